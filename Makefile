@@ -1,0 +1,85 @@
+# traceanalyze — GNU make.
+#   make                 build ./traceanalyze
+#   make demo            install missing packages, build, analyse testdata/
+#   make check           build and run every test
+#   make DEVELOPER=1     strict warnings (-Werror); SANITIZE=address,undefined
+#   make bench | lint | install | uninstall | clean
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+DESTDIR ?=
+
+CC ?= cc
+PKGS = yajl sqlite3 zlib
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lyajl -lsqlite3 -lz)
+CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
+
+CFLAGS ?= -O2 -g
+CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Iinclude -Isrc $(PKG_CFLAGS)
+LDLIBS += $(PKG_LIBS) -lcsv -lm -lpthread
+
+ifdef DEVELOPER
+CFLAGS += -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+endif
+ifdef SANITIZE
+CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+
+# everything but main.c goes into a library the tests link against
+LIB_SRC := $(wildcard src/parse/*.c src/analyses/*.c src/report/*.c) \
+	src/util.c src/db.c src/cli.c $(wildcard src/cmd_*.c)
+LIB_OBJ := $(LIB_SRC:.c=.o)
+TEST_SRC := $(wildcard tests/check_*.c)
+TEST_BIN := tests/run_checks
+
+HEADERS := $(wildcard include/*.h src/*.h src/parse/*.h src/analyses/*.h)
+
+all: traceanalyze
+
+traceanalyze: src/main.o libtraceanalyze.a
+	$(CC) $(LDFLAGS) -o $@ src/main.o libtraceanalyze.a $(LDLIBS)
+
+libtraceanalyze.a: $(LIB_OBJ)
+	$(AR) rcs $@ $(LIB_OBJ)
+
+%.o: %.c $(HEADERS)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(TEST_BIN): $(TEST_SRC) tests/check_main.h libtraceanalyze.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -Itests -o $@ $(TEST_SRC) libtraceanalyze.a \
+		$(CHECK_LIBS) $(LDLIBS)
+
+# The test suite: unit tests, golden CLI tests, HTA conformance, man lint.
+check: traceanalyze $(TEST_BIN)
+	CK_DEFAULT_TIMEOUT=60 ./$(TEST_BIN)
+	sh tests/golden.sh
+	sh tests/conform.sh
+	sh tests/manlint.sh
+
+demo:
+	sh tools/setup.sh
+	$(MAKE) traceanalyze
+	./traceanalyze temporal testdata/
+	./traceanalyze temporal --format csv testdata/
+
+bench: traceanalyze
+	sh tools/bench.sh
+
+lint:
+	mandoc -Tlint -Wwarning man/traceanalyze.1
+
+install: traceanalyze
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 755 traceanalyze $(DESTDIR)$(BINDIR)/traceanalyze
+	install -m 644 man/traceanalyze.1 $(DESTDIR)$(MANDIR)/man1/traceanalyze.1
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/traceanalyze $(DESTDIR)$(MANDIR)/man1/traceanalyze.1
+
+clean:
+	rm -f traceanalyze libtraceanalyze.a $(TEST_BIN) src/*.o src/*/*.o
+
+.PHONY: all check demo bench lint install uninstall clean

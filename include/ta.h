@@ -1,0 +1,54 @@
+/* Common definitions: exit codes, errors, allocation, small string buffer. */
+#ifndef TA_H
+#define TA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define TA_VERSION "0.1.0"
+
+/* Exit codes, documented in the man page's EXIT STATUS. */
+enum ta_exit {
+	TA_EXIT_OK = 0,
+	TA_EXIT_GATE = 1,   /* a --fail-if gate tripped */
+	TA_EXIT_USAGE = 2,  /* bad command line */
+	TA_EXIT_INPUT = 3,  /* bad or unusable input */
+	TA_EXIT_SYSTEM = 4  /* I/O, database or other system error */
+};
+
+/* Lower layers fill this and return -1; only commands print it. */
+struct ta_error {
+	int code;           /* an enum ta_exit value */
+	char msg[512];
+};
+
+void ta_error_set(struct ta_error *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Diagnostics on stderr, git's grammar: "traceanalyze: warning: ...". */
+extern int ta_quiet;
+void ta_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void ta_die_oom(void) __attribute__((noreturn));
+
+/* Allocation that never returns NULL (out of memory is fatal). */
+void *ta_xmalloc(size_t n);
+void *ta_xcalloc(size_t n, size_t size);
+void *ta_xrealloc(void *p, size_t n);
+char *ta_xstrdup(const char *s);
+char *ta_xstrndup(const char *s, size_t n);
+
+/* A growable byte buffer, always NUL-terminated. */
+struct ta_buf {
+	char *s;
+	size_t len, cap;
+};
+void ta_buf_add(struct ta_buf *b, const void *p, size_t n);
+void ta_buf_addc(struct ta_buf *b, char c);
+void ta_buf_adds(struct ta_buf *b, const char *s);
+void ta_buf_addf(struct ta_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void ta_buf_reset(struct ta_buf *b);
+void ta_buf_free(struct ta_buf *b);
+
+#endif

@@ -1,0 +1,37 @@
+/* From a user's PATH to an open database: directory scan, rank
+ * assignment, ingestion into a cached database. */
+#ifndef TA_INGEST_H
+#define TA_INGEST_H
+
+#include <sqlite3.h>
+
+#include "ta.h"
+
+struct ta_ingest_opts {
+	int strict;      /* a damaged trace is an error, not a warning */
+	int no_cache;    /* never read or write the cache */
+	int progress;    /* show progress on stderr */
+};
+
+/* The trace files of PATH: every *.json and *.json.gz directly in a
+ * directory (sorted), or PATH itself. *n == 0 is an error. */
+int ta_input_list(const char *path, char ***files, size_t *n,
+		  struct ta_error *err);
+void ta_input_list_free(char **files, size_t n);
+
+/* Parses files into a new database at out (temp name, then rename). */
+int ta_ingest(char *const *files, size_t n, const char *out,
+	      const struct ta_ingest_opts *o, struct ta_error *err);
+
+/* Opens PATH (directory, trace file, or database) for analysis,
+ * ingesting or reusing the cached database as needed. */
+int ta_input_open(const char *path, const struct ta_ingest_opts *o,
+		  sqlite3 **db, struct ta_error *err);
+
+/* Rank from a file name (rank-3, rank_3, rank3); -1 if none. */
+int64_t ta_rank_from_filename(const char *path);
+
+/* Where cached databases live. */
+int ta_cache_dir(char *buf, size_t len);
+
+#endif

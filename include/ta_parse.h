@@ -1,0 +1,43 @@
+/* Streaming trace reader: gzip or plain JSON in, events out. */
+#ifndef TA_PARSE_H
+#define TA_PARSE_H
+
+#include "ta_event.h"
+
+/* Receives what the parser reads; a non-zero return stops the parse. */
+struct ta_sink {
+	void *ctx;
+	int (*event)(void *ctx, const struct ta_event *ev);
+	/* a top-level key other than traceEvents, value as compact JSON */
+	int (*meta)(void *ctx, const char *key, const char *json, size_t len);
+};
+
+struct ta_parse_result {
+	int64_t events;         /* elements of traceEvents seen */
+	int64_t bytes;          /* decompressed bytes read */
+	int have_rank;          /* distributedInfo.rank was found */
+	int64_t rank;
+	int any_float_ts;       /* HTA would round every timestamp (§2.3) */
+	int truncated;          /* the input ended early or is damaged */
+	int64_t damage_offset;  /* decompressed byte offset of the damage */
+	char damage[256];       /* what was wrong, when truncated */
+};
+
+/* Parses one trace file. Damage after a readable prefix is reported in
+ * res->truncated (the caller decides whether that is fatal); -1 means
+ * nothing usable: unreadable file or not a trace at all. */
+int ta_parse_file(const char *path, const struct ta_sink *sink,
+		  struct ta_parse_result *res, struct ta_error *err);
+
+/* Same, from memory (tests, fuzzing). */
+int ta_parse_buffer(const char *data, size_t len, const struct ta_sink *sink,
+		    struct ta_parse_result *res, struct ta_error *err);
+
+/* Number text in µs ("12", "12.345", "1.5e3") to exact ns. Returns 0, or
+ * -1 when it is not a number or does not fit. */
+int ta_parse_us_to_ns(const char *s, size_t len, int64_t *ns, int *is_float);
+
+/* Integer text to int64; -1 if it is not an integer or overflows. */
+int ta_parse_int64(const char *s, size_t len, int64_t *out);
+
+#endif

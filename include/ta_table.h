@@ -1,0 +1,48 @@
+/* A result table: typed columns and rows. Analyses fill it, reports
+ * write it, gates read it. */
+#ifndef TA_TABLE_H
+#define TA_TABLE_H
+
+#include "ta.h"
+
+enum ta_col_type { TA_COL_INT, TA_COL_REAL, TA_COL_TEXT };
+
+/* How text output shows a number (CSV and JSON always show it plainly). */
+enum ta_col_unit { TA_UNIT_NONE, TA_UNIT_US, TA_UNIT_PCT, TA_UNIT_RATIO };
+
+struct ta_col {
+	const char *name;
+	enum ta_col_type type;
+	enum ta_col_unit unit;
+};
+
+struct ta_cell {
+	int null;
+	int64_t i;
+	double d;
+	char *s;
+};
+
+struct ta_table {
+	const char *title;
+	size_t ncols;
+	const struct ta_col *cols;
+	size_t nrows, cap;
+	struct ta_cell *cells;     /* nrows x ncols */
+	struct ta_buf notes;       /* lines for stderr in text mode */
+};
+
+struct ta_table *ta_table_new(const char *title, const struct ta_col *cols,
+			      size_t ncols);
+size_t ta_table_add_row(struct ta_table *t);   /* all cells NULL */
+void ta_table_set_int(struct ta_table *t, size_t row, size_t col, int64_t v);
+void ta_table_set_real(struct ta_table *t, size_t row, size_t col, double v);
+void ta_table_set_text(struct ta_table *t, size_t row, size_t col,
+		       const char *s);
+const struct ta_cell *ta_table_cell(const struct ta_table *t, size_t row,
+				    size_t col);
+void ta_table_note(struct ta_table *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void ta_table_free(struct ta_table *t);
+
+#endif

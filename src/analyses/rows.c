@@ -1,0 +1,206 @@
+/* Which rows the analyses see. HTA's event selection, µs rounding,
+ * device-row rule and step filter (hta-semantics §2-§7) differ from the
+ * right ones in a handful of rules; both versions live here, so every
+ * analysis is written once over TEMP TABLE dev. */
+#include "ta_analyses.h"
+#include "ta_db.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* GPU activity categories (CUDA, older Kineto, MTIA). */
+#define GPU_CATS "'kernel', 'Kernel', 'gpu_memcpy', 'Memcpy', 'gpu_memset'," \
+	" 'Memset', 'mtia_ccp_events'"
+#define RUNTIME_CATS "'cuda_runtime', 'cuda_driver', 'Runtime', 'mtia_runtime'"
+#define STEP_GLOB "'ProfilerStep#[0-9]*'"
+
+static void sql_kind(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	const char *name = (const char *)sqlite3_value_text(argv[0]);
+	const char *cat = (const char *)sqlite3_value_text(argv[1]);
+
+	(void)argc;
+	sqlite3_result_int(ctx, ta_classify(name, cat,
+					    sqlite3_value_int(argv[2])));
+}
+
+static int rank_exists(sqlite3 *db, int64_t rank)
+{
+	sqlite3_stmt *st = NULL;
+	int found;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM files WHERE rank = ?", -1, &st,
+			       NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(st, 1, rank);
+	found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return found;
+}
+
+static int select_ranks(sqlite3 *db, const struct ta_query *q,
+			struct ta_error *err)
+{
+	char sql[96];
+	size_t i;
+
+	if (ta_db_exec(db, "DROP TABLE IF EXISTS temp.sel_ranks;"
+		       "CREATE TEMP TABLE sel_ranks (rank INTEGER PRIMARY KEY);",
+		       err) < 0)
+		return -1;
+	if (!q->ranks)
+		return ta_db_exec(db, "INSERT INTO sel_ranks SELECT rank FROM files",
+				  err);
+	for (i = 0; i < q->nranks; i++) {
+		if (!rank_exists(db, q->ranks[i])) {
+			ta_error_set(err, TA_EXIT_INPUT,
+				     "rank %lld is not in the trace",
+				     (long long)q->ranks[i]);
+			return -1;
+		}
+		snprintf(sql, sizeof(sql),
+			 "INSERT OR IGNORE INTO sel_ranks VALUES (%lld)",
+			 (long long)q->ranks[i]);
+		if (ta_db_exec(db, sql, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The last CPU row of each correlation: the partner of §4. */
+#define CPU_CORR_SQL \
+"DROP TABLE IF EXISTS temp.cpu_corr;" \
+"CREATE TEMP TABLE cpu_corr (rank INTEGER, correlation INTEGER, idx INTEGER," \
+"  PRIMARY KEY (rank, correlation));" \
+"INSERT INTO cpu_corr SELECT rank, correlation, max(idx) FROM hrows" \
+"  WHERE is_gpu = 0 AND correlation != -1 GROUP BY rank, correlation;"
+
+/* §2.3-§2.4: rows with dur and cat (not "Trace"), µs-rounded when the
+ * file has float timestamps; §3 GPU-event flag; §4 partner index. */
+static const char hta_rows_sql[] =
+"CREATE TEMP TABLE hrows AS SELECT e.rank, e.idx, e.name, e.cat,"
+"  CASE WHEN f.hta_rounded THEN e.hta_ts_ns ELSE e.ts_ns END AS ts,"
+"  CASE WHEN f.hta_rounded THEN e.hta_dur_ns ELSE e.dur_ns END AS dur,"
+"  e.stream, e.correlation,"
+"  ((e.stream >= 0 AND e.correlation >= 0) OR e.name IN (SELECT name_id"
+"    FROM names WHERE name IN ('Event Sync', 'Context Sync'))) AS is_gpu,"
+"  NULL AS partner"
+" FROM events e JOIN files f ON f.rank = e.rank"
+" WHERE e.rank IN (SELECT rank FROM sel_ranks) AND e.dur_ns IS NOT NULL"
+"  AND e.cat IS NOT NULL"
+"  AND e.cat NOT IN (SELECT name_id FROM names WHERE name = 'Trace');"
+"CREATE INDEX temp.hrows_idx ON hrows (rank, idx);"
+CPU_CORR_SQL
+"UPDATE hrows SET partner = COALESCE((SELECT c.idx FROM cpu_corr c"
+"  WHERE c.rank = hrows.rank AND c.correlation = hrows.correlation), 0)"
+" WHERE is_gpu AND correlation != -1;";
+
+/* §7.1: P counts distinct step names over all ranks. */
+static const char hta_steps_sql[] =
+"SELECT count(DISTINCT e.name) FROM events e JOIN names n"
+" ON n.name_id = e.name WHERE e.dur_ns IS NOT NULL AND e.cat IS NOT NULL"
+" AND e.cat NOT IN (SELECT name_id FROM names WHERE name = 'Trace')"
+" AND n.name GLOB " STEP_GLOB;
+
+/* §7.2: keep CPU rows before the last step's start, and GPU rows whose
+ * correlation a kept CPU row has. */
+static const char hta_filter_sql[] =
+"CREATE TEMP TABLE win AS SELECT s.rank, COALESCE("
+"  (SELECT max(h.ts) FROM hrows h JOIN names n ON n.name_id = h.name"
+"   WHERE h.rank = s.rank AND NOT h.is_gpu AND n.name GLOB " STEP_GLOB "),"
+"  (SELECT min(h.ts) FROM hrows h WHERE h.rank = s.rank AND NOT h.is_gpu))"
+"  AS last_start FROM sel_ranks s;"
+"DELETE FROM hrows WHERE NOT is_gpu"
+"  AND ts >= (SELECT last_start FROM win w WHERE w.rank = hrows.rank);"
+CPU_CORR_SQL
+"DELETE FROM hrows WHERE is_gpu"
+"  AND (SELECT last_start FROM win w WHERE w.rank = hrows.rank) IS NOT NULL"
+"  AND NOT EXISTS (SELECT 1 FROM cpu_corr c WHERE c.rank = hrows.rank"
+"   AND c.correlation = hrows.correlation);";
+
+/* §3: device rows are stream != -1; ord is §7.2 step 5's row order. */
+static const char hta_dev_sql[] =
+"CREATE TEMP TABLE dev AS SELECT h.rank, h.idx, h.name, h.ts, h.dur,"
+"  h.stream, h.correlation, ta_kind(n.name, c.name, 1) AS kind,"
+"  c.name IN (" GPU_CATS ") AS idle_kernel,"
+"  CASE WHEN h.partner IS NULL THEN NULL ELSE (SELECT p.ts FROM hrows p"
+"   WHERE p.rank = h.rank AND p.idx = h.partner) END AS launch_ts,"
+"  CASE WHEN %d AND NOT h.is_gpu THEN h.idx + 1000000000000 ELSE h.idx END"
+"   AS ord"
+" FROM hrows h LEFT JOIN names n ON n.name_id = h.name"
+" LEFT JOIN names c ON c.name_id = h.cat WHERE h.stream != -1;";
+
+static int64_t query_int(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t v = -1;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static int prepare_hta(sqlite3 *db, struct ta_error *err)
+{
+	char sql[sizeof(hta_dev_sql) + 16];
+	int filtered;
+
+	if (ta_db_exec(db, hta_rows_sql, err) < 0)
+		return -1;
+	filtered = query_int(db, hta_steps_sql) >= 2;
+	if (filtered && ta_db_exec(db, hta_filter_sql, err) < 0)
+		return -1;
+	snprintf(sql, sizeof(sql), hta_dev_sql, filtered);
+	return ta_db_exec(db, sql, err);
+}
+
+/* Default: GPU activity by category, exact ns, negative durations as 0;
+ * the launch is the runtime call with the same correlation. The last
+ * ProfilerStep is left out as HTA intends, but per rank: only ranks with
+ * two or more steps are cut, and GPU work is kept or dropped by when it
+ * was launched (or started, when no launch was recorded). */
+static const char default_dev_sql[] =
+"CREATE TEMP TABLE dev AS SELECT e.rank, e.idx, e.name, e.ts_ns AS ts,"
+"  max(e.dur_ns, 0) AS dur, e.stream, e.correlation,"
+"  ta_kind(n.name, c.name, 0) AS kind, 1 AS idle_kernel,"
+"  CASE WHEN e.correlation = -1 THEN NULL ELSE (SELECT r.ts_ns FROM events r"
+"   WHERE r.rank = e.rank AND r.correlation = e.correlation"
+"   AND r.cat IN (SELECT name_id FROM names WHERE name IN (" RUNTIME_CATS "))"
+"   ORDER BY r.idx DESC LIMIT 1) END AS launch_ts,"
+"  e.idx AS ord"
+" FROM events e JOIN names c ON c.name_id = e.cat"
+" LEFT JOIN names n ON n.name_id = e.name"
+" WHERE e.rank IN (SELECT rank FROM sel_ranks) AND c.name IN (" GPU_CATS ")"
+"  AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL;"
+"CREATE TEMP TABLE win AS SELECT e.rank, max(e.ts_ns) AS last_start"
+" FROM events e JOIN names n ON n.name_id = e.name"
+" JOIN names c ON c.name_id = e.cat"
+" WHERE e.rank IN (SELECT rank FROM sel_ranks) AND c.name = 'user_annotation'"
+"  AND n.name GLOB " STEP_GLOB " AND e.dur_ns IS NOT NULL"
+" GROUP BY e.rank HAVING count(DISTINCT e.name) >= 2;"
+"DELETE FROM dev WHERE COALESCE(launch_ts, ts) >="
+" (SELECT last_start FROM win w WHERE w.rank = dev.rank);";
+
+int ta_rows_prepare(sqlite3 *db, const struct ta_query *q, struct ta_error *err)
+{
+	if (sqlite3_create_function(db, "ta_kind", 3,
+				    SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+				    sql_kind, NULL, NULL) != SQLITE_OK) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s",
+			     sqlite3_errmsg(db));
+		return -1;
+	}
+	if (ta_db_exec(db, "DROP TABLE IF EXISTS temp.dev;"
+		       "DROP TABLE IF EXISTS temp.hrows;"
+		       "DROP TABLE IF EXISTS temp.win;"
+		       "DROP TABLE IF EXISTS temp.cpu_corr;", err) < 0 ||
+	    select_ranks(db, q, err) < 0)
+		return -1;
+	if ((q->hta_compat ? prepare_hta(db, err)
+			   : ta_db_exec(db, default_dev_sql, err)) < 0)
+		return -1;
+	return ta_db_exec(db, "CREATE INDEX temp.dev_ts ON dev (rank, ts);",
+			  err);
+}

@@ -1,0 +1,99 @@
+/* Temporal breakdown (hta-semantics §9.2): per rank, the span from the
+ * first to the last GPU activity split into idle, compute and non-compute
+ * time. */
+#include "intervals.h"
+#include "ta_analyses.h"
+#include "ta_db.h"
+
+static const struct ta_col cols[] = {
+	{ "rank", TA_COL_INT, TA_UNIT_NONE },
+	{ "idle_us", TA_COL_REAL, TA_UNIT_US },
+	{ "compute_us", TA_COL_REAL, TA_UNIT_US },
+	{ "non_compute_us", TA_COL_REAL, TA_UNIT_US },
+	{ "kernel_us", TA_COL_REAL, TA_UNIT_US },
+	{ "idle_pct", TA_COL_REAL, TA_UNIT_PCT },
+	{ "compute_pct", TA_COL_REAL, TA_UNIT_PCT },
+	{ "non_compute_pct", TA_COL_REAL, TA_UNIT_PCT },
+};
+
+/* HTA divides first, then multiplies, then rounds: keep that order. */
+static double pct(int64_t part, int64_t whole)
+{
+	return ta_round(100.0 * ((double)part / (double)whole), 2);
+}
+
+static void add_rank(struct ta_table *t, int64_t rank, struct ta_union *all,
+		     struct ta_union *compute)
+{
+	size_t r = ta_table_add_row(t);
+	int64_t kernel, idle, comp, non;
+
+	ta_table_set_int(t, r, 0, rank);
+	if (all->n == 0) {
+		for (size_t c = 1; c <= 4; c++)
+			ta_table_set_real(t, r, c, 0);
+		ta_table_note(t, "rank %lld: no GPU activity", (long long)rank);
+		return;
+	}
+	kernel = all->v[all->n - 1].end - all->v[0].start;
+	idle = kernel - ta_union_length(all);
+	comp = ta_union_length(compute);
+	non = kernel - comp - idle;
+	ta_table_set_real(t, r, 1, (double)idle / 1000.0);
+	ta_table_set_real(t, r, 2, (double)comp / 1000.0);
+	ta_table_set_real(t, r, 3, (double)non / 1000.0);
+	ta_table_set_real(t, r, 4, (double)kernel / 1000.0);
+	if (kernel != 0) {
+		ta_table_set_real(t, r, 5, pct(idle, kernel));
+		ta_table_set_real(t, r, 6, pct(comp, kernel));
+		ta_table_set_real(t, r, 7, pct(non, kernel));
+	}
+}
+
+int ta_temporal_run(sqlite3 *db, const struct ta_query *q,
+		    struct ta_table **out, struct ta_error *err)
+{
+	struct ta_union all = { 0 }, compute = { 0 };
+	sqlite3_stmt *st = NULL;
+	struct ta_table *t;
+	int64_t rank = 0;
+	int have = 0, rc;
+
+	*out = NULL;
+	if (ta_rows_prepare(db, q, err) < 0 ||
+	    ta_db_prepare(db, "SELECT s.rank, d.ts, d.dur, d.kind FROM sel_ranks s"
+			  " LEFT JOIN dev d ON d.rank = s.rank"
+			  " ORDER BY s.rank, d.ts", &st, err) < 0)
+		return -1;
+	t = ta_table_new("Temporal breakdown", cols, sizeof(cols) / sizeof(cols[0]));
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t r = sqlite3_column_int64(st, 0);
+
+		if (have && r != rank) {
+			add_rank(t, rank, &all, &compute);
+			ta_union_reset(&all);
+			ta_union_reset(&compute);
+		}
+		rank = r;
+		have = 1;
+		if (sqlite3_column_type(st, 1) == SQLITE_NULL)
+			continue;
+		ta_union_add(&all, sqlite3_column_int64(st, 1),
+			     sqlite3_column_int64(st, 2));
+		if (sqlite3_column_int(st, 3) == TA_KIND_COMPUTE)
+			ta_union_add(&compute, sqlite3_column_int64(st, 1),
+				     sqlite3_column_int64(st, 2));
+	}
+	if (have)
+		add_rank(t, rank, &all, &compute);
+	sqlite3_finalize(st);
+	ta_union_free(&all);
+	ta_union_free(&compute);
+	if (rc != SQLITE_DONE) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+		ta_table_free(t);
+		return -1;
+	}
+	*out = t;
+	return 0;
+}

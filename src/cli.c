@@ -1,0 +1,274 @@
+/* Shared option parsing for every command: one table drives both getopt
+ * and --help. Options may come before or after PATH. */
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum {
+	OPT_FORMAT = 1000, OPT_RANKS, OPT_HTA, OPT_NO_CACHE, OPT_STRICT,
+	OPT_HELP, OPT_QUIET, OPT_OUTPUT
+};
+
+static const struct ta_opt common_opts[] = {
+	{ "format", 1, OPT_FORMAT, "FMT", "output format: text (default), csv, json" },
+	{ "ranks", 1, OPT_RANKS, "LIST", "ranks to analyse: all (default) or e.g. 0,2,5-7" },
+	{ "hta-compat", 0, OPT_HTA, NULL, "reproduce HTA 0.6.1's numbers, quirks included" },
+	{ "output", 1, OPT_OUTPUT, "FILE", "write the result to FILE instead of stdout" },
+	{ "no-cache", 0, OPT_NO_CACHE, NULL, "parse the traces again; do not use or fill the cache" },
+	{ "strict", 0, OPT_STRICT, NULL, "a truncated or damaged trace is an error" },
+	{ "quiet", 0, OPT_QUIET, NULL, "no warnings or progress on stderr" },
+	{ "help", 0, OPT_HELP, NULL, "show this help" },
+	{ NULL, 0, 0, NULL, NULL }
+};
+
+static size_t count_opts(const struct ta_opt *o)
+{
+	size_t n = 0;
+
+	while (o && o[n].name)
+		n++;
+	return n;
+}
+
+static void print_opts(FILE *out, const struct ta_opt *o)
+{
+	for (; o && o->name; o++) {
+		char left[64];
+
+		snprintf(left, sizeof(left), "--%s%s%s", o->name, o->arg ? " " : "",
+			 o->arg ? o->arg : "");
+		fprintf(out, "  %-26s %s\n", left, o->help);
+	}
+}
+
+void ta_cli_usage(FILE *out, const struct ta_cmd_info *cmd)
+{
+	fprintf(out, "usage: traceanalyze %s %s\n\n%s\n\n", cmd->name, cmd->args,
+		cmd->summary);
+	if (count_opts(cmd->opts)) {
+		fputs("options:\n", out);
+		print_opts(out, cmd->opts);
+		fputc('\n', out);
+	}
+	fputs("common options:\n", out);
+	print_opts(out, common_opts);
+	fputs("  -o FILE = --output, -q = --quiet, -h = --help\n", out);
+	fputs("\nPATH is a directory of per-rank traces (*.json, *.json.gz), one "
+	      "trace file,\nor a database made by 'traceanalyze ingest'. See "
+	      "traceanalyze(1).\n", out);
+}
+
+static struct option *build_longopts(const struct ta_opt *extra)
+{
+	size_t ne = count_opts(extra), nc = count_opts(common_opts), i, k = 0;
+	struct option *lo = ta_xcalloc(ne + nc + 1, sizeof(*lo));
+
+	for (i = 0; i < nc; i++, k++) {
+		lo[k].name = common_opts[i].name;
+		lo[k].has_arg = common_opts[i].has_arg;
+		lo[k].val = common_opts[i].key;
+	}
+	for (i = 0; i < ne; i++, k++) {
+		lo[k].name = extra[i].name;
+		lo[k].has_arg = extra[i].has_arg;
+		lo[k].val = extra[i].key;
+	}
+	return lo;
+}
+
+static int usage_error(const struct ta_cmd_info *cmd, const char *fmt,
+		       const char *what)
+{
+	fprintf(stderr, "traceanalyze: ");
+	fprintf(stderr, fmt, what);
+	fprintf(stderr, "\ntry 'traceanalyze %s --help'\n", cmd->name);
+	return -1;
+}
+
+static int common_opt(struct ta_cli *cli, const struct ta_cmd_info *cmd,
+		      int key, const char *arg)
+{
+	size_t n;
+
+	switch (key) {
+	case OPT_FORMAT:
+		if (ta_format_parse(arg, &cli->format) < 0)
+			return usage_error(cmd, "unknown format '%s' (text, csv, json)", arg);
+		return 0;
+	case OPT_RANKS:
+		free(cli->ranks_buf);
+		cli->ranks_buf = NULL;
+		if (ta_cli_parse_ranks(arg, &cli->ranks_buf, &n) < 0)
+			return usage_error(cmd, "bad rank list '%s' (all, or e.g. 0,2,5-7)", arg);
+		cli->query.ranks = cli->ranks_buf;
+		cli->query.nranks = n;
+		return 0;
+	case OPT_HTA:
+		cli->query.hta_compat = 1;
+		return 0;
+	case OPT_OUTPUT:
+		cli->output = arg;
+		return 0;
+	case OPT_NO_CACHE:
+		cli->ingest.no_cache = 1;
+		return 0;
+	case OPT_STRICT:
+		cli->ingest.strict = 1;
+		return 0;
+	case OPT_QUIET:
+		ta_quiet = 1;
+		return 0;
+	}
+	return usage_error(cmd, "%s", "unknown option");
+}
+
+int ta_cli_parse(int argc, char **argv, const struct ta_cmd_info *cmd,
+		 struct ta_cli *cli)
+{
+	struct option *lo = build_longopts(cmd->opts);
+	int c, rc = 0;
+
+	memset(cli, 0, sizeof(*cli));
+	optind = 0;
+	opterr = 0;
+	while (rc == 0 && (c = getopt_long(argc, argv, "o:qh", lo, NULL)) != -1) {
+		if (c == 'h' || c == OPT_HELP) {
+			ta_cli_usage(stdout, cmd);
+			rc = 1;
+		} else if (c == 'o') {
+			cli->output = optarg;
+		} else if (c == 'q') {
+			ta_quiet = 1;
+		} else if (c == '?' || c == ':') {
+			rc = usage_error(cmd, "bad or incomplete option '%s'",
+					 argv[optind - 1]);
+		} else if (c >= OPT_FORMAT && c <= OPT_OUTPUT) {
+			rc = common_opt(cli, cmd, c, optarg);
+		} else if (cmd->on_opt(cmd->ctx, c, optarg) < 0) {
+			rc = usage_error(cmd, "bad value for option '%s'",
+					 argv[optind - 1]);
+		}
+	}
+	free(lo);
+	cli->args = argv + optind;
+	cli->nargs = argc - optind;
+	if (!isatty(2) || ta_quiet)
+		cli->ingest.progress = 0;
+	else
+		cli->ingest.progress = 1;
+	return rc;
+}
+
+void ta_cli_free(struct ta_cli *cli)
+{
+	free(cli->ranks_buf);
+	cli->ranks_buf = NULL;
+}
+
+static int parse_rank_item(const char *s, const char *e, int64_t *lo,
+			   int64_t *hi)
+{
+	const char *dash = memchr(s, '-', (size_t)(e - s));
+	char *end;
+
+	*lo = strtoll(s, &end, 10);
+	if (end == s || *lo < 0)
+		return -1;
+	if (!dash) {
+		*hi = *lo;
+		return end == e ? 0 : -1;
+	}
+	if (end != dash)
+		return -1;
+	*hi = strtoll(dash + 1, &end, 10);
+	return end == e && *hi >= *lo && *hi - *lo < 1000000 ? 0 : -1;
+}
+
+int ta_cli_parse_ranks(const char *s, int64_t **ranks, size_t *n)
+{
+	size_t cap = 0;
+
+	*ranks = NULL;
+	*n = 0;
+	if (strcmp(s, "all") == 0)
+		return 0;
+	while (*s) {
+		const char *e = strchr(s, ',');
+		int64_t lo, hi;
+
+		if (!e)
+			e = s + strlen(s);
+		if (parse_rank_item(s, e, &lo, &hi) < 0) {
+			free(*ranks);
+			*ranks = NULL;
+			return -1;
+		}
+		for (; lo <= hi; lo++) {
+			if (*n == cap) {
+				cap = cap ? cap * 2 : 8;
+				*ranks = ta_xrealloc(*ranks, cap * sizeof(**ranks));
+			}
+			(*ranks)[(*n)++] = lo;
+		}
+		s = *e ? e + 1 : e;
+	}
+	if (*n == 0)
+		return -1;
+	return 0;
+}
+
+int ta_cli_error(const struct ta_error *err)
+{
+	fprintf(stderr, "traceanalyze: %s\n", err->msg);
+	return err->code ? err->code : TA_EXIT_SYSTEM;
+}
+
+int ta_cli_finish_output(FILE *out, const char *name)
+{
+	if (fflush(out) == 0 && !ferror(out))
+		return TA_EXIT_OK;
+	if (errno == EPIPE)
+		return TA_EXIT_OK;
+	fprintf(stderr, "traceanalyze: cannot write %s: %s\n", name,
+		strerror(errno));
+	return TA_EXIT_SYSTEM;
+}
+
+int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
+{
+	struct ta_error err = { 0, "" };
+	struct ta_table *t = NULL;
+	sqlite3 *db = NULL;
+	FILE *out = stdout;
+	int rc;
+
+	if (cli->nargs != 1) {
+		fprintf(stderr, "traceanalyze: expected one PATH, got %d\n",
+			cli->nargs);
+		return TA_EXIT_USAGE;
+	}
+	if (ta_input_open(cli->args[0], &cli->ingest, &db, &err) < 0 ||
+	    fn(db, &cli->query, ctx, &t, &err) < 0) {
+		sqlite3_close(db);
+		return ta_cli_error(&err);
+	}
+	sqlite3_close(db);
+	if (cli->output && !(out = fopen(cli->output, "w"))) {
+		fprintf(stderr, "traceanalyze: cannot write '%s': %s\n",
+			cli->output, strerror(errno));
+		ta_table_free(t);
+		return TA_EXIT_SYSTEM;
+	}
+	ta_report_write(out, t, cli->format);
+	if (cli->format == TA_FMT_TEXT && t->notes.len && !ta_quiet)
+		fputs(t->notes.s, stderr);
+	rc = ta_cli_finish_output(out, cli->output ? cli->output : "stdout");
+	if (out != stdout && fclose(out) != 0 && rc == 0)
+		rc = TA_EXIT_SYSTEM;
+	ta_table_free(t);
+	return rc;
+}

@@ -1,0 +1,61 @@
+/* Options every analysis command shares, and the run-and-report glue. */
+#ifndef TA_CLI_H
+#define TA_CLI_H
+
+#include <sqlite3.h>
+
+#include "ta_analyses.h"
+#include "ta_ingest.h"
+#include "ta_report.h"
+
+/* A command's own option: key is what the handler receives. */
+struct ta_opt {
+	const char *name;
+	int has_arg;
+	int key;
+	const char *arg;     /* placeholder in --help, NULL for a flag */
+	const char *help;
+};
+
+struct ta_cmd_info {
+	const char *name;
+	const char *args;    /* e.g. "[options] PATH" */
+	const char *summary;
+	const struct ta_opt *opts;   /* terminated by a NULL name; may be NULL */
+	int (*on_opt)(void *ctx, int key, const char *arg);
+	void *ctx;
+};
+
+struct ta_cli {
+	enum ta_format format;
+	struct ta_query query;
+	struct ta_ingest_opts ingest;
+	const char *output;  /* -o FILE, NULL: stdout */
+	char **args;         /* positional arguments */
+	int nargs;
+	int64_t *ranks_buf;
+};
+
+/* 0: parsed; 1: --help printed; -1: usage error printed. */
+int ta_cli_parse(int argc, char **argv, const struct ta_cmd_info *cmd,
+		 struct ta_cli *cli);
+void ta_cli_usage(FILE *out, const struct ta_cmd_info *cmd);
+void ta_cli_free(struct ta_cli *cli);
+
+/* Parses "all" or "0,2,5-7"; -1 on a bad list. */
+int ta_cli_parse_ranks(const char *s, int64_t **ranks, size_t *n);
+
+typedef int (*ta_analysis_fn)(sqlite3 *db, const struct ta_query *q,
+			      void *ctx, struct ta_table **out,
+			      struct ta_error *err);
+
+/* Opens PATH, runs the analysis, writes the table; returns an exit code. */
+int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx);
+
+/* Prints "traceanalyze: <msg>" and returns err->code. */
+int ta_cli_error(const struct ta_error *err);
+
+/* Flushes stdout and checks for write errors; a closed pipe is quiet. */
+int ta_cli_finish_output(FILE *out, const char *name);
+
+#endif

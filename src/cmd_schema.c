@@ -1,0 +1,23 @@
+/* traceanalyze schema: print the database schema. */
+#include "cli.h"
+#include "commands.h"
+#include "ta_db.h"
+
+#include <string.h>
+
+int cmd_schema(int argc, char **argv)
+{
+	if (argc > 1 && (strcmp(argv[1], "--help") == 0 ||
+			 strcmp(argv[1], "-h") == 0)) {
+		puts("usage: traceanalyze schema\n\nPrint the SQL schema of the "
+		     "databases that 'ingest' writes.");
+		return 0;
+	}
+	if (argc > 1) {
+		fprintf(stderr, "traceanalyze: schema takes no arguments\n");
+		return TA_EXIT_USAGE;
+	}
+	fputs(ta_db_schema_sql, stdout);
+	fputs(ta_db_index_sql, stdout);
+	return ta_cli_finish_output(stdout, "stdout");
+}

@@ -1,0 +1,9 @@
+/* One function per command, dispatched from main.c. */
+#ifndef TA_COMMANDS_H
+#define TA_COMMANDS_H
+
+int cmd_temporal(int argc, char **argv);
+int cmd_ingest(int argc, char **argv);
+int cmd_schema(int argc, char **argv);
+
+#endif

@@ -1,0 +1,64 @@
+/* Opening a finished database, and SQLite helpers shared by all layers. */
+#include "ta_db.h"
+
+#include <string.h>
+
+int ta_db_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st,
+		  struct ta_error *err)
+{
+	if (sqlite3_prepare_v2(db, sql, -1, st, NULL) == SQLITE_OK)
+		return 0;
+	ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+	return -1;
+}
+
+int ta_db_exec(sqlite3 *db, const char *sql, struct ta_error *err)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK)
+		return 0;
+	ta_error_set(err, TA_EXIT_SYSTEM, "database: %s",
+		     msg ? msg : sqlite3_errmsg(db));
+	sqlite3_free(msg);
+	return -1;
+}
+
+static int check_version(sqlite3 *db, const char *path, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int ok = 0;
+
+	if (sqlite3_prepare_v2(db,
+			       "SELECT value FROM info WHERE key = 'schema_version'",
+			       -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		ok = sqlite3_column_int(st, 0) == TA_SCHEMA_VERSION;
+	sqlite3_finalize(st);
+	if (!ok)
+		ta_error_set(err, TA_EXIT_INPUT,
+			     "'%s': not a traceanalyze database of schema %d",
+			     path, TA_SCHEMA_VERSION);
+	return ok ? 0 : -1;
+}
+
+int ta_db_open(const char *path, sqlite3 **db, struct ta_error *err)
+{
+	*db = NULL;
+	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		ta_error_set(err, TA_EXIT_INPUT, "'%s': %s", path,
+			     *db ? sqlite3_errmsg(*db) : "cannot open");
+		sqlite3_close(*db);
+		*db = NULL;
+		return -1;
+	}
+	if (check_version(*db, path, err) < 0) {
+		sqlite3_close(*db);
+		*db = NULL;
+		return -1;
+	}
+	/* analyses build small temporary tables; keep them in memory */
+	sqlite3_exec(*db, "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -32768",
+		     NULL, NULL, NULL);
+	return 0;
+}

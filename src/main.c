@@ -1,0 +1,85 @@
+/* traceanalyze: command table and global options. */
+#include "commands.h"
+#include "ta.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{ "temporal", cmd_temporal, "idle, compute and non-compute GPU time per rank" },
+	{ "ingest", cmd_ingest, "parse traces into a database for later commands" },
+	{ "schema", cmd_schema, "print the database schema" },
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *out)
+{
+	size_t i;
+
+	fputs("usage: traceanalyze [--version] [--help] COMMAND [options] PATH\n\n"
+	      "Analyse PyTorch profiler (Kineto) traces: where GPU time went and "
+	      "why the GPU\nwas idle. PATH is a directory of per-rank traces, one "
+	      "trace, or a database.\n\ncommands:\n", out);
+	for (i = 0; i < NCOMMANDS; i++)
+		fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+	fputs("  help CMD     show a command's options\n\n"
+	      "'traceanalyze COMMAND --help' lists a command's options; "
+	      "see traceanalyze(1).\n", out);
+}
+
+static const struct command *find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NCOMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const struct command *c;
+
+	/* a closed pipe shows up as EPIPE on write, handled quietly */
+	signal(SIGPIPE, SIG_IGN);
+	if (argc < 2) {
+		usage(stderr);
+		return TA_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		usage(stdout);
+		return TA_EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("traceanalyze %s\n", TA_VERSION);
+		return TA_EXIT_OK;
+	}
+	if (strcmp(argv[1], "help") == 0) {
+		char *help_argv[] = { argc > 2 ? argv[2] : argv[1], "--help", NULL };
+
+		if (argc < 3) {
+			usage(stdout);
+			return TA_EXIT_OK;
+		}
+		c = find(argv[2]);
+		if (c)
+			return c->fn(2, help_argv);
+	} else {
+		c = find(argv[1]);
+		if (c)
+			return c->fn(argc - 1, argv + 1);
+	}
+	fprintf(stderr, "traceanalyze: '%s' is not a command; see "
+		"'traceanalyze --help'\n", argc > 2 && strcmp(argv[1], "help") == 0
+		? argv[2] : argv[1]);
+	return TA_EXIT_USAGE;
+}

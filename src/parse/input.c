@@ -1,0 +1,260 @@
+/* PATH -> database: list trace files, reuse the cached database when the
+ * files are unchanged, ingest otherwise. */
+#include "ta_db.h"
+#include "ta_ingest.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static int is_trace_name(const char *name)
+{
+	return ends_with(name, ".json") || ends_with(name, ".json.gz");
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int list_dir(const char *path, char ***files, size_t *n,
+		    struct ta_error *err)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	size_t cap = 0;
+
+	if (!d) {
+		ta_error_set(err, TA_EXIT_INPUT, "'%s': %s", path, strerror(errno));
+		return -1;
+	}
+	while ((de = readdir(d)) != NULL) {
+		char *full;
+		struct stat sb;
+
+		if (de->d_name[0] == '.')
+			continue;
+		full = ta_xmalloc(strlen(path) + strlen(de->d_name) + 2);
+		sprintf(full, "%s/%s", path, de->d_name);
+		if (stat(full, &sb) < 0 || !S_ISREG(sb.st_mode) ||
+		    !is_trace_name(de->d_name)) {
+			if (stat(full, &sb) == 0 && S_ISREG(sb.st_mode))
+				ta_warn("'%s': not a trace file name (*.json, "
+					"*.json.gz); skipped", full);
+			free(full);
+			continue;
+		}
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 16;
+			*files = ta_xrealloc(*files, cap * sizeof(**files));
+		}
+		(*files)[(*n)++] = full;
+	}
+	closedir(d);
+	if (*n == 0) {
+		ta_error_set(err, TA_EXIT_INPUT,
+			     "'%s': no trace files (*.json, *.json.gz)", path);
+		return -1;
+	}
+	qsort(*files, *n, sizeof(**files), cmp_str);
+	return 0;
+}
+
+int ta_input_list(const char *path, char ***files, size_t *n,
+		  struct ta_error *err)
+{
+	struct stat sb;
+
+	*files = NULL;
+	*n = 0;
+	if (stat(path, &sb) < 0) {
+		ta_error_set(err, TA_EXIT_INPUT, "'%s': %s", path, strerror(errno));
+		return -1;
+	}
+	if (S_ISDIR(sb.st_mode))
+		return list_dir(path, files, n, err);
+	*files = ta_xmalloc(sizeof(**files));
+	(*files)[0] = ta_xstrdup(path);
+	*n = 1;
+	return 0;
+}
+
+void ta_input_list_free(char **files, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(files[i]);
+	free(files);
+}
+
+static int is_sqlite_file(const char *path)
+{
+	char head[16];
+	FILE *f = fopen(path, "rb");
+	size_t got;
+
+	if (!f)
+		return 0;
+	got = fread(head, 1, sizeof(head), f);
+	fclose(f);
+	return got == sizeof(head) && memcmp(head, "SQLite format 3", 16) == 0;
+}
+
+int ta_cache_dir(char *buf, size_t len)
+{
+	const char *env = getenv("TRACEANALYZE_CACHE_DIR");
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+
+	if (env && *env)
+		snprintf(buf, len, "%s", env);
+	else if (xdg && *xdg)
+		snprintf(buf, len, "%s/traceanalyze", xdg);
+	else if (home && *home)
+		snprintf(buf, len, "%s/.cache/traceanalyze", home);
+	else
+		return -1;
+	return 0;
+}
+
+static int mkdir_p(const char *dir)
+{
+	char tmp[PATH_MAX];
+	char *p;
+
+	snprintf(tmp, sizeof(tmp), "%s", dir);
+	for (p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(tmp, 0755) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* Cache key: every file's absolute path, size and mtime, and the schema. */
+static uint64_t cache_key(char **files, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		char abs[PATH_MAX], line[PATH_MAX + 128];
+		struct stat sb;
+		const char *p;
+
+		if (!realpath(files[i], abs))
+			snprintf(abs, sizeof(abs), "%s", files[i]);
+		memset(&sb, 0, sizeof(sb));
+		stat(files[i], &sb);
+		snprintf(line, sizeof(line), "%s|%lld|%lld.%09ld|%d|%s\n", abs,
+			 (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
+			 sb.st_mtim.tv_nsec, TA_SCHEMA_VERSION, TA_VERSION);
+		for (p = line; *p; p++) {
+			h ^= (unsigned char)*p;
+			h *= 1099511628211ULL;
+		}
+	}
+	return h;
+}
+
+/* Damage found when the database was built is reported on every use. */
+static int report_damage(sqlite3 *db, const struct ta_ingest_opts *o,
+			 struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = 0;
+
+	if (ta_db_prepare(db, "SELECT path, damage, events FROM files"
+			  " WHERE truncated ORDER BY rank", &st, err) < 0)
+		return -1;
+	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+		const char *path = (const char *)sqlite3_column_text(st, 0);
+		const char *what = (const char *)sqlite3_column_text(st, 1);
+
+		if (o->strict) {
+			ta_error_set(err, TA_EXIT_INPUT, "'%s': %s", path, what);
+			rc = -1;
+		} else {
+			ta_warn("'%s': %s; analysing the %lld events before it",
+				path, what, (long long)sqlite3_column_int64(st, 2));
+		}
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int open_checked(const char *path, const struct ta_ingest_opts *o,
+			sqlite3 **db, struct ta_error *err)
+{
+	if (ta_db_open(path, db, err) < 0)
+		return -1;
+	if (report_damage(*db, o, err) < 0) {
+		sqlite3_close(*db);
+		*db = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* Ingests into a private temp file that disappears once it is open. */
+static int open_uncached(char **files, size_t n, const struct ta_ingest_opts *o,
+			 sqlite3 **db, struct ta_error *err)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	char path[PATH_MAX];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/traceanalyze-%ld.db",
+		 tmpdir && *tmpdir ? tmpdir : "/tmp", (long)getpid());
+	if (ta_ingest(files, n, path, o, err) < 0)
+		return -1;
+	rc = ta_db_open(path, db, err);
+	unlink(path);
+	return rc;
+}
+
+int ta_input_open(const char *path, const struct ta_ingest_opts *o,
+		  sqlite3 **db, struct ta_error *err)
+{
+	char **files = NULL, dir[PATH_MAX - 64], cached[PATH_MAX];
+	size_t n = 0;
+	int rc;
+
+	*db = NULL;
+	if (is_sqlite_file(path))
+		return open_checked(path, o, db, err);
+	if (ta_input_list(path, &files, &n, err) < 0)
+		return -1;
+	if (o->no_cache || ta_cache_dir(dir, sizeof(dir)) < 0 ||
+	    mkdir_p(dir) < 0) {
+		rc = open_uncached(files, n, o, db, err);
+		goto out;
+	}
+	snprintf(cached, sizeof(cached), "%s/%016llx.db", dir,
+		 (unsigned long long)cache_key(files, n));
+	if (access(cached, R_OK) == 0 && open_checked(cached, o, db, err) == 0) {
+		rc = 0;
+		goto out;
+	}
+	rc = ta_ingest(files, n, cached, o, err);
+	if (rc == 0)
+		rc = ta_db_open(cached, db, err);
+out:
+	ta_input_list_free(files, n);
+	return rc;
+}

@@ -1,0 +1,97 @@
+/* Open-addressing hash table from string to id; names repeat millions of
+ * times in a trace, so each is hashed once and copied once. */
+#include "intern.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct slot {
+	char *s;
+	size_t len;
+	uint64_t hash;
+	int64_t id;
+};
+
+struct ta_intern {
+	struct slot *slots;
+	size_t cap, count;
+};
+
+static uint64_t fnv1a(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+struct ta_intern *ta_intern_new(void)
+{
+	struct ta_intern *t = ta_xcalloc(1, sizeof(*t));
+
+	t->cap = 1024;
+	t->slots = ta_xcalloc(t->cap, sizeof(*t->slots));
+	return t;
+}
+
+static void grow(struct ta_intern *t)
+{
+	struct slot *old = t->slots;
+	size_t i, oldcap = t->cap;
+
+	t->cap *= 2;
+	t->slots = ta_xcalloc(t->cap, sizeof(*t->slots));
+	for (i = 0; i < oldcap; i++) {
+		size_t j;
+
+		if (!old[i].s)
+			continue;
+		for (j = old[i].hash & (t->cap - 1); t->slots[j].s;
+		     j = (j + 1) & (t->cap - 1))
+			;
+		t->slots[j] = old[i];
+	}
+	free(old);
+}
+
+int64_t ta_intern(struct ta_intern *t, const char *s, size_t len, int *is_new)
+{
+	uint64_t h = fnv1a(s, len);
+	size_t j;
+
+	*is_new = 0;
+	for (j = h & (t->cap - 1); t->slots[j].s; j = (j + 1) & (t->cap - 1)) {
+		struct slot *sl = &t->slots[j];
+
+		if (sl->hash == h && sl->len == len && memcmp(sl->s, s, len) == 0)
+			return sl->id;
+	}
+	t->slots[j].s = ta_xstrndup(s, len);
+	t->slots[j].len = len;
+	t->slots[j].hash = h;
+	t->slots[j].id = (int64_t)++t->count;
+	*is_new = 1;
+	if (t->count * 2 > t->cap) {
+		int64_t id = (int64_t)t->count;
+
+		grow(t);
+		return id;
+	}
+	return t->slots[j].id;
+}
+
+void ta_intern_free(struct ta_intern *t)
+{
+	size_t i;
+
+	if (!t)
+		return;
+	for (i = 0; i < t->cap; i++)
+		free(t->slots[i].s);
+	free(t->slots);
+	free(t);
+}

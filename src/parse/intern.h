@@ -1,0 +1,14 @@
+/* String interning: each distinct name gets one id, stored once. */
+#ifndef TA_INTERN_H
+#define TA_INTERN_H
+
+#include "ta.h"
+
+struct ta_intern;
+
+struct ta_intern *ta_intern_new(void);
+/* Returns the id of s (1, 2, ...); *is_new says whether it was added. */
+int64_t ta_intern(struct ta_intern *t, const char *s, size_t len, int *is_new);
+void ta_intern_free(struct ta_intern *t);
+
+#endif

@@ -1,0 +1,570 @@
+/* yajl callbacks that turn a Chrome trace into a stream of ta_events.
+ * The document is never held in memory: one event at a time, plus any
+ * nested value being captured as text. */
+#include "gzread.h"
+#include "jsoncap.h"
+#include "parse_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_parse.h>
+
+enum top { TOP_NONE, TOP_OBJECT, TOP_ARRAY };
+
+struct pstate {
+	const struct ta_sink *sink;
+	struct ta_parse_result *res;
+	enum top top;
+	int depth;          /* containers open, outside skip/capture */
+	int skip;           /* depth inside a value being skipped */
+	int capture;        /* depth inside a value being captured */
+	int events_depth;   /* depth of the traceEvents array, 0 if not in */
+	int saw_events;
+	int cur;            /* field or TA_KEY_* the next value belongs to */
+	int cap_field;      /* field a capture fills; TA_KEY_NONE for meta */
+	int di_rank_next;   /* next value is distributedInfo.rank */
+	struct ta_buf topkey;
+	struct ta_jsoncap cap;
+	struct ta_event ev;
+	char ts_text[48], dur_text[48];
+	int stopped;
+};
+
+static int in_event(const struct pstate *p)
+{
+	return p->events_depth && p->depth == p->events_depth + 1;
+}
+
+static int in_args(const struct pstate *p)
+{
+	return p->events_depth && p->depth == p->events_depth + 2;
+}
+
+static void event_reset(struct pstate *p)
+{
+	struct ta_buf arena = p->ev.arena;
+
+	ta_buf_reset(&arena);
+	memset(&p->ev, 0, sizeof(p->ev));
+	p->ev.arena = arena;
+	p->ev.index = p->res->events;
+	p->ts_text[0] = p->dur_text[0] = '\0';
+}
+
+static void put_text(struct pstate *p, int field, const char *s, size_t len)
+{
+	struct ta_val *v = &p->ev.f[field];
+
+	v->type = TA_VAL_TEXT;
+	v->off = p->ev.arena.len;
+	v->len = len;
+	ta_buf_add(&p->ev.arena, s, len);
+	ta_buf_addc(&p->ev.arena, '\0');
+}
+
+static void put_number(struct pstate *p, int field, const char *s, size_t len)
+{
+	struct ta_val *v = &p->ev.f[field];
+	char tmp[64];
+
+	if (ta_parse_int64(s, len, &v->i) == 0) {
+		v->type = TA_VAL_INT;
+		return;
+	}
+	if (len < sizeof(tmp) && (memchr(s, '.', len) || memchr(s, 'e', len) ||
+				  memchr(s, 'E', len))) {
+		memcpy(tmp, s, len);
+		tmp[len] = '\0';
+		v->d = strtod(tmp, NULL);
+		if (isfinite(v->d)) {
+			v->type = TA_VAL_REAL;
+			return;
+		}
+	}
+	put_text(p, field, s, len); /* an id beyond int64: keep the digits */
+}
+
+static void put_time(char *dst, size_t cap, const char *s, size_t len)
+{
+	if (len >= cap)
+		len = 0; /* absurdly long: treated as missing */
+	memcpy(dst, s, len);
+	dst[len] = '\0';
+}
+
+/* A scalar value outside skip/capture. */
+static void scalar(struct pstate *p, const char *s, size_t len, int is_num,
+		   int is_str)
+{
+	if (p->depth == 1 && p->top == TOP_OBJECT) {
+		struct ta_jsoncap *c = &p->cap;
+
+		ta_jsoncap_reset(c);
+		if (is_str)
+			ta_jsoncap_string(c, s, len);
+		else
+			ta_jsoncap_raw(c, s, len);
+		if (p->sink->meta && p->sink->meta(p->sink->ctx, p->topkey.s,
+						   c->out.s, c->out.len))
+			p->stopped = 1;
+		return;
+	}
+	if (!in_event(p) && !in_args(p))
+		return;
+	if (p->cur == TA_KEY_TS && is_num)
+		put_time(p->ts_text, sizeof(p->ts_text), s, len);
+	else if (p->cur == TA_KEY_DUR && is_num)
+		put_time(p->dur_text, sizeof(p->dur_text), s, len);
+	else if (p->cur >= 0 && is_num)
+		put_number(p, p->cur, s, len);
+	else if (p->cur >= 0 && is_str)
+		put_text(p, p->cur, s, len);
+	else if (p->cur >= 0 && len) { /* true / false */
+		p->ev.f[p->cur].type = TA_VAL_INT;
+		p->ev.f[p->cur].i = s[0] == 't';
+	}
+}
+
+static int cap_active(struct pstate *p)
+{
+	return p->capture > 0;
+}
+
+static void di_rank(struct pstate *p, const char *s, size_t len)
+{
+	int64_t r;
+
+	p->di_rank_next = 0;
+	if (ta_parse_int64(s, len, &r) == 0 && r >= 0) {
+		p->res->have_rank = 1;
+		p->res->rank = r;
+	}
+}
+
+static int cb_null(void *ctx)
+{
+	struct pstate *p = ctx;
+
+	if (p->skip)
+		return 1;
+	if (cap_active(p)) {
+		ta_jsoncap_raw(&p->cap, "null", 4);
+		p->di_rank_next = 0;
+		return 1;
+	}
+	scalar(p, "null", 4, 0, 0);
+	return !p->stopped;
+}
+
+static int cb_bool(void *ctx, int b)
+{
+	struct pstate *p = ctx;
+	const char *s = b ? "true" : "false";
+
+	if (p->skip)
+		return 1;
+	if (cap_active(p)) {
+		ta_jsoncap_raw(&p->cap, s, strlen(s));
+		p->di_rank_next = 0;
+		return 1;
+	}
+	scalar(p, s, strlen(s), 0, 0);
+	return !p->stopped;
+}
+
+static int cb_number(void *ctx, const char *s, size_t len)
+{
+	struct pstate *p = ctx;
+
+	if (p->skip)
+		return 1;
+	if (cap_active(p)) {
+		if (p->di_rank_next)
+			di_rank(p, s, len);
+		ta_jsoncap_raw(&p->cap, s, len);
+		return 1;
+	}
+	scalar(p, s, len, 1, 0);
+	return !p->stopped;
+}
+
+static int cb_string(void *ctx, const unsigned char *u, size_t len)
+{
+	struct pstate *p = ctx;
+	const char *s = (const char *)u;
+
+	if (p->skip)
+		return 1;
+	if (cap_active(p)) {
+		if (p->di_rank_next)
+			di_rank(p, s, len);
+		ta_jsoncap_string(&p->cap, s, len);
+		return 1;
+	}
+	scalar(p, s, len, 0, 1);
+	return !p->stopped;
+}
+
+static int cb_key(void *ctx, const unsigned char *u, size_t len)
+{
+	struct pstate *p = ctx;
+	const char *k = (const char *)u;
+
+	if (p->skip)
+		return 1;
+	if (cap_active(p)) {
+		ta_jsoncap_key(&p->cap, k, len);
+		p->di_rank_next = p->capture == 1 && p->cap_field == TA_KEY_NONE &&
+			strcmp(p->topkey.s, "distributedInfo") == 0 &&
+			len == 4 && memcmp(k, "rank", 4) == 0;
+		return 1;
+	}
+	if (p->depth == 1 && p->top == TOP_OBJECT) {
+		ta_buf_reset(&p->topkey);
+		ta_buf_add(&p->topkey, k, len);
+	} else if (in_event(p)) {
+		p->cur = ta_event_key(k, len);
+	} else if (in_args(p)) {
+		p->cur = ta_arg_key(k, len);
+	}
+	return 1;
+}
+
+static void begin_capture(struct pstate *p, int field, char bracket)
+{
+	p->capture = 1;
+	p->cap_field = field;
+	p->di_rank_next = 0;
+	ta_jsoncap_reset(&p->cap);
+	ta_jsoncap_open(&p->cap, bracket);
+}
+
+static void end_capture(struct pstate *p)
+{
+	struct ta_jsoncap *c = &p->cap;
+
+	if (p->cap_field >= 0) {
+		put_text(p, p->cap_field, c->out.s, c->out.len);
+	} else if (!c->overflow && p->sink->meta) {
+		if (p->sink->meta(p->sink->ctx, p->topkey.s, c->out.s, c->out.len))
+			p->stopped = 1;
+	}
+}
+
+static int open_container(struct pstate *p, char bracket)
+{
+	if (p->skip) {
+		p->skip++;
+		return 1;
+	}
+	if (cap_active(p)) {
+		p->capture++;
+		p->di_rank_next = 0;
+		ta_jsoncap_open(&p->cap, bracket);
+		return 1;
+	}
+	if (p->depth == 0) {
+		p->top = bracket == '{' ? TOP_OBJECT : TOP_ARRAY;
+		p->depth = 1;
+		if (p->top == TOP_ARRAY) {
+			p->events_depth = 1;
+			p->saw_events = 1;
+		}
+		return 1;
+	}
+	if (p->depth == 1 && p->top == TOP_OBJECT) {
+		if (bracket == '[' && strcmp(p->topkey.s, "traceEvents") == 0 &&
+		    !p->saw_events) {
+			p->events_depth = 2;
+			p->saw_events = 1;
+			p->depth = 2;
+		} else {
+			begin_capture(p, TA_KEY_NONE, bracket);
+		}
+		return 1;
+	}
+	if (p->events_depth && p->depth == p->events_depth) {
+		if (bracket == '{') {
+			event_reset(p);
+			p->cur = TA_KEY_NONE;
+			p->depth++;
+		} else {
+			p->skip = 1;
+		}
+		return 1;
+	}
+	if (in_event(p) && p->cur == TA_KEY_ARGS && bracket == '{') {
+		p->depth++;
+		p->cur = TA_KEY_NONE;
+	} else if ((in_event(p) || in_args(p)) && p->cur >= 0) {
+		begin_capture(p, p->cur, bracket);
+	} else {
+		p->skip = 1;
+	}
+	return 1;
+}
+
+/* HTA's rounding on doubles, as Python would do it (§2.3). */
+static void hta_round(struct ta_event *ev, const char *ts, const char *dur)
+{
+	double t = strtod(ts, NULL);
+	double end = ceil(t);
+
+	ev->hta_ts_ns = (int64_t)end * 1000;
+	if (dur[0]) {
+		double e = floor(t + strtod(dur, NULL));
+
+		if (isfinite(e) && fabs(e) < 9e15)
+			ev->hta_dur_ns = ((int64_t)e - (int64_t)end) * 1000;
+	}
+}
+
+static void finish_times(struct pstate *p)
+{
+	struct ta_event *ev = &p->ev;
+	int f;
+
+	if (p->ts_text[0] &&
+	    ta_parse_us_to_ns(p->ts_text, strlen(p->ts_text), &ev->ts_ns,
+			      &ev->ts_is_float) == 0) {
+		ev->has_ts = 1;
+		if (isfinite(strtod(p->ts_text, NULL)) &&
+		    fabs(strtod(p->ts_text, NULL)) < 9e15)
+			hta_round(ev, p->ts_text, p->dur_text);
+	}
+	if (p->dur_text[0] &&
+	    ta_parse_us_to_ns(p->dur_text, strlen(p->dur_text), &ev->dur_ns,
+			      &f) == 0)
+		ev->has_dur = 1;
+	if (!ev->has_ts || ev->ts_is_float)
+		p->res->any_float_ts = 1;
+}
+
+static int close_container(struct pstate *p, char bracket)
+{
+	if (p->skip) {
+		p->skip--;
+		return 1;
+	}
+	if (cap_active(p)) {
+		ta_jsoncap_close(&p->cap, bracket);
+		if (--p->capture == 0)
+			end_capture(p);
+		return !p->stopped;
+	}
+	p->depth--;
+	if (p->events_depth && p->depth == p->events_depth && bracket == '}') {
+		finish_times(p);
+		if (p->sink->event && p->sink->event(p->sink->ctx, &p->ev))
+			p->stopped = 1;
+		p->res->events++;
+	} else if (p->events_depth && p->depth == p->events_depth - 1) {
+		p->events_depth = 0;
+	} else if (in_event(p)) {
+		p->cur = TA_KEY_NONE; /* end of args */
+	}
+	return !p->stopped;
+}
+
+static int cb_start_map(void *ctx)
+{
+	return open_container(ctx, '{');
+}
+
+static int cb_end_map(void *ctx)
+{
+	return close_container(ctx, '}');
+}
+
+static int cb_start_array(void *ctx)
+{
+	return open_container(ctx, '[');
+}
+
+static int cb_end_array(void *ctx)
+{
+	return close_container(ctx, ']');
+}
+
+/* Scalar elements directly in traceEvents still take an index. */
+static int cb_number_outer(void *ctx, const char *s, size_t len)
+{
+	struct pstate *p = ctx;
+
+	if (!p->skip && !cap_active(p) && p->events_depth &&
+	    p->depth == p->events_depth) {
+		p->res->events++;
+		return 1;
+	}
+	return cb_number(ctx, s, len);
+}
+
+static const yajl_callbacks callbacks = {
+	cb_null, cb_bool, NULL, NULL, cb_number_outer, cb_string,
+	cb_start_map, cb_key, cb_end_map, cb_start_array, cb_end_array
+};
+
+static void *y_malloc(void *ctx, size_t n)
+{
+	(void)ctx;
+	return ta_xmalloc(n);
+}
+
+static void *y_realloc(void *ctx, void *p, size_t n)
+{
+	(void)ctx;
+	return ta_xrealloc(p, n);
+}
+
+static void y_free(void *ctx, void *p)
+{
+	(void)ctx;
+	free(p);
+}
+
+static yajl_alloc_funcs alloc_funcs = { y_malloc, y_realloc, y_free,
+					      NULL };
+
+struct parser {
+	struct pstate st;
+	yajl_handle h;
+	int64_t offset;     /* bytes fed before the current chunk */
+	int done;
+};
+
+static void parser_init(struct parser *ps, const struct ta_sink *sink,
+			struct ta_parse_result *res)
+{
+	memset(ps, 0, sizeof(*ps));
+	memset(res, 0, sizeof(*res));
+	ps->st.sink = sink;
+	ps->st.res = res;
+	ps->st.cur = TA_KEY_NONE;
+	ta_buf_adds(&ps->st.topkey, "");
+	ps->h = yajl_alloc(&callbacks, &alloc_funcs, &ps->st);
+	/* traces hold invalid UTF-8; =1 turns checking off */
+	yajl_config(ps->h, yajl_dont_validate_strings, 1);
+}
+
+static void parser_free(struct parser *ps)
+{
+	yajl_free(ps->h);
+	ta_buf_free(&ps->st.topkey);
+	ta_buf_free(&ps->st.ev.arena);
+	ta_jsoncap_free(&ps->st.cap);
+}
+
+static void damage(struct parser *ps, int64_t off, const char *what)
+{
+	struct ta_parse_result *res = ps->st.res;
+
+	if (res->truncated)
+		return;
+	res->truncated = 1;
+	res->damage_offset = off;
+	snprintf(res->damage, sizeof(res->damage), "%s", what);
+	ps->done = 1;
+}
+
+static void yajl_damage(struct parser *ps, const unsigned char *chunk,
+			size_t len)
+{
+	unsigned char *msg = yajl_get_error(ps->h, 0, chunk, len);
+	char *nl;
+
+	nl = strchr((char *)msg, '\n');
+	if (nl)
+		*nl = '\0';
+	damage(ps, ps->offset + (int64_t)yajl_get_bytes_consumed(ps->h),
+	       (char *)msg);
+	yajl_free_error(ps->h, msg);
+}
+
+/* Feeds one chunk; skips a UTF-8 byte order mark at the very start. */
+static void parser_feed(struct parser *ps, const char *data, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)data;
+	yajl_status s;
+
+	if (ps->done)
+		return;
+	if (ps->offset == 0 && len >= 3 && u[0] == 0xEF && u[1] == 0xBB &&
+	    u[2] == 0xBF) {
+		u += 3;
+		len -= 3;
+		ps->offset = 3;
+	}
+	s = yajl_parse(ps->h, u, len);
+	if (ps->st.stopped) {
+		ps->done = 1;
+		return;
+	}
+	if (s != yajl_status_ok)
+		yajl_damage(ps, u, len);
+	ps->offset += (int64_t)len;
+	ps->st.res->bytes = ps->offset;
+}
+
+static int parser_finish(struct parser *ps, struct ta_error *err,
+			 const char *what)
+{
+	struct pstate *p = &ps->st;
+
+	if (!ps->done && !p->stopped &&
+	    yajl_complete_parse(ps->h) != yajl_status_ok)
+		yajl_damage(ps, NULL, 0);
+	if (p->top == TOP_NONE) {
+		ta_error_set(err, TA_EXIT_INPUT, "'%s': not a JSON trace%s%s",
+			     what, p->res->truncated ? ": " : "",
+			     p->res->truncated ? p->res->damage : "");
+		return -1;
+	}
+	if (!p->saw_events && !p->res->truncated) {
+		ta_error_set(err, TA_EXIT_INPUT,
+			     "'%s': no traceEvents array: not a trace", what);
+		return -1;
+	}
+	return 0;
+}
+
+int ta_parse_buffer(const char *data, size_t len, const struct ta_sink *sink,
+		    struct ta_parse_result *res, struct ta_error *err)
+{
+	struct parser ps;
+	int rc;
+
+	parser_init(&ps, sink, res);
+	parser_feed(&ps, data, len);
+	rc = parser_finish(&ps, err, "<buffer>");
+	parser_free(&ps);
+	return rc;
+}
+
+int ta_parse_file(const char *path, const struct ta_sink *sink,
+		  struct ta_parse_result *res, struct ta_error *err)
+{
+	struct parser ps;
+	struct ta_gzr *r;
+	const char *chunk;
+	long n;
+	int rc;
+
+	r = ta_gzr_open(path, err);
+	if (!r) {
+		memset(res, 0, sizeof(*res));
+		return -1;
+	}
+	parser_init(&ps, sink, res);
+	while (!ps.done && (n = ta_gzr_read(r, &chunk)) != 0) {
+		if (n < 0) {
+			damage(&ps, ps.offset, ta_gzr_error(r));
+			break;
+		}
+		parser_feed(&ps, chunk, (size_t)n);
+	}
+	rc = parser_finish(&ps, err, path);
+	parser_free(&ps);
+	ta_gzr_close(r);
+	return rc;
+}

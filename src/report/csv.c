@@ -1,0 +1,50 @@
+/* CSV: header row, numbers unquoted, text quoted only when it must be. */
+#include "ta_report.h"
+
+#include <csv.h>
+#include <string.h>
+
+static void write_text(FILE *out, const char *s)
+{
+	if (strpbrk(s, ",\"\r\n"))
+		csv_fwrite(out, s, strlen(s)); /* always quotes */
+	else
+		fputs(s, out);
+}
+
+static void write_cell(FILE *out, const struct ta_col *col,
+		       const struct ta_cell *c)
+{
+	char num[64];
+
+	if (c->null)
+		return;
+	if (col->type == TA_COL_TEXT) {
+		write_text(out, c->s);
+	} else if (col->type == TA_COL_INT) {
+		fprintf(out, "%lld", (long long)c->i);
+	} else {
+		ta_format_real(num, sizeof(num), c->d);
+		fputs(num, out);
+	}
+}
+
+void ta_report_csv(FILE *out, const struct ta_table *t)
+{
+	size_t r, c;
+
+	for (c = 0; c < t->ncols; c++) {
+		if (c)
+			fputc(',', out);
+		write_text(out, t->cols[c].name);
+	}
+	fputc('\n', out);
+	for (r = 0; r < t->nrows; r++) {
+		for (c = 0; c < t->ncols; c++) {
+			if (c)
+				fputc(',', out);
+			write_cell(out, &t->cols[c], ta_table_cell(t, r, c));
+		}
+		fputc('\n', out);
+	}
+}

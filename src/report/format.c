@@ -1,0 +1,45 @@
+/* Number formatting shared by every writer. */
+#include "ta_report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int ta_format_parse(const char *s, enum ta_format *f)
+{
+	if (strcmp(s, "text") == 0)
+		*f = TA_FMT_TEXT;
+	else if (strcmp(s, "csv") == 0)
+		*f = TA_FMT_CSV;
+	else if (strcmp(s, "json") == 0)
+		*f = TA_FMT_JSON;
+	else
+		return -1;
+	return 0;
+}
+
+void ta_format_real(char *buf, size_t len, double v)
+{
+	int prec;
+
+	if (v == 0)
+		v = 0; /* no "-0" */
+	for (prec = 15; prec <= 17; prec++) {
+		snprintf(buf, len, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	/* %g may choose an exponent for large or tiny values; numbers in
+	 * reports are µs and ratios, where plain decimals read better */
+	if (strchr(buf, 'e') && v > -1e17 && v < 1e17 && (v >= 1e-4 || v <= -1e-4))
+		snprintf(buf, len, "%.6f", v);
+}
+
+void ta_report_write(FILE *out, const struct ta_table *t, enum ta_format f)
+{
+	if (f == TA_FMT_CSV)
+		ta_report_csv(out, t);
+	else if (f == TA_FMT_JSON)
+		ta_report_json(out, t);
+	else
+		ta_report_text(out, t);
+}

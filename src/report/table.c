@@ -1,0 +1,100 @@
+/* The result table shared by analyses and writers. */
+#include "ta_table.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ta_table *ta_table_new(const char *title, const struct ta_col *cols,
+			      size_t ncols)
+{
+	struct ta_table *t = ta_xcalloc(1, sizeof(*t));
+
+	t->title = title;
+	t->cols = cols;
+	t->ncols = ncols;
+	return t;
+}
+
+size_t ta_table_add_row(struct ta_table *t)
+{
+	size_t i;
+
+	if (t->nrows == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 16;
+		t->cells = ta_xrealloc(t->cells,
+				       t->cap * t->ncols * sizeof(*t->cells));
+	}
+	for (i = 0; i < t->ncols; i++) {
+		struct ta_cell *c = &t->cells[t->nrows * t->ncols + i];
+
+		memset(c, 0, sizeof(*c));
+		c->null = 1;
+	}
+	return t->nrows++;
+}
+
+static struct ta_cell *cell(struct ta_table *t, size_t row, size_t col)
+{
+	return &t->cells[row * t->ncols + col];
+}
+
+const struct ta_cell *ta_table_cell(const struct ta_table *t, size_t row,
+				    size_t col)
+{
+	return &t->cells[row * t->ncols + col];
+}
+
+void ta_table_set_int(struct ta_table *t, size_t row, size_t col, int64_t v)
+{
+	struct ta_cell *c = cell(t, row, col);
+
+	c->null = 0;
+	c->i = v;
+	c->d = (double)v;
+}
+
+/* NaN and infinities are stored as NULL: never "nan" in a report. */
+void ta_table_set_real(struct ta_table *t, size_t row, size_t col, double v)
+{
+	struct ta_cell *c = cell(t, row, col);
+
+	c->null = !isfinite(v);
+	c->d = v;
+}
+
+void ta_table_set_text(struct ta_table *t, size_t row, size_t col,
+		       const char *s)
+{
+	struct ta_cell *c = cell(t, row, col);
+
+	free(c->s);
+	c->null = s == NULL;
+	c->s = s ? ta_xstrdup(s) : NULL;
+}
+
+void ta_table_note(struct ta_table *t, const char *fmt, ...)
+{
+	va_list ap;
+	char line[512];
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	ta_buf_adds(&t->notes, line);
+	ta_buf_addc(&t->notes, '\n');
+}
+
+void ta_table_free(struct ta_table *t)
+{
+	size_t i;
+
+	if (!t)
+		return;
+	for (i = 0; i < t->nrows * t->ncols; i++)
+		free(t->cells[i].s);
+	free(t->cells);
+	ta_buf_free(&t->notes);
+	free(t);
+}

@@ -1,0 +1,140 @@
+/* Allocation, errors, warnings and the string buffer used everywhere. */
+#include "ta.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+int ta_quiet;
+
+void ta_error_set(struct ta_error *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return;
+	err->code = code;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+}
+
+void ta_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ta_quiet)
+		return;
+	fputs("traceanalyze: warning: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void ta_die_oom(void)
+{
+	fputs("traceanalyze: out of memory\n", stderr);
+	exit(TA_EXIT_SYSTEM);
+}
+
+void *ta_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		ta_die_oom();
+	return p;
+}
+
+void *ta_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		ta_die_oom();
+	return p;
+}
+
+void *ta_xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		ta_die_oom();
+	return p;
+}
+
+char *ta_xstrndup(const char *s, size_t n)
+{
+	char *p = ta_xmalloc(n + 1);
+
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *ta_xstrdup(const char *s)
+{
+	return ta_xstrndup(s, strlen(s));
+}
+
+static void buf_grow(struct ta_buf *b, size_t extra)
+{
+	size_t need = b->len + extra + 1;
+
+	if (need <= b->cap)
+		return;
+	b->cap = b->cap ? b->cap : 64;
+	while (b->cap < need)
+		b->cap *= 2;
+	b->s = ta_xrealloc(b->s, b->cap);
+}
+
+void ta_buf_add(struct ta_buf *b, const void *p, size_t n)
+{
+	buf_grow(b, n);
+	memcpy(b->s + b->len, p, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+void ta_buf_addc(struct ta_buf *b, char c)
+{
+	ta_buf_add(b, &c, 1);
+}
+
+void ta_buf_adds(struct ta_buf *b, const char *s)
+{
+	ta_buf_add(b, s, strlen(s));
+}
+
+void ta_buf_addf(struct ta_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	buf_grow(b, (size_t)n);
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void ta_buf_reset(struct ta_buf *b)
+{
+	b->len = 0;
+	if (b->s)
+		b->s[0] = '\0';
+}
+
+void ta_buf_free(struct ta_buf *b)
+{
+	free(b->s);
+	b->s = NULL;
+	b->len = b->cap = 0;
+}
