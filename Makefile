@@ -53,17 +53,22 @@ $(TEST_BIN): $(TEST_SRC) tests/check_main.h libtraceanalyze.a
 		$(CHECK_LIBS) $(LDLIBS)
 
 # The test suite: unit tests, golden CLI tests, HTA conformance, man lint.
-check: traceanalyze $(TEST_BIN)
+check: deps
+	$(MAKE) test
+
+test: traceanalyze $(TEST_BIN)
 	CK_DEFAULT_TIMEOUT=60 ./$(TEST_BIN)
 	sh tests/golden.sh
 	sh tests/conform.sh
 	sh tests/manlint.sh
 
-demo:
-	sh tools/setup.sh
+demo: deps
 	$(MAKE) traceanalyze
-	./traceanalyze temporal testdata/
-	./traceanalyze temporal --format csv testdata/
+	for d in testdata/*/; do [ "$$d" = testdata/oracle/ ] || \
+		{ echo "== $$d"; ./traceanalyze temporal "$$d"; } || exit 1; done
+
+deps:
+	sh tools/setup.sh
 
 bench: traceanalyze
 	sh tools/bench.sh
@@ -82,4 +87,4 @@ uninstall:
 clean:
 	rm -f traceanalyze libtraceanalyze.a $(TEST_BIN) src/*.o src/*/*.o
 
-.PHONY: all check demo bench lint install uninstall clean
+.PHONY: all check test deps demo bench lint install uninstall clean

@@ -467,8 +467,9 @@ static void damage(struct parser *ps, int64_t off, const char *what)
 	ps->done = 1;
 }
 
+/* at_end: the document ended early (no chunk is being parsed). */
 static void yajl_damage(struct parser *ps, const unsigned char *chunk,
-			size_t len)
+			size_t len, int at_end)
 {
 	unsigned char *msg = yajl_get_error(ps->h, 0, chunk, len);
 	char *nl;
@@ -476,8 +477,8 @@ static void yajl_damage(struct parser *ps, const unsigned char *chunk,
 	nl = strchr((char *)msg, '\n');
 	if (nl)
 		*nl = '\0';
-	damage(ps, ps->offset + (int64_t)yajl_get_bytes_consumed(ps->h),
-	       (char *)msg);
+	damage(ps, ps->offset + (at_end ? 0 :
+		       (int64_t)yajl_get_bytes_consumed(ps->h)), (char *)msg);
 	yajl_free_error(ps->h, msg);
 }
 
@@ -501,7 +502,7 @@ static void parser_feed(struct parser *ps, const char *data, size_t len)
 		return;
 	}
 	if (s != yajl_status_ok)
-		yajl_damage(ps, u, len);
+		yajl_damage(ps, u, len, 0);
 	ps->offset += (int64_t)len;
 	ps->st.res->bytes = ps->offset;
 }
@@ -513,7 +514,7 @@ static int parser_finish(struct parser *ps, struct ta_error *err,
 
 	if (!ps->done && !p->stopped &&
 	    yajl_complete_parse(ps->h) != yajl_status_ok)
-		yajl_damage(ps, NULL, 0);
+		yajl_damage(ps, NULL, 0, 1);
 	if (p->top == TOP_NONE) {
 		ta_error_set(err, TA_EXIT_INPUT, "'%s': not a JSON trace%s%s",
 			     what, p->res->truncated ? ": " : "",

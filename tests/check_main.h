@@ -1,0 +1,20 @@
+/* Suites of the unit-test runner (tests/check_main.c). */
+#ifndef TA_CHECK_MAIN_H
+#define TA_CHECK_MAIN_H
+
+#include <check.h>
+
+Suite *suite_number(void);
+Suite *suite_gzread(void);
+Suite *suite_parse(void);
+Suite *suite_intervals(void);
+Suite *suite_classify(void);
+Suite *suite_analyses(void);
+
+/* Writes text to a fresh temp file (gzipped if gz) and returns its path. */
+char *tmp_file(const char *suffix, const char *text, size_t len, int gz);
+/* A temp directory; removed (with its files) by rm_tree. */
+char *tmp_dir(void);
+void rm_tree(const char *dir);
+
+#endif

@@ -1,0 +1,69 @@
+#!/bin/sh
+# Golden CLI tests: each line of tests/golden/cases is "NAME ARGS...";
+# ./traceanalyze ARGS must print tests/golden/NAME.out on stdout, exit with
+# the code in NAME.rc, and print NAME.err on stderr (paths of the scratch
+# directory show as TMP). UPDATE=1 rewrites the expected files.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+BIN=${BIN:-./traceanalyze}
+TMP=$(mktemp -d /tmp/ta-golden.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+export TRACEANALYZE_CACHE_DIR="$TMP/cache"
+pass=0 fail=0
+
+# inputs made on the fly from the committed traces
+mkdir -p "$TMP/empty" "$TMP/cut" "$TMP/mixed" "$TMP/twins"
+gzip -dc testdata/decode_graph/rank-0.pt.trace.json.gz | head -c 30000 > "$TMP/cut/rank-0.json"
+cp testdata/decode_graph/rank-0.pt.trace.json.gz "$TMP/mixed/"
+echo "lr: 0.1" > "$TMP/mixed/notes.txt"
+echo '{"lr": 0.1}' > "$TMP/mixed/config.json"
+cp testdata/decode_graph/rank-0.pt.trace.json.gz "$TMP/twins/a.json.gz"
+cp testdata/decode_graph/rank-0.pt.trace.json.gz "$TMP/twins/b.json.gz"
+
+run_case() {
+	name=$1; shift
+	dir=tests/golden
+	out="$TMP/$name.out" err="$TMP/$name.err"
+	# shellcheck disable=SC2086
+	eval "$BIN $*" > "$out" 2> "$err"
+	rc=$?
+	sed -i "s#$TMP#TMP#g" "$out" "$err"
+	if [ "${UPDATE:-}" = 1 ]; then
+		cp "$out" "$dir/$name.out"; cp "$err" "$dir/$name.err"
+		echo "$rc" > "$dir/$name.rc"
+		return
+	fi
+	if [ "$rc" = "$(cat "$dir/$name.rc")" ] && cmp -s "$out" "$dir/$name.out" &&
+	    cmp -s "$err" "$dir/$name.err"; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		echo "FAIL golden $name (exit $rc, want $(cat "$dir/$name.rc"))"
+		diff -u "$dir/$name.out" "$out" | head -20
+		diff -u "$dir/$name.err" "$err" | head -10
+	fi
+}
+
+while read -r name args; do
+	case "$name" in ''|'#'*) continue ;; esac
+	run_case "$name" "$args"
+done < tests/golden/cases
+
+# ingest keeps a database that every command accepts
+$BIN ingest -q testdata/train_stalled -o "$TMP/run.db" && run_case db_temporal temporal --format csv "$TMP/run.db"
+if ! sqlite3 -version >/dev/null 2>&1 ||
+    [ "$(sqlite3 "$TMP/run.db" "select count(*) from kernels")" -gt 0 ]; then
+	pass=$((pass + 1))
+else
+	fail=$((fail + 1)); echo "FAIL golden: kernels view is empty"
+fi
+# the cache is reused: a second run does not parse again
+$BIN temporal -q testdata/decode_eager >/dev/null
+n1=$(ls "$TRACEANALYZE_CACHE_DIR" | wc -l)
+$BIN temporal -q testdata/decode_eager >/dev/null
+n2=$(ls "$TRACEANALYZE_CACHE_DIR" | wc -l)
+if [ "$n1" = "$n2" ] && [ "$n1" -ge 1 ]; then pass=$((pass + 1)); else
+	fail=$((fail + 1)); echo "FAIL golden: cache not reused ($n1, $n2)"; fi
+
+echo "golden: $pass passed, $fail failed"
+[ "$fail" = 0 ]
