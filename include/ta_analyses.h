@@ -33,4 +33,30 @@ enum ta_kind ta_classify(const char *name, const char *cat, int hta_compat);
 int ta_temporal_run(sqlite3 *db, const struct ta_query *q,
 		    struct ta_table **out, struct ta_error *err);
 
+struct ta_kernels_opts {
+	int by_type;             /* time per kernel type and overlap label */
+	int top;                 /* names kept per rank and type (10) */
+	double duration_ratio;   /* share of time the kept names cover (0.8) */
+	int include_memory;      /* analyse MEMORY kernels too (1) */
+};
+
+int ta_kernels_run(sqlite3 *db, const struct ta_query *q,
+		   const struct ta_kernels_opts *o, struct ta_table **out,
+		   struct ta_error *err);
+
+int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
+		   struct ta_table **out, struct ta_error *err);
+
+struct ta_idle_opts {
+	int64_t kernel_wait_ns;   /* gaps shorter than this are kernel wait */
+	const int64_t *streams;   /* NULL: every stream */
+	size_t nstreams;
+	int stats;                /* per-interval statistics instead */
+	int for_people;           /* text: largest first, summary per rank */
+};
+
+int ta_idle_run(sqlite3 *db, const struct ta_query *q,
+		const struct ta_idle_opts *o, struct ta_table **out,
+		struct ta_error *err);
+
 #endif

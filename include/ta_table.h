@@ -29,6 +29,7 @@ struct ta_table {
 	const struct ta_col *cols;
 	size_t nrows, cap;
 	struct ta_cell *cells;     /* nrows x ncols */
+	struct ta_buf head;        /* text mode: lines between title and table */
 	struct ta_buf notes;       /* lines for stderr in text mode */
 };
 
@@ -43,6 +44,9 @@ const struct ta_cell *ta_table_cell(const struct ta_table *t, size_t row,
 				    size_t col);
 void ta_table_note(struct ta_table *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Stable sort of the rows; cmp gets two row numbers. */
+void ta_table_sort(struct ta_table *t,
+		   int (*cmp)(const struct ta_table *t, size_t a, size_t b));
 void ta_table_free(struct ta_table *t);
 
 #endif

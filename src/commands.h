@@ -3,6 +3,9 @@
 #define TA_COMMANDS_H
 
 int cmd_temporal(int argc, char **argv);
+int cmd_idle(int argc, char **argv);
+int cmd_kernels(int argc, char **argv);
+int cmd_overlap(int argc, char **argv);
 int cmd_ingest(int argc, char **argv);
 int cmd_schema(int argc, char **argv);
 

@@ -14,6 +14,9 @@ struct command {
 
 static const struct command commands[] = {
 	{ "temporal", cmd_temporal, "idle, compute and non-compute GPU time per rank" },
+	{ "idle", cmd_idle, "idle time per stream: host wait, kernel wait, other" },
+	{ "kernels", cmd_kernels, "GPU time per kernel or kernel type" },
+	{ "overlap", cmd_overlap, "communication hidden under computation" },
 	{ "ingest", cmd_ingest, "parse traces into a database for later commands" },
 	{ "schema", cmd_schema, "print the database schema" },
 };

@@ -3,7 +3,7 @@
 # with HTA's own CSVs. Skipped (with a message) where ../shared is absent.
 cd "$(dirname "$0")/.." || exit 2
 SHARED=${SHARED:-../shared}
-ONLY=${CONFORM_ONLY:-temporal}
+ONLY=${CONFORM_ONLY:-temporal,idle,idle-stats,kernel-types,kernel-types-nomem,kernels,kernels-all,kernels-nomem-top3,overlap}
 if [ ! -f "$SHARED/tools/conform.py" ]; then
 	echo "conform: skipped: $SHARED/tools/conform.py not found"
 	exit 0

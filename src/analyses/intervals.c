@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 void ta_union_add(struct ta_union *u, int64_t ts, int64_t dur)
 {
@@ -52,4 +53,51 @@ double ta_round(double x, int n)
 	double p = pow(10.0, n);
 
 	return nearbyint(x * p) / p;
+}
+
+struct point {
+	int64_t t;
+	int delta;
+	size_t order;
+};
+
+static int cmp_point(const void *a, const void *b)
+{
+	const struct point *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+void ta_sweep_run(struct ta_union *const *u, const int *bits, size_t n,
+		  int trunc_us, struct ta_sweep *out)
+{
+	size_t total = 0, k = 0, i, j;
+	struct point *p;
+	int running = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < n; i++)
+		total += 2 * u[i]->n;
+	p = ta_xmalloc((total ? total : 1) * sizeof(*p));
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < u[i]->n; j++, k++)
+			p[k] = (struct point){ u[i]->v[j].start, bits[i], k };
+		for (j = 0; j < u[i]->n; j++, k++)
+			p[k] = (struct point){ u[i]->v[j].end, -bits[i], k };
+	}
+	qsort(p, total, sizeof(*p), cmp_point);
+	for (k = 0; k + 1 < total; k++) {
+		int64_t seg = p[k + 1].t - p[k].t;
+
+		running += p[k].delta;
+		if (running <= 0 || running >= TA_SWEEP_LABELS)
+			continue;
+		if (trunc_us)
+			seg = seg / 1000 * 1000;
+		out->dur[running] += seg;
+		out->seen[running] = 1;
+	}
+	free(p);
 }

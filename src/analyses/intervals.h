@@ -26,4 +26,21 @@ void ta_union_free(struct ta_union *u);
 /* numpy's round(x, n): half to even on x * 10^n. */
 double ta_round(double x, int n);
 
+
+/* Sweep over several unions, one bit each (hta-semantics §9.3, §9.5):
+ * every group becomes (start, +bit) and (end, -bit); points are taken in
+ * the order union by union, starts then ends, and stably sorted by time.
+ * After each point but the last, the time to the next point is credited
+ * to the label "sum of bits running" (also when it is 0 long, which is how
+ * HTA shows labels of no time). trunc_us: cut each segment to whole µs, as
+ * HTA's astype(int) does. */
+#define TA_SWEEP_LABELS 64
+struct ta_sweep {
+	int64_t dur[TA_SWEEP_LABELS];
+	int seen[TA_SWEEP_LABELS];
+};
+
+void ta_sweep_run(struct ta_union *const *u, const int *bits, size_t n,
+		  int trunc_us, struct ta_sweep *out);
+
 #endif

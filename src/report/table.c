@@ -86,6 +86,22 @@ void ta_table_note(struct ta_table *t, const char *fmt, ...)
 	ta_buf_addc(&t->notes, '\n');
 }
 
+void ta_table_sort(struct ta_table *t,
+		   int (*cmp)(const struct ta_table *t, size_t a, size_t b))
+{
+	struct ta_cell *tmp = ta_xmalloc(t->ncols * sizeof(*tmp));
+	size_t i, j;
+
+	/* insertion sort: stable, and tables for people are short */
+	for (i = 1; i < t->nrows; i++)
+		for (j = i; j > 0 && cmp(t, j, j - 1) < 0; j--) {
+			memcpy(tmp, cell(t, j, 0), t->ncols * sizeof(*tmp));
+			memcpy(cell(t, j, 0), cell(t, j - 1, 0), t->ncols * sizeof(*tmp));
+			memcpy(cell(t, j - 1, 0), tmp, t->ncols * sizeof(*tmp));
+		}
+	free(tmp);
+}
+
 void ta_table_free(struct ta_table *t)
 {
 	size_t i;
@@ -96,5 +112,6 @@ void ta_table_free(struct ta_table *t)
 		free(t->cells[i].s);
 	free(t->cells);
 	ta_buf_free(&t->notes);
+	ta_buf_free(&t->head);
 	free(t);
 }

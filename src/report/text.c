@@ -108,6 +108,8 @@ void ta_report_text(FILE *out, const struct ta_table *t)
 			w[c] = TA_TEXT_MAXW;
 	if (t->title)
 		fprintf(out, "%s\n\n", t->title);
+	if (t->head.len)
+		fprintf(out, "%s\n", t->head.s);
 	for (c = 0; c < t->ncols; c++) {
 		if (c)
 			fputs("  ", out);

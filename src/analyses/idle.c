@@ -1,0 +1,255 @@
+/* Idle time per stream (hta-semantics §9.6): each gap before a kernel is
+ * host wait (the launch came after the stream drained), kernel wait (a
+ * short gap between kernels) or other. */
+#include "intervals.h"
+#include "stats.h"
+#include "ta_analyses.h"
+#include "ta_db.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { HOST_WAIT, KERNEL_WAIT, OTHER, NCAT };
+static const char *const cat_names[NCAT] = { "host_wait", "kernel_wait", "other" };
+
+static const struct ta_col idle_cols[] = {
+	{ "rank", TA_COL_INT, TA_UNIT_NONE },
+	{ "stream", TA_COL_INT, TA_UNIT_NONE },
+	{ "category", TA_COL_TEXT, TA_UNIT_NONE },
+	{ "idle_us", TA_COL_REAL, TA_UNIT_US },
+	{ "idle_ratio", TA_COL_REAL, TA_UNIT_RATIO },
+};
+
+static const struct ta_col stats_cols[] = {
+	{ "rank", TA_COL_INT, TA_UNIT_NONE },
+	{ "stream", TA_COL_INT, TA_UNIT_NONE },
+	{ "category", TA_COL_TEXT, TA_UNIT_NONE },
+	{ "count", TA_COL_INT, TA_UNIT_NONE },
+	{ "mean_us", TA_COL_REAL, TA_UNIT_US },
+	{ "std_us", TA_COL_REAL, TA_UNIT_US },
+	{ "min_us", TA_COL_REAL, TA_UNIT_US },
+	{ "p25_us", TA_COL_REAL, TA_UNIT_US },
+	{ "p50_us", TA_COL_REAL, TA_UNIT_US },
+	{ "p75_us", TA_COL_REAL, TA_UNIT_US },
+	{ "max_us", TA_COL_REAL, TA_UNIT_US },
+};
+
+/* One stream's gaps, by category. */
+struct stream_acc {
+	int64_t rank, stream;
+	int present[NCAT];
+	struct ta_dvec gaps[NCAT];   /* µs */
+	int n;                       /* kernels seen */
+	int64_t prev_end;
+};
+
+struct rank_sum {
+	double idle[NCAT];
+};
+
+static int stream_selected(const struct ta_idle_opts *o, int64_t stream)
+{
+	size_t i;
+
+	if (!o->streams)
+		return 1;
+	for (i = 0; i < o->nstreams; i++)
+		if (o->streams[i] == stream)
+			return 1;
+	return 0;
+}
+
+static void add_kernel(struct stream_acc *s, int64_t ts, int64_t dur,
+		       int has_launch, int64_t launch, int64_t wait_ns,
+		       int compat)
+{
+	int64_t gap = ts - s->prev_end;
+	int cat;
+
+	if (s->n++ == 0) {
+		s->prev_end = ts + dur;
+		if (compat)
+			s->present[OTHER] = 1; /* HTA: the first kernel's NaN gap */
+		return;
+	}
+	if (has_launch && launch > s->prev_end)
+		cat = HOST_WAIT;
+	else if (gap < wait_ns)
+		cat = KERNEL_WAIT;
+	else
+		cat = OTHER;
+	/* HTA measures from the previous kernel's end, so overlapping kernels
+	 * give negative gaps; the default measures from the latest end */
+	if (compat) {
+		s->prev_end = ts + dur;
+	} else {
+		if (ts + dur > s->prev_end)
+			s->prev_end = ts + dur;
+		if (gap <= 0)
+			return;
+	}
+	s->present[cat] = 1;
+	ta_dvec_push(&s->gaps[cat], (double)gap / 1000.0);
+}
+
+static double maybe_round(double x, int compat)
+{
+	return compat ? ta_round(x, 2) : x;
+}
+
+static void emit_idle(struct ta_table *t, struct stream_acc *s, int compat,
+		      struct rank_sum *rs)
+{
+	double sum[NCAT] = { 0 }, total = 0;
+	int c;
+	size_t i;
+
+	for (c = 0; c < NCAT; c++) {
+		for (i = 0; i < s->gaps[c].n; i++)
+			sum[c] += s->gaps[c].v[i];
+		total += sum[c];
+		rs->idle[c] += sum[c];
+	}
+	for (c = 0; c < NCAT; c++) {
+		size_t r;
+
+		if (compat && !s->present[c])
+			continue;
+		r = ta_table_add_row(t);
+		ta_table_set_int(t, r, 0, s->rank);
+		ta_table_set_int(t, r, 1, s->stream);
+		ta_table_set_text(t, r, 2, cat_names[c]);
+		ta_table_set_real(t, r, 3, maybe_round(sum[c], compat));
+		ta_table_set_real(t, r, 4, maybe_round(sum[c] / total, compat));
+	}
+}
+
+static void emit_stats(struct ta_table *t, struct stream_acc *s, int compat)
+{
+	int c;
+
+	for (c = 0; c < NCAT; c++) {
+		struct ta_stats st;
+		double v[7];
+		size_t r, k;
+
+		if (compat ? !s->present[c] : s->gaps[c].n == 0)
+			continue;
+		ta_stats_compute(s->gaps[c].v, s->gaps[c].n, &st);
+		v[0] = st.mean, v[1] = st.std, v[2] = st.min, v[3] = st.p25;
+		v[4] = st.p50, v[5] = st.p75, v[6] = st.max;
+		r = ta_table_add_row(t);
+		ta_table_set_int(t, r, 0, s->rank);
+		ta_table_set_int(t, r, 1, s->stream);
+		ta_table_set_text(t, r, 2, cat_names[c]);
+		ta_table_set_int(t, r, 3, (int64_t)st.count);
+		for (k = 0; k < 7; k++)
+			ta_table_set_real(t, r, 4 + k, maybe_round(v[k], compat));
+	}
+}
+
+static void flush_stream(struct ta_table *t, struct stream_acc *s,
+			 const struct ta_idle_opts *o, int compat,
+			 struct rank_sum *rs)
+{
+	int c;
+
+	if (s->n) {
+		if (o->stats)
+			emit_stats(t, s, compat);
+		else
+			emit_idle(t, s, compat, rs);
+	}
+	for (c = 0; c < NCAT; c++) {
+		ta_dvec_free(&s->gaps[c]);
+		s->present[c] = 0;
+	}
+	s->n = 0;
+}
+
+/* Text for people: per rank, how much idle time was host wait. */
+static void summarise_rank(struct ta_table *t, int64_t rank,
+			   const struct rank_sum *rs)
+{
+	double total = rs->idle[0] + rs->idle[1] + rs->idle[2];
+
+	if (total <= 0) {
+		ta_buf_addf(&t->head, "rank %lld: no idle time between kernels\n",
+			    (long long)rank);
+		return;
+	}
+	ta_buf_addf(&t->head, "rank %lld: %.3f ms idle summed over streams: "
+		    "host wait %.1f %%, kernel wait %.1f %%, other %.1f %%\n",
+		    (long long)rank, total / 1000.0, 100 * rs->idle[0] / total,
+		    100 * rs->idle[1] / total, 100 * rs->idle[2] / total);
+}
+
+static const char idle_sql[] =
+	"SELECT d.rank, d.stream, d.ts, d.dur, d.launch_ts FROM dev d"
+	" JOIN (SELECT rank, stream, min(ord) AS first FROM dev WHERE idle_kernel"
+	"  GROUP BY rank, stream) f ON f.rank = d.rank AND f.stream = d.stream"
+	" WHERE d.idle_kernel ORDER BY d.rank, f.first, d.ts, d.ord";
+
+static int cmp_idle_desc(const struct ta_table *t, size_t a, size_t b)
+{
+	double x = ta_table_cell(t, a, 3)->d, y = ta_table_cell(t, b, 3)->d;
+
+	if (ta_table_cell(t, a, 0)->i != ta_table_cell(t, b, 0)->i)
+		return ta_table_cell(t, a, 0)->i < ta_table_cell(t, b, 0)->i ? -1 : 1;
+	return x > y ? -1 : x < y;
+}
+
+int ta_idle_run(sqlite3 *db, const struct ta_query *q,
+		const struct ta_idle_opts *o, struct ta_table **out,
+		struct ta_error *err)
+{
+	struct stream_acc s;
+	struct rank_sum rs = { { 0 } };
+	sqlite3_stmt *st = NULL;
+	struct ta_table *t;
+	int rc, compat = q->hta_compat;
+
+	*out = NULL;
+	memset(&s, 0, sizeof(s));
+	if (ta_rows_prepare(db, q, err) < 0 ||
+	    ta_db_prepare(db, idle_sql, &st, err) < 0)
+		return -1;
+	t = o->stats ? ta_table_new("Idle intervals per stream", stats_cols, 11)
+		     : ta_table_new("Idle time per stream", idle_cols, 5);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t rank = sqlite3_column_int64(st, 0);
+		int64_t stream = sqlite3_column_int64(st, 1);
+
+		if (!stream_selected(o, stream))
+			continue;
+		if (s.n && (rank != s.rank || stream != s.stream)) {
+			flush_stream(t, &s, o, compat, &rs);
+			if (rank != s.rank) {
+				if (o->for_people)
+					summarise_rank(t, s.rank, &rs);
+				memset(&rs, 0, sizeof(rs));
+			}
+		}
+		s.rank = rank;
+		s.stream = stream;
+		add_kernel(&s, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
+			   sqlite3_column_type(st, 4) != SQLITE_NULL,
+			   sqlite3_column_int64(st, 4), o->kernel_wait_ns, compat);
+	}
+	if (s.n) {
+		flush_stream(t, &s, o, compat, &rs);
+		if (o->for_people)
+			summarise_rank(t, s.rank, &rs);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+		ta_table_free(t);
+		return -1;
+	}
+	if (o->for_people && !o->stats)
+		ta_table_sort(t, cmp_idle_desc);
+	*out = t;
+	return 0;
+}

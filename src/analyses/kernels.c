@@ -1,0 +1,424 @@
+/* GPU kernel breakdown (hta-semantics §9.3, §9.4): time per kernel type,
+ * overlaps included, and per kernel name with the long tail in "others". */
+#include "intervals.h"
+#include "stats.h"
+#include "ta_analyses.h"
+#include "ta_db.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *kind_name(int kind)
+{
+	switch (kind) {
+	case TA_KIND_COMPUTE: return "COMPUTATION";
+	case TA_KIND_COMM: return "COMMUNICATION";
+	case TA_KIND_MEMORY: return "MEMORY";
+	default: return "OTHER";
+	}
+}
+
+/* "COMPUTATION overlapping COMMUNICATION": set bits, in bit order. */
+static void label_text(int bits, char *buf, size_t len)
+{
+	int b;
+
+	buf[0] = '\0';
+	for (b = 1; b <= TA_KIND_MEMORY; b <<= 1) {
+		if (!(bits & b))
+			continue;
+		if (buf[0])
+			strncat(buf, " overlapping ", len - strlen(buf) - 1);
+		strncat(buf, kind_name(b), len - strlen(buf) - 1);
+	}
+}
+
+static const struct ta_col type_cols[] = {
+	{ "kernel_type", TA_COL_TEXT, TA_UNIT_NONE },
+	{ "total_us", TA_COL_REAL, TA_UNIT_US },
+	{ "pct", TA_COL_REAL, TA_UNIT_PCT },
+};
+
+struct type_acc {
+	int64_t dur[TA_SWEEP_LABELS];
+	int seen[TA_SWEEP_LABELS];
+};
+
+static void sweep_rank(struct ta_union *u, int nkinds, int compat,
+		       struct type_acc *acc)
+{
+	static const int bits[] = { TA_KIND_COMPUTE, TA_KIND_COMM, TA_KIND_MEMORY };
+	struct ta_union *list[3] = { &u[0], &u[1], &u[2] };
+	struct ta_sweep sw;
+	int l;
+
+	ta_sweep_run(list, bits, (size_t)nkinds, compat, &sw);
+	for (l = 1; l < TA_SWEEP_LABELS; l++) {
+		acc->dur[l] += sw.dur[l];
+		acc->seen[l] |= sw.seen[l];
+	}
+	for (l = 0; l < 3; l++)
+		ta_union_reset(&u[l]);
+}
+
+static int kind_slot(int kind)
+{
+	return kind == TA_KIND_COMPUTE ? 0 : kind == TA_KIND_COMM ? 1 :
+	       kind == TA_KIND_MEMORY ? 2 : -1;
+}
+
+static struct ta_table *type_table(const struct type_acc *acc, int compat)
+{
+	struct ta_table *t = ta_table_new("GPU time by kernel type", type_cols, 3);
+	int64_t total = 0;
+	int order[TA_SWEEP_LABELS], n = 0, i, j;
+
+	for (i = 1; i < TA_SWEEP_LABELS; i++)
+		if (acc->seen[i]) {
+			order[n++] = i;
+			total += acc->dur[i];
+		}
+	for (i = 1; i < n; i++) /* by time, descending; stable */
+		for (j = i; j > 0 && acc->dur[order[j]] > acc->dur[order[j - 1]]; j--) {
+			int tmp = order[j];
+
+			order[j] = order[j - 1];
+			order[j - 1] = tmp;
+		}
+	for (i = 0; i < n; i++) {
+		size_t r = ta_table_add_row(t);
+		char label[128];
+		double share = total ? (double)acc->dur[order[i]] / (double)total : NAN;
+
+		label_text(order[i], label, sizeof(label));
+		ta_table_set_text(t, r, 0, label);
+		ta_table_set_real(t, r, 1, (double)acc->dur[order[i]] / 1000.0);
+		ta_table_set_real(t, r, 2, ta_round(share * 100, compat ? 1 : 2));
+	}
+	return t;
+}
+
+static int run_by_type(sqlite3 *db, const struct ta_kernels_opts *o,
+		       int compat, struct ta_table **out, struct ta_error *err)
+{
+	struct ta_union u[3] = { { 0 }, { 0 }, { 0 } };
+	struct type_acc acc;
+	sqlite3_stmt *st = NULL;
+	int nkinds = o->include_memory ? 3 : 2, rc, i;
+	int64_t rank = 0;
+	int have = 0;
+
+	memset(&acc, 0, sizeof(acc));
+	if (ta_db_prepare(db, "SELECT rank, ts, dur, kind FROM dev ORDER BY rank, ts",
+			  &st, err) < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int slot = kind_slot(sqlite3_column_int(st, 3));
+
+		if (have && sqlite3_column_int64(st, 0) != rank)
+			sweep_rank(u, nkinds, compat, &acc);
+		rank = sqlite3_column_int64(st, 0);
+		have = 1;
+		if (slot >= 0 && slot < nkinds)
+			ta_union_add(&u[slot], sqlite3_column_int64(st, 1),
+				     sqlite3_column_int64(st, 2));
+	}
+	if (have)
+		sweep_rank(u, nkinds, compat, &acc);
+	sqlite3_finalize(st);
+	for (i = 0; i < 3; i++)
+		ta_union_free(&u[i]);
+	if (rc != SQLITE_DONE) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+		return -1;
+	}
+	*out = type_table(&acc, compat);
+	return 0;
+}
+
+/* Per-name statistics, pooled with Chan's formula for "others". */
+struct agg {
+	char *name;
+	int64_t count;
+	double sum, mean, m2, max, min;
+};
+
+static void agg_add(struct agg *a, double x)
+{
+	double d = x - a->mean;
+
+	if (a->count == 0 || x > a->max)
+		a->max = x;
+	if (a->count == 0 || x < a->min)
+		a->min = x;
+	a->count++;
+	a->sum += x;
+	a->mean += d / (double)a->count;
+	a->m2 += d * (x - a->mean);
+}
+
+static void agg_merge(struct agg *a, const struct agg *b)
+{
+	double n = (double)(a->count + b->count), d = b->mean - a->mean;
+
+	if (b->count == 0)
+		return;
+	if (a->count == 0) {
+		char *name = a->name;
+
+		*a = *b;
+		a->name = name;
+		return;
+	}
+	a->m2 += b->m2 + d * d * (double)a->count * (double)b->count / n;
+	a->mean += d * (double)b->count / n;
+	a->max = fmax(a->max, b->max);
+	a->min = fmin(a->min, b->min);
+	a->sum += b->sum;
+	a->count += b->count;
+}
+
+/* std of one value is 0 in HTA's kernel tables, not NaN */
+static double agg_std(const struct agg *a)
+{
+	return a->count > 1 ? sqrt(a->m2 / (double)(a->count - 1)) : 0;
+}
+
+struct out_row {
+	int64_t rank;
+	int kind;
+	struct agg a;
+	double std;
+	size_t seq;
+};
+
+struct out_rows {
+	struct out_row *v;
+	size_t n, cap;
+};
+
+static void emit(struct out_rows *o, int64_t rank, int kind,
+		 const struct agg *a, double std)
+{
+	if (o->n == o->cap) {
+		o->cap = o->cap ? o->cap * 2 : 64;
+		o->v = ta_xrealloc(o->v, o->cap * sizeof(*o->v));
+	}
+	o->v[o->n] = (struct out_row){ rank, kind, *a, std, o->n };
+	o->v[o->n].a.name = ta_xstrdup(a->name);
+	o->n++;
+}
+
+static int cmp_sum_desc(const void *x, const void *y)
+{
+	const struct agg *a = *(struct agg *const *)x, *b = *(struct agg *const *)y;
+
+	if (a->sum != b->sum)
+		return a->sum > b->sum ? -1 : 1;
+	return strcmp(a->name, b->name); /* stable over name order */
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Top-k with HTA's rule (§9.4 step 3): a name goes to "others" if its
+ * running total passes the duration_ratio percentile of running totals,
+ * or it is past the first top names. HTA then keeps only per-name totals
+ * (a named row's max = min = mean = sum) and exempts negative sums; the
+ * default keeps per-launch statistics for named rows and "others". */
+static void group_kind(struct agg *names, size_t n, int64_t rank, int kind,
+		       const struct ta_kernels_opts *o, int compat,
+		       struct out_rows *out)
+{
+	struct agg **by = ta_xmalloc((n ? n : 1) * sizeof(*by));
+	double *cum = ta_xmalloc((n ? n : 1) * sizeof(*cum));
+	struct agg others = { "others", 0, 0, 0, 0, 0, 0 };
+	struct agg per_name = { "others", 0, 0, 0, 0, 0, 0 };
+	double q, run = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		by[i] = &names[i];
+	if (n <= (size_t)o->top) {
+		for (i = 0; i < n; i++)
+			emit(out, rank, kind, by[i], agg_std(by[i]));
+		goto done;
+	}
+	qsort(by, n, sizeof(*by), cmp_sum_desc);
+	for (i = 0; i < n; i++)
+		cum[i] = run += by[i]->sum;
+	{
+		double *sorted = ta_xmalloc(n * sizeof(*sorted));
+
+		memcpy(sorted, cum, n * sizeof(*sorted));
+		qsort(sorted, n, sizeof(*sorted), cmp_double);
+		q = ta_percentile(sorted, n, o->duration_ratio);
+		free(sorted);
+	}
+	for (i = 0; i < n; i++) {
+		int to_others = cum[i] > q || i >= (size_t)o->top;
+
+		if (compat && by[i]->sum < 0)
+			to_others = 0; /* HTA's inverted keep mask */
+		if (!to_others) {
+			struct agg one = *by[i];
+
+			if (compat) { /* HTA keeps only the per-name total */
+				one.max = one.min = one.mean = one.sum;
+				one.m2 = 0;
+			}
+			emit(out, rank, kind, &one, compat ? 0 : agg_std(by[i]));
+			continue;
+		}
+		agg_merge(&others, by[i]);
+		agg_add(&per_name, by[i]->sum);
+	}
+	if (others.count == 0)
+		goto done;
+	if (compat) { /* statistics of the absorbed per-name totals */
+		double sd = agg_std(&per_name);
+
+		per_name.count = others.count; /* shown: launches absorbed */
+		emit(out, rank, kind, &per_name, sd);
+	} else {
+		emit(out, rank, kind, &others, agg_std(&others));
+	}
+done:
+	free(by);
+	free(cum);
+}
+
+static int cmp_out(const void *x, const void *y)
+{
+	const struct out_row *a = x, *b = y;
+	int c = strcmp(kind_name(a->kind), kind_name(b->kind));
+
+	if (c == 0)
+		c = strcmp(a->a.name, b->a.name);
+	if (c == 0 && a->rank != b->rank)
+		c = a->rank < b->rank ? -1 : 1;
+	if (c == 0)
+		c = a->seq < b->seq ? -1 : a->seq > b->seq;
+	return c;
+}
+
+static const struct ta_col kernel_cols[] = {
+	{ "rank", TA_COL_INT, TA_UNIT_NONE },
+	{ "kernel_type", TA_COL_TEXT, TA_UNIT_NONE },
+	{ "name", TA_COL_TEXT, TA_UNIT_NONE },
+	{ "count", TA_COL_INT, TA_UNIT_NONE },
+	{ "total_us", TA_COL_REAL, TA_UNIT_US },
+	{ "max_us", TA_COL_REAL, TA_UNIT_US },
+	{ "min_us", TA_COL_REAL, TA_UNIT_US },
+	{ "std_us", TA_COL_REAL, TA_UNIT_US },
+	{ "mean_us", TA_COL_REAL, TA_UNIT_US },
+};
+
+static struct ta_table *kernel_table(struct out_rows *o)
+{
+	struct ta_table *t = ta_table_new("GPU kernels", kernel_cols, 9);
+	size_t i;
+
+	qsort(o->v, o->n, sizeof(*o->v), cmp_out);
+	for (i = 0; i < o->n; i++) {
+		const struct out_row *w = &o->v[i];
+		size_t r = ta_table_add_row(t);
+
+		ta_table_set_int(t, r, 0, w->rank);
+		ta_table_set_text(t, r, 1, kind_name(w->kind));
+		ta_table_set_text(t, r, 2, w->a.name);
+		ta_table_set_int(t, r, 3, w->a.count);
+		ta_table_set_real(t, r, 4, w->a.sum / 1000.0);
+		ta_table_set_real(t, r, 5, w->a.max / 1000.0);
+		ta_table_set_real(t, r, 6, w->a.min / 1000.0);
+		ta_table_set_real(t, r, 7, w->std / 1000.0);
+		ta_table_set_real(t, r, 8, w->a.mean / 1000.0);
+		free(w->a.name);
+	}
+	free(o->v);
+	return t;
+}
+
+struct name_list {
+	struct agg *v;
+	size_t n, cap;
+	int64_t rank;
+	int kind;
+};
+
+static void flush_names(struct name_list *l, const struct ta_kernels_opts *o,
+			int compat, struct out_rows *out)
+{
+	size_t i;
+
+	if (l->n)
+		group_kind(l->v, l->n, l->rank, l->kind, o, compat, out);
+	for (i = 0; i < l->n; i++)
+		free(l->v[i].name);
+	l->n = 0;
+}
+
+static int run_by_kernel(sqlite3 *db, const struct ta_kernels_opts *o,
+			 int compat, struct ta_table **out, struct ta_error *err)
+{
+	struct name_list l = { 0 };
+	struct out_rows rows = { 0 };
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	/* type order COMPUTATION, COMMUNICATION, MEMORY = kind 1, 2, 4 */
+	if (ta_db_prepare(db, "SELECT d.rank, d.kind, n.name, d.dur FROM dev d"
+			  " JOIN names n ON n.name_id = d.name"
+			  " WHERE d.kind IN (1, 2, ?) ORDER BY d.rank, d.kind, n.name",
+			  &st, err) < 0)
+		return -1;
+	sqlite3_bind_int(st, 1, o->include_memory ? TA_KIND_MEMORY : 1);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t rank = sqlite3_column_int64(st, 0);
+		int kind = sqlite3_column_int(st, 1);
+		const char *name = (const char *)sqlite3_column_text(st, 2);
+
+		if (l.n && (rank != l.rank || kind != l.kind))
+			flush_names(&l, o, compat, &rows);
+		l.rank = rank;
+		l.kind = kind;
+		if (l.n == 0 || strcmp(l.v[l.n - 1].name, name) != 0) {
+			if (l.n == l.cap) {
+				l.cap = l.cap ? l.cap * 2 : 64;
+				l.v = ta_xrealloc(l.v, l.cap * sizeof(*l.v));
+			}
+			memset(&l.v[l.n], 0, sizeof(l.v[l.n]));
+			l.v[l.n++].name = ta_xstrdup(name);
+		}
+		agg_add(&l.v[l.n - 1], (double)sqlite3_column_int64(st, 3));
+	}
+	flush_names(&l, o, compat, &rows);
+	free(l.v);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+		for (size_t i = 0; i < rows.n; i++)
+			free(rows.v[i].a.name);
+		free(rows.v);
+		return -1;
+	}
+	*out = kernel_table(&rows);
+	return 0;
+}
+
+int ta_kernels_run(sqlite3 *db, const struct ta_query *q,
+		   const struct ta_kernels_opts *o, struct ta_table **out,
+		   struct ta_error *err)
+{
+	*out = NULL;
+	if (ta_rows_prepare(db, q, err) < 0)
+		return -1;
+	if (o->by_type)
+		return run_by_type(db, o, q->hta_compat, out, err);
+	return run_by_kernel(db, o, q->hta_compat, out, err);
+}

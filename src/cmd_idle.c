@@ -1,0 +1,78 @@
+/* traceanalyze idle: idle time per rank and stream, by cause. */
+#include "cli.h"
+#include "commands.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { OPT_STREAMS = 1, OPT_WAIT, OPT_STATS };
+
+struct idle_ctx {
+	struct ta_idle_opts o;
+	int64_t *streams;
+};
+
+static const struct ta_opt opts[] = {
+	{ "streams", 1, OPT_STREAMS, "LIST", "only these streams, e.g. 7,13" },
+	{ "kernel-wait-us", 1, OPT_WAIT, "N", "a gap shorter than N µs is kernel wait (30)" },
+	{ "stats", 0, OPT_STATS, NULL, "per-interval statistics instead of totals" },
+	{ NULL, 0, 0, NULL, NULL }
+};
+
+static int on_opt(void *ctx, int key, const char *arg)
+{
+	struct idle_ctx *c = ctx;
+	char *end;
+	double us;
+
+	switch (key) {
+	case OPT_STREAMS:
+		free(c->streams);
+		if (ta_cli_parse_ranks(arg, &c->streams, &c->o.nstreams) < 0)
+			return -1;
+		c->o.streams = c->streams;
+		return 0;
+	case OPT_WAIT:
+		us = strtod(arg, &end);
+		if (end == arg || *end || !(us >= 0) || us > 1e12)
+			return -1;
+		c->o.kernel_wait_ns = (int64_t)(us * 1000 + 0.5);
+		return 0;
+	case OPT_STATS:
+		c->o.stats = 1;
+		return 0;
+	}
+	return -1;
+}
+
+static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
+	       struct ta_table **out, struct ta_error *err)
+{
+	return ta_idle_run(db, q, &((struct idle_ctx *)ctx)->o, out, err);
+}
+
+int cmd_idle(int argc, char **argv)
+{
+	struct idle_ctx c = { { 30000, NULL, 0, 0, 0 }, NULL };
+	const struct ta_cmd_info info = {
+		"idle", "[options] PATH",
+		"Idle time per rank and stream, by cause: host_wait (the kernel was "
+		"launched\nonly after its stream had drained), kernel_wait (a gap "
+		"shorter than\n--kernel-wait-us between kernels) or other. CSV "
+		"columns: rank,stream,category,\nidle_us,idle_ratio; with --stats: "
+		"rank,stream,category,count,mean_us,std_us,\nmin_us,p25_us,p50_us,"
+		"p75_us,max_us.",
+		opts, on_opt, &c
+	};
+	struct ta_cli cli;
+	int rc = ta_cli_parse(argc, argv, &info, &cli);
+
+	c.o.for_people = cli.format == TA_FMT_TEXT;
+	if (rc == 0)
+		rc = ta_cli_run(&cli, run, &c);
+	else
+		rc = rc > 0 ? 0 : 2;
+	free(c.streams);
+	ta_cli_free(&cli);
+	return rc;
+}

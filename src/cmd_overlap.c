@@ -1,0 +1,36 @@
+/* traceanalyze overlap: communication hidden under computation. */
+#include "cli.h"
+#include "commands.h"
+
+static int no_opts(void *ctx, int key, const char *arg)
+{
+	(void)ctx, (void)key, (void)arg;
+	return -1;
+}
+
+static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
+	       struct ta_table **out, struct ta_error *err)
+{
+	(void)ctx;
+	return ta_overlap_run(db, q, out, err);
+}
+
+int cmd_overlap(int argc, char **argv)
+{
+	static const struct ta_cmd_info info = {
+		"overlap", "[options] PATH",
+		"Per rank, the share of communication (NCCL) kernel time during which "
+		"a\ncomputation kernel also ran. CSV columns: rank,comm_us,compute_us,"
+		"overlap_us,\noverlap_pct (empty for a rank without communication).",
+		NULL, no_opts, NULL
+	};
+	struct ta_cli cli;
+	int rc = ta_cli_parse(argc, argv, &info, &cli);
+
+	if (rc == 0)
+		rc = ta_cli_run(&cli, run, NULL);
+	else
+		rc = rc > 0 ? 0 : 2;
+	ta_cli_free(&cli);
+	return rc;
+}
