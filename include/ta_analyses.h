@@ -38,6 +38,7 @@ struct ta_kernels_opts {
 	int top;                 /* names kept per rank and type (10) */
 	double duration_ratio;   /* share of time the kept names cover (0.8) */
 	int include_memory;      /* analyse MEMORY kernels too (1) */
+	int for_people;          /* text: largest first within rank and type */
 };
 
 int ta_kernels_run(sqlite3 *db, const struct ta_query *q,

@@ -130,12 +130,13 @@ int ta_cli_parse(int argc, char **argv, const struct ta_cmd_info *cmd,
 		 struct ta_cli *cli)
 {
 	struct option *lo = build_longopts(cmd->opts);
-	int c, rc = 0;
+	int c, rc = 0, idx = -1;
 
 	memset(cli, 0, sizeof(*cli));
 	optind = 0;
 	opterr = 0;
-	while (rc == 0 && (c = getopt_long(argc, argv, "o:qh", lo, NULL)) != -1) {
+	while (rc == 0 && (idx = -1,
+			   c = getopt_long(argc, argv, "o:qh", lo, &idx)) != -1) {
 		if (c == 'h' || c == OPT_HELP) {
 			ta_cli_usage(stdout, cmd);
 			rc = 1;
@@ -149,8 +150,11 @@ int ta_cli_parse(int argc, char **argv, const struct ta_cmd_info *cmd,
 		} else if (c >= OPT_FORMAT && c <= OPT_OUTPUT) {
 			rc = common_opt(cli, cmd, c, optarg);
 		} else if (cmd->on_opt(cmd->ctx, c, optarg) < 0) {
-			rc = usage_error(cmd, "bad value for option '%s'",
-					 argv[optind - 1]);
+			char what[160];
+
+			snprintf(what, sizeof(what), "'%s' for --%s",
+				 optarg ? optarg : "", idx >= 0 ? lo[idx].name : "?");
+			rc = usage_error(cmd, "bad value %s", what);
 		}
 	}
 	free(lo);

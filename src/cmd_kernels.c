@@ -53,7 +53,7 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 
 int cmd_kernels(int argc, char **argv)
 {
-	struct ta_kernels_opts o = { 0, 10, 0.8, 1 };
+	struct ta_kernels_opts o = { 0, 10, 0.8, 1, 0 };
 	const struct ta_cmd_info info = {
 		"kernels", "[options] PATH",
 		"GPU kernel breakdown. Per kernel name (per rank and type COMPUTATION,\n"
@@ -66,6 +66,7 @@ int cmd_kernels(int argc, char **argv)
 	struct ta_cli cli;
 	int rc = ta_cli_parse(argc, argv, &info, &cli);
 
+	o.for_people = cli.format == TA_FMT_TEXT;
 	if (rc == 0)
 		rc = ta_cli_run(&cli, run, &o);
 	else

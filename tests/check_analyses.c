@@ -4,6 +4,7 @@
 #include "ta_db.h"
 #include "ta_ingest.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -190,6 +191,215 @@ START_TEST(test_analyses_duplicate_rank)
 }
 END_TEST
 
+/* stream 7: gemm [100,150) [160,200) [260,300) [400,420), launched at
+ * 90, 120, 140, 380: gaps 10 (kernel wait), 60 (other: launched early, gap
+ * over 30), 100 (host wait: launched at 380, after the stream drained at
+ * 300). stream 13: NCCL [130,230), 60 of it under compute. */
+static const char core[] =
+	"{\"traceEvents\": ["
+	R("cudaLaunchKernel", 90, 5, 1) "," R("cudaLaunchKernel", 100, 5, 5) ","
+	R("cudaLaunchKernel", 120, 5, 2) "," R("cudaLaunchKernel", 140, 5, 3) ","
+	R("cudaLaunchKernel", 380, 5, 4) ","
+	K("gemm", "kernel", 100, 50, 7, 1) ","
+	K("ncclDevKernel_AllReduce_Sum_f32_RING_LL", "kernel", 130, 100, 13, 5) ","
+	K("gemm", "kernel", 160, 40, 7, 2) ","
+	K("gemm", "kernel", 260, 40, 7, 3) ","
+	K("gemm", "kernel", 400, 20, 7, 4) "]}";
+
+static struct ta_table *run_idle(struct fixture *fx, int compat, int stats)
+{
+	struct ta_query q = { compat, NULL, 0 };
+	struct ta_idle_opts o = { 30000, NULL, 0, stats, 0 };
+	struct ta_table *t = NULL;
+	struct ta_error err;
+
+	ck_assert_msg(ta_idle_run(fx->db, &q, &o, &t, &err) == 0, "%s", err.msg);
+	return t;
+}
+
+/* The row whose text columns read key1 (and key2). */
+static size_t find_row(const struct ta_table *t, int64_t stream,
+		       const char *cat)
+{
+	size_t r;
+
+	for (r = 0; r < t->nrows; r++)
+		if (ta_table_cell(t, r, 1)->i == stream &&
+		    strcmp(ta_table_cell(t, r, 2)->s, cat) == 0)
+			return r;
+	ck_abort_msg("no row %lld %s", (long long)stream, cat);
+	return 0;
+}
+
+START_TEST(test_analyses_idle)
+{
+	struct fixture fx = { tmp_dir(), NULL };
+	struct ta_table *t;
+	int compat;
+
+	write_file(fx.dir, "rank-0.json", core);
+	open_db(&fx);
+	for (compat = 0; compat <= 1; compat++) {
+		t = run_idle(&fx, compat, 0);
+		ck_assert(num(t, find_row(t, 7, "host_wait"), "idle_us") == 100);
+		ck_assert(num(t, find_row(t, 7, "kernel_wait"), "idle_us") == 10);
+		ck_assert(num(t, find_row(t, 7, "other"), "idle_us") == 60);
+		ck_assert(fabs(num(t, find_row(t, 7, "host_wait"), "idle_ratio") -
+			       100.0 / 170) < (compat ? 0.005 : 1e-12));
+		/* one kernel on stream 13: no gap; HTA still shows "other" */
+		ck_assert(ta_table_cell(t, find_row(t, 13, "other"), 4)->null);
+		ck_assert_int_eq(t->nrows, compat ? 4 : 6);
+		ta_table_free(t);
+	}
+	t = run_idle(&fx, 0, 1);
+	ck_assert_int_eq(t->nrows, 3); /* one per category with a gap */
+	ck_assert_int_eq(ta_table_cell(t, find_row(t, 7, "other"), 3)->i, 1);
+	ta_table_free(t);
+	t = run_idle(&fx, 1, 1);
+	ck_assert_int_eq(ta_table_cell(t, find_row(t, 13, "other"), 3)->i, 0);
+	ta_table_free(t);
+	sqlite3_close(fx.db);
+	rm_tree(fx.dir);
+	free(fx.dir);
+}
+END_TEST
+
+/* Overlapping kernels on one stream: HTA's gap is negative and lowers
+ * kernel wait; the default measures from the latest end. */
+START_TEST(test_analyses_idle_overlap_on_stream)
+{
+	static const char tr[] = "{\"traceEvents\": ["
+		R("cudaLaunchKernel", 1, 1, 1) "," R("cudaLaunchKernel", 2, 1, 2) ","
+		R("cudaLaunchKernel", 3, 1, 3) ","
+		K("a", "kernel", 10, 100, 7, 1) "," K("b", "kernel", 20, 10, 7, 2) ","
+		K("c", "kernel", 115, 10, 7, 3) "]}";
+	struct fixture fx = { tmp_dir(), NULL };
+	struct ta_table *t;
+
+	write_file(fx.dir, "rank-0.json", tr);
+	open_db(&fx);
+	t = run_idle(&fx, 1, 0);  /* gaps 20 - 110 = -90 and 115 - 30 = 85 */
+	ck_assert(num(t, find_row(t, 7, "kernel_wait"), "idle_us") == -90);
+	ck_assert(num(t, find_row(t, 7, "other"), "idle_us") == 85);
+	ta_table_free(t);
+	t = run_idle(&fx, 0, 0);  /* one gap: 115 - 110 = 5 */
+	ck_assert(num(t, find_row(t, 7, "kernel_wait"), "idle_us") == 5);
+	ck_assert(num(t, find_row(t, 7, "other"), "idle_us") == 0);
+	ta_table_free(t);
+	sqlite3_close(fx.db);
+	rm_tree(fx.dir);
+	free(fx.dir);
+}
+END_TEST
+
+START_TEST(test_analyses_overlap)
+{
+	struct fixture fx = { tmp_dir(), NULL };
+	struct ta_query q = { 0, NULL, 0 };
+	struct ta_table *t = NULL;
+	struct ta_error err;
+
+	write_file(fx.dir, "rank-0.json", core);
+	write_file(fx.dir, "rank-1.json", rank1);
+	open_db(&fx);
+	ck_assert_int_eq(ta_overlap_run(fx.db, &q, &t, &err), 0);
+	ck_assert(num(t, 0, "comm_us") == 100);
+	ck_assert(num(t, 0, "compute_us") == 150);
+	ck_assert(num(t, 0, "overlap_us") == 60);
+	ck_assert(num(t, 0, "overlap_pct") == 60);
+	/* no communication: 0 and an empty share, never NaN */
+	ck_assert(num(t, 1, "comm_us") == 0);
+	ck_assert(ta_table_cell(t, 1, 4)->null);
+	ck_assert_ptr_nonnull(strstr(t->notes.s, "rank 1: no communication"));
+	ta_table_free(t);
+	/* the name starts with "nccl", which HTA's pattern knows too */
+	q.hta_compat = 1;
+	ck_assert_int_eq(ta_overlap_run(fx.db, &q, &t, &err), 0);
+	ck_assert(num(t, 0, "overlap_pct") == 60);
+	ta_table_free(t);
+	sqlite3_close(fx.db);
+	rm_tree(fx.dir);
+	free(fx.dir);
+}
+END_TEST
+
+START_TEST(test_analyses_kernels)
+{
+	struct fixture fx = { tmp_dir(), NULL };
+	struct ta_query q = { 0, NULL, 0 };
+	struct ta_kernels_opts o = { 1, 10, 0.8, 1, 0 };
+	struct ta_table *t = NULL;
+	struct ta_error err;
+
+	write_file(fx.dir, "rank-0.json", core);
+	open_db(&fx);
+	ck_assert_int_eq(ta_kernels_run(fx.db, &q, &o, &t, &err), 0);
+	ck_assert_int_eq(t->nrows, 3);
+	ck_assert_str_eq(ta_table_cell(t, 0, 0)->s, "COMPUTATION");
+	ck_assert(num(t, 0, "total_us") == 90);
+	ck_assert_str_eq(ta_table_cell(t, 1, 0)->s,
+			 "COMPUTATION overlapping COMMUNICATION");
+	ck_assert(num(t, 1, "total_us") == 60);
+	ck_assert(num(t, 2, "total_us") == 40);
+	ck_assert(num(t, 0, "pct") == 47.37);
+	ta_table_free(t);
+	o.by_type = 0;
+	ck_assert_int_eq(ta_kernels_run(fx.db, &q, &o, &t, &err), 0);
+	ck_assert_int_eq(t->nrows, 2);
+	ck_assert_str_eq(ta_table_cell(t, 0, 1)->s, "COMMUNICATION");
+	ck_assert_str_eq(ta_table_cell(t, 1, 2)->s, "gemm");
+	ck_assert_int_eq(ta_table_cell(t, 1, 3)->i, 4);
+	ck_assert(num(t, 1, "total_us") == 150);
+	ck_assert(num(t, 1, "max_us") == 50);
+	ck_assert(num(t, 1, "min_us") == 20);
+	ck_assert(num(t, 1, "mean_us") == 37.5);
+	ck_assert(fabs(num(t, 1, "std_us") - sqrt(475.0 / 3)) < 1e-9);
+	ta_table_free(t);
+	sqlite3_close(fx.db);
+	rm_tree(fx.dir);
+	free(fx.dir);
+}
+END_TEST
+
+/* Three names, --top 1: HTA loses the kept name's per-launch statistics;
+ * the default keeps them. */
+START_TEST(test_analyses_kernels_others)
+{
+	static const char tr[] = "{\"traceEvents\": ["
+		K("big", "kernel", 0, 100, 7, 1) "," K("big", "kernel", 200, 50, 7, 2) ","
+		K("mid", "kernel", 300, 30, 7, 3) "," K("small", "kernel", 400, 10, 7, 4) ","
+		K("small", "kernel", 500, 20, 7, 5) "]}";
+	struct fixture fx = { tmp_dir(), NULL };
+	struct ta_query q = { 0, NULL, 0 };
+	struct ta_kernels_opts o = { 0, 1, 0.8, 1, 0 };
+	struct ta_table *t = NULL;
+	struct ta_error err;
+
+	write_file(fx.dir, "rank-0.json", tr);
+	open_db(&fx);
+	ck_assert_int_eq(ta_kernels_run(fx.db, &q, &o, &t, &err), 0);
+	ck_assert_int_eq(t->nrows, 2);
+	ck_assert_str_eq(ta_table_cell(t, 0, 2)->s, "big");
+	ck_assert(num(t, 0, "max_us") == 100);
+	ck_assert(num(t, 0, "mean_us") == 75);
+	ck_assert_str_eq(ta_table_cell(t, 1, 2)->s, "others");
+	ck_assert_int_eq(ta_table_cell(t, 1, 3)->i, 3);
+	ck_assert(num(t, 1, "total_us") == 60);
+	ck_assert(num(t, 1, "max_us") == 30);  /* per launch */
+	ta_table_free(t);
+	q.hta_compat = 1;
+	ck_assert_int_eq(ta_kernels_run(fx.db, &q, &o, &t, &err), 0);
+	ck_assert(num(t, 0, "max_us") == 150);  /* = its total */
+	ck_assert(num(t, 0, "std_us") == 0);
+	ck_assert(num(t, 1, "max_us") == 30);   /* per-name totals 30 and 30 */
+	ck_assert(num(t, 1, "mean_us") == 30);
+	ta_table_free(t);
+	sqlite3_close(fx.db);
+	rm_tree(fx.dir);
+	free(fx.dir);
+}
+END_TEST
+
 Suite *suite_analyses(void)
 {
 	Suite *s = suite_create("analyses");
@@ -199,6 +409,11 @@ Suite *suite_analyses(void)
 	tcase_add_test(tc, test_analyses_temporal_step_window);
 	tcase_add_test(tc, test_analyses_rank_selection);
 	tcase_add_test(tc, test_analyses_duplicate_rank);
+	tcase_add_test(tc, test_analyses_idle);
+	tcase_add_test(tc, test_analyses_idle_overlap_on_stream);
+	tcase_add_test(tc, test_analyses_overlap);
+	tcase_add_test(tc, test_analyses_kernels);
+	tcase_add_test(tc, test_analyses_kernels_others);
 	suite_add_tcase(s, tc);
 	return s;
 }
