@@ -22,8 +22,12 @@ enum ta_kind {
 /* Builds TEMP TABLE dev: the device rows an analysis works on, for the
  * selected ranks, after the step window; and TEMP TABLE sel_ranks.
  * Columns: rank, idx, name (names.name_id), ts, dur (ns), stream,
- * correlation, kind (enum ta_kind), idle_kernel (0/1), launch_ts (ns of
- * the launching call, NULL when unknown). Every HTA rule that differs
+ * correlation, gbps, kind (enum ta_kind), idle_kernel (0/1), launch_ts
+ * (ns of the launching call, NULL when unknown), ord (row order).
+ * --hta-compat also leaves TEMP TABLE hrows: every row HTA keeps, after its
+ * step filter (rank, idx, name, cat, ts, dur, stream, correlation, gbps,
+ * is_gpu); the default leaves TEMP TABLE win (rank, last_start) for ranks
+ * whose last step is cut. Times are ns. Every HTA rule that differs
  * from the default lives in this one place (rows.c). */
 int ta_rows_prepare(sqlite3 *db, const struct ta_query *q, struct ta_error *err);
 
@@ -59,5 +63,46 @@ struct ta_idle_opts {
 int ta_idle_run(sqlite3 *db, const struct ta_query *q,
 		const struct ta_idle_opts *o, struct ta_table **out,
 		struct ta_error *err);
+
+struct ta_launch_opts {
+	int summary;              /* per-rank counts and shares instead */
+	int64_t runtime_cutoff_ns;      /* 50 µs */
+	int64_t launch_delay_cutoff_ns; /* 100 µs */
+};
+
+int ta_launch_run(sqlite3 *db, const struct ta_query *q,
+		  const struct ta_launch_opts *o, struct ta_table **out,
+		  struct ta_error *err);
+
+struct ta_queue_opts {
+	int series;               /* the time series instead */
+	int64_t blocked_at;       /* > 0: time with the queue at or above it */
+};
+
+int ta_queue_run(sqlite3 *db, const struct ta_query *q,
+		 const struct ta_queue_opts *o, struct ta_table **out,
+		 struct ta_error *err);
+
+struct ta_membw_opts {
+	int series;
+};
+
+int ta_membw_run(sqlite3 *db, const struct ta_query *q,
+		 const struct ta_membw_opts *o, struct ta_table **out,
+		 struct ta_error *err);
+
+struct ta_annotations_opts {
+	int gpu;                  /* gpu_user_annotation ranges */
+	int kernels;              /* map each kernel to its innermost GPU range */
+	int top;                  /* 1000 */
+	double duration_ratio;    /* 0.8 */
+};
+
+int ta_annotations_run(sqlite3 *db, const struct ta_query *q,
+		       const struct ta_annotations_opts *o,
+		       struct ta_table **out, struct ta_error *err);
+
+/* Earliest timestamp of the whole job (HTA's alignment, §6), ns. */
+int64_t ta_rows_min_ts(sqlite3 *db, int hta_compat);
 
 #endif

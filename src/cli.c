@@ -276,3 +276,38 @@ int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 	ta_table_free(t);
 	return rc;
 }
+
+int ta_cli_main(int argc, char **argv, const struct ta_cmd_info *info,
+		ta_analysis_fn fn, void *ctx, void (*after_parse)(void *ctx,
+		const struct ta_cli *cli))
+{
+	struct ta_cli cli;
+	int rc = ta_cli_parse(argc, argv, info, &cli);
+
+	if (rc == 0) {
+		if (after_parse)
+			after_parse(ctx, &cli);
+		rc = ta_cli_run(&cli, fn, ctx);
+	} else {
+		rc = rc > 0 ? TA_EXIT_OK : TA_EXIT_USAGE;
+	}
+	ta_cli_free(&cli);
+	return rc;
+}
+
+int ta_cli_no_opts(void *ctx, int key, const char *arg)
+{
+	(void)ctx, (void)key, (void)arg;
+	return -1;
+}
+
+int ta_cli_parse_us(const char *arg, int64_t *ns)
+{
+	char *end;
+	double us = strtod(arg, &end);
+
+	if (end == arg || *end || !(us >= 0) || us > 1e12)
+		return -1;
+	*ns = (int64_t)(us * 1000 + 0.5);
+	return 0;
+}

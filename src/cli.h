@@ -52,6 +52,16 @@ typedef int (*ta_analysis_fn)(sqlite3 *db, const struct ta_query *q,
 /* Opens PATH, runs the analysis, writes the table; returns an exit code. */
 int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx);
 
+/* The whole of an analysis command: parse, run, report; an exit code.
+ * after_parse (may be NULL) sees the parsed options before the run. */
+int ta_cli_main(int argc, char **argv, const struct ta_cmd_info *info,
+		ta_analysis_fn fn, void *ctx, void (*after_parse)(void *ctx,
+		const struct ta_cli *cli));
+/* on_opt for commands without options of their own. */
+int ta_cli_no_opts(void *ctx, int key, const char *arg);
+/* A non-negative number of µs to ns; -1 if it is not one. */
+int ta_cli_parse_us(const char *arg, int64_t *ns);
+
 /* Prints "traceanalyze: <msg>" and returns err->code. */
 int ta_cli_error(const struct ta_error *err);
 

@@ -6,6 +6,10 @@ int cmd_temporal(int argc, char **argv);
 int cmd_idle(int argc, char **argv);
 int cmd_kernels(int argc, char **argv);
 int cmd_overlap(int argc, char **argv);
+int cmd_launch(int argc, char **argv);
+int cmd_queue(int argc, char **argv);
+int cmd_membw(int argc, char **argv);
+int cmd_annotations(int argc, char **argv);
 int cmd_ingest(int argc, char **argv);
 int cmd_schema(int argc, char **argv);
 

@@ -17,6 +17,10 @@ static const struct command commands[] = {
 	{ "idle", cmd_idle, "idle time per stream: host wait, kernel wait, other" },
 	{ "kernels", cmd_kernels, "GPU time per kernel or kernel type" },
 	{ "overlap", cmd_overlap, "communication hidden under computation" },
+	{ "launch", cmd_launch, "launch statistics: CPU time, GPU time, launch delay" },
+	{ "queue", cmd_queue, "launch queue length per stream" },
+	{ "membw", cmd_membw, "memory bandwidth per copy kind" },
+	{ "annotations", cmd_annotations, "time per record_function annotation" },
 	{ "ingest", cmd_ingest, "parse traces into a database for later commands" },
 	{ "schema", cmd_schema, "print the database schema" },
 };

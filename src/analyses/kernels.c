@@ -1,6 +1,7 @@
 /* GPU kernel breakdown (hta-semantics §9.3, §9.4): time per kernel type,
  * overlaps included, and per kernel name with the long tail in "others". */
 #include "intervals.h"
+#include "topk.h"
 #include "stats.h"
 #include "ta_analyses.h"
 #include "ta_db.h"
@@ -137,162 +138,6 @@ static int run_by_type(sqlite3 *db, const struct ta_kernels_opts *o,
 	return 0;
 }
 
-/* Per-name statistics, pooled with Chan's formula for "others". */
-struct agg {
-	char *name;
-	int64_t count;
-	double sum, mean, m2, max, min;
-};
-
-static void agg_add(struct agg *a, double x)
-{
-	double d = x - a->mean;
-
-	if (a->count == 0 || x > a->max)
-		a->max = x;
-	if (a->count == 0 || x < a->min)
-		a->min = x;
-	a->count++;
-	a->sum += x;
-	a->mean += d / (double)a->count;
-	a->m2 += d * (x - a->mean);
-}
-
-static void agg_merge(struct agg *a, const struct agg *b)
-{
-	double n = (double)(a->count + b->count), d = b->mean - a->mean;
-
-	if (b->count == 0)
-		return;
-	if (a->count == 0) {
-		char *name = a->name;
-
-		*a = *b;
-		a->name = name;
-		return;
-	}
-	a->m2 += b->m2 + d * d * (double)a->count * (double)b->count / n;
-	a->mean += d * (double)b->count / n;
-	a->max = fmax(a->max, b->max);
-	a->min = fmin(a->min, b->min);
-	a->sum += b->sum;
-	a->count += b->count;
-}
-
-/* std of one value is 0 in HTA's kernel tables, not NaN */
-static double agg_std(const struct agg *a)
-{
-	return a->count > 1 ? sqrt(a->m2 / (double)(a->count - 1)) : 0;
-}
-
-struct out_row {
-	int64_t rank;
-	int kind;
-	struct agg a;
-	double std;
-	size_t seq;
-};
-
-struct out_rows {
-	struct out_row *v;
-	size_t n, cap;
-};
-
-static void emit(struct out_rows *o, int64_t rank, int kind,
-		 const struct agg *a, double std)
-{
-	if (o->n == o->cap) {
-		o->cap = o->cap ? o->cap * 2 : 64;
-		o->v = ta_xrealloc(o->v, o->cap * sizeof(*o->v));
-	}
-	o->v[o->n] = (struct out_row){ rank, kind, *a, std, o->n };
-	o->v[o->n].a.name = ta_xstrdup(a->name);
-	o->n++;
-}
-
-static int cmp_sum_desc(const void *x, const void *y)
-{
-	const struct agg *a = *(struct agg *const *)x, *b = *(struct agg *const *)y;
-
-	if (a->sum != b->sum)
-		return a->sum > b->sum ? -1 : 1;
-	return strcmp(a->name, b->name); /* stable over name order */
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Top-k with HTA's rule (§9.4 step 3): a name goes to "others" if its
- * running total passes the duration_ratio percentile of running totals,
- * or it is past the first top names. HTA then keeps only per-name totals
- * (a named row's max = min = mean = sum) and exempts negative sums; the
- * default keeps per-launch statistics for named rows and "others". */
-static void group_kind(struct agg *names, size_t n, int64_t rank, int kind,
-		       const struct ta_kernels_opts *o, int compat,
-		       struct out_rows *out)
-{
-	struct agg **by = ta_xmalloc((n ? n : 1) * sizeof(*by));
-	double *cum = ta_xmalloc((n ? n : 1) * sizeof(*cum));
-	struct agg others = { "others", 0, 0, 0, 0, 0, 0 };
-	struct agg per_name = { "others", 0, 0, 0, 0, 0, 0 };
-	double q, run = 0;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		by[i] = &names[i];
-	if (n <= (size_t)o->top) {
-		for (i = 0; i < n; i++)
-			emit(out, rank, kind, by[i], agg_std(by[i]));
-		goto done;
-	}
-	qsort(by, n, sizeof(*by), cmp_sum_desc);
-	for (i = 0; i < n; i++)
-		cum[i] = run += by[i]->sum;
-	{
-		double *sorted = ta_xmalloc(n * sizeof(*sorted));
-
-		memcpy(sorted, cum, n * sizeof(*sorted));
-		qsort(sorted, n, sizeof(*sorted), cmp_double);
-		q = ta_percentile(sorted, n, o->duration_ratio);
-		free(sorted);
-	}
-	for (i = 0; i < n; i++) {
-		int to_others = cum[i] > q || i >= (size_t)o->top;
-
-		if (compat && by[i]->sum < 0)
-			to_others = 0; /* HTA's inverted keep mask */
-		if (!to_others) {
-			struct agg one = *by[i];
-
-			if (compat) { /* HTA keeps only the per-name total */
-				one.max = one.min = one.mean = one.sum;
-				one.m2 = 0;
-			}
-			emit(out, rank, kind, &one, compat ? 0 : agg_std(by[i]));
-			continue;
-		}
-		agg_merge(&others, by[i]);
-		agg_add(&per_name, by[i]->sum);
-	}
-	if (others.count == 0)
-		goto done;
-	if (compat) { /* statistics of the absorbed per-name totals */
-		double sd = agg_std(&per_name);
-
-		per_name.count = others.count; /* shown: launches absorbed */
-		emit(out, rank, kind, &per_name, sd);
-	} else {
-		emit(out, rank, kind, &others, agg_std(&others));
-	}
-done:
-	free(by);
-	free(cum);
-}
-
 static int cmp_out(const void *x, const void *y)
 {
 	const struct out_row *a = x, *b = y;
@@ -373,7 +218,7 @@ static void flush_names(struct name_list *l, const struct ta_kernels_opts *o,
 	size_t i;
 
 	if (l->n)
-		group_kind(l->v, l->n, l->rank, l->kind, o, compat, out);
+		ta_topk_group(l->v, l->n, l->rank, l->kind, o->top, o->duration_ratio, compat, out);
 	for (i = 0; i < l->n; i++)
 		free(l->v[i].name);
 	l->n = 0;
@@ -411,7 +256,7 @@ static int run_by_kernel(sqlite3 *db, const struct ta_kernels_opts *o,
 			memset(&l.v[l.n], 0, sizeof(l.v[l.n]));
 			l.v[l.n++].name = ta_xstrdup(name);
 		}
-		agg_add(&l.v[l.n - 1], (double)sqlite3_column_int64(st, 3));
+		ta_agg_add(&l.v[l.n - 1], (double)sqlite3_column_int64(st, 3));
 	}
 	flush_names(&l, o, compat, &rows);
 	free(l.v);

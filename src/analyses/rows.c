@@ -81,7 +81,7 @@ static const char hta_rows_sql[] =
 "CREATE TEMP TABLE hrows AS SELECT e.rank, e.idx, e.name, e.cat,"
 "  CASE WHEN f.hta_rounded THEN e.hta_ts_ns ELSE e.ts_ns END AS ts,"
 "  CASE WHEN f.hta_rounded THEN e.hta_dur_ns ELSE e.dur_ns END AS dur,"
-"  e.stream, e.correlation,"
+"  e.stream, e.correlation, COALESCE(e.gbps, 0.0) AS gbps,"
 "  ((e.stream >= 0 AND e.correlation >= 0) OR e.name IN (SELECT name_id"
 "    FROM names WHERE name IN ('Event Sync', 'Context Sync'))) AS is_gpu,"
 "  NULL AS partner"
@@ -90,6 +90,7 @@ static const char hta_rows_sql[] =
 "  AND e.cat IS NOT NULL"
 "  AND e.cat NOT IN (SELECT name_id FROM names WHERE name = 'Trace');"
 "CREATE INDEX temp.hrows_idx ON hrows (rank, idx);"
+"CREATE INDEX temp.hrows_corr ON hrows (rank, correlation);"
 CPU_CORR_SQL
 "UPDATE hrows SET partner = COALESCE((SELECT c.idx FROM cpu_corr c"
 "  WHERE c.rank = hrows.rank AND c.correlation = hrows.correlation), 0)"
@@ -121,7 +122,7 @@ CPU_CORR_SQL
 /* §3: device rows are stream != -1; ord is §7.2 step 5's row order. */
 static const char hta_dev_sql[] =
 "CREATE TEMP TABLE dev AS SELECT h.rank, h.idx, h.name, h.ts, h.dur,"
-"  h.stream, h.correlation, ta_kind(n.name, c.name, 1) AS kind,"
+"  h.stream, h.correlation, h.gbps, ta_kind(n.name, c.name, 1) AS kind,"
 "  c.name IN (" GPU_CATS ") AS idle_kernel,"
 "  CASE WHEN h.partner IS NULL THEN NULL ELSE (SELECT p.ts FROM hrows p"
 "   WHERE p.rank = h.rank AND p.idx = h.partner) END AS launch_ts,"
@@ -164,6 +165,7 @@ static int prepare_hta(sqlite3 *db, struct ta_error *err)
 static const char default_dev_sql[] =
 "CREATE TEMP TABLE dev AS SELECT e.rank, e.idx, e.name, e.ts_ns AS ts,"
 "  max(e.dur_ns, 0) AS dur, e.stream, e.correlation,"
+"  COALESCE(e.gbps, 0.0) AS gbps,"
 "  ta_kind(n.name, c.name, 0) AS kind, 1 AS idle_kernel,"
 "  CASE WHEN e.correlation = -1 THEN NULL ELSE (SELECT r.ts_ns FROM events r"
 "   WHERE r.rank = e.rank AND r.correlation = e.correlation"
@@ -201,6 +203,17 @@ int ta_rows_prepare(sqlite3 *db, const struct ta_query *q, struct ta_error *err)
 	if ((q->hta_compat ? prepare_hta(db, err)
 			   : ta_db_exec(db, default_dev_sql, err)) < 0)
 		return -1;
-	return ta_db_exec(db, "CREATE INDEX temp.dev_ts ON dev (rank, ts);",
+	return ta_db_exec(db, "CREATE INDEX temp.dev_ts ON dev (rank, ts);"
+			  "CREATE INDEX temp.dev_corr ON dev (rank, correlation);",
 			  err);
+}
+
+int64_t ta_rows_min_ts(sqlite3 *db, int hta_compat)
+{
+	return query_int(db, hta_compat ?
+		"SELECT min(CASE WHEN f.hta_rounded THEN e.hta_ts_ns ELSE e.ts_ns END)"
+		" FROM events e JOIN files f ON f.rank = e.rank"
+		" WHERE e.dur_ns IS NOT NULL AND e.cat IS NOT NULL"
+		" AND e.cat NOT IN (SELECT name_id FROM names WHERE name = 'Trace')" :
+		"SELECT min(ts_ns) FROM events");
 }

@@ -1,0 +1,191 @@
+/* Time per user annotation (hta-semantics §9.10): record_function ranges
+ * on the CPU, or their copies on the GPU timeline, aggregated by name with
+ * HTA's top-k rule; or each kernel mapped to its innermost GPU range. */
+#include "topk.h"
+#include "ta_analyses.h"
+#include "ta_db.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char compat_sql[] =
+	"SELECT h.rank, n.name, h.dur FROM hrows h JOIN names n ON n.name_id = h.name"
+	" WHERE h.cat = (SELECT name_id FROM names WHERE name = ?)"
+	" ORDER BY h.rank, n.name";
+
+/* Default: the same step window as every other analysis. */
+static const char default_sql[] =
+	"SELECT e.rank, n.name, max(e.dur_ns, 0) FROM events e"
+	" JOIN names n ON n.name_id = e.name"
+	" WHERE e.cat = (SELECT name_id FROM names WHERE name = ?)"
+	" AND e.rank IN (SELECT rank FROM sel_ranks) AND e.dur_ns IS NOT NULL"
+	" AND e.ts_ns IS NOT NULL AND e.ts_ns < COALESCE((SELECT last_start"
+	"  FROM win w WHERE w.rank = e.rank), 9223372036854775807)"
+	" ORDER BY e.rank, n.name";
+
+/* The shortest GPU range on the kernel's pid and tid that overlaps it. */
+static const char kernels_sql[] =
+	"SELECT d.rank, d.ts, d.stream, kn.name, (SELECT an.name FROM events a"
+	"  JOIN names an ON an.name_id = a.name WHERE a.rank = d.rank"
+	"  AND a.cat = (SELECT name_id FROM names WHERE name = 'gpu_user_annotation')"
+	"  AND a.pid IS k.pid AND a.tid IS k.tid AND a.ts_ns < d.ts + d.dur"
+	"  AND d.ts < a.ts_ns + a.dur_ns ORDER BY a.dur_ns, a.idx LIMIT 1)"
+	" FROM dev d JOIN events k ON k.rank = d.rank AND k.idx = d.idx"
+	" JOIN names kn ON kn.name_id = d.name WHERE d.kind != 8"
+	" ORDER BY d.rank, d.ts, d.idx";
+
+static const struct ta_col cols[] = {
+	{ "rank", TA_COL_INT, TA_UNIT_NONE },
+	{ "name", TA_COL_TEXT, TA_UNIT_NONE },
+	{ "count", TA_COL_INT, TA_UNIT_NONE },
+	{ "total_us", TA_COL_REAL, TA_UNIT_US },
+	{ "max_us", TA_COL_REAL, TA_UNIT_US },
+	{ "min_us", TA_COL_REAL, TA_UNIT_US },
+	{ "std_us", TA_COL_REAL, TA_UNIT_US },
+	{ "mean_us", TA_COL_REAL, TA_UNIT_US },
+};
+
+static const struct ta_col kernel_cols[] = {
+	{ "rank", TA_COL_INT, TA_UNIT_NONE },
+	{ "ts_us", TA_COL_REAL, TA_UNIT_NONE },
+	{ "stream", TA_COL_INT, TA_UNIT_NONE },
+	{ "kernel", TA_COL_TEXT, TA_UNIT_NONE },
+	{ "annotation", TA_COL_TEXT, TA_UNIT_NONE },
+};
+
+static int cmp_rank_name(const void *x, const void *y)
+{
+	const struct out_row *a = x, *b = y;
+	int c;
+
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	c = strcmp(a->a.name, b->a.name);
+	return c ? c : (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+static struct ta_table *to_table(struct out_rows *o, int gpu)
+{
+	struct ta_table *t = ta_table_new(gpu ? "GPU annotations" : "Annotations",
+					  cols, 8);
+	size_t i;
+
+	qsort(o->v, o->n, sizeof(*o->v), cmp_rank_name);
+	for (i = 0; i < o->n; i++) {
+		const struct out_row *w = &o->v[i];
+		size_t r = ta_table_add_row(t);
+
+		ta_table_set_int(t, r, 0, w->rank);
+		ta_table_set_text(t, r, 1, w->a.name);
+		ta_table_set_int(t, r, 2, w->a.count);
+		ta_table_set_real(t, r, 3, w->a.sum / 1000.0);
+		ta_table_set_real(t, r, 4, w->a.max / 1000.0);
+		ta_table_set_real(t, r, 5, w->a.min / 1000.0);
+		ta_table_set_real(t, r, 6, w->std / 1000.0);
+		ta_table_set_real(t, r, 7, w->a.mean / 1000.0);
+		free(w->a.name);
+	}
+	free(o->v);
+	return t;
+}
+
+struct names {
+	struct agg *v;
+	size_t n, cap;
+	int64_t rank;
+};
+
+static void flush(struct names *l, const struct ta_annotations_opts *o,
+		  int compat, struct out_rows *out)
+{
+	size_t i;
+
+	if (l->n)
+		ta_topk_group(l->v, l->n, l->rank, 0, o->top, o->duration_ratio,
+			      compat, out);
+	for (i = 0; i < l->n; i++)
+		free(l->v[i].name);
+	l->n = 0;
+}
+
+static int run_breakdown(sqlite3 *db, const struct ta_query *q,
+			 const struct ta_annotations_opts *o,
+			 struct ta_table **out, struct ta_error *err)
+{
+	struct names l = { 0 };
+	struct out_rows rows = { 0 };
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (ta_db_prepare(db, q->hta_compat ? compat_sql : default_sql, &st, err) < 0)
+		return -1;
+	sqlite3_bind_text(st, 1, o->gpu ? "gpu_user_annotation" : "user_annotation",
+			  -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t rank = sqlite3_column_int64(st, 0);
+		const char *name = (const char *)sqlite3_column_text(st, 1);
+
+		if (l.n && rank != l.rank)
+			flush(&l, o, q->hta_compat, &rows);
+		l.rank = rank;
+		if (l.n == 0 || strcmp(l.v[l.n - 1].name, name) != 0) {
+			if (l.n == l.cap) {
+				l.cap = l.cap ? l.cap * 2 : 64;
+				l.v = ta_xrealloc(l.v, l.cap * sizeof(*l.v));
+			}
+			memset(&l.v[l.n], 0, sizeof(l.v[l.n]));
+			l.v[l.n++].name = ta_xstrdup(name);
+		}
+		ta_agg_add(&l.v[l.n - 1], (double)sqlite3_column_int64(st, 2));
+	}
+	flush(&l, o, q->hta_compat, &rows);
+	free(l.v);
+	sqlite3_finalize(st);
+	*out = to_table(&rows, o->gpu);
+	if (rc != SQLITE_DONE) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+		ta_table_free(*out);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static int run_kernels(sqlite3 *db, struct ta_table **out, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	struct ta_table *t;
+	int rc;
+
+	if (ta_db_prepare(db, kernels_sql, &st, err) < 0)
+		return -1;
+	t = ta_table_new("Kernels and their innermost GPU annotation", kernel_cols, 5);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		size_t r = ta_table_add_row(t);
+
+		ta_table_set_int(t, r, 0, sqlite3_column_int64(st, 0));
+		ta_table_set_real(t, r, 1, (double)sqlite3_column_int64(st, 1) / 1000.0);
+		ta_table_set_int(t, r, 2, sqlite3_column_int64(st, 2));
+		ta_table_set_text(t, r, 3, (const char *)sqlite3_column_text(st, 3));
+		ta_table_set_text(t, r, 4, (const char *)sqlite3_column_text(st, 4));
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+		ta_table_free(t);
+		return -1;
+	}
+	*out = t;
+	return 0;
+}
+
+int ta_annotations_run(sqlite3 *db, const struct ta_query *q,
+		       const struct ta_annotations_opts *o,
+		       struct ta_table **out, struct ta_error *err)
+{
+	*out = NULL;
+	if (ta_rows_prepare(db, q, err) < 0)
+		return -1;
+	return o->kernels ? run_kernels(db, out, err)
+			  : run_breakdown(db, q, o, out, err);
+}

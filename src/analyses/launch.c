@@ -1,0 +1,178 @@
+/* Kernel launch statistics (hta-semantics §9.7): for every launch, the
+ * launch call's CPU time, the GPU activity's time and the delay between
+ * the end of the call and the start on the GPU. */
+#include "intervals.h"
+#include "stats.h"
+#include "ta_analyses.h"
+#include "ta_db.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#define RUNTIME_CATS "'cuda_runtime', 'cuda_driver', 'Runtime', 'mtia_runtime'"
+
+/* HTA knows launches only by these names (§9.7 step 1). */
+static const char compat_prep_sql[] =
+	"DROP TABLE IF EXISTS temp.l;"
+	"CREATE TEMP TABLE l (rank INTEGER, correlation INTEGER,"
+	"  PRIMARY KEY (rank, correlation));"
+	"INSERT OR IGNORE INTO l SELECT h.rank, h.correlation FROM hrows h"
+	"  JOIN names n ON n.name_id = h.name WHERE h.correlation != -1 AND n.name IN"
+	"  ('cudaLaunchKernel', 'cudaLaunchKernelExC',"
+	"   'runFunction - job_prep_and_submit_for_execution',"
+	"   'cudaMemsetAsync', 'cudaMemcpyAsync');";
+
+static const char compat_sql[] =
+	"SELECT c.rank, c.correlation, gn.name, c.dur, g.dur,"
+	"  max(0, g.ts - (c.ts + c.dur)), cn.name"
+	" FROM hrows c JOIN l ON l.rank = c.rank AND l.correlation = c.correlation"
+	" JOIN hrows g ON g.rank = c.rank AND g.correlation = c.correlation"
+	"  AND g.stream != -1"
+	" LEFT JOIN names gn ON gn.name_id = g.name"
+	" LEFT JOIN names cn ON cn.name_id = c.name"
+	" WHERE c.stream = -1 ORDER BY c.rank, c.idx, g.idx";
+
+/* Every runtime or driver call linked by correlation to GPU activity:
+ * cuLaunchKernel(Ex), cudaGraphLaunch and each kernel of the graph, hip*. */
+static const char default_sql[] =
+	"SELECT d.rank, d.correlation, gn.name, r.dur_ns, d.dur,"
+	"  max(0, d.ts - (r.ts_ns + r.dur_ns)), rn.name"
+	" FROM dev d JOIN events r ON r.rank = d.rank AND r.correlation = d.correlation"
+	"  AND r.cat IN (SELECT name_id FROM names WHERE name IN (" RUNTIME_CATS "))"
+	" LEFT JOIN names gn ON gn.name_id = d.name"
+	" LEFT JOIN names rn ON rn.name_id = r.name"
+	" WHERE d.correlation != -1 AND r.dur_ns IS NOT NULL"
+	" ORDER BY d.rank, r.idx, d.idx";
+
+static const struct ta_col launch_cols[] = {
+	{ "rank", TA_COL_INT, TA_UNIT_NONE },
+	{ "correlation", TA_COL_INT, TA_UNIT_NONE },
+	{ "kernel", TA_COL_TEXT, TA_UNIT_NONE },
+	{ "cpu_us", TA_COL_REAL, TA_UNIT_US },
+	{ "gpu_us", TA_COL_REAL, TA_UNIT_US },
+	{ "launch_delay_us", TA_COL_REAL, TA_UNIT_US },
+	{ "api", TA_COL_TEXT, TA_UNIT_NONE },
+};
+
+static const struct ta_col summary_cols[] = {
+	{ "rank", TA_COL_INT, TA_UNIT_NONE },
+	{ "launches", TA_COL_INT, TA_UNIT_NONE },
+	{ "short_kernels", TA_COL_INT, TA_UNIT_NONE },
+	{ "short_pct", TA_COL_REAL, TA_UNIT_PCT },
+	{ "runtime_outliers", TA_COL_INT, TA_UNIT_NONE },
+	{ "runtime_outlier_pct", TA_COL_REAL, TA_UNIT_PCT },
+	{ "delay_outliers", TA_COL_INT, TA_UNIT_NONE },
+	{ "delay_outlier_pct", TA_COL_REAL, TA_UNIT_PCT },
+	{ "cpu_p50_us", TA_COL_REAL, TA_UNIT_US },
+	{ "cpu_p95_us", TA_COL_REAL, TA_UNIT_US },
+	{ "gpu_p50_us", TA_COL_REAL, TA_UNIT_US },
+	{ "gpu_p95_us", TA_COL_REAL, TA_UNIT_US },
+	{ "delay_p50_us", TA_COL_REAL, TA_UNIT_US },
+	{ "delay_p95_us", TA_COL_REAL, TA_UNIT_US },
+};
+
+struct rank_acc {
+	int64_t rank, n, shorts, runtime_out, delay_out;
+	struct ta_dvec cpu, gpu, delay;
+};
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double pctl(struct ta_dvec *v, double q)
+{
+	qsort(v->v, v->n, sizeof(*v->v), cmp_d);
+	return ta_percentile(v->v, v->n, q);
+}
+
+static void summary_row(struct ta_table *t, struct rank_acc *a)
+{
+	size_t r = ta_table_add_row(t);
+	double n = (double)a->n;
+
+	ta_table_set_int(t, r, 0, a->rank);
+	ta_table_set_int(t, r, 1, a->n);
+	ta_table_set_int(t, r, 2, a->shorts);
+	ta_table_set_real(t, r, 3, ta_round(100.0 * (double)a->shorts / n, 2));
+	ta_table_set_int(t, r, 4, a->runtime_out);
+	ta_table_set_real(t, r, 5, ta_round(100.0 * (double)a->runtime_out / n, 2));
+	ta_table_set_int(t, r, 6, a->delay_out);
+	ta_table_set_real(t, r, 7, ta_round(100.0 * (double)a->delay_out / n, 2));
+	ta_table_set_real(t, r, 8, pctl(&a->cpu, 0.5));
+	ta_table_set_real(t, r, 9, pctl(&a->cpu, 0.95));
+	ta_table_set_real(t, r, 10, pctl(&a->gpu, 0.5));
+	ta_table_set_real(t, r, 11, pctl(&a->gpu, 0.95));
+	ta_table_set_real(t, r, 12, pctl(&a->delay, 0.5));
+	ta_table_set_real(t, r, 13, pctl(&a->delay, 0.95));
+	ta_dvec_free(&a->cpu);
+	ta_dvec_free(&a->gpu);
+	ta_dvec_free(&a->delay);
+	a->n = a->shorts = a->runtime_out = a->delay_out = 0;
+}
+
+/* The classes of HTA's plots (§9.7), counted per rank. */
+static void count(struct rank_acc *a, const struct ta_launch_opts *o,
+		  int64_t cpu, int64_t gpu, int64_t delay)
+{
+	a->n++;
+	a->shorts += cpu <= o->runtime_cutoff_ns && gpu < cpu;
+	a->runtime_out += cpu > o->runtime_cutoff_ns;
+	a->delay_out += delay > o->launch_delay_cutoff_ns;
+	ta_dvec_push(&a->cpu, (double)cpu / 1000.0);
+	ta_dvec_push(&a->gpu, (double)gpu / 1000.0);
+	ta_dvec_push(&a->delay, (double)delay / 1000.0);
+}
+
+int ta_launch_run(sqlite3 *db, const struct ta_query *q,
+		  const struct ta_launch_opts *o, struct ta_table **out,
+		  struct ta_error *err)
+{
+	struct rank_acc acc = { 0 };
+	sqlite3_stmt *st = NULL;
+	struct ta_table *t;
+	int rc;
+
+	*out = NULL;
+	if (ta_rows_prepare(db, q, err) < 0 ||
+	    (q->hta_compat && ta_db_exec(db, compat_prep_sql, err) < 0) ||
+	    ta_db_prepare(db, q->hta_compat ? compat_sql : default_sql, &st, err) < 0)
+		return -1;
+	t = o->summary ? ta_table_new("Kernel launches per rank", summary_cols, 14)
+		       : ta_table_new("Kernel launches", launch_cols, 7);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t rank = sqlite3_column_int64(st, 0);
+		int64_t cpu = sqlite3_column_int64(st, 3), gpu = sqlite3_column_int64(st, 4);
+		int64_t delay = sqlite3_column_int64(st, 5);
+		size_t r;
+
+		if (o->summary) {
+			if (acc.n && rank != acc.rank)
+				summary_row(t, &acc);
+			acc.rank = rank;
+			count(&acc, o, cpu, gpu, delay);
+			continue;
+		}
+		r = ta_table_add_row(t);
+		ta_table_set_int(t, r, 0, rank);
+		ta_table_set_int(t, r, 1, sqlite3_column_int64(st, 1));
+		ta_table_set_text(t, r, 2, (const char *)sqlite3_column_text(st, 2));
+		ta_table_set_real(t, r, 3, (double)cpu / 1000.0);
+		ta_table_set_real(t, r, 4, (double)gpu / 1000.0);
+		ta_table_set_real(t, r, 5, (double)delay / 1000.0);
+		ta_table_set_text(t, r, 6, (const char *)sqlite3_column_text(st, 6));
+	}
+	if (o->summary && acc.n)
+		summary_row(t, &acc);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+		ta_table_free(t);
+		return -1;
+	}
+	*out = t;
+	return 0;
+}

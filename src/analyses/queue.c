@@ -1,0 +1,199 @@
+/* Queue length per stream (hta-semantics §9.8): launches issued but not
+ * yet started on the GPU. +1 at each launch call, -1 when the GPU work
+ * starts; statistics over the change points, the series, or the time spent
+ * with the queue at or above a length. */
+#include "stats.h"
+#include "ta_analyses.h"
+#include "ta_db.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RUNTIME_CATS "'cuda_runtime', 'cuda_driver', 'Runtime', 'mtia_runtime'"
+
+/* HTA: launch rows by name whose partner index (§4) is > 0, so a launch
+ * whose kernel is the file's first event does not count; +1 points first. */
+static const char compat_prep_sql[] =
+	"DROP TABLE IF EXISTS temp.ql;"
+	"CREATE TEMP TABLE ql AS SELECT h.rank, h.correlation, h.ts FROM hrows h"
+	"  JOIN names n ON n.name_id = h.name WHERE h.correlation != -1"
+	"  AND n.name IN ('cudaLaunchKernel', 'cudaLaunchKernelExC', 'cuLaunchKernel',"
+	"   'cuLaunchKernelEx', 'cudaMemcpyAsync', 'cudaMemsetAsync',"
+	"   'runFunction - job_prep_and_submit_for_execution', 'hipLaunchKernel',"
+	"   'hipExtModuleLaunchKernel', 'hipMemcpyAsync', 'hipMemsetAsync',"
+	"   'hipMemcpyWithStream')"
+	"  AND EXISTS (SELECT 1 FROM hrows g WHERE g.rank = h.rank" /* §4 partner */
+	"   AND g.correlation = h.correlation AND g.is_gpu AND +g.idx > 0);"
+	"CREATE INDEX temp.ql_corr ON ql (rank, correlation);";
+
+static const char compat_sql[] =
+	" SELECT d.rank, d.stream, l.ts, 1 FROM ql l JOIN dev d"
+	"  ON d.rank = l.rank AND d.correlation = l.correlation"
+	" UNION ALL SELECT d.rank, d.stream, d.ts, -1 FROM dev d WHERE EXISTS"
+	"  (SELECT 1 FROM ql l WHERE l.rank = d.rank AND l.correlation = d.correlation)"
+	" ORDER BY 1, 2, 3, 4 DESC";
+
+/* Default: any runtime or driver call linked to GPU activity (graph
+ * launches enqueue each of their kernels). */
+static const char default_sql[] =
+	"WITH l AS (SELECT d.rank, d.stream, r.ts_ns AS ts, d.ts AS start"
+	"  FROM dev d JOIN events r ON r.rank = d.rank AND r.correlation = d.correlation"
+	"  AND r.cat IN (SELECT name_id FROM names WHERE name IN (" RUNTIME_CATS "))"
+	"  WHERE d.correlation != -1 AND r.ts_ns IS NOT NULL)"
+	" SELECT rank, stream, ts, 1 FROM l"
+	" UNION ALL SELECT rank, stream, start, -1 FROM l"
+	" ORDER BY 1, 2, 3, 4 DESC";
+
+static const struct ta_col summary_cols[] = {
+	{ "rank", TA_COL_INT, TA_UNIT_NONE },
+	{ "stream", TA_COL_INT, TA_UNIT_NONE },
+	{ "count", TA_COL_INT, TA_UNIT_NONE },
+	{ "mean", TA_COL_REAL, TA_UNIT_NONE },
+	{ "std", TA_COL_REAL, TA_UNIT_NONE },
+	{ "min", TA_COL_REAL, TA_UNIT_NONE },
+	{ "p25", TA_COL_REAL, TA_UNIT_NONE },
+	{ "p50", TA_COL_REAL, TA_UNIT_NONE },
+	{ "p75", TA_COL_REAL, TA_UNIT_NONE },
+	{ "max", TA_COL_REAL, TA_UNIT_NONE },
+};
+
+static const struct ta_col series_cols[] = {
+	{ "rank", TA_COL_INT, TA_UNIT_NONE },
+	{ "stream", TA_COL_INT, TA_UNIT_NONE },
+	{ "ts_us", TA_COL_REAL, TA_UNIT_NONE },
+	{ "queue_length", TA_COL_INT, TA_UNIT_NONE },
+};
+
+static const struct ta_col blocked_cols[] = {
+	{ "rank", TA_COL_INT, TA_UNIT_NONE },
+	{ "stream", TA_COL_INT, TA_UNIT_NONE },
+	{ "blocked_us", TA_COL_REAL, TA_UNIT_US },
+	{ "blocked_ratio", TA_COL_REAL, TA_UNIT_RATIO },
+};
+
+struct stream_acc {
+	int64_t rank, stream, len, prev_ts, blocked;
+	int have;
+	struct ta_dvec values;
+};
+
+/* The rank's trace duration: max ts - min ts over all its rows. */
+static double rank_span(sqlite3 *db, int compat, int64_t rank)
+{
+	sqlite3_stmt *st = NULL;
+	double span = 0;
+
+	if (sqlite3_prepare_v2(db, compat ?
+			       "SELECT max(ts) - min(ts) FROM hrows WHERE rank = ?" :
+			       "SELECT max(ts_ns) - min(ts_ns) FROM events WHERE rank = ?",
+			       -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, rank);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			span = sqlite3_column_double(st, 0);
+	}
+	sqlite3_finalize(st);
+	return span;
+}
+
+static void flush(sqlite3 *db, struct ta_table *t, struct stream_acc *s,
+		  const struct ta_queue_opts *o, int compat)
+{
+	size_t r;
+
+	if (!s->have)
+		return;
+	if (o->blocked_at > 0) {
+		double span = rank_span(db, compat, s->rank);
+
+		r = ta_table_add_row(t);
+		ta_table_set_int(t, r, 0, s->rank);
+		ta_table_set_int(t, r, 1, s->stream);
+		ta_table_set_real(t, r, 2, (double)s->blocked / 1000.0);
+		ta_table_set_real(t, r, 3, span > 0 ? (double)s->blocked / span : NAN);
+	} else if (!o->series) {
+		struct ta_stats st;
+
+		ta_stats_compute(s->values.v, s->values.n, &st);
+		r = ta_table_add_row(t);
+		ta_table_set_int(t, r, 0, s->rank);
+		ta_table_set_int(t, r, 1, s->stream);
+		ta_table_set_int(t, r, 2, (int64_t)st.count);
+		ta_table_set_real(t, r, 3, st.mean);
+		ta_table_set_real(t, r, 4, st.std);
+		ta_table_set_real(t, r, 5, st.min);
+		ta_table_set_real(t, r, 6, st.p25);
+		ta_table_set_real(t, r, 7, st.p50);
+		ta_table_set_real(t, r, 8, st.p75);
+		ta_table_set_real(t, r, 9, st.max);
+	}
+	ta_dvec_free(&s->values);
+	s->have = 0;
+	s->len = s->blocked = 0;
+}
+
+static void point(struct ta_table *t, struct stream_acc *s, int64_t ts,
+		  int delta, const struct ta_queue_opts *o, int64_t min_ts)
+{
+	/* the time since the previous point counts at the previous length */
+	if (s->have && s->len >= o->blocked_at && o->blocked_at > 0)
+		s->blocked += ts - s->prev_ts;
+	s->len += delta;
+	s->prev_ts = ts;
+	s->have = 1;
+	if (o->series) {
+		size_t r = ta_table_add_row(t);
+
+		ta_table_set_int(t, r, 0, s->rank);
+		ta_table_set_int(t, r, 1, s->stream);
+		ta_table_set_real(t, r, 2, (double)(ts - min_ts) / 1000.0);
+		ta_table_set_int(t, r, 3, s->len);
+	} else {
+		ta_dvec_push(&s->values, (double)s->len);
+	}
+}
+
+int ta_queue_run(sqlite3 *db, const struct ta_query *q,
+		 const struct ta_queue_opts *o, struct ta_table **out,
+		 struct ta_error *err)
+{
+	struct stream_acc s;
+	sqlite3_stmt *st = NULL;
+	struct ta_table *t;
+	int64_t min_ts;
+	int rc;
+
+	*out = NULL;
+	memset(&s, 0, sizeof(s));
+	if (ta_rows_prepare(db, q, err) < 0 ||
+	    (q->hta_compat && ta_db_exec(db, compat_prep_sql, err) < 0) ||
+	    ta_db_prepare(db, q->hta_compat ? compat_sql : default_sql, &st, err) < 0)
+		return -1;
+	min_ts = ta_rows_min_ts(db, q->hta_compat);
+	if (o->blocked_at > 0)
+		t = ta_table_new("Time with a full launch queue", blocked_cols, 4);
+	else if (o->series)
+		t = ta_table_new("Launch queue length", series_cols, 4);
+	else
+		t = ta_table_new("Launch queue length per stream", summary_cols, 10);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t rank = sqlite3_column_int64(st, 0);
+		int64_t stream = sqlite3_column_int64(st, 1);
+
+		if (s.have && (rank != s.rank || stream != s.stream))
+			flush(db, t, &s, o, q->hta_compat);
+		s.rank = rank;
+		s.stream = stream;
+		point(t, &s, sqlite3_column_int64(st, 2), sqlite3_column_int(st, 3),
+		      o, min_ts);
+	}
+	flush(db, t, &s, o, q->hta_compat);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+		ta_table_free(t);
+		return -1;
+	}
+	*out = t;
+	return 0;
+}

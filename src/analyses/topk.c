@@ -1,0 +1,147 @@
+/* HTA's top-k rule for breakdown tables. */
+#include "topk.h"
+#include "stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Per-name statistics, pooled with Chan's formula for "others". */
+
+void ta_agg_add(struct agg *a, double x)
+{
+	double d = x - a->mean;
+
+	if (a->count == 0 || x > a->max)
+		a->max = x;
+	if (a->count == 0 || x < a->min)
+		a->min = x;
+	a->count++;
+	a->sum += x;
+	a->mean += d / (double)a->count;
+	a->m2 += d * (x - a->mean);
+}
+
+static void agg_merge(struct agg *a, const struct agg *b)
+{
+	double n = (double)(a->count + b->count), d = b->mean - a->mean;
+
+	if (b->count == 0)
+		return;
+	if (a->count == 0) {
+		char *name = a->name;
+
+		*a = *b;
+		a->name = name;
+		return;
+	}
+	a->m2 += b->m2 + d * d * (double)a->count * (double)b->count / n;
+	a->mean += d * (double)b->count / n;
+	a->max = fmax(a->max, b->max);
+	a->min = fmin(a->min, b->min);
+	a->sum += b->sum;
+	a->count += b->count;
+}
+
+/* std of one value is 0 in HTA's kernel tables, not NaN */
+double ta_agg_std(const struct agg *a)
+{
+	return a->count > 1 ? sqrt(a->m2 / (double)(a->count - 1)) : 0;
+}
+
+
+
+void ta_topk_emit(struct out_rows *o, int64_t rank, int kind,
+		 const struct agg *a, double std)
+{
+	if (o->n == o->cap) {
+		o->cap = o->cap ? o->cap * 2 : 64;
+		o->v = ta_xrealloc(o->v, o->cap * sizeof(*o->v));
+	}
+	o->v[o->n] = (struct out_row){ rank, kind, *a, std, o->n };
+	o->v[o->n].a.name = ta_xstrdup(a->name);
+	o->n++;
+}
+
+static int cmp_sum_desc(const void *x, const void *y)
+{
+	const struct agg *a = *(struct agg *const *)x, *b = *(struct agg *const *)y;
+
+	if (a->sum != b->sum)
+		return a->sum > b->sum ? -1 : 1;
+	return strcmp(a->name, b->name); /* stable over name order */
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Top-k with HTA's rule (§9.4 step 3): a name goes to "others" if its
+ * running total passes the duration_ratio percentile of running totals,
+ * or it is past the first top names. HTA then keeps only per-name totals
+ * (a named row's max = min = mean = sum) and exempts negative sums; the
+ * default keeps per-launch statistics for named rows and "others". */
+void ta_topk_group(struct agg *names, size_t n, int64_t rank, int kind,
+		   int top, double ratio, int compat, struct out_rows *out)
+{
+	struct agg **by = ta_xmalloc((n ? n : 1) * sizeof(*by));
+	double *cum = ta_xmalloc((n ? n : 1) * sizeof(*cum));
+	struct agg others = { "others", 0, 0, 0, 0, 0, 0 };
+	struct agg per_name = { "others", 0, 0, 0, 0, 0, 0 };
+	double q, run = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		by[i] = &names[i];
+	if (n <= (size_t)top) {
+		for (i = 0; i < n; i++)
+			ta_topk_emit(out, rank, kind, by[i], ta_agg_std(by[i]));
+		goto done;
+	}
+	qsort(by, n, sizeof(*by), cmp_sum_desc);
+	for (i = 0; i < n; i++)
+		cum[i] = run += by[i]->sum;
+	{
+		double *sorted = ta_xmalloc(n * sizeof(*sorted));
+
+		memcpy(sorted, cum, n * sizeof(*sorted));
+		qsort(sorted, n, sizeof(*sorted), cmp_double);
+		q = ta_percentile(sorted, n, ratio);
+		free(sorted);
+	}
+	for (i = 0; i < n; i++) {
+		int to_others = cum[i] > q || i >= (size_t)top;
+
+		if (compat && by[i]->sum < 0)
+			to_others = 0; /* HTA's inverted keep mask */
+		if (!to_others) {
+			struct agg one = *by[i];
+
+			if (compat) { /* HTA keeps only the per-name total */
+				one.max = one.min = one.mean = one.sum;
+				one.m2 = 0;
+			}
+			ta_topk_emit(out, rank, kind, &one, compat ? 0 : ta_agg_std(by[i]));
+			continue;
+		}
+		agg_merge(&others, by[i]);
+		ta_agg_add(&per_name, by[i]->sum);
+	}
+	if (others.count == 0)
+		goto done;
+	if (compat) { /* statistics of the absorbed per-name totals */
+		double sd = ta_agg_std(&per_name);
+
+		per_name.count = others.count; /* shown: launches absorbed */
+		ta_topk_emit(out, rank, kind, &per_name, sd);
+	} else {
+		ta_topk_emit(out, rank, kind, &others, ta_agg_std(&others));
+	}
+done:
+	free(by);
+	free(cum);
+}
+

@@ -1,0 +1,40 @@
+/* Per-name aggregation with HTA's top-k / "others" rule (hta-semantics
+ * §9.4), shared by the kernel and annotation breakdowns. */
+#ifndef TA_TOPK_H
+#define TA_TOPK_H
+
+#include "ta.h"
+
+/* Statistics of one name's durations (ns), pooled with Chan's formula. */
+struct agg {
+	char *name;
+	int64_t count;
+	double sum, mean, m2, max, min;
+};
+
+void ta_agg_add(struct agg *a, double x);
+/* Sample std; 0 for a single value, as HTA's breakdown tables show it. */
+double ta_agg_std(const struct agg *a);
+
+struct out_row {
+	int64_t rank;
+	int kind;
+	struct agg a;
+	double std;
+	size_t seq;
+};
+
+struct out_rows {
+	struct out_row *v;
+	size_t n, cap;
+};
+
+void ta_topk_emit(struct out_rows *o, int64_t rank, int kind,
+		  const struct agg *a, double std);
+
+/* names: one rank's names of one kind, in name order. Appends the kept
+ * names and "others" to out. compat: HTA's statistics (see topk.c). */
+void ta_topk_group(struct agg *names, size_t n, int64_t rank, int kind,
+		   int top, double ratio, int compat, struct out_rows *out);
+
+#endif

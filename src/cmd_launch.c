@@ -1,0 +1,51 @@
+/* traceanalyze launch: launch statistics per launched GPU activity. */
+#include "cli.h"
+#include "commands.h"
+
+enum { OPT_SUMMARY = 1, OPT_RUNTIME, OPT_DELAY };
+
+static const struct ta_opt opts[] = {
+	{ "summary", 0, OPT_SUMMARY, NULL, "per rank: short kernels and outliers, with percentiles" },
+	{ "runtime-cutoff", 1, OPT_RUNTIME, "US", "launch calls longer than US are runtime outliers (50)" },
+	{ "launch-delay-cutoff", 1, OPT_DELAY, "US", "delays longer than US are delay outliers (100)" },
+	{ NULL, 0, 0, NULL, NULL }
+};
+
+static int on_opt(void *ctx, int key, const char *arg)
+{
+	struct ta_launch_opts *o = ctx;
+
+	switch (key) {
+	case OPT_SUMMARY:
+		o->summary = 1;
+		return 0;
+	case OPT_RUNTIME:
+		return ta_cli_parse_us(arg, &o->runtime_cutoff_ns);
+	case OPT_DELAY:
+		return ta_cli_parse_us(arg, &o->launch_delay_cutoff_ns);
+	}
+	return -1;
+}
+
+static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
+	       struct ta_table **out, struct ta_error *err)
+{
+	return ta_launch_run(db, q, ctx, out, err);
+}
+
+int cmd_launch(int argc, char **argv)
+{
+	struct ta_launch_opts o = { 0, 50000, 100000 };
+	const struct ta_cmd_info info = {
+		"launch", "[options] PATH",
+		"Per launched GPU activity: the launch call's CPU time, the GPU time, "
+		"and the\ndelay from the end of the call to the start on the GPU. CSV "
+		"columns:\nrank,correlation,kernel,cpu_us,gpu_us,launch_delay_us,api. "
+		"With --summary, per rank:\nshort kernels (cpu_us <= runtime cutoff "
+		"and gpu_us < cpu_us), runtime outliers\nand launch-delay outliers, "
+		"with medians and 95th percentiles.",
+		opts, on_opt, &o
+	};
+
+	return ta_cli_main(argc, argv, &info, run, &o, NULL);
+}

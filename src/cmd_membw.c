@@ -1,0 +1,42 @@
+/* traceanalyze membw: memory bandwidth per copy kind. */
+#include "cli.h"
+#include "commands.h"
+
+enum { OPT_SERIES = 1 };
+
+static const struct ta_opt opts[] = {
+	{ "series", 0, OPT_SERIES, NULL, "the time series: rank,name,ts_us,gbps" },
+	{ NULL, 0, 0, NULL, NULL }
+};
+
+static int on_opt(void *ctx, int key, const char *arg)
+{
+	struct ta_membw_opts *o = ctx;
+
+	(void)arg;
+	if (key != OPT_SERIES)
+		return -1;
+	o->series = 1;
+	return 0;
+}
+
+static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
+	       struct ta_table **out, struct ta_error *err)
+{
+	return ta_membw_run(db, q, ctx, out, err);
+}
+
+int cmd_membw(int argc, char **argv)
+{
+	struct ta_membw_opts o = { 0 };
+	const struct ta_cmd_info info = {
+		"membw", "[options] PATH",
+		"Memory bandwidth (GB/s) per copy kind (Memcpy HtoD, DtoH, DtoD, "
+		"Memset, ...):\nthe sum of the bandwidths of the copies in flight, at "
+		"each start and end;\nstatistics over those points: rank,name,count,"
+		"mean_gbps,std_gbps,min_gbps,\np25_gbps,p50_gbps,p75_gbps,max_gbps.",
+		opts, on_opt, &o
+	};
+
+	return ta_cli_main(argc, argv, &info, run, &o, NULL);
+}

@@ -1,0 +1,51 @@
+/* traceanalyze queue: launch queue length per stream. */
+#include "cli.h"
+#include "commands.h"
+
+#include <stdlib.h>
+
+enum { OPT_SERIES = 1, OPT_BLOCKED };
+
+static const struct ta_opt opts[] = {
+	{ "series", 0, OPT_SERIES, NULL, "the time series: rank,stream,ts_us,queue_length" },
+	{ "blocked-at", 1, OPT_BLOCKED, "N", "time with the queue at or above N, per stream" },
+	{ NULL, 0, 0, NULL, NULL }
+};
+
+static int on_opt(void *ctx, int key, const char *arg)
+{
+	struct ta_queue_opts *o = ctx;
+	char *end;
+
+	switch (key) {
+	case OPT_SERIES:
+		o->series = 1;
+		return 0;
+	case OPT_BLOCKED:
+		o->blocked_at = strtoll(arg, &end, 10);
+		return end != arg && !*end && o->blocked_at > 0 ? 0 : -1;
+	}
+	return -1;
+}
+
+static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
+	       struct ta_table **out, struct ta_error *err)
+{
+	return ta_queue_run(db, q, ctx, out, err);
+}
+
+int cmd_queue(int argc, char **argv)
+{
+	struct ta_queue_opts o = { 0, 0 };
+	const struct ta_cmd_info info = {
+		"queue", "[options] PATH",
+		"Launch queue length per stream: launches issued but not yet started "
+		"on the GPU\n(+1 at the launch call, -1 when the work starts). "
+		"Statistics over the change\npoints: rank,stream,count,mean,std,min,"
+		"p25,p50,p75,max. --blocked-at N:\nrank,stream,blocked_us,"
+		"blocked_ratio (of the rank's trace duration).",
+		opts, on_opt, &o
+	};
+
+	return ta_cli_main(argc, argv, &info, run, &o, NULL);
+}
