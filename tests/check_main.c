@@ -57,6 +57,7 @@ int main(void)
 	srunner_add_suite(sr, suite_intervals());
 	srunner_add_suite(sr, suite_classify());
 	srunner_add_suite(sr, suite_analyses());
+	srunner_add_suite(sr, suite_more());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

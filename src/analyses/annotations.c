@@ -151,10 +151,12 @@ static int run_breakdown(sqlite3 *db, const struct ta_query *q,
 	return 0;
 }
 
-static int run_kernels(sqlite3 *db, struct ta_table **out, struct ta_error *err)
+static int run_kernels(sqlite3 *db, int compat, struct ta_table **out,
+		       struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	struct ta_table *t;
+	int64_t min_ts = ta_rows_min_ts(db, compat);
 	int rc;
 
 	if (ta_db_prepare(db, kernels_sql, &st, err) < 0)
@@ -164,7 +166,8 @@ static int run_kernels(sqlite3 *db, struct ta_table **out, struct ta_error *err)
 		size_t r = ta_table_add_row(t);
 
 		ta_table_set_int(t, r, 0, sqlite3_column_int64(st, 0));
-		ta_table_set_real(t, r, 1, (double)sqlite3_column_int64(st, 1) / 1000.0);
+		ta_table_set_real(t, r, 1,
+				  (double)(sqlite3_column_int64(st, 1) - min_ts) / 1000.0);
 		ta_table_set_int(t, r, 2, sqlite3_column_int64(st, 2));
 		ta_table_set_text(t, r, 3, (const char *)sqlite3_column_text(st, 3));
 		ta_table_set_text(t, r, 4, (const char *)sqlite3_column_text(st, 4));
@@ -186,6 +189,6 @@ int ta_annotations_run(sqlite3 *db, const struct ta_query *q,
 	*out = NULL;
 	if (ta_rows_prepare(db, q, err) < 0)
 		return -1;
-	return o->kernels ? run_kernels(db, out, err)
+	return o->kernels ? run_kernels(db, q->hta_compat, out, err)
 			  : run_breakdown(db, q, o, out, err);
 }

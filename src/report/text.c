@@ -17,6 +17,21 @@ static void human_us(char *buf, size_t len, double us)
 		snprintf(buf, len, "%.3f µs", us);
 }
 
+/* At most 3 decimals, trailing zeros dropped: 0.5, 12, 36.92. */
+static void fixed3(char *buf, size_t len, double v)
+{
+	char *p;
+
+	snprintf(buf, len, "%.3f", v);
+	p = buf + strlen(buf) - 1;
+	while (p > buf && *p == '0')
+		*p-- = '\0';
+	if (*p == '.')
+		*p = '\0';
+	if (strcmp(buf, "-0") == 0)
+		snprintf(buf, len, "0");
+}
+
 static void cell_text(char *buf, size_t len, const struct ta_col *col,
 		      const struct ta_cell *c)
 {
@@ -42,7 +57,7 @@ static void cell_text(char *buf, size_t len, const struct ta_col *col,
 		else if (col->unit == TA_UNIT_RATIO)
 			snprintf(buf, len, "%.2f %%", c->d * 100);
 		else
-			ta_format_real(buf, len, c->d);
+			fixed3(buf, len, c->d);
 	}
 }
 

@@ -1,0 +1,192 @@
+/* launch, queue, membw and annotations on hand-made traces. */
+#include "check_main.h"
+#include "ta_analyses.h"
+#include "ta_db.h"
+#include "ta_ingest.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define K(name, cat, ts, dur, stream, corr, extra) \
+	"{\"ph\": \"X\", \"cat\": \"" cat "\", \"name\": \"" name "\", \"pid\": 0," \
+	" \"tid\": " #stream ", \"ts\": " #ts ", \"dur\": " #dur ", \"args\":" \
+	" {\"stream\": " #stream ", \"correlation\": " #corr extra "}}"
+#define R(name, cat, ts, dur, corr) \
+	"{\"ph\": \"X\", \"cat\": \"" cat "\", \"name\": \"" name "\"," \
+	" \"pid\": 1, \"tid\": 1, \"ts\": " #ts ", \"dur\": " #dur "," \
+	" \"args\": {\"correlation\": " #corr "}}"
+
+/* A cudaLaunchKernel, a Triton-style cuLaunchKernel and a graph launch of
+ * two kernels; the first event is a CPU op so no partner has index 0. */
+static const char launches[] =
+	"{\"traceEvents\": ["
+	"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1,"
+	" \"tid\": 1, \"ts\": 5, \"dur\": 200},"
+	R("cudaLaunchKernel", "cuda_runtime", 10, 5, 1) ","
+	R("cuLaunchKernel", "cuda_driver", 20, 4, 2) ","
+	R("cudaGraphLaunch", "cuda_runtime", 30, 10, 3) ","
+	K("gemm", "kernel", 40, 10, 7, 1, "") ","
+	K("triton_", "kernel", 50, 5, 7, 2, "") ","
+	K("g1", "kernel", 200, 3, 7, 3, "") ","
+	K("g2", "kernel", 203, 3, 7, 3, "") "]}";
+
+static sqlite3 *open_trace(char **dir, const char *text)
+{
+	struct ta_ingest_opts o = { 0, 1, 0 };
+	struct ta_error err;
+	char path[512];
+	sqlite3 *db = NULL;
+	FILE *f;
+
+	*dir = tmp_dir();
+	snprintf(path, sizeof(path), "%s/rank-0.json", *dir);
+	f = fopen(path, "w");
+	fputs(text, f);
+	fclose(f);
+	ck_assert_msg(ta_input_open(*dir, &o, &db, &err) == 0, "%s", err.msg);
+	return db;
+}
+
+static void close_trace(sqlite3 *db, char *dir)
+{
+	sqlite3_close(db);
+	rm_tree(dir);
+	free(dir);
+}
+
+static double cell(const struct ta_table *t, size_t r, size_t c)
+{
+	return ta_table_cell(t, r, c)->d;
+}
+
+START_TEST(test_more_launch)
+{
+	char *dir;
+	sqlite3 *db = open_trace(&dir, launches);
+	struct ta_query q = { 0, NULL, 0 };
+	struct ta_launch_opts o = { 0, 50000, 100000 };
+	struct ta_table *t;
+	struct ta_error err;
+
+	ck_assert_int_eq(ta_launch_run(db, &q, &o, &t, &err), 0);
+	ck_assert_int_eq(t->nrows, 4);
+	/* cudaLaunchKernel: cpu 5, gpu 10, delay 40 - 15 = 25 */
+	ck_assert(cell(t, 0, 3) == 5 && cell(t, 0, 4) == 10 && cell(t, 0, 5) == 25);
+	ck_assert_str_eq(ta_table_cell(t, 1, 6)->s, "cuLaunchKernel");
+	ck_assert(cell(t, 1, 5) == 26);
+	/* both kernels of the graph, delays from the end of cudaGraphLaunch */
+	ck_assert_str_eq(ta_table_cell(t, 2, 6)->s, "cudaGraphLaunch");
+	ck_assert(cell(t, 2, 5) == 160 && cell(t, 3, 5) == 163);
+	ta_table_free(t);
+	q.hta_compat = 1; /* HTA knows cudaLaunchKernel only */
+	ck_assert_int_eq(ta_launch_run(db, &q, &o, &t, &err), 0);
+	ck_assert_int_eq(t->nrows, 1);
+	ta_table_free(t);
+	close_trace(db, dir);
+}
+END_TEST
+
+START_TEST(test_more_queue)
+{
+	char *dir;
+	sqlite3 *db = open_trace(&dir, launches);
+	struct ta_query q = { 0, NULL, 0 };
+	struct ta_queue_opts o = { 1, 0 };
+	struct ta_table *t;
+	struct ta_error err;
+	/* +1 at 10, 20, 30 (x2); -1 at 40, 50, 200, 203 */
+	static const int64_t want[] = { 1, 2, 3, 4, 3, 2, 1, 0 };
+	size_t i;
+
+	ck_assert_int_eq(ta_queue_run(db, &q, &o, &t, &err), 0);
+	ck_assert_int_eq(t->nrows, 8);
+	for (i = 0; i < 8; i++)
+		ck_assert_int_eq(ta_table_cell(t, i, 3)->i, want[i]);
+	ta_table_free(t);
+	o.series = 0;
+	o.blocked_at = 3; /* length >= 3 from 30 to 50 */
+	ck_assert_int_eq(ta_queue_run(db, &q, &o, &t, &err), 0);
+	ck_assert(cell(t, 0, 2) == 20);
+	/* over the rank's span of timestamps, 5 .. 203 */
+	ck_assert(fabs(cell(t, 0, 3) - 20.0 / 198) < 1e-12);
+	ta_table_free(t);
+	close_trace(db, dir);
+}
+END_TEST
+
+/* Copies of 0.1 and 0.2 GB/s overlapping: HTA's double running sum ends
+ * at 2.8e-17, a point it counts; the default ends at exactly 0. */
+START_TEST(test_more_membw_residue)
+{
+	static const char tr[] = "{\"traceEvents\": ["
+		K("Memcpy HtoD (Pinned -> Device)", "gpu_memcpy", 0, 10, 7, 1,
+		  ", \"memory bandwidth (GB/s)\": 0.1") ","
+		K("Memcpy HtoD (Pinned -> Device)", "gpu_memcpy", 5, 10, 8, 2,
+		  ", \"memory bandwidth (GB/s)\": 0.2") "]}";
+	char *dir;
+	sqlite3 *db = open_trace(&dir, tr);
+	struct ta_query q = { 1, NULL, 0 };
+	struct ta_membw_opts o = { 0 };
+	struct ta_table *t;
+	struct ta_error err;
+
+	ck_assert_int_eq(ta_membw_run(db, &q, &o, &t, &err), 0);
+	ck_assert_int_eq(ta_table_cell(t, 0, 2)->i, 4); /* .1 .3 .2 residue */
+	ta_table_free(t);
+	q.hta_compat = 0;
+	ck_assert_int_eq(ta_membw_run(db, &q, &o, &t, &err), 0);
+	ck_assert_str_eq(ta_table_cell(t, 0, 1)->s, "Memcpy HtoD");
+	ck_assert_int_eq(ta_table_cell(t, 0, 2)->i, 3);
+	ck_assert(fabs(cell(t, 0, 9) - 0.3) < 1e-12);
+	ta_table_free(t);
+	close_trace(db, dir);
+}
+END_TEST
+
+START_TEST(test_more_annotations)
+{
+	static const char tr[] = "{\"traceEvents\": ["
+		"{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"fwd\","
+		" \"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 100},"
+		"{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"fwd\","
+		" \"pid\": 1, \"tid\": 1, \"ts\": 200, \"dur\": 50},"
+		"{\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": \"fwd\","
+		" \"pid\": 0, \"tid\": 7, \"ts\": 10, \"dur\": 100},"
+		"{\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": \"attn\","
+		" \"pid\": 0, \"tid\": 7, \"ts\": 20, \"dur\": 30},"
+		K("k1", "kernel", 25, 5, 7, 1, "") "," K("k2", "kernel", 60, 5, 7, 2, "")
+		"]}";
+	char *dir;
+	sqlite3 *db = open_trace(&dir, tr);
+	struct ta_query q = { 0, NULL, 0 };
+	struct ta_annotations_opts o = { 0, 0, 1000, 0.8 };
+	struct ta_table *t;
+	struct ta_error err;
+
+	ck_assert_int_eq(ta_annotations_run(db, &q, &o, &t, &err), 0);
+	ck_assert_int_eq(t->nrows, 1);
+	ck_assert_int_eq(ta_table_cell(t, 0, 2)->i, 2);
+	ck_assert(cell(t, 0, 3) == 150 && cell(t, 0, 4) == 100 && cell(t, 0, 7) == 75);
+	ta_table_free(t);
+	o.kernels = 1; /* innermost range wins */
+	ck_assert_int_eq(ta_annotations_run(db, &q, &o, &t, &err), 0);
+	ck_assert_str_eq(ta_table_cell(t, 0, 4)->s, "attn");
+	ck_assert_str_eq(ta_table_cell(t, 1, 4)->s, "fwd");
+	ta_table_free(t);
+	close_trace(db, dir);
+}
+END_TEST
+
+Suite *suite_more(void)
+{
+	Suite *s = suite_create("more");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_more_launch);
+	tcase_add_test(tc, test_more_queue);
+	tcase_add_test(tc, test_more_membw_residue);
+	tcase_add_test(tc, test_more_annotations);
+	suite_add_tcase(s, tc);
+	return s;
+}
