@@ -10,6 +10,7 @@ int cmd_launch(int argc, char **argv);
 int cmd_queue(int argc, char **argv);
 int cmd_membw(int argc, char **argv);
 int cmd_annotations(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_ingest(int argc, char **argv);
 int cmd_schema(int argc, char **argv);
 

@@ -57,8 +57,8 @@ int ta_db_open(const char *path, sqlite3 **db, struct ta_error *err)
 		*db = NULL;
 		return -1;
 	}
-	/* analyses build small temporary tables; keep them in memory */
-	sqlite3_exec(*db, "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -32768",
+	/* analyses build temporary tables: on disk, so memory stays bounded */
+	sqlite3_exec(*db, "PRAGMA temp_store = FILE; PRAGMA cache_size = -16384",
 		     NULL, NULL, NULL);
 	return 0;
 }

@@ -13,6 +13,7 @@ struct command {
 };
 
 static const struct command commands[] = {
+	{ "report", cmd_report, "the core analyses together: temporal, idle, kernel types, overlap" },
 	{ "temporal", cmd_temporal, "idle, compute and non-compute GPU time per rank" },
 	{ "idle", cmd_idle, "idle time per stream: host wait, kernel wait, other" },
 	{ "kernels", cmd_kernels, "GPU time per kernel or kernel type" },

@@ -9,8 +9,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-#define RUNTIME_CATS "'cuda_runtime', 'cuda_driver', 'Runtime', 'mtia_runtime'"
-
 /* HTA knows launches only by these names (§9.7 step 1). */
 static const char compat_prep_sql[] =
 	"DROP TABLE IF EXISTS temp.l;"
@@ -38,7 +36,7 @@ static const char default_sql[] =
 	"SELECT d.rank, d.correlation, gn.name, r.dur_ns, d.dur,"
 	"  max(0, d.ts - (r.ts_ns + r.dur_ns)), rn.name"
 	" FROM dev d JOIN events r ON r.rank = d.rank AND r.correlation = d.correlation"
-	"  AND r.cat IN (SELECT name_id FROM names WHERE name IN (" RUNTIME_CATS "))"
+	"  AND r.role = 2"
 	" LEFT JOIN names gn ON gn.name_id = d.name"
 	" LEFT JOIN names rn ON rn.name_id = r.name"
 	" WHERE d.correlation != -1 AND r.dur_ns IS NOT NULL"

@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RUNTIME_CATS "'cuda_runtime', 'cuda_driver', 'Runtime', 'mtia_runtime'"
-
 /* HTA: launch rows by name whose partner index (§4) is > 0, so a launch
  * whose kernel is the file's first event does not count; +1 points first. */
 static const char compat_prep_sql[] =
@@ -39,7 +37,7 @@ static const char compat_sql[] =
 static const char default_sql[] =
 	"WITH l AS (SELECT d.rank, d.stream, r.ts_ns AS ts, d.ts AS start"
 	"  FROM dev d JOIN events r ON r.rank = d.rank AND r.correlation = d.correlation"
-	"  AND r.cat IN (SELECT name_id FROM names WHERE name IN (" RUNTIME_CATS "))"
+	"  AND r.role = 2"
 	"  WHERE d.correlation != -1 AND r.ts_ns IS NOT NULL)"
 	" SELECT rank, stream, ts, 1 FROM l"
 	" UNION ALL SELECT rank, stream, start, -1 FROM l"

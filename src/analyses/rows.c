@@ -11,7 +11,6 @@
 /* GPU activity categories (CUDA, older Kineto, MTIA). */
 #define GPU_CATS "'kernel', 'Kernel', 'gpu_memcpy', 'Memcpy', 'gpu_memset'," \
 	" 'Memset', 'mtia_ccp_events'"
-#define RUNTIME_CATS "'cuda_runtime', 'cuda_driver', 'Runtime', 'mtia_runtime'"
 #define STEP_GLOB "'ProfilerStep#[0-9]*'"
 
 static void sql_kind(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -168,24 +167,81 @@ static const char default_dev_sql[] =
 "  COALESCE(e.gbps, 0.0) AS gbps,"
 "  ta_kind(n.name, c.name, 0) AS kind, 1 AS idle_kernel,"
 "  CASE WHEN e.correlation = -1 THEN NULL ELSE (SELECT r.ts_ns FROM events r"
-"   WHERE r.rank = e.rank AND r.correlation = e.correlation"
-"   AND r.cat IN (SELECT name_id FROM names WHERE name IN (" RUNTIME_CATS "))"
+"   WHERE r.role = 2 AND r.rank = e.rank AND r.correlation = e.correlation"
 "   ORDER BY r.idx DESC LIMIT 1) END AS launch_ts,"
 "  e.idx AS ord"
 " FROM events e JOIN names c ON c.name_id = e.cat"
 " LEFT JOIN names n ON n.name_id = e.name"
-" WHERE e.rank IN (SELECT rank FROM sel_ranks) AND c.name IN (" GPU_CATS ")"
+" WHERE e.role = 1 AND e.rank IN (SELECT rank FROM sel_ranks)"
 "  AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL;"
 "CREATE TEMP TABLE win AS SELECT e.rank, max(e.ts_ns) AS last_start"
 " FROM events e JOIN names n ON n.name_id = e.name"
-" JOIN names c ON c.name_id = e.cat"
-" WHERE e.rank IN (SELECT rank FROM sel_ranks) AND c.name = 'user_annotation'"
+" WHERE e.cat = (SELECT name_id FROM names WHERE name = 'user_annotation')"
+"  AND e.rank IN (SELECT rank FROM sel_ranks)"
 "  AND n.name GLOB " STEP_GLOB " AND e.dur_ns IS NOT NULL"
 " GROUP BY e.rank HAVING count(DISTINCT e.name) >= 2;"
 "DELETE FROM dev WHERE COALESCE(launch_ts, ts) >="
 " (SELECT last_start FROM win w WHERE w.rank = dev.rank);";
 
+/* The rows for q are already there (several analyses in one run). */
+static int already_prepared(sqlite3 *db, const char *key)
+{
+	sqlite3_stmt *st = NULL;
+	int same = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT key FROM temp.rows_key", -1, &st,
+			       NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		same = strcmp((const char *)sqlite3_column_text(st, 0), key) == 0;
+	sqlite3_finalize(st);
+	return same;
+}
+
+static void query_key(const struct ta_query *q, struct ta_buf *key)
+{
+	size_t i;
+
+	ta_buf_addf(key, "%d:", q->hta_compat);
+	if (!q->ranks)
+		ta_buf_adds(key, "all");
+	for (i = 0; q->ranks && i < q->nranks; i++)
+		ta_buf_addf(key, "%lld,", (long long)q->ranks[i]);
+}
+
+static int remember(sqlite3 *db, const char *key, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (ta_db_exec(db, "DROP TABLE IF EXISTS temp.rows_key;"
+		       "CREATE TEMP TABLE rows_key (key TEXT)", err) < 0 ||
+	    ta_db_prepare(db, "INSERT INTO temp.rows_key VALUES (?)", &st, err) < 0)
+		return -1;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int prepare_rows(sqlite3 *db, const struct ta_query *q,
+			struct ta_error *err);
+
 int ta_rows_prepare(sqlite3 *db, const struct ta_query *q, struct ta_error *err)
+{
+	struct ta_buf key = { 0 };
+	int rc = 0;
+
+	query_key(q, &key);
+	if (!already_prepared(db, key.s)) {
+		rc = prepare_rows(db, q, err);
+		if (rc == 0)
+			rc = remember(db, key.s, err);
+	}
+	ta_buf_free(&key);
+	return rc;
+}
+
+static int prepare_rows(sqlite3 *db, const struct ta_query *q,
+			struct ta_error *err)
 {
 	if (sqlite3_create_function(db, "ta_kind", 3,
 				    SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
@@ -194,7 +250,8 @@ int ta_rows_prepare(sqlite3 *db, const struct ta_query *q, struct ta_error *err)
 			     sqlite3_errmsg(db));
 		return -1;
 	}
-	if (ta_db_exec(db, "DROP TABLE IF EXISTS temp.dev;"
+	if (ta_db_exec(db, "DROP TABLE IF EXISTS temp.rows_key;"
+		       "DROP TABLE IF EXISTS temp.dev;"
 		       "DROP TABLE IF EXISTS temp.hrows;"
 		       "DROP TABLE IF EXISTS temp.win;"
 		       "DROP TABLE IF EXISTS temp.cpu_corr;", err) < 0 ||

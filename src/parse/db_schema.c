@@ -43,7 +43,10 @@ const char ta_db_schema_sql[] =
 "  python_id, python_parent_id, seq_nr, fwd_tid, cbid,\n"
 "  flow_id, flow_bp,     -- flow events (ph s/f/t): id and binding point\n"
 "  total_allocated, total_reserved,  -- [memory] instant events\n"
-"  wait_on_stream, collective TEXT\n"
+"  wait_on_stream, collective TEXT,\n"
+"  role        INTEGER NOT NULL  -- from cat: 1 GPU activity (kernel, memcpy,\n"
+"              -- memset), 2 runtime/driver call, 3 cuda_sync, 4 CPU op or\n"
+"              -- annotation or Python function, 5 GPU annotation, 0 other\n"
 ");\n"
 "CREATE TABLE info (key TEXT PRIMARY KEY, value);\n"
 "-- convenience views\n"
@@ -81,5 +84,10 @@ const char ta_db_schema_sql[] =
 "  AND g.correlation = r.correlation WHERE r.correlation != -1;\n";
 
 const char ta_db_index_sql[] =
-"CREATE INDEX events_cat ON events (cat, rank, ts_ns);\n"
-"CREATE INDEX events_corr ON events (rank, correlation);\n";
+"-- covering indexes for what analyses read: GPU activity in time order,\n"
+"-- and launch calls by correlation\n"
+"CREATE INDEX events_gpu ON events (rank, ts_ns, dur_ns, name, stream,\n"
+"  correlation, idx, gbps) WHERE role = 1;\n"
+"CREATE INDEX events_launch ON events (rank, correlation, idx, ts_ns, dur_ns)\n"
+"  WHERE role = 2;\n"
+"CREATE INDEX events_cat ON events (cat, rank);\n";

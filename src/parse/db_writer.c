@@ -12,17 +12,19 @@ enum {
 	C_HTA_TS, C_HTA_DUR, C_STREAM, C_CORR, C_EXT, C_DEVICE, C_BYTES,
 	C_GBPS, C_GRID, C_BLOCK, C_REGS, C_SMEM, C_DIMS, C_TYPES, C_PYID,
 	C_PYPARENT, C_SEQ, C_FWD, C_CBID, C_FLOW_ID, C_FLOW_BP, C_ALLOC,
-	C_RESERVED, C_WAIT, C_COLL, C_NCOLS = C_COLL
+	C_RESERVED, C_WAIT, C_COLL, C_ROLE, C_NCOLS = C_ROLE
 };
 
 static const char insert_sql[] =
 	"INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-	"?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+	"?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 struct ta_db_writer {
 	sqlite3 *db;
 	sqlite3_stmt *ins, *ins_name, *ins_meta;
 	struct ta_intern *names;
+	signed char *roles;    /* by name id: role of that category, -1 unknown */
+	size_t nroles;
 	int64_t rank;          /* provisional rank of the current file */
 	int64_t first_event_rowid, first_meta_rowid;
 	int64_t meta_rows;
@@ -41,7 +43,8 @@ struct ta_db_writer *ta_db_writer_new(const char *path, struct ta_error *err)
 {
 	struct ta_db_writer *w = ta_xcalloc(1, sizeof(*w));
 
-	if (sqlite3_open(path, &w->db) != SQLITE_OK) {
+	if (sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		fail(w, err);
 		ta_db_writer_abort(w);
 		return NULL;
@@ -80,15 +83,59 @@ int ta_db_writer_begin_file(struct ta_db_writer *w, const char *path,
 	return 0;
 }
 
-/* Binds an interned string, adding it to the names table when new. */
+static int role_of(const char *cat)
+{
+	static const char *const gpu[] = { "kernel", "Kernel", "gpu_memcpy",
+		"Memcpy", "gpu_memset", "Memset", "mtia_ccp_events", NULL };
+	static const char *const runtime[] = { "cuda_runtime", "cuda_driver",
+		"Runtime", "mtia_runtime", NULL };
+	static const char *const cpu[] = { "cpu_op", "user_annotation",
+		"python_function", "Operator", NULL };
+	size_t i;
+
+	for (i = 0; gpu[i]; i++)
+		if (strcmp(cat, gpu[i]) == 0)
+			return 1;
+	for (i = 0; runtime[i]; i++)
+		if (strcmp(cat, runtime[i]) == 0)
+			return 2;
+	if (strcmp(cat, "cuda_sync") == 0)
+		return 3;
+	for (i = 0; cpu[i]; i++)
+		if (strcmp(cat, cpu[i]) == 0)
+			return 4;
+	return strcmp(cat, "gpu_user_annotation") == 0 ? 5 : 0;
+}
+
+/* The category's role, computed once per distinct category. */
+static int event_role(struct ta_db_writer *w, const struct ta_event *ev,
+		      int64_t cat_id)
+{
+	if (cat_id <= 0)
+		return 0;
+	if ((size_t)cat_id >= w->nroles) {
+		size_t n = (size_t)cat_id * 2 + 16;
+
+		w->roles = ta_xrealloc(w->roles, n);
+		memset(w->roles + w->nroles, -1, n - w->nroles);
+		w->nroles = n;
+	}
+	if (w->roles[cat_id] < 0)
+		w->roles[cat_id] = (signed char)role_of(ta_event_text(ev, TA_F_CAT));
+	return w->roles[cat_id];
+}
+
+/* Binds an interned string, adding it to the names table when new;
+ * *id_out gets its id (0 when absent). */
 static int bind_name(struct ta_db_writer *w, int col, const struct ta_event *ev,
-		     enum ta_field f)
+		     enum ta_field f, int64_t *id_out)
 {
 	int is_new;
 	int64_t id;
 
+	*id_out = 0;
 	if (ev->f[f].type != TA_VAL_TEXT)
-		return sqlite3_bind_null(w->ins, col);
+		return SQLITE_OK;
 	id = ta_intern(w->names, ta_event_text(ev, f), ev->f[f].len, &is_new);
 	if (is_new) {
 		sqlite3_bind_int64(w->ins_name, 1, id);
@@ -98,9 +145,12 @@ static int bind_name(struct ta_db_writer *w, int col, const struct ta_event *ev,
 			return SQLITE_ERROR;
 		sqlite3_reset(w->ins_name);
 	}
+	*id_out = id;
 	return sqlite3_bind_int64(w->ins, col, id);
 }
 
+/* Absent values are left unbound: the statement's bindings are cleared
+ * after every row, which is cheaper than binding NULL to each. */
 static void bind_val(sqlite3_stmt *st, int col, const struct ta_event *ev,
 		     enum ta_field f)
 {
@@ -118,7 +168,7 @@ static void bind_val(sqlite3_stmt *st, int col, const struct ta_event *ev,
 				  SQLITE_TRANSIENT);
 		break;
 	default:
-		sqlite3_bind_null(st, col);
+		break;
 	}
 }
 
@@ -150,29 +200,25 @@ static void bind_times(sqlite3_stmt *st, const struct ta_event *ev)
 	if (ev->has_ts) {
 		sqlite3_bind_int64(st, C_TS, ev->ts_ns);
 		sqlite3_bind_int64(st, C_HTA_TS, ev->hta_ts_ns);
-	} else {
-		sqlite3_bind_null(st, C_TS);
-		sqlite3_bind_null(st, C_HTA_TS);
 	}
 	if (ev->has_dur) {
 		sqlite3_bind_int64(st, C_DUR, ev->dur_ns);
 		sqlite3_bind_int64(st, C_HTA_DUR, ev->hta_dur_ns);
-	} else {
-		sqlite3_bind_null(st, C_DUR);
-		sqlite3_bind_null(st, C_HTA_DUR);
 	}
 }
 
 int ta_db_writer_event(struct ta_db_writer *w, const struct ta_event *ev)
 {
 	sqlite3_stmt *st = w->ins;
+	int64_t cat, name;
 
 	sqlite3_bind_int64(st, C_RANK, w->rank);
 	sqlite3_bind_int64(st, C_IDX, ev->index);
 	bind_val(st, C_PH, ev, TA_F_PH);
-	if (bind_name(w, C_CAT, ev, TA_F_CAT) != SQLITE_OK ||
-	    bind_name(w, C_NAME, ev, TA_F_NAME) != SQLITE_OK)
+	if (bind_name(w, C_CAT, ev, TA_F_CAT, &cat) != SQLITE_OK ||
+	    bind_name(w, C_NAME, ev, TA_F_NAME, &name) != SQLITE_OK)
 		return -1;
+	sqlite3_bind_int(st, C_ROLE, event_role(w, ev, cat));
 	bind_val(st, C_PID, ev, TA_F_PID);
 	bind_val(st, C_TID, ev, TA_F_TID);
 	bind_times(st, ev);
@@ -202,6 +248,7 @@ int ta_db_writer_event(struct ta_db_writer *w, const struct ta_event *ev)
 	if (sqlite3_step(st) != SQLITE_DONE)
 		return -1;
 	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
 	return 0;
 }
 
@@ -306,5 +353,6 @@ void ta_db_writer_abort(struct ta_db_writer *w)
 	sqlite3_finalize(w->ins_meta);
 	sqlite3_close(w->db);
 	ta_intern_free(w->names);
+	free(w->roles);
 	free(w);
 }

@@ -305,38 +305,43 @@ static int open_container(struct pstate *p, char bracket)
 	return 1;
 }
 
-/* HTA's rounding on doubles, as Python would do it (§2.3). */
+/* HTA's rounding on doubles, as Python would do it (§2.3): the text is
+ * read with strtod (correctly rounded, like Python's float()). */
 static void hta_round(struct ta_event *ev, const char *ts, const char *dur)
 {
-	double t = strtod(ts, NULL);
-	double end = ceil(t);
+	double t = strtod(ts, NULL), start, end;
 
-	ev->hta_ts_ns = (int64_t)end * 1000;
-	if (dur[0]) {
-		double e = floor(t + strtod(dur, NULL));
-
-		if (isfinite(e) && fabs(e) < 9e15)
-			ev->hta_dur_ns = ((int64_t)e - (int64_t)end) * 1000;
-	}
+	if (!isfinite(t) || fabs(t) >= 9e15)
+		return;
+	start = ceil(t);
+	ev->hta_ts_ns = (int64_t)start * 1000;
+	if (!dur[0])
+		return;
+	end = floor(t + strtod(dur, NULL));
+	if (isfinite(end) && fabs(end) < 9e15)
+		ev->hta_dur_ns = ((int64_t)end - (int64_t)start) * 1000;
 }
 
 static void finish_times(struct pstate *p)
 {
 	struct ta_event *ev = &p->ev;
-	int f;
+	int dur_float = 0;
 
+	if (p->dur_text[0] &&
+	    ta_parse_us_to_ns(p->dur_text, strlen(p->dur_text), &ev->dur_ns,
+			      &dur_float) == 0)
+		ev->has_dur = 1;
 	if (p->ts_text[0] &&
 	    ta_parse_us_to_ns(p->ts_text, strlen(p->ts_text), &ev->ts_ns,
 			      &ev->ts_is_float) == 0) {
 		ev->has_ts = 1;
-		if (isfinite(strtod(p->ts_text, NULL)) &&
-		    fabs(strtod(p->ts_text, NULL)) < 9e15)
+		if (!ev->ts_is_float && !dur_float) { /* whole µs: exact */
+			ev->hta_ts_ns = ev->ts_ns;
+			ev->hta_dur_ns = ev->dur_ns;
+		} else {
 			hta_round(ev, p->ts_text, p->dur_text);
+		}
 	}
-	if (p->dur_text[0] &&
-	    ta_parse_us_to_ns(p->dur_text, strlen(p->dur_text), &ev->dur_ns,
-			      &f) == 0)
-		ev->has_dur = 1;
 	if (!ev->has_ts || ev->ts_is_float)
 		p->res->any_float_ts = 1;
 }

@@ -1,0 +1,61 @@
+#!/bin/sh
+# make bench: throughput and memory against the floor
+#   gzip -dc FILE | json_verify -q
+# (decompression plus yajl's own validator) on traces built from
+# testdata/train_stalled: 1x (>= 200 MB of JSON), 2x and 4x; plus all four
+# core analyses (report), and a cached re-run. Runs alternate; the median of
+# RUNS is shown. Ratios matter, not seconds: the machine is shared.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+RUNS=${RUNS:-3}
+DIR=.bench
+BIN=./traceanalyze
+command -v json_verify >/dev/null || { echo "bench: needs json_verify (Debian yajl-tools)"; exit 2; }
+mkdir -p "$DIR"
+SRC=testdata/train_stalled/rank-0.pt.trace.json.gz
+# 65 copies of this trace are just over 200 MB of JSON
+for m in 1 2 4; do
+	f="$DIR/x$m/rank-0.json.gz"
+	[ -f "$f" ] || { mkdir -p "$DIR/x$m"; python3 tools/scale.py "$SRC" "$f" $((65 * m)) 0; }
+done
+
+now() { date +%s.%N; }
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# seconds of one run of "$@"; peak RSS (KB) of traceanalyze in $DIR/rss
+timed() {
+	t0=$(now)
+	"$@" >/dev/null 2>"$DIR/err" || { cat "$DIR/err"; exit 1; }
+	t1=$(now)
+	echo "$t1 - $t0" | bc
+}
+floor() { gzip -dc "$1" | json_verify -q; }
+ours() { /usr/bin/time -f %M -o "$DIR/rss" $BIN "$2" -q --no-cache "$1"; }
+
+printf '| input | JSON MB | events | floor s | command | ours s | ratio | events/s | MB/s | peak RSS MB |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|\n'
+for m in 1 2 4; do
+	f="$DIR/x$m/rank-0.json.gz"
+	mb=$(gzip -dc "$f" | wc -c | awk '{printf "%.0f", $1 / 1e6}')
+	for cmd in temporal report; do
+		: > "$DIR/floor.t"; : > "$DIR/ours.t"; : > "$DIR/rss.all"
+		i=0
+		while [ $i -lt "$RUNS" ]; do
+			timed floor "$f" >> "$DIR/floor.t"
+			timed ours "$f" $cmd >> "$DIR/ours.t"
+			cat "$DIR/rss" >> "$DIR/rss.all"
+			i=$((i + 1))
+		done
+		fl=$(median < "$DIR/floor.t"); us=$(median < "$DIR/ours.t")
+		rss=$(sort -n "$DIR/rss.all" | tail -1)
+		ev=$($BIN ingest -q "$DIR/x$m" -o "$DIR/x$m.db" && sqlite3 "$DIR/x$m.db" 'select sum(events) from files'; rm -f "$DIR/x$m.db")
+		printf '| %dx | %s | %s | %.2f | %s | %.2f | %.2f | %.0f | %.0f | %.0f |\n' \
+			"$m" "$mb" "$ev" "$fl" "$cmd" "$us" "$(echo "$us / $fl" | bc -l)" \
+			"$(echo "$ev / $us" | bc -l)" "$(echo "$mb / $us" | bc -l)" "$(echo "$rss / 1024" | bc -l)"
+	done
+done
+# cached: the database exists, only the analysis runs
+$BIN temporal -q "$DIR/x1" >/dev/null
+: > "$DIR/c.t"
+i=0
+while [ $i -lt "$RUNS" ]; do timed $BIN temporal -q "$DIR/x1" >> "$DIR/c.t"; i=$((i + 1)); done
+printf '\ncached temporal on 1x: %.3f s\n' "$(median < "$DIR/c.t")"

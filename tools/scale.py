@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Repeat a trace's events COPIES times, each copy shifted past the last
+and with its ids offset, into a larger gzipped trace for benchmarks.
+
+usage: scale.py IN.json[.gz] OUT.json.gz COPIES [RANK]
+Metadata events (ph "M") are written once.
+"""
+import gzip
+import json
+import sys
+
+IDS = ("correlation", "External id", "Python id", "Python parent id", "Ev Idx")
+
+
+def main():
+    src, dst, copies = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    rank = int(sys.argv[4]) if len(sys.argv) > 4 else None
+    opener = gzip.open if src.endswith(".gz") else open
+    with opener(src, "rt") as f:
+        trace = json.load(f)
+    events = trace.pop("traceEvents")
+    if rank is not None:
+        trace["distributedInfo"] = dict(trace.get("distributedInfo", {}), rank=rank)
+    meta = [e for e in events if e.get("ph") == "M"]
+    body = [e for e in events if e.get("ph") != "M"]
+    t0 = min(float(e["ts"]) for e in body if "ts" in e)
+    t1 = max(float(e["ts"]) + float(e.get("dur", 0)) for e in body if "ts" in e)
+    span = t1 - t0 + 100.0
+    stride = 10 ** 7
+    with gzip.open(dst, "wt", compresslevel=1) as out:
+        out.write(json.dumps(trace)[:-1] + ', "traceEvents": [\n')
+        out.write(",\n".join(json.dumps(e) for e in meta))
+        for c in range(copies):
+            lines = []
+            for e in body:
+                e = dict(e)
+                if "ts" in e:
+                    e["ts"] = round(float(e["ts"]) + c * span, 3)
+                if isinstance(e.get("id"), int):
+                    e["id"] += c * stride
+                a = e.get("args")
+                if a:
+                    a = dict(a)
+                    for k in IDS:
+                        if isinstance(a.get(k), int) and a[k] >= 0:
+                            a[k] += c * stride
+                    e["args"] = a
+                lines.append(json.dumps(e))
+            out.write(",\n" + ",\n".join(lines))
+        out.write("\n]}\n")
+
+
+if __name__ == "__main__":
+    main()
