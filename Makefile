@@ -8,6 +8,7 @@
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
+COMPDIR ?= $(PREFIX)/share/bash-completion/completions
 DESTDIR ?=
 
 CC ?= cc
@@ -61,6 +62,8 @@ test: traceanalyze $(TEST_BIN)
 	sh tests/golden.sh
 	sh tests/conform.sh
 	sh tests/manlint.sh
+	sh tests/tty.sh
+	sh tests/install.sh
 
 demo: deps
 	$(MAKE) traceanalyze
@@ -80,9 +83,12 @@ install: traceanalyze
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 755 traceanalyze $(DESTDIR)$(BINDIR)/traceanalyze
 	install -m 644 man/traceanalyze.1 $(DESTDIR)$(MANDIR)/man1/traceanalyze.1
+	install -d $(DESTDIR)$(COMPDIR)
+	install -m 644 completions/traceanalyze.bash $(DESTDIR)$(COMPDIR)/traceanalyze
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/traceanalyze $(DESTDIR)$(MANDIR)/man1/traceanalyze.1
+	rm -f $(DESTDIR)$(BINDIR)/traceanalyze $(DESTDIR)$(MANDIR)/man1/traceanalyze.1 \
+		$(DESTDIR)$(COMPDIR)/traceanalyze
 
 clean:
 	rm -f traceanalyze libtraceanalyze.a $(TEST_BIN) src/*.o src/*/*.o

@@ -10,7 +10,10 @@
 struct ta_ingest_opts {
 	int strict;      /* a damaged trace is an error, not a warning */
 	int no_cache;    /* never read or write the cache */
-	int progress;    /* show progress on stderr */
+	/* optional: told of progress (bytes of file i of n); done < 0 at the
+	 * end, with the total events read in total */
+	void (*progress)(const char *path, int64_t done, int64_t total,
+			 size_t i, size_t n);
 };
 
 /* The trace files of PATH: every *.json and *.json.gz directly in a

@@ -10,6 +10,8 @@ struct ta_sink {
 	int (*event)(void *ctx, const struct ta_event *ev);
 	/* a top-level key other than traceEvents, value as compact JSON */
 	int (*meta)(void *ctx, const char *key, const char *json, size_t len);
+	/* optional: compressed bytes read so far, after each chunk */
+	void (*progress)(void *ctx, int64_t raw_bytes);
 };
 
 struct ta_parse_result {

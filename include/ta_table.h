@@ -14,6 +14,7 @@ struct ta_col {
 	const char *name;
 	enum ta_col_type type;
 	enum ta_col_unit unit;
+	int key;   /* identifies the row (rank, stream, name...): baselines match on these */
 };
 
 struct ta_cell {

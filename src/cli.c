@@ -10,7 +10,8 @@
 
 enum {
 	OPT_FORMAT = 1000, OPT_RANKS, OPT_HTA, OPT_NO_CACHE, OPT_STRICT,
-	OPT_HELP, OPT_QUIET, OPT_OUTPUT
+	OPT_HELP, OPT_QUIET, OPT_OUTPUT, OPT_FAIL_IF, OPT_BASELINE,
+	OPT_MAX_INCREASE
 };
 
 static const struct ta_opt common_opts[] = {
@@ -21,9 +22,31 @@ static const struct ta_opt common_opts[] = {
 	{ "no-cache", 0, OPT_NO_CACHE, NULL, "parse the traces again; do not use or fill the cache" },
 	{ "strict", 0, OPT_STRICT, NULL, "a truncated or damaged trace is an error" },
 	{ "quiet", 0, OPT_QUIET, NULL, "no warnings or progress on stderr" },
+	{ "fail-if", 1, OPT_FAIL_IF, "EXPR", "exit 1 if a row matches, e.g. 'idle_pct > 12' (repeatable)" },
+	{ "baseline", 1, OPT_BASELINE, "OLD.csv", "compare with a CSV saved from an earlier run" },
+	{ "max-increase", 1, OPT_MAX_INCREASE, "COL=V", "exit 1 if COL rose by more than V (or V%) (repeatable)" },
 	{ "help", 0, OPT_HELP, NULL, "show this help" },
 	{ NULL, 0, 0, NULL, NULL }
 };
+
+/* Progress on a terminal: the file being read and how far, then a
+ * summary line that stays. */
+void ta_cli_progress(const char *path, int64_t done, int64_t total, size_t i,
+		     size_t n)
+{
+	static int64_t last;
+
+	if (done < 0) {
+		fprintf(stderr, "\rtraceanalyze: read %zu of %zu files, %lld events\033[K\n",
+			i, n, (long long)total);
+		return;
+	}
+	if (done - last < (8 << 20) && done != 0)
+		return; /* every 8 MB */
+	last = done;
+	fprintf(stderr, "\rtraceanalyze: reading %s (%zu/%zu): %lld%%\033[K", path,
+		i + 1, n, total > 0 ? (long long)(100 * done / total) : 0LL);
+}
 
 static size_t count_opts(const struct ta_opt *o)
 {
@@ -122,6 +145,21 @@ static int common_opt(struct ta_cli *cli, const struct ta_cmd_info *cmd,
 	case OPT_QUIET:
 		ta_quiet = 1;
 		return 0;
+	case OPT_FAIL_IF:
+		cli->gates = ta_xrealloc(cli->gates, (cli->ngates + 1) * sizeof(*cli->gates));
+		cli->gates[cli->ngates++] = arg;
+		return 0;
+	case OPT_BASELINE:
+		cli->baseline = arg;
+		return 0;
+	case OPT_MAX_INCREASE:
+		cli->increases = ta_xrealloc(cli->increases, (cli->nincreases + 1) *
+					     sizeof(*cli->increases));
+		if (ta_increase_parse(arg, &cli->increases[cli->nincreases]) < 0)
+			return usage_error(cmd, "bad --max-increase '%s' (COLUMN=VALUE or "
+					   "COLUMN=VALUE%%)", arg);
+		cli->nincreases++;
+		return 0;
 	}
 	return usage_error(cmd, "%s", "unknown option");
 }
@@ -147,7 +185,7 @@ int ta_cli_parse(int argc, char **argv, const struct ta_cmd_info *cmd,
 		} else if (c == '?' || c == ':') {
 			rc = usage_error(cmd, "bad or incomplete option '%s'",
 					 argv[optind - 1]);
-		} else if (c >= OPT_FORMAT && c <= OPT_OUTPUT) {
+		} else if (c >= OPT_FORMAT && c <= OPT_MAX_INCREASE) {
 			rc = common_opt(cli, cmd, c, optarg);
 		} else if (cmd->on_opt(cmd->ctx, c, optarg) < 0) {
 			char what[160];
@@ -160,17 +198,18 @@ int ta_cli_parse(int argc, char **argv, const struct ta_cmd_info *cmd,
 	free(lo);
 	cli->args = argv + optind;
 	cli->nargs = argc - optind;
-	if (!isatty(2) || ta_quiet)
-		cli->ingest.progress = 0;
-	else
-		cli->ingest.progress = 1;
+	cli->ingest.progress = isatty(2) && !ta_quiet ? ta_cli_progress : NULL;
 	return rc;
 }
 
 void ta_cli_free(struct ta_cli *cli)
 {
 	free(cli->ranks_buf);
+	free(cli->gates);
+	free(cli->increases);
 	cli->ranks_buf = NULL;
+	cli->gates = NULL;
+	cli->increases = NULL;
 }
 
 static int parse_rank_item(const char *s, const char *e, int64_t *lo,
@@ -242,8 +281,64 @@ int ta_cli_finish_output(FILE *out, const char *name)
 	return TA_EXIT_SYSTEM;
 }
 
+/* Compiles every --fail-if against the table's columns. */
+static int compile_gates(const struct ta_cli *cli, const struct ta_table *t,
+			 struct ta_gate **g, struct ta_error *err)
+{
+	size_t i;
+
+	for (i = 0; i < cli->ngates; i++) {
+		g[i] = ta_gate_parse(cli->gates[i], err);
+		if (!g[i] || ta_gate_bind(g[i], t, err) < 0)
+			return -1;
+	}
+	if (cli->nincreases && !cli->baseline) {
+		ta_error_set(err, TA_EXIT_USAGE, "--max-increase needs --baseline");
+		return -1;
+	}
+	return 0;
+}
+
+/* Names each row that trips a gate; the number of trips. */
+static int run_gates(struct ta_gate **g, size_t n, const struct ta_table *t)
+{
+	size_t i, r;
+	int trips = 0;
+	char key[512];
+
+	for (i = 0; i < n; i++)
+		for (r = 0; r < t->nrows; r++) {
+			if (!ta_gate_eval(g[i], t, r))
+				continue;
+			ta_row_key(t, r, key, sizeof(key));
+			fprintf(stderr, "traceanalyze: gate '%s' tripped: %s\n",
+				ta_gate_text(g[i]), key[0] ? key : "(row)");
+			trips++;
+		}
+	return trips;
+}
+
+static int check_gates(const struct ta_cli *cli, struct ta_gate **g,
+		       const struct ta_table *t, int rc)
+{
+	struct ta_error err = { 0, "" };
+	int trips = run_gates(g, cli->ngates, t), rises = 0;
+
+	if (cli->baseline) {
+		rises = ta_baseline_check(t, cli->baseline, cli->increases,
+					  cli->nincreases, stderr, &err);
+		if (rises < 0)
+			return ta_cli_error(&err);
+	}
+	if (rc != TA_EXIT_OK)
+		return rc;
+	return trips || rises ? TA_EXIT_GATE : TA_EXIT_OK;
+}
+
 int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 {
+	struct ta_gate **gates = NULL;
+	size_t i;
 	struct ta_error err = { 0, "" };
 	struct ta_table *t = NULL;
 	sqlite3 *db = NULL;
@@ -261,11 +356,16 @@ int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 		return ta_cli_error(&err);
 	}
 	sqlite3_close(db);
+	gates = ta_xcalloc(cli->ngates + 1, sizeof(*gates));
+	if (compile_gates(cli, t, gates, &err) < 0) {
+		rc = ta_cli_error(&err);
+		goto done;
+	}
 	if (cli->output && !(out = fopen(cli->output, "w"))) {
 		fprintf(stderr, "traceanalyze: cannot write '%s': %s\n",
 			cli->output, strerror(errno));
-		ta_table_free(t);
-		return TA_EXIT_SYSTEM;
+		rc = TA_EXIT_SYSTEM;
+		goto done;
 	}
 	ta_report_write(out, t, cli->format);
 	if (cli->format == TA_FMT_TEXT && t->notes.len && !ta_quiet)
@@ -273,6 +373,11 @@ int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 	rc = ta_cli_finish_output(out, cli->output ? cli->output : "stdout");
 	if (out != stdout && fclose(out) != 0 && rc == 0)
 		rc = TA_EXIT_SYSTEM;
+	rc = check_gates(cli, gates, t, rc);
+done:
+	for (i = 0; i < cli->ngates; i++)
+		ta_gate_free(gates[i]);
+	free(gates);
 	ta_table_free(t);
 	return rc;
 }

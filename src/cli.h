@@ -6,6 +6,7 @@
 
 #include "ta_analyses.h"
 #include "ta_ingest.h"
+#include "ta_gate.h"
 #include "ta_report.h"
 
 /* A command's own option: key is what the handler receives. */
@@ -31,6 +32,11 @@ struct ta_cli {
 	struct ta_query query;
 	struct ta_ingest_opts ingest;
 	const char *output;  /* -o FILE, NULL: stdout */
+	const char **gates;  /* --fail-if expressions */
+	size_t ngates;
+	const char *baseline;
+	struct ta_increase *increases;
+	size_t nincreases;
 	char **args;         /* positional arguments */
 	int nargs;
 	int64_t *ranks_buf;
@@ -41,6 +47,10 @@ int ta_cli_parse(int argc, char **argv, const struct ta_cmd_info *cmd,
 		 struct ta_cli *cli);
 void ta_cli_usage(FILE *out, const struct ta_cmd_info *cmd);
 void ta_cli_free(struct ta_cli *cli);
+
+/* Shows ingestion progress on stderr (used when stderr is a terminal). */
+void ta_cli_progress(const char *path, int64_t done, int64_t total, size_t i,
+		     size_t n);
 
 /* Parses "all" or "0,2,5-7"; -1 on a bad list. */
 int ta_cli_parse_ranks(const char *s, int64_t **ranks, size_t *n);

@@ -58,6 +58,11 @@ static int report(const struct ta_cli *cli)
 	FILE *out = stdout;
 	int rc, i;
 
+	if (cli->ngates || cli->baseline || cli->nincreases) {
+		fputs("traceanalyze: report takes no gates; use them with the "
+		      "analysis itself (e.g. temporal --fail-if)\n", stderr);
+		return TA_EXIT_USAGE;
+	}
 	if (cli->nargs != 1) {
 		fprintf(stderr, "traceanalyze: expected one PATH, got %d\n", cli->nargs);
 		return TA_EXIT_USAGE;

@@ -67,7 +67,7 @@ static int on_meta(void *ctx, const char *key, const char *json, size_t len)
 
 static int parse(const char *json, struct got *g, struct ta_parse_result *res)
 {
-	struct ta_sink sink = { g, on_event, on_meta };
+	struct ta_sink sink = { g, on_event, on_meta, NULL };
 	struct ta_error err;
 
 	memset(g, 0, sizeof(*g));

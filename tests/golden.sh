@@ -19,6 +19,8 @@ echo "lr: 0.1" > "$TMP/mixed/notes.txt"
 echo '{"lr": 0.1}' > "$TMP/mixed/config.json"
 cp testdata/decode_graph/rank-0.pt.trace.json.gz "$TMP/twins/a.json.gz"
 cp testdata/decode_graph/rank-0.pt.trace.json.gz "$TMP/twins/b.json.gz"
+$BIN temporal -q --format csv testdata/train_healthy > "$TMP/old.csv"
+$BIN idle -q --format csv testdata/train_healthy > "$TMP/old_idle.csv"
 
 run_case() {
 	name=$1; shift

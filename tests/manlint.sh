@@ -1,9 +1,32 @@
 #!/bin/sh
-# The man page must pass mandoc's linter, and its EXAMPLES must run.
+# The man page passes mandoc's linter, documents every option that a
+# command's --help lists, and its EXAMPLES ("$ traceanalyze ...") run.
 cd "$(dirname "$0")/.." || exit 2
-if ! command -v mandoc >/dev/null; then
-	echo "manlint: skipped: mandoc not installed"
-	exit 0
+MAN=man/traceanalyze.1
+pass=0 fail=0
+if command -v mandoc >/dev/null; then
+	if mandoc -Tlint -Wwarning $MAN; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+else
+	echo "manlint: mandoc not installed: lint skipped"
 fi
-mandoc -Tlint -Wwarning man/traceanalyze.1 || exit 1
-echo "manlint: 1 passed, 0 failed"
+for cmd in report temporal idle kernels overlap launch queue membw annotations ingest; do
+	for opt in $(./traceanalyze $cmd --help | grep -o -- '^  --[a-z-]*' | sed 's/^  --//'); do
+		if grep 'Fl ' $MAN | grep -q -- "-$opt\b"; then
+			pass=$((pass + 1))
+		else
+			fail=$((fail + 1)); echo "FAIL manlint: $cmd --$opt is not in the man page"
+		fi
+	done
+done
+TMP=$(mktemp -d /tmp/ta-man.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+export TRACEANALYZE_CACHE_DIR="$TMP"
+grep '^\.Dl \$ traceanalyze ' $MAN | sed 's/^\.Dl \$ traceanalyze //' > "$TMP/examples"
+while read -r args; do
+	eval "./traceanalyze $args" > /dev/null 2>&1
+	rc=$?
+	if [ $rc -le 1 ]; then pass=$((pass + 1)); else
+		fail=$((fail + 1)); echo "FAIL manlint: example 'traceanalyze $args' exited $rc"; fi
+done < "$TMP/examples"
+echo "manlint: $pass passed, $fail failed"
+[ "$fail" = 0 ]

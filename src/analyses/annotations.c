@@ -35,22 +35,22 @@ static const char kernels_sql[] =
 	" ORDER BY d.rank, d.ts, d.idx";
 
 static const struct ta_col cols[] = {
-	{ "rank", TA_COL_INT, TA_UNIT_NONE },
-	{ "name", TA_COL_TEXT, TA_UNIT_NONE },
-	{ "count", TA_COL_INT, TA_UNIT_NONE },
-	{ "total_us", TA_COL_REAL, TA_UNIT_US },
-	{ "max_us", TA_COL_REAL, TA_UNIT_US },
-	{ "min_us", TA_COL_REAL, TA_UNIT_US },
-	{ "std_us", TA_COL_REAL, TA_UNIT_US },
-	{ "mean_us", TA_COL_REAL, TA_UNIT_US },
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "name", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+	{ "count", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "total_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "max_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "min_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "std_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "mean_us", TA_COL_REAL, TA_UNIT_US, 0 },
 };
 
 static const struct ta_col kernel_cols[] = {
-	{ "rank", TA_COL_INT, TA_UNIT_NONE },
-	{ "ts_us", TA_COL_REAL, TA_UNIT_NONE },
-	{ "stream", TA_COL_INT, TA_UNIT_NONE },
-	{ "kernel", TA_COL_TEXT, TA_UNIT_NONE },
-	{ "annotation", TA_COL_TEXT, TA_UNIT_NONE },
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "ts_us", TA_COL_REAL, TA_UNIT_NONE, 1 },
+	{ "stream", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "kernel", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+	{ "annotation", TA_COL_TEXT, TA_UNIT_NONE, 1 },
 };
 
 static int cmp_rank_name(const void *x, const void *y)

@@ -14,32 +14,33 @@ enum { HOST_WAIT, KERNEL_WAIT, OTHER, NCAT };
 static const char *const cat_names[NCAT] = { "host_wait", "kernel_wait", "other" };
 
 static const struct ta_col idle_cols[] = {
-	{ "rank", TA_COL_INT, TA_UNIT_NONE },
-	{ "stream", TA_COL_INT, TA_UNIT_NONE },
-	{ "category", TA_COL_TEXT, TA_UNIT_NONE },
-	{ "idle_us", TA_COL_REAL, TA_UNIT_US },
-	{ "idle_ratio", TA_COL_REAL, TA_UNIT_RATIO },
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "stream", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "category", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+	{ "idle_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "idle_ratio", TA_COL_REAL, TA_UNIT_RATIO, 0 },
 };
 
 static const struct ta_col stats_cols[] = {
-	{ "rank", TA_COL_INT, TA_UNIT_NONE },
-	{ "stream", TA_COL_INT, TA_UNIT_NONE },
-	{ "category", TA_COL_TEXT, TA_UNIT_NONE },
-	{ "count", TA_COL_INT, TA_UNIT_NONE },
-	{ "mean_us", TA_COL_REAL, TA_UNIT_US },
-	{ "std_us", TA_COL_REAL, TA_UNIT_US },
-	{ "min_us", TA_COL_REAL, TA_UNIT_US },
-	{ "p25_us", TA_COL_REAL, TA_UNIT_US },
-	{ "p50_us", TA_COL_REAL, TA_UNIT_US },
-	{ "p75_us", TA_COL_REAL, TA_UNIT_US },
-	{ "max_us", TA_COL_REAL, TA_UNIT_US },
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "stream", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "category", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+	{ "count", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "mean_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "std_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "min_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "p25_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "p50_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "p75_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "max_us", TA_COL_REAL, TA_UNIT_US, 0 },
 };
 
 /* One stream's gaps, by category. */
 struct stream_acc {
 	int64_t rank, stream;
 	int present[NCAT];
-	struct ta_dvec gaps[NCAT];   /* µs */
+	struct ta_dvec gaps[NCAT];   /* µs, for statistics */
+	int64_t sum_ns[NCAT];        /* exact totals */
 	int n;                       /* kernels seen */
 	int64_t prev_end;
 };
@@ -90,6 +91,7 @@ static void add_kernel(struct stream_acc *s, int64_t ts, int64_t dur,
 			return;
 	}
 	s->present[cat] = 1;
+	s->sum_ns[cat] += gap;
 	ta_dvec_push(&s->gaps[cat], (double)gap / 1000.0);
 }
 
@@ -103,11 +105,9 @@ static void emit_idle(struct ta_table *t, struct stream_acc *s, int compat,
 {
 	double sum[NCAT] = { 0 }, total = 0;
 	int c;
-	size_t i;
 
 	for (c = 0; c < NCAT; c++) {
-		for (i = 0; i < s->gaps[c].n; i++)
-			sum[c] += s->gaps[c].v[i];
+		sum[c] = (double)s->sum_ns[c] / 1000.0;
 		total += sum[c];
 		rs->idle[c] += sum[c];
 	}
@@ -164,6 +164,7 @@ static void flush_stream(struct ta_table *t, struct stream_acc *s,
 	for (c = 0; c < NCAT; c++) {
 		ta_dvec_free(&s->gaps[c]);
 		s->present[c] = 0;
+		s->sum_ns[c] = 0;
 	}
 	s->n = 0;
 }

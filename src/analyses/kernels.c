@@ -36,9 +36,9 @@ static void label_text(int bits, char *buf, size_t len)
 }
 
 static const struct ta_col type_cols[] = {
-	{ "kernel_type", TA_COL_TEXT, TA_UNIT_NONE },
-	{ "total_us", TA_COL_REAL, TA_UNIT_US },
-	{ "pct", TA_COL_REAL, TA_UNIT_PCT },
+	{ "kernel_type", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+	{ "total_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
 };
 
 struct type_acc {
@@ -153,15 +153,15 @@ static int cmp_out(const void *x, const void *y)
 }
 
 static const struct ta_col kernel_cols[] = {
-	{ "rank", TA_COL_INT, TA_UNIT_NONE },
-	{ "kernel_type", TA_COL_TEXT, TA_UNIT_NONE },
-	{ "name", TA_COL_TEXT, TA_UNIT_NONE },
-	{ "count", TA_COL_INT, TA_UNIT_NONE },
-	{ "total_us", TA_COL_REAL, TA_UNIT_US },
-	{ "max_us", TA_COL_REAL, TA_UNIT_US },
-	{ "min_us", TA_COL_REAL, TA_UNIT_US },
-	{ "std_us", TA_COL_REAL, TA_UNIT_US },
-	{ "mean_us", TA_COL_REAL, TA_UNIT_US },
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "kernel_type", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+	{ "name", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+	{ "count", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "total_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "max_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "min_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "std_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "mean_us", TA_COL_REAL, TA_UNIT_US, 0 },
 };
 
 /* For people: within a rank and type, the largest total first. */

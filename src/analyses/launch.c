@@ -43,30 +43,30 @@ static const char default_sql[] =
 	" ORDER BY d.rank, r.idx, d.idx";
 
 static const struct ta_col launch_cols[] = {
-	{ "rank", TA_COL_INT, TA_UNIT_NONE },
-	{ "correlation", TA_COL_INT, TA_UNIT_NONE },
-	{ "kernel", TA_COL_TEXT, TA_UNIT_NONE },
-	{ "cpu_us", TA_COL_REAL, TA_UNIT_US },
-	{ "gpu_us", TA_COL_REAL, TA_UNIT_US },
-	{ "launch_delay_us", TA_COL_REAL, TA_UNIT_US },
-	{ "api", TA_COL_TEXT, TA_UNIT_NONE },
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "correlation", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "kernel", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+	{ "cpu_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "gpu_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "launch_delay_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "api", TA_COL_TEXT, TA_UNIT_NONE, 1 },
 };
 
 static const struct ta_col summary_cols[] = {
-	{ "rank", TA_COL_INT, TA_UNIT_NONE },
-	{ "launches", TA_COL_INT, TA_UNIT_NONE },
-	{ "short_kernels", TA_COL_INT, TA_UNIT_NONE },
-	{ "short_pct", TA_COL_REAL, TA_UNIT_PCT },
-	{ "runtime_outliers", TA_COL_INT, TA_UNIT_NONE },
-	{ "runtime_outlier_pct", TA_COL_REAL, TA_UNIT_PCT },
-	{ "delay_outliers", TA_COL_INT, TA_UNIT_NONE },
-	{ "delay_outlier_pct", TA_COL_REAL, TA_UNIT_PCT },
-	{ "cpu_p50_us", TA_COL_REAL, TA_UNIT_US },
-	{ "cpu_p95_us", TA_COL_REAL, TA_UNIT_US },
-	{ "gpu_p50_us", TA_COL_REAL, TA_UNIT_US },
-	{ "gpu_p95_us", TA_COL_REAL, TA_UNIT_US },
-	{ "delay_p50_us", TA_COL_REAL, TA_UNIT_US },
-	{ "delay_p95_us", TA_COL_REAL, TA_UNIT_US },
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "launches", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "short_kernels", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "short_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
+	{ "runtime_outliers", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "runtime_outlier_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
+	{ "delay_outliers", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "delay_outlier_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
+	{ "cpu_p50_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "cpu_p95_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "gpu_p50_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "gpu_p95_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "delay_p50_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "delay_p95_us", TA_COL_REAL, TA_UNIT_US, 0 },
 };
 
 struct rank_acc {

@@ -22,23 +22,23 @@ static const char points_sql[] =
 	" ORDER BY rank, sub, ts, side %s, ord";
 
 static const struct ta_col summary_cols[] = {
-	{ "rank", TA_COL_INT, TA_UNIT_NONE },
-	{ "name", TA_COL_TEXT, TA_UNIT_NONE },
-	{ "count", TA_COL_INT, TA_UNIT_NONE },
-	{ "mean_gbps", TA_COL_REAL, TA_UNIT_NONE },
-	{ "std_gbps", TA_COL_REAL, TA_UNIT_NONE },
-	{ "min_gbps", TA_COL_REAL, TA_UNIT_NONE },
-	{ "p25_gbps", TA_COL_REAL, TA_UNIT_NONE },
-	{ "p50_gbps", TA_COL_REAL, TA_UNIT_NONE },
-	{ "p75_gbps", TA_COL_REAL, TA_UNIT_NONE },
-	{ "max_gbps", TA_COL_REAL, TA_UNIT_NONE },
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "name", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+	{ "count", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "mean_gbps", TA_COL_REAL, TA_UNIT_NONE, 0 },
+	{ "std_gbps", TA_COL_REAL, TA_UNIT_NONE, 0 },
+	{ "min_gbps", TA_COL_REAL, TA_UNIT_NONE, 0 },
+	{ "p25_gbps", TA_COL_REAL, TA_UNIT_NONE, 0 },
+	{ "p50_gbps", TA_COL_REAL, TA_UNIT_NONE, 0 },
+	{ "p75_gbps", TA_COL_REAL, TA_UNIT_NONE, 0 },
+	{ "max_gbps", TA_COL_REAL, TA_UNIT_NONE, 0 },
 };
 
 static const struct ta_col series_cols[] = {
-	{ "rank", TA_COL_INT, TA_UNIT_NONE },
-	{ "name", TA_COL_TEXT, TA_UNIT_NONE },
-	{ "ts_us", TA_COL_REAL, TA_UNIT_NONE },
-	{ "gbps", TA_COL_REAL, TA_UNIT_NONE },
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "name", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+	{ "ts_us", TA_COL_REAL, TA_UNIT_NONE, 1 },
+	{ "gbps", TA_COL_REAL, TA_UNIT_NONE, 0 },
 };
 
 struct kind_acc {

@@ -5,11 +5,11 @@
 #include "ta_db.h"
 
 static const struct ta_col cols[] = {
-	{ "rank", TA_COL_INT, TA_UNIT_NONE },
-	{ "comm_us", TA_COL_REAL, TA_UNIT_US },
-	{ "compute_us", TA_COL_REAL, TA_UNIT_US },
-	{ "overlap_us", TA_COL_REAL, TA_UNIT_US },
-	{ "overlap_pct", TA_COL_REAL, TA_UNIT_PCT },
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "comm_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "compute_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "overlap_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "overlap_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
 };
 
 static void add_rank(struct ta_table *t, int64_t rank, struct ta_union *comm,

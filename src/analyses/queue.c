@@ -44,30 +44,30 @@ static const char default_sql[] =
 	" ORDER BY 1, 2, 3, 4 DESC";
 
 static const struct ta_col summary_cols[] = {
-	{ "rank", TA_COL_INT, TA_UNIT_NONE },
-	{ "stream", TA_COL_INT, TA_UNIT_NONE },
-	{ "count", TA_COL_INT, TA_UNIT_NONE },
-	{ "mean", TA_COL_REAL, TA_UNIT_NONE },
-	{ "std", TA_COL_REAL, TA_UNIT_NONE },
-	{ "min", TA_COL_REAL, TA_UNIT_NONE },
-	{ "p25", TA_COL_REAL, TA_UNIT_NONE },
-	{ "p50", TA_COL_REAL, TA_UNIT_NONE },
-	{ "p75", TA_COL_REAL, TA_UNIT_NONE },
-	{ "max", TA_COL_REAL, TA_UNIT_NONE },
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "stream", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "count", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "mean", TA_COL_REAL, TA_UNIT_NONE, 0 },
+	{ "std", TA_COL_REAL, TA_UNIT_NONE, 0 },
+	{ "min", TA_COL_REAL, TA_UNIT_NONE, 0 },
+	{ "p25", TA_COL_REAL, TA_UNIT_NONE, 0 },
+	{ "p50", TA_COL_REAL, TA_UNIT_NONE, 0 },
+	{ "p75", TA_COL_REAL, TA_UNIT_NONE, 0 },
+	{ "max", TA_COL_REAL, TA_UNIT_NONE, 0 },
 };
 
 static const struct ta_col series_cols[] = {
-	{ "rank", TA_COL_INT, TA_UNIT_NONE },
-	{ "stream", TA_COL_INT, TA_UNIT_NONE },
-	{ "ts_us", TA_COL_REAL, TA_UNIT_NONE },
-	{ "queue_length", TA_COL_INT, TA_UNIT_NONE },
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "stream", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "ts_us", TA_COL_REAL, TA_UNIT_NONE, 1 },
+	{ "queue_length", TA_COL_INT, TA_UNIT_NONE, 0 },
 };
 
 static const struct ta_col blocked_cols[] = {
-	{ "rank", TA_COL_INT, TA_UNIT_NONE },
-	{ "stream", TA_COL_INT, TA_UNIT_NONE },
-	{ "blocked_us", TA_COL_REAL, TA_UNIT_US },
-	{ "blocked_ratio", TA_COL_REAL, TA_UNIT_RATIO },
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "stream", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "blocked_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "blocked_ratio", TA_COL_REAL, TA_UNIT_RATIO, 0 },
 };
 
 struct stream_acc {

@@ -6,14 +6,14 @@
 #include "ta_db.h"
 
 static const struct ta_col cols[] = {
-	{ "rank", TA_COL_INT, TA_UNIT_NONE },
-	{ "idle_us", TA_COL_REAL, TA_UNIT_US },
-	{ "compute_us", TA_COL_REAL, TA_UNIT_US },
-	{ "non_compute_us", TA_COL_REAL, TA_UNIT_US },
-	{ "kernel_us", TA_COL_REAL, TA_UNIT_US },
-	{ "idle_pct", TA_COL_REAL, TA_UNIT_PCT },
-	{ "compute_pct", TA_COL_REAL, TA_UNIT_PCT },
-	{ "non_compute_pct", TA_COL_REAL, TA_UNIT_PCT },
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "idle_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "compute_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "non_compute_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "kernel_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "idle_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
+	{ "compute_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
+	{ "non_compute_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
 };
 
 /* HTA divides first, then multiplies, then rounds: keep that order. */

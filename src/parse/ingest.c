@@ -11,7 +11,18 @@
 struct ingest_ctx {
 	struct ta_db_writer *w;
 	int failed;
+	const struct ta_ingest_opts *o;
+	const char *path;
+	int64_t size;
+	size_t i, n;
 };
+
+static void sink_progress(void *ctx, int64_t raw)
+{
+	struct ingest_ctx *c = ctx;
+
+	c->o->progress(c->path, raw, c->size, c->i, c->n);
+}
 
 static int sink_event(void *ctx, const struct ta_event *ev)
 {
@@ -69,10 +80,11 @@ static int check_damage(const char *path, const struct ta_parse_result *res,
 /* Parses one file into the writer. 1: skipped (not a trace), -1: error. */
 static int ingest_one(struct ta_db_writer *w, const char *path, size_t nfiles,
 		      const struct ta_ingest_opts *o, struct seen_rank *seen,
-		      size_t *nseen, struct ta_error *err)
+		      size_t *nseen, int64_t *events, struct ta_error *err)
 {
-	struct ingest_ctx c = { w, 0 };
-	struct ta_sink sink = { &c, sink_event, sink_meta };
+	struct ingest_ctx c = { w, 0, o, path, 0, *nseen, nfiles };
+	struct ta_sink sink = { &c, sink_event, sink_meta,
+				o->progress ? sink_progress : NULL };
 	struct ta_parse_result res;
 	struct stat sb;
 	int64_t rank, guess;
@@ -80,6 +92,7 @@ static int ingest_one(struct ta_db_writer *w, const char *path, size_t nfiles,
 
 	if (stat(path, &sb) < 0)
 		memset(&sb, 0, sizeof(sb));
+	c.size = (int64_t)sb.st_size;
 	guess = ta_rank_from_filename(path);
 	if (ta_db_writer_begin_file(w, path, (int64_t)sb.st_size,
 				    (int64_t)sb.st_mtim.tv_sec * 1000000000 +
@@ -109,6 +122,7 @@ static int ingest_one(struct ta_db_writer *w, const char *path, size_t nfiles,
 		}
 	seen[*nseen].rank = rank;
 	seen[(*nseen)++].path = path;
+	*events += res.events;
 	return ta_db_writer_end_file(w, rank, &res, err);
 }
 
@@ -118,6 +132,7 @@ int ta_ingest(char *const *files, size_t n, const char *out,
 	struct ta_db_writer *w;
 	struct seen_rank *seen = ta_xcalloc(n, sizeof(*seen));
 	size_t i, nseen = 0;
+	int64_t events = 0;
 	char *tmp = ta_xmalloc(strlen(out) + 32);
 	int rc = 0;
 
@@ -126,15 +141,9 @@ int ta_ingest(char *const *files, size_t n, const char *out,
 	w = ta_db_writer_new(tmp, err);
 	if (!w)
 		rc = -1;
-	for (i = 0; rc == 0 && i < n; i++) {
-		if (o->progress)
-			fprintf(stderr, "\rtraceanalyze: reading %s (%zu/%zu)\033[K",
-				files[i], i + 1, n);
-		if (ingest_one(w, files[i], n, o, seen, &nseen, err) < 0)
+	for (i = 0; rc == 0 && i < n; i++)
+		if (ingest_one(w, files[i], n, o, seen, &nseen, &events, err) < 0)
 			rc = -1;
-	}
-	if (o->progress)
-		fputs("\r\033[K", stderr);
 	if (rc == 0 && nseen == 0) {
 		ta_error_set(err, TA_EXIT_INPUT, "no readable trace among %zu files",
 			     n);
@@ -144,6 +153,8 @@ int ta_ingest(char *const *files, size_t n, const char *out,
 		rc = ta_db_writer_finish(w, err);
 		w = NULL;
 	}
+	if (o->progress)
+		o->progress(NULL, -1, events, nseen, n);
 	ta_db_writer_abort(w);
 	if (rc == 0 && rename(tmp, out) < 0) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "cannot rename '%s' to '%s'",

@@ -568,6 +568,8 @@ int ta_parse_file(const char *path, const struct ta_sink *sink,
 			break;
 		}
 		parser_feed(&ps, chunk, (size_t)n);
+		if (sink->progress)
+			sink->progress(sink->ctx, ta_gzr_raw_offset(r));
 	}
 	rc = parser_finish(&ps, err, path);
 	parser_free(&ps);

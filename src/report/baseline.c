@@ -1,0 +1,227 @@
+/* --baseline OLD.csv --max-increase COL=V: compare with a saved run. */
+#include "ta_gate.h"
+#include "ta_report.h"
+
+#include <csv.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int ta_increase_parse(const char *spec, struct ta_increase *inc)
+{
+	const char *eq = strchr(spec, '=');
+	char *end;
+
+	if (!eq || eq == spec || (size_t)(eq - spec) >= sizeof(inc->column))
+		return -1;
+	memcpy(inc->column, spec, (size_t)(eq - spec));
+	inc->column[eq - spec] = '\0';
+	inc->limit = strtod(eq + 1, &end);
+	if (end == eq + 1 || !(inc->limit >= 0))
+		return -1;
+	inc->relative = *end == '%';
+	return (*end == '\0' || (*end == '%' && end[1] == '\0')) ? 0 : -1;
+}
+
+/* The old CSV, as rows of strings. */
+struct old_csv {
+	char ***rows;
+	size_t nrows, cap, ncols;
+	char **cur;
+	size_t ncur;
+};
+
+static void on_field(void *s, size_t len, void *data)
+{
+	struct old_csv *o = data;
+
+	o->cur = ta_xrealloc(o->cur, (o->ncur + 1) * sizeof(*o->cur));
+	o->cur[o->ncur++] = ta_xstrndup(s ? s : "", s ? len : 0);
+}
+
+static void on_row(int c, void *data)
+{
+	struct old_csv *o = data;
+
+	(void)c;
+	if (o->nrows == o->cap) {
+		o->cap = o->cap ? o->cap * 2 : 64;
+		o->rows = ta_xrealloc(o->rows, o->cap * sizeof(*o->rows));
+	}
+	o->cur = ta_xrealloc(o->cur, (o->ncur + 1) * sizeof(*o->cur));
+	o->cur[o->ncur] = NULL;   /* rows end with NULL */
+	o->rows[o->nrows++] = o->cur;
+	o->cur = NULL;
+	o->ncur = 0;
+}
+
+static void free_old(struct old_csv *o)
+{
+	size_t r, c;
+
+	for (r = 0; r < o->nrows; r++) {
+		for (c = 0; o->rows[r][c]; c++)
+			free(o->rows[r][c]);
+		free(o->rows[r]);
+	}
+	free(o->rows);
+}
+
+static int read_old(const char *path, struct old_csv *o, struct ta_error *err)
+{
+	struct csv_parser p;
+	char buf[65536];
+	size_t n;
+	FILE *f = fopen(path, "rb");
+
+	if (!f) {
+		ta_error_set(err, TA_EXIT_INPUT, "baseline '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	csv_init(&p, CSV_APPEND_NULL);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		if (csv_parse(&p, buf, n, on_field, on_row, o) != n)
+			break;
+	csv_fini(&p, on_field, on_row, o);
+	csv_free(&p);
+	fclose(f);
+	if (o->nrows == 0) {
+		ta_error_set(err, TA_EXIT_INPUT, "baseline '%s': empty", path);
+		return -1;
+	}
+	return 0;
+}
+
+static int old_col(const struct old_csv *o, const char *name)
+{
+	int c;
+
+	for (c = 0; o->rows[0][c]; c++)
+		if (strcmp(o->rows[0][c], name) == 0)
+			return c;
+	return -1;
+}
+
+/* A cell as the CSV writer prints it, to match old keys. */
+static void cell_text(const struct ta_table *t, size_t r, size_t c, char *buf,
+		      size_t len)
+{
+	const struct ta_cell *cell = ta_table_cell(t, r, c);
+
+	if (cell->null)
+		buf[0] = '\0';
+	else if (t->cols[c].type == TA_COL_TEXT)
+		snprintf(buf, len, "%s", cell->s);
+	else if (t->cols[c].type == TA_COL_INT)
+		snprintf(buf, len, "%lld", (long long)cell->i);
+	else
+		ta_format_real(buf, len, cell->d);
+}
+
+void ta_row_key(const struct ta_table *t, size_t row, char *buf, size_t len)
+{
+	size_t c, used = 0;
+	char v[256];
+
+	buf[0] = '\0';
+	for (c = 0; c < t->ncols && used < len; c++) {
+		if (!t->cols[c].key)
+			continue;
+		cell_text(t, row, c, v, sizeof(v));
+		used += (size_t)snprintf(buf + used, len - used, "%s%s=%s",
+					 used ? " " : "", t->cols[c].name, v);
+	}
+}
+
+/* The old row whose key columns equal row's, or NULL. */
+static char **find_old(const struct old_csv *o, const int *map,
+		       const struct ta_table *t, size_t row)
+{
+	size_t r, c;
+	char v[4096];
+
+	for (r = 1; r < o->nrows; r++) {
+		int same = 1;
+
+		for (c = 0; same && c < t->ncols; c++) {
+			if (!t->cols[c].key)
+				continue;
+			cell_text(t, row, c, v, sizeof(v));
+			same = map[c] >= 0 && strcmp(o->rows[r][map[c]], v) == 0;
+		}
+		if (same)
+			return o->rows[r];
+	}
+	return NULL;
+}
+
+static int check_row(const struct ta_table *t, size_t row, char **old,
+		     const int *map, const struct ta_increase *inc, size_t ninc,
+		     FILE *diag)
+{
+	size_t i, c;
+	int rises = 0;
+
+	for (i = 0; i < ninc; i++) {
+		double was, now, limit;
+		char key[512];
+
+		for (c = 0; strcmp(t->cols[c].name, inc[i].column) != 0; c++)
+			;
+		if (ta_table_cell(t, row, c)->null || !old[map[c]][0])
+			continue;
+		was = strtod(old[map[c]], NULL);
+		now = ta_table_cell(t, row, c)->d;
+		limit = inc[i].relative ? fabs(was) * inc[i].limit / 100 : inc[i].limit;
+		if (now - was <= limit)
+			continue;
+		ta_row_key(t, row, key, sizeof(key));
+		fprintf(diag, "traceanalyze: baseline: %s: %s rose from %g to %g "
+			"(%+g, limit +%g%s)\n", key, inc[i].column, was, now, now - was,
+			inc[i].limit, inc[i].relative ? "%" : "");
+		rises++;
+	}
+	return rises;
+}
+
+int ta_baseline_check(const struct ta_table *t, const char *path,
+		      const struct ta_increase *inc, size_t ninc, FILE *diag,
+		      struct ta_error *err)
+{
+	struct old_csv o = { 0 };
+	int *map = NULL, rises = 0;
+	size_t c, i, r;
+
+	if (read_old(path, &o, err) < 0) {
+		free_old(&o);
+		return -1;
+	}
+	map = ta_xcalloc(t->ncols, sizeof(*map));
+	for (c = 0; c < t->ncols; c++)
+		map[c] = old_col(&o, t->cols[c].name);
+	for (i = 0; i < ninc; i++) {
+		for (c = 0; c < t->ncols && strcmp(t->cols[c].name, inc[i].column); c++)
+			;
+		if (c == t->ncols || map[c] < 0 || t->cols[c].type == TA_COL_TEXT) {
+			char cols[512];
+
+			ta_table_columns(t, cols, sizeof(cols));
+			ta_error_set(err, TA_EXIT_USAGE, "--max-increase: no numeric "
+				     "column '%s' in both tables; columns: %s",
+				     inc[i].column, cols);
+			rises = -1;
+			goto out;
+		}
+	}
+	for (r = 0; r < t->nrows; r++) {
+		char **old = find_old(&o, map, t, r);
+
+		if (old)
+			rises += check_row(t, r, old, map, inc, ninc, diag);
+	}
+out:
+	free(map);
+	free_old(&o);
+	return rises;
+}

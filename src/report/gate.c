@@ -1,0 +1,348 @@
+/* --fail-if: a small expression language over a table's columns.
+ *   expr := and ('||' and)*      and := unary ('&&' unary)*
+ *   unary := '!' unary | cmp     cmp := atom (op atom)?
+ *   atom := NUMBER | STRING | COLUMN | '(' expr ')'                    */
+#include "ta_gate.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum node_type { N_NUM, N_STR, N_COL, N_CMP, N_AND, N_OR, N_NOT };
+enum cmp_op { OP_LT, OP_LE, OP_GT, OP_GE, OP_EQ, OP_NE };
+
+struct node {
+	enum node_type type;
+	enum cmp_op op;
+	double num;
+	char *text;          /* string literal or column name */
+	size_t col;
+	struct node *l, *r;
+};
+
+struct ta_gate {
+	char *expr;
+	struct node *root;
+};
+
+struct parser {
+	const char *s;
+	size_t pos;
+	struct ta_error *err;
+	int failed;
+};
+
+static void fail(struct parser *p, const char *what)
+{
+	if (!p->failed)
+		ta_error_set(p->err, TA_EXIT_USAGE,
+			     "bad --fail-if expression at character %zu: %s",
+			     p->pos + 1, what);
+	p->failed = 1;
+}
+
+static void skip_space(struct parser *p)
+{
+	while (isspace((unsigned char)p->s[p->pos]))
+		p->pos++;
+}
+
+static int accept(struct parser *p, const char *tok)
+{
+	size_t n = strlen(tok);
+
+	skip_space(p);
+	if (strncmp(p->s + p->pos, tok, n) != 0)
+		return 0;
+	p->pos += n;
+	return 1;
+}
+
+static struct node *new_node(enum node_type t)
+{
+	struct node *n = ta_xcalloc(1, sizeof(*n));
+
+	n->type = t;
+	return n;
+}
+
+static void free_node(struct node *n)
+{
+	if (!n)
+		return;
+	free_node(n->l);
+	free_node(n->r);
+	free(n->text);
+	free(n);
+}
+
+static struct node *parse_or(struct parser *p);
+
+static struct node *parse_string(struct parser *p)
+{
+	char quote = p->s[p->pos++];
+	size_t start = p->pos;
+	struct node *n;
+
+	while (p->s[p->pos] && p->s[p->pos] != quote)
+		p->pos++;
+	if (!p->s[p->pos]) {
+		fail(p, "unterminated string");
+		return NULL;
+	}
+	n = new_node(N_STR);
+	n->text = ta_xstrndup(p->s + start, p->pos - start);
+	p->pos++;
+	return n;
+}
+
+static struct node *parse_atom(struct parser *p)
+{
+	const char *c;
+	char *end;
+	struct node *n;
+
+	skip_space(p);
+	c = p->s + p->pos;
+	if (accept(p, "(")) {
+		n = parse_or(p);
+		if (!accept(p, ")"))
+			fail(p, "expected ')'");
+		return n;
+	}
+	if (*c == '"' || *c == '\'')
+		return parse_string(p);
+	if (isdigit((unsigned char)*c) || *c == '-' || *c == '.') {
+		n = new_node(N_NUM);
+		n->num = strtod(c, &end);
+		if (end == c)
+			fail(p, "expected a number");
+		p->pos += (size_t)(end - c);
+		return n;
+	}
+	if (isalpha((unsigned char)*c) || *c == '_') {
+		size_t len = 0;
+
+		while (isalnum((unsigned char)c[len]) || c[len] == '_')
+			len++;
+		n = new_node(N_COL);
+		n->text = ta_xstrndup(c, len);
+		p->pos += len;
+		return n;
+	}
+	fail(p, *c ? "expected a column, number or string" : "unexpected end");
+	return NULL;
+}
+
+static struct node *parse_cmp(struct parser *p)
+{
+	static const struct { const char *tok; enum cmp_op op; } ops[] = {
+		{ "<=", OP_LE }, { ">=", OP_GE }, { "==", OP_EQ }, { "!=", OP_NE },
+		{ "<", OP_LT }, { ">", OP_GT },
+	};
+	struct node *l = parse_atom(p), *n;
+	size_t i;
+
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (accept(p, ops[i].tok)) {
+			n = new_node(N_CMP);
+			n->op = ops[i].op;
+			n->l = l;
+			n->r = parse_atom(p);
+			return n;
+		}
+	return l;
+}
+
+static struct node *parse_unary(struct parser *p)
+{
+	struct node *n;
+
+	skip_space(p);
+	if (p->s[p->pos] == '!' && p->s[p->pos + 1] != '=') {
+		p->pos++;
+		n = new_node(N_NOT);
+		n->l = parse_unary(p);
+		return n;
+	}
+	return parse_cmp(p);
+}
+
+static struct node *parse_binary(struct parser *p, const char *tok,
+				 enum node_type t,
+				 struct node *(*sub)(struct parser *))
+{
+	struct node *l = sub(p);
+
+	while (!p->failed && accept(p, tok)) {
+		struct node *n = new_node(t);
+
+		n->l = l;
+		n->r = sub(p);
+		l = n;
+	}
+	return l;
+}
+
+static struct node *parse_and(struct parser *p)
+{
+	return parse_binary(p, "&&", N_AND, parse_unary);
+}
+
+static struct node *parse_or(struct parser *p)
+{
+	return parse_binary(p, "||", N_OR, parse_and);
+}
+
+struct ta_gate *ta_gate_parse(const char *expr, struct ta_error *err)
+{
+	struct parser p = { expr, 0, err, 0 };
+	struct ta_gate *g = ta_xcalloc(1, sizeof(*g));
+
+	g->expr = ta_xstrdup(expr);
+	g->root = parse_or(&p);
+	skip_space(&p);
+	if (!p.failed && p.s[p.pos])
+		fail(&p, "unexpected text");
+	if (p.failed || !g->root) {
+		if (!p.failed)
+			fail(&p, "empty expression");
+		ta_gate_free(g);
+		return NULL;
+	}
+	return g;
+}
+
+void ta_table_columns(const struct ta_table *t, char *buf, size_t len)
+{
+	size_t c, used = 0;
+
+	buf[0] = '\0';
+	for (c = 0; c < t->ncols && used < len; c++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", c ? ", " : "",
+					 t->cols[c].name);
+}
+
+static int bind_node(struct node *n, const struct ta_table *t,
+		     struct ta_error *err)
+{
+	size_t c;
+
+	if (!n)
+		return 0;
+	if (n->type == N_COL) {
+		for (c = 0; c < t->ncols; c++)
+			if (strcmp(t->cols[c].name, n->text) == 0) {
+				n->col = c;
+				return 0;
+			}
+		{
+			char cols[512];
+
+			ta_table_columns(t, cols, sizeof(cols));
+			ta_error_set(err, TA_EXIT_USAGE,
+				     "--fail-if: no column '%s'; columns: %s",
+				     n->text, cols);
+		}
+		return -1;
+	}
+	return bind_node(n->l, t, err) < 0 || bind_node(n->r, t, err) < 0 ? -1 : 0;
+}
+
+int ta_gate_bind(struct ta_gate *g, const struct ta_table *t,
+		 struct ta_error *err)
+{
+	return bind_node(g->root, t, err);
+}
+
+static int eval(const struct node *n, const struct ta_table *t, size_t row);
+
+struct value {
+	int kind;           /* 0 missing, 1 number, 2 text */
+	double d;
+	const char *s;
+};
+
+static struct value value_of(const struct node *n, const struct ta_table *t,
+			     size_t row)
+{
+	struct value v = { 0, 0, NULL };
+	const struct ta_cell *c;
+
+	switch (n->type) {
+	case N_NUM:
+		v.kind = 1, v.d = n->num;
+		break;
+	case N_STR:
+		v.kind = 2, v.s = n->text;
+		break;
+	case N_COL:
+		c = ta_table_cell(t, row, n->col);
+		if (c->null)
+			break;
+		if (t->cols[n->col].type == TA_COL_TEXT)
+			v.kind = 2, v.s = c->s;
+		else
+			v.kind = 1, v.d = c->d;
+		break;
+	default:
+		v.kind = 1, v.d = eval(n, t, row);
+	}
+	return v;
+}
+
+static int compare(enum cmp_op op, int c)
+{
+	switch (op) {
+	case OP_LT: return c < 0;
+	case OP_LE: return c <= 0;
+	case OP_GT: return c > 0;
+	case OP_GE: return c >= 0;
+	case OP_EQ: return c == 0;
+	default: return c != 0;
+	}
+}
+
+static int eval(const struct node *n, const struct ta_table *t, size_t row)
+{
+	struct value a, b;
+
+	switch (n->type) {
+	case N_AND:
+		return eval(n->l, t, row) && eval(n->r, t, row);
+	case N_OR:
+		return eval(n->l, t, row) || eval(n->r, t, row);
+	case N_NOT:
+		return !eval(n->l, t, row);
+	case N_CMP:
+		a = value_of(n->l, t, row);
+		b = value_of(n->r, t, row);
+		if (a.kind == 0 || b.kind == 0 || a.kind != b.kind)
+			return 0;
+		if (a.kind == 2)
+			return compare(n->op, strcmp(a.s, b.s));
+		return compare(n->op, (a.d > b.d) - (a.d < b.d));
+	default:
+		a = value_of(n, t, row);
+		return a.kind == 1 ? a.d != 0 : a.kind == 2 && a.s[0];
+	}
+}
+
+int ta_gate_eval(const struct ta_gate *g, const struct ta_table *t, size_t row)
+{
+	return eval(g->root, t, row);
+}
+
+const char *ta_gate_text(const struct ta_gate *g)
+{
+	return g->expr;
+}
+
+void ta_gate_free(struct ta_gate *g)
+{
+	if (!g)
+		return;
+	free_node(g->root);
+	free(g->expr);
+	free(g);
+}

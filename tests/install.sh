@@ -1,0 +1,19 @@
+#!/bin/sh
+# make install DESTDIR=... installs a working binary, a man page that
+# man -l renders, and the completion; make uninstall removes them.
+cd "$(dirname "$0")/.." || exit 2
+D=$(mktemp -d /tmp/ta-install.XXXXXX)
+trap 'rm -rf "$D"' EXIT
+pass=0 fail=0
+check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL install: $1"; fi; }
+make -s install DESTDIR="$D" PREFIX=/usr >/dev/null
+check "binary runs" '"$D/usr/bin/traceanalyze" --version | grep -q "^traceanalyze "'
+if command -v man >/dev/null; then
+	check "man page renders" 'MANWIDTH=80 man -l "$D/usr/share/man/man1/traceanalyze.1" 2>/dev/null | grep -q "DIFFERENCES FROM HTA"'
+fi
+check "completion installed" '[ -f "$D/usr/share/bash-completion/completions/traceanalyze" ]'
+check "completion parses" 'bash -n completions/traceanalyze.bash'
+make -s uninstall DESTDIR="$D" PREFIX=/usr >/dev/null
+check "uninstall removes" '[ ! -e "$D/usr/bin/traceanalyze" ] && [ ! -e "$D/usr/share/man/man1/traceanalyze.1" ]'
+echo "install: $pass passed, $fail failed"
+[ "$fail" = 0 ]

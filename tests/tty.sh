@@ -1,0 +1,31 @@
+#!/bin/sh
+# Progress: on a terminal (tmux), ingestion leaves a summary line on
+# stderr; piped, it prints nothing.
+cd "$(dirname "$0")/.." || exit 2
+if ! command -v tmux >/dev/null; then
+	echo "tty: skipped: tmux not installed"
+	exit 0
+fi
+TMP=$(mktemp -d /tmp/ta-tty.XXXXXX)
+S=ta-tty-$$
+trap 'tmux kill-session -t $S 2>/dev/null; rm -rf "$TMP"' EXIT
+pass=0 fail=0
+tmux new-session -d -s $S -x 160 -y 20 \
+	"./traceanalyze temporal --no-cache testdata/train_stalled > /dev/null; echo DONE; sleep 30"
+i=0
+while [ $i -lt 100 ] && ! tmux capture-pane -p -t $S | grep -q DONE; do
+	sleep 0.1; i=$((i + 1))
+done
+if tmux capture-pane -p -t $S | grep -q "traceanalyze: read 1 of 1 files, [0-9]* events"; then
+	pass=$((pass + 1))
+else
+	fail=$((fail + 1)); echo "FAIL tty: no progress line on a terminal:"; tmux capture-pane -p -t $S
+fi
+./traceanalyze temporal --no-cache testdata/train_stalled > /dev/null 2> "$TMP/err"
+if [ -s "$TMP/err" ]; then
+	fail=$((fail + 1)); echo "FAIL tty: progress written to a pipe:"; cat "$TMP/err"
+else
+	pass=$((pass + 1))
+fi
+echo "tty: $pass passed, $fail failed"
+[ "$fail" = 0 ]
