@@ -60,10 +60,17 @@ check: deps
 test: traceanalyze $(TEST_BIN)
 	CK_DEFAULT_TIMEOUT=60 ./$(TEST_BIN)
 	sh tests/golden.sh
+	python3 tests/bad/corpus.py
 	sh tests/conform.sh
 	sh tests/manlint.sh
 	sh tests/tty.sh
 	sh tests/install.sh
+
+# the unit tests and a few CLI runs under valgrind: no error, no leak
+valgrind: traceanalyze $(TEST_BIN)
+	CK_FORK=no CK_DEFAULT_TIMEOUT=600 valgrind -q --error-exitcode=1 \
+		--leak-check=full --errors-for-leak-kinds=definite,indirect ./$(TEST_BIN)
+	sh tests/valgrind.sh
 
 demo: deps
 	$(MAKE) traceanalyze
@@ -93,4 +100,20 @@ uninstall:
 clean:
 	rm -f traceanalyze libtraceanalyze.a $(TEST_BIN) src/*.o src/*/*.o
 
-.PHONY: all check test deps demo bench lint install uninstall clean
+.PHONY: all check test deps demo valgrind bench lint install uninstall clean
+
+# libFuzzer over the parser (clang): make fuzz FUZZ_SECONDS=600
+FUZZ_SECONDS ?= 60
+FUZZ_SRC := $(wildcard src/parse/*.c) src/util.c src/db.c
+fuzz/fuzz_parse: $(FUZZ_SRC) tests/fuzz/fuzz_parse.c $(HEADERS)
+	mkdir -p fuzz
+	clang -g -O1 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc $(PKG_CFLAGS) \
+		-fsanitize=fuzzer,address,undefined -o $@ $(FUZZ_SRC) \
+		tests/fuzz/fuzz_parse.c $(PKG_LIBS) -lm
+
+fuzz: fuzz/fuzz_parse
+	mkdir -p fuzz/corpus
+	./fuzz/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=512 \
+		-max_len=65536 fuzz/corpus tests/fuzz/seed
+
+.PHONY: fuzz

@@ -20,6 +20,7 @@ struct ta_parse_result {
 	int have_rank;          /* distributedInfo.rank was found */
 	int64_t rank;
 	int any_float_ts;       /* HTA would round every timestamp (§2.3) */
+	int64_t bad_times;      /* events whose ts or dur is not a usable number */
 	int truncated;          /* the input ended early or is damaged */
 	int64_t damage_offset;  /* decompressed byte offset of the damage */
 	char damage[256];       /* what was wrong, when truncated */

@@ -296,8 +296,8 @@ int ta_db_writer_end_file(struct ta_db_writer *w, int64_t rank,
 			 (long long)res->damage_offset);
 	if (ta_db_prepare(w->db,
 			  "INSERT INTO files (rank, path, bytes, mtime_ns, events,"
-			  " json_bytes, truncated, damage, hta_rounded)"
-			  " VALUES (?,?,?,?,?,?,?,?,?)", &st, err) < 0)
+			  " json_bytes, truncated, damage, hta_rounded, bad_times)"
+			  " VALUES (?,?,?,?,?,?,?,?,?,?)", &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, rank);
 	sqlite3_bind_text(st, 2, w->file_path, -1, SQLITE_TRANSIENT);
@@ -309,6 +309,7 @@ int ta_db_writer_end_file(struct ta_db_writer *w, int64_t rank,
 	if (res->truncated)
 		sqlite3_bind_text(st, 8, damage, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int(st, 9, res->any_float_ts);
+	sqlite3_bind_int64(st, 10, res->bad_times);
 	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(w, err);
 	sqlite3_finalize(st);
 	return rc;

@@ -3,6 +3,7 @@
 #include "ta_ingest.h"
 #include "ta_parse.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -110,8 +111,21 @@ static int ingest_one(struct ta_db_writer *w, const char *path, size_t nfiles,
 			     path);
 		return -1;
 	}
+	if (res.truncated && res.events == 0) {
+		ta_error_set(err, TA_EXIT_INPUT, "'%s': damaged before its first "
+			     "event: %s at byte %lld", path, res.damage,
+			     (long long)res.damage_offset);
+		if (nfiles == 1)
+			return -1;
+		ta_warn("%s; skipped", err->msg);
+		return ta_db_writer_discard_file(w, err) < 0 ? -1 : 1;
+	}
 	if (check_damage(path, &res, o, err) < 0)
 		return -1;
+	if (res.bad_times)
+		ta_warn("'%s': %lld events have a ts or dur that is not a usable "
+			"number (a string, or beyond int64 ns); they have no time",
+			path, (long long)res.bad_times);
 	rank = final_rank(path, &res);
 	for (i = 0; i < *nseen; i++)
 		if (seen[i].rank == rank) {
@@ -126,6 +140,25 @@ static int ingest_one(struct ta_db_writer *w, const char *path, size_t nfiles,
 	return ta_db_writer_end_file(w, rank, &res, err);
 }
 
+/* An interrupted ingestion removes its unfinished database. */
+static char *volatile pending_tmp;
+
+static void on_signal(int sig)
+{
+	if (pending_tmp)
+		unlink(pending_tmp);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void guard(char *tmp)
+{
+	pending_tmp = tmp;
+	signal(SIGINT, tmp ? on_signal : SIG_DFL);
+	signal(SIGTERM, tmp ? on_signal : SIG_DFL);
+	signal(SIGHUP, tmp ? on_signal : SIG_DFL);
+}
+
 int ta_ingest(char *const *files, size_t n, const char *out,
 	      const struct ta_ingest_opts *o, struct ta_error *err)
 {
@@ -138,6 +171,7 @@ int ta_ingest(char *const *files, size_t n, const char *out,
 
 	sprintf(tmp, "%s.tmp.%ld", out, (long)getpid());
 	unlink(tmp);
+	guard(tmp);
 	w = ta_db_writer_new(tmp, err);
 	if (!w)
 		rc = -1;
@@ -163,6 +197,7 @@ int ta_ingest(char *const *files, size_t n, const char *out,
 	}
 	if (rc < 0)
 		unlink(tmp);
+	guard(NULL);
 	free(tmp);
 	free(seen);
 	return rc;

@@ -179,12 +179,21 @@ static int report_damage(sqlite3 *db, const struct ta_ingest_opts *o,
 	sqlite3_stmt *st = NULL;
 	int rc = 0;
 
-	if (ta_db_prepare(db, "SELECT path, damage, events FROM files"
-			  " WHERE truncated ORDER BY rank", &st, err) < 0)
+	if (ta_db_prepare(db, "SELECT path, damage, events, truncated, bad_times"
+			  " FROM files WHERE truncated OR bad_times ORDER BY rank",
+			  &st, err) < 0)
 		return -1;
 	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
 		const char *path = (const char *)sqlite3_column_text(st, 0);
 		const char *what = (const char *)sqlite3_column_text(st, 1);
+
+		if (sqlite3_column_int64(st, 4))
+			ta_warn("'%s': %lld events have a ts or dur that is not a "
+				"usable number (a string, or beyond int64 ns); they "
+				"have no time", path,
+				(long long)sqlite3_column_int64(st, 4));
+		if (!sqlite3_column_int(st, 3))
+			continue;
 
 		if (o->strict) {
 			ta_error_set(err, TA_EXIT_INPUT, "'%s': %s", path, what);

@@ -28,6 +28,7 @@ struct pstate {
 	struct ta_jsoncap cap;
 	struct ta_event ev;
 	char ts_text[48], dur_text[48];
+	int bad_time;       /* this event's ts or dur is not a usable number */
 	int stopped;
 };
 
@@ -50,6 +51,7 @@ static void event_reset(struct pstate *p)
 	p->ev.arena = arena;
 	p->ev.index = p->res->events;
 	p->ts_text[0] = p->dur_text[0] = '\0';
+	p->bad_time = 0;
 }
 
 static void put_text(struct pstate *p, int field, const char *s, size_t len)
@@ -85,12 +87,16 @@ static void put_number(struct pstate *p, int field, const char *s, size_t len)
 	put_text(p, field, s, len); /* an id beyond int64: keep the digits */
 }
 
-static void put_time(char *dst, size_t cap, const char *s, size_t len)
+/* Returns 0, or -1 for text too long to be a timestamp. */
+static int put_time(char *dst, size_t cap, const char *s, size_t len)
 {
-	if (len >= cap)
-		len = 0; /* absurdly long: treated as missing */
+	if (len >= cap) {
+		dst[0] = '\0';
+		return -1;
+	}
 	memcpy(dst, s, len);
 	dst[len] = '\0';
+	return 0;
 }
 
 /* A scalar value outside skip/capture. */
@@ -112,11 +118,12 @@ static void scalar(struct pstate *p, const char *s, size_t len, int is_num,
 	}
 	if (!in_event(p) && !in_args(p))
 		return;
-	if (p->cur == TA_KEY_TS && is_num)
-		put_time(p->ts_text, sizeof(p->ts_text), s, len);
-	else if (p->cur == TA_KEY_DUR && is_num)
-		put_time(p->dur_text, sizeof(p->dur_text), s, len);
-	else if (p->cur >= 0 && is_num)
+	if (p->cur == TA_KEY_TS || p->cur == TA_KEY_DUR) {
+		char *dst = p->cur == TA_KEY_TS ? p->ts_text : p->dur_text;
+
+		if (!is_num || put_time(dst, sizeof(p->ts_text), s, len) < 0)
+			p->bad_time = 1;
+	} else if (p->cur >= 0 && is_num)
 		put_number(p, p->cur, s, len);
 	else if (p->cur >= 0 && is_str)
 		put_text(p, p->cur, s, len);
@@ -294,6 +301,8 @@ static int open_container(struct pstate *p, char bracket)
 		}
 		return 1;
 	}
+	if (in_event(p) && (p->cur == TA_KEY_TS || p->cur == TA_KEY_DUR))
+		p->bad_time = 1; /* then skipped below */
 	if (in_event(p) && p->cur == TA_KEY_ARGS && bracket == '{') {
 		p->depth++;
 		p->cur = TA_KEY_NONE;
@@ -331,6 +340,8 @@ static void finish_times(struct pstate *p)
 	    ta_parse_us_to_ns(p->dur_text, strlen(p->dur_text), &ev->dur_ns,
 			      &dur_float) == 0)
 		ev->has_dur = 1;
+	else if (p->dur_text[0])
+		p->bad_time = 1;
 	if (p->ts_text[0] &&
 	    ta_parse_us_to_ns(p->ts_text, strlen(p->ts_text), &ev->ts_ns,
 			      &ev->ts_is_float) == 0) {
@@ -341,7 +352,10 @@ static void finish_times(struct pstate *p)
 		} else {
 			hta_round(ev, p->ts_text, p->dur_text);
 		}
+	} else if (p->ts_text[0]) {
+		p->bad_time = 1;
 	}
+	p->res->bad_times += p->bad_time;
 	if (!ev->has_ts || ev->ts_is_float)
 		p->res->any_float_ts = 1;
 }

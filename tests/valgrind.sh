@@ -1,0 +1,31 @@
+#!/bin/sh
+# CLI runs under valgrind: every analysis, damaged input, a usage error.
+cd "$(dirname "$0")/.." || exit 2
+TMP=$(mktemp -d /tmp/ta-vg.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+export TRACEANALYZE_CACHE_DIR="$TMP/cache"
+VG="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect"
+gzip -dc testdata/decode_graph/rank-0.pt.trace.json.gz | head -c 40000 > "$TMP/cut.json"
+pass=0 fail=0
+while read -r args; do
+	# shellcheck disable=SC2086
+	$VG ./traceanalyze $args > /dev/null 2> "$TMP/err"
+	if [ $? = 99 ]; then fail=$((fail + 1)); echo "FAIL valgrind: $args"; cat "$TMP/err"
+	else pass=$((pass + 1)); fi
+done <<EOF2
+report --no-cache testdata/copies
+temporal --hta-compat testdata/decode_graph
+idle --stats testdata/copies
+kernels --top 2 testdata/copies
+kernels --by type --hta-compat testdata/copies
+overlap testdata/copies
+launch --summary testdata/decode_graph
+queue --blocked-at 2 testdata/copies
+membw testdata/copies
+annotations --kernels testdata/copies
+temporal --fail-if idle_pct>1 testdata/copies
+temporal $TMP/cut.json
+temporal --frobnicate testdata/copies
+EOF2
+echo "valgrind: $pass passed, $fail failed"
+[ "$fail" = 0 ]
