@@ -59,6 +59,8 @@ int main(int argc, char **argv)
 
 	/* a closed pipe shows up as EPIPE on write, handled quietly */
 	signal(SIGPIPE, SIG_IGN);
+	/* a file-size limit shows up as EFBIG on write, handled as an error */
+	signal(SIGXFSZ, SIG_IGN);
 	if (argc < 2) {
 		usage(stderr);
 		return TA_EXIT_USAGE;

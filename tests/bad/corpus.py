@@ -160,6 +160,22 @@ def main():
         else:
             failed += 1
             print(f"FAIL bad {name}: exit {p.returncode} (want {rc}); stderr {stderr[:300]!r}; want /{err}/")
+    # a closed pipe is quiet; a file-size limit while ingesting is an error
+    # that leaves no database behind
+    for name, shell, rc, err in (
+            ("closed_pipe", f"{BIN} launch --no-cache --format csv {REAL.rsplit('/', 1)[0]} | head -1 >/dev/null;"
+             " exit ${{PIPESTATUS[0]}}", 0, r"^$"),
+            ("file_size_limit", f"ulimit -f 100; {BIN} ingest testdata/train_stalled -o {tmp}/fsz/x.db;"
+             f" r=$?; ls {tmp}/fsz | grep . && exit 9; exit $r", 4, r"^traceanalyze: database: ")):
+        os.makedirs(os.path.join(tmp, "fsz"), exist_ok=True)
+        p = subprocess.run(["bash", "-c", shell], stderr=subprocess.PIPE, stdout=subprocess.PIPE, timeout=60)
+        stderr = p.stderr.decode(errors="replace").strip()
+        if p.returncode == rc and (re.search(err, stderr) if err != r"^$" else stderr == ""):
+            passed += 1
+        else:
+            failed += 1
+            print(f"FAIL bad {name}: exit {p.returncode} (want {rc}); stderr {stderr[:300]!r}")
+    cases.extend([None, None])
     if not keep:
         shutil.rmtree(tmp)
     print(f"bad: {len(cases)} cases: {passed} passed, {failed} failed")
