@@ -164,7 +164,7 @@ def main():
     # that leaves no database behind
     for name, shell, rc, err in (
             ("closed_pipe", f"{BIN} launch --no-cache --format csv {REAL.rsplit('/', 1)[0]} | head -1 >/dev/null;"
-             " exit ${{PIPESTATUS[0]}}", 0, r"^$"),
+             " exit ${PIPESTATUS[0]}", 0, r"^$"),
             ("file_size_limit", f"ulimit -f 100; {BIN} ingest testdata/train_stalled -o {tmp}/fsz/x.db;"
              f" r=$?; ls {tmp}/fsz | grep . && exit 9; exit $r", 4, r"^traceanalyze: database: ")):
         os.makedirs(os.path.join(tmp, "fsz"), exist_ok=True)
