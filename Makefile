@@ -31,7 +31,7 @@ endif
 
 # everything but main.c goes into a library the tests link against
 LIB_SRC := $(wildcard src/parse/*.c src/analyses/*.c src/report/*.c) \
-	src/util.c src/db.c src/cli.c $(wildcard src/cmd_*.c)
+	src/util.c src/db.c src/intern.c src/cli.c $(wildcard src/cmd_*.c)
 LIB_OBJ := $(LIB_SRC:.c=.o)
 TEST_SRC := $(wildcard tests/check_*.c)
 TEST_BIN := tests/run_checks
@@ -61,6 +61,8 @@ test: traceanalyze $(TEST_BIN)
 	CK_DEFAULT_TIMEOUT=60 ./$(TEST_BIN)
 	sh tests/golden.sh
 	python3 tests/bad/corpus.py
+	python3 tests/ops_oracle.py
+	python3 tests/ops_stack.py
 	sh tests/conform.sh
 	sh tests/manlint.sh
 	sh tests/tty.sh
@@ -104,7 +106,7 @@ clean:
 
 # libFuzzer over the parser (clang): make fuzz FUZZ_SECONDS=600
 FUZZ_SECONDS ?= 60
-FUZZ_SRC := $(wildcard src/parse/*.c) src/util.c src/db.c
+FUZZ_SRC := $(wildcard src/parse/*.c) src/util.c src/db.c src/intern.c
 fuzz/fuzz_parse: $(FUZZ_SRC) tests/fuzz/fuzz_parse.c $(HEADERS)
 	mkdir -p fuzz
 	clang -g -O1 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc $(PKG_CFLAGS) \

@@ -102,6 +102,23 @@ int ta_annotations_run(sqlite3 *db, const struct ta_query *q,
 		       const struct ta_annotations_opts *o,
 		       struct ta_table **out, struct ta_error *err);
 
+enum ta_ops_sort {
+	TA_OPS_SORT_SELF_DEVICE, TA_OPS_SORT_DEVICE, TA_OPS_SORT_SELF_CPU,
+	TA_OPS_SORT_CPU, TA_OPS_SORT_CALLS
+};
+
+struct ta_ops_opts {
+	enum ta_ops_sort sort;
+	int top;              /* rows per rank; 0: all */
+	int group_shape;      /* split by recorded input shapes */
+	int stack_depth;      /* > 0: split by the innermost N Python frames */
+	int kernels;          /* add one row per GPU kernel name */
+	int64_t step;         /* >= 0: only ProfilerStep#step */
+};
+
+int ta_ops_run(sqlite3 *db, const struct ta_query *q, const struct ta_ops_opts *o,
+	       struct ta_table **out, struct ta_error *err);
+
 /* Earliest timestamp of the whole job (HTA's alignment, §6), ns. */
 int64_t ta_rows_min_ts(sqlite3 *db, int hta_compat);
 

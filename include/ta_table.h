@@ -32,6 +32,7 @@ struct ta_table {
 	struct ta_cell *cells;     /* nrows x ncols */
 	struct ta_buf head;        /* text mode: lines between title and table */
 	struct ta_buf notes;       /* lines for stderr in text mode */
+	void *owned_cols;          /* freed with the table when cols was built */
 };
 
 struct ta_table *ta_table_new(const char *title, const struct ta_col *cols,

@@ -22,6 +22,7 @@ static const struct command commands[] = {
 	{ "queue", cmd_queue, "launch queue length per stream" },
 	{ "membw", cmd_membw, "memory bandwidth per copy kind" },
 	{ "annotations", cmd_annotations, "time per record_function annotation" },
+	{ "ops", cmd_ops, "the profiler's key_averages table, per rank" },
 	{ "ingest", cmd_ingest, "parse traces into a database for later commands" },
 	{ "schema", cmd_schema, "print the database schema" },
 };

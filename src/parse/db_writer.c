@@ -1,6 +1,6 @@
 /* Bulk load of parsed events: one transaction, one prepared insert,
  * indexes after the load. The caller writes to a temp name and renames. */
-#include "intern.h"
+#include "ta_intern.h"
 #include "ta_db.h"
 #include "ta_parse.h"
 

@@ -113,5 +113,6 @@ void ta_table_free(struct ta_table *t)
 	free(t->cells);
 	ta_buf_free(&t->notes);
 	ta_buf_free(&t->head);
+	free(t->owned_cols);
 	free(t);
 }

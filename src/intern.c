@@ -1,6 +1,6 @@
 /* Open-addressing hash table from string to id; names repeat millions of
  * times in a trace, so each is hashed once and copied once. */
-#include "intern.h"
+#include "ta_intern.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,0 +1,450 @@
+/* The profiler's key_averages table rebuilt from a saved trace: per
+ * operator (CPU op, record_function range, runtime call), calls, self and
+ * total CPU time, self and total GPU time.
+ *
+ * Per thread, events nest by time; an op's self CPU time is its duration
+ * minus its direct children's. GPU time reaches an op through the runtime
+ * calls inside it: the GPU activity with the call's correlation id (all the
+ * kernels of a cudaGraphLaunch) is self time of the op that directly
+ * contains the call, and total time of that op and all its ancestors.
+ * Python frames (with_stack) are not ops: they only name call sites. */
+#include "ta_intern.h"
+#include "ta_analyses.h"
+#include "ta_db.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct op_agg {
+	char *name, *shapes, *stack;
+	int64_t calls, self_cpu, cpu, self_dev, dev;
+	int is_kernel;
+};
+
+struct aggs {
+	struct ta_intern *keys;
+	struct op_agg *v;
+	size_t n, cap;
+};
+
+struct node {
+	int64_t ts, end, children, gpu_self, gpu_total;
+	int role;           /* 2 runtime, 4 op, 6 python frame */
+	char *name, *shapes, *stack;
+};
+
+struct walker {
+	const struct ta_ops_opts *o;
+	struct aggs *aggs;
+	struct node *stack;
+	size_t depth, cap;
+	int64_t rank;
+	int64_t step_ts, step_end;   /* --step window, or the whole trace */
+};
+
+static struct op_agg *agg_for(struct aggs *a, const char *name,
+			      const char *shapes, const char *stack)
+{
+	struct ta_buf key = { 0 };
+	int is_new;
+	int64_t id;
+
+	ta_buf_addf(&key, "%s\x01%s\x01%s", name, shapes ? shapes : "",
+		    stack ? stack : "");
+	id = ta_intern(a->keys, key.s, key.len, &is_new);
+	ta_buf_free(&key);
+	if (is_new) {
+		if (a->n == a->cap) {
+			a->cap = a->cap ? a->cap * 2 : 256;
+			a->v = ta_xrealloc(a->v, a->cap * sizeof(*a->v));
+		}
+		memset(&a->v[a->n], 0, sizeof(a->v[a->n]));
+		a->v[a->n].name = ta_xstrdup(name);
+		a->v[a->n].shapes = shapes ? ta_xstrdup(shapes) : NULL;
+		a->v[a->n].stack = stack ? ta_xstrdup(stack) : NULL;
+		a->n++;
+	}
+	return &a->v[id - 1];
+}
+
+/* An op leaves the stack: count it, and hand its GPU time to its parent. */
+static void finish(struct walker *w)
+{
+	struct node *n = &w->stack[--w->depth];
+	struct node *parent = NULL;
+	size_t i;
+
+	for (i = w->depth; i-- > 0;)
+		if (w->stack[i].role != 6) {
+			parent = &w->stack[i];
+			break;
+		}
+	if (n->role != 6) {
+		if (parent) {
+			parent->children += n->end - n->ts;
+			parent->gpu_total += n->gpu_total;
+			if (n->role == 2) {   /* a launch: its GPU work is the op's own */
+				parent->gpu_self += n->gpu_total;
+				n->gpu_total = 0;
+			}
+		}
+		if (n->ts >= w->step_ts && n->end <= w->step_end) {
+			struct op_agg *a = agg_for(w->aggs, n->name,
+				w->o->group_shape ? n->shapes : NULL,
+				w->o->stack_depth ? n->stack : NULL);
+
+			a->calls++;
+			a->self_cpu += n->end - n->ts - n->children;
+			a->cpu += n->end - n->ts;
+			a->self_dev += n->gpu_self;
+			a->dev += n->role == 2 ? 0 : n->gpu_total;
+		}
+	}
+	free(n->name);
+	free(n->shapes);
+	free(n->stack);
+}
+
+/* Shapes as the profiler prints them: an argument that is a list of
+ * tensors ("[[4, 8], [8]]" inside the list) shows as "[]", and no shapes
+ * at all as "". */
+static char *profiler_shapes(const char *in)
+{
+	struct ta_buf b = { 0 };
+	const char *p = in;
+	int depth = 0;
+
+	if (!in || strcmp(in, "[]") == 0)
+		return ta_xstrdup("");
+	for (; *p; p++) {
+		if (depth == 1 && *p == '[' && p[1] == '[') {
+			int d = 0;
+
+			do { /* skip the nested element */
+				d += *p == '[';
+				d -= *p == ']';
+				p++;
+			} while (*p && d > 0);
+			ta_buf_adds(&b, "[]");
+			p--;
+			continue;
+		}
+		depth += *p == '[';
+		depth -= *p == ']';
+		ta_buf_addc(&b, *p);
+	}
+	if (!b.s)
+		ta_buf_adds(&b, "");
+	return b.s;
+}
+
+/* The innermost stack_depth Python frames, innermost first. */
+static char *python_stack(struct walker *w)
+{
+	struct ta_buf b = { 0 };
+	size_t i;
+	int got = 0;
+
+	for (i = w->depth; i-- > 0 && got < w->o->stack_depth;)
+		if (w->stack[i].role == 6) {
+			if (got++)
+				ta_buf_adds(&b, " <- ");
+			ta_buf_adds(&b, w->stack[i].name);
+		}
+	if (!b.s)
+		ta_buf_adds(&b, "");
+	return b.s;
+}
+
+static void push(struct walker *w, int64_t ts, int64_t dur, int role,
+		 const char *name, const char *shapes, int64_t gpu)
+{
+	struct node *n;
+
+	while (w->depth && !(ts + dur <= w->stack[w->depth - 1].end &&
+			     ts >= w->stack[w->depth - 1].ts))
+		finish(w);
+	if (w->depth == w->cap) {
+		w->cap = w->cap ? w->cap * 2 : 64;
+		w->stack = ta_xrealloc(w->stack, w->cap * sizeof(*w->stack));
+	}
+	n = &w->stack[w->depth];
+	memset(n, 0, sizeof(*n));
+	n->ts = ts;
+	n->end = ts + dur;
+	n->role = role;
+	n->gpu_total = gpu;
+	n->name = ta_xstrdup(name);
+	n->shapes = profiler_shapes(shapes);
+	if (w->o->stack_depth && role != 6)
+		n->stack = python_stack(w);
+	w->depth++;
+}
+
+static const char gpu_sql[] =
+	"DROP TABLE IF EXISTS temp.gpu_corr;"
+	"CREATE TEMP TABLE gpu_corr (rank INTEGER, correlation INTEGER, ns INTEGER,"
+	"  PRIMARY KEY (rank, correlation));"
+	"INSERT INTO gpu_corr SELECT rank, correlation, sum(max(dur_ns, 0)) FROM events"
+	"  WHERE role = 1 AND correlation != -1 AND dur_ns IS NOT NULL"
+	"  AND rank IN (SELECT rank FROM sel_ranks) GROUP BY rank, correlation;";
+
+/* CPU-side events (ops, CPU annotations, runtime calls, Python frames)
+ * per thread, parents before children. */
+static const char events_sql[] =
+	"SELECT e.rank, e.pid, e.tid, e.ts_ns, max(e.dur_ns, 0), e.role,"
+	"  n.name, e.input_dims, CASE WHEN e.role = 2 THEN (SELECT g.ns FROM gpu_corr g"
+	"  WHERE g.rank = e.rank AND g.correlation = e.correlation) END,"
+	"  c.name = 'python_function'"
+	" FROM events e JOIN names n ON n.name_id = e.name"
+	" JOIN names c ON c.name_id = e.cat"
+	" WHERE e.role IN (2, 4) AND e.rank IN (SELECT rank FROM sel_ranks)"
+	"  AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL"
+	"  AND (%d OR c.name != 'python_function')"
+	" ORDER BY e.rank, e.pid, e.tid, e.ts_ns, e.dur_ns DESC, e.idx";
+
+static const char kernels_sql[] =
+	"SELECT e.rank, n.name, count(*), sum(max(e.dur_ns, 0)) FROM events e"
+	" JOIN names n ON n.name_id = e.name WHERE e.role = 1"
+	" AND e.rank IN (SELECT rank FROM sel_ranks) AND e.dur_ns IS NOT NULL"
+	" AND e.ts_ns >= ? AND e.ts_ns <= ? GROUP BY e.rank, n.name";
+
+static const char step_sql[] =
+	"SELECT min(e.ts_ns), max(e.ts_ns + e.dur_ns) FROM events e"
+	" JOIN names n ON n.name_id = e.name WHERE e.role = 4 AND n.name = ?"
+	" AND e.rank IN (SELECT rank FROM sel_ranks)";
+
+static int step_window(sqlite3 *db, const struct ta_ops_opts *o, int64_t *ts,
+		       int64_t *end, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	char name[48];
+	int rc = 0;
+
+	*ts = INT64_MIN;
+	*end = INT64_MAX;
+	if (o->step < 0)
+		return 0;
+	snprintf(name, sizeof(name), "ProfilerStep#%lld", (long long)o->step);
+	if (ta_db_prepare(db, step_sql, &st, err) < 0)
+		return -1;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+		*ts = sqlite3_column_int64(st, 0);
+		*end = sqlite3_column_int64(st, 1);
+	} else {
+		ta_error_set(err, TA_EXIT_INPUT, "no %s in the trace", name);
+		rc = -1;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static const struct ta_col base_cols[] = {
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "name", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+	{ "calls", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "self_cpu_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "cpu_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "self_device_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "device_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "input_shapes", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+	{ "stack", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+};
+
+struct row_ref {
+	int64_t rank;
+	const struct op_agg *a;
+};
+
+static const struct ta_ops_opts *sort_opts;
+
+static int64_t sort_value(const struct op_agg *a)
+{
+	switch (sort_opts->sort) {
+	case TA_OPS_SORT_DEVICE: return a->dev;
+	case TA_OPS_SORT_SELF_CPU: return a->self_cpu;
+	case TA_OPS_SORT_CPU: return a->cpu;
+	case TA_OPS_SORT_CALLS: return a->calls;
+	default: return a->self_dev;
+	}
+}
+
+static int cmp_rows(const void *x, const void *y)
+{
+	const struct row_ref *a = x, *b = y;
+	int64_t va = sort_value(a->a), vb = sort_value(b->a);
+
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	if (va != vb)
+		return va > vb ? -1 : 1;
+	return strcmp(a->a->name, b->a->name);
+}
+
+/* The rank is the first part of every key: "rank\x02name". */
+static int64_t key_rank(const char *name, const char **rest)
+{
+	char *end;
+	int64_t r = strtoll(name, &end, 10);
+
+	*rest = end + 1;
+	return r;
+}
+
+static struct ta_table *to_table(struct aggs *a, const struct ta_ops_opts *o)
+{
+	size_t ncols = 7 + (o->group_shape ? 1 : 0) + (o->stack_depth ? 1 : 0);
+	struct ta_col *cols = ta_xmalloc(ncols * sizeof(*cols));
+	struct row_ref *refs = ta_xmalloc((a->n ? a->n : 1) * sizeof(*refs));
+	struct ta_table *t;
+	size_t i, k = 0, shown = 0;
+	int64_t last_rank = -1;
+
+	memcpy(cols, base_cols, 7 * sizeof(*cols));
+	if (o->group_shape)
+		cols[7] = base_cols[7];
+	if (o->stack_depth)
+		cols[ncols - 1] = base_cols[8];
+	t = ta_table_new("Operators (as the profiler's key_averages)", cols, ncols);
+	t->owned_cols = cols;
+	for (i = 0; i < a->n; i++) {
+		const char *rest;
+
+		refs[i].rank = key_rank(a->v[i].name, &rest);
+		refs[i].a = &a->v[i];
+	}
+	sort_opts = o;
+	qsort(refs, a->n, sizeof(*refs), cmp_rows);
+	for (i = 0; i < a->n; i++) {
+		const struct op_agg *g = refs[i].a;
+		const char *name;
+		size_t r;
+
+		if (refs[i].rank != last_rank)
+			shown = 0, last_rank = refs[i].rank;
+		if (o->top > 0 && shown++ >= (size_t)o->top)
+			continue;
+		key_rank(g->name, &name);
+		r = ta_table_add_row(t);
+		ta_table_set_int(t, r, 0, refs[i].rank);
+		ta_table_set_text(t, r, 1, name);
+		ta_table_set_int(t, r, 2, g->calls);
+		ta_table_set_real(t, r, 3, (double)g->self_cpu / 1000.0);
+		ta_table_set_real(t, r, 4, (double)g->cpu / 1000.0);
+		ta_table_set_real(t, r, 5, (double)g->self_dev / 1000.0);
+		ta_table_set_real(t, r, 6, (double)g->dev / 1000.0);
+		k = 7;
+		if (o->group_shape)
+			ta_table_set_text(t, r, k++, g->shapes ? g->shapes : "");
+		if (o->stack_depth)
+			ta_table_set_text(t, r, k, g->stack ? g->stack : "");
+	}
+	free(refs);
+	return t;
+}
+
+static int walk(sqlite3 *db, const struct ta_ops_opts *o, struct aggs *aggs,
+		int64_t step_ts, int64_t step_end, struct ta_error *err)
+{
+	struct walker w = { o, aggs, NULL, 0, 0, 0, step_ts, step_end };
+	sqlite3_stmt *st = NULL;
+	char sql[sizeof(events_sql) + 8];
+	int64_t pid_tid_key[2] = { 0, 0 };
+	int rc, first = 1;
+
+	snprintf(sql, sizeof(sql), events_sql, o->stack_depth > 0);
+	if (ta_db_prepare(db, sql, &st, err) < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t rank = sqlite3_column_int64(st, 0);
+		int64_t pid = sqlite3_column_int64(st, 1), tid = sqlite3_column_int64(st, 2);
+		int role = sqlite3_column_int(st, 9) ? 6 : sqlite3_column_int(st, 5);
+		struct ta_buf name = { 0 };
+		const char *op;
+
+		if (first || rank != w.rank || pid != pid_tid_key[0] ||
+		    tid != pid_tid_key[1])
+			while (w.depth)
+				finish(&w); /* a new thread */
+		first = 0;
+		w.rank = rank;
+		pid_tid_key[0] = pid, pid_tid_key[1] = tid;
+		op = (const char *)sqlite3_column_text(st, 6);
+		/* the profiler groups every ProfilerStep#N as one key */
+		ta_buf_addf(&name, "%lld\x02%s", (long long)rank,
+			    strncmp(op, "ProfilerStep#", 13) == 0 ? "ProfilerStep*" : op);
+		push(&w, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), role,
+		     role == 6 ? (const char *)sqlite3_column_text(st, 6) : name.s,
+		     (const char *)sqlite3_column_text(st, 7),
+		     sqlite3_column_int64(st, 8));
+		ta_buf_free(&name);
+	}
+	while (w.depth)
+		finish(&w);
+	free(w.stack);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+		return -1;
+	}
+	return 0;
+}
+
+/* --kernels: one row per GPU activity name, as the profiler lists them. */
+static int add_kernels(sqlite3 *db, struct aggs *aggs, int64_t ts, int64_t end,
+		       struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (ta_db_prepare(db, kernels_sql, &st, err) < 0)
+		return -1;
+	sqlite3_bind_int64(st, 1, ts);
+	sqlite3_bind_int64(st, 2, end);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct ta_buf name = { 0 };
+		struct op_agg *a;
+
+		ta_buf_addf(&name, "%lld\x02%s", (long long)sqlite3_column_int64(st, 0),
+			    (const char *)sqlite3_column_text(st, 1));
+		a = agg_for(aggs, name.s, NULL, NULL);
+		ta_buf_free(&name);
+		a->is_kernel = 1;
+		a->calls += sqlite3_column_int64(st, 2);
+		a->self_dev += sqlite3_column_int64(st, 3);
+		a->dev += sqlite3_column_int64(st, 3);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int ta_ops_run(sqlite3 *db, const struct ta_query *q, const struct ta_ops_opts *o,
+	       struct ta_table **out, struct ta_error *err)
+{
+	struct aggs aggs = { ta_intern_new(), NULL, 0, 0 };
+	int64_t ts, end;
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	rc = ta_rows_prepare(db, q, err);
+	if (rc == 0)
+		rc = ta_db_exec(db, gpu_sql, err);
+	if (rc == 0)
+		rc = step_window(db, o, &ts, &end, err);
+	if (rc == 0)
+		rc = walk(db, o, &aggs, ts, end, err);
+	if (rc == 0 && o->kernels)
+		rc = add_kernels(db, &aggs, ts, end, err);
+	if (rc == 0)
+		*out = to_table(&aggs, o);
+	for (i = 0; i < aggs.n; i++) {
+		free(aggs.v[i].name);
+		free(aggs.v[i].shapes);
+		free(aggs.v[i].stack);
+	}
+	free(aggs.v);
+	ta_intern_free(aggs.keys);
+	return rc;
+}
