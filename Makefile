@@ -63,6 +63,7 @@ test: traceanalyze $(TEST_BIN)
 	python3 tests/bad/corpus.py
 	python3 tests/ops_oracle.py
 	python3 tests/ops_stack.py
+	python3 tests/diagnose_expect.py
 	sh tests/conform.sh
 	sh tests/manlint.sh
 	sh tests/tty.sh

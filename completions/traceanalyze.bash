@@ -13,6 +13,8 @@ _traceanalyze_columns()
 	queue) echo rank stream count mean std min p25 p50 p75 max blocked_us blocked_ratio ;;
 	membw) echo rank name count mean_gbps std_gbps min_gbps p25_gbps p50_gbps p75_gbps max_gbps ;;
 	annotations) echo rank name count total_us max_us min_us std_us mean_us ;;
+	ops) echo rank name calls self_cpu_us cpu_us self_device_us device_us input_shapes stack ;;
+	diagnose) echo rank step step_us gpu_busy_pct verdict main_cause cause_us kind cost_us count where advice ;;
 	esac
 }
 
@@ -21,7 +23,7 @@ _traceanalyze()
 	local cur prev cmd opts
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD-1]}
-	local commands="report temporal idle kernels overlap launch queue membw annotations ingest schema help"
+	local commands="report temporal idle kernels overlap launch queue membw annotations ops diagnose ingest schema help"
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
 		return

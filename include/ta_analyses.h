@@ -119,6 +119,18 @@ struct ta_ops_opts {
 int ta_ops_run(sqlite3 *db, const struct ta_query *q, const struct ta_ops_opts *o,
 	       struct ta_table **out, struct ta_error *err);
 
+struct ta_diagnose_opts {
+	int findings;            /* the findings table instead of verdicts */
+	double busy_pct;         /* compute-bound at or above (90) */
+	int64_t host_gap_ns;     /* idle holes this long are host time (50 µs) */
+	int64_t small_kernel_ns; /* "small" kernels (10 µs) */
+	int for_people;          /* text: findings summary after the verdicts */
+};
+
+int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
+		    const struct ta_diagnose_opts *o, struct ta_table **out,
+		    struct ta_error *err);
+
 /* Earliest timestamp of the whole job (HTA's alignment, §6), ns. */
 int64_t ta_rows_min_ts(sqlite3 *db, int hta_compat);
 

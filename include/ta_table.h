@@ -31,6 +31,7 @@ struct ta_table {
 	size_t nrows, cap;
 	struct ta_cell *cells;     /* nrows x ncols */
 	struct ta_buf head;        /* text mode: lines between title and table */
+	struct ta_buf tail;        /* text mode: lines after the table */
 	struct ta_buf notes;       /* lines for stderr in text mode */
 	void *owned_cols;          /* freed with the table when cols was built */
 };

@@ -12,6 +12,7 @@ int cmd_membw(int argc, char **argv);
 int cmd_annotations(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
+int cmd_diagnose(int argc, char **argv);
 int cmd_ingest(int argc, char **argv);
 int cmd_schema(int argc, char **argv);
 

@@ -23,6 +23,7 @@ static const struct command commands[] = {
 	{ "membw", cmd_membw, "memory bandwidth per copy kind" },
 	{ "annotations", cmd_annotations, "time per record_function annotation" },
 	{ "ops", cmd_ops, "the profiler's key_averages table, per rank" },
+	{ "diagnose", cmd_diagnose, "per step: what bounds it, and what to fix" },
 	{ "ingest", cmd_ingest, "parse traces into a database for later commands" },
 	{ "schema", cmd_schema, "print the database schema" },
 };

@@ -9,7 +9,7 @@ if command -v mandoc >/dev/null; then
 else
 	echo "manlint: mandoc not installed: lint skipped"
 fi
-for cmd in report temporal idle kernels overlap launch queue membw annotations ingest; do
+for cmd in report temporal idle kernels overlap launch queue membw annotations ops diagnose ingest; do
 	for opt in $(./traceanalyze $cmd --help | grep -o -- '^  --[a-z-]*' | sed 's/^  --//'); do
 		if grep 'Fl ' $MAN | grep -q -- "-$opt\b"; then
 			pass=$((pass + 1))
@@ -21,7 +21,7 @@ done
 TMP=$(mktemp -d /tmp/ta-man.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 export TRACEANALYZE_CACHE_DIR="$TMP"
-grep '^\.Dl \$ traceanalyze ' $MAN | sed 's/^\.Dl \$ traceanalyze //' > "$TMP/examples"
+grep '^\.Dl \$ traceanalyze ' $MAN | sed 's/^\.Dl \$ traceanalyze //; s/\\(dq/"/g' > "$TMP/examples"
 while read -r args; do
 	eval "./traceanalyze $args" > /dev/null 2>&1
 	rc=$?

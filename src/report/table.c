@@ -113,6 +113,7 @@ void ta_table_free(struct ta_table *t)
 	free(t->cells);
 	ta_buf_free(&t->notes);
 	ta_buf_free(&t->head);
+	ta_buf_free(&t->tail);
 	free(t->owned_cols);
 	free(t);
 }

@@ -141,5 +141,7 @@ void ta_report_text(FILE *out, const struct ta_table *t)
 		}
 		fputc('\n', out);
 	}
+	if (t->tail.len)
+		fputs(t->tail.s, out);
 	free(w);
 }

@@ -1,0 +1,571 @@
+/* Per step, what bounds it and what to fix: an engineer's reading of the
+ * trace, made mechanical. Each GPU idle hole in a step is attributed to the
+ * host work that left the GPU waiting: a synchronisation (and the op that
+ * made it), a host region without launches (named by the innermost
+ * record_function range or Python frame over it), or, for short holes
+ * between launches, launch overhead. Exposed communication and copies are
+ * losses too; the verdict is the largest loss, or compute-bound when the
+ * GPU is busy enough and nothing else matters. */
+#include "intervals.h"
+#include "ta_analyses.h"
+#include "ta_db.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum finding_kind {
+	F_HOST_REGION, F_SYNC, F_PAGEABLE, F_LAUNCH, F_COMM, F_SMALL, F_ALIGN,
+	NKINDS
+};
+
+static const char *const kind_names[NKINDS] = {
+	"host_region", "sync", "pageable_copy", "launch_overhead",
+	"exposed_comm", "small_kernels", "misaligned_gemm"
+};
+
+static const char *const advice[NKINDS] = {
+	"move this host work off the training loop: more DataLoader workers, "
+	"pin_memory=True, prefetch the next batch",
+	"drop the per-step synchronisation (.item(), .cpu(), print of a GPU "
+	"tensor, Python if on a GPU value); accumulate on the GPU",
+	"copy from pinned memory (pin_memory=True, tensor.pin_memory()) with "
+	"non_blocking=True so the copy overlaps compute",
+	"launch fewer, larger kernels: CUDA graphs or torch.compile "
+	"(mode=\"reduce-overhead\"), larger batches",
+	"overlap communication with compute (bucketed DDP/FSDP, fewer "
+	"collectives), or check the network",
+	"fuse small kernels (torch.compile) or batch the work",
+	"pad the GEMM dimensions to a multiple of 8 (16 for fp8) so aligned "
+	"kernels are chosen"
+};
+
+struct gpu_row {
+	int64_t ts, end;
+	int kind;          /* enum ta_kind */
+	int pageable, misaligned;
+	int64_t correlation;
+};
+
+struct call_row {
+	int64_t ts, end, correlation;
+	int sync;
+	int64_t idx;
+};
+
+struct finding {
+	int64_t rank, step;
+	enum finding_kind kind;
+	int64_t cost, count;
+	char where[256];
+};
+
+struct findings {
+	struct finding *v;
+	size_t n, cap;
+};
+
+struct rank_data {
+	struct gpu_row *gpu;
+	size_t ngpu, capgpu;
+	struct call_row *calls;
+	size_t ncalls, capcalls;
+};
+
+static void add_finding(struct findings *f, int64_t rank, int64_t step,
+			enum finding_kind kind, int64_t cost, const char *where)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++) {
+		struct finding *x = &f->v[i];
+
+		if (x->rank == rank && x->step == step && x->kind == kind &&
+		    strcmp(x->where, where) == 0) {
+			x->cost += cost;
+			x->count++;
+			return;
+		}
+	}
+	if (f->n == f->cap) {
+		f->cap = f->cap ? f->cap * 2 : 32;
+		f->v = ta_xrealloc(f->v, f->cap * sizeof(*f->v));
+	}
+	f->v[f->n] = (struct finding){ rank, step, kind, cost, 1, "" };
+	snprintf(f->v[f->n].where, sizeof(f->v[f->n].where), "%s", where);
+	f->n++;
+}
+
+static int is_sync(const char *name)
+{
+	static const char *const names[] = { "cudaStreamSynchronize",
+		"cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy",
+		"cudaMemcpy2D", "cudaStreamWaitEvent", "hipDeviceSynchronize",
+		"hipStreamSynchronize", "hipMemcpy", NULL };
+	size_t i;
+
+	for (i = 0; names[i]; i++)
+		if (strcmp(name, names[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
+		     struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	d->ngpu = d->ncalls = 0;
+	if (ta_db_prepare(db, "SELECT e.ts_ns, e.ts_ns + max(e.dur_ns, 0),"
+			  " ta_kind(n.name, c.name, 0), n.name GLOB '*Pageable*',"
+			  " (n.name GLOB '*align1*' OR n.name GLOB '*align2*')"
+			  " AND n.name NOT GLOB '*simt*', e.correlation"
+			  " FROM events e JOIN names n ON n.name_id = e.name"
+			  " JOIN names c ON c.name_id = e.cat WHERE e.role = 1 AND e.rank = ?"
+			  " AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL ORDER BY e.ts_ns",
+			  &st, err) < 0)
+		return -1;
+	sqlite3_bind_int64(st, 1, rank);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (d->ngpu == d->capgpu) {
+			d->capgpu = d->capgpu ? d->capgpu * 2 : 1024;
+			d->gpu = ta_xrealloc(d->gpu, d->capgpu * sizeof(*d->gpu));
+		}
+		d->gpu[d->ngpu++] = (struct gpu_row){ sqlite3_column_int64(st, 0),
+			sqlite3_column_int64(st, 1), sqlite3_column_int(st, 2),
+			sqlite3_column_int(st, 3), sqlite3_column_int(st, 4),
+			sqlite3_column_int64(st, 5) };
+	}
+	sqlite3_finalize(st);
+	if (ta_db_prepare(db, "SELECT e.ts_ns, e.ts_ns + max(e.dur_ns, 0),"
+			  " e.correlation, n.name, e.idx FROM events e"
+			  " JOIN names n ON n.name_id = e.name WHERE e.role = 2 AND e.rank = ?"
+			  " AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL ORDER BY e.ts_ns",
+			  &st, err) < 0)
+		return -1;
+	sqlite3_bind_int64(st, 1, rank);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (d->ncalls == d->capcalls) {
+			d->capcalls = d->capcalls ? d->capcalls * 2 : 1024;
+			d->calls = ta_xrealloc(d->calls, d->capcalls * sizeof(*d->calls));
+		}
+		d->calls[d->ncalls++] = (struct call_row){ sqlite3_column_int64(st, 0),
+			sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+			is_sync((const char *)sqlite3_column_text(st, 3)),
+			sqlite3_column_int64(st, 4) };
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+/* Names [a, b]: with ops_too, the innermost CPU op or range covering it
+ * (the op that synchronised); else the shortest record_function range (or,
+ * failing one, Python frame) over at least half of it and not much longer. */
+static void name_region(sqlite3 *db, int64_t rank, int64_t a, int64_t b,
+			int ops_too, char *buf, size_t len)
+{
+	sqlite3_stmt *st = NULL;
+
+	snprintf(buf, len, ops_too ? "(outside any op)" : "(no annotation)");
+	if (sqlite3_prepare_v2(db,
+			"SELECT n.name FROM events e JOIN names n ON n.name_id = e.name"
+			" JOIN names c ON c.name_id = e.cat WHERE e.rank = ? AND e.role = 4"
+			" AND n.name NOT GLOB 'ProfilerStep*' AND CASE WHEN ?4"
+			"  THEN e.ts_ns <= ?2 AND e.ts_ns + e.dur_ns >= ?3"
+			"  ELSE c.name IN ('user_annotation', 'python_function')"
+			"  AND e.ts_ns < ?3 AND e.ts_ns + e.dur_ns > ?2"
+			"  AND e.dur_ns <= 4 * (?3 - ?2)"
+			"  AND min(e.ts_ns + e.dur_ns, ?3) - max(e.ts_ns, ?2) >= (?3 - ?2) / 2 END"
+			" ORDER BY c.name = 'python_function', e.dur_ns, e.idx DESC LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, rank);
+		sqlite3_bind_int64(st, 2, a);
+		sqlite3_bind_int64(st, 3, b);
+		sqlite3_bind_int(st, 4, ops_too);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
+	}
+	sqlite3_finalize(st);
+}
+
+/* "aten::mm [[50257, 768], [768, 4]]": the op that launched a kernel
+ * (through its launch call's correlation), with its input shapes. */
+static void launching_op(sqlite3 *db, int64_t rank, int64_t corr, char *buf,
+			 size_t len)
+{
+	sqlite3_stmt *st = NULL;
+
+	snprintf(buf, len, "(launch not recorded)");
+	if (sqlite3_prepare_v2(db,
+			"SELECT n.name, COALESCE(o.input_dims, '') FROM events r"
+			" JOIN events o ON o.rank = r.rank AND o.role = 4"
+			"  AND o.ts_ns <= r.ts_ns AND o.ts_ns + o.dur_ns >= r.ts_ns + r.dur_ns"
+			"  AND o.tid IS r.tid"
+			" JOIN names n ON n.name_id = o.name"
+			" JOIN names c ON c.name_id = o.cat AND c.name = 'cpu_op'"
+			" WHERE r.rank = ? AND r.role = 2 AND r.correlation = ?"
+			" ORDER BY o.dur_ns LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, rank);
+		sqlite3_bind_int64(st, 2, corr);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			snprintf(buf, len, "%s %s", (const char *)sqlite3_column_text(st, 0),
+				 (const char *)sqlite3_column_text(st, 1));
+	}
+	sqlite3_finalize(st);
+}
+
+struct step_result {
+	int64_t busy, span, host, launch, comm, copy, compute;
+	char main_where[256];
+	enum finding_kind main_kind;
+	int64_t main_cost;
+};
+
+struct diag_ctx {
+	sqlite3 *db;
+	const struct ta_diagnose_opts *o;
+	struct findings *f;
+	struct rank_data *d;
+	int64_t rank, step;
+};
+
+/* The sync call (if any) that ends inside the hole [a, b]. */
+static const struct call_row *sync_before(const struct rank_data *d, int64_t a,
+					  int64_t b)
+{
+	size_t i;
+
+	for (i = 0; i < d->ncalls; i++)
+		if (d->calls[i].sync && d->calls[i].end >= a && d->calls[i].end <= b &&
+		    d->calls[i].end - d->calls[i].ts > 0)
+			return &d->calls[i];
+	return NULL;
+}
+
+static void hole(struct diag_ctx *c, int64_t a, int64_t b, struct step_result *r)
+{
+	const struct call_row *sync;
+	char where[256];
+	int64_t len = b - a;
+
+	if (len <= 0)
+		return;
+	if (len < c->o->host_gap_ns) {
+		r->launch += len;
+		return;
+	}
+	sync = sync_before(c->d, a, b);
+	if (sync) {
+		name_region(c->db, c->rank, sync->ts, sync->end, 1, where, sizeof(where));
+		add_finding(c->f, c->rank, c->step, F_SYNC, len, where);
+	} else {
+		name_region(c->db, c->rank, a, b, 0, where, sizeof(where));
+		add_finding(c->f, c->rank, c->step, F_HOST_REGION, len, where);
+	}
+	r->host += len;
+}
+
+/* GPU work of one kind, clipped to [s, e], as a union. */
+static void clipped_union(const struct rank_data *d, int kinds, int64_t s,
+			  int64_t e, struct ta_union *u)
+{
+	size_t i;
+
+	ta_union_reset(u);
+	for (i = 0; i < d->ngpu; i++) {
+		int64_t a = d->gpu[i].ts > s ? d->gpu[i].ts : s;
+		int64_t b = d->gpu[i].end < e ? d->gpu[i].end : e;
+
+		if ((d->gpu[i].kind & kinds) && b > a)
+			ta_union_add(u, a, b - a);
+	}
+}
+
+static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
+			 struct step_result *r)
+{
+	static const int bits[] = { 1, 2 };
+	struct ta_union all = { 0 }, comm = { 0 }, comp = { 0 }, copy = { 0 };
+	struct ta_union *pair[] = { &comm, &comp };
+	struct ta_sweep sw;
+	int64_t prev = s, small = 0, nsmall = 0, page = 0;
+	size_t i;
+
+	memset(r, 0, sizeof(*r));
+	r->span = e - s;
+	clipped_union(c->d, TA_KIND_COMPUTE | TA_KIND_COMM | TA_KIND_MEMORY, s, e, &all);
+	for (i = 0; i < all.n; i++) {
+		hole(c, prev, all.v[i].start, r);
+		prev = all.v[i].end;
+	}
+	hole(c, prev, e, r);
+	r->busy = ta_union_length(&all);
+	clipped_union(c->d, TA_KIND_COMM, s, e, &comm);
+	clipped_union(c->d, TA_KIND_COMPUTE, s, e, &comp);
+	clipped_union(c->d, TA_KIND_MEMORY, s, e, &copy);
+	ta_sweep_run(pair, bits, 2, 0, &sw);
+	r->comm = ta_union_length(&comm) - sw.dur[3];
+	r->compute = ta_union_length(&comp);
+	r->copy = ta_union_length(&copy);
+	for (i = 0; i < c->d->ngpu; i++) {
+		const struct gpu_row *g = &c->d->gpu[i];
+
+		if (g->ts < s || g->ts >= e)
+			continue;
+		if (g->pageable)
+			page += g->end - g->ts;
+		if (g->misaligned && g->kind == TA_KIND_COMPUTE) {
+			char where[256];
+
+			launching_op(c->db, c->rank, g->correlation, where, sizeof(where));
+			add_finding(c->f, c->rank, c->step, F_ALIGN, g->end - g->ts, where);
+		}
+		if (g->kind == TA_KIND_COMPUTE && g->end - g->ts < c->o->small_kernel_ns)
+			small += g->end - g->ts, nsmall++;
+	}
+	if (r->comm > 0)
+		add_finding(c->f, c->rank, c->step, F_COMM, r->comm, "communication kernels");
+	if (page > 0)
+		add_finding(c->f, c->rank, c->step, F_PAGEABLE, page,
+			    "Memcpy HtoD (Pageable -> Device)");
+	if (r->launch > 0)
+		add_finding(c->f, c->rank, c->step, F_LAUNCH, r->launch,
+			    "short gaps between kernels");
+	if (nsmall > 0 && r->launch > r->busy / 4) {
+		add_finding(c->f, c->rank, c->step, F_SMALL, small, "kernels shorter than 10 us");
+		c->f->v[c->f->n - 1].count = nsmall;
+	}
+	ta_union_free(&all);
+	ta_union_free(&comm);
+	ta_union_free(&comp);
+	ta_union_free(&copy);
+}
+
+static const struct ta_col verdict_cols[] = {
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "step", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "step_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "gpu_busy_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
+	{ "verdict", TA_COL_TEXT, TA_UNIT_NONE, 0 },
+	{ "main_cause", TA_COL_TEXT, TA_UNIT_NONE, 0 },
+	{ "cause_us", TA_COL_REAL, TA_UNIT_US, 0 },
+};
+
+static const struct ta_col finding_cols[] = {
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "step", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "kind", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+	{ "cost_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "count", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "where", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+	{ "advice", TA_COL_TEXT, TA_UNIT_NONE, 0 },
+};
+
+/* The costliest finding of some kinds in this step. */
+static const struct finding *top_finding(const struct findings *f, int64_t rank,
+					 int64_t step, unsigned kinds)
+{
+	const struct finding *best = NULL;
+	size_t i;
+
+	for (i = 0; i < f->n; i++) {
+		const struct finding *x = &f->v[i];
+
+		if (x->rank == rank && x->step == step && (kinds & (1u << x->kind)) &&
+		    (!best || x->cost > best->cost))
+			best = x;
+	}
+	return best;
+}
+
+static void verdict_row(struct ta_table *t, const struct diag_ctx *c,
+			const struct step_result *r)
+{
+	int64_t copy_loss = r->copy - (r->busy > 0 ? (r->copy + r->compute + r->comm -
+			    r->busy > 0 ? r->copy + r->compute + r->comm - r->busy : 0) : 0);
+	int64_t loss[4] = { r->host, r->launch, r->comm, copy_loss };
+	static const char *const verdicts[4] = { "host-stalled", "launch-bound",
+		"communication-bound", "copy-bound" };
+	static const unsigned kinds[4] = { 1u << F_HOST_REGION | 1u << F_SYNC,
+		1u << F_LAUNCH, 1u << F_COMM, 1u << F_PAGEABLE };
+	double busy = r->span > 0 ? 100.0 * (double)r->busy / (double)r->span : 0;
+	const struct finding *f;
+	char cause[300];
+	size_t row = ta_table_add_row(t);
+	int v = 0, i;
+
+	for (i = 1; i < 4; i++)
+		if (loss[i] > loss[v])
+			v = i;
+	ta_table_set_int(t, row, 0, c->rank);
+	if (c->step >= 0)
+		ta_table_set_int(t, row, 1, c->step);
+	ta_table_set_real(t, row, 2, (double)r->span / 1000.0);
+	ta_table_set_real(t, row, 3, ta_round(busy, 2));
+	if (busy >= c->o->busy_pct && (double)loss[v] < 0.1 * (double)r->span) {
+		ta_table_set_text(t, row, 4, "compute-bound");
+		ta_table_set_text(t, row, 5, "gpu_busy");
+		ta_table_set_real(t, row, 6, (double)r->busy / 1000.0);
+		return;
+	}
+	ta_table_set_text(t, row, 4, verdicts[v]);
+	f = top_finding(c->f, c->rank, c->step, kinds[v]);
+	if (f)
+		snprintf(cause, sizeof(cause), "%s: %s", kind_names[f->kind], f->where);
+	else
+		snprintf(cause, sizeof(cause), "%s", v == 3 ? "copies" : verdicts[v]);
+	ta_table_set_text(t, row, 5, cause);
+	ta_table_set_real(t, row, 6, (double)loss[v] / 1000.0);
+}
+
+static int steps_of(sqlite3 *db, int64_t rank, int64_t **steps, size_t *n,
+		    struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	if (ta_db_prepare(db, "SELECT CAST(substr(n.name, 14) AS INTEGER), e.ts_ns,"
+			  " e.ts_ns + e.dur_ns FROM events e JOIN names n ON n.name_id = e.name"
+			  " JOIN names c ON c.name_id = e.cat WHERE e.rank = ?"
+			  " AND c.name = 'user_annotation' AND n.name GLOB 'ProfilerStep#[0-9]*'"
+			  " AND e.dur_ns IS NOT NULL ORDER BY e.ts_ns", &st, err) < 0)
+		return -1;
+	sqlite3_bind_int64(st, 1, rank);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 16;
+			*steps = ta_xrealloc(*steps, cap * 3 * sizeof(**steps));
+		}
+		(*steps)[*n * 3] = sqlite3_column_int64(st, 0);
+		(*steps)[*n * 3 + 1] = sqlite3_column_int64(st, 1);
+		(*steps)[*n * 3 + 2] = sqlite3_column_int64(st, 2);
+		(*n)++;
+	}
+	sqlite3_finalize(st);
+	if (*n == 0) { /* no steps: the whole window */
+		if (ta_db_prepare(db, "SELECT -1, min(ts_ns), max(ts_ns + dur_ns) FROM events"
+				  " WHERE rank = ? AND dur_ns IS NOT NULL", &st, err) < 0)
+			return -1;
+		sqlite3_bind_int64(st, 1, rank);
+		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 1) != SQLITE_NULL) {
+			*steps = ta_xrealloc(*steps, 3 * sizeof(**steps));
+			(*steps)[0] = -1;
+			(*steps)[1] = sqlite3_column_int64(st, 1);
+			(*steps)[2] = sqlite3_column_int64(st, 2);
+			*n = 1;
+		}
+		sqlite3_finalize(st);
+	}
+	return 0;
+}
+
+static int cmp_finding(const void *x, const void *y)
+{
+	const struct finding *a = x, *b = y;
+
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	if (a->step != b->step)
+		return a->step < b->step ? -1 : 1;
+	return a->cost > b->cost ? -1 : a->cost < b->cost;
+}
+
+static struct ta_table *findings_table(struct findings *f)
+{
+	struct ta_table *t = ta_table_new("Findings, by cost", finding_cols, 7);
+	size_t i;
+
+	qsort(f->v, f->n, sizeof(*f->v), cmp_finding);
+	for (i = 0; i < f->n; i++) {
+		size_t r = ta_table_add_row(t);
+
+		ta_table_set_int(t, r, 0, f->v[i].rank);
+		if (f->v[i].step >= 0)
+			ta_table_set_int(t, r, 1, f->v[i].step);
+		ta_table_set_text(t, r, 2, kind_names[f->v[i].kind]);
+		ta_table_set_real(t, r, 3, (double)f->v[i].cost / 1000.0);
+		ta_table_set_int(t, r, 4, f->v[i].count);
+		ta_table_set_text(t, r, 5, f->v[i].where);
+		ta_table_set_text(t, r, 6, advice[f->v[i].kind]);
+	}
+	return t;
+}
+
+/* Text: after the verdicts, the costliest findings over all steps. */
+static void summarise(struct ta_table *t, const struct findings *f)
+{
+	struct finding *sum = ta_xcalloc(f->n + 1, sizeof(*sum));
+	size_t n = 0, i, j;
+
+	for (i = 0; i < f->n; i++) {
+		for (j = 0; j < n; j++)
+			if (sum[j].rank == f->v[i].rank && sum[j].kind == f->v[i].kind &&
+			    strcmp(sum[j].where, f->v[i].where) == 0)
+				break;
+		if (j == n)
+			sum[n++] = f->v[i], sum[j].cost = sum[j].count = 0;
+		sum[j].cost += f->v[i].cost;
+		sum[j].count += f->v[i].count;
+	}
+	for (i = 0; i < n; i++)
+		sum[i].step = 0;
+	qsort(sum, n, sizeof(*sum), cmp_finding);
+	ta_buf_adds(&t->tail, "\nFindings over all steps, by cost:\n");
+	for (i = 0; i < n && i < 8; i++)
+		ta_buf_addf(&t->tail, "  rank %lld  %-15s %10.3f ms  x%-5lld %s\n    -> %s\n",
+			    (long long)sum[i].rank, kind_names[sum[i].kind],
+			    (double)sum[i].cost / 1e6, (long long)sum[i].count, sum[i].where,
+			    advice[sum[i].kind]);
+	free(sum);
+}
+
+int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
+		    const struct ta_diagnose_opts *o, struct ta_table **out,
+		    struct ta_error *err)
+{
+	struct findings f = { NULL, 0, 0 };
+	struct rank_data d = { NULL, 0, 0, NULL, 0, 0 };
+	struct ta_table *t = ta_table_new("Diagnosis per step", verdict_cols, 7);
+	sqlite3_stmt *ranks = NULL;
+	int64_t *steps = NULL;
+	size_t nsteps, i;
+	int rc = 0;
+
+	*out = NULL;
+	if (ta_rows_prepare(db, q, err) < 0 ||
+	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &ranks, err) < 0) {
+		ta_table_free(t);
+		return -1;
+	}
+	while (rc == 0 && sqlite3_step(ranks) == SQLITE_ROW) {
+		struct diag_ctx c = { db, o, &f, &d, sqlite3_column_int64(ranks, 0), -1 };
+
+		rc = load_rank(db, c.rank, &d, err);
+		if (rc == 0)
+			rc = steps_of(db, c.rank, &steps, &nsteps, err);
+		for (i = 0; rc == 0 && i < nsteps; i++) {
+			struct step_result r;
+
+			c.step = steps[i * 3];
+			analyse_step(&c, steps[i * 3 + 1], steps[i * 3 + 2], &r);
+			verdict_row(t, &c, &r);
+		}
+	}
+	sqlite3_finalize(ranks);
+	if (rc == 0 && o->findings) {
+		ta_table_free(t);
+		t = findings_table(&f);
+	} else if (rc == 0 && o->for_people) {
+		summarise(t, &f);
+	}
+	free(steps);
+	free(d.gpu);
+	free(d.calls);
+	free(f.v);
+	if (rc < 0) {
+		ta_table_free(t);
+		return -1;
+	}
+	*out = t;
+	return 0;
+}

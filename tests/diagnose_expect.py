@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""diagnose on the five captures whose cause was set when capturing them
+(tools/capture/capture.py; profiler-off measurements in testdata/oracle/):
+the verdict and the top findings must name that cause."""
+import csv
+import io
+import subprocess
+import sys
+
+
+def run(case, *extra):
+    out = subprocess.run(["./traceanalyze", "diagnose", "-q", "--format", "csv", *extra, "testdata/" + case],
+                         capture_output=True, text=True, check=True).stdout
+    return list(csv.DictReader(io.StringIO(out)))
+
+
+def findings(case):
+    return run(case, "--findings")
+
+
+checks = []
+
+
+def check(name, cond):
+    checks.append((name, bool(cond)))
+
+
+v = run("train_healthy")
+check("healthy training step is compute-bound", v and all(r["verdict"] == "compute-bound" for r in v))
+v = run("train_stalled")
+check("stalled step is host-stalled on data_loading (15 ms sleep)",
+      all(r["verdict"] == "host-stalled" and r["main_cause"] == "host_region: data_loading"
+          and float(r["cause_us"]) > 15000 for r in v))
+f = findings("train_stalled")
+check("stalled: .item() shows as a sync in aten::_local_scalar_dense",
+      any(r["kind"] == "sync" and r["where"] == "aten::_local_scalar_dense" for r in f))
+check("stalled: the pageable copies are found",
+      any(r["kind"] == "pageable_copy" for r in f))
+check("stalled: data_loading is the costliest finding of each step",
+      all(max((x for x in f if x["step"] == s), key=lambda x: float(x["cost_us"]))["where"] == "data_loading"
+          for s in {r["step"] for r in f}))
+eager = run("decode_eager")
+check("batch-1 eager decode is launch-bound", all(r["verdict"] == "launch-bound" for r in eager))
+check("eager decode: small kernels found", any(r["kind"] == "small_kernels" for r in findings("decode_eager")))
+graph = run("decode_graph")
+check("CUDA graphs cut the launch loss tenfold and the GPU is busy >= 60%",
+      all(float(g["cause_us"]) * 10 < float(e["cause_us"]) and float(g["gpu_busy_pct"]) >= 60
+          for g, e in zip(graph, eager)))
+v = run("copies")
+check("copies: copy-bound, main cause the pageable copy",
+      all(r["verdict"] == "copy-bound" and r["main_cause"].startswith("pageable_copy") for r in v))
+check("gate on a verdict trips", subprocess.run(
+    ["./traceanalyze", "diagnose", "-q", "testdata/train_stalled", "--fail-if", 'verdict == "host-stalled"'],
+    capture_output=True).returncode == 1)
+
+failed = [n for n, ok in checks if not ok]
+for n in failed:
+    print("FAIL diagnose:", n)
+print(f"diagnose: {len(checks) - len(failed)} passed, {len(failed)} failed")
+sys.exit(1 if failed else 0)
