@@ -1,11 +1,20 @@
 /* Bulk load of parsed events: one transaction, one prepared insert,
- * indexes after the load. The caller writes to a temp name and renames. */
+ * indexes after the load. The caller writes to a temp name and renames.
+ *
+ * SQLite runs on its own thread so that inserting overlaps parsing: the
+ * parser's thread interns names and packs each event into a batch; the
+ * writer thread unpacks batches and inserts them. Two batches alternate.
+ * Everything else that touches the database first waits for the writer
+ * to be idle, so the connection is only ever used by one thread. */
 #include "ta_intern.h"
 #include "ta_db.h"
 #include "ta_parse.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define BATCH_BYTES (1u << 20)
 
 enum {
 	C_RANK = 1, C_IDX, C_PH, C_CAT, C_NAME, C_PID, C_TID, C_TS, C_DUR,
@@ -31,7 +40,21 @@ struct ta_db_writer {
 	int64_t file_id;
 	const char *file_path;
 	int64_t file_bytes, file_mtime;
+	/* the writer thread and its two batches */
+	pthread_t thread;
+	int started;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct ta_buf batch[2];
+	struct ta_buf *cur;          /* being filled by the parser */
+	struct ta_buf *full;         /* handed over, not yet taken */
+	struct ta_buf *processing;   /* being inserted */
+	int stop;
+	int failed;
 };
+
+static void *writer_main(void *arg);
+static int drain(struct ta_db_writer *w);
 
 static int fail(struct ta_db_writer *w, struct ta_error *err)
 {
@@ -66,6 +89,15 @@ struct ta_db_writer *ta_db_writer_new(const char *path, struct ta_error *err)
 		return NULL;
 	}
 	w->names = ta_intern_new();
+	w->cur = &w->batch[0];
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "cannot start the writer thread");
+		ta_db_writer_abort(w);
+		return NULL;
+	}
+	w->started = 1;
 	return w;
 }
 
@@ -73,7 +105,8 @@ int ta_db_writer_begin_file(struct ta_db_writer *w, const char *path,
 			    int64_t bytes, int64_t mtime_ns, int64_t rank,
 			    struct ta_error *err)
 {
-	(void)err;
+	if (drain(w) < 0)
+		return fail(w, err);
 	w->rank = rank;
 	w->first_event_rowid = sqlite3_last_insert_rowid(w->db);
 	w->file_path = path;
@@ -125,28 +158,35 @@ static int event_role(struct ta_db_writer *w, const struct ta_event *ev,
 	return w->roles[cat_id];
 }
 
-/* Binds an interned string, adding it to the names table when new;
- * *id_out gets its id (0 when absent). */
-static int bind_name(struct ta_db_writer *w, int col, const struct ta_event *ev,
-		     enum ta_field f, int64_t *id_out)
+static void put(struct ta_buf *b, const void *p, size_t n)
+{
+	ta_buf_add(b, p, n);
+}
+
+static void put_i64(struct ta_buf *b, int64_t v)
+{
+	put(b, &v, sizeof(v));
+}
+
+/* Interns a string field; a new name is packed ('N') before its event. */
+static int64_t intern_field(struct ta_db_writer *w, const struct ta_event *ev,
+			    enum ta_field f)
 {
 	int is_new;
 	int64_t id;
+	uint32_t len;
 
-	*id_out = 0;
 	if (ev->f[f].type != TA_VAL_TEXT)
-		return SQLITE_OK;
+		return 0;
 	id = ta_intern(w->names, ta_event_text(ev, f), ev->f[f].len, &is_new);
 	if (is_new) {
-		sqlite3_bind_int64(w->ins_name, 1, id);
-		sqlite3_bind_text(w->ins_name, 2, ta_event_text(ev, f),
-				  (int)ev->f[f].len, SQLITE_TRANSIENT);
-		if (sqlite3_step(w->ins_name) != SQLITE_DONE)
-			return SQLITE_ERROR;
-		sqlite3_reset(w->ins_name);
+		len = (uint32_t)ev->f[f].len;
+		ta_buf_addc(w->cur, 'N');
+		put_i64(w->cur, id);
+		put(w->cur, &len, sizeof(len));
+		put(w->cur, ta_event_text(ev, f), len);
 	}
-	*id_out = id;
-	return sqlite3_bind_int64(w->ins, col, id);
+	return id;
 }
 
 /* Absent values are left unbound: the statement's bindings are cleared
@@ -207,18 +247,20 @@ static void bind_times(sqlite3_stmt *st, const struct ta_event *ev)
 	}
 }
 
-int ta_db_writer_event(struct ta_db_writer *w, const struct ta_event *ev)
+/* Inserts one unpacked event (writer thread). */
+static int insert_event(struct ta_db_writer *w, const struct ta_event *ev,
+			int64_t cat, int64_t name, int role)
 {
 	sqlite3_stmt *st = w->ins;
-	int64_t cat, name;
 
 	sqlite3_bind_int64(st, C_RANK, w->rank);
 	sqlite3_bind_int64(st, C_IDX, ev->index);
 	bind_val(st, C_PH, ev, TA_F_PH);
-	if (bind_name(w, C_CAT, ev, TA_F_CAT, &cat) != SQLITE_OK ||
-	    bind_name(w, C_NAME, ev, TA_F_NAME, &name) != SQLITE_OK)
-		return -1;
-	sqlite3_bind_int(st, C_ROLE, event_role(w, ev, cat));
+	if (cat)
+		sqlite3_bind_int64(st, C_CAT, cat);
+	if (name)
+		sqlite3_bind_int64(st, C_NAME, name);
+	sqlite3_bind_int(st, C_ROLE, role);
 	bind_val(st, C_PID, ev, TA_F_PID);
 	bind_val(st, C_TID, ev, TA_F_TID);
 	bind_times(st, ev);
@@ -252,9 +294,215 @@ int ta_db_writer_event(struct ta_db_writer *w, const struct ta_event *ev)
 	return 0;
 }
 
+/* Packs an event: 'E', index, flags, four times, cat, name, role, then
+ * each present field as (field, type, value). Text is copied in. */
+static void pack_event(struct ta_buf *b, const struct ta_event *ev,
+		       int64_t cat, int64_t name, int role)
+{
+	unsigned char flags = (unsigned char)(ev->has_ts | ev->has_dur << 1);
+	unsigned char n = 0, r = (unsigned char)role;
+	size_t count_at;
+	int f;
+
+	ta_buf_addc(b, 'E');
+	put_i64(b, ev->index);
+	put(b, &flags, 1);
+	put_i64(b, ev->ts_ns);
+	put_i64(b, ev->dur_ns);
+	put_i64(b, ev->hta_ts_ns);
+	put_i64(b, ev->hta_dur_ns);
+	put_i64(b, cat);
+	put_i64(b, name);
+	put(b, &r, 1);
+	count_at = b->len;
+	put(b, &n, 1);
+	for (f = 0; f < TA_NFIELDS; f++) {
+		const struct ta_val *v = &ev->f[f];
+		unsigned char h[2] = { (unsigned char)f, (unsigned char)v->type };
+
+		if (v->type == TA_VAL_NONE || f == TA_F_CAT || f == TA_F_NAME)
+			continue;
+		put(b, h, 2);
+		if (v->type == TA_VAL_INT) {
+			put_i64(b, v->i);
+		} else if (v->type == TA_VAL_REAL) {
+			put(b, &v->d, sizeof(v->d));
+		} else {
+			uint32_t len = (uint32_t)v->len;
+
+			put(b, &len, sizeof(len));
+			put(b, ta_event_text(ev, (enum ta_field)f), len);
+		}
+		n++;
+	}
+	b->s[count_at] = (char)n;
+}
+
+static const char *take(const char **p, void *dst, size_t n)
+{
+	memcpy(dst, *p, n);
+	*p += n;
+	return *p;
+}
+
+/* Unpacks one event; its text stays in the batch (arena = batch). */
+static const char *unpack_event(const char *p, const struct ta_buf *b,
+				struct ta_event *ev, int64_t *cat, int64_t *name,
+				int *role)
+{
+	unsigned char flags, n, r, i;
+
+	memset(ev->f, 0, sizeof(ev->f));
+	take(&p, &ev->index, 8);
+	take(&p, &flags, 1);
+	ev->has_ts = flags & 1;
+	ev->has_dur = flags >> 1 & 1;
+	take(&p, &ev->ts_ns, 8);
+	take(&p, &ev->dur_ns, 8);
+	take(&p, &ev->hta_ts_ns, 8);
+	take(&p, &ev->hta_dur_ns, 8);
+	take(&p, cat, 8);
+	take(&p, name, 8);
+	take(&p, &r, 1);
+	*role = r;
+	take(&p, &n, 1);
+	ev->arena.s = b->s;
+	for (i = 0; i < n; i++) {
+		unsigned char h[2];
+		struct ta_val *v;
+		uint32_t len;
+
+		take(&p, h, 2);
+		v = &ev->f[h[0]];
+		v->type = (enum ta_val_type)h[1];
+		if (v->type == TA_VAL_INT) {
+			take(&p, &v->i, 8);
+		} else if (v->type == TA_VAL_REAL) {
+			take(&p, &v->d, 8);
+		} else {
+			take(&p, &len, 4);
+			v->off = (size_t)(p - b->s);
+			v->len = len;
+			p += len;
+		}
+	}
+	return p;
+}
+
+static int insert_name(struct ta_db_writer *w, int64_t id, const char *s,
+		       uint32_t len)
+{
+	sqlite3_bind_int64(w->ins_name, 1, id);
+	sqlite3_bind_text(w->ins_name, 2, s, (int)len, SQLITE_STATIC);
+	if (sqlite3_step(w->ins_name) != SQLITE_DONE)
+		return -1;
+	sqlite3_reset(w->ins_name);
+	return 0;
+}
+
+/* Writer thread: insert everything in a batch. */
+static int process(struct ta_db_writer *w, const struct ta_buf *b)
+{
+	const char *p = b->s, *end = b->s + b->len;
+	struct ta_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	while (p < end) {
+		char tag = *p++;
+		int64_t cat, name;
+		int role;
+
+		if (tag == 'N') {
+			uint32_t len;
+
+			take(&p, &cat, 8);
+			take(&p, &len, 4);
+			if (insert_name(w, cat, p, len) < 0)
+				return -1;
+			p += len;
+			continue;
+		}
+		p = unpack_event(p, b, &ev, &cat, &name, &role);
+		if (insert_event(w, &ev, cat, name, role) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void *writer_main(void *arg)
+{
+	struct ta_db_writer *w = arg;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		struct ta_buf *b;
+
+		while (!w->full && !w->stop)
+			pthread_cond_wait(&w->cond, &w->lock);
+		if (!w->full)
+			break;
+		b = w->full;
+		w->full = NULL;
+		w->processing = b;
+		pthread_mutex_unlock(&w->lock);
+		if (!w->failed && process(w, b) < 0)
+			w->failed = 1;
+		pthread_mutex_lock(&w->lock);
+		b->len = 0;
+		w->processing = NULL;
+		pthread_cond_broadcast(&w->cond);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+/* Hands the current batch over and continues in the other one. */
+static int submit(struct ta_db_writer *w)
+{
+	struct ta_buf *next = w->cur == &w->batch[0] ? &w->batch[1] : &w->batch[0];
+
+	pthread_mutex_lock(&w->lock);
+	while (w->full)
+		pthread_cond_wait(&w->cond, &w->lock);
+	w->full = w->cur;
+	pthread_cond_broadcast(&w->cond);
+	while (w->full == next || w->processing == next)
+		pthread_cond_wait(&w->cond, &w->lock);
+	pthread_mutex_unlock(&w->lock);
+	w->cur = next;
+	return w->failed ? -1 : 0;
+}
+
+/* Waits until every packed event is in the database. */
+static int drain(struct ta_db_writer *w)
+{
+	if (!w->started)
+		return 0;
+	if (w->cur->len && submit(w) < 0)
+		return -1;
+	pthread_mutex_lock(&w->lock);
+	while (w->full || w->processing)
+		pthread_cond_wait(&w->cond, &w->lock);
+	pthread_mutex_unlock(&w->lock);
+	return w->failed ? -1 : 0;
+}
+
+int ta_db_writer_event(struct ta_db_writer *w, const struct ta_event *ev)
+{
+	int64_t cat = intern_field(w, ev, TA_F_CAT);
+	int64_t name = intern_field(w, ev, TA_F_NAME);
+
+	pack_event(w->cur, ev, cat, name, event_role(w, ev, cat));
+	if (w->cur->len >= BATCH_BYTES)
+		return submit(w);
+	return w->failed ? -1 : 0;
+}
+
 int ta_db_writer_meta(struct ta_db_writer *w, const char *key,
 		      const char *json, size_t len)
 {
+	if (drain(w) < 0)
+		return -1;
 	sqlite3_bind_int64(w->ins_meta, 1, w->rank);
 	sqlite3_bind_text(w->ins_meta, 2, key, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(w->ins_meta, 3, json, (int)len, SQLITE_TRANSIENT);
@@ -289,6 +537,8 @@ int ta_db_writer_end_file(struct ta_db_writer *w, int64_t rank,
 	char damage[320] = "";
 	int rc;
 
+	if (drain(w) < 0)
+		return fail(w, err);
 	if (move_rank(w, rank, err) < 0)
 		return -1;
 	if (res->truncated)
@@ -319,6 +569,8 @@ int ta_db_writer_discard_file(struct ta_db_writer *w, struct ta_error *err)
 {
 	char sql[160];
 
+	if (drain(w) < 0)
+		return fail(w, err);
 	snprintf(sql, sizeof(sql),
 		 "DELETE FROM events WHERE rowid > %lld;"
 		 "DELETE FROM meta WHERE rowid > %lld;",
@@ -333,6 +585,11 @@ int ta_db_writer_finish(struct ta_db_writer *w, struct ta_error *err)
 	char sql[128];
 	int rc;
 
+	if (drain(w) < 0) {
+		fail(w, err);
+		ta_db_writer_abort(w);
+		return -1;
+	}
 	snprintf(sql, sizeof(sql),
 		 "INSERT INTO info VALUES ('schema_version', %d),"
 		 " ('tool_version', '%s');", TA_SCHEMA_VERSION, TA_VERSION);
@@ -349,6 +606,17 @@ void ta_db_writer_abort(struct ta_db_writer *w)
 {
 	if (!w)
 		return;
+	if (w->started) {
+		pthread_mutex_lock(&w->lock);
+		w->stop = 1;
+		pthread_cond_broadcast(&w->cond);
+		pthread_mutex_unlock(&w->lock);
+		pthread_join(w->thread, NULL);
+		pthread_mutex_destroy(&w->lock);
+		pthread_cond_destroy(&w->cond);
+	}
+	ta_buf_free(&w->batch[0]);
+	ta_buf_free(&w->batch[1]);
 	sqlite3_finalize(w->ins);
 	sqlite3_finalize(w->ins_name);
 	sqlite3_finalize(w->ins_meta);
