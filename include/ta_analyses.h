@@ -114,6 +114,7 @@ struct ta_ops_opts {
 	int stack_depth;      /* > 0: split by the innermost N Python frames */
 	int kernels;          /* add one row per GPU kernel name */
 	int64_t step;         /* >= 0: only ProfilerStep#step */
+	int for_people;       /* text: the profiler's percentage columns */
 };
 
 int ta_ops_run(sqlite3 *db, const struct ta_query *q, const struct ta_ops_opts *o,

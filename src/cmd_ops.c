@@ -78,9 +78,14 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	return ta_ops_run(db, q, ctx, out, err);
 }
 
+static void after_parse(void *ctx, const struct ta_cli *cli)
+{
+	((struct ta_ops_opts *)ctx)->for_people = cli->format == TA_FMT_TEXT;
+}
+
 int cmd_ops(int argc, char **argv)
 {
-	struct ta_ops_opts o = { TA_OPS_SORT_SELF_DEVICE, 0, 0, 0, 0, -1 };
+	struct ta_ops_opts o = { TA_OPS_SORT_SELF_DEVICE, 0, 0, 0, 0, -1, 0 };
 	const struct ta_cmd_info info = {
 		"ops", "[options] PATH",
 		"The profiler's key_averages table, rebuilt from the trace: per rank "
@@ -91,5 +96,5 @@ int cmd_ops(int argc, char **argv)
 		opts, on_opt, &o
 	};
 
-	return ta_cli_main(argc, argv, &info, run, &o, NULL);
+	return ta_cli_main(argc, argv, &info, run, &o, after_parse);
 }

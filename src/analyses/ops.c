@@ -292,9 +292,34 @@ static int64_t key_rank(const char *name, const char **rest)
 	return r;
 }
 
+static const struct ta_col pct_cols[] = {
+	{ "self_cpu_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
+	{ "self_device_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
+};
+
+/* Per rank, the sums the profiler's "Self CPU %" and "Self CUDA %" are
+ * shares of. */
+static void rank_totals(const struct aggs *a, int64_t rank, double *cpu,
+			double *dev)
+{
+	size_t i;
+
+	*cpu = *dev = 0;
+	for (i = 0; i < a->n; i++) {
+		const char *rest;
+
+		if (key_rank(a->v[i].name, &rest) != rank)
+			continue;
+		*cpu += (double)a->v[i].self_cpu;
+		*dev += (double)a->v[i].self_dev;
+	}
+}
+
 static struct ta_table *to_table(struct aggs *a, const struct ta_ops_opts *o)
 {
-	size_t ncols = 7 + (o->group_shape ? 1 : 0) + (o->stack_depth ? 1 : 0);
+	size_t nbase = 7 + (o->group_shape ? 1 : 0) + (o->stack_depth ? 1 : 0);
+	size_t ncols = nbase + (o->for_people ? 2 : 0);
+	double tot_cpu = 0, tot_dev = 0;
 	struct ta_col *cols = ta_xmalloc(ncols * sizeof(*cols));
 	struct row_ref *refs = ta_xmalloc((a->n ? a->n : 1) * sizeof(*refs));
 	struct ta_table *t;
@@ -305,7 +330,9 @@ static struct ta_table *to_table(struct aggs *a, const struct ta_ops_opts *o)
 	if (o->group_shape)
 		cols[7] = base_cols[7];
 	if (o->stack_depth)
-		cols[ncols - 1] = base_cols[8];
+		cols[nbase - 1] = base_cols[8];
+	if (o->for_people)
+		memcpy(cols + nbase, pct_cols, sizeof(pct_cols));
 	t = ta_table_new("Operators (as the profiler's key_averages)", cols, ncols);
 	t->owned_cols = cols;
 	for (i = 0; i < a->n; i++) {
@@ -321,8 +348,10 @@ static struct ta_table *to_table(struct aggs *a, const struct ta_ops_opts *o)
 		const char *name;
 		size_t r;
 
-		if (refs[i].rank != last_rank)
+		if (refs[i].rank != last_rank) {
 			shown = 0, last_rank = refs[i].rank;
+			rank_totals(a, last_rank, &tot_cpu, &tot_dev);
+		}
 		if (o->top > 0 && shown++ >= (size_t)o->top)
 			continue;
 		key_rank(g->name, &name);
@@ -338,9 +367,18 @@ static struct ta_table *to_table(struct aggs *a, const struct ta_ops_opts *o)
 		if (o->group_shape)
 			ta_table_set_text(t, r, k++, g->shapes ? g->shapes : "");
 		if (o->stack_depth)
-			ta_table_set_text(t, r, k, g->stack ? g->stack : "");
+			ta_table_set_text(t, r, k++, g->stack ? g->stack : "");
+		if (o->for_people) {
+			ta_table_set_real(t, r, k, tot_cpu > 0 ?
+					  100.0 * (double)g->self_cpu / tot_cpu : 0);
+			ta_table_set_real(t, r, k + 1, tot_dev > 0 ?
+					  100.0 * (double)g->self_dev / tot_dev : 0);
+		}
 	}
 	free(refs);
+	if (o->for_people)
+		ta_buf_addf(&t->head, "Percentages are shares of the rank's self CPU and "
+			    "self device time, as in the profiler's table.\n");
 	return t;
 }
 

@@ -176,6 +176,25 @@ def main():
             failed += 1
             print(f"FAIL bad {name}: exit {p.returncode} (want {rc}); stderr {stderr[:300]!r}")
     cases.extend([None, None])
+    # an interrupted ingestion leaves no database, finished or not
+    big = os.path.join(tmp, "big", "rank-0.json.gz")
+    os.makedirs(os.path.dirname(big), exist_ok=True)
+    subprocess.run([sys.executable, "tools/scale.py", "testdata/train_stalled/rank-0.pt.trace.json.gz",
+                    big, "30", "0"], check=True)
+    out = os.path.join(tmp, "intr")
+    os.makedirs(out, exist_ok=True)
+    p = subprocess.Popen([BIN, "ingest", "-q", os.path.dirname(big), "-o", os.path.join(out, "run.db")])
+    import time
+    time.sleep(0.3)
+    p.send_signal(2)
+    p.wait(timeout=60)
+    left = os.listdir(out)
+    if p.returncode != 0 and not left:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL bad interrupted_ingest: exit {p.returncode}, left {left}")
+    cases.append(None)
     if not keep:
         shutil.rmtree(tmp)
     print(f"bad: {len(cases)} cases: {passed} passed, {failed} failed")
