@@ -4,19 +4,13 @@
 
 #include <stdio.h>
 
-static int no_opts(void *ctx, int key, const char *arg)
-{
-	(void)ctx, (void)key, (void)arg;
-	return -1;
-}
-
 int cmd_ingest(int argc, char **argv)
 {
 	static const struct ta_cmd_info info = {
 		"ingest", "[options] PATH -o DB",
 		"Parse the traces of PATH into the SQLite database DB, which every "
 		"command\naccepts as PATH. The schema: 'traceanalyze schema'.",
-		NULL, no_opts, NULL
+		NULL, ta_cli_no_opts, NULL
 	};
 	struct ta_error err = { 0, "" };
 	struct ta_cli cli;

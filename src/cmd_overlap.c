@@ -2,12 +2,6 @@
 #include "cli.h"
 #include "commands.h"
 
-static int no_opts(void *ctx, int key, const char *arg)
-{
-	(void)ctx, (void)key, (void)arg;
-	return -1;
-}
-
 static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	       struct ta_table **out, struct ta_error *err)
 {
@@ -22,15 +16,8 @@ int cmd_overlap(int argc, char **argv)
 		"Per rank, the share of communication (NCCL) kernel time during which "
 		"a\ncomputation kernel also ran. CSV columns: rank,comm_us,compute_us,"
 		"overlap_us,\noverlap_pct (empty for a rank without communication).",
-		NULL, no_opts, NULL
+		NULL, ta_cli_no_opts, NULL
 	};
-	struct ta_cli cli;
-	int rc = ta_cli_parse(argc, argv, &info, &cli);
 
-	if (rc == 0)
-		rc = ta_cli_run(&cli, run, NULL);
-	else
-		rc = rc > 0 ? 0 : 2;
-	ta_cli_free(&cli);
-	return rc;
+	return ta_cli_main(argc, argv, &info, run, NULL, NULL);
 }

@@ -77,12 +77,7 @@ static struct ta_table *to_table(struct out_rows *o, int gpu)
 
 		ta_table_set_int(t, r, 0, w->rank);
 		ta_table_set_text(t, r, 1, w->a.name);
-		ta_table_set_int(t, r, 2, w->a.count);
-		ta_table_set_real(t, r, 3, w->a.sum / 1000.0);
-		ta_table_set_real(t, r, 4, w->a.max / 1000.0);
-		ta_table_set_real(t, r, 5, w->a.min / 1000.0);
-		ta_table_set_real(t, r, 6, w->std / 1000.0);
-		ta_table_set_real(t, r, 7, w->a.mean / 1000.0);
+		ta_topk_set_stats(t, r, 2, w);
 		free(w->a.name);
 	}
 	free(o->v);
@@ -90,29 +85,24 @@ static struct ta_table *to_table(struct out_rows *o, int gpu)
 }
 
 struct names {
-	struct agg *v;
-	size_t n, cap;
+	struct agg_list l;
 	int64_t rank;
 };
 
 static void flush(struct names *l, const struct ta_annotations_opts *o,
 		  int compat, struct out_rows *out)
 {
-	size_t i;
-
-	if (l->n)
-		ta_topk_group(l->v, l->n, l->rank, 0, o->top, o->duration_ratio,
+	if (l->l.n)
+		ta_topk_group(l->l.v, l->l.n, l->rank, 0, o->top, o->duration_ratio,
 			      compat, out);
-	for (i = 0; i < l->n; i++)
-		free(l->v[i].name);
-	l->n = 0;
+	ta_agg_list_clear(&l->l);
 }
 
 static int run_breakdown(sqlite3 *db, const struct ta_query *q,
 			 const struct ta_annotations_opts *o,
 			 struct ta_table **out, struct ta_error *err)
 {
-	struct names l = { 0 };
+	struct names l = { { NULL, 0, 0 }, 0 };
 	struct out_rows rows = { 0 };
 	sqlite3_stmt *st = NULL;
 	int rc;
@@ -125,21 +115,14 @@ static int run_breakdown(sqlite3 *db, const struct ta_query *q,
 		int64_t rank = sqlite3_column_int64(st, 0);
 		const char *name = (const char *)sqlite3_column_text(st, 1);
 
-		if (l.n && rank != l.rank)
+		if (l.l.n && rank != l.rank)
 			flush(&l, o, q->hta_compat, &rows);
 		l.rank = rank;
-		if (l.n == 0 || strcmp(l.v[l.n - 1].name, name) != 0) {
-			if (l.n == l.cap) {
-				l.cap = l.cap ? l.cap * 2 : 64;
-				l.v = ta_xrealloc(l.v, l.cap * sizeof(*l.v));
-			}
-			memset(&l.v[l.n], 0, sizeof(l.v[l.n]));
-			l.v[l.n++].name = ta_xstrdup(name);
-		}
-		ta_agg_add(&l.v[l.n - 1], (double)sqlite3_column_int64(st, 2));
+		ta_agg_add(ta_agg_list_name(&l.l, name),
+			   (double)sqlite3_column_int64(st, 2));
 	}
 	flush(&l, o, q->hta_compat, &rows);
-	free(l.v);
+	free(l.l.v);
 	sqlite3_finalize(st);
 	*out = to_table(&rows, o->gpu);
 	if (rc != SQLITE_DONE) {

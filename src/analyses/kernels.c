@@ -191,12 +191,7 @@ static struct ta_table *kernel_table(struct out_rows *o, int for_people)
 		ta_table_set_int(t, r, 0, w->rank);
 		ta_table_set_text(t, r, 1, kind_name(w->kind));
 		ta_table_set_text(t, r, 2, w->a.name);
-		ta_table_set_int(t, r, 3, w->a.count);
-		ta_table_set_real(t, r, 4, w->a.sum / 1000.0);
-		ta_table_set_real(t, r, 5, w->a.max / 1000.0);
-		ta_table_set_real(t, r, 6, w->a.min / 1000.0);
-		ta_table_set_real(t, r, 7, w->std / 1000.0);
-		ta_table_set_real(t, r, 8, w->a.mean / 1000.0);
+		ta_topk_set_stats(t, r, 3, w);
 		free(w->a.name);
 	}
 	free(o->v);
@@ -206,8 +201,7 @@ static struct ta_table *kernel_table(struct out_rows *o, int for_people)
 }
 
 struct name_list {
-	struct agg *v;
-	size_t n, cap;
+	struct agg_list l;
 	int64_t rank;
 	int kind;
 };
@@ -215,19 +209,16 @@ struct name_list {
 static void flush_names(struct name_list *l, const struct ta_kernels_opts *o,
 			int compat, struct out_rows *out)
 {
-	size_t i;
-
-	if (l->n)
-		ta_topk_group(l->v, l->n, l->rank, l->kind, o->top, o->duration_ratio, compat, out);
-	for (i = 0; i < l->n; i++)
-		free(l->v[i].name);
-	l->n = 0;
+	if (l->l.n)
+		ta_topk_group(l->l.v, l->l.n, l->rank, l->kind, o->top,
+			      o->duration_ratio, compat, out);
+	ta_agg_list_clear(&l->l);
 }
 
 static int run_by_kernel(sqlite3 *db, const struct ta_kernels_opts *o,
 			 int compat, struct ta_table **out, struct ta_error *err)
 {
-	struct name_list l = { 0 };
+	struct name_list l = { { NULL, 0, 0 }, 0, 0 };
 	struct out_rows rows = { 0 };
 	sqlite3_stmt *st = NULL;
 	int rc;
@@ -244,22 +235,15 @@ static int run_by_kernel(sqlite3 *db, const struct ta_kernels_opts *o,
 		int kind = sqlite3_column_int(st, 1);
 		const char *name = (const char *)sqlite3_column_text(st, 2);
 
-		if (l.n && (rank != l.rank || kind != l.kind))
+		if (l.l.n && (rank != l.rank || kind != l.kind))
 			flush_names(&l, o, compat, &rows);
 		l.rank = rank;
 		l.kind = kind;
-		if (l.n == 0 || strcmp(l.v[l.n - 1].name, name) != 0) {
-			if (l.n == l.cap) {
-				l.cap = l.cap ? l.cap * 2 : 64;
-				l.v = ta_xrealloc(l.v, l.cap * sizeof(*l.v));
-			}
-			memset(&l.v[l.n], 0, sizeof(l.v[l.n]));
-			l.v[l.n++].name = ta_xstrdup(name);
-		}
-		ta_agg_add(&l.v[l.n - 1], (double)sqlite3_column_int64(st, 3));
+		ta_agg_add(ta_agg_list_name(&l.l, name),
+			   (double)sqlite3_column_int64(st, 3));
 	}
 	flush_names(&l, o, compat, &rows);
-	free(l.v);
+	free(l.l.v);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));

@@ -1,6 +1,7 @@
 /* HTA's top-k rule for breakdown tables. */
 #include "topk.h"
 #include "stats.h"
+#include "ta_table.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -145,3 +146,36 @@ done:
 	free(cum);
 }
 
+
+void ta_topk_set_stats(struct ta_table *t, size_t row, size_t col,
+		       const struct out_row *w)
+{
+	ta_table_set_int(t, row, col, w->a.count);
+	ta_table_set_real(t, row, col + 1, w->a.sum / 1000.0);
+	ta_table_set_real(t, row, col + 2, w->a.max / 1000.0);
+	ta_table_set_real(t, row, col + 3, w->a.min / 1000.0);
+	ta_table_set_real(t, row, col + 4, w->std / 1000.0);
+	ta_table_set_real(t, row, col + 5, w->a.mean / 1000.0);
+}
+
+struct agg *ta_agg_list_name(struct agg_list *l, const char *name)
+{
+	if (l->n && strcmp(l->v[l->n - 1].name, name) == 0)
+		return &l->v[l->n - 1];
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 64;
+		l->v = ta_xrealloc(l->v, l->cap * sizeof(*l->v));
+	}
+	memset(&l->v[l->n], 0, sizeof(l->v[l->n]));
+	l->v[l->n].name = ta_xstrdup(name);
+	return &l->v[l->n++];
+}
+
+void ta_agg_list_clear(struct agg_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->v[i].name);
+	l->n = 0;
+}

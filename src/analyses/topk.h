@@ -32,6 +32,22 @@ struct out_rows {
 void ta_topk_emit(struct out_rows *o, int64_t rank, int kind,
 		  const struct agg *a, double std);
 
+/* Sets count, total_us, max_us, min_us, std_us, mean_us from column col. */
+struct ta_table;
+void ta_topk_set_stats(struct ta_table *t, size_t row, size_t col,
+		       const struct out_row *w);
+
+/* A growing list of per-name statistics, filled in name order. */
+struct agg_list {
+	struct agg *v;
+	size_t n, cap;
+};
+
+/* The entry for name: the last one if it has that name, else a new one. */
+struct agg *ta_agg_list_name(struct agg_list *l, const char *name);
+/* Frees the names and empties the list (keeps its memory). */
+void ta_agg_list_clear(struct agg_list *l);
+
 /* names: one rank's names of one kind, in name order. Appends the kept
  * names and "others" to out. compat: HTA's statistics (see topk.c). */
 void ta_topk_group(struct agg *names, size_t n, int64_t rank, int kind,
