@@ -180,7 +180,7 @@ def main():
     big = os.path.join(tmp, "big", "rank-0.json.gz")
     os.makedirs(os.path.dirname(big), exist_ok=True)
     subprocess.run([sys.executable, "tools/scale.py", "testdata/train_stalled/rank-0.pt.trace.json.gz",
-                    big, "30", "0"], check=True)
+                    big, "60", "0"], check=True)
     out = os.path.join(tmp, "intr")
     os.makedirs(out, exist_ok=True)
     p = subprocess.Popen([BIN, "ingest", "-q", os.path.dirname(big), "-o", os.path.join(out, "run.db")])
