@@ -38,6 +38,10 @@ void *ta_xrealloc(void *p, size_t n);
 char *ta_xstrdup(const char *s);
 char *ta_xstrndup(const char *s, size_t n);
 
+/* qsort that accepts an empty (NULL) array, which qsort itself may not. */
+void ta_qsort(void *base, size_t n, size_t size,
+	      int (*cmp)(const void *, const void *));
+
 /* A growable byte buffer, always NUL-terminated. */
 struct ta_buf {
 	char *s;

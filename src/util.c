@@ -138,3 +138,10 @@ void ta_buf_free(struct ta_buf *b)
 	b->s = NULL;
 	b->len = b->cap = 0;
 }
+
+void ta_qsort(void *base, size_t n, size_t size,
+	      int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}

@@ -70,7 +70,7 @@ static struct ta_table *to_table(struct out_rows *o, int gpu)
 					  cols, 8);
 	size_t i;
 
-	qsort(o->v, o->n, sizeof(*o->v), cmp_rank_name);
+	ta_qsort(o->v, o->n, sizeof(*o->v), cmp_rank_name);
 	for (i = 0; i < o->n; i++) {
 		const struct out_row *w = &o->v[i];
 		size_t r = ta_table_add_row(t);

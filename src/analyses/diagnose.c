@@ -475,7 +475,7 @@ static struct ta_table *findings_table(struct findings *f)
 	struct ta_table *t = ta_table_new("Findings, by cost", finding_cols, 7);
 	size_t i;
 
-	qsort(f->v, f->n, sizeof(*f->v), cmp_finding);
+	ta_qsort(f->v, f->n, sizeof(*f->v), cmp_finding);
 	for (i = 0; i < f->n; i++) {
 		size_t r = ta_table_add_row(t);
 
@@ -509,7 +509,7 @@ static void summarise(struct ta_table *t, const struct findings *f)
 	}
 	for (i = 0; i < n; i++)
 		sum[i].step = 0;
-	qsort(sum, n, sizeof(*sum), cmp_finding);
+	ta_qsort(sum, n, sizeof(*sum), cmp_finding);
 	ta_buf_adds(&t->tail, "\nFindings over all steps, by cost:\n");
 	for (i = 0; i < n && i < 8; i++)
 		ta_buf_addf(&t->tail, "  rank %lld  %-15s %10.3f ms  x%-5lld %s\n    -> %s\n",

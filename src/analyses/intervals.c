@@ -87,7 +87,7 @@ void ta_sweep_run(struct ta_union *const *u, const int *bits, size_t n,
 		for (j = 0; j < u[i]->n; j++, k++)
 			p[k] = (struct point){ u[i]->v[j].end, -bits[i], k };
 	}
-	qsort(p, total, sizeof(*p), cmp_point);
+	ta_qsort(p, total, sizeof(*p), cmp_point);
 	for (k = 0; k + 1 < total; k++) {
 		int64_t seg = p[k + 1].t - p[k].t;
 

@@ -183,7 +183,7 @@ static struct ta_table *kernel_table(struct out_rows *o, int for_people)
 	struct ta_table *t = ta_table_new("GPU kernels", kernel_cols, 9);
 	size_t i;
 
-	qsort(o->v, o->n, sizeof(*o->v), cmp_out);
+	ta_qsort(o->v, o->n, sizeof(*o->v), cmp_out);
 	for (i = 0; i < o->n; i++) {
 		const struct out_row *w = &o->v[i];
 		size_t r = ta_table_add_row(t);

@@ -83,7 +83,7 @@ static int cmp_d(const void *a, const void *b)
 
 static double pctl(struct ta_dvec *v, double q)
 {
-	qsort(v->v, v->n, sizeof(*v->v), cmp_d);
+	ta_qsort(v->v, v->n, sizeof(*v->v), cmp_d);
 	return ta_percentile(v->v, v->n, q);
 }
 

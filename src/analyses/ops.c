@@ -342,7 +342,7 @@ static struct ta_table *to_table(struct aggs *a, const struct ta_ops_opts *o)
 		refs[i].a = &a->v[i];
 	}
 	sort_opts = o;
-	qsort(refs, a->n, sizeof(*refs), cmp_rows);
+	ta_qsort(refs, a->n, sizeof(*refs), cmp_rows);
 	for (i = 0; i < a->n; i++) {
 		const struct op_agg *g = refs[i].a;
 		const char *name;

@@ -38,7 +38,7 @@ void ta_stats_compute(double *v, size_t n, struct ta_stats *s)
 	s->mean = s->std = s->min = s->p25 = s->p50 = s->p75 = s->max = NAN;
 	if (n == 0)
 		return;
-	qsort(v, n, sizeof(*v), cmp_double);
+	ta_qsort(v, n, sizeof(*v), cmp_double);
 	for (i = 0; i < n; i++)
 		s->sum += v[i];
 	s->mean = s->sum / (double)n;

@@ -102,14 +102,14 @@ void ta_topk_group(struct agg *names, size_t n, int64_t rank, int kind,
 			ta_topk_emit(out, rank, kind, by[i], ta_agg_std(by[i]));
 		goto done;
 	}
-	qsort(by, n, sizeof(*by), cmp_sum_desc);
+	ta_qsort(by, n, sizeof(*by), cmp_sum_desc);
 	for (i = 0; i < n; i++)
 		cum[i] = run += by[i]->sum;
 	{
 		double *sorted = ta_xmalloc(n * sizeof(*sorted));
 
 		memcpy(sorted, cum, n * sizeof(*sorted));
-		qsort(sorted, n, sizeof(*sorted), cmp_double);
+		ta_qsort(sorted, n, sizeof(*sorted), cmp_double);
 		q = ta_percentile(sorted, n, ratio);
 		free(sorted);
 	}

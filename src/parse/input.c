@@ -67,7 +67,7 @@ static int list_dir(const char *path, char ***files, size_t *n,
 			     "'%s': no trace files (*.json, *.json.gz)", path);
 		return -1;
 	}
-	qsort(*files, *n, sizeof(**files), cmp_str);
+	ta_qsort(*files, *n, sizeof(**files), cmp_str);
 	return 0;
 }
 
