@@ -162,9 +162,10 @@ START_TEST(test_parse_bom_and_bare_array)
 	struct ta_parse_result res;
 	struct got g;
 
-	ck_assert_int_eq(parse("\xEF\xBB\xBF[{\"ph\": \"X\", \"cat\": \"kernel\","
+	ck_assert_int_eq(parse("\xEF\xBB\xBF[\"x\", null, [1, {}], {\"ph\": \"X\", \"cat\": \"kernel\","
 			       " \"name\": \"a\", \"ts\": 1, \"dur\": 1}]", &g, &res), 0);
 	ck_assert_int_eq(g.n, 1);
+	ck_assert_int_eq(g.r[0].index, 3); /* every element takes an index */
 	ck_assert_int_eq(res.truncated, 0);
 }
 END_TEST

@@ -116,6 +116,10 @@ static void scalar(struct pstate *p, const char *s, size_t len, int is_num,
 			p->stopped = 1;
 		return;
 	}
+	if (p->events_depth && p->depth == p->events_depth) {
+		p->res->events++; /* not an event, but it takes an index */
+		return;
+	}
 	if (!in_event(p) && !in_args(p))
 		return;
 	if (p->cur == TA_KEY_TS || p->cur == TA_KEY_DUR) {
@@ -298,6 +302,7 @@ static int open_container(struct pstate *p, char bracket)
 			p->depth++;
 		} else {
 			p->skip = 1;
+			p->res->events++; /* an array element takes an index too */
 		}
 		return 1;
 	}
@@ -406,21 +411,8 @@ static int cb_end_array(void *ctx)
 	return close_container(ctx, ']');
 }
 
-/* Scalar elements directly in traceEvents still take an index. */
-static int cb_number_outer(void *ctx, const char *s, size_t len)
-{
-	struct pstate *p = ctx;
-
-	if (!p->skip && !cap_active(p) && p->events_depth &&
-	    p->depth == p->events_depth) {
-		p->res->events++;
-		return 1;
-	}
-	return cb_number(ctx, s, len);
-}
-
 static const yajl_callbacks callbacks = {
-	cb_null, cb_bool, NULL, NULL, cb_number_outer, cb_string,
+	cb_null, cb_bool, NULL, NULL, cb_number, cb_string,
 	cb_start_map, cb_key, cb_end_map, cb_start_array, cb_end_array
 };
 
