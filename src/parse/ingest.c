@@ -74,7 +74,7 @@ static int check_damage(const char *path, const struct ta_parse_result *res,
 	}
 	ta_warn("'%s': %s at byte %lld; analysing the %lld events before it",
 		path, res->damage, (long long)res->damage_offset,
-		(long long)res->events);
+		(long long)res->objects);
 	return 0;
 }
 
@@ -111,7 +111,7 @@ static int ingest_one(struct ta_db_writer *w, const char *path, size_t nfiles,
 			     path);
 		return -1;
 	}
-	if (res.truncated && res.events == 0) {
+	if (res.truncated && res.objects == 0) {
 		ta_error_set(err, TA_EXIT_INPUT, "'%s': damaged before its first "
 			     "event: %s at byte %lld", path, res.damage,
 			     (long long)res.damage_offset);

@@ -179,7 +179,8 @@ static int report_damage(sqlite3 *db, const struct ta_ingest_opts *o,
 	sqlite3_stmt *st = NULL;
 	int rc = 0;
 
-	if (ta_db_prepare(db, "SELECT path, damage, events, truncated, bad_times"
+	if (ta_db_prepare(db, "SELECT path, damage, (SELECT count(*) FROM events e"
+			  " WHERE e.rank = files.rank), truncated, bad_times"
 			  " FROM files WHERE truncated OR bad_times ORDER BY rank",
 			  &st, err) < 0)
 		return -1;

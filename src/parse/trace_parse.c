@@ -383,6 +383,7 @@ static int close_container(struct pstate *p, char bracket)
 		if (p->sink->event && p->sink->event(p->sink->ctx, &p->ev))
 			p->stopped = 1;
 		p->res->events++;
+		p->res->objects++;
 	} else if (p->events_depth && p->depth == p->events_depth - 1) {
 		p->events_depth = 0;
 	} else if (in_event(p)) {
