@@ -78,7 +78,8 @@ valgrind: traceanalyze $(TEST_BIN)
 demo: deps
 	$(MAKE) traceanalyze
 	for d in testdata/*/; do [ "$$d" = testdata/oracle/ ] || \
-		{ echo "== $$d"; ./traceanalyze temporal "$$d"; } || exit 1; done
+		{ echo "== $$d"; ./traceanalyze report "$$d" && echo && \
+		  ./traceanalyze diagnose "$$d"; } || exit 1; done
 
 deps:
 	sh tools/setup.sh
