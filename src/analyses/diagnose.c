@@ -24,8 +24,9 @@ static const char *const kind_names[NKINDS] = {
 };
 
 static const char *const advice[NKINDS] = {
-	"move this host work off the training loop: more DataLoader workers, "
-	"pin_memory=True, prefetch the next batch",
+	"the CPU launched nothing here: for data loading, more DataLoader "
+	"workers, pin_memory=True and prefetching; for Python overhead, CUDA "
+	"graphs or torch.compile",
 	"drop the per-step synchronisation (.item(), .cpu(), print of a GPU "
 	"tensor, Python if on a GPU value); accumulate on the GPU",
 	"copy from pinned memory (pin_memory=True, tensor.pin_memory()) with "
