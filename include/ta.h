@@ -47,8 +47,22 @@ struct ta_buf {
 	char *s;
 	size_t len, cap;
 };
-void ta_buf_add(struct ta_buf *b, const void *p, size_t n);
-void ta_buf_addc(struct ta_buf *b, char c);
+void ta_buf_grow(struct ta_buf *b, size_t extra);
+
+/* Appends n bytes; inline, since the parser calls it for every value. */
+static inline void ta_buf_add(struct ta_buf *b, const void *p, size_t n)
+{
+	if (b->len + n + 1 > b->cap)
+		ta_buf_grow(b, n);
+	__builtin_memcpy(b->s + b->len, p, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+static inline void ta_buf_addc(struct ta_buf *b, char c)
+{
+	ta_buf_add(b, &c, 1);
+}
 void ta_buf_adds(struct ta_buf *b, const char *s);
 void ta_buf_addf(struct ta_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -78,7 +78,7 @@ char *ta_xstrdup(const char *s)
 	return ta_xstrndup(s, strlen(s));
 }
 
-static void buf_grow(struct ta_buf *b, size_t extra)
+void ta_buf_grow(struct ta_buf *b, size_t extra)
 {
 	size_t need = b->len + extra + 1;
 
@@ -88,19 +88,6 @@ static void buf_grow(struct ta_buf *b, size_t extra)
 	while (b->cap < need)
 		b->cap *= 2;
 	b->s = ta_xrealloc(b->s, b->cap);
-}
-
-void ta_buf_add(struct ta_buf *b, const void *p, size_t n)
-{
-	buf_grow(b, n);
-	memcpy(b->s + b->len, p, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-}
-
-void ta_buf_addc(struct ta_buf *b, char c)
-{
-	ta_buf_add(b, &c, 1);
 }
 
 void ta_buf_adds(struct ta_buf *b, const char *s)
@@ -118,7 +105,7 @@ void ta_buf_addf(struct ta_buf *b, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return;
-	buf_grow(b, (size_t)n);
+	ta_buf_grow(b, (size_t)n);
 	va_start(ap, fmt);
 	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
 	va_end(ap);

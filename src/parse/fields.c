@@ -6,48 +6,50 @@
 struct key_map {
 	const char *key;
 	int field;
+	size_t len;
 };
 
+#define KEY(k, f) { k, f, sizeof(k) - 1 }
+
 static const struct key_map event_keys[] = {
-	{ "ph", TA_F_PH }, { "cat", TA_F_CAT }, { "name", TA_F_NAME },
-	{ "pid", TA_F_PID }, { "tid", TA_F_TID }, { "ts", TA_KEY_TS },
-	{ "dur", TA_KEY_DUR }, { "args", TA_KEY_ARGS }, { "id", TA_F_ID },
-	{ "bp", TA_F_BP },
+	KEY("ph", TA_F_PH), KEY("cat", TA_F_CAT), KEY("name", TA_F_NAME),
+	KEY("pid", TA_F_PID), KEY("tid", TA_F_TID), KEY("ts", TA_KEY_TS),
+	KEY("dur", TA_KEY_DUR), KEY("args", TA_KEY_ARGS), KEY("id", TA_F_ID),
+	KEY("bp", TA_F_BP),
 };
 
 static const struct key_map arg_keys[] = {
-	{ "stream", TA_F_STREAM },
-	{ "correlation", TA_F_CORRELATION },
-	{ "External id", TA_F_EXTERNAL_ID },
-	{ "device", TA_F_DEVICE },
-	{ "bytes", TA_F_BYTES },
-	{ "memory bandwidth (GB/s)", TA_F_GBPS },
-	{ "grid", TA_F_GRID },
-	{ "block", TA_F_BLOCK },
-	{ "registers per thread", TA_F_REGISTERS },
-	{ "shared memory", TA_F_SHARED_MEM },
-	{ "Input Dims", TA_F_INPUT_DIMS },
-	{ "Input type", TA_F_INPUT_TYPES },
-	{ "Python id", TA_F_PYTHON_ID },
-	{ "Python parent id", TA_F_PYTHON_PARENT_ID },
-	{ "Sequence number", TA_F_SEQ_NR },
-	{ "Fwd thread id", TA_F_FWD_TID },
-	{ "cbid", TA_F_CBID },
-	{ "Total Allocated", TA_F_TOTAL_ALLOCATED },
-	{ "Total Reserved", TA_F_TOTAL_RESERVED },
-	{ "Device Id", TA_F_DEVICE_ID },
-	{ "Bytes", TA_F_MEM_BYTES },
-	{ "wait_on_stream", TA_F_WAIT_ON_STREAM },
-	{ "Collective name", TA_F_COLLECTIVE },
+	KEY("stream", TA_F_STREAM),
+	KEY("correlation", TA_F_CORRELATION),
+	KEY("External id", TA_F_EXTERNAL_ID),
+	KEY("device", TA_F_DEVICE),
+	KEY("bytes", TA_F_BYTES),
+	KEY("memory bandwidth (GB/s)", TA_F_GBPS),
+	KEY("grid", TA_F_GRID),
+	KEY("block", TA_F_BLOCK),
+	KEY("registers per thread", TA_F_REGISTERS),
+	KEY("shared memory", TA_F_SHARED_MEM),
+	KEY("Input Dims", TA_F_INPUT_DIMS),
+	KEY("Input type", TA_F_INPUT_TYPES),
+	KEY("Python id", TA_F_PYTHON_ID),
+	KEY("Python parent id", TA_F_PYTHON_PARENT_ID),
+	KEY("Sequence number", TA_F_SEQ_NR),
+	KEY("Fwd thread id", TA_F_FWD_TID),
+	KEY("cbid", TA_F_CBID),
+	KEY("Total Allocated", TA_F_TOTAL_ALLOCATED),
+	KEY("Total Reserved", TA_F_TOTAL_RESERVED),
+	KEY("Device Id", TA_F_DEVICE_ID),
+	KEY("Bytes", TA_F_MEM_BYTES),
+	KEY("wait_on_stream", TA_F_WAIT_ON_STREAM),
+	KEY("Collective name", TA_F_COLLECTIVE),
 };
 
-static int lookup(const struct key_map *m, size_t n, const char *k,
-		  size_t len)
+static int lookup(const struct key_map *m, size_t n, const char *k, size_t len)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (m[i].key[0] == k[0] && strlen(m[i].key) == len &&
+		if (m[i].len == len && m[i].key[0] == k[0] &&
 		    memcmp(m[i].key, k, len) == 0)
 			return m[i].field;
 	return TA_KEY_NONE;
