@@ -79,6 +79,10 @@ struct ta_db_writer *ta_db_writer_new(const char *path, struct ta_error *err)
 		       "PRAGMA cache_size = -16384; PRAGMA temp_store = FILE;",
 		       err) < 0 ||
 	    ta_db_exec(w->db, ta_db_schema_sql, err) < 0 ||
+	    /* the indexes grow as rows arrive, mostly by appending (time and
+	     * correlation only increase): that work happens on the writer
+	     * thread, beside parsing, instead of after it */
+	    ta_db_exec(w->db, ta_db_index_sql, err) < 0 ||
 	    ta_db_exec(w->db, "BEGIN", err) < 0 ||
 	    ta_db_prepare(w->db, insert_sql, &w->ins, err) < 0 ||
 	    ta_db_prepare(w->db, "INSERT INTO names VALUES (?, ?)",
@@ -594,8 +598,6 @@ int ta_db_writer_finish(struct ta_db_writer *w, struct ta_error *err)
 		 "INSERT INTO info VALUES ('schema_version', %d),"
 		 " ('tool_version', '%s');", TA_SCHEMA_VERSION, TA_VERSION);
 	rc = ta_db_exec(w->db, sql, err);
-	if (rc == 0)
-		rc = ta_db_exec(w->db, ta_db_index_sql, err);
 	if (rc == 0)
 		rc = ta_db_exec(w->db, "COMMIT", err);
 	ta_db_writer_abort(w);
