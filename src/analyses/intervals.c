@@ -10,7 +10,18 @@ void ta_union_add(struct ta_union *u, int64_t ts, int64_t dur)
 	int64_t end = ts + dur;
 	int first = u->n == 0;
 
-	if (first || ts > u->cummax) {
+	if (u->streaming && (first || ts > u->cummax)) {
+		if (first) {
+			u->first = ts;
+			u->v = u->v ? u->v : ta_xmalloc(sizeof(*u->v));
+			u->cap = 1;
+			u->n = 1;
+		} else {
+			u->closed += u->v[0].end - u->v[0].start;
+		}
+		u->v[0].start = ts;
+		u->v[0].end = end;
+	} else if (first || ts > u->cummax) {
 		if (u->n == u->cap) {
 			u->cap = u->cap ? u->cap * 2 : 64;
 			u->v = ta_xrealloc(u->v, u->cap * sizeof(*u->v));
@@ -25,9 +36,19 @@ void ta_union_add(struct ta_union *u, int64_t ts, int64_t dur)
 		u->cummax = end;
 }
 
+int64_t ta_union_first_start(const struct ta_union *u)
+{
+	return u->streaming ? u->first : u->v[0].start;
+}
+
+int64_t ta_union_last_end(const struct ta_union *u)
+{
+	return u->v[u->n - 1].end;
+}
+
 int64_t ta_union_length(const struct ta_union *u)
 {
-	int64_t len = 0;
+	int64_t len = u->streaming ? u->closed : 0;
 	size_t i;
 
 	for (i = 0; i < u->n; i++)
@@ -39,6 +60,8 @@ void ta_union_reset(struct ta_union *u)
 {
 	u->n = 0;
 	u->cummax = 0;
+	u->closed = 0;
+	u->first = 0;
 }
 
 void ta_union_free(struct ta_union *u)

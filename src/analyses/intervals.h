@@ -16,10 +16,17 @@ struct ta_union {
 	struct ta_span *v;
 	size_t n, cap;
 	int64_t cummax;
+	/* streaming: keep only the open group (memory does not grow with the
+	 * trace); closed groups only add to `closed`. Set before the first add. */
+	int streaming;
+	int64_t closed, first;
 };
 
 void ta_union_add(struct ta_union *u, int64_t ts, int64_t dur);
 int64_t ta_union_length(const struct ta_union *u);
+/* Start of the first group and end of the last (the span). */
+int64_t ta_union_first_start(const struct ta_union *u);
+int64_t ta_union_last_end(const struct ta_union *u);
 void ta_union_reset(struct ta_union *u);
 void ta_union_free(struct ta_union *u);
 

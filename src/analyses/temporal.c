@@ -35,7 +35,7 @@ static void add_rank(struct ta_table *t, int64_t rank, struct ta_union *all,
 		ta_table_note(t, "rank %lld: no GPU activity", (long long)rank);
 		return;
 	}
-	kernel = all->v[all->n - 1].end - all->v[0].start;
+	kernel = ta_union_last_end(all) - ta_union_first_start(all);
 	idle = kernel - ta_union_length(all);
 	comp = ta_union_length(compute);
 	non = kernel - comp - idle;
@@ -53,7 +53,8 @@ static void add_rank(struct ta_table *t, int64_t rank, struct ta_union *all,
 int ta_temporal_run(sqlite3 *db, const struct ta_query *q,
 		    struct ta_table **out, struct ta_error *err)
 {
-	struct ta_union all = { 0 }, compute = { 0 };
+	/* only lengths are needed: stream, so memory stays flat */
+	struct ta_union all = { .streaming = 1 }, compute = { .streaming = 1 };
 	sqlite3_stmt *st = NULL;
 	struct ta_table *t;
 	int64_t rank = 0;
