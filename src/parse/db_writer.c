@@ -15,6 +15,16 @@
 #include <string.h>
 
 #define BATCH_BYTES (1u << 20)
+/* rows per INSERT: fewer statement executions; 16 x 35 parameters stay
+ * far below SQLite's limit */
+#define MULTI_ROWS 16
+
+/* One unpacked event, as it waits to be bound (writer thread). */
+struct unpacked {
+	struct ta_event ev;
+	int64_t cat, name;
+	int role;
+};
 
 enum {
 	C_RANK = 1, C_IDX, C_PH, C_CAT, C_NAME, C_PID, C_TID, C_TS, C_DUR,
@@ -30,7 +40,8 @@ static const char insert_sql[] =
 
 struct ta_db_writer {
 	sqlite3 *db;
-	sqlite3_stmt *ins, *ins_name, *ins_meta;
+	sqlite3_stmt *ins, *ins_multi, *ins_name, *ins_meta;
+	struct unpacked *pending;    /* events waiting for a multi-row insert */
 	struct ta_intern *names;
 	signed char *roles;    /* by name id: role of that category, -1 unknown */
 	size_t nroles;
@@ -62,6 +73,23 @@ static int fail(struct ta_db_writer *w, struct ta_error *err)
 	return -1;
 }
 
+static int prepare_multi(struct ta_db_writer *w, struct ta_error *err)
+{
+	struct ta_buf sql = { 0 };
+	int r, c, rc;
+
+	ta_buf_adds(&sql, "INSERT INTO events VALUES ");
+	for (r = 0; r < MULTI_ROWS; r++) {
+		ta_buf_adds(&sql, r ? ",(" : "(");
+		for (c = 0; c < C_NCOLS; c++)
+			ta_buf_adds(&sql, c ? ",?" : "?");
+		ta_buf_addc(&sql, ')');
+	}
+	rc = ta_db_prepare(w->db, sql.s, &w->ins_multi, err);
+	ta_buf_free(&sql);
+	return rc;
+}
+
 struct ta_db_writer *ta_db_writer_new(const char *path, struct ta_error *err)
 {
 	struct ta_db_writer *w = ta_xcalloc(1, sizeof(*w));
@@ -85,6 +113,7 @@ struct ta_db_writer *ta_db_writer_new(const char *path, struct ta_error *err)
 	    ta_db_exec(w->db, ta_db_index_sql, err) < 0 ||
 	    ta_db_exec(w->db, "BEGIN", err) < 0 ||
 	    ta_db_prepare(w->db, insert_sql, &w->ins, err) < 0 ||
+	    prepare_multi(w, err) < 0 ||
 	    ta_db_prepare(w->db, "INSERT INTO names VALUES (?, ?)",
 			  &w->ins_name, err) < 0 ||
 	    ta_db_prepare(w->db, "INSERT INTO meta VALUES (?, ?, ?)",
@@ -94,6 +123,7 @@ struct ta_db_writer *ta_db_writer_new(const char *path, struct ta_error *err)
 	}
 	w->names = ta_intern_new();
 	w->cur = &w->batch[0];
+	w->pending = ta_xcalloc(MULTI_ROWS, sizeof(*w->pending));
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 	if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
@@ -239,62 +269,88 @@ static void bind_either(sqlite3_stmt *st, int col, const struct ta_event *ev,
 	bind_val(st, col, ev, ev->f[a].type != TA_VAL_NONE ? a : b);
 }
 
-static void bind_times(sqlite3_stmt *st, const struct ta_event *ev)
+static void bind_times(sqlite3_stmt *st, int base, const struct ta_event *ev)
 {
 	if (ev->has_ts) {
-		sqlite3_bind_int64(st, C_TS, ev->ts_ns);
-		sqlite3_bind_int64(st, C_HTA_TS, ev->hta_ts_ns);
+		sqlite3_bind_int64(st, base + C_TS, ev->ts_ns);
+		sqlite3_bind_int64(st, base + C_HTA_TS, ev->hta_ts_ns);
 	}
 	if (ev->has_dur) {
-		sqlite3_bind_int64(st, C_DUR, ev->dur_ns);
-		sqlite3_bind_int64(st, C_HTA_DUR, ev->hta_dur_ns);
+		sqlite3_bind_int64(st, base + C_DUR, ev->dur_ns);
+		sqlite3_bind_int64(st, base + C_HTA_DUR, ev->hta_dur_ns);
 	}
 }
 
-/* Inserts one unpacked event (writer thread). */
-static int insert_event(struct ta_db_writer *w, const struct ta_event *ev,
-			int64_t cat, int64_t name, int role)
+/* Binds an event as row `row` of a (multi-row) insert (writer thread). */
+static void bind_event(struct ta_db_writer *w, sqlite3_stmt *st, int row,
+		       const struct unpacked *u)
 {
-	sqlite3_stmt *st = w->ins;
+	const struct ta_event *ev = &u->ev;
+	int base = row * C_NCOLS;
+	int64_t cat = u->cat, name = u->name;
+	int role = u->role;
 
-	sqlite3_bind_int64(st, C_RANK, w->rank);
-	sqlite3_bind_int64(st, C_IDX, ev->index);
-	bind_val(st, C_PH, ev, TA_F_PH);
+	sqlite3_bind_int64(st, base + C_RANK, w->rank);
+	sqlite3_bind_int64(st, base + C_IDX, ev->index);
+	bind_val(st, base + C_PH, ev, TA_F_PH);
 	if (cat)
-		sqlite3_bind_int64(st, C_CAT, cat);
+		sqlite3_bind_int64(st, base + C_CAT, cat);
 	if (name)
-		sqlite3_bind_int64(st, C_NAME, name);
-	sqlite3_bind_int(st, C_ROLE, role);
-	bind_val(st, C_PID, ev, TA_F_PID);
-	bind_val(st, C_TID, ev, TA_F_TID);
-	bind_times(st, ev);
-	sqlite3_bind_int64(st, C_STREAM, lenient_int(ev, TA_F_STREAM));
-	sqlite3_bind_int64(st, C_CORR, lenient_int(ev, TA_F_CORRELATION));
-	bind_val(st, C_EXT, ev, TA_F_EXTERNAL_ID);
-	bind_either(st, C_DEVICE, ev, TA_F_DEVICE, TA_F_DEVICE_ID);
-	bind_either(st, C_BYTES, ev, TA_F_BYTES, TA_F_MEM_BYTES);
-	bind_val(st, C_GBPS, ev, TA_F_GBPS);
-	bind_val(st, C_GRID, ev, TA_F_GRID);
-	bind_val(st, C_BLOCK, ev, TA_F_BLOCK);
-	bind_val(st, C_REGS, ev, TA_F_REGISTERS);
-	bind_val(st, C_SMEM, ev, TA_F_SHARED_MEM);
-	bind_val(st, C_DIMS, ev, TA_F_INPUT_DIMS);
-	bind_val(st, C_TYPES, ev, TA_F_INPUT_TYPES);
-	bind_val(st, C_PYID, ev, TA_F_PYTHON_ID);
-	bind_val(st, C_PYPARENT, ev, TA_F_PYTHON_PARENT_ID);
-	bind_val(st, C_SEQ, ev, TA_F_SEQ_NR);
-	bind_val(st, C_FWD, ev, TA_F_FWD_TID);
-	bind_val(st, C_CBID, ev, TA_F_CBID);
-	bind_val(st, C_FLOW_ID, ev, TA_F_ID);
-	bind_val(st, C_FLOW_BP, ev, TA_F_BP);
-	bind_val(st, C_ALLOC, ev, TA_F_TOTAL_ALLOCATED);
-	bind_val(st, C_RESERVED, ev, TA_F_TOTAL_RESERVED);
-	bind_val(st, C_WAIT, ev, TA_F_WAIT_ON_STREAM);
-	bind_val(st, C_COLL, ev, TA_F_COLLECTIVE);
+		sqlite3_bind_int64(st, base + C_NAME, name);
+	sqlite3_bind_int(st, base + C_ROLE, role);
+	bind_val(st, base + C_PID, ev, TA_F_PID);
+	bind_val(st, base + C_TID, ev, TA_F_TID);
+	bind_times(st, base, ev);
+	sqlite3_bind_int64(st, base + C_STREAM, lenient_int(ev, TA_F_STREAM));
+	sqlite3_bind_int64(st, base + C_CORR, lenient_int(ev, TA_F_CORRELATION));
+	bind_val(st, base + C_EXT, ev, TA_F_EXTERNAL_ID);
+	bind_either(st, base + C_DEVICE, ev, TA_F_DEVICE, TA_F_DEVICE_ID);
+	bind_either(st, base + C_BYTES, ev, TA_F_BYTES, TA_F_MEM_BYTES);
+	bind_val(st, base + C_GBPS, ev, TA_F_GBPS);
+	bind_val(st, base + C_GRID, ev, TA_F_GRID);
+	bind_val(st, base + C_BLOCK, ev, TA_F_BLOCK);
+	bind_val(st, base + C_REGS, ev, TA_F_REGISTERS);
+	bind_val(st, base + C_SMEM, ev, TA_F_SHARED_MEM);
+	bind_val(st, base + C_DIMS, ev, TA_F_INPUT_DIMS);
+	bind_val(st, base + C_TYPES, ev, TA_F_INPUT_TYPES);
+	bind_val(st, base + C_PYID, ev, TA_F_PYTHON_ID);
+	bind_val(st, base + C_PYPARENT, ev, TA_F_PYTHON_PARENT_ID);
+	bind_val(st, base + C_SEQ, ev, TA_F_SEQ_NR);
+	bind_val(st, base + C_FWD, ev, TA_F_FWD_TID);
+	bind_val(st, base + C_CBID, ev, TA_F_CBID);
+	bind_val(st, base + C_FLOW_ID, ev, TA_F_ID);
+	bind_val(st, base + C_FLOW_BP, ev, TA_F_BP);
+	bind_val(st, base + C_ALLOC, ev, TA_F_TOTAL_ALLOCATED);
+	bind_val(st, base + C_RESERVED, ev, TA_F_TOTAL_RESERVED);
+	bind_val(st, base + C_WAIT, ev, TA_F_WAIT_ON_STREAM);
+	bind_val(st, base + C_COLL, ev, TA_F_COLLECTIVE);
+}
+
+static int step(sqlite3_stmt *st)
+{
 	if (sqlite3_step(st) != SQLITE_DONE)
 		return -1;
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
+	return 0;
+}
+
+/* Inserts n pending events: MULTI_ROWS in one statement, or one by one. */
+static int insert_pending(struct ta_db_writer *w, const struct unpacked *u,
+			  int n)
+{
+	int i;
+
+	if (n == MULTI_ROWS) {
+		for (i = 0; i < n; i++)
+			bind_event(w, w->ins_multi, i, &u[i]);
+		return step(w->ins_multi);
+	}
+	for (i = 0; i < n; i++) {
+		bind_event(w, w->ins, 0, &u[i]);
+		if (step(w->ins) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -408,29 +464,31 @@ static int insert_name(struct ta_db_writer *w, int64_t id, const char *s,
 static int process(struct ta_db_writer *w, const struct ta_buf *b)
 {
 	const char *p = b->s, *end = b->s + b->len;
-	struct ta_event ev;
+	struct unpacked *u = w->pending;
+	int n = 0;
 
-	memset(&ev, 0, sizeof(ev));
 	while (p < end) {
 		char tag = *p++;
-		int64_t cat, name;
-		int role;
 
 		if (tag == 'N') {
+			int64_t id;
 			uint32_t len;
 
-			take(&p, &cat, 8);
+			take(&p, &id, 8);
 			take(&p, &len, 4);
-			if (insert_name(w, cat, p, len) < 0)
+			if (insert_name(w, id, p, len) < 0)
 				return -1;
 			p += len;
 			continue;
 		}
-		p = unpack_event(p, b, &ev, &cat, &name, &role);
-		if (insert_event(w, &ev, cat, name, role) < 0)
-			return -1;
+		p = unpack_event(p, b, &u[n].ev, &u[n].cat, &u[n].name, &u[n].role);
+		if (++n == MULTI_ROWS) {
+			if (insert_pending(w, u, n) < 0)
+				return -1;
+			n = 0;
+		}
 	}
-	return 0;
+	return insert_pending(w, u, n);
 }
 
 static void *writer_main(void *arg)
@@ -620,6 +678,8 @@ void ta_db_writer_abort(struct ta_db_writer *w)
 	ta_buf_free(&w->batch[0]);
 	ta_buf_free(&w->batch[1]);
 	sqlite3_finalize(w->ins);
+	sqlite3_finalize(w->ins_multi);
+	free(w->pending);
 	sqlite3_finalize(w->ins_name);
 	sqlite3_finalize(w->ins_meta);
 	sqlite3_close(w->db);
