@@ -68,6 +68,7 @@ struct findings {
 struct rank_data {
 	struct gpu_row *gpu;
 	size_t ngpu, capgpu;
+	int64_t max_dur;             /* longest GPU row */
 	struct call_row *calls;
 	size_t ncalls, capcalls;
 };
@@ -117,6 +118,7 @@ static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 	int rc;
 
 	d->ngpu = d->ncalls = 0;
+	d->max_dur = 0;
 	if (ta_db_prepare(db, "SELECT e.ts_ns, e.ts_ns + max(e.dur_ns, 0),"
 			  " ta_kind(n.name, c.name, 0), n.name GLOB '*Pageable*',"
 			  " (n.name GLOB '*align1*' OR n.name GLOB '*align2*')"
@@ -132,10 +134,13 @@ static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 			d->capgpu = d->capgpu ? d->capgpu * 2 : 1024;
 			d->gpu = ta_xrealloc(d->gpu, d->capgpu * sizeof(*d->gpu));
 		}
-		d->gpu[d->ngpu++] = (struct gpu_row){ sqlite3_column_int64(st, 0),
+		d->gpu[d->ngpu] = (struct gpu_row){ sqlite3_column_int64(st, 0),
 			sqlite3_column_int64(st, 1), sqlite3_column_int(st, 2),
 			sqlite3_column_int(st, 3), sqlite3_column_int(st, 4),
 			sqlite3_column_int64(st, 5) };
+		if (d->gpu[d->ngpu].end - d->gpu[d->ngpu].ts > d->max_dur)
+			d->max_dur = d->gpu[d->ngpu].end - d->gpu[d->ngpu].ts;
+		d->ngpu++;
 	}
 	sqlite3_finalize(st);
 	if (ta_db_prepare(db, "SELECT e.ts_ns, e.ts_ns + max(e.dur_ns, 0),"
@@ -146,6 +151,8 @@ static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 		return -1;
 	sqlite3_bind_int64(st, 1, rank);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (!is_sync((const char *)sqlite3_column_text(st, 3)))
+			continue; /* only synchronising calls matter here */
 		if (d->ncalls == d->capcalls) {
 			d->capcalls = d->capcalls ? d->capcalls * 2 : 1024;
 			d->calls = ta_xrealloc(d->calls, d->capcalls * sizeof(*d->calls));
@@ -160,28 +167,36 @@ static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 }
 
 /* Names [a, b]: with ops_too, the innermost CPU op or range covering it
- * (the op that synchronised); else the shortest record_function range (or,
- * failing one, Python frame) over at least half of it and not much longer. */
+ * (the op that synchronised: the latest start among those covering it);
+ * else the shortest record_function range (or, failing one, Python frame)
+ * over at least half of it and at most 4 times as long. Both searches are
+ * bounded in time, so the events_cpu index keeps them short. */
+static const char covering_sql[] =
+	"SELECT n.name FROM events e JOIN names n ON n.name_id = e.name"
+	" WHERE e.rank = ?1 AND e.role = 4 AND e.ts_ns <= ?2"
+	" AND e.ts_ns + e.dur_ns >= ?3 AND n.name NOT GLOB 'ProfilerStep*'"
+	" ORDER BY e.ts_ns DESC LIMIT 1";
+
+static const char overlapping_sql[] =
+	"SELECT n.name FROM events e JOIN names n ON n.name_id = e.name"
+	" JOIN names c ON c.name_id = e.cat WHERE e.rank = ?1 AND e.role = 4"
+	" AND e.ts_ns >= ?2 - 4 * (?3 - ?2) AND e.ts_ns < ?3"
+	" AND c.name IN ('user_annotation', 'python_function')"
+	" AND n.name NOT GLOB 'ProfilerStep*' AND e.dur_ns <= 4 * (?3 - ?2)"
+	" AND min(e.ts_ns + e.dur_ns, ?3) - max(e.ts_ns, ?2) >= (?3 - ?2) / 2"
+	" ORDER BY c.name = 'python_function', e.dur_ns, e.idx DESC LIMIT 1";
+
 static void name_region(sqlite3 *db, int64_t rank, int64_t a, int64_t b,
 			int ops_too, char *buf, size_t len)
 {
 	sqlite3_stmt *st = NULL;
 
 	snprintf(buf, len, ops_too ? "(outside any op)" : "(no annotation)");
-	if (sqlite3_prepare_v2(db,
-			"SELECT n.name FROM events e JOIN names n ON n.name_id = e.name"
-			" JOIN names c ON c.name_id = e.cat WHERE e.rank = ? AND e.role = 4"
-			" AND n.name NOT GLOB 'ProfilerStep*' AND CASE WHEN ?4"
-			"  THEN e.ts_ns <= ?2 AND e.ts_ns + e.dur_ns >= ?3"
-			"  ELSE c.name IN ('user_annotation', 'python_function')"
-			"  AND e.ts_ns < ?3 AND e.ts_ns + e.dur_ns > ?2"
-			"  AND e.dur_ns <= 4 * (?3 - ?2)"
-			"  AND min(e.ts_ns + e.dur_ns, ?3) - max(e.ts_ns, ?2) >= (?3 - ?2) / 2 END"
-			" ORDER BY c.name = 'python_function', e.dur_ns, e.idx DESC LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
+	if (sqlite3_prepare_v2(db, ops_too ? covering_sql : overlapping_sql, -1,
+			       &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, rank);
 		sqlite3_bind_int64(st, 2, a);
 		sqlite3_bind_int64(st, 3, b);
-		sqlite3_bind_int(st, 4, ops_too);
 		if (sqlite3_step(st) == SQLITE_ROW)
 			snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
 	}
@@ -204,7 +219,7 @@ static void launching_op(sqlite3 *db, int64_t rank, int64_t corr, char *buf,
 			" JOIN names n ON n.name_id = o.name"
 			" JOIN names c ON c.name_id = o.cat AND c.name = 'cpu_op'"
 			" WHERE r.rank = ? AND r.role = 2 AND r.correlation = ?"
-			" ORDER BY o.dur_ns LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
+			" ORDER BY o.ts_ns DESC LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, rank);
 		sqlite3_bind_int64(st, 2, corr);
 		if (sqlite3_step(st) == SQLITE_ROW)
@@ -265,6 +280,23 @@ static void hole(struct diag_ctx *c, int64_t a, int64_t b, struct step_result *r
 	r->host += len;
 }
 
+/* The first GPU row that can reach into [s, ...): rows are sorted by
+ * start, and none lasts longer than max_dur. */
+static size_t first_row(const struct rank_data *d, int64_t s)
+{
+	size_t lo = 0, hi = d->ngpu;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->gpu[mid].ts < s - d->max_dur)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* GPU work of one kind, clipped to [s, e], as a union. */
 static void clipped_union(const struct rank_data *d, int kinds, int64_t s,
 			  int64_t e, struct ta_union *u)
@@ -272,7 +304,7 @@ static void clipped_union(const struct rank_data *d, int kinds, int64_t s,
 	size_t i;
 
 	ta_union_reset(u);
-	for (i = 0; i < d->ngpu; i++) {
+	for (i = first_row(d, s); i < d->ngpu && d->gpu[i].ts < e; i++) {
 		int64_t a = d->gpu[i].ts > s ? d->gpu[i].ts : s;
 		int64_t b = d->gpu[i].end < e ? d->gpu[i].end : e;
 
@@ -307,10 +339,10 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 	r->comm = ta_union_length(&comm) - sw.dur[3];
 	r->compute = ta_union_length(&comp);
 	r->copy = ta_union_length(&copy);
-	for (i = 0; i < c->d->ngpu; i++) {
+	for (i = first_row(c->d, s); i < c->d->ngpu && c->d->gpu[i].ts < e; i++) {
 		const struct gpu_row *g = &c->d->gpu[i];
 
-		if (g->ts < s || g->ts >= e)
+		if (g->ts < s)
 			continue;
 		if (g->pageable)
 			page += g->end - g->ts;
@@ -525,7 +557,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		    struct ta_error *err)
 {
 	struct findings f = { NULL, 0, 0 };
-	struct rank_data d = { NULL, 0, 0, NULL, 0, 0 };
+	struct rank_data d = { NULL, 0, 0, 0, NULL, 0, 0 };
 	struct ta_table *t = ta_table_new("Diagnosis per step", verdict_cols, 7);
 	sqlite3_stmt *ranks = NULL;
 	int64_t *steps = NULL;

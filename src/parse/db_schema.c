@@ -91,4 +91,5 @@ const char ta_db_index_sql[] =
 "  correlation, idx, gbps) WHERE role = 1;\n"
 "CREATE INDEX events_launch ON events (rank, correlation, idx, ts_ns, dur_ns)\n"
 "  WHERE role = 2;\n"
-"CREATE INDEX events_cat ON events (cat, rank);\n";
+"CREATE INDEX events_cat ON events (cat, rank);\n"
+"CREATE INDEX events_cpu ON events (rank, ts_ns) WHERE role = 4;\n";
