@@ -39,7 +39,8 @@ static const struct ta_col stats_cols[] = {
 struct stream_acc {
 	int64_t rank, stream;
 	int present[NCAT];
-	struct ta_dvec gaps[NCAT];   /* µs, for statistics */
+	struct ta_dvec gaps[NCAT];   /* µs, kept only for --stats */
+	int keep_gaps;
 	int64_t sum_ns[NCAT];        /* exact totals */
 	int n;                       /* kernels seen */
 	int64_t prev_end;
@@ -92,7 +93,8 @@ static void add_kernel(struct stream_acc *s, int64_t ts, int64_t dur,
 	}
 	s->present[cat] = 1;
 	s->sum_ns[cat] += gap;
-	ta_dvec_push(&s->gaps[cat], (double)gap / 1000.0);
+	if (s->keep_gaps)
+		ta_dvec_push(&s->gaps[cat], (double)gap / 1000.0);
 }
 
 static double maybe_round(double x, int compat)
@@ -213,6 +215,7 @@ int ta_idle_run(sqlite3 *db, const struct ta_query *q,
 
 	*out = NULL;
 	memset(&s, 0, sizeof(s));
+	s.keep_gaps = o->stats;
 	if (ta_rows_prepare(db, q, err) < 0 ||
 	    ta_db_prepare(db, idle_sql, &st, err) < 0)
 		return -1;

@@ -81,10 +81,12 @@ static int cmp_d(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static double pctl(struct ta_dvec *v, double q)
+/* Sets the median and 95th percentile of v in columns col, col + 1. */
+static void p50_p95(struct ta_table *t, size_t row, size_t col, struct ta_dvec *v)
 {
 	ta_qsort(v->v, v->n, sizeof(*v->v), cmp_d);
-	return ta_percentile(v->v, v->n, q);
+	ta_table_set_real(t, row, col, ta_percentile(v->v, v->n, 0.5));
+	ta_table_set_real(t, row, col + 1, ta_percentile(v->v, v->n, 0.95));
 }
 
 static void summary_row(struct ta_table *t, struct rank_acc *a)
@@ -100,12 +102,9 @@ static void summary_row(struct ta_table *t, struct rank_acc *a)
 	ta_table_set_real(t, r, 5, ta_round(100.0 * (double)a->runtime_out / n, 2));
 	ta_table_set_int(t, r, 6, a->delay_out);
 	ta_table_set_real(t, r, 7, ta_round(100.0 * (double)a->delay_out / n, 2));
-	ta_table_set_real(t, r, 8, pctl(&a->cpu, 0.5));
-	ta_table_set_real(t, r, 9, pctl(&a->cpu, 0.95));
-	ta_table_set_real(t, r, 10, pctl(&a->gpu, 0.5));
-	ta_table_set_real(t, r, 11, pctl(&a->gpu, 0.95));
-	ta_table_set_real(t, r, 12, pctl(&a->delay, 0.5));
-	ta_table_set_real(t, r, 13, pctl(&a->delay, 0.95));
+	p50_p95(t, r, 8, &a->cpu);
+	p50_p95(t, r, 10, &a->gpu);
+	p50_p95(t, r, 12, &a->delay);
 	ta_dvec_free(&a->cpu);
 	ta_dvec_free(&a->gpu);
 	ta_dvec_free(&a->delay);

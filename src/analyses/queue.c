@@ -74,6 +74,8 @@ struct stream_acc {
 	int64_t rank, stream, len, prev_ts, blocked;
 	int have;
 	struct ta_dvec values;
+	int64_t span_rank;   /* the rank span was computed for, -1 if none */
+	double span;
 };
 
 /* The rank's trace duration: max ts - min ts over all its rows. */
@@ -102,8 +104,13 @@ static void flush(sqlite3 *db, struct ta_table *t, struct stream_acc *s,
 	if (!s->have)
 		return;
 	if (o->blocked_at > 0) {
-		double span = rank_span(db, compat, s->rank);
+		double span;
 
+		if (s->span_rank != s->rank) { /* once per rank, not per stream */
+			s->span = rank_span(db, compat, s->rank);
+			s->span_rank = s->rank;
+		}
+		span = s->span;
 		r = ta_table_add_row(t);
 		ta_table_set_int(t, r, 0, s->rank);
 		ta_table_set_int(t, r, 1, s->stream);
@@ -163,6 +170,7 @@ int ta_queue_run(sqlite3 *db, const struct ta_query *q,
 
 	*out = NULL;
 	memset(&s, 0, sizeof(s));
+	s.span_rank = -1;
 	if (ta_rows_prepare(db, q, err) < 0 ||
 	    (q->hta_compat && ta_db_exec(db, compat_prep_sql, err) < 0) ||
 	    ta_db_prepare(db, q->hta_compat ? compat_sql : default_sql, &st, err) < 0)
