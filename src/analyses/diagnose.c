@@ -47,10 +47,8 @@ struct gpu_row {
 	int64_t correlation;
 };
 
-struct call_row {
-	int64_t ts, end, correlation;
-	int sync;
-	int64_t idx;
+struct call_row {    /* a synchronising runtime call */
+	int64_t ts, end;
 };
 
 struct finding {
@@ -144,23 +142,21 @@ static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 	}
 	sqlite3_finalize(st);
 	if (ta_db_prepare(db, "SELECT e.ts_ns, e.ts_ns + max(e.dur_ns, 0),"
-			  " e.correlation, n.name, e.idx FROM events e"
+			  " n.name FROM events e"
 			  " JOIN names n ON n.name_id = e.name WHERE e.role = 2 AND e.rank = ?"
 			  " AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL ORDER BY e.ts_ns",
 			  &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, rank);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (!is_sync((const char *)sqlite3_column_text(st, 3)))
+		if (!is_sync((const char *)sqlite3_column_text(st, 2)))
 			continue; /* only synchronising calls matter here */
 		if (d->ncalls == d->capcalls) {
 			d->capcalls = d->capcalls ? d->capcalls * 2 : 1024;
 			d->calls = ta_xrealloc(d->calls, d->capcalls * sizeof(*d->calls));
 		}
 		d->calls[d->ncalls++] = (struct call_row){ sqlite3_column_int64(st, 0),
-			sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-			is_sync((const char *)sqlite3_column_text(st, 3)),
-			sqlite3_column_int64(st, 4) };
+			sqlite3_column_int64(st, 1) };
 	}
 	sqlite3_finalize(st);
 	return 0;
@@ -229,11 +225,9 @@ static void launching_op(sqlite3 *db, int64_t rank, int64_t corr, char *buf,
 	sqlite3_finalize(st);
 }
 
+/* A step's length, GPU busy time and its losses. */
 struct step_result {
-	int64_t busy, span, host, launch, comm, copy, compute;
-	char main_where[256];
-	enum finding_kind main_kind;
-	int64_t main_cost;
+	int64_t busy, span, host, launch, comm, copy;
 };
 
 struct diag_ctx {
@@ -251,7 +245,7 @@ static const struct call_row *sync_before(const struct rank_data *d, int64_t a,
 	size_t i;
 
 	for (i = 0; i < d->ncalls; i++)
-		if (d->calls[i].sync && d->calls[i].end >= a && d->calls[i].end <= b &&
+		if (d->calls[i].end >= a && d->calls[i].end <= b &&
 		    d->calls[i].end - d->calls[i].ts > 0)
 			return &d->calls[i];
 	return NULL;
@@ -317,7 +311,7 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 			 struct step_result *r)
 {
 	static const int bits[] = { 1, 2 };
-	struct ta_union all = { 0 }, comm = { 0 }, comp = { 0 }, copy = { 0 };
+	struct ta_union all = { 0 }, comm = { 0 }, comp = { 0 }, work = { 0 };
 	struct ta_union *pair[] = { &comm, &comp };
 	struct ta_sweep sw;
 	int64_t prev = s, small = 0, nsmall = 0, page = 0;
@@ -334,11 +328,11 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 	r->busy = ta_union_length(&all);
 	clipped_union(c->d, TA_KIND_COMM, s, e, &comm);
 	clipped_union(c->d, TA_KIND_COMPUTE, s, e, &comp);
-	clipped_union(c->d, TA_KIND_MEMORY, s, e, &copy);
+	clipped_union(c->d, TA_KIND_COMPUTE | TA_KIND_COMM, s, e, &work);
 	ta_sweep_run(pair, bits, 2, 0, &sw);
 	r->comm = ta_union_length(&comm) - sw.dur[3];
-	r->compute = ta_union_length(&comp);
-	r->copy = ta_union_length(&copy);
+	/* copy time with no computation or communication under it */
+	r->copy = r->busy - ta_union_length(&work);
 	for (i = first_row(c->d, s); i < c->d->ngpu && c->d->gpu[i].ts < e; i++) {
 		const struct gpu_row *g = &c->d->gpu[i];
 
@@ -370,7 +364,7 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 	ta_union_free(&all);
 	ta_union_free(&comm);
 	ta_union_free(&comp);
-	ta_union_free(&copy);
+	ta_union_free(&work);
 }
 
 static const struct ta_col verdict_cols[] = {
@@ -413,9 +407,7 @@ static const struct finding *top_finding(const struct findings *f, int64_t rank,
 static void verdict_row(struct ta_table *t, const struct diag_ctx *c,
 			const struct step_result *r)
 {
-	int64_t copy_loss = r->copy - (r->busy > 0 ? (r->copy + r->compute + r->comm -
-			    r->busy > 0 ? r->copy + r->compute + r->comm - r->busy : 0) : 0);
-	int64_t loss[4] = { r->host, r->launch, r->comm, copy_loss };
+	int64_t loss[4] = { r->host, r->launch, r->comm, r->copy };
 	static const char *const verdicts[4] = { "host-stalled", "launch-bound",
 		"communication-bound", "copy-bound" };
 	static const unsigned kinds[4] = { 1u << F_HOST_REGION | 1u << F_SYNC,
