@@ -86,19 +86,44 @@ void ta_table_note(struct ta_table *t, const char *fmt, ...)
 	ta_buf_addc(&t->notes, '\n');
 }
 
+/* Stable merge sort of row numbers by cmp. */
+static void merge_sort(const struct ta_table *t, size_t *v, size_t *tmp,
+		       size_t n,
+		       int (*cmp)(const struct ta_table *, size_t, size_t))
+{
+	size_t mid = n / 2, i = 0, j = mid, k = 0;
+
+	if (n < 2)
+		return;
+	merge_sort(t, v, tmp, mid, cmp);
+	merge_sort(t, v + mid, tmp, n - mid, cmp);
+	while (i < mid && j < n)
+		tmp[k++] = cmp(t, v[j], v[i]) < 0 ? v[j++] : v[i++];
+	while (i < mid)
+		tmp[k++] = v[i++];
+	while (j < n)
+		tmp[k++] = v[j++];
+	memcpy(v, tmp, n * sizeof(*v));
+}
+
 void ta_table_sort(struct ta_table *t,
 		   int (*cmp)(const struct ta_table *t, size_t a, size_t b))
 {
-	struct ta_cell *tmp = ta_xmalloc(t->ncols * sizeof(*tmp));
-	size_t i, j;
+	size_t *order = ta_xmalloc((t->nrows + 1) * sizeof(*order));
+	size_t *tmp = ta_xmalloc((t->nrows + 1) * sizeof(*tmp));
+	struct ta_cell *cells = ta_xmalloc((t->nrows * t->ncols + 1) * sizeof(*cells));
+	size_t i;
 
-	/* insertion sort: stable, and tables for people are short */
-	for (i = 1; i < t->nrows; i++)
-		for (j = i; j > 0 && cmp(t, j, j - 1) < 0; j--) {
-			memcpy(tmp, cell(t, j, 0), t->ncols * sizeof(*tmp));
-			memcpy(cell(t, j, 0), cell(t, j - 1, 0), t->ncols * sizeof(*tmp));
-			memcpy(cell(t, j - 1, 0), tmp, t->ncols * sizeof(*tmp));
-		}
+	for (i = 0; i < t->nrows; i++)
+		order[i] = i;
+	merge_sort(t, order, tmp, t->nrows, cmp);
+	for (i = 0; i < t->nrows; i++)
+		memcpy(&cells[i * t->ncols], cell(t, order[i], 0),
+		       t->ncols * sizeof(*cells));
+	free(t->cells);
+	t->cells = cells;
+	t->cap = t->nrows;
+	free(order);
 	free(tmp);
 }
 
