@@ -17,8 +17,7 @@
 
 struct op_agg {
 	char *name, *shapes, *stack;
-	int64_t calls, self_cpu, cpu, self_dev, dev;
-	int is_kernel;
+	int64_t rank, calls, self_cpu, cpu, self_dev, dev;
 };
 
 struct aggs {
@@ -42,15 +41,15 @@ struct walker {
 	int64_t step_ts, step_end;   /* --step window, or the whole trace */
 };
 
-static struct op_agg *agg_for(struct aggs *a, const char *name,
+static struct op_agg *agg_for(struct aggs *a, int64_t rank, const char *name,
 			      const char *shapes, const char *stack)
 {
 	struct ta_buf key = { 0 };
 	int is_new;
 	int64_t id;
 
-	ta_buf_addf(&key, "%s\x01%s\x01%s", name, shapes ? shapes : "",
-		    stack ? stack : "");
+	ta_buf_addf(&key, "%lld\x01%s\x01%s\x01%s", (long long)rank, name,
+		    shapes ? shapes : "", stack ? stack : "");
 	id = ta_intern(a->keys, key.s, key.len, &is_new);
 	ta_buf_free(&key);
 	if (is_new) {
@@ -59,6 +58,7 @@ static struct op_agg *agg_for(struct aggs *a, const char *name,
 			a->v = ta_xrealloc(a->v, a->cap * sizeof(*a->v));
 		}
 		memset(&a->v[a->n], 0, sizeof(a->v[a->n]));
+		a->v[a->n].rank = rank;
 		a->v[a->n].name = ta_xstrdup(name);
 		a->v[a->n].shapes = shapes ? ta_xstrdup(shapes) : NULL;
 		a->v[a->n].stack = stack ? ta_xstrdup(stack) : NULL;
@@ -89,7 +89,7 @@ static void finish(struct walker *w)
 			}
 		}
 		if (n->ts >= w->step_ts && n->end <= w->step_end) {
-			struct op_agg *a = agg_for(w->aggs, n->name,
+			struct op_agg *a = agg_for(w->aggs, w->rank, n->name,
 				w->o->group_shape ? n->shapes : NULL,
 				w->o->stack_depth ? n->stack : NULL);
 
@@ -252,11 +252,6 @@ static const struct ta_col base_cols[] = {
 	{ "stack", TA_COL_TEXT, TA_UNIT_NONE, 1 },
 };
 
-struct row_ref {
-	int64_t rank;
-	const struct op_agg *a;
-};
-
 static const struct ta_ops_opts *sort_opts;
 
 static int64_t sort_value(const struct op_agg *a)
@@ -272,24 +267,15 @@ static int64_t sort_value(const struct op_agg *a)
 
 static int cmp_rows(const void *x, const void *y)
 {
-	const struct row_ref *a = x, *b = y;
-	int64_t va = sort_value(a->a), vb = sort_value(b->a);
+	const struct op_agg *a = *(const struct op_agg *const *)x;
+	const struct op_agg *b = *(const struct op_agg *const *)y;
+	int64_t va = sort_value(a), vb = sort_value(b);
 
 	if (a->rank != b->rank)
 		return a->rank < b->rank ? -1 : 1;
 	if (va != vb)
 		return va > vb ? -1 : 1;
-	return strcmp(a->a->name, b->a->name);
-}
-
-/* The rank is the first part of every key: "rank\x02name". */
-static int64_t key_rank(const char *name, const char **rest)
-{
-	char *end;
-	int64_t r = strtoll(name, &end, 10);
-
-	*rest = end + 1;
-	return r;
+	return strcmp(a->name, b->name);
 }
 
 static const struct ta_col pct_cols[] = {
@@ -306,9 +292,7 @@ static void rank_totals(const struct aggs *a, int64_t rank, double *cpu,
 
 	*cpu = *dev = 0;
 	for (i = 0; i < a->n; i++) {
-		const char *rest;
-
-		if (key_rank(a->v[i].name, &rest) != rank)
+		if (a->v[i].rank != rank)
 			continue;
 		*cpu += (double)a->v[i].self_cpu;
 		*dev += (double)a->v[i].self_dev;
@@ -321,7 +305,7 @@ static struct ta_table *to_table(struct aggs *a, const struct ta_ops_opts *o)
 	size_t ncols = nbase + (o->for_people ? 2 : 0);
 	double tot_cpu = 0, tot_dev = 0;
 	struct ta_col *cols = ta_xmalloc(ncols * sizeof(*cols));
-	struct row_ref *refs = ta_xmalloc((a->n ? a->n : 1) * sizeof(*refs));
+	const struct op_agg **refs = ta_xmalloc((a->n ? a->n : 1) * sizeof(*refs));
 	struct ta_table *t;
 	size_t i, k = 0, shown = 0;
 	int64_t last_rank = -1;
@@ -335,29 +319,23 @@ static struct ta_table *to_table(struct aggs *a, const struct ta_ops_opts *o)
 		memcpy(cols + nbase, pct_cols, sizeof(pct_cols));
 	t = ta_table_new("Operators (as the profiler's key_averages)", cols, ncols);
 	t->owned_cols = cols;
-	for (i = 0; i < a->n; i++) {
-		const char *rest;
-
-		refs[i].rank = key_rank(a->v[i].name, &rest);
-		refs[i].a = &a->v[i];
-	}
+	for (i = 0; i < a->n; i++)
+		refs[i] = &a->v[i];
 	sort_opts = o;
 	ta_qsort(refs, a->n, sizeof(*refs), cmp_rows);
 	for (i = 0; i < a->n; i++) {
-		const struct op_agg *g = refs[i].a;
-		const char *name;
+		const struct op_agg *g = refs[i];
 		size_t r;
 
-		if (refs[i].rank != last_rank) {
-			shown = 0, last_rank = refs[i].rank;
+		if (g->rank != last_rank) {
+			shown = 0, last_rank = g->rank;
 			rank_totals(a, last_rank, &tot_cpu, &tot_dev);
 		}
 		if (o->top > 0 && shown++ >= (size_t)o->top)
 			continue;
-		key_rank(g->name, &name);
 		r = ta_table_add_row(t);
-		ta_table_set_int(t, r, 0, refs[i].rank);
-		ta_table_set_text(t, r, 1, name);
+		ta_table_set_int(t, r, 0, g->rank);
+		ta_table_set_text(t, r, 1, g->name);
 		ta_table_set_int(t, r, 2, g->calls);
 		ta_table_set_real(t, r, 3, (double)g->self_cpu / 1000.0);
 		ta_table_set_real(t, r, 4, (double)g->cpu / 1000.0);
@@ -398,7 +376,6 @@ static int walk(sqlite3 *db, const struct ta_ops_opts *o, struct aggs *aggs,
 		int64_t rank = sqlite3_column_int64(st, 0);
 		int64_t pid = sqlite3_column_int64(st, 1), tid = sqlite3_column_int64(st, 2);
 		int role = sqlite3_column_int(st, 9) ? 6 : sqlite3_column_int(st, 5);
-		struct ta_buf name = { 0 };
 		const char *op;
 
 		if (first || rank != w.rank || pid != pid_tid_key[0] ||
@@ -410,13 +387,11 @@ static int walk(sqlite3 *db, const struct ta_ops_opts *o, struct aggs *aggs,
 		pid_tid_key[0] = pid, pid_tid_key[1] = tid;
 		op = (const char *)sqlite3_column_text(st, 6);
 		/* the profiler groups every ProfilerStep#N as one key */
-		ta_buf_addf(&name, "%lld\x02%s", (long long)rank,
-			    strncmp(op, "ProfilerStep#", 13) == 0 ? "ProfilerStep*" : op);
+		if (role != 6 && strncmp(op, "ProfilerStep#", 13) == 0)
+			op = "ProfilerStep*";
 		push(&w, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), role,
-		     role == 6 ? (const char *)sqlite3_column_text(st, 6) : name.s,
-		     (const char *)sqlite3_column_text(st, 7),
+		     op, (const char *)sqlite3_column_text(st, 7),
 		     sqlite3_column_int64(st, 8));
-		ta_buf_free(&name);
 	}
 	while (w.depth)
 		finish(&w);
@@ -441,14 +416,10 @@ static int add_kernels(sqlite3 *db, struct aggs *aggs, int64_t ts, int64_t end,
 	sqlite3_bind_int64(st, 1, ts);
 	sqlite3_bind_int64(st, 2, end);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct ta_buf name = { 0 };
-		struct op_agg *a;
+		struct op_agg *a = agg_for(aggs, sqlite3_column_int64(st, 0),
+					   (const char *)sqlite3_column_text(st, 1),
+					   NULL, NULL);
 
-		ta_buf_addf(&name, "%lld\x02%s", (long long)sqlite3_column_int64(st, 0),
-			    (const char *)sqlite3_column_text(st, 1));
-		a = agg_for(aggs, name.s, NULL, NULL);
-		ta_buf_free(&name);
-		a->is_kernel = 1;
 		a->calls += sqlite3_column_int64(st, 2);
 		a->self_dev += sqlite3_column_int64(st, 3);
 		a->dev += sqlite3_column_int64(st, 3);
