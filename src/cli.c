@@ -335,6 +335,49 @@ static int check_gates(const struct ta_cli *cli, struct ta_gate **g,
 	return trips || rises ? TA_EXIT_GATE : TA_EXIT_OK;
 }
 
+int ta_cli_open_input(const struct ta_cli *cli, sqlite3 **db)
+{
+	struct ta_error err = { 0, "" };
+
+	*db = NULL;
+	if (cli->nargs != 1) {
+		fprintf(stderr, "traceanalyze: expected one PATH, got %d\n",
+			cli->nargs);
+		return TA_EXIT_USAGE;
+	}
+	if (ta_input_open(cli->args[0], &cli->ingest, db, &err) < 0)
+		return ta_cli_error(&err);
+	return TA_EXIT_OK;
+}
+
+FILE *ta_cli_output_open(const struct ta_cli *cli)
+{
+	FILE *out;
+
+	if (!cli->output)
+		return stdout;
+	out = fopen(cli->output, "w");
+	if (!out)
+		fprintf(stderr, "traceanalyze: cannot write '%s': %s\n",
+			cli->output, strerror(errno));
+	return out;
+}
+
+int ta_cli_output_close(const struct ta_cli *cli, FILE *out,
+			struct ta_table *const *t, size_t n)
+{
+	int rc = ta_cli_finish_output(out, cli->output ? cli->output : "stdout");
+	size_t i;
+
+	if (out != stdout && fclose(out) != 0 && rc == TA_EXIT_OK)
+		rc = TA_EXIT_SYSTEM;
+	if (cli->format == TA_FMT_TEXT && !ta_quiet)
+		for (i = 0; i < n; i++)
+			if (t[i]->notes.len)
+				fputs(t[i]->notes.s, stderr);
+	return rc;
+}
+
 int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 {
 	struct ta_gate **gates = NULL;
@@ -342,16 +385,12 @@ int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 	struct ta_error err = { 0, "" };
 	struct ta_table *t = NULL;
 	sqlite3 *db = NULL;
-	FILE *out = stdout;
-	int rc;
+	FILE *out;
+	int rc = ta_cli_open_input(cli, &db);
 
-	if (cli->nargs != 1) {
-		fprintf(stderr, "traceanalyze: expected one PATH, got %d\n",
-			cli->nargs);
-		return TA_EXIT_USAGE;
-	}
-	if (ta_input_open(cli->args[0], &cli->ingest, &db, &err) < 0 ||
-	    fn(db, &cli->query, ctx, &t, &err) < 0) {
+	if (rc != TA_EXIT_OK)
+		return rc;
+	if (fn(db, &cli->query, ctx, &t, &err) < 0) {
 		sqlite3_close(db);
 		return ta_cli_error(&err);
 	}
@@ -361,19 +400,12 @@ int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 		rc = ta_cli_error(&err);
 		goto done;
 	}
-	if (cli->output && !(out = fopen(cli->output, "w"))) {
-		fprintf(stderr, "traceanalyze: cannot write '%s': %s\n",
-			cli->output, strerror(errno));
+	if (!(out = ta_cli_output_open(cli))) {
 		rc = TA_EXIT_SYSTEM;
 		goto done;
 	}
 	ta_report_write(out, t, cli->format);
-	if (cli->format == TA_FMT_TEXT && t->notes.len && !ta_quiet)
-		fputs(t->notes.s, stderr);
-	rc = ta_cli_finish_output(out, cli->output ? cli->output : "stdout");
-	if (out != stdout && fclose(out) != 0 && rc == 0)
-		rc = TA_EXIT_SYSTEM;
-	rc = check_gates(cli, gates, t, rc);
+	rc = check_gates(cli, gates, t, ta_cli_output_close(cli, out, &t, 1));
 done:
 	for (i = 0; i < cli->ngates; i++)
 		ta_gate_free(gates[i]);
@@ -415,4 +447,12 @@ int ta_cli_parse_us(const char *arg, int64_t *ns)
 		return -1;
 	*ns = (int64_t)(us * 1000 + 0.5);
 	return 0;
+}
+
+int ta_cli_parse_count(const char *arg, long max, long *v)
+{
+	char *end;
+
+	*v = strtol(arg, &end, 10);
+	return end != arg && !*end && *v >= 0 && *v <= max ? 0 : -1;
 }

@@ -69,8 +69,19 @@ int ta_cli_main(int argc, char **argv, const struct ta_cmd_info *info,
 		const struct ta_cli *cli));
 /* on_opt for commands without options of their own. */
 int ta_cli_no_opts(void *ctx, int key, const char *arg);
+/* A whole number in [0, max]; -1 if it is not one. */
+int ta_cli_parse_count(const char *arg, long max, long *v);
 /* A non-negative number of µs to ns; -1 if it is not one. */
 int ta_cli_parse_us(const char *arg, int64_t *ns);
+
+/* Opens the one PATH of the command line; an exit code (errors printed). */
+int ta_cli_open_input(const struct ta_cli *cli, sqlite3 **db);
+/* -o FILE or stdout; NULL (error printed) if FILE cannot be opened. */
+FILE *ta_cli_output_open(const struct ta_cli *cli);
+/* Flushes and closes out, then prints the tables' notes on stderr in text
+ * mode; an exit code. */
+int ta_cli_output_close(const struct ta_cli *cli, FILE *out,
+			struct ta_table *const *t, size_t n);
 
 /* Prints "traceanalyze: <msg>" and returns err->code. */
 int ta_cli_error(const struct ta_error *err);

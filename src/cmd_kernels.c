@@ -27,9 +27,9 @@ static int on_opt(void *ctx, int key, const char *arg)
 		o->by_type = strcmp(arg, "type") == 0;
 		return 0;
 	case OPT_TOP: {
-		long n = strtol(arg, &end, 10);
+		long n;
 
-		if (end == arg || *end || n < 0 || n > 100000000)
+		if (ta_cli_parse_count(arg, 100000000, &n) < 0)
 			return -1;
 		o->top = (int)n;
 		return 0;

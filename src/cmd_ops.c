@@ -30,14 +30,6 @@ static int parse_sort(const char *s, enum ta_ops_sort *sort)
 	return -1;
 }
 
-static int parse_count(const char *s, long max, long *v)
-{
-	char *end;
-
-	*v = strtol(s, &end, 10);
-	return end != s && !*end && *v >= 0 && *v <= max ? 0 : -1;
-}
-
 static int on_opt(void *ctx, int key, const char *arg)
 {
 	struct ta_ops_opts *o = ctx;
@@ -47,7 +39,7 @@ static int on_opt(void *ctx, int key, const char *arg)
 	case OPT_SORT:
 		return parse_sort(arg, &o->sort);
 	case OPT_TOP:
-		if (parse_count(arg, 100000000, &v) < 0)
+		if (ta_cli_parse_count(arg, 100000000, &v) < 0)
 			return -1;
 		o->top = (int)v;
 		return 0;
@@ -56,7 +48,7 @@ static int on_opt(void *ctx, int key, const char *arg)
 			o->group_shape = 1;
 			return 0;
 		}
-		if (strncmp(arg, "stack:", 6) || parse_count(arg + 6, 1000, &v) < 0 || !v)
+		if (strncmp(arg, "stack:", 6) || ta_cli_parse_count(arg + 6, 1000, &v) < 0 || !v)
 			return -1;
 		o->stack_depth = (int)v;
 		return 0;
@@ -64,7 +56,7 @@ static int on_opt(void *ctx, int key, const char *arg)
 		o->kernels = 1;
 		return 0;
 	case OPT_STEP:
-		if (parse_count(arg, 1000000000, &v) < 0)
+		if (ta_cli_parse_count(arg, 1000000000, &v) < 0)
 			return -1;
 		o->step = v;
 		return 0;

@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "commands.h"
 
+#include <limits.h>
 #include <stdlib.h>
 
 enum { OPT_SERIES = 1, OPT_BLOCKED };
@@ -15,15 +16,17 @@ static const struct ta_opt opts[] = {
 static int on_opt(void *ctx, int key, const char *arg)
 {
 	struct ta_queue_opts *o = ctx;
-	char *end;
+	long n;
 
 	switch (key) {
 	case OPT_SERIES:
 		o->series = 1;
 		return 0;
 	case OPT_BLOCKED:
-		o->blocked_at = strtoll(arg, &end, 10);
-		return end != arg && !*end && o->blocked_at > 0 ? 0 : -1;
+		if (ta_cli_parse_count(arg, LONG_MAX, &n) < 0 || n == 0)
+			return -1;
+		o->blocked_at = n;
+		return 0;
 	}
 	return -1;
 }

@@ -3,7 +3,6 @@
 #include "cli.h"
 #include "commands.h"
 
-#include <errno.h>
 #include <string.h>
 
 #define REPORT_IDLE_ROWS 8  /* text: the largest idle rows only */
@@ -55,7 +54,7 @@ static int report(const struct ta_cli *cli)
 	struct ta_error err = { 0, "" };
 	size_t keep_idle = 0;
 	sqlite3 *db = NULL;
-	FILE *out = stdout;
+	FILE *out;
 	int rc, i;
 
 	if (cli->ngates || cli->baseline || cli->nincreases) {
@@ -63,34 +62,24 @@ static int report(const struct ta_cli *cli)
 		      "analysis itself (e.g. temporal --fail-if)\n", stderr);
 		return TA_EXIT_USAGE;
 	}
-	if (cli->nargs != 1) {
-		fprintf(stderr, "traceanalyze: expected one PATH, got %d\n", cli->nargs);
-		return TA_EXIT_USAGE;
-	}
-	if (ta_input_open(cli->args[0], &cli->ingest, &db, &err) < 0 ||
-	    run_all(db, cli, t, &err) < 0) {
+	rc = ta_cli_open_input(cli, &db);
+	if (rc != TA_EXIT_OK)
+		return rc;
+	if (run_all(db, cli, t, &err) < 0) {
 		sqlite3_close(db);
 		for (i = 0; i < NTABLES; i++)
 			ta_table_free(t[i]);
 		return ta_cli_error(&err);
 	}
 	sqlite3_close(db);
-	if (cli->output && !(out = fopen(cli->output, "w"))) {
-		fprintf(stderr, "traceanalyze: cannot write '%s': %s\n", cli->output,
-			strerror(errno));
+	if (!(out = ta_cli_output_open(cli))) {
 		rc = TA_EXIT_SYSTEM;
 		goto done;
 	}
 	keep_idle = t[T_IDLE]->nrows;
 	write_all(out, t, cli->format);
 	t[T_IDLE]->nrows = keep_idle;
-	if (cli->format == TA_FMT_TEXT && !ta_quiet)
-		for (i = 0; i < NTABLES; i++)
-			if (t[i]->notes.len)
-				fputs(t[i]->notes.s, stderr);
-	rc = ta_cli_finish_output(out, cli->output ? cli->output : "stdout");
-	if (out != stdout && fclose(out) != 0 && rc == 0)
-		rc = TA_EXIT_SYSTEM;
+	rc = ta_cli_output_close(cli, out, t, NTABLES);
 done:
 	for (i = 0; i < NTABLES; i++)
 		ta_table_free(t[i]);
