@@ -58,30 +58,41 @@ static void grow(struct ta_intern *t)
 	free(old);
 }
 
-int64_t ta_intern(struct ta_intern *t, const char *s, size_t len, int *is_new)
+static struct slot *find_slot(const struct ta_intern *t, const char *s,
+			      size_t len, uint64_t h)
 {
-	uint64_t h = fnv1a(s, len);
 	size_t j;
 
-	*is_new = 0;
 	for (j = h & (t->cap - 1); t->slots[j].s; j = (j + 1) & (t->cap - 1)) {
 		struct slot *sl = &t->slots[j];
 
 		if (sl->hash == h && sl->len == len && memcmp(sl->s, s, len) == 0)
-			return sl->id;
+			return sl;
 	}
-	t->slots[j].s = ta_xstrndup(s, len);
-	t->slots[j].len = len;
-	t->slots[j].hash = h;
-	t->slots[j].id = (int64_t)++t->count;
-	*is_new = 1;
-	if (t->count * 2 > t->cap) {
-		int64_t id = (int64_t)t->count;
+	return &t->slots[j]; /* the empty slot where s would go */
+}
 
+int64_t ta_intern_find(const struct ta_intern *t, const char *s, size_t len)
+{
+	return find_slot(t, s, len, fnv1a(s, len))->id;
+}
+
+int64_t ta_intern(struct ta_intern *t, const char *s, size_t len, int *is_new)
+{
+	uint64_t h = fnv1a(s, len);
+	struct slot *sl = find_slot(t, s, len, h);
+	int64_t id;
+
+	*is_new = sl->s == NULL;
+	if (!*is_new)
+		return sl->id;
+	sl->s = ta_xstrndup(s, len);
+	sl->len = len;
+	sl->hash = h;
+	sl->id = id = (int64_t)++t->count;
+	if (t->count * 2 > t->cap)
 		grow(t);
-		return id;
-	}
-	return t->slots[j].id;
+	return id;
 }
 
 void ta_intern_free(struct ta_intern *t)

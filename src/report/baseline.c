@@ -1,5 +1,6 @@
 /* --baseline OLD.csv --max-increase COL=V: compare with a saved run. */
 #include "ta_gate.h"
+#include "ta_intern.h"
 #include "ta_report.h"
 
 #include <csv.h>
@@ -134,26 +135,76 @@ void ta_row_key(const struct ta_table *t, size_t row, char *buf, size_t len)
 	}
 }
 
-/* The old row whose key columns equal row's, or NULL. */
-static char **find_old(const struct old_csv *o, const int *map,
-		       const struct ta_table *t, size_t row)
+/* Old rows by their key columns: built once, so matching is a lookup
+ * rather than a scan of the old file for every new row. */
+struct old_index {
+	struct ta_intern *keys;
+	size_t *row;        /* by key id: the first old row with that key */
+	int usable;         /* every key column exists in the old file */
+};
+
+static void old_key(const struct old_csv *o, const int *map,
+		    const struct ta_table *t, size_t r, struct ta_buf *k)
 {
-	size_t r, c;
-	char v[4096];
+	size_t c;
 
-	for (r = 1; r < o->nrows; r++) {
-		int same = 1;
-
-		for (c = 0; same && c < t->ncols; c++) {
-			if (!t->cols[c].key)
-				continue;
-			cell_text(t, row, c, v, sizeof(v));
-			same = map[c] >= 0 && strcmp(o->rows[r][map[c]], v) == 0;
+	ta_buf_reset(k);
+	for (c = 0; c < t->ncols; c++)
+		if (t->cols[c].key) {
+			ta_buf_adds(k, o->rows[r][map[c]]);
+			ta_buf_addc(k, '\x1f');
 		}
-		if (same)
-			return o->rows[r];
+}
+
+static void new_key(const struct ta_table *t, size_t row, struct ta_buf *k)
+{
+	char v[4096];
+	size_t c;
+
+	ta_buf_reset(k);
+	for (c = 0; c < t->ncols; c++)
+		if (t->cols[c].key) {
+			cell_text(t, row, c, v, sizeof(v));
+			ta_buf_adds(k, v);
+			ta_buf_addc(k, '\x1f');
+		}
+}
+
+static void index_old(const struct old_csv *o, const int *map,
+		      const struct ta_table *t, struct old_index *ix)
+{
+	struct ta_buf k = { 0 };
+	size_t r, c;
+	int is_new;
+
+	ix->keys = ta_intern_new();
+	ix->row = ta_xcalloc(o->nrows + 1, sizeof(*ix->row));
+	ix->usable = 1;
+	for (c = 0; c < t->ncols; c++)
+		if (t->cols[c].key && map[c] < 0)
+			ix->usable = 0;
+	for (r = 1; ix->usable && r < o->nrows; r++) {
+		int64_t id;
+
+		old_key(o, map, t, r, &k);
+		id = ta_intern(ix->keys, k.s ? k.s : "", k.len, &is_new);
+		if (is_new)
+			ix->row[id] = r;
 	}
-	return NULL;
+	ta_buf_free(&k);
+}
+
+/* The old row whose key columns equal row's, or NULL. */
+static char **find_old(const struct old_csv *o, const struct old_index *ix,
+		       const struct ta_table *t, size_t row, struct ta_buf *k)
+{
+	int64_t id;
+
+	if (!ix->usable)
+		return NULL;
+	new_key(t, row, k);
+	id = ta_intern_find(ix->keys, k->s ? k->s : "", k->len);
+	return id ? o->rows[ix->row[id]] : NULL;
 }
 
 static int check_row(const struct ta_table *t, size_t row, char **old,
@@ -190,6 +241,8 @@ int ta_baseline_check(const struct ta_table *t, const char *path,
 		      struct ta_error *err)
 {
 	struct old_csv o = { 0 };
+	struct old_index ix = { NULL, NULL, 0 };
+	struct ta_buf key = { 0 };
 	int *map = NULL, rises = 0;
 	size_t c, i, r;
 
@@ -214,12 +267,16 @@ int ta_baseline_check(const struct ta_table *t, const char *path,
 			goto out;
 		}
 	}
+	index_old(&o, map, t, &ix);
 	for (r = 0; r < t->nrows; r++) {
-		char **old = find_old(&o, map, t, r);
+		char **old = find_old(&o, &ix, t, r, &key);
 
 		if (old)
 			rises += check_row(t, r, old, map, inc, ninc, diag);
 	}
+	ta_intern_free(ix.keys);
+	free(ix.row);
+	ta_buf_free(&key);
 out:
 	free(map);
 	free_old(&o);
