@@ -6,7 +6,7 @@
 
 #include "ta_event.h"
 
-#define TA_SCHEMA_VERSION 4
+#define TA_SCHEMA_VERSION 5
 
 /* The schema as SQL, with comments (also what `traceanalyze schema` prints). */
 extern const char ta_db_schema_sql[];
@@ -35,6 +35,9 @@ int ta_db_writer_finish(struct ta_db_writer *w, struct ta_error *err);
 void ta_db_writer_abort(struct ta_db_writer *w);
 
 /* Opens a finished database read-only; checks the schema version. */
+/* Process-wide SQLite settings; call before any other SQLite use. */
+void ta_db_global_init(void);
+
 int ta_db_open(const char *path, sqlite3 **db, struct ta_error *err);
 
 /* Helper: prepare or fill err with SQLite's message. */

@@ -41,6 +41,14 @@ int ta_parse_buffer(const char *data, size_t len, const struct ta_sink *sink,
  * -1 when it is not a number or does not fit. */
 int ta_parse_us_to_ns(const char *s, size_t len, int64_t *ns, int *is_float);
 
+/* HTA's rounded times (hta-semantics 2.3) in ns: ceil(ts) and
+ * floor(ts + dur) - ceil(ts) computed on doubles, as Python does. ts and
+ * dur are the texts (dur may be empty), ts_ns and dur_ns what
+ * ta_parse_us_to_ns made of them. Leaves an output alone when HTA's value
+ * would not be finite or not fit. */
+void ta_hta_times(const char *ts, const char *dur, int64_t ts_ns,
+		  int64_t dur_ns, int64_t *hta_ts, int64_t *hta_dur);
+
 /* Integer text to int64; -1 if it is not an integer or overflows. */
 int ta_parse_int64(const char *s, size_t len, int64_t *out);
 

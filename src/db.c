@@ -3,6 +3,13 @@
 
 #include <string.h>
 
+void ta_db_global_init(void)
+{
+	/* SQLite's allocation statistics take a global mutex on every malloc;
+	 * nothing here reads them */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 int ta_db_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st,
 		  struct ta_error *err)
 {

@@ -1,6 +1,7 @@
 /* traceanalyze: command table and global options. */
 #include "commands.h"
 #include "ta.h"
+#include "ta_db.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -63,6 +64,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	/* a file-size limit shows up as EFBIG on write, handled as an error */
 	signal(SIGXFSZ, SIG_IGN);
+	ta_db_global_init();
 	if (argc < 2) {
 		usage(stderr);
 		return TA_EXIT_USAGE;

@@ -23,15 +23,20 @@ static const char default_sql[] =
 	"  FROM win w WHERE w.rank = e.rank), 9223372036854775807)"
 	" ORDER BY e.rank, n.name";
 
-/* The shortest GPU range on the kernel's pid and tid that overlaps it. */
+/* The shortest GPU range on the kernel's pid and tid that overlaps it.
+ * A range that overlaps starts after the kernel's start minus the longest
+ * range, which bounds the index scan to a few ranges per kernel. */
 static const char kernels_sql[] =
-	"SELECT d.rank, d.ts, d.stream, kn.name, (SELECT an.name FROM events a"
-	"  JOIN names an ON an.name_id = a.name WHERE a.rank = d.rank"
-	"  AND a.cat = (SELECT name_id FROM names WHERE name = 'gpu_user_annotation')"
-	"  AND a.pid IS k.pid AND a.tid IS k.tid AND a.ts_ns < d.ts + d.dur"
+	"WITH longest AS (SELECT rank, max(dur_ns) AS dur FROM events"
+	"  WHERE role = 5 GROUP BY rank)"
+	" SELECT d.rank, d.ts, d.stream, kn.name, (SELECT an.name FROM events a"
+	"  JOIN names an ON an.name_id = a.name WHERE a.role = 5"
+	"  AND a.rank = d.rank AND a.pid IS k.pid AND a.tid IS k.tid"
+	"  AND a.ts_ns < d.ts + d.dur AND a.ts_ns >= d.ts - l.dur"
 	"  AND d.ts < a.ts_ns + a.dur_ns ORDER BY a.dur_ns, a.idx LIMIT 1)"
 	" FROM dev d JOIN events k ON k.rank = d.rank AND k.idx = d.idx"
-	" JOIN names kn ON kn.name_id = d.name WHERE d.kind != 8"
+	" JOIN names kn ON kn.name_id = d.name"
+	" LEFT JOIN longest l ON l.rank = d.rank WHERE d.kind != 8"
 	" ORDER BY d.rank, d.ts, d.idx";
 
 static const struct ta_col cols[] = {

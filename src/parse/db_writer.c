@@ -33,6 +33,7 @@ enum {
 	C_PYPARENT, C_SEQ, C_FWD, C_CBID, C_FLOW_ID, C_FLOW_BP, C_ALLOC,
 	C_RESERVED, C_WAIT, C_COLL, C_ROLE, C_NCOLS = C_ROLE
 };
+_Static_assert(C_NCOLS <= 64, "a row's bound columns are a 64-bit mask");
 
 static const char insert_sql[] =
 	"INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
@@ -42,6 +43,9 @@ struct ta_db_writer {
 	sqlite3 *db;
 	sqlite3_stmt *ins, *ins_multi, *ins_name, *ins_meta;
 	struct unpacked *pending;    /* events waiting for a multi-row insert */
+	/* by statement row: the columns bound last time, to unbind the ones
+	 * a row leaves absent (cheaper than clearing every binding) */
+	uint64_t bound_multi[MULTI_ROWS], bound_one;
 	struct ta_intern *names;
 	signed char *roles;    /* by name id: role of that category, -1 unknown */
 	size_t nroles;
@@ -223,10 +227,10 @@ static int64_t intern_field(struct ta_db_writer *w, const struct ta_event *ev,
 	return id;
 }
 
-/* Absent values are left unbound: the statement's bindings are cleared
- * after every row, which is cheaper than binding NULL to each. */
-static void bind_val(sqlite3_stmt *st, int col, const struct ta_event *ev,
-		     enum ta_field f)
+/* Binds a present value; returns its column bit, 0 if absent. Text stays
+ * in the batch until the statement is reset, so SQLite need not copy it. */
+static uint64_t bind_val(sqlite3_stmt *st, int col, const struct ta_event *ev,
+			 enum ta_field f)
 {
 	const struct ta_val *v = &ev->f[f];
 
@@ -239,11 +243,12 @@ static void bind_val(sqlite3_stmt *st, int col, const struct ta_event *ev,
 		break;
 	case TA_VAL_TEXT:
 		sqlite3_bind_text(st, col, ta_event_text(ev, f), (int)v->len,
-				  SQLITE_TRANSIENT);
+				  SQLITE_STATIC);
 		break;
 	default:
-		break;
+		return 0;
 	}
+	return 1ull << ((col - 1) % C_NCOLS);
 }
 
 /* HTA's lenient numeric conversion: numeric text counts, the rest is -1
@@ -263,67 +268,82 @@ static int64_t lenient_int(const struct ta_event *ev, enum ta_field f)
 	return -1;
 }
 
-static void bind_either(sqlite3_stmt *st, int col, const struct ta_event *ev,
-			enum ta_field a, enum ta_field b)
+static uint64_t bind_either(sqlite3_stmt *st, int col,
+			    const struct ta_event *ev, enum ta_field a,
+			    enum ta_field b)
 {
-	bind_val(st, col, ev, ev->f[a].type != TA_VAL_NONE ? a : b);
+	return bind_val(st, col, ev, ev->f[a].type != TA_VAL_NONE ? a : b);
 }
 
-static void bind_times(sqlite3_stmt *st, int base, const struct ta_event *ev)
+#define BIT(c) (1ull << ((c) - 1))
+
+static uint64_t bind_int(sqlite3_stmt *st, int base, int col, int64_t v)
 {
-	if (ev->has_ts) {
-		sqlite3_bind_int64(st, base + C_TS, ev->ts_ns);
-		sqlite3_bind_int64(st, base + C_HTA_TS, ev->hta_ts_ns);
-	}
-	if (ev->has_dur) {
-		sqlite3_bind_int64(st, base + C_DUR, ev->dur_ns);
-		sqlite3_bind_int64(st, base + C_HTA_DUR, ev->hta_dur_ns);
-	}
+	sqlite3_bind_int64(st, base + col, v);
+	return BIT(col);
 }
 
-/* Binds an event as row `row` of a (multi-row) insert (writer thread). */
+static uint64_t bind_times(sqlite3_stmt *st, int base,
+			   const struct ta_event *ev)
+{
+	uint64_t m = 0;
+
+	if (ev->has_ts)
+		m |= bind_int(st, base, C_TS, ev->ts_ns) |
+		     bind_int(st, base, C_HTA_TS, ev->hta_ts_ns);
+	if (ev->has_dur)
+		m |= bind_int(st, base, C_DUR, ev->dur_ns) |
+		     bind_int(st, base, C_HTA_DUR, ev->hta_dur_ns);
+	return m;
+}
+
+/* Binds an event as row `row` of a (multi-row) insert (writer thread);
+ * *bound holds the columns this row of the statement had bound before. */
 static void bind_event(struct ta_db_writer *w, sqlite3_stmt *st, int row,
-		       const struct unpacked *u)
+		       const struct unpacked *u, uint64_t *bound)
 {
 	const struct ta_event *ev = &u->ev;
-	int base = row * C_NCOLS;
-	int64_t cat = u->cat, name = u->name;
-	int role = u->role;
+	int base = row * C_NCOLS, c;
+	uint64_t m, stale;
 
-	sqlite3_bind_int64(st, base + C_RANK, w->rank);
-	sqlite3_bind_int64(st, base + C_IDX, ev->index);
-	bind_val(st, base + C_PH, ev, TA_F_PH);
-	if (cat)
-		sqlite3_bind_int64(st, base + C_CAT, cat);
-	if (name)
-		sqlite3_bind_int64(st, base + C_NAME, name);
-	sqlite3_bind_int(st, base + C_ROLE, role);
-	bind_val(st, base + C_PID, ev, TA_F_PID);
-	bind_val(st, base + C_TID, ev, TA_F_TID);
-	bind_times(st, base, ev);
-	sqlite3_bind_int64(st, base + C_STREAM, lenient_int(ev, TA_F_STREAM));
-	sqlite3_bind_int64(st, base + C_CORR, lenient_int(ev, TA_F_CORRELATION));
-	bind_val(st, base + C_EXT, ev, TA_F_EXTERNAL_ID);
-	bind_either(st, base + C_DEVICE, ev, TA_F_DEVICE, TA_F_DEVICE_ID);
-	bind_either(st, base + C_BYTES, ev, TA_F_BYTES, TA_F_MEM_BYTES);
-	bind_val(st, base + C_GBPS, ev, TA_F_GBPS);
-	bind_val(st, base + C_GRID, ev, TA_F_GRID);
-	bind_val(st, base + C_BLOCK, ev, TA_F_BLOCK);
-	bind_val(st, base + C_REGS, ev, TA_F_REGISTERS);
-	bind_val(st, base + C_SMEM, ev, TA_F_SHARED_MEM);
-	bind_val(st, base + C_DIMS, ev, TA_F_INPUT_DIMS);
-	bind_val(st, base + C_TYPES, ev, TA_F_INPUT_TYPES);
-	bind_val(st, base + C_PYID, ev, TA_F_PYTHON_ID);
-	bind_val(st, base + C_PYPARENT, ev, TA_F_PYTHON_PARENT_ID);
-	bind_val(st, base + C_SEQ, ev, TA_F_SEQ_NR);
-	bind_val(st, base + C_FWD, ev, TA_F_FWD_TID);
-	bind_val(st, base + C_CBID, ev, TA_F_CBID);
-	bind_val(st, base + C_FLOW_ID, ev, TA_F_ID);
-	bind_val(st, base + C_FLOW_BP, ev, TA_F_BP);
-	bind_val(st, base + C_ALLOC, ev, TA_F_TOTAL_ALLOCATED);
-	bind_val(st, base + C_RESERVED, ev, TA_F_TOTAL_RESERVED);
-	bind_val(st, base + C_WAIT, ev, TA_F_WAIT_ON_STREAM);
-	bind_val(st, base + C_COLL, ev, TA_F_COLLECTIVE);
+	m = bind_int(st, base, C_RANK, w->rank) |
+	    bind_int(st, base, C_IDX, ev->index) |
+	    bind_int(st, base, C_ROLE, u->role) |
+	    bind_int(st, base, C_STREAM, lenient_int(ev, TA_F_STREAM)) |
+	    bind_int(st, base, C_CORR, lenient_int(ev, TA_F_CORRELATION)) |
+	    bind_times(st, base, ev);
+	if (u->cat)
+		m |= bind_int(st, base, C_CAT, u->cat);
+	if (u->name)
+		m |= bind_int(st, base, C_NAME, u->name);
+	m |= bind_val(st, base + C_PH, ev, TA_F_PH) |
+	     bind_val(st, base + C_PID, ev, TA_F_PID) |
+	     bind_val(st, base + C_TID, ev, TA_F_TID) |
+	     bind_val(st, base + C_EXT, ev, TA_F_EXTERNAL_ID) |
+	     bind_either(st, base + C_DEVICE, ev, TA_F_DEVICE, TA_F_DEVICE_ID) |
+	     bind_either(st, base + C_BYTES, ev, TA_F_BYTES, TA_F_MEM_BYTES) |
+	     bind_val(st, base + C_GBPS, ev, TA_F_GBPS) |
+	     bind_val(st, base + C_GRID, ev, TA_F_GRID) |
+	     bind_val(st, base + C_BLOCK, ev, TA_F_BLOCK) |
+	     bind_val(st, base + C_REGS, ev, TA_F_REGISTERS) |
+	     bind_val(st, base + C_SMEM, ev, TA_F_SHARED_MEM) |
+	     bind_val(st, base + C_DIMS, ev, TA_F_INPUT_DIMS) |
+	     bind_val(st, base + C_TYPES, ev, TA_F_INPUT_TYPES) |
+	     bind_val(st, base + C_PYID, ev, TA_F_PYTHON_ID) |
+	     bind_val(st, base + C_PYPARENT, ev, TA_F_PYTHON_PARENT_ID) |
+	     bind_val(st, base + C_SEQ, ev, TA_F_SEQ_NR) |
+	     bind_val(st, base + C_FWD, ev, TA_F_FWD_TID) |
+	     bind_val(st, base + C_CBID, ev, TA_F_CBID) |
+	     bind_val(st, base + C_FLOW_ID, ev, TA_F_ID) |
+	     bind_val(st, base + C_FLOW_BP, ev, TA_F_BP) |
+	     bind_val(st, base + C_ALLOC, ev, TA_F_TOTAL_ALLOCATED) |
+	     bind_val(st, base + C_RESERVED, ev, TA_F_TOTAL_RESERVED) |
+	     bind_val(st, base + C_WAIT, ev, TA_F_WAIT_ON_STREAM) |
+	     bind_val(st, base + C_COLL, ev, TA_F_COLLECTIVE);
+	for (stale = *bound & ~m, c = 1; stale; stale >>= 1, c++)
+		if (stale & 1)
+			sqlite3_bind_null(st, base + c);
+	*bound = m;
 }
 
 static int step(sqlite3_stmt *st)
@@ -331,7 +351,6 @@ static int step(sqlite3_stmt *st)
 	if (sqlite3_step(st) != SQLITE_DONE)
 		return -1;
 	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
 	return 0;
 }
 
@@ -343,11 +362,12 @@ static int insert_pending(struct ta_db_writer *w, const struct unpacked *u,
 
 	if (n == MULTI_ROWS) {
 		for (i = 0; i < n; i++)
-			bind_event(w, w->ins_multi, i, &u[i]);
+			bind_event(w, w->ins_multi, i, &u[i],
+				   &w->bound_multi[i]);
 		return step(w->ins_multi);
 	}
 	for (i = 0; i < n; i++) {
-		bind_event(w, w->ins, 0, &u[i]);
+		bind_event(w, w->ins, 0, &u[i], &w->bound_one);
 		if (step(w->ins) < 0)
 			return -1;
 	}

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#define NBUF 3
+#define NBUF 8
 
 struct chunk {
 	char *data;

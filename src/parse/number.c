@@ -2,7 +2,9 @@
  * a double cannot hold absolute ones exactly, so scale the text itself. */
 #include "ta_parse.h"
 
+#include <math.h>
 #include <stdbool.h>
+#include <stdlib.h>
 
 static bool mul_add_overflows(uint64_t *m, unsigned digit)
 {
@@ -113,4 +115,70 @@ int ta_parse_us_to_ns(const char *s, size_t len, int64_t *ns, int *is_float)
 	if (i != len)
 		return -1;
 	return scale(mant, exp10, neg, ns);
+}
+
+/* Whether ta_parse_us_to_ns reads s exactly: a plain decimal with at most
+ * 3 decimals and few enough digits that none are dropped. */
+static bool exact_ns_text(const char *s)
+{
+	size_t digits = 0, decimals = 0;
+	bool frac = false;
+
+	if (*s == '-')
+		s++;
+	for (; *s; s++) {
+		if (*s >= '0' && *s <= '9') {
+			digits++;
+			decimals += frac;
+		} else if (*s == '.' && !frac) {
+			frac = true;
+		} else {
+			return false;
+		}
+	}
+	return digits && digits <= 18 && decimals <= 3;
+}
+
+/* 2^44 µs in ns. Below it a double is within 0.98 ns of a time given in
+ * whole ns, and ts + dur (three roundings) within 2.93 ns. */
+#define EXACT_LIMIT_NS (17592186044416LL * 1000)
+
+/* Python's arithmetic, on strtod's correctly rounded doubles. */
+static void hta_times_double(const char *ts, const char *dur, int64_t *hta_ts,
+			     int64_t *hta_dur)
+{
+	double t = strtod(ts, NULL), start, end;
+
+	if (!isfinite(t) || fabs(t) >= 9e15)
+		return;
+	start = ceil(t);
+	*hta_ts = (int64_t)start * 1000;
+	if (!dur || !dur[0])
+		return;
+	end = floor(t + strtod(dur, NULL));
+	if (isfinite(end) && fabs(end) < 9e15)
+		*hta_dur = ((int64_t)end - (int64_t)start) * 1000;
+}
+
+void ta_hta_times(const char *ts, const char *dur, int64_t ts_ns,
+		  int64_t dur_ns, int64_t *hta_ts, int64_t *hta_dur)
+{
+	bool has_dur = dur && dur[0];
+	int64_t end = ts_ns + (has_dur ? dur_ns : 0);
+
+	/* Exact in ns, small enough, and ts + dur not within 3 ns of a whole
+	 * µs: the doubles cannot round across one, so integers give the
+	 * same answer. Anything else takes the double route. */
+	if (ts_ns >= 0 && ts_ns < EXACT_LIMIT_NS && exact_ns_text(ts) &&
+	    (!has_dur || (dur_ns >= 0 && dur_ns < EXACT_LIMIT_NS - ts_ns &&
+			  exact_ns_text(dur) && end % 1000 >= 3 &&
+			  end % 1000 <= 997))) {
+		int64_t start = (ts_ns + 999) / 1000;
+
+		*hta_ts = start * 1000;
+		if (has_dur)
+			*hta_dur = (end / 1000 - start) * 1000;
+		return;
+	}
+	hta_times_double(ts, dur, hta_ts, hta_dur);
 }

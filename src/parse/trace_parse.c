@@ -319,23 +319,6 @@ static int open_container(struct pstate *p, char bracket)
 	return 1;
 }
 
-/* HTA's rounding on doubles, as Python would do it (§2.3): the text is
- * read with strtod (correctly rounded, like Python's float()). */
-static void hta_round(struct ta_event *ev, const char *ts, const char *dur)
-{
-	double t = strtod(ts, NULL), start, end;
-
-	if (!isfinite(t) || fabs(t) >= 9e15)
-		return;
-	start = ceil(t);
-	ev->hta_ts_ns = (int64_t)start * 1000;
-	if (!dur[0])
-		return;
-	end = floor(t + strtod(dur, NULL));
-	if (isfinite(end) && fabs(end) < 9e15)
-		ev->hta_dur_ns = ((int64_t)end - (int64_t)start) * 1000;
-}
-
 static void finish_times(struct pstate *p)
 {
 	struct ta_event *ev = &p->ev;
@@ -355,7 +338,9 @@ static void finish_times(struct pstate *p)
 			ev->hta_ts_ns = ev->ts_ns;
 			ev->hta_dur_ns = ev->dur_ns;
 		} else {
-			hta_round(ev, p->ts_text, p->dur_text);
+			ta_hta_times(p->ts_text, p->dur_text, ev->ts_ns,
+				     ev->dur_ns, &ev->hta_ts_ns,
+				     &ev->hta_dur_ns);
 		}
 	} else if (p->ts_text[0]) {
 		p->bad_time = 1;
