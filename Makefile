@@ -3,6 +3,7 @@
 #   make demo            install missing packages, build, analyse testdata/
 #   make check           build and run every test
 #   make DEVELOPER=1     strict warnings (-Werror); SANITIZE=address,undefined
+#   make SANITIZE=thread tsan   parallel ingestion under ThreadSanitizer
 #   make bench | lint | install | uninstall | clean
 
 PREFIX ?= /usr/local
@@ -60,6 +61,7 @@ check: deps
 test: traceanalyze $(TEST_BIN)
 	CK_DEFAULT_TIMEOUT=60 ./$(TEST_BIN)
 	sh tests/golden.sh
+	sh tests/jobs.sh
 	python3 tests/bad/corpus.py
 	python3 tests/ops_oracle.py
 	python3 tests/ops_stack.py
@@ -74,6 +76,12 @@ valgrind: traceanalyze $(TEST_BIN)
 	CK_FORK=no CK_DEFAULT_TIMEOUT=600 valgrind -q --error-exitcode=1 \
 		--leak-check=full --errors-for-leak-kinds=definite,indirect ./$(TEST_BIN)
 	sh tests/valgrind.sh
+
+# parallel ingestion under ThreadSanitizer: make DEVELOPER=1 SANITIZE=thread tsan
+tsan: traceanalyze
+	TSAN_OPTIONS="halt_on_error=1" sh tests/jobs.sh
+	TSAN_OPTIONS="halt_on_error=1" python3 tests/bad/corpus.py
+	TSAN_OPTIONS="halt_on_error=1" sh tests/golden.sh
 
 demo: deps
 	$(MAKE) traceanalyze
@@ -104,7 +112,7 @@ uninstall:
 clean:
 	rm -f traceanalyze libtraceanalyze.a $(TEST_BIN) src/*.o src/*/*.o
 
-.PHONY: all check test deps demo valgrind bench lint install uninstall clean
+.PHONY: all check test tsan deps demo valgrind bench lint install uninstall clean
 
 # libFuzzer over the parser (clang): make fuzz FUZZ_SECONDS=600
 FUZZ_SECONDS ?= 60

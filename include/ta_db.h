@@ -12,32 +12,38 @@
 extern const char ta_db_schema_sql[];
 extern const char ta_db_index_sql[];
 
-struct ta_db_writer;
-
-/* Creates a new database at path (which must not be in use). */
-struct ta_db_writer *ta_db_writer_new(const char *path, struct ta_error *err);
-/* Starts a file; events that follow belong to it. */
-int ta_db_writer_begin_file(struct ta_db_writer *w, const char *path,
-			    int64_t bytes, int64_t mtime_ns, int64_t rank,
-			    struct ta_error *err);
-int ta_db_writer_event(struct ta_db_writer *w, const struct ta_event *ev);
-int ta_db_writer_meta(struct ta_db_writer *w, const char *key,
-		      const char *json, size_t len);
-/* Records what the parse found; moves the file's rows to its final rank. */
+struct ta_db_writer;  /* a new database, written by one SQLite connection */
+struct ta_db_feed;    /* one trace file's rows on their way into it */
 struct ta_parse_result;
-int ta_db_writer_end_file(struct ta_db_writer *w, int64_t rank,
-			  const struct ta_parse_result *res,
-			  struct ta_error *err);
-/* Drops what was written for the current file (it was not a trace). */
-int ta_db_writer_discard_file(struct ta_db_writer *w, struct ta_error *err);
-/* Builds indexes and commits. The writer is freed either way. */
+
+/* Creates a new database at path (which must not be in use). threaded:
+ * SQLite runs on a thread of its own, beside the parsers. */
+struct ta_db_writer *ta_db_writer_new(const char *path, int threaded,
+				      struct ta_error *err);
+/* Starts a file. Feeds of different files may be used from different
+ * threads at once; one feed from one thread. rank is provisional. */
+struct ta_db_feed *ta_db_feed_new(struct ta_db_writer *w, const char *path,
+				  int64_t bytes, int64_t mtime_ns, int64_t rank);
+int ta_db_feed_event(struct ta_db_feed *f, const struct ta_event *ev);
+/* A top-level key other than traceEvents, its value as compact JSON. */
+int ta_db_feed_meta(struct ta_db_feed *f, const char *key, const char *json,
+		    size_t len);
+/* Waits for the file's rows, gives them their final rank and records the
+ * file. Frees the feed, as do the next two. */
+int ta_db_feed_end(struct ta_db_feed *f, int64_t rank,
+		   const struct ta_parse_result *res, struct ta_error *err);
+/* Drops what was written for the file (it was not a trace). */
+int ta_db_feed_discard(struct ta_db_feed *f, struct ta_error *err);
+/* Gives up on the file; its rows stay (the database is being abandoned). */
+void ta_db_feed_free(struct ta_db_feed *f);
+/* Commits, once every feed has ended. The writer is freed either way. */
 int ta_db_writer_finish(struct ta_db_writer *w, struct ta_error *err);
 void ta_db_writer_abort(struct ta_db_writer *w);
 
-/* Opens a finished database read-only; checks the schema version. */
 /* Process-wide SQLite settings; call before any other SQLite use. */
 void ta_db_global_init(void);
 
+/* Opens a finished database read-only; checks the schema version. */
 int ta_db_open(const char *path, sqlite3 **db, struct ta_error *err);
 
 /* Helper: prepare or fill err with SQLite's message. */

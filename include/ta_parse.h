@@ -27,10 +27,11 @@ struct ta_parse_result {
 	char damage[256];       /* what was wrong, when truncated */
 };
 
-/* Parses one trace file. Damage after a readable prefix is reported in
+/* Parses one trace file; threaded: decompress on a thread of its own.
+ * Damage after a readable prefix is reported in
  * res->truncated (the caller decides whether that is fatal); -1 means
  * nothing usable: unreadable file or not a trace at all. */
-int ta_parse_file(const char *path, const struct ta_sink *sink,
+int ta_parse_file(const char *path, int threaded, const struct ta_sink *sink,
 		  struct ta_parse_result *res, struct ta_error *err);
 
 /* Same, from memory (tests, fuzzing). */

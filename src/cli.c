@@ -11,7 +11,7 @@
 enum {
 	OPT_FORMAT = 1000, OPT_RANKS, OPT_HTA, OPT_NO_CACHE, OPT_STRICT,
 	OPT_HELP, OPT_QUIET, OPT_OUTPUT, OPT_FAIL_IF, OPT_BASELINE,
-	OPT_MAX_INCREASE
+	OPT_MAX_INCREASE, OPT_JOBS
 };
 
 static const struct ta_opt common_opts[] = {
@@ -21,6 +21,7 @@ static const struct ta_opt common_opts[] = {
 	{ "output", 1, OPT_OUTPUT, "FILE", "write the result to FILE instead of stdout" },
 	{ "no-cache", 0, OPT_NO_CACHE, NULL, "parse the traces again; do not use or fill the cache" },
 	{ "strict", 0, OPT_STRICT, NULL, "a truncated or damaged trace is an error" },
+	{ "jobs", 1, OPT_JOBS, "N", "threads for parsing: N files at once (default: all cores)" },
 	{ "quiet", 0, OPT_QUIET, NULL, "no warnings or progress on stderr" },
 	{ "fail-if", 1, OPT_FAIL_IF, "EXPR", "exit 1 if a row matches, e.g. 'idle_pct > 12' (repeatable)" },
 	{ "baseline", 1, OPT_BASELINE, "OLD.csv", "compare with a CSV saved from an earlier run" },
@@ -79,7 +80,7 @@ void ta_cli_usage(FILE *out, const struct ta_cmd_info *cmd)
 	}
 	fputs("common options:\n", out);
 	print_opts(out, common_opts);
-	fputs("  -o FILE = --output, -q = --quiet, -h = --help\n", out);
+	fputs("  -o FILE = --output, -j N = --jobs, -q = --quiet, -h = --help\n", out);
 	fputs("\nPATH is a directory of per-rank traces (*.json, *.json.gz), one "
 	      "trace file,\nor a database made by 'traceanalyze ingest'. See "
 	      "traceanalyze(1).\n", out);
@@ -142,6 +143,14 @@ static int common_opt(struct ta_cli *cli, const struct ta_cmd_info *cmd,
 	case OPT_STRICT:
 		cli->ingest.strict = 1;
 		return 0;
+	case OPT_JOBS: {
+		long j;
+
+		if (ta_cli_parse_count(arg, 4096, &j) < 0 || j < 1)
+			return usage_error(cmd, "bad --jobs '%s' (1 to 4096)", arg);
+		cli->ingest.jobs = (int)j;
+		return 0;
+	}
 	case OPT_QUIET:
 		ta_quiet = 1;
 		return 0;
@@ -174,7 +183,7 @@ int ta_cli_parse(int argc, char **argv, const struct ta_cmd_info *cmd,
 	optind = 0;
 	opterr = 0;
 	while (rc == 0 && (idx = -1,
-			   c = getopt_long(argc, argv, "o:qh", lo, &idx)) != -1) {
+			   c = getopt_long(argc, argv, "o:qhj:", lo, &idx)) != -1) {
 		if (c == 'h' || c == OPT_HELP) {
 			ta_cli_usage(stdout, cmd);
 			rc = 1;
@@ -182,10 +191,12 @@ int ta_cli_parse(int argc, char **argv, const struct ta_cmd_info *cmd,
 			cli->output = optarg;
 		} else if (c == 'q') {
 			ta_quiet = 1;
+		} else if (c == 'j') {
+			rc = common_opt(cli, cmd, OPT_JOBS, optarg);
 		} else if (c == '?' || c == ':') {
 			rc = usage_error(cmd, "bad or incomplete option '%s'",
 					 argv[optind - 1]);
-		} else if (c >= OPT_FORMAT && c <= OPT_MAX_INCREASE) {
+		} else if (c >= OPT_FORMAT && c <= OPT_JOBS) {
 			rc = common_opt(cli, cmd, c, optarg);
 		} else if (cmd->on_opt(cmd->ctx, c, optarg) < 0) {
 			char what[160];

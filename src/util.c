@@ -1,9 +1,11 @@
 /* Allocation, errors, warnings and the string buffer used everywhere. */
 #include "ta.h"
 
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int ta_quiet;
 
@@ -30,6 +32,18 @@ void ta_warn(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+int ta_cores(void)
+{
+	cpu_set_t set;
+	long n;
+
+	/* the affinity mask, not the machine: containers and taskset */
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return CPU_COUNT(&set);
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
 }
 
 void ta_die_oom(void)

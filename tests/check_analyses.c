@@ -57,7 +57,7 @@ static void write_file(const char *dir, const char *name, const char *text)
 
 static void open_db(struct fixture *fx)
 {
-	struct ta_ingest_opts o = { 0, 1, NULL };
+	struct ta_ingest_opts o = { .no_cache = 1 };
 	struct ta_error err;
 
 	ck_assert_msg(ta_input_open(fx->dir, &o, &fx->db, &err) == 0, "%s", err.msg);
@@ -176,7 +176,7 @@ END_TEST
 
 START_TEST(test_analyses_duplicate_rank)
 {
-	struct ta_ingest_opts o = { 0, 1, NULL };
+	struct ta_ingest_opts o = { .no_cache = 1 };
 	struct fixture fx = { tmp_dir(), NULL };
 	struct ta_error err;
 

@@ -6,10 +6,12 @@
 #include <string.h>
 #include <unistd.h>
 
-static char *read_all(const char *path, long *total, int *damaged)
+/* both ways of reading: on a decompression thread, and inline */
+static char *read_all(const char *path, int threaded, long *total,
+		      int *damaged)
 {
 	struct ta_error err;
-	struct ta_gzr *r = ta_gzr_open(path, &err);
+	struct ta_gzr *r = ta_gzr_open(path, threaded, &err);
 	char *out = NULL;
 	const char *chunk;
 	long n;
@@ -48,13 +50,13 @@ START_TEST(test_gzread_roundtrip)
 	char *gz = tmp_file(".gz", text, n, 1), *plain = tmp_file(".json", text, n, 0);
 	long total;
 	int damaged;
-	char *got = read_all(gz, &total, &damaged);
+	char *got = read_all(gz, _i, &total, &damaged);
 
 	ck_assert_int_eq(total, (long)n);
 	ck_assert_int_eq(damaged, 0);
 	ck_assert(memcmp(got, text, n) == 0);
 	free(got);
-	got = read_all(plain, &total, &damaged);
+	got = read_all(plain, _i, &total, &damaged);
 	ck_assert_int_eq(total, (long)n);
 	ck_assert(memcmp(got, text, n) == 0);
 	unlink(gz);
@@ -77,7 +79,7 @@ START_TEST(test_gzread_truncated)
 	fseek(f, 0, SEEK_END);
 	ck_assert_int_eq(ftruncate(fileno(f), ftell(f) / 2), 0);
 	fclose(f);
-	got = read_all(gz, &total, &damaged);
+	got = read_all(gz, _i, &total, &damaged);
 	ck_assert_int_eq(damaged, 1);
 	ck_assert_int_lt(total, (long)n);
 	ck_assert(total == 0 || memcmp(got, text, (size_t)total) == 0);
@@ -91,8 +93,8 @@ Suite *suite_gzread(void)
 	Suite *s = suite_create("gzread");
 	TCase *tc = tcase_create("core");
 
-	tcase_add_test(tc, test_gzread_roundtrip);
-	tcase_add_test(tc, test_gzread_truncated);
+	tcase_add_loop_test(tc, test_gzread_roundtrip, 0, 2);
+	tcase_add_loop_test(tc, test_gzread_truncated, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -33,7 +33,7 @@ static const char launches[] =
 
 static sqlite3 *open_trace(char **dir, const char *text)
 {
-	struct ta_ingest_opts o = { 0, 1, NULL };
+	struct ta_ingest_opts o = { .no_cache = 1 };
 	struct ta_error err;
 	char path[512];
 	sqlite3 *db = NULL;

@@ -1,11 +1,19 @@
-/* Bulk load of parsed events: one transaction, one prepared insert,
- * indexes after the load. The caller writes to a temp name and renames.
+/* Bulk load of parsed events into a new database: one connection, one
+ * transaction, prepared multi-row inserts, indexes filled as rows arrive.
+ * The caller writes to a temp name and renames.
  *
- * SQLite runs on its own thread so that inserting overlaps parsing: the
- * parser's thread interns names and packs each event into a batch; the
- * writer thread unpacks batches and inserts them. Two batches alternate.
- * Everything else that touches the database first waits for the writer
- * to be idle, so the connection is only ever used by one thread. */
+ * Each trace file being parsed has a feed: the parser's thread interns the
+ * file's names (file-local ids) and packs its events into the feed's
+ * batches (batch.h). Full batches queue for the one SQLite thread, which
+ * maps local name ids to the database's, and inserts. Files parsed in
+ * parallel share that thread; a file's rows keep their order, but rows of
+ * different files interleave, so each feed remembers the rowid spans it
+ * got (to move its rows to their final rank, or drop them).
+ *
+ * Without a thread (-j 1) a full batch is inserted by whoever filled it.
+ * The connection is used by one thread at a time: the SQLite thread, or a
+ * feed ending its file, under db_lock. */
+#include "batch.h"
 #include "ta_intern.h"
 #include "ta_db.h"
 #include "ta_parse.h"
@@ -15,16 +23,11 @@
 #include <string.h>
 
 #define BATCH_BYTES (1u << 20)
+/* a feed's batches: one being filled, the others queued or inserting */
+#define FEED_BATCHES 3
 /* rows per INSERT: fewer statement executions; 16 x 35 parameters stay
  * far below SQLite's limit */
 #define MULTI_ROWS 16
-
-/* One unpacked event, as it waits to be bound (writer thread). */
-struct unpacked {
-	struct ta_event ev;
-	int64_t cat, name;
-	int role;
-};
 
 enum {
 	C_RANK = 1, C_IDX, C_PH, C_CAT, C_NAME, C_PID, C_TID, C_TS, C_DUR,
@@ -39,41 +42,69 @@ static const char insert_sql[] =
 	"INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
 	"?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
+struct batch {
+	struct ta_buf buf;
+	struct ta_db_feed *feed;
+	struct batch *next;     /* in the writer's queue */
+	int busy;               /* queued or being inserted */
+};
+
+/* Rowids lo..hi of one table that belong to a feed. */
+struct spans {
+	struct { int64_t lo, hi; } *v;
+	size_t n, cap;
+};
+
+struct ta_db_feed {
+	struct ta_db_writer *w;
+	/* parser's side */
+	struct ta_intern *names;     /* this file's names -> local ids */
+	signed char *roles;          /* by local cat id: role, -1 unknown */
+	size_t nroles;
+	struct batch batch[FEED_BATCHES];
+	struct batch *cur;           /* being filled */
+	/* SQLite's side */
+	int64_t *global;             /* local name id -> names.name_id */
+	size_t nglobal;
+	struct spans events, meta;
+	int64_t rank;                /* provisional, until the file ends */
+	char *path;
+	int64_t bytes, mtime_ns;
+};
+
 struct ta_db_writer {
 	sqlite3 *db;
 	sqlite3_stmt *ins, *ins_multi, *ins_name, *ins_meta;
-	struct unpacked *pending;    /* events waiting for a multi-row insert */
+	struct ta_intern *names;     /* every name in the database */
 	/* by statement row: the columns bound last time, to unbind the ones
 	 * a row leaves absent (cheaper than clearing every binding) */
 	uint64_t bound_multi[MULTI_ROWS], bound_one;
-	struct ta_intern *names;
-	signed char *roles;    /* by name id: role of that category, -1 unknown */
-	size_t nroles;
-	int64_t rank;          /* provisional rank of the current file */
-	int64_t first_event_rowid, first_meta_rowid;
-	int64_t meta_rows;
-	int64_t file_id;
-	const char *file_path;
-	int64_t file_bytes, file_mtime;
-	/* the writer thread and its two batches */
+	struct ta_batch_rec pending[MULTI_ROWS]; /* events not yet inserted */
+	pthread_mutex_t db_lock;     /* the connection */
+	/* the SQLite thread and its queue */
+	int threaded, started;
 	pthread_t thread;
-	int started;
-	pthread_mutex_t lock;
+	pthread_mutex_t lock;        /* queue, busy flags, failed */
 	pthread_cond_t cond;
-	struct ta_buf batch[2];
-	struct ta_buf *cur;          /* being filled by the parser */
-	struct ta_buf *full;         /* handed over, not yet taken */
-	struct ta_buf *processing;   /* being inserted */
+	struct batch *head, *tail;
 	int stop;
 	int failed;
+	char errmsg[256];            /* SQLite's message when failed */
 };
 
 static void *writer_main(void *arg);
-static int drain(struct ta_db_writer *w);
 
 static int fail(struct ta_db_writer *w, struct ta_error *err)
 {
 	ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(w->db));
+	return -1;
+}
+
+/* A batch of this feed could not be inserted. */
+static int fail_feed(struct ta_db_feed *f, struct ta_error *err)
+{
+	ta_error_set(err, TA_EXIT_SYSTEM, "'%s': cannot write the database: %s",
+		     f->path, f->w->errmsg);
 	return -1;
 }
 
@@ -94,10 +125,15 @@ static int prepare_multi(struct ta_db_writer *w, struct ta_error *err)
 	return rc;
 }
 
-struct ta_db_writer *ta_db_writer_new(const char *path, struct ta_error *err)
+struct ta_db_writer *ta_db_writer_new(const char *path, int threaded,
+				      struct ta_error *err)
 {
 	struct ta_db_writer *w = ta_xcalloc(1, sizeof(*w));
 
+	pthread_mutex_init(&w->db_lock, NULL);
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	w->names = ta_intern_new();
 	if (sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		fail(w, err);
@@ -125,33 +161,14 @@ struct ta_db_writer *ta_db_writer_new(const char *path, struct ta_error *err)
 		ta_db_writer_abort(w);
 		return NULL;
 	}
-	w->names = ta_intern_new();
-	w->cur = &w->batch[0];
-	w->pending = ta_xcalloc(MULTI_ROWS, sizeof(*w->pending));
-	pthread_mutex_init(&w->lock, NULL);
-	pthread_cond_init(&w->cond, NULL);
-	if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
+	w->threaded = threaded;
+	if (threaded && pthread_create(&w->thread, NULL, writer_main, w) != 0) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "cannot start the writer thread");
 		ta_db_writer_abort(w);
 		return NULL;
 	}
-	w->started = 1;
+	w->started = threaded;
 	return w;
-}
-
-int ta_db_writer_begin_file(struct ta_db_writer *w, const char *path,
-			    int64_t bytes, int64_t mtime_ns, int64_t rank,
-			    struct ta_error *err)
-{
-	if (drain(w) < 0)
-		return fail(w, err);
-	w->rank = rank;
-	w->first_event_rowid = sqlite3_last_insert_rowid(w->db);
-	w->file_path = path;
-	w->file_bytes = bytes;
-	w->file_mtime = mtime_ns;
-	w->first_meta_rowid = w->meta_rows;
-	return 0;
 }
 
 static int role_of(const char *cat)
@@ -178,52 +195,39 @@ static int role_of(const char *cat)
 	return strcmp(cat, "gpu_user_annotation") == 0 ? 5 : 0;
 }
 
-/* The category's role, computed once per distinct category. */
-static int event_role(struct ta_db_writer *w, const struct ta_event *ev,
+/* The category's role, computed once per distinct category of a file. */
+static int event_role(struct ta_db_feed *f, const struct ta_event *ev,
 		      int64_t cat_id)
 {
 	if (cat_id <= 0)
 		return 0;
-	if ((size_t)cat_id >= w->nroles) {
+	if ((size_t)cat_id >= f->nroles) {
 		size_t n = (size_t)cat_id * 2 + 16;
 
-		w->roles = ta_xrealloc(w->roles, n);
-		memset(w->roles + w->nroles, -1, n - w->nroles);
-		w->nroles = n;
+		f->roles = ta_xrealloc(f->roles, n);
+		memset(f->roles + f->nroles, -1, n - f->nroles);
+		f->nroles = n;
 	}
-	if (w->roles[cat_id] < 0)
-		w->roles[cat_id] = (signed char)role_of(ta_event_text(ev, TA_F_CAT));
-	return w->roles[cat_id];
+	if (f->roles[cat_id] < 0)
+		f->roles[cat_id] = (signed char)role_of(ta_event_text(ev, TA_F_CAT));
+	return f->roles[cat_id];
 }
 
-static void put(struct ta_buf *b, const void *p, size_t n)
-{
-	ta_buf_add(b, p, n);
-}
-
-static void put_i64(struct ta_buf *b, int64_t v)
-{
-	put(b, &v, sizeof(v));
-}
-
-/* Interns a string field; a new name is packed ('N') before its event. */
-static int64_t intern_field(struct ta_db_writer *w, const struct ta_event *ev,
-			    enum ta_field f)
+/* Interns a string field in the file's table; a new name is packed
+ * before the event that uses it. */
+static int64_t intern_field(struct ta_db_feed *f, const struct ta_event *ev,
+			    enum ta_field field)
 {
 	int is_new;
 	int64_t id;
-	uint32_t len;
 
-	if (ev->f[f].type != TA_VAL_TEXT)
+	if (ev->f[field].type != TA_VAL_TEXT)
 		return 0;
-	id = ta_intern(w->names, ta_event_text(ev, f), ev->f[f].len, &is_new);
-	if (is_new) {
-		len = (uint32_t)ev->f[f].len;
-		ta_buf_addc(w->cur, 'N');
-		put_i64(w->cur, id);
-		put(w->cur, &len, sizeof(len));
-		put(w->cur, ta_event_text(ev, f), len);
-	}
+	id = ta_intern(f->names, ta_event_text(ev, field), ev->f[field].len,
+		       &is_new);
+	if (is_new)
+		ta_batch_name(&f->cur->buf, id, ta_event_text(ev, field),
+			      (uint32_t)ev->f[field].len);
 	return id;
 }
 
@@ -299,14 +303,14 @@ static uint64_t bind_times(sqlite3_stmt *st, int base,
 
 /* Binds an event as row `row` of a (multi-row) insert (writer thread);
  * *bound holds the columns this row of the statement had bound before. */
-static void bind_event(struct ta_db_writer *w, sqlite3_stmt *st, int row,
-		       const struct unpacked *u, uint64_t *bound)
+static void bind_event(sqlite3_stmt *st, int row, int64_t rank,
+		       const struct ta_batch_rec *u, uint64_t *bound)
 {
 	const struct ta_event *ev = &u->ev;
 	int base = row * C_NCOLS, c;
 	uint64_t m, stale;
 
-	m = bind_int(st, base, C_RANK, w->rank) |
+	m = bind_int(st, base, C_RANK, rank) |
 	    bind_int(st, base, C_IDX, ev->index) |
 	    bind_int(st, base, C_ROLE, u->role) |
 	    bind_int(st, base, C_STREAM, lenient_int(ev, TA_F_STREAM)) |
@@ -346,169 +350,134 @@ static void bind_event(struct ta_db_writer *w, sqlite3_stmt *st, int row,
 	*bound = m;
 }
 
-static int step(sqlite3_stmt *st)
+static void spans_add(struct spans *s, int64_t lo, int64_t hi)
 {
+	if (s->n && s->v[s->n - 1].hi + 1 == lo) {
+		s->v[s->n - 1].hi = hi;
+		return;
+	}
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 8;
+		s->v = ta_xrealloc(s->v, s->cap * sizeof(*s->v));
+	}
+	s->v[s->n].lo = lo;
+	s->v[s->n++].hi = hi;
+}
+
+static int step(struct ta_db_writer *w, sqlite3_stmt *st, struct spans *s,
+		int rows)
+{
+	int64_t last;
+
 	if (sqlite3_step(st) != SQLITE_DONE)
 		return -1;
 	sqlite3_reset(st);
+	/* one connection, one table: a statement's rows get consecutive
+	 * rowids, the last of which SQLite reports */
+	last = sqlite3_last_insert_rowid(w->db);
+	spans_add(s, last - rows + 1, last);
 	return 0;
 }
 
-/* Inserts n pending events: MULTI_ROWS in one statement, or one by one. */
-static int insert_pending(struct ta_db_writer *w, const struct unpacked *u,
+/* Inserts n pending events of f: MULTI_ROWS in one statement, or one by
+ * one. */
+static int insert_pending(struct ta_db_writer *w, struct ta_db_feed *f,
 			  int n)
 {
+	struct ta_batch_rec *u = w->pending;
 	int i;
 
 	if (n == MULTI_ROWS) {
 		for (i = 0; i < n; i++)
-			bind_event(w, w->ins_multi, i, &u[i],
+			bind_event(w->ins_multi, i, f->rank, &u[i],
 				   &w->bound_multi[i]);
-		return step(w->ins_multi);
+		return step(w, w->ins_multi, &f->events, n);
 	}
 	for (i = 0; i < n; i++) {
-		bind_event(w, w->ins, 0, &u[i], &w->bound_one);
-		if (step(w->ins) < 0)
+		bind_event(w->ins, 0, f->rank, &u[i], &w->bound_one);
+		if (step(w, w->ins, &f->events, 1) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-/* Packs an event: 'E', index, flags, four times, cat, name, role, then
- * each present field as (field, type, value). Text is copied in. */
-static void pack_event(struct ta_buf *b, const struct ta_event *ev,
-		       int64_t cat, int64_t name, int role)
+/* A name new to this file: the database's id for it, added if new there. */
+static int map_name(struct ta_db_writer *w, struct ta_db_feed *f,
+		    const struct ta_batch_rec *r)
 {
-	unsigned char flags = (unsigned char)(ev->has_ts | ev->has_dur << 1);
-	unsigned char n = 0, r = (unsigned char)role;
-	size_t count_at;
-	int f;
+	int is_new;
+	int64_t id = ta_intern(w->names, r->s, r->len, &is_new);
 
-	ta_buf_addc(b, 'E');
-	put_i64(b, ev->index);
-	put(b, &flags, 1);
-	put_i64(b, ev->ts_ns);
-	put_i64(b, ev->dur_ns);
-	put_i64(b, ev->hta_ts_ns);
-	put_i64(b, ev->hta_dur_ns);
-	put_i64(b, cat);
-	put_i64(b, name);
-	put(b, &r, 1);
-	count_at = b->len;
-	put(b, &n, 1);
-	for (f = 0; f < TA_NFIELDS; f++) {
-		const struct ta_val *v = &ev->f[f];
-		unsigned char h[2] = { (unsigned char)f, (unsigned char)v->type };
+	if ((size_t)r->id >= f->nglobal) {
+		size_t n = (size_t)r->id * 2 + 16;
 
-		if (v->type == TA_VAL_NONE || f == TA_F_CAT || f == TA_F_NAME)
-			continue;
-		put(b, h, 2);
-		if (v->type == TA_VAL_INT) {
-			put_i64(b, v->i);
-		} else if (v->type == TA_VAL_REAL) {
-			put(b, &v->d, sizeof(v->d));
-		} else {
-			uint32_t len = (uint32_t)v->len;
-
-			put(b, &len, sizeof(len));
-			put(b, ta_event_text(ev, (enum ta_field)f), len);
-		}
-		n++;
+		f->global = ta_xrealloc(f->global, n * sizeof(*f->global));
+		memset(f->global + f->nglobal, 0,
+		       (n - f->nglobal) * sizeof(*f->global));
+		f->nglobal = n;
 	}
-	b->s[count_at] = (char)n;
-}
-
-static const char *take(const char **p, void *dst, size_t n)
-{
-	memcpy(dst, *p, n);
-	*p += n;
-	return *p;
-}
-
-/* Unpacks one event; its text stays in the batch (arena = batch). */
-static const char *unpack_event(const char *p, const struct ta_buf *b,
-				struct ta_event *ev, int64_t *cat, int64_t *name,
-				int *role)
-{
-	unsigned char flags, n, r, i;
-
-	memset(ev->f, 0, sizeof(ev->f));
-	take(&p, &ev->index, 8);
-	take(&p, &flags, 1);
-	ev->has_ts = flags & 1;
-	ev->has_dur = flags >> 1 & 1;
-	take(&p, &ev->ts_ns, 8);
-	take(&p, &ev->dur_ns, 8);
-	take(&p, &ev->hta_ts_ns, 8);
-	take(&p, &ev->hta_dur_ns, 8);
-	take(&p, cat, 8);
-	take(&p, name, 8);
-	take(&p, &r, 1);
-	*role = r;
-	take(&p, &n, 1);
-	ev->arena.s = b->s;
-	for (i = 0; i < n; i++) {
-		unsigned char h[2];
-		struct ta_val *v;
-		uint32_t len;
-
-		take(&p, h, 2);
-		v = &ev->f[h[0]];
-		v->type = (enum ta_val_type)h[1];
-		if (v->type == TA_VAL_INT) {
-			take(&p, &v->i, 8);
-		} else if (v->type == TA_VAL_REAL) {
-			take(&p, &v->d, 8);
-		} else {
-			take(&p, &len, 4);
-			v->off = (size_t)(p - b->s);
-			v->len = len;
-			p += len;
-		}
-	}
-	return p;
-}
-
-static int insert_name(struct ta_db_writer *w, int64_t id, const char *s,
-		       uint32_t len)
-{
+	f->global[r->id] = id;
+	if (!is_new)
+		return 0;
 	sqlite3_bind_int64(w->ins_name, 1, id);
-	sqlite3_bind_text(w->ins_name, 2, s, (int)len, SQLITE_STATIC);
+	sqlite3_bind_text(w->ins_name, 2, r->s, (int)r->len, SQLITE_STATIC);
 	if (sqlite3_step(w->ins_name) != SQLITE_DONE)
 		return -1;
 	sqlite3_reset(w->ins_name);
 	return 0;
 }
 
-/* Writer thread: insert everything in a batch. */
-static int process(struct ta_db_writer *w, const struct ta_buf *b)
+static int insert_meta(struct ta_db_writer *w, struct ta_db_feed *f,
+		       const struct ta_batch_rec *r)
 {
-	const char *p = b->s, *end = b->s + b->len;
-	struct unpacked *u = w->pending;
+	sqlite3_bind_int64(w->ins_meta, 1, f->rank);
+	sqlite3_bind_text(w->ins_meta, 2, r->s, (int)r->len, SQLITE_STATIC);
+	sqlite3_bind_text(w->ins_meta, 3, r->s2, (int)r->len2, SQLITE_STATIC);
+	return step(w, w->ins_meta, &f->meta, 1);
+}
+
+/* Inserts everything in a batch (under db_lock). */
+static int process(struct ta_db_writer *w, const struct batch *b)
+{
+	struct ta_db_feed *f = b->feed;
+	const char *p = b->buf.s, *end = b->buf.s + b->buf.len;
+	struct ta_batch_rec *u = w->pending;
 	int n = 0;
 
 	while (p < end) {
-		char tag = *p++;
+		struct ta_batch_rec *r = &u[n];
 
-		if (tag == 'N') {
-			int64_t id;
-			uint32_t len;
-
-			take(&p, &id, 8);
-			take(&p, &len, 4);
-			if (insert_name(w, id, p, len) < 0)
+		p = ta_batch_next(p, &b->buf, r);
+		if (r->tag == 'N') {
+			if (map_name(w, f, r) < 0)
 				return -1;
-			p += len;
-			continue;
-		}
-		p = unpack_event(p, b, &u[n].ev, &u[n].cat, &u[n].name, &u[n].role);
-		if (++n == MULTI_ROWS) {
-			if (insert_pending(w, u, n) < 0)
+		} else if (r->tag == 'M') {
+			if (insert_pending(w, f, n) < 0 || insert_meta(w, f, r) < 0)
 				return -1;
 			n = 0;
+		} else {
+			r->cat = r->cat ? f->global[r->cat] : 0;
+			r->name = r->name ? f->global[r->name] : 0;
+			if (++n == MULTI_ROWS) {
+				if (insert_pending(w, f, n) < 0)
+					return -1;
+				n = 0;
+			}
 		}
 	}
-	return insert_pending(w, u, n);
+	return insert_pending(w, f, n);
+}
+
+static int process_locked(struct ta_db_writer *w, const struct batch *b)
+{
+	int rc;
+
+	pthread_mutex_lock(&w->db_lock);
+	rc = process(w, b);
+	if (rc < 0)
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s", sqlite3_errmsg(w->db));
+	pthread_mutex_unlock(&w->db_lock);
+	return rc;
 }
 
 static void *writer_main(void *arg)
@@ -517,149 +486,260 @@ static void *writer_main(void *arg)
 
 	pthread_mutex_lock(&w->lock);
 	for (;;) {
-		struct ta_buf *b;
+		struct batch *b;
+		int failed;
 
-		while (!w->full && !w->stop)
+		while (!w->head && !w->stop)
 			pthread_cond_wait(&w->cond, &w->lock);
-		if (!w->full)
+		if (!w->head)
 			break;
-		b = w->full;
-		w->full = NULL;
-		w->processing = b;
+		b = w->head;
+		w->head = b->next;
+		if (!w->head)
+			w->tail = NULL;
+		failed = w->failed;
 		pthread_mutex_unlock(&w->lock);
-		if (!w->failed && process(w, b) < 0)
-			w->failed = 1;
+		if (!failed && process_locked(w, b) < 0)
+			failed = 1;
 		pthread_mutex_lock(&w->lock);
-		b->len = 0;
-		w->processing = NULL;
+		w->failed |= failed;
+		b->buf.len = 0;
+		b->busy = 0;
 		pthread_cond_broadcast(&w->cond);
 	}
 	pthread_mutex_unlock(&w->lock);
 	return NULL;
 }
 
-/* Hands the current batch over and continues in the other one. */
-static int submit(struct ta_db_writer *w)
+/* Hands the feed's current batch over and continues in a free one. */
+static int submit(struct ta_db_feed *f)
 {
-	struct ta_buf *next = w->cur == &w->batch[0] ? &w->batch[1] : &w->batch[0];
+	struct ta_db_writer *w = f->w;
+	struct batch *b = f->cur;
+	int failed, i;
 
+	if (!w->threaded) {
+		if (!w->failed && process_locked(w, b) < 0)
+			w->failed = 1;
+		b->buf.len = 0;
+		return w->failed ? -1 : 0;
+	}
 	pthread_mutex_lock(&w->lock);
-	while (w->full)
-		pthread_cond_wait(&w->cond, &w->lock);
-	w->full = w->cur;
+	b->busy = 1;
+	b->next = NULL;
+	if (w->tail)
+		w->tail->next = b;
+	else
+		w->head = b;
+	w->tail = b;
 	pthread_cond_broadcast(&w->cond);
-	while (w->full == next || w->processing == next)
-		pthread_cond_wait(&w->cond, &w->lock);
+	for (f->cur = NULL; !f->cur;) {
+		for (i = 0; i < FEED_BATCHES && !f->cur; i++)
+			if (!f->batch[i].busy)
+				f->cur = &f->batch[i];
+		if (!f->cur)
+			pthread_cond_wait(&w->cond, &w->lock);
+	}
+	failed = w->failed;
 	pthread_mutex_unlock(&w->lock);
-	w->cur = next;
-	return w->failed ? -1 : 0;
+	return failed ? -1 : 0;
 }
 
-/* Waits until every packed event is in the database. */
-static int drain(struct ta_db_writer *w)
+/* Waits until every record the feed packed is in the database. */
+static int drain(struct ta_db_feed *f)
 {
-	if (!w->started)
-		return 0;
-	if (w->cur->len && submit(w) < 0)
+	struct ta_db_writer *w = f->w;
+	int i, busy, failed;
+
+	if (f->cur->buf.len && submit(f) < 0)
 		return -1;
 	pthread_mutex_lock(&w->lock);
-	while (w->full || w->processing)
-		pthread_cond_wait(&w->cond, &w->lock);
+	do {
+		for (busy = 0, i = 0; i < FEED_BATCHES; i++)
+			busy |= f->batch[i].busy;
+		if (busy)
+			pthread_cond_wait(&w->cond, &w->lock);
+	} while (busy);
+	failed = w->failed;
 	pthread_mutex_unlock(&w->lock);
-	return w->failed ? -1 : 0;
+	return failed ? -1 : 0;
 }
 
-int ta_db_writer_event(struct ta_db_writer *w, const struct ta_event *ev)
+struct ta_db_feed *ta_db_feed_new(struct ta_db_writer *w, const char *path,
+				  int64_t bytes, int64_t mtime_ns, int64_t rank)
 {
-	int64_t cat = intern_field(w, ev, TA_F_CAT);
-	int64_t name = intern_field(w, ev, TA_F_NAME);
+	struct ta_db_feed *f = ta_xcalloc(1, sizeof(*f));
+	int i;
 
-	pack_event(w->cur, ev, cat, name, event_role(w, ev, cat));
-	if (w->cur->len >= BATCH_BYTES)
-		return submit(w);
-	return w->failed ? -1 : 0;
+	f->w = w;
+	f->names = ta_intern_new();
+	for (i = 0; i < FEED_BATCHES; i++)
+		f->batch[i].feed = f;
+	f->cur = &f->batch[0];
+	f->rank = rank;
+	f->path = ta_xstrdup(path);
+	f->bytes = bytes;
+	f->mtime_ns = mtime_ns;
+	return f;
 }
 
-int ta_db_writer_meta(struct ta_db_writer *w, const char *key,
-		      const char *json, size_t len)
+int ta_db_feed_event(struct ta_db_feed *f, const struct ta_event *ev)
 {
-	if (drain(w) < 0)
-		return -1;
-	sqlite3_bind_int64(w->ins_meta, 1, w->rank);
-	sqlite3_bind_text(w->ins_meta, 2, key, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(w->ins_meta, 3, json, (int)len, SQLITE_TRANSIENT);
-	if (sqlite3_step(w->ins_meta) != SQLITE_DONE)
-		return -1;
-	sqlite3_reset(w->ins_meta);
-	w->meta_rows++;
+	int64_t cat = intern_field(f, ev, TA_F_CAT);
+	int64_t name = intern_field(f, ev, TA_F_NAME);
+
+	ta_batch_event(&f->cur->buf, ev, cat, name, event_role(f, ev, cat));
+	if (f->cur->buf.len >= BATCH_BYTES)
+		return submit(f);
 	return 0;
 }
 
-/* Rows were written under a provisional rank; distributedInfo may only
- * have been seen at the end of the file. */
-static int move_rank(struct ta_db_writer *w, int64_t rank, struct ta_error *err)
+int ta_db_feed_meta(struct ta_db_feed *f, const char *key, const char *json,
+		    size_t len)
 {
-	char sql[256];
-
-	if (rank == w->rank)
-		return 0;
-	snprintf(sql, sizeof(sql),
-		 "UPDATE events SET rank = %lld WHERE rowid > %lld;"
-		 "UPDATE meta SET rank = %lld WHERE rowid > %lld;",
-		 (long long)rank, (long long)w->first_event_rowid,
-		 (long long)rank, (long long)w->first_meta_rowid);
-	return ta_db_exec(w->db, sql, err);
+	ta_batch_meta(&f->cur->buf, key, json, len);
+	if (f->cur->buf.len >= BATCH_BYTES)
+		return submit(f);
+	return 0;
 }
 
-int ta_db_writer_end_file(struct ta_db_writer *w, int64_t rank,
-			  const struct ta_parse_result *res,
-			  struct ta_error *err)
+/* Runs sql with ?1 = value, ?2..?3 = each span of table rows (under
+ * db_lock: called once the feed is drained). */
+static int each_span(struct ta_db_writer *w, const char *sql, int64_t value,
+		     const struct spans *s, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	size_t i;
+	int rc = 0;
+
+	if (ta_db_prepare(w->db, sql, &st, err) < 0)
+		return -1;
+	for (i = 0; i < s->n && rc == 0; i++) {
+		sqlite3_bind_int64(st, 1, value);
+		sqlite3_bind_int64(st, 2, s->v[i].lo);
+		sqlite3_bind_int64(st, 3, s->v[i].hi);
+		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(w, err);
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* The file's rows were written under a provisional rank: distributedInfo
+ * may only come after traceEvents. */
+static int move_rank(struct ta_db_feed *f, int64_t rank, struct ta_error *err)
+{
+	if (rank == f->rank)
+		return 0;
+	return each_span(f->w, "UPDATE events SET rank = ?1"
+			 " WHERE rowid BETWEEN ?2 AND ?3", rank, &f->events, err) < 0 ||
+	       each_span(f->w, "UPDATE meta SET rank = ?1"
+			 " WHERE rowid BETWEEN ?2 AND ?3", rank, &f->meta, err) < 0 ?
+		-1 : 0;
+}
+
+static int add_file(struct ta_db_feed *f, int64_t rank,
+		    const struct ta_parse_result *res, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	char damage[320] = "";
 	int rc;
 
-	if (drain(w) < 0)
-		return fail(w, err);
-	if (move_rank(w, rank, err) < 0)
-		return -1;
 	if (res->truncated)
 		snprintf(damage, sizeof(damage), "%s at byte %lld", res->damage,
 			 (long long)res->damage_offset);
-	if (ta_db_prepare(w->db,
+	if (ta_db_prepare(f->w->db,
 			  "INSERT INTO files (rank, path, bytes, mtime_ns, events,"
 			  " json_bytes, truncated, damage, hta_rounded, bad_times)"
 			  " VALUES (?,?,?,?,?,?,?,?,?,?)", &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, rank);
-	sqlite3_bind_text(st, 2, w->file_path, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(st, 3, w->file_bytes);
-	sqlite3_bind_int64(st, 4, w->file_mtime);
+	sqlite3_bind_text(st, 2, f->path, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, f->bytes);
+	sqlite3_bind_int64(st, 4, f->mtime_ns);
 	sqlite3_bind_int64(st, 5, res->events);
 	sqlite3_bind_int64(st, 6, res->bytes);
 	sqlite3_bind_int(st, 7, res->truncated);
 	if (res->truncated)
-		sqlite3_bind_text(st, 8, damage, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 8, damage, -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 9, res->any_float_ts);
 	sqlite3_bind_int64(st, 10, res->bad_times);
-	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(w, err);
+	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(f->w, err);
 	sqlite3_finalize(st);
 	return rc;
 }
 
-int ta_db_writer_discard_file(struct ta_db_writer *w, struct ta_error *err)
+int ta_db_feed_end(struct ta_db_feed *f, int64_t rank,
+		   const struct ta_parse_result *res, struct ta_error *err)
 {
-	char sql[160];
+	struct ta_db_writer *w = f->w;
+	int rc;
 
-	if (drain(w) < 0)
-		return fail(w, err);
-	snprintf(sql, sizeof(sql),
-		 "DELETE FROM events WHERE rowid > %lld;"
-		 "DELETE FROM meta WHERE rowid > %lld;",
-		 (long long)w->first_event_rowid,
-		 (long long)w->first_meta_rowid);
-	w->meta_rows = w->first_meta_rowid;
-	return ta_db_exec(w->db, sql, err);
+	if (drain(f) < 0) {
+		fail_feed(f, err);
+		ta_db_feed_free(f);
+		return -1;
+	}
+	pthread_mutex_lock(&w->db_lock);
+	rc = move_rank(f, rank, err) < 0 || add_file(f, rank, res, err) < 0 ?
+		-1 : 0;
+	pthread_mutex_unlock(&w->db_lock);
+	ta_db_feed_free(f);
+	return rc;
+}
+
+int ta_db_feed_discard(struct ta_db_feed *f, struct ta_error *err)
+{
+	struct ta_db_writer *w = f->w;
+	int rc = -1;
+
+	if (drain(f) == 0) {
+		pthread_mutex_lock(&w->db_lock);
+		rc = each_span(w, "DELETE FROM events WHERE ?1 AND rowid"
+			       " BETWEEN ?2 AND ?3", 1, &f->events, err) < 0 ||
+		     each_span(w, "DELETE FROM meta WHERE ?1 AND rowid"
+			       " BETWEEN ?2 AND ?3", 1, &f->meta, err) < 0 ? -1 : 0;
+		pthread_mutex_unlock(&w->db_lock);
+	} else {
+		fail_feed(f, err);
+	}
+	ta_db_feed_free(f);
+	return rc;
+}
+
+void ta_db_feed_free(struct ta_db_feed *f)
+{
+	int i;
+
+	if (!f)
+		return;
+	/* the SQLite thread may still hold a batch of a failed feed */
+	pthread_mutex_lock(&f->w->lock);
+	for (i = 0; i < FEED_BATCHES; i++)
+		while (f->batch[i].busy)
+			pthread_cond_wait(&f->w->cond, &f->w->lock);
+	pthread_mutex_unlock(&f->w->lock);
+	for (i = 0; i < FEED_BATCHES; i++)
+		ta_buf_free(&f->batch[i].buf);
+	ta_intern_free(f->names);
+	free(f->roles);
+	free(f->global);
+	free(f->events.v);
+	free(f->meta.v);
+	free(f->path);
+	free(f);
+}
+
+static void stop_thread(struct ta_db_writer *w)
+{
+	if (!w->started)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->stop = 1;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->thread, NULL);
+	w->started = 0;
 }
 
 int ta_db_writer_finish(struct ta_db_writer *w, struct ta_error *err)
@@ -667,8 +747,9 @@ int ta_db_writer_finish(struct ta_db_writer *w, struct ta_error *err)
 	char sql[128];
 	int rc;
 
-	if (drain(w) < 0) {
-		fail(w, err);
+	stop_thread(w);
+	if (w->failed) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", w->errmsg);
 		ta_db_writer_abort(w);
 		return -1;
 	}
@@ -686,24 +767,15 @@ void ta_db_writer_abort(struct ta_db_writer *w)
 {
 	if (!w)
 		return;
-	if (w->started) {
-		pthread_mutex_lock(&w->lock);
-		w->stop = 1;
-		pthread_cond_broadcast(&w->cond);
-		pthread_mutex_unlock(&w->lock);
-		pthread_join(w->thread, NULL);
-		pthread_mutex_destroy(&w->lock);
-		pthread_cond_destroy(&w->cond);
-	}
-	ta_buf_free(&w->batch[0]);
-	ta_buf_free(&w->batch[1]);
+	stop_thread(w);
+	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->cond);
+	pthread_mutex_destroy(&w->db_lock);
 	sqlite3_finalize(w->ins);
 	sqlite3_finalize(w->ins_multi);
-	free(w->pending);
 	sqlite3_finalize(w->ins_name);
 	sqlite3_finalize(w->ins_meta);
 	sqlite3_close(w->db);
 	ta_intern_free(w->names);
-	free(w->roles);
 	free(w);
 }

@@ -2,7 +2,9 @@
  * a stream cut short: that is only visible through gzerror at EOF.
  *
  * Decompression runs on its own thread, a few chunks ahead of the parser:
- * it fills a ring of buffers, the parser takes them in order. */
+ * it fills a ring of buffers, the parser takes them in order. Without a
+ * thread (-j 1, or as many files in flight as cores) the parser's own
+ * thread decompresses into the first buffer. */
 #include "gzread.h"
 
 #include <errno.h>
@@ -82,7 +84,8 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
-struct ta_gzr *ta_gzr_open(const char *path, struct ta_error *err)
+struct ta_gzr *ta_gzr_open(const char *path, int threaded,
+			   struct ta_error *err)
 {
 	struct ta_gzr *r;
 	gzFile f = gzopen(path, "rb");
@@ -100,6 +103,8 @@ struct ta_gzr *ta_gzr_open(const char *path, struct ta_error *err)
 		r->ring[i].data = ta_xmalloc(TA_GZ_CHUNK);
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->cond, NULL);
+	if (!threaded)
+		return r;
 	if (pthread_create(&r->thread, NULL, reader_main, r) != 0) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "'%s': cannot start a thread", path);
 		ta_gzr_close(r);
@@ -115,6 +120,14 @@ long ta_gzr_read(struct ta_gzr *r, const char **chunk)
 
 	if (r->done)
 		return 0;
+	if (!r->started) {
+		c = &r->ring[0];
+		c->len = read_chunk(r, c->data);
+		r->raw = (int64_t)gzoffset(r->f);
+		r->done = c->len <= 0;
+		*chunk = c->data;
+		return c->len;
+	}
 	pthread_mutex_lock(&r->lock);
 	if (r->taken) { /* give the previous chunk back */
 		r->ring[r->next_take].full = 0;

@@ -8,7 +8,9 @@
 
 struct ta_gzr;
 
-struct ta_gzr *ta_gzr_open(const char *path, struct ta_error *err);
+/* threaded: decompress on a thread of its own, ahead of the reader. */
+struct ta_gzr *ta_gzr_open(const char *path, int threaded,
+			   struct ta_error *err);
 /* Points *chunk at the next decompressed bytes and returns their count;
  * 0 at a clean end; -1 on damage (message in ta_gzr_error). */
 long ta_gzr_read(struct ta_gzr *r, const char **chunk);

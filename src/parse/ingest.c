@@ -3,141 +3,280 @@
 #include "ta_ingest.h"
 #include "ta_parse.h"
 
+#include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-struct ingest_ctx {
-	struct ta_db_writer *w;
-	int failed;
-	const struct ta_ingest_opts *o;
+/* One file's progress through the pool. */
+struct job {
 	const char *path;
-	int64_t size;
-	size_t i, n;
+	int64_t size, read;     /* compressed bytes: total, read so far */
+	int done;               /* finished, well or not */
+	int has_rank;           /* parsed, and rank is its final rank */
+	int64_t rank;
+	struct ta_buf notes;    /* warnings, printed in file order */
 };
+
+/* Files are taken in order by up to `workers` threads; each parses its
+ * file into its own feed of the one writer. */
+struct pool {
+	pthread_mutex_t lock;   /* everything below but the constants */
+	char *const *files;
+	size_t n, next, reported;
+	const struct ta_ingest_opts *o;
+	struct ta_db_writer *w;
+	int threaded_gz;        /* decompress on a thread of each parser */
+	struct job *jobs;
+	size_t nseen;
+	int64_t events, raw_done, raw_total;
+	atomic_int stop;        /* a file failed: the others stop early */
+	size_t err_file;        /* the failed file with the lowest index */
+	struct ta_error err;
+};
+
+struct ingest_ctx {
+	struct pool *pool;
+	struct ta_db_feed *feed;
+	size_t i;
+	int failed;
+};
+
+static void note(struct job *j, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void note(struct job *j, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	ta_buf_addf(&j->notes, "%s\n", line);
+}
 
 static void sink_progress(void *ctx, int64_t raw)
 {
 	struct ingest_ctx *c = ctx;
+	struct pool *p = c->pool;
+	struct job *j = &p->jobs[c->i];
 
-	c->o->progress(c->path, raw, c->size, c->i, c->n);
+	pthread_mutex_lock(&p->lock);
+	p->raw_done += raw - j->read;
+	j->read = raw;
+	p->o->progress(j->path, p->raw_done, p->raw_total, c->i, p->n);
+	pthread_mutex_unlock(&p->lock);
 }
 
 static int sink_event(void *ctx, const struct ta_event *ev)
 {
 	struct ingest_ctx *c = ctx;
 
-	if (ta_db_writer_event(c->w, ev) < 0)
+	if (ta_db_feed_event(c->feed, ev) < 0)
 		c->failed = 1;
-	return c->failed;
+	return c->failed || atomic_load_explicit(&c->pool->stop,
+						 memory_order_relaxed);
 }
 
 static int sink_meta(void *ctx, const char *key, const char *json, size_t len)
 {
 	struct ingest_ctx *c = ctx;
 
-	if (ta_db_writer_meta(c->w, key, json, len) < 0)
+	if (ta_db_feed_meta(c->feed, key, json, len) < 0)
 		c->failed = 1;
 	return c->failed;
 }
 
-struct seen_rank {
-	int64_t rank;
-	const char *path;
-};
-
-static int64_t final_rank(const char *path, const struct ta_parse_result *res)
+static int64_t final_rank(struct job *j, const struct ta_parse_result *res)
 {
 	int64_t r;
 
 	if (res->have_rank)
 		return res->rank;
-	r = ta_rank_from_filename(path);
+	r = ta_rank_from_filename(j->path);
 	if (r >= 0)
 		return r;
-	ta_warn("'%s': no distributedInfo.rank and no rank in the file name; "
-		"using rank 0", path);
+	note(j, "'%s': no distributedInfo.rank and no rank in the file name; "
+	     "using rank 0", j->path);
 	return 0;
 }
 
-static int check_damage(const char *path, const struct ta_parse_result *res,
+static int check_damage(struct job *j, const struct ta_parse_result *res,
 			const struct ta_ingest_opts *o, struct ta_error *err)
 {
 	if (!res->truncated)
 		return 0;
 	if (o->strict) {
-		ta_error_set(err, TA_EXIT_INPUT, "'%s': %s at byte %lld", path,
+		ta_error_set(err, TA_EXIT_INPUT, "'%s': %s at byte %lld", j->path,
 			     res->damage, (long long)res->damage_offset);
 		return -1;
 	}
-	ta_warn("'%s': %s at byte %lld; analysing the %lld events before it",
-		path, res->damage, (long long)res->damage_offset,
-		(long long)res->objects);
+	note(j, "'%s': %s at byte %lld; analysing the %lld events before it",
+	     j->path, res->damage, (long long)res->damage_offset,
+	     (long long)res->objects);
 	return 0;
 }
 
-/* Parses one file into the writer. 1: skipped (not a trace), -1: error. */
-static int ingest_one(struct ta_db_writer *w, const char *path, size_t nfiles,
-		      const struct ta_ingest_opts *o, struct seen_rank *seen,
-		      size_t *nseen, int64_t *events, struct ta_error *err)
+/* Records the file's rank; two files of one rank are an error, named in
+ * file order whichever finished first. */
+static int claim_rank(struct pool *p, size_t i, int64_t rank,
+		      struct ta_error *err)
 {
-	struct ingest_ctx c = { w, 0, o, path, 0, *nseen, nfiles };
+	size_t k;
+	int rc = 0;
+
+	pthread_mutex_lock(&p->lock);
+	for (k = 0; k < p->n && rc == 0; k++)
+		if (k != i && p->jobs[k].has_rank && p->jobs[k].rank == rank) {
+			size_t a = k < i ? k : i, b = k < i ? i : k;
+
+			ta_error_set(err, TA_EXIT_INPUT,
+				     "'%s' and '%s' are both rank %lld",
+				     p->files[a], p->files[b], (long long)rank);
+			rc = -1;
+		}
+	if (rc == 0) {
+		p->jobs[i].has_rank = 1;
+		p->jobs[i].rank = rank;
+		p->nseen++;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return rc;
+}
+
+/* Parses file i into a feed. 1: skipped (not a trace), -1: error. */
+static int ingest_one(struct pool *p, size_t i, struct ta_error *err)
+{
+	struct job *j = &p->jobs[i];
+	struct ingest_ctx c = { p, NULL, i, 0 };
 	struct ta_sink sink = { &c, sink_event, sink_meta,
-				o->progress ? sink_progress : NULL };
+				p->o->progress ? sink_progress : NULL };
 	struct ta_parse_result res;
 	struct stat sb;
 	int64_t rank, guess;
-	size_t i;
 
-	if (stat(path, &sb) < 0)
+	if (stat(j->path, &sb) < 0)
 		memset(&sb, 0, sizeof(sb));
-	c.size = (int64_t)sb.st_size;
-	guess = ta_rank_from_filename(path);
-	if (ta_db_writer_begin_file(w, path, (int64_t)sb.st_size,
-				    (int64_t)sb.st_mtim.tv_sec * 1000000000 +
-					    sb.st_mtim.tv_nsec,
-				    guess < 0 ? 0 : guess, err) < 0)
-		return -1;
-	if (ta_parse_file(path, &sink, &res, err) < 0) {
-		if (c.failed || nfiles == 1)
-			return -1;
-		ta_warn("%s; skipped", err->msg);
-		return ta_db_writer_discard_file(w, err) < 0 ? -1 : 1;
+	guess = ta_rank_from_filename(j->path);
+	c.feed = ta_db_feed_new(p->w, j->path, (int64_t)sb.st_size,
+				(int64_t)sb.st_mtim.tv_sec * 1000000000 +
+					sb.st_mtim.tv_nsec,
+				guess < 0 ? 0 : guess);
+	if (ta_parse_file(j->path, p->threaded_gz, &sink, &res, err) < 0 &&
+	    atomic_load(&p->stop)) {
+		err->msg[0] = '\0'; /* cut short: another file failed */
+		goto fail;
+	}
+	if (err->msg[0]) {
+		if (c.failed || p->n == 1)
+			goto fail;
+		note(j, "%s; skipped", err->msg);
+		return ta_db_feed_discard(c.feed, err) < 0 ? -1 : 1;
 	}
 	if (c.failed) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "'%s': cannot write database",
-			     path);
-		return -1;
+			     j->path);
+		goto fail;
 	}
+	if (atomic_load(&p->stop))
+		goto fail;
 	if (res.truncated && res.objects == 0) {
 		ta_error_set(err, TA_EXIT_INPUT, "'%s': damaged before its first "
-			     "event: %s at byte %lld", path, res.damage,
+			     "event: %s at byte %lld", j->path, res.damage,
 			     (long long)res.damage_offset);
-		if (nfiles == 1)
-			return -1;
-		ta_warn("%s; skipped", err->msg);
-		return ta_db_writer_discard_file(w, err) < 0 ? -1 : 1;
+		if (p->n == 1)
+			goto fail;
+		note(j, "%s; skipped", err->msg);
+		return ta_db_feed_discard(c.feed, err) < 0 ? -1 : 1;
 	}
-	if (check_damage(path, &res, o, err) < 0)
-		return -1;
+	if (check_damage(j, &res, p->o, err) < 0)
+		goto fail;
 	if (res.bad_times)
-		ta_warn("'%s': %lld events have a ts or dur that is not a usable "
-			"number (a string, or beyond int64 ns); they have no time",
-			path, (long long)res.bad_times);
-	rank = final_rank(path, &res);
-	for (i = 0; i < *nseen; i++)
-		if (seen[i].rank == rank) {
-			ta_error_set(err, TA_EXIT_INPUT,
-				     "'%s' and '%s' are both rank %lld",
-				     seen[i].path, path, (long long)rank);
-			return -1;
+		note(j, "'%s': %lld events have a ts or dur that is not a usable "
+		     "number (a string, or beyond int64 ns); they have no time",
+		     j->path, (long long)res.bad_times);
+	rank = final_rank(j, &res);
+	if (claim_rank(p, i, rank, err) < 0)
+		goto fail;
+	pthread_mutex_lock(&p->lock);
+	p->events += res.events;
+	pthread_mutex_unlock(&p->lock);
+	return ta_db_feed_end(c.feed, rank, &res, err);
+fail:
+	ta_db_feed_free(c.feed);
+	return -1;
+}
+
+/* Warnings come out in file order, as each file and those before it are
+ * done (under p->lock). */
+static void report_notes(struct pool *p)
+{
+	while (p->reported < p->n && p->jobs[p->reported].done) {
+		struct job *j = &p->jobs[p->reported++];
+
+		char *line, *save = NULL;
+
+		for (line = j->notes.s ? strtok_r(j->notes.s, "\n", &save) : NULL;
+		     line; line = strtok_r(NULL, "\n", &save))
+			ta_warn("%s", line);
+	}
+}
+
+static void *worker(void *arg)
+{
+	struct pool *p = arg;
+
+	for (;;) {
+		struct ta_error err = { 0 };
+		size_t i;
+		int rc;
+
+		pthread_mutex_lock(&p->lock);
+		if (p->next == p->n || atomic_load(&p->stop)) {
+			pthread_mutex_unlock(&p->lock);
+			return NULL;
 		}
-	seen[*nseen].rank = rank;
-	seen[(*nseen)++].path = path;
-	*events += res.events;
-	return ta_db_writer_end_file(w, rank, &res, err);
+		i = p->next++;
+		pthread_mutex_unlock(&p->lock);
+		rc = ingest_one(p, i, &err);
+		pthread_mutex_lock(&p->lock);
+		p->jobs[i].done = 1;
+		p->raw_done += p->jobs[i].size - p->jobs[i].read;
+		if (rc < 0 && err.msg[0] && i < p->err_file) {
+			p->err_file = i;
+			p->err = err;
+		}
+		if (rc < 0)
+			atomic_store(&p->stop, 1);
+		report_notes(p);
+		pthread_mutex_unlock(&p->lock);
+	}
+}
+
+/* Threads that parse: one per file up to the cores given; with cores to
+ * spare, each file also decompresses on a thread of its own. */
+static void run_pool(struct pool *p, int jobs)
+{
+	size_t workers = (size_t)jobs < p->n ? (size_t)jobs : p->n, k;
+	pthread_t *t = ta_xcalloc(workers, sizeof(*t));
+	size_t started = 0;
+
+	p->threaded_gz = (size_t)jobs > workers;
+	for (k = 1; k < workers; k++)
+		if (pthread_create(&t[k], NULL, worker, p) == 0)
+			started = k;
+		else
+			break;
+	worker(p);
+	for (k = 1; k <= started; k++)
+		pthread_join(t[k], NULL);
+	free(t);
 }
 
 /* An interrupted ingestion removes its unfinished database. */
@@ -162,34 +301,46 @@ static void guard(char *tmp)
 int ta_ingest(char *const *files, size_t n, const char *out,
 	      const struct ta_ingest_opts *o, struct ta_error *err)
 {
-	struct ta_db_writer *w;
-	struct seen_rank *seen = ta_xcalloc(n, sizeof(*seen));
-	size_t i, nseen = 0;
-	int64_t events = 0;
+	struct pool p = { .files = files, .n = n, .o = o, .err_file = (size_t)-1 };
+	int jobs = o->jobs > 0 ? o->jobs : ta_cores();
 	char *tmp = ta_xmalloc(strlen(out) + 32);
+	size_t i;
 	int rc = 0;
 
+	pthread_mutex_init(&p.lock, NULL);
+	p.jobs = ta_xcalloc(n, sizeof(*p.jobs));
+	for (i = 0; i < n; i++) {
+		struct stat sb;
+
+		p.jobs[i].path = files[i];
+		p.jobs[i].size = stat(files[i], &sb) == 0 ? (int64_t)sb.st_size : 0;
+		p.raw_total += p.jobs[i].size;
+	}
 	sprintf(tmp, "%s.tmp.%ld", out, (long)getpid());
 	unlink(tmp);
 	guard(tmp);
-	w = ta_db_writer_new(tmp, err);
-	if (!w)
-		rc = -1;
-	for (i = 0; rc == 0 && i < n; i++)
-		if (ingest_one(w, files[i], n, o, seen, &nseen, &events, err) < 0)
+	p.w = ta_db_writer_new(tmp, jobs > 1, err);
+	if (p.w) {
+		run_pool(&p, jobs);
+		if (p.err_file != (size_t)-1) {
+			*err = p.err;
 			rc = -1;
-	if (rc == 0 && nseen == 0) {
+		}
+	} else {
+		rc = -1;
+	}
+	if (rc == 0 && p.nseen == 0) {
 		ta_error_set(err, TA_EXIT_INPUT, "no readable trace among %zu files",
 			     n);
 		rc = -1;
 	}
 	if (rc == 0) {
-		rc = ta_db_writer_finish(w, err);
-		w = NULL;
+		rc = ta_db_writer_finish(p.w, err);
+		p.w = NULL;
 	}
 	if (o->progress)
-		o->progress(NULL, -1, events, nseen, n);
-	ta_db_writer_abort(w);
+		o->progress(NULL, -1, p.events, p.nseen, n);
+	ta_db_writer_abort(p.w);
 	if (rc == 0 && rename(tmp, out) < 0) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "cannot rename '%s' to '%s'",
 			     tmp, out);
@@ -199,6 +350,9 @@ int ta_ingest(char *const *files, size_t n, const char *out,
 		unlink(tmp);
 	guard(NULL);
 	free(tmp);
-	free(seen);
+	for (i = 0; i < n; i++)
+		ta_buf_free(&p.jobs[i].notes);
+	free(p.jobs);
+	pthread_mutex_destroy(&p.lock);
 	return rc;
 }

@@ -539,7 +539,7 @@ int ta_parse_buffer(const char *data, size_t len, const struct ta_sink *sink,
 	return rc;
 }
 
-int ta_parse_file(const char *path, const struct ta_sink *sink,
+int ta_parse_file(const char *path, int threaded, const struct ta_sink *sink,
 		  struct ta_parse_result *res, struct ta_error *err)
 {
 	struct parser ps;
@@ -548,7 +548,7 @@ int ta_parse_file(const char *path, const struct ta_sink *sink,
 	long n;
 	int rc;
 
-	r = ta_gzr_open(path, err);
+	r = ta_gzr_open(path, threaded, err);
 	if (!r) {
 		memset(res, 0, sizeof(*res));
 		return -1;

@@ -1,0 +1,69 @@
+#!/bin/sh
+# -j N changes how traces are read, never what comes out. Every command,
+# plain and --hta-compat, gives the same bytes with -j 1, 2 and 5 on a
+# directory of five ranks (the bundled samples), and on HTA's two-rank
+# trace when ../shared exists. Also a directory with a file that is not a
+# trace and a damaged one: the same warnings, in the same order.
+cd "$(dirname "$0")/.." || exit 2
+BIN=./traceanalyze
+TMP=$(mktemp -d) || exit 2
+trap 'rm -rf "$TMP"' EXIT
+pass=0 fail=0
+
+mkdir "$TMP/five" "$TMP/odd"
+i=0
+for d in copies decode_eager decode_graph train_healthy train_stalled; do
+	ln -s "$PWD/testdata/$d/rank-0.pt.trace.json.gz" "$TMP/five/rank-$i.json.gz"
+	i=$((i + 1))
+done
+cp testdata/copies/rank-0.pt.trace.json.gz "$TMP/odd/rank-0.json.gz"
+echo '{"not": "a trace"}' > "$TMP/odd/notes.json"
+gzip -dc testdata/decode_eager/rank-0.pt.trace.json.gz | head -c 300000 \
+	> "$TMP/odd/rank-1.json"
+cp testdata/train_stalled/rank-0.pt.trace.json.gz "$TMP/odd/rank-2.json.gz"
+dirs="$TMP/five $TMP/odd"
+[ -d ../shared/testdata/hta/trace_filter ] &&
+	dirs="$dirs ../shared/testdata/hta/trace_filter"
+
+same() { # NAME FILE1 FILE2
+	if cmp -s "$2" "$3"; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		echo "FAIL jobs: $1 differs between -j 1 and another -j"
+		diff "$2" "$3" | head -5
+	fi
+}
+
+for dir in $dirs; do
+	while read -r cmd; do
+		for j in 1 2 5; do
+			$BIN $cmd --no-cache -j $j --format csv "$dir" \
+				> "$TMP/out.$j" 2> "$TMP/err.$j"
+			echo "exit $?" >> "$TMP/out.$j"
+		done
+		for j in 2 5; do
+			same "$cmd $(basename "$dir") -j $j" "$TMP/out.1" "$TMP/out.$j"
+			same "$cmd $(basename "$dir") -j $j (stderr)" "$TMP/err.1" "$TMP/err.$j"
+		done
+	done <<-CMDS
+	report
+	temporal
+	idle --stats
+	kernels
+	kernels --by type
+	overlap
+	launch
+	queue
+	membw
+	annotations
+	annotations --kernels
+	ops
+	diagnose
+	temporal --hta-compat
+	kernels --hta-compat
+	launch --hta-compat
+	CMDS
+done
+echo "jobs: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
