@@ -6,20 +6,23 @@
 
 #include "ta_event.h"
 
-#define TA_SCHEMA_VERSION 5
+#define TA_SCHEMA_VERSION 6
 
 /* The schema as SQL, with comments (also what `traceanalyze schema` prints). */
 extern const char ta_db_schema_sql[];
 extern const char ta_db_index_sql[];
+/* The index on the host side (role 4 and 6) by time, built on demand. */
+extern const char ta_db_cpu_index_sql[];
 
 struct ta_db_writer;  /* a new database, written by one SQLite connection */
 struct ta_db_feed;    /* one trace file's rows on their way into it */
 struct ta_parse_result;
 
 /* Creates a new database at path (which must not be in use). threaded:
- * SQLite runs on a thread of its own, beside the parsers. */
+ * SQLite runs on a thread of its own, beside the parsers; all_indexes:
+ * also those otherwise built on demand. */
 struct ta_db_writer *ta_db_writer_new(const char *path, int threaded,
-				      struct ta_error *err);
+				      int all_indexes, struct ta_error *err);
 /* Starts a file. Feeds of different files may be used from different
  * threads at once; one feed from one thread. rank is provisional. */
 struct ta_db_feed *ta_db_feed_new(struct ta_db_writer *w, const char *path,
@@ -45,6 +48,10 @@ void ta_db_global_init(void);
 
 /* Opens a finished database read-only; checks the schema version. */
 int ta_db_open(const char *path, sqlite3 **db, struct ta_error *err);
+
+/* Makes sure the index that ta_db_cpu_index_sql creates exists: a cached
+ * database is written without it, and gets it when first needed. */
+int ta_db_need_cpu_index(sqlite3 *db, struct ta_error *err);
 
 /* Helper: prepare or fill err with SQLite's message. */
 int ta_db_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st,

@@ -11,6 +11,7 @@ struct ta_ingest_opts {
 	int strict;      /* a damaged trace is an error, not a warning */
 	int no_cache;    /* never read or write the cache */
 	int jobs;        /* threads at most (files parsed at once); 0: cores */
+	int all_indexes; /* also the indexes built on demand (ingest -o) */
 	/* optional: told of progress (bytes of file i of n); done < 0 at the
 	 * end, with the total events read in total */
 	void (*progress)(const char *path, int64_t done, int64_t total,

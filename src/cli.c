@@ -427,7 +427,7 @@ done:
 
 int ta_cli_main(int argc, char **argv, const struct ta_cmd_info *info,
 		ta_analysis_fn fn, void *ctx, void (*after_parse)(void *ctx,
-		const struct ta_cli *cli))
+		struct ta_cli *cli))
 {
 	struct ta_cli cli;
 	int rc = ta_cli_parse(argc, argv, info, &cli);

@@ -63,10 +63,11 @@ typedef int (*ta_analysis_fn)(sqlite3 *db, const struct ta_query *q,
 int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx);
 
 /* The whole of an analysis command: parse, run, report; an exit code.
- * after_parse (may be NULL) sees the parsed options before the run. */
+ * after_parse (may be NULL) sees the parsed options before the run, and
+ * may adjust them. */
 int ta_cli_main(int argc, char **argv, const struct ta_cmd_info *info,
 		ta_analysis_fn fn, void *ctx, void (*after_parse)(void *ctx,
-		const struct ta_cli *cli));
+		struct ta_cli *cli));
 /* on_opt for commands without options of their own. */
 int ta_cli_no_opts(void *ctx, int key, const char *arg);
 /* A whole number in [0, max]; -1 if it is not one. */

@@ -40,9 +40,11 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	return ta_diagnose_run(db, q, ctx, out, err);
 }
 
-static void after_parse(void *ctx, const struct ta_cli *cli)
+static void after_parse(void *ctx, struct ta_cli *cli)
 {
 	((struct ta_diagnose_opts *)ctx)->for_people = cli->format == TA_FMT_TEXT;
+	/* it searches the host side by time: build that index while loading */
+	cli->ingest.all_indexes = 1;
 }
 
 int cmd_diagnose(int argc, char **argv)

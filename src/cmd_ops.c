@@ -70,7 +70,7 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	return ta_ops_run(db, q, ctx, out, err);
 }
 
-static void after_parse(void *ctx, const struct ta_cli *cli)
+static void after_parse(void *ctx, struct ta_cli *cli)
 {
 	((struct ta_ops_opts *)ctx)->for_people = cli->format == TA_FMT_TEXT;
 }

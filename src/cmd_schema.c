@@ -19,5 +19,6 @@ int cmd_schema(int argc, char **argv)
 	}
 	fputs(ta_db_schema_sql, stdout);
 	fputs(ta_db_index_sql, stdout);
+	fputs(ta_db_cpu_index_sql, stdout);
 	return ta_cli_finish_output(stdout, "stdout");
 }

@@ -49,6 +49,37 @@ static int check_version(sqlite3 *db, const char *path, struct ta_error *err)
 	return ok ? 0 : -1;
 }
 
+int ta_db_need_cpu_index(sqlite3 *db, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	sqlite3 *rw = NULL;
+	const char *path = sqlite3_db_filename(db, "main");
+	int have = 0, rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type ="
+			       " 'index' AND name = 'events_cpu'", -1, &st,
+			       NULL) == SQLITE_OK)
+		have = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	if (have)
+		return 0;
+	/* a second connection may write; ours is read-only. BEGIN IMMEDIATE
+	 * waits for another process doing the same, then finds it done. */
+	if (!path || !path[0] ||
+	    sqlite3_open_v2(path, &rw, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "'%s': cannot add an index: %s",
+			     path ? path : "", rw ? sqlite3_errmsg(rw) : "cannot open");
+		sqlite3_close(rw);
+		return -1;
+	}
+	sqlite3_busy_timeout(rw, 600000);
+	rc = ta_db_exec(rw, "BEGIN IMMEDIATE", err) < 0 ||
+	     ta_db_exec(rw, ta_db_cpu_index_sql, err) < 0 ||
+	     ta_db_exec(rw, "COMMIT", err) < 0 ? -1 : 0;
+	sqlite3_close(rw);
+	return rc;
+}
+
 int ta_db_open(const char *path, sqlite3 **db, struct ta_error *err)
 {
 	*db = NULL;

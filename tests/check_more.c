@@ -178,12 +178,57 @@ START_TEST(test_more_annotations)
 }
 END_TEST
 
+static int has_index(sqlite3 *db, const char *name)
+{
+	sqlite3_stmt *st = NULL;
+	int found;
+
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master"
+					    " WHERE name = ?", -1, &st, NULL),
+			 SQLITE_OK);
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return found;
+}
+
+/* The host-side index: not written with a cached database, added the
+ * first time it is needed (and found there the next time); written at
+ * once by ingest -o. */
+START_TEST(test_more_cpu_index_on_demand)
+{
+	char *dir, path[512], out[512];
+	char *files[1] = { path };
+	sqlite3 *db = open_trace(&dir, launches);
+	struct ta_ingest_opts o = { .no_cache = 1 };
+	struct ta_error err;
+
+	sqlite3_close(db);
+	snprintf(path, sizeof(path), "%s/rank-0.json", dir);
+	snprintf(out, sizeof(out), "%s/some.db", dir);
+	ck_assert_int_eq(ta_ingest(files, 1, out, &o, &err), 0);
+	ck_assert_int_eq(ta_db_open(out, &db, &err), 0);
+	ck_assert(!has_index(db, "events_cpu"));
+	ck_assert_int_eq(ta_db_need_cpu_index(db, &err), 0);
+	ck_assert(has_index(db, "events_cpu"));
+	ck_assert_int_eq(ta_db_need_cpu_index(db, &err), 0);
+	sqlite3_close(db);
+	o.all_indexes = 1;
+	snprintf(out, sizeof(out), "%s/all.db", dir);
+	ck_assert_int_eq(ta_ingest(files, 1, out, &o, &err), 0);
+	ck_assert_int_eq(ta_db_open(out, &db, &err), 0);
+	ck_assert(has_index(db, "events_cpu"));
+	close_trace(db, dir);
+}
+END_TEST
+
 Suite *suite_more(void)
 {
 	Suite *s = suite_create("more");
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, test_more_launch);
+	tcase_add_test(tc, test_more_cpu_index_on_demand);
 	tcase_add_test(tc, test_more_queue);
 	tcase_add_test(tc, test_more_membw_residue);
 	tcase_add_test(tc, test_more_annotations);

@@ -169,13 +169,14 @@ static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
  * bounded in time, so the events_cpu index keeps them short. */
 static const char covering_sql[] =
 	"SELECT n.name FROM events e JOIN names n ON n.name_id = e.name"
-	" WHERE e.rank = ?1 AND e.role = 4 AND e.ts_ns <= ?2"
+	" WHERE e.rank = ?1 AND (e.role = 4 OR e.role = 6) AND e.ts_ns <= ?2"
 	" AND e.ts_ns + e.dur_ns >= ?3 AND n.name NOT GLOB 'ProfilerStep*'"
 	" ORDER BY e.ts_ns DESC LIMIT 1";
 
 static const char overlapping_sql[] =
 	"SELECT n.name FROM events e JOIN names n ON n.name_id = e.name"
-	" JOIN names c ON c.name_id = e.cat WHERE e.rank = ?1 AND e.role = 4"
+	" JOIN names c ON c.name_id = e.cat WHERE e.rank = ?1"
+	" AND (e.role = 4 OR e.role = 6)"
 	" AND e.ts_ns >= ?2 - 4 * (?3 - ?2) AND e.ts_ns < ?3"
 	" AND c.name IN ('user_annotation', 'python_function')"
 	" AND n.name NOT GLOB 'ProfilerStep*' AND e.dur_ns <= 4 * (?3 - ?2)"
@@ -450,9 +451,9 @@ static int steps_of(sqlite3 *db, int64_t rank, int64_t **steps, size_t *n,
 
 	*n = 0;
 	if (ta_db_prepare(db, "SELECT CAST(substr(n.name, 14) AS INTEGER), e.ts_ns,"
-			  " e.ts_ns + e.dur_ns FROM events e JOIN names n ON n.name_id = e.name"
-			  " JOIN names c ON c.name_id = e.cat WHERE e.rank = ?"
-			  " AND c.name = 'user_annotation' AND n.name GLOB 'ProfilerStep#[0-9]*'"
+			  " e.ts_ns + e.dur_ns FROM events e INDEXED BY events_ann"
+			  " JOIN names n ON n.name_id = e.name WHERE e.rank = ? AND e.role = 6"
+			  " AND n.name GLOB 'ProfilerStep#[0-9]*'"
 			  " AND e.dur_ns IS NOT NULL ORDER BY e.ts_ns", &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, rank);
@@ -557,7 +558,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	int rc = 0;
 
 	*out = NULL;
-	if (ta_rows_prepare(db, q, err) < 0 ||
+	if (ta_db_need_cpu_index(db, err) < 0 || ta_rows_prepare(db, q, err) < 0 ||
 	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &ranks, err) < 0) {
 		ta_table_free(t);
 		return -1;

@@ -26,9 +26,12 @@ struct aggs {
 	size_t n, cap;
 };
 
+/* What a node on a thread's stack is. */
+enum node_kind { NODE_OP, NODE_LAUNCH, NODE_PYTHON };
+
 struct node {
 	int64_t ts, end, children, gpu_self, gpu_total;
-	int role;           /* 2 runtime, 4 op, 6 python frame */
+	enum node_kind kind;
 	char *name, *shapes, *stack;
 };
 
@@ -75,15 +78,15 @@ static void finish(struct walker *w)
 	size_t i;
 
 	for (i = w->depth; i-- > 0;)
-		if (w->stack[i].role != 6) {
+		if (w->stack[i].kind != NODE_PYTHON) {
 			parent = &w->stack[i];
 			break;
 		}
-	if (n->role != 6) {
+	if (n->kind != NODE_PYTHON) {
 		if (parent) {
 			parent->children += n->end - n->ts;
 			parent->gpu_total += n->gpu_total;
-			if (n->role == 2) {   /* a launch: its GPU work is the op's own */
+			if (n->kind == NODE_LAUNCH) { /* its GPU work is the op's own */
 				parent->gpu_self += n->gpu_total;
 				n->gpu_total = 0;
 			}
@@ -97,7 +100,7 @@ static void finish(struct walker *w)
 			a->self_cpu += n->end - n->ts - n->children;
 			a->cpu += n->end - n->ts;
 			a->self_dev += n->gpu_self;
-			a->dev += n->role == 2 ? 0 : n->gpu_total;
+			a->dev += n->kind == NODE_LAUNCH ? 0 : n->gpu_total;
 		}
 	}
 	free(n->name);
@@ -146,7 +149,7 @@ static char *python_stack(struct walker *w)
 	int got = 0;
 
 	for (i = w->depth; i-- > 0 && got < w->o->stack_depth;)
-		if (w->stack[i].role == 6) {
+		if (w->stack[i].kind == NODE_PYTHON) {
 			if (got++)
 				ta_buf_adds(&b, " <- ");
 			ta_buf_adds(&b, w->stack[i].name);
@@ -156,7 +159,7 @@ static char *python_stack(struct walker *w)
 	return b.s;
 }
 
-static void push(struct walker *w, int64_t ts, int64_t dur, int role,
+static void push(struct walker *w, int64_t ts, int64_t dur, enum node_kind kind,
 		 const char *name, const char *shapes, int64_t gpu)
 {
 	struct node *n;
@@ -172,11 +175,11 @@ static void push(struct walker *w, int64_t ts, int64_t dur, int role,
 	memset(n, 0, sizeof(*n));
 	n->ts = ts;
 	n->end = ts + dur;
-	n->role = role;
+	n->kind = kind;
 	n->gpu_total = gpu;
 	n->name = ta_xstrdup(name);
 	n->shapes = profiler_shapes(shapes);
-	if (w->o->stack_depth && role != 6)
+	if (w->o->stack_depth && kind != NODE_PYTHON)
 		n->stack = python_stack(w);
 	w->depth++;
 }
@@ -198,7 +201,7 @@ static const char events_sql[] =
 	"  c.name = 'python_function'"
 	" FROM events e JOIN names n ON n.name_id = e.name"
 	" JOIN names c ON c.name_id = e.cat"
-	" WHERE e.role IN (2, 4) AND e.rank IN (SELECT rank FROM sel_ranks)"
+	" WHERE e.role IN (2, 4, 6) AND e.rank IN (SELECT rank FROM sel_ranks)"
 	"  AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL"
 	"  AND (%d OR c.name != 'python_function')"
 	" ORDER BY e.rank, e.pid, e.tid, e.ts_ns, e.dur_ns DESC, e.idx";
@@ -211,7 +214,7 @@ static const char kernels_sql[] =
 
 static const char step_sql[] =
 	"SELECT min(e.ts_ns), max(e.ts_ns + e.dur_ns) FROM events e"
-	" JOIN names n ON n.name_id = e.name WHERE e.role = 4 AND n.name = ?"
+	" JOIN names n ON n.name_id = e.name WHERE e.role IN (4, 6) AND n.name = ?"
 	" AND e.rank IN (SELECT rank FROM sel_ranks)";
 
 static int step_window(sqlite3 *db, const struct ta_ops_opts *o, int64_t *ts,
@@ -375,7 +378,9 @@ static int walk(sqlite3 *db, const struct ta_ops_opts *o, struct aggs *aggs,
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t rank = sqlite3_column_int64(st, 0);
 		int64_t pid = sqlite3_column_int64(st, 1), tid = sqlite3_column_int64(st, 2);
-		int role = sqlite3_column_int(st, 9) ? 6 : sqlite3_column_int(st, 5);
+		/* database roles: 2 runtime call, 4 op or Python frame, 6 range */
+		enum node_kind kind = sqlite3_column_int(st, 9) ? NODE_PYTHON :
+			sqlite3_column_int(st, 5) == 2 ? NODE_LAUNCH : NODE_OP;
 		const char *op;
 
 		if (first || rank != w.rank || pid != pid_tid_key[0] ||
@@ -387,9 +392,9 @@ static int walk(sqlite3 *db, const struct ta_ops_opts *o, struct aggs *aggs,
 		pid_tid_key[0] = pid, pid_tid_key[1] = tid;
 		op = (const char *)sqlite3_column_text(st, 6);
 		/* the profiler groups every ProfilerStep#N as one key */
-		if (role != 6 && strncmp(op, "ProfilerStep#", 13) == 0)
+		if (kind != NODE_PYTHON && strncmp(op, "ProfilerStep#", 13) == 0)
 			op = "ProfilerStep*";
-		push(&w, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), role,
+		push(&w, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), kind,
 		     op, (const char *)sqlite3_column_text(st, 7),
 		     sqlite3_column_int64(st, 8));
 	}

@@ -47,7 +47,8 @@ const char ta_db_schema_sql[] =
 "  wait_on_stream, collective TEXT,\n"
 "  role        INTEGER NOT NULL  -- from cat: 1 GPU activity (kernel, memcpy,\n"
 "              -- memset), 2 runtime/driver call, 3 cuda_sync, 4 CPU op or\n"
-"              -- annotation or Python function, 5 GPU annotation, 0 other\n"
+"              -- Python function, 5 GPU annotation, 6 CPU annotation\n"
+"              -- (record_function, ProfilerStep#N), 0 other\n"
 ");\n"
 "CREATE TABLE info (key TEXT PRIMARY KEY, value);\n"
 "-- convenience views\n"
@@ -95,4 +96,12 @@ const char ta_db_index_sql[] =
 "-- cost a sixth of the load time, and only these ranges needed it\n"
 "CREATE INDEX events_gpu_ann ON events (rank, pid, tid, ts_ns, dur_ns, idx)\n"
 "  WHERE role = 5;\n"
-"CREATE INDEX events_cpu ON events (rank, ts_ns) WHERE role = 4;\n";
+"-- record_function ranges alone (steps among them): few rows\n"
+"CREATE INDEX events_ann ON events (rank, ts_ns, name) WHERE role = 6;\n";
+
+const char ta_db_cpu_index_sql[] =
+"-- the host side in time order: ops, Python frames, record_function\n"
+"-- ranges. Only diagnose needs it: 'ingest' builds it with the rest, a\n"
+"-- cached database gets it the first time diagnose runs on it.\n"
+"CREATE INDEX IF NOT EXISTS events_cpu ON events (rank, ts_ns)\n"
+"  WHERE role = 4 OR role = 6;\n";

@@ -126,7 +126,7 @@ static int prepare_multi(struct ta_db_writer *w, struct ta_error *err)
 }
 
 struct ta_db_writer *ta_db_writer_new(const char *path, int threaded,
-				      struct ta_error *err)
+				      int all_indexes, struct ta_error *err)
 {
 	struct ta_db_writer *w = ta_xcalloc(1, sizeof(*w));
 
@@ -151,6 +151,7 @@ struct ta_db_writer *ta_db_writer_new(const char *path, int threaded,
 	     * correlation only increase): that work happens on the writer
 	     * thread, beside parsing, instead of after it */
 	    ta_db_exec(w->db, ta_db_index_sql, err) < 0 ||
+	    (all_indexes && ta_db_exec(w->db, ta_db_cpu_index_sql, err) < 0) ||
 	    ta_db_exec(w->db, "BEGIN", err) < 0 ||
 	    ta_db_prepare(w->db, insert_sql, &w->ins, err) < 0 ||
 	    prepare_multi(w, err) < 0 ||
@@ -177,8 +178,8 @@ static int role_of(const char *cat)
 		"Memcpy", "gpu_memset", "Memset", "mtia_ccp_events", NULL };
 	static const char *const runtime[] = { "cuda_runtime", "cuda_driver",
 		"Runtime", "mtia_runtime", NULL };
-	static const char *const cpu[] = { "cpu_op", "user_annotation",
-		"python_function", "Operator", NULL };
+	static const char *const cpu[] = { "cpu_op", "python_function",
+		"Operator", NULL };
 	size_t i;
 
 	for (i = 0; gpu[i]; i++)
@@ -192,6 +193,8 @@ static int role_of(const char *cat)
 	for (i = 0; cpu[i]; i++)
 		if (strcmp(cat, cpu[i]) == 0)
 			return 4;
+	if (strcmp(cat, "user_annotation") == 0)
+		return 6;
 	return strcmp(cat, "gpu_user_annotation") == 0 ? 5 : 0;
 }
 
