@@ -30,6 +30,9 @@ enum ta_kind {
  * whose last step is cut. Times are ns. Every HTA rule that differs
  * from the default lives in this one place (rows.c). */
 int ta_rows_prepare(sqlite3 *db, const struct ta_query *q, struct ta_error *err);
+/* Whether a dev row has a negative duration (only HTA's rounding makes
+ * one): sweeps then cannot stream (intervals.h). */
+int ta_rows_negative_dur(sqlite3 *db);
 
 /* Kernel class of a GPU activity by name and category. */
 enum ta_kind ta_classify(const char *name, const char *cat, int hta_compat);

@@ -8,6 +8,10 @@ void ta_db_global_init(void)
 	/* SQLite's allocation statistics take a global mutex on every malloc;
 	 * nothing here reads them */
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+	/* A sort keeps at least this many pages in memory before it spills
+	 * to a temp file: 250 by default, 16 MB at our 64 KB page size. 16
+	 * pages, with the 2 MB page cache, keep every sort within 2 MB. */
+	sqlite3_config(SQLITE_CONFIG_PMASZ, 16);
 }
 
 int ta_db_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st,
@@ -96,7 +100,7 @@ int ta_db_open(const char *path, sqlite3 **db, struct ta_error *err)
 		return -1;
 	}
 	/* analyses build temporary tables: on disk, so memory stays bounded */
-	sqlite3_exec(*db, "PRAGMA temp_store = FILE; PRAGMA cache_size = -16384",
+	sqlite3_exec(*db, "PRAGMA temp_store = FILE; PRAGMA cache_size = -2048",
 		     NULL, NULL, NULL);
 	return 0;
 }

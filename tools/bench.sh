@@ -3,8 +3,9 @@
 #   gzip -dc FILE | json_verify -q
 # (decompression plus yajl's own validator) on traces built from
 # testdata/train_stalled: 1x (>= 200 MB of JSON), 2x and 4x; plus all four
-# core analyses (report), and a cached re-run. Runs alternate; the median of
-# RUNS is shown. Ratios matter, not seconds: the machine is shared.
+# core analyses (report), a cached re-run, and two 1x ranks read with -j 1
+# and -j 2. Runs alternate; the median of RUNS is shown. Ratios matter, not
+# seconds: the machine is shared.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 RUNS=${RUNS:-3}
@@ -18,6 +19,10 @@ for m in 1 2 4; do
 	f="$DIR/x$m/rank-0.json.gz"
 	[ -f "$f" ] || { mkdir -p "$DIR/x$m"; python3 tools/scale.py "$SRC" "$f" $((65 * m)) 0; }
 done
+for r in 0 1; do
+	f="$DIR/r2/rank-$r.json.gz"
+	[ -f "$f" ] || { mkdir -p "$DIR/r2"; python3 tools/scale.py "$SRC" "$f" 65 $r; }
+done
 
 now() { date +%s.%N; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -30,6 +35,7 @@ timed() {
 }
 floor() { gzip -dc "$1" | json_verify -q; }
 ours() { /usr/bin/time -f %M -o "$DIR/rss" $BIN "$2" -q --no-cache "$1"; }
+jobs() { /usr/bin/time -f %M -o "$DIR/rss" $BIN temporal -q --no-cache -j "$2" "$1"; }
 
 printf '| input | JSON MB | events | floor s | command | ours s | ratio | events/s | MB/s | peak RSS MB |\n'
 printf '|---|---|---|---|---|---|---|---|---|---|\n'
@@ -59,3 +65,19 @@ $BIN temporal -q "$DIR/x1" >/dev/null
 i=0
 while [ $i -lt "$RUNS" ]; do timed $BIN temporal -q "$DIR/x1" >> "$DIR/c.t"; i=$((i + 1)); done
 printf '\ncached temporal on 1x: %.3f s\n' "$(median < "$DIR/c.t")"
+
+# -j: two ranks, one after the other on one thread, or together
+: > "$DIR/j1.t"; : > "$DIR/j2.t"; : > "$DIR/rss.all"
+i=0
+while [ $i -lt "$RUNS" ]; do
+	timed jobs "$DIR/r2" 1 >> "$DIR/j1.t"
+	timed jobs "$DIR/r2" 2 >> "$DIR/j2.t"
+	cat "$DIR/rss" >> "$DIR/rss.all"
+	i=$((i + 1))
+done
+j1=$(median < "$DIR/j1.t"); j2=$(median < "$DIR/j2.t")
+mb=$(gzip -dc "$DIR/r2/rank-0.json.gz" "$DIR/r2/rank-1.json.gz" | wc -c | awk '{printf "%.0f", $1 / 1e6}')
+printf '\n| input | JSON MB | temporal -j 1 s | temporal -j 2 s | -j 2 / -j 1 | peak RSS -j 2 MB |\n'
+printf '|---|---|---|---|---|---|\n'
+printf '| 2 ranks x 1x | %s | %.2f | %.2f | %.2f | %.0f |\n' "$mb" "$j1" "$j2" \
+	"$(echo "$j2 / $j1" | bc -l)" "$(sort -n "$DIR/rss.all" | tail -1 | awk '{print $1 / 1024}')"

@@ -50,4 +50,37 @@ struct ta_sweep {
 void ta_sweep_run(struct ta_union *const *u, const int *bits, size_t n,
 		  int trunc_us, struct ta_sweep *out);
 
+/* The same sweep, fed row by row in ascending ts, each row to one of n
+ * unions (n <= TA_SWEEPER_MAX). Points are swept as soon as no later row
+ * can come before them, and swept groups are dropped, so memory holds
+ * only recent groups; the result is ta_sweep_run's, to the nanosecond.
+ * That needs every duration >= 0 (a negative one puts a group's end
+ * before points already swept): stream = 0 keeps every group to the end
+ * instead, for rows that may have one. */
+#define TA_SWEEPER_MAX 4
+struct ta_sweeper {
+	size_t n;
+	int bits[TA_SWEEPER_MAX];
+	int trunc_us;
+	struct ta_union u[TA_SWEEPER_MAX];     /* groups not yet dropped */
+	size_t next_start[TA_SWEEPER_MAX], next_end[TA_SWEEPER_MAX];
+	int64_t dropped[TA_SWEEPER_MAX];       /* length of dropped groups */
+	int stream, started, running, finished;
+	int64_t last_t;
+	struct ta_sweep out;                    /* accumulates over resets */
+};
+
+void ta_sweeper_init(struct ta_sweeper *s, const int *bits, size_t n,
+		     int trunc_us, int stream);
+void ta_sweeper_add(struct ta_sweeper *s, size_t which, int64_t ts,
+		    int64_t dur);
+/* Sweeps what is left; then out holds the result since init. */
+void ta_sweeper_finish(struct ta_sweeper *s);
+/* Union `which`'s length (ta_union_length) since the last reset. */
+int64_t ta_sweeper_length(const struct ta_sweeper *s, size_t which);
+/* Finishes, and starts a new, separate sweep (the next rank); out keeps
+ * adding up. */
+void ta_sweeper_reset(struct ta_sweeper *s);
+void ta_sweeper_free(struct ta_sweeper *s);
+
 #endif

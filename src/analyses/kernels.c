@@ -41,35 +41,13 @@ static const struct ta_col type_cols[] = {
 	{ "pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
 };
 
-struct type_acc {
-	int64_t dur[TA_SWEEP_LABELS];
-	int seen[TA_SWEEP_LABELS];
-};
-
-static void sweep_rank(struct ta_union *u, int nkinds, int compat,
-		       struct type_acc *acc)
-{
-	static const int bits[] = { TA_KIND_COMPUTE, TA_KIND_COMM, TA_KIND_MEMORY };
-	struct ta_union *list[3] = { &u[0], &u[1], &u[2] };
-	struct ta_sweep sw;
-	int l;
-
-	ta_sweep_run(list, bits, (size_t)nkinds, compat, &sw);
-	for (l = 1; l < TA_SWEEP_LABELS; l++) {
-		acc->dur[l] += sw.dur[l];
-		acc->seen[l] |= sw.seen[l];
-	}
-	for (l = 0; l < 3; l++)
-		ta_union_reset(&u[l]);
-}
-
 static int kind_slot(int kind)
 {
 	return kind == TA_KIND_COMPUTE ? 0 : kind == TA_KIND_COMM ? 1 :
 	       kind == TA_KIND_MEMORY ? 2 : -1;
 }
 
-static struct ta_table *type_table(const struct type_acc *acc, int compat)
+static struct ta_table *type_table(const struct ta_sweep *acc, int compat)
 {
 	struct ta_table *t = ta_table_new("GPU time by kernel type", type_cols, 3);
 	int64_t total = 0;
@@ -103,38 +81,38 @@ static struct ta_table *type_table(const struct type_acc *acc, int compat)
 static int run_by_type(sqlite3 *db, const struct ta_kernels_opts *o,
 		       int compat, struct ta_table **out, struct ta_error *err)
 {
-	struct ta_union u[3] = { { 0 }, { 0 }, { 0 } };
-	struct type_acc acc;
+	static const int bits[] = { TA_KIND_COMPUTE, TA_KIND_COMM, TA_KIND_MEMORY };
+	struct ta_sweeper sw;
 	sqlite3_stmt *st = NULL;
-	int nkinds = o->include_memory ? 3 : 2, rc, i;
+	int nkinds = o->include_memory ? 3 : 2, rc;
 	int64_t rank = 0;
 	int have = 0;
 
-	memset(&acc, 0, sizeof(acc));
 	if (ta_db_prepare(db, "SELECT rank, ts, dur, kind FROM dev ORDER BY rank, ts",
 			  &st, err) < 0)
 		return -1;
+	/* one sweep per rank, their label times added up */
+	ta_sweeper_init(&sw, bits, (size_t)nkinds, compat,
+			!ta_rows_negative_dur(db));
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int slot = kind_slot(sqlite3_column_int(st, 3));
 
 		if (have && sqlite3_column_int64(st, 0) != rank)
-			sweep_rank(u, nkinds, compat, &acc);
+			ta_sweeper_reset(&sw);
 		rank = sqlite3_column_int64(st, 0);
 		have = 1;
 		if (slot >= 0 && slot < nkinds)
-			ta_union_add(&u[slot], sqlite3_column_int64(st, 1),
-				     sqlite3_column_int64(st, 2));
+			ta_sweeper_add(&sw, (size_t)slot, sqlite3_column_int64(st, 1),
+				       sqlite3_column_int64(st, 2));
 	}
-	if (have)
-		sweep_rank(u, nkinds, compat, &acc);
+	ta_sweeper_finish(&sw);
 	sqlite3_finalize(st);
-	for (i = 0; i < 3; i++)
-		ta_union_free(&u[i]);
+	ta_sweeper_free(&sw);
 	if (rc != SQLITE_DONE) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
 		return -1;
 	}
-	*out = type_table(&acc, compat);
+	*out = type_table(&sw.out, compat);
 	return 0;
 }
 

@@ -118,9 +118,18 @@ CPU_CORR_SQL
 "  AND NOT EXISTS (SELECT 1 FROM cpu_corr c WHERE c.rank = hrows.rank"
 "   AND c.correlation = hrows.correlation);";
 
+/* Every device row an analysis sees, whichever rules chose it. kind:
+ * enum ta_kind; idle_kernel: counts for idle time; ord: row order. */
+static const char dev_table_sql[] =
+"CREATE TEMP TABLE dev (rank INTEGER, idx INTEGER, name INTEGER, ts INTEGER,"
+"  dur INTEGER, stream INTEGER, correlation INTEGER, gbps REAL, kind INTEGER,"
+"  idle_kernel INTEGER, launch_ts INTEGER, ord INTEGER);"
+"CREATE INDEX temp.dev_ts ON dev (rank, ts);"
+"CREATE INDEX temp.dev_corr ON dev (rank, correlation);";
+
 /* §3: device rows are stream != -1; ord is §7.2 step 5's row order. */
 static const char hta_dev_sql[] =
-"CREATE TEMP TABLE dev AS SELECT h.rank, h.idx, h.name, h.ts, h.dur,"
+"INSERT INTO dev SELECT h.rank, h.idx, h.name, h.ts, h.dur,"
 "  h.stream, h.correlation, h.gbps, ta_kind(n.name, c.name, 1) AS kind,"
 "  c.name IN (" GPU_CATS ") AS idle_kernel,"
 "  CASE WHEN h.partner IS NULL THEN NULL ELSE (SELECT p.ts FROM hrows p"
@@ -162,7 +171,7 @@ static int prepare_hta(sqlite3 *db, struct ta_error *err)
  * two or more steps are cut, and GPU work is kept or dropped by when it
  * was launched (or started, when no launch was recorded). */
 static const char default_dev_sql[] =
-"CREATE TEMP TABLE dev AS SELECT e.rank, e.idx, e.name, e.ts_ns AS ts,"
+"INSERT INTO dev SELECT e.rank, e.idx, e.name, e.ts_ns AS ts,"
 "  max(e.dur_ns, 0) AS dur, e.stream, e.correlation,"
 "  COALESCE(e.gbps, 0.0) AS gbps,"
 "  ta_kind(n.name, c.name, 0) AS kind, 1 AS idle_kernel,"
@@ -256,12 +265,17 @@ static int prepare_rows(sqlite3 *db, const struct ta_query *q,
 		       "DROP TABLE IF EXISTS temp.cpu_corr;", err) < 0 ||
 	    select_ranks(db, q, err) < 0)
 		return -1;
-	if ((q->hta_compat ? prepare_hta(db, err)
-			   : ta_db_exec(db, default_dev_sql, err)) < 0)
+	/* indexes first: rows arrive in (rank, ts) order, so both grow by
+	 * appending, where CREATE INDEX afterwards would sort in memory */
+	if (ta_db_exec(db, dev_table_sql, err) < 0)
 		return -1;
-	return ta_db_exec(db, "CREATE INDEX temp.dev_ts ON dev (rank, ts);"
-			  "CREATE INDEX temp.dev_corr ON dev (rank, correlation);",
-			  err);
+	return q->hta_compat ? prepare_hta(db, err)
+			     : ta_db_exec(db, default_dev_sql, err);
+}
+
+int ta_rows_negative_dur(sqlite3 *db)
+{
+	return query_int(db, "SELECT EXISTS (SELECT 1 FROM dev WHERE dur < 0)") != 0;
 }
 
 int64_t ta_rows_min_ts(sqlite3 *db, int hta_compat)
