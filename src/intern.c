@@ -17,16 +17,21 @@ struct ta_intern {
 	size_t cap, count;
 };
 
-static uint64_t fnv1a(const char *s, size_t len)
+/* Eight bytes per step (names are long: Python frames, kernel names), a
+ * multiply to spread them, a final mix for the low bits the table uses. */
+static uint64_t hash_bytes(const char *s, size_t len)
 {
-	uint64_t h = 1469598103934665603ULL;
-	size_t i;
+	const uint64_t k = 0x9e3779b97f4a7c15ULL;
+	uint64_t h = len * k, w;
 
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
+	for (; len >= 8; s += 8, len -= 8) {
+		memcpy(&w, s, 8);
+		h = ((h << 5 | h >> 59) ^ w) * k;
 	}
-	return h;
+	w = 0;
+	memcpy(&w, s, len);
+	h = ((h << 5 | h >> 59) ^ w) * k;
+	return h ^ h >> 29;
 }
 
 struct ta_intern *ta_intern_new(void)
@@ -74,12 +79,12 @@ static struct slot *find_slot(const struct ta_intern *t, const char *s,
 
 int64_t ta_intern_find(const struct ta_intern *t, const char *s, size_t len)
 {
-	return find_slot(t, s, len, fnv1a(s, len))->id;
+	return find_slot(t, s, len, hash_bytes(s, len))->id;
 }
 
 int64_t ta_intern(struct ta_intern *t, const char *s, size_t len, int *is_new)
 {
-	uint64_t h = fnv1a(s, len);
+	uint64_t h = hash_bytes(s, len);
 	struct slot *sl = find_slot(t, s, len, h);
 	int64_t id;
 
