@@ -72,12 +72,16 @@ START_TEST(test_more_launch)
 	ck_assert_int_eq(ta_launch_run(db, &q, &o, &t, &err), 0);
 	ck_assert_int_eq(t->nrows, 4);
 	/* cudaLaunchKernel: cpu 5, gpu 10, delay 40 - 15 = 25 */
-	ck_assert(cell(t, 0, 3) == 5 && cell(t, 0, 4) == 10 && cell(t, 0, 5) == 25);
-	ck_assert_str_eq(ta_table_cell(t, 1, 6)->s, "cuLaunchKernel");
-	ck_assert(cell(t, 1, 5) == 26);
-	/* both kernels of the graph, delays from the end of cudaGraphLaunch */
-	ck_assert_str_eq(ta_table_cell(t, 2, 6)->s, "cudaGraphLaunch");
-	ck_assert(cell(t, 2, 5) == 160 && cell(t, 3, 5) == 163);
+	ck_assert(cell(t, 0, 4) == 5 && cell(t, 0, 5) == 10 && cell(t, 0, 6) == 25);
+	ck_assert_int_eq(ta_table_cell(t, 0, 2)->i, 0);
+	ck_assert_str_eq(ta_table_cell(t, 1, 7)->s, "cuLaunchKernel");
+	ck_assert(cell(t, 1, 6) == 26);
+	/* both kernels of the graph, delays from the end of cudaGraphLaunch,
+	 * told apart by nth (the key columns name one row) */
+	ck_assert_str_eq(ta_table_cell(t, 2, 7)->s, "cudaGraphLaunch");
+	ck_assert(cell(t, 2, 6) == 160 && cell(t, 3, 6) == 163);
+	ck_assert_int_eq(ta_table_cell(t, 2, 2)->i, 0);
+	ck_assert_int_eq(ta_table_cell(t, 3, 2)->i, 1);
 	ta_table_free(t);
 	q.hta_compat = 1; /* HTA knows cudaLaunchKernel only */
 	ck_assert_int_eq(ta_launch_run(db, &q, &o, &t, &err), 0);

@@ -21,6 +21,7 @@ cp testdata/decode_graph/rank-0.pt.trace.json.gz "$TMP/twins/a.json.gz"
 cp testdata/decode_graph/rank-0.pt.trace.json.gz "$TMP/twins/b.json.gz"
 $BIN temporal -q --format csv testdata/train_healthy > "$TMP/old.csv"
 $BIN idle -q --format csv testdata/train_healthy > "$TMP/old_idle.csv"
+$BIN launch -q --format csv testdata/decode_graph > "$TMP/old_launch.csv"
 
 run_case() {
 	name=$1; shift

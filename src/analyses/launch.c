@@ -22,7 +22,8 @@ static const char compat_prep_sql[] =
 
 static const char compat_sql[] =
 	"SELECT c.rank, c.correlation, gn.name, c.dur, g.dur,"
-	"  max(0, g.ts - (c.ts + c.dur)), cn.name"
+	"  max(0, g.ts - (c.ts + c.dur)), cn.name,"
+	"  row_number() OVER (PARTITION BY c.rank, c.idx ORDER BY g.idx) - 1"
 	" FROM hrows c JOIN l ON l.rank = c.rank AND l.correlation = c.correlation"
 	" JOIN hrows g ON g.rank = c.rank AND g.correlation = c.correlation"
 	"  AND g.stream != -1"
@@ -34,7 +35,8 @@ static const char compat_sql[] =
  * cuLaunchKernel(Ex), cudaGraphLaunch and each kernel of the graph, hip*. */
 static const char default_sql[] =
 	"SELECT d.rank, d.correlation, gn.name, r.dur_ns, d.dur,"
-	"  max(0, d.ts - (r.ts_ns + r.dur_ns)), rn.name"
+	"  max(0, d.ts - (r.ts_ns + r.dur_ns)), rn.name,"
+	"  row_number() OVER (PARTITION BY d.rank, r.idx ORDER BY d.idx) - 1"
 	" FROM dev d JOIN events r ON r.rank = d.rank AND r.correlation = d.correlation"
 	"  AND r.role = 2"
 	" LEFT JOIN names gn ON gn.name_id = d.name"
@@ -45,6 +47,9 @@ static const char default_sql[] =
 static const struct ta_col launch_cols[] = {
 	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
 	{ "correlation", TA_COL_INT, TA_UNIT_NONE, 1 },
+	/* which GPU activity of the call: 0, or 0..n-1 for a CUDA graph's n
+	 * kernels; with it the key columns name one row */
+	{ "nth", TA_COL_INT, TA_UNIT_NONE, 1 },
 	{ "kernel", TA_COL_TEXT, TA_UNIT_NONE, 1 },
 	{ "cpu_us", TA_COL_REAL, TA_UNIT_US, 0 },
 	{ "gpu_us", TA_COL_REAL, TA_UNIT_US, 0 },
@@ -139,7 +144,7 @@ int ta_launch_run(sqlite3 *db, const struct ta_query *q,
 	    ta_db_prepare(db, q->hta_compat ? compat_sql : default_sql, &st, err) < 0)
 		return -1;
 	t = o->summary ? ta_table_new("Kernel launches per rank", summary_cols, 14)
-		       : ta_table_new("Kernel launches", launch_cols, 7);
+		       : ta_table_new("Kernel launches", launch_cols, 8);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t rank = sqlite3_column_int64(st, 0);
 		int64_t cpu = sqlite3_column_int64(st, 3), gpu = sqlite3_column_int64(st, 4);
@@ -156,11 +161,12 @@ int ta_launch_run(sqlite3 *db, const struct ta_query *q,
 		r = ta_table_add_row(t);
 		ta_table_set_int(t, r, 0, rank);
 		ta_table_set_int(t, r, 1, sqlite3_column_int64(st, 1));
-		ta_table_set_text(t, r, 2, (const char *)sqlite3_column_text(st, 2));
-		ta_table_set_real(t, r, 3, (double)cpu / 1000.0);
-		ta_table_set_real(t, r, 4, (double)gpu / 1000.0);
-		ta_table_set_real(t, r, 5, (double)delay / 1000.0);
-		ta_table_set_text(t, r, 6, (const char *)sqlite3_column_text(st, 6));
+		ta_table_set_int(t, r, 2, sqlite3_column_int64(st, 7));
+		ta_table_set_text(t, r, 3, (const char *)sqlite3_column_text(st, 2));
+		ta_table_set_real(t, r, 4, (double)cpu / 1000.0);
+		ta_table_set_real(t, r, 5, (double)gpu / 1000.0);
+		ta_table_set_real(t, r, 6, (double)delay / 1000.0);
+		ta_table_set_text(t, r, 7, (const char *)sqlite3_column_text(st, 6));
 	}
 	if (o->summary && acc.n)
 		summary_row(t, &acc);
