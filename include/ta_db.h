@@ -52,6 +52,14 @@ int ta_db_open(const char *path, sqlite3 **db, struct ta_error *err);
 /* Makes sure the index that ta_db_cpu_index_sql creates exists: a cached
  * database is written without it, and gets it when first needed. */
 int ta_db_need_cpu_index(sqlite3 *db, struct ta_error *err);
+/* Whether the schema has an object of this type ("table", "index", ...). */
+int ta_db_has(sqlite3 *db, const char *type, const char *name);
+/* Adds to the read-only db's file: fn runs in one transaction on a
+ * second, read-write connection. Fails (nothing changed) when the file
+ * cannot be written. */
+int ta_db_write(sqlite3 *db, int (*fn)(sqlite3 *rw, void *ctx,
+				       struct ta_error *err),
+		void *ctx, struct ta_error *err);
 
 /* Helper: prepare or fill err with SQLite's message. */
 int ta_db_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st,

@@ -53,35 +53,57 @@ static int check_version(sqlite3 *db, const char *path, struct ta_error *err)
 	return ok ? 0 : -1;
 }
 
-int ta_db_need_cpu_index(sqlite3 *db, struct ta_error *err)
+int ta_db_has(sqlite3 *db, const char *type, const char *name)
 {
 	sqlite3_stmt *st = NULL;
+	int have = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = ?"
+			       " AND name = ?", -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, type, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+		have = sqlite3_step(st) == SQLITE_ROW;
+	}
+	sqlite3_finalize(st);
+	return have;
+}
+
+int ta_db_write(sqlite3 *db, int (*fn)(sqlite3 *rw, void *ctx,
+				       struct ta_error *err),
+		void *ctx, struct ta_error *err)
+{
 	sqlite3 *rw = NULL;
 	const char *path = sqlite3_db_filename(db, "main");
-	int have = 0, rc;
+	int rc;
 
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type ="
-			       " 'index' AND name = 'events_cpu'", -1, &st,
-			       NULL) == SQLITE_OK)
-		have = sqlite3_step(st) == SQLITE_ROW;
-	sqlite3_finalize(st);
-	if (have)
-		return 0;
 	/* a second connection may write; ours is read-only. BEGIN IMMEDIATE
-	 * waits for another process doing the same, then finds it done. */
+	 * waits for another process doing the same; fn finds its work done */
 	if (!path || !path[0] ||
 	    sqlite3_open_v2(path, &rw, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-		ta_error_set(err, TA_EXIT_SYSTEM, "'%s': cannot add an index: %s",
+		ta_error_set(err, TA_EXIT_SYSTEM, "'%s': cannot write: %s",
 			     path ? path : "", rw ? sqlite3_errmsg(rw) : "cannot open");
 		sqlite3_close(rw);
 		return -1;
 	}
 	sqlite3_busy_timeout(rw, 600000);
-	rc = ta_db_exec(rw, "BEGIN IMMEDIATE", err) < 0 ||
-	     ta_db_exec(rw, ta_db_cpu_index_sql, err) < 0 ||
+	ta_db_exec(rw, "PRAGMA temp_store = FILE", NULL);
+	rc = ta_db_exec(rw, "BEGIN IMMEDIATE", err) < 0 || fn(rw, ctx, err) < 0 ||
 	     ta_db_exec(rw, "COMMIT", err) < 0 ? -1 : 0;
-	sqlite3_close(rw);
+	sqlite3_close(rw); /* rolls back what was not committed */
 	return rc;
+}
+
+static int add_cpu_index(sqlite3 *rw, void *ctx, struct ta_error *err)
+{
+	(void)ctx;
+	return ta_db_exec(rw, ta_db_cpu_index_sql, err);
+}
+
+int ta_db_need_cpu_index(sqlite3 *db, struct ta_error *err)
+{
+	if (ta_db_has(db, "index", "events_cpu"))
+		return 0;
+	return ta_db_write(db, add_cpu_index, NULL, err);
 }
 
 int ta_db_open(const char *path, sqlite3 **db, struct ta_error *err)

@@ -151,9 +151,10 @@ static int64_t query_int(sqlite3 *db, const char *sql)
 	return v;
 }
 
-static int prepare_hta(sqlite3 *db, struct ta_error *err)
+/* HTA's rows and step filter into TEMP TABLE hrows; returns whether the
+ * filter ran (1), or -1. */
+static int hta_rows(sqlite3 *db, struct ta_error *err)
 {
-	char sql[sizeof(hta_dev_sql) + 16];
 	int filtered;
 
 	if (ta_db_exec(db, hta_rows_sql, err) < 0)
@@ -161,6 +162,49 @@ static int prepare_hta(sqlite3 *db, struct ta_error *err)
 	filtered = query_int(db, hta_steps_sql) >= 2;
 	if (filtered && ta_db_exec(db, hta_filter_sql, err) < 0)
 		return -1;
+	return filtered;
+}
+
+/* Those rules cost about a second per 200 MB of trace, so a database
+ * that can be written keeps their result for every rank (main.hta_rows,
+ * and whether the step filter ran in info), and later runs only select.
+ * Changing a rule above means a new TA_SCHEMA_VERSION. */
+static int keep_hta_rows(sqlite3 *rw, void *ctx, struct ta_error *err)
+{
+	struct ta_query every = { 0, NULL, 0 };
+	char sql[512];
+	int filtered;
+
+	(void)ctx;
+	if (ta_db_has(rw, "table", "hta_rows"))
+		return 0; /* another process was first */
+	if (select_ranks(rw, &every, err) < 0 || (filtered = hta_rows(rw, err)) < 0)
+		return -1;
+	snprintf(sql, sizeof(sql),
+		 "CREATE TABLE hta_rows AS SELECT * FROM temp.hrows;"
+		 "CREATE INDEX hta_rows_idx ON hta_rows (rank, idx);"
+		 "CREATE INDEX hta_rows_corr ON hta_rows (rank, correlation);"
+		 "CREATE INDEX hta_rows_dev ON hta_rows (rank, ts) WHERE stream != -1;"
+		 "INSERT INTO info VALUES ('hta_step_filter', %d);", filtered);
+	return ta_db_exec(rw, sql, err);
+}
+
+static int prepare_hta(sqlite3 *db, struct ta_error *err)
+{
+	char sql[sizeof(hta_dev_sql) + 16];
+	int filtered;
+
+	if (ta_db_has(db, "table", "hta_rows") ||
+	    ta_db_write(db, keep_hta_rows, NULL, NULL) == 0) {
+		filtered = query_int(db, "SELECT value FROM info"
+				     " WHERE key = 'hta_step_filter'") == 1;
+		if (ta_db_exec(db, "CREATE TEMP VIEW hrows AS SELECT * FROM"
+			       " main.hta_rows WHERE rank IN"
+			       " (SELECT rank FROM temp.sel_ranks)", err) < 0)
+			return -1;
+	} else if ((filtered = hta_rows(db, err)) < 0) {
+		return -1; /* a database we may not write: for this run only */
+	}
 	snprintf(sql, sizeof(sql), hta_dev_sql, filtered);
 	return ta_db_exec(db, sql, err);
 }
@@ -258,9 +302,13 @@ static int prepare_rows(sqlite3 *db, const struct ta_query *q,
 			     sqlite3_errmsg(db));
 		return -1;
 	}
-	if (ta_db_exec(db, "DROP TABLE IF EXISTS temp.rows_key;"
+	/* hrows is a view of main.hta_rows or a table of its own */
+	if (ta_db_exec(db, query_int(db, "SELECT count(*) FROM sqlite_temp_master"
+				     " WHERE type = 'view' AND name = 'hrows'") > 0 ?
+		       "DROP VIEW temp.hrows" : "DROP TABLE IF EXISTS temp.hrows",
+		       err) < 0 ||
+	    ta_db_exec(db, "DROP TABLE IF EXISTS temp.rows_key;"
 		       "DROP TABLE IF EXISTS temp.dev;"
-		       "DROP TABLE IF EXISTS temp.hrows;"
 		       "DROP TABLE IF EXISTS temp.win;"
 		       "DROP TABLE IF EXISTS temp.cpu_corr;", err) < 0 ||
 	    select_ranks(db, q, err) < 0)

@@ -103,5 +103,5 @@ const char ta_db_cpu_index_sql[] =
 "-- the host side in time order: ops, Python frames, record_function\n"
 "-- ranges. Only diagnose needs it: 'ingest' builds it with the rest, a\n"
 "-- cached database gets it the first time diagnose runs on it.\n"
-"CREATE INDEX IF NOT EXISTS events_cpu ON events (rank, ts_ns)\n"
+"CREATE INDEX IF NOT EXISTS events_cpu ON events (rank, ts_ns, dur_ns)\n"
 "  WHERE role = 4 OR role = 6;\n";
