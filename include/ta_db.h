@@ -6,7 +6,7 @@
 
 #include "ta_event.h"
 
-#define TA_SCHEMA_VERSION 6
+#define TA_SCHEMA_VERSION 7
 
 /* The schema as SQL, with comments (also what `traceanalyze schema` prints). */
 extern const char ta_db_schema_sql[];

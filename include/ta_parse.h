@@ -22,6 +22,8 @@ struct ta_parse_result {
 	int64_t rank;
 	int any_float_ts;       /* HTA would round every timestamp (§2.3) */
 	int64_t bad_times;      /* events whose ts or dur is not a usable number */
+	int have_ts;            /* some event has a ts; then: */
+	int64_t min_ts_ns;      /* the earliest */
 	int truncated;          /* the input ended early or is damaged */
 	int64_t damage_offset;  /* decompressed byte offset of the damage */
 	char damage[256];       /* what was wrong, when truncated */

@@ -31,11 +31,10 @@ static const char kernels_sql[] =
 	"  WHERE role = 5 GROUP BY rank)"
 	" SELECT d.rank, d.ts, d.stream, kn.name, (SELECT an.name FROM events a"
 	"  JOIN names an ON an.name_id = a.name WHERE a.role = 5"
-	"  AND a.rank = d.rank AND a.pid IS k.pid AND a.tid IS k.tid"
+	"  AND a.rank = d.rank AND a.pid IS d.pid AND a.tid IS d.tid"
 	"  AND a.ts_ns < d.ts + d.dur AND a.ts_ns >= d.ts - l.dur"
 	"  AND d.ts < a.ts_ns + a.dur_ns ORDER BY a.dur_ns, a.idx LIMIT 1)"
-	" FROM dev d JOIN events k ON k.rank = d.rank AND k.idx = d.idx"
-	" JOIN names kn ON kn.name_id = d.name"
+	" FROM dev d JOIN names kn ON kn.name_id = d.name"
 	" LEFT JOIN longest l ON l.rank = d.rank WHERE d.kind != 8"
 	" ORDER BY d.rank, d.ts, d.idx";
 

@@ -184,7 +184,7 @@ static void compact(struct ta_sweeper *s, size_t i)
 	struct ta_union *u = &s->u[i];
 	size_t k, done = s->next_end[i];
 
-	if (done < 256 && done * 2 < u->n)
+	if (done == 0 || (done < 256 && done * 2 < u->n))
 		return;
 	for (k = 0; k < done; k++)
 		s->dropped[i] += u->v[k].end - u->v[k].start;

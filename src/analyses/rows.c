@@ -83,7 +83,7 @@ static const char hta_rows_sql[] =
 "  e.stream, e.correlation, COALESCE(e.gbps, 0.0) AS gbps,"
 "  ((e.stream >= 0 AND e.correlation >= 0) OR e.name IN (SELECT name_id"
 "    FROM names WHERE name IN ('Event Sync', 'Context Sync'))) AS is_gpu,"
-"  NULL AS partner"
+"  NULL AS partner, e.pid, e.tid"
 " FROM events e JOIN files f ON f.rank = e.rank"
 " WHERE e.rank IN (SELECT rank FROM sel_ranks) AND e.dur_ns IS NOT NULL"
 "  AND e.cat IS NOT NULL"
@@ -94,6 +94,13 @@ CPU_CORR_SQL
 "UPDATE hrows SET partner = COALESCE((SELECT c.idx FROM cpu_corr c"
 "  WHERE c.rank = hrows.rank AND c.correlation = hrows.correlation), 0)"
 " WHERE is_gpu AND correlation != -1;";
+
+/* HTA's trace start: its rows before the step filter (§2). */
+#define HTA_MIN_TS_SQL \
+	"SELECT min(CASE WHEN f.hta_rounded THEN e.hta_ts_ns ELSE e.ts_ns END)" \
+	" FROM events e JOIN files f ON f.rank = e.rank" \
+	" WHERE e.dur_ns IS NOT NULL AND e.cat IS NOT NULL" \
+	" AND e.cat NOT IN (SELECT name_id FROM names WHERE name = 'Trace')"
 
 /* §7.1: P counts distinct step names over all ranks. */
 static const char hta_steps_sql[] =
@@ -123,7 +130,7 @@ CPU_CORR_SQL
 static const char dev_table_sql[] =
 "CREATE TEMP TABLE dev (rank INTEGER, idx INTEGER, name INTEGER, ts INTEGER,"
 "  dur INTEGER, stream INTEGER, correlation INTEGER, gbps REAL, kind INTEGER,"
-"  idle_kernel INTEGER, launch_ts INTEGER, ord INTEGER);"
+"  idle_kernel INTEGER, launch_ts INTEGER, ord INTEGER, pid, tid);"
 "CREATE INDEX temp.dev_ts ON dev (rank, ts);"
 "CREATE INDEX temp.dev_corr ON dev (rank, correlation);";
 
@@ -135,7 +142,7 @@ static const char hta_dev_sql[] =
 "  CASE WHEN h.partner IS NULL THEN NULL ELSE (SELECT p.ts FROM hrows p"
 "   WHERE p.rank = h.rank AND p.idx = h.partner) END AS launch_ts,"
 "  CASE WHEN %d AND NOT h.is_gpu THEN h.idx + 1000000000000 ELSE h.idx END"
-"   AS ord"
+"   AS ord, h.pid, h.tid"
 " FROM hrows h LEFT JOIN names n ON n.name_id = h.name"
 " LEFT JOIN names c ON c.name_id = h.cat WHERE h.stream != -1;";
 
@@ -172,7 +179,7 @@ static int hta_rows(sqlite3 *db, struct ta_error *err)
 static int keep_hta_rows(sqlite3 *rw, void *ctx, struct ta_error *err)
 {
 	struct ta_query every = { 0, NULL, 0 };
-	char sql[512];
+	char sql[1024];
 	int filtered;
 
 	(void)ctx;
@@ -185,7 +192,9 @@ static int keep_hta_rows(sqlite3 *rw, void *ctx, struct ta_error *err)
 		 "CREATE INDEX hta_rows_idx ON hta_rows (rank, idx);"
 		 "CREATE INDEX hta_rows_corr ON hta_rows (rank, correlation);"
 		 "CREATE INDEX hta_rows_dev ON hta_rows (rank, ts) WHERE stream != -1;"
-		 "INSERT INTO info VALUES ('hta_step_filter', %d);", filtered);
+		 "INSERT INTO info VALUES ('hta_step_filter', %d);"
+		 "INSERT INTO info SELECT 'hta_min_ts', (" HTA_MIN_TS_SQL ");",
+		 filtered);
 	return ta_db_exec(rw, sql, err);
 }
 
@@ -222,7 +231,7 @@ static const char default_dev_sql[] =
 "  CASE WHEN e.correlation = -1 THEN NULL ELSE (SELECT r.ts_ns FROM events r"
 "   WHERE r.role = 2 AND r.rank = e.rank AND r.correlation = e.correlation"
 "   ORDER BY r.idx DESC LIMIT 1) END AS launch_ts,"
-"  e.idx AS ord"
+"  e.idx AS ord, e.pid, e.tid"
 " FROM events e JOIN names c ON c.name_id = e.cat"
 " LEFT JOIN names n ON n.name_id = e.name"
 " WHERE e.role = 1 AND e.rank IN (SELECT rank FROM sel_ranks)"
@@ -328,10 +337,10 @@ int ta_rows_negative_dur(sqlite3 *db)
 
 int64_t ta_rows_min_ts(sqlite3 *db, int hta_compat)
 {
-	return query_int(db, hta_compat ?
-		"SELECT min(CASE WHEN f.hta_rounded THEN e.hta_ts_ns ELSE e.ts_ns END)"
-		" FROM events e JOIN files f ON f.rank = e.rank"
-		" WHERE e.dur_ns IS NOT NULL AND e.cat IS NOT NULL"
-		" AND e.cat NOT IN (SELECT name_id FROM names WHERE name = 'Trace')" :
-		"SELECT min(ts_ns) FROM events");
+	/* both read every row: the loader and keep_hta_rows noted them */
+	if (!hta_compat)
+		return query_int(db, "SELECT min(min_ts_ns) FROM files");
+	if (ta_db_has(db, "table", "hta_rows"))
+		return query_int(db, "SELECT value FROM info WHERE key = 'hta_min_ts'");
+	return query_int(db, HTA_MIN_TS_SQL);
 }

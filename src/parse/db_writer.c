@@ -653,8 +653,8 @@ static int add_file(struct ta_db_feed *f, int64_t rank,
 			 (long long)res->damage_offset);
 	if (ta_db_prepare(f->w->db,
 			  "INSERT INTO files (rank, path, bytes, mtime_ns, events,"
-			  " json_bytes, truncated, damage, hta_rounded, bad_times)"
-			  " VALUES (?,?,?,?,?,?,?,?,?,?)", &st, err) < 0)
+			  " json_bytes, truncated, damage, hta_rounded, bad_times,"
+			  " min_ts_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?)", &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, rank);
 	sqlite3_bind_text(st, 2, f->path, -1, SQLITE_STATIC);
@@ -667,6 +667,8 @@ static int add_file(struct ta_db_feed *f, int64_t rank,
 		sqlite3_bind_text(st, 8, damage, -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 9, res->any_float_ts);
 	sqlite3_bind_int64(st, 10, res->bad_times);
+	if (res->have_ts)
+		sqlite3_bind_int64(st, 11, res->min_ts_ns);
 	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(f->w, err);
 	sqlite3_finalize(st);
 	return rc;

@@ -346,6 +346,10 @@ static void finish_times(struct pstate *p)
 		p->bad_time = 1;
 	}
 	p->res->bad_times += p->bad_time;
+	if (ev->has_ts && (!p->res->have_ts || ev->ts_ns < p->res->min_ts_ns)) {
+		p->res->have_ts = 1;
+		p->res->min_ts_ns = ev->ts_ns;
+	}
 	if (!ev->has_ts || ev->ts_is_float)
 		p->res->any_float_ts = 1;
 }
