@@ -17,11 +17,13 @@ struct ta_col {
 	int key;   /* identifies the row (rank, stream, name...): baselines match on these */
 };
 
+struct ta_intern;
+
 struct ta_cell {
 	int null;
 	int64_t i;
 	double d;
-	char *s;
+	const char *s;         /* owned by the table's texts */
 };
 
 struct ta_table {
@@ -34,6 +36,8 @@ struct ta_table {
 	struct ta_buf tail;        /* text mode: lines after the table */
 	struct ta_buf notes;       /* lines for stderr in text mode */
 	void *owned_cols;          /* freed with the table when cols was built */
+	struct ta_intern *texts;   /* every text cell's string, once: tables
+				    * with a row per kernel repeat names */
 };
 
 struct ta_table *ta_table_new(const char *title, const struct ta_col *cols,

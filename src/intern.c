@@ -15,6 +15,8 @@ struct slot {
 struct ta_intern {
 	struct slot *slots;
 	size_t cap, count;
+	const char **by_id;    /* by_id[id - 1]: the stored string */
+	size_t by_id_cap;
 };
 
 /* Eight bytes per step (names are long: Python frames, kernel names), a
@@ -95,9 +97,19 @@ int64_t ta_intern(struct ta_intern *t, const char *s, size_t len, int *is_new)
 	sl->len = len;
 	sl->hash = h;
 	sl->id = id = (int64_t)++t->count;
+	if (t->count > t->by_id_cap) {
+		t->by_id_cap = t->by_id_cap ? t->by_id_cap * 2 : 256;
+		t->by_id = ta_xrealloc(t->by_id, t->by_id_cap * sizeof(*t->by_id));
+	}
+	t->by_id[id - 1] = sl->s;
 	if (t->count * 2 > t->cap)
 		grow(t);
 	return id;
+}
+
+const char *ta_intern_str(const struct ta_intern *t, int64_t id)
+{
+	return id >= 1 && (size_t)id <= t->count ? t->by_id[id - 1] : NULL;
 }
 
 void ta_intern_free(struct ta_intern *t)
@@ -109,5 +121,6 @@ void ta_intern_free(struct ta_intern *t)
 	for (i = 0; i < t->cap; i++)
 		free(t->slots[i].s);
 	free(t->slots);
+	free(t->by_id);
 	free(t);
 }

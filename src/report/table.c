@@ -1,4 +1,5 @@
 /* The result table shared by analyses and writers. */
+#include "ta_intern.h"
 #include "ta_table.h"
 
 #include <math.h>
@@ -68,10 +69,13 @@ void ta_table_set_text(struct ta_table *t, size_t row, size_t col,
 		       const char *s)
 {
 	struct ta_cell *c = cell(t, row, col);
+	int is_new;
 
-	free(c->s);
 	c->null = s == NULL;
-	c->s = s ? ta_xstrdup(s) : NULL;
+	if (s && !t->texts)
+		t->texts = ta_intern_new();
+	c->s = s ? ta_intern_str(t->texts, ta_intern(t->texts, s, strlen(s),
+						     &is_new)) : NULL;
 }
 
 void ta_table_note(struct ta_table *t, const char *fmt, ...)
@@ -129,12 +133,9 @@ void ta_table_sort(struct ta_table *t,
 
 void ta_table_free(struct ta_table *t)
 {
-	size_t i;
-
 	if (!t)
 		return;
-	for (i = 0; i < t->nrows * t->ncols; i++)
-		free(t->cells[i].s);
+	ta_intern_free(t->texts);
 	free(t->cells);
 	ta_buf_free(&t->notes);
 	ta_buf_free(&t->head);
