@@ -21,10 +21,6 @@ echo '{"not": "a trace"}' > "$TMP/odd/notes.json"
 gzip -dc testdata/decode_eager/rank-0.pt.trace.json.gz | head -c 300000 \
 	> "$TMP/odd/rank-1.json"
 cp testdata/train_stalled/rank-0.pt.trace.json.gz "$TMP/odd/rank-2.json.gz"
-dirs="$TMP/five $TMP/odd"
-[ -d ../shared/testdata/hta/trace_filter ] &&
-	dirs="$dirs ../shared/testdata/hta/trace_filter"
-
 same() { # NAME FILE1 FILE2
 	if cmp -s "$2" "$3"; then
 		pass=$((pass + 1))
@@ -34,6 +30,37 @@ same() { # NAME FILE1 FILE2
 		diff "$2" "$3" | head -5
 	fi
 }
+
+# distributedInfo after traceEvents, and against the file names: each
+# file's rows are written under the rank its name suggests, then moved;
+# read together, each move must take only its own file's rows
+mkdir "$TMP/swapped"
+python3 - "$TMP/swapped" <<'PY'
+import gzip, json, sys
+for name, src, rank in (("rank-0.json", "train_stalled", 1),
+                        ("rank-1.json", "decode_eager", 0)):
+    with gzip.open("testdata/%s/rank-0.pt.trace.json.gz" % src, "rt") as f:
+        t = json.load(f)
+    t.pop("distributedInfo", None)
+    t["distributedInfo"] = {"rank": rank, "world_size": 2}  # last key
+    with open("%s/%s" % (sys.argv[1], name), "w") as f:
+        json.dump(t, f)
+PY
+for d in train_stalled decode_eager; do
+	$BIN temporal -q --no-cache --format csv "testdata/$d" | tail -1 | cut -d, -f2- \
+		> "$TMP/$d.want"
+done
+for j in 1 2; do
+	$BIN temporal -q --no-cache -j $j --format csv "$TMP/swapped" > "$TMP/sw.$j"
+	grep '^1,' "$TMP/sw.$j" | cut -d, -f2- > "$TMP/sw1"
+	grep '^0,' "$TMP/sw.$j" | cut -d, -f2- > "$TMP/sw0"
+	same "swapped ranks: rank 1 is train_stalled (-j $j)" "$TMP/train_stalled.want" "$TMP/sw1"
+	same "swapped ranks: rank 0 is decode_eager (-j $j)" "$TMP/decode_eager.want" "$TMP/sw0"
+done
+
+dirs="$TMP/five $TMP/odd $TMP/swapped"
+[ -d ../shared/testdata/hta/trace_filter ] &&
+	dirs="$dirs ../shared/testdata/hta/trace_filter"
 
 for dir in $dirs; do
 	while read -r cmd; do
