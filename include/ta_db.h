@@ -11,18 +11,23 @@
 /* The schema as SQL, with comments (also what `traceanalyze schema` prints). */
 extern const char ta_db_schema_sql[];
 extern const char ta_db_index_sql[];
-/* The index on the host side (role 4 and 6) by time, built on demand. */
-extern const char ta_db_cpu_index_sql[];
+/* Indexes only some commands read, built when first needed. */
+enum ta_lazy_index {
+	TA_INDEX_HOST_TIME,   /* events_cpu: diagnose */
+	TA_INDEX_THREAD,      /* events_thread: ops */
+	TA_NLAZY_INDEXES
+};
+extern const char *const ta_db_lazy_index_sql[TA_NLAZY_INDEXES];
 
 struct ta_db_writer;  /* a new database, written by one SQLite connection */
 struct ta_db_feed;    /* one trace file's rows on their way into it */
 struct ta_parse_result;
 
 /* Creates a new database at path (which must not be in use). threaded:
- * SQLite runs on a thread of its own, beside the parsers; all_indexes:
- * also those otherwise built on demand. */
+ * SQLite runs on a thread of its own, beside the parsers; lazy_indexes:
+ * bits 1 << enum ta_lazy_index, those to build while loading. */
 struct ta_db_writer *ta_db_writer_new(const char *path, int threaded,
-				      int all_indexes, struct ta_error *err);
+				      unsigned lazy_indexes, struct ta_error *err);
 /* Starts a file. Feeds of different files may be used from different
  * threads at once; one feed from one thread. rank is provisional. */
 struct ta_db_feed *ta_db_feed_new(struct ta_db_writer *w, const char *path,
@@ -49,9 +54,12 @@ void ta_db_global_init(void);
 /* Opens a finished database read-only; checks the schema version. */
 int ta_db_open(const char *path, sqlite3 **db, struct ta_error *err);
 
-/* Makes sure the index that ta_db_cpu_index_sql creates exists: a cached
- * database is written without it, and gets it when first needed. */
-int ta_db_need_cpu_index(sqlite3 *db, struct ta_error *err);
+/* Makes sure a lazy index exists: a cached database is written without
+ * them, and gets each when first needed. */
+int ta_db_need_index(sqlite3 *db, enum ta_lazy_index which,
+		     struct ta_error *err);
+/* The first column of sql's first row; dflt if none or NULL. */
+int64_t ta_db_int(sqlite3 *db, const char *sql, int64_t dflt);
 /* Whether the schema has an object of this type ("table", "index", ...). */
 int ta_db_has(sqlite3 *db, const char *type, const char *name);
 /* Adds to the read-only db's file: fn runs in one transaction on a

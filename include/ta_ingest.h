@@ -11,7 +11,9 @@ struct ta_ingest_opts {
 	int strict;      /* a damaged trace is an error, not a warning */
 	int no_cache;    /* never read or write the cache */
 	int jobs;        /* threads at most (files parsed at once); 0: cores */
-	int all_indexes; /* also the indexes built on demand (ingest -o) */
+	/* bits 1 << enum ta_lazy_index: build those while loading, for a
+	 * command that will read them, or all for ingest -o */
+	unsigned lazy_indexes;
 	/* optional: told of progress (bytes of file i of n); done < 0 at the
 	 * end, with the total events read in total */
 	void (*progress)(const char *path, int64_t done, int64_t total,

@@ -1,6 +1,7 @@
 /* traceanalyze diagnose: per step, what bounds it and what to fix. */
 #include "cli.h"
 #include "commands.h"
+#include "ta_db.h"
 
 #include <stdlib.h>
 
@@ -44,7 +45,7 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 {
 	((struct ta_diagnose_opts *)ctx)->for_people = cli->format == TA_FMT_TEXT;
 	/* it searches the host side by time: build that index while loading */
-	cli->ingest.all_indexes = 1;
+	cli->ingest.lazy_indexes |= 1u << TA_INDEX_HOST_TIME;
 }
 
 int cmd_diagnose(int argc, char **argv)

@@ -27,7 +27,7 @@ int cmd_ingest(int argc, char **argv)
 		ta_cli_free(&cli);
 		return TA_EXIT_USAGE;
 	}
-	cli.ingest.all_indexes = 1; /* a database to keep: complete */
+	cli.ingest.lazy_indexes = ~0u; /* a database to keep: complete */
 	if (ta_input_list(cli.args[0], &files, &n, &err) < 0 ||
 	    ta_ingest(files, n, cli.output, &cli.ingest, &err) < 0)
 		rc = ta_cli_error(&err);

@@ -1,6 +1,7 @@
 /* traceanalyze ops: the profiler's key_averages table from a trace. */
 #include "cli.h"
 #include "commands.h"
+#include "ta_db.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,8 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 static void after_parse(void *ctx, struct ta_cli *cli)
 {
 	((struct ta_ops_opts *)ctx)->for_people = cli->format == TA_FMT_TEXT;
+	/* it reads every thread in order: build that index while loading */
+	cli->ingest.lazy_indexes |= 1u << TA_INDEX_THREAD;
 }
 
 int cmd_ops(int argc, char **argv)

@@ -19,6 +19,7 @@ int cmd_schema(int argc, char **argv)
 	}
 	fputs(ta_db_schema_sql, stdout);
 	fputs(ta_db_index_sql, stdout);
-	fputs(ta_db_cpu_index_sql, stdout);
+	fputs(ta_db_lazy_index_sql[TA_INDEX_HOST_TIME], stdout);
+	fputs(ta_db_lazy_index_sql[TA_INDEX_THREAD], stdout);
 	return ta_cli_finish_output(stdout, "stdout");
 }

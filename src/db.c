@@ -53,6 +53,19 @@ static int check_version(sqlite3 *db, const char *path, struct ta_error *err)
 	return ok ? 0 : -1;
 }
 
+int64_t ta_db_int(sqlite3 *db, const char *sql, int64_t dflt)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t v = dflt;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW &&
+	    sqlite3_column_type(st, 0) != SQLITE_NULL)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
 int ta_db_has(sqlite3 *db, const char *type, const char *name)
 {
 	sqlite3_stmt *st = NULL;
@@ -93,17 +106,22 @@ int ta_db_write(sqlite3 *db, int (*fn)(sqlite3 *rw, void *ctx,
 	return rc;
 }
 
-static int add_cpu_index(sqlite3 *rw, void *ctx, struct ta_error *err)
+static int add_index(sqlite3 *rw, void *ctx, struct ta_error *err)
 {
-	(void)ctx;
-	return ta_db_exec(rw, ta_db_cpu_index_sql, err);
+	return ta_db_exec(rw, ctx, err);
 }
 
-int ta_db_need_cpu_index(sqlite3 *db, struct ta_error *err)
+int ta_db_need_index(sqlite3 *db, enum ta_lazy_index which,
+		     struct ta_error *err)
 {
-	if (ta_db_has(db, "index", "events_cpu"))
+	static const char *const names[TA_NLAZY_INDEXES] = {
+		"events_cpu", "events_thread"
+	};
+
+	if (ta_db_has(db, "index", names[which]))
 		return 0;
-	return ta_db_write(db, add_cpu_index, NULL, err);
+	return ta_db_write(db, add_index, (void *)ta_db_lazy_index_sql[which],
+			   err);
 }
 
 int ta_db_open(const char *path, sqlite3 **db, struct ta_error *err)

@@ -196,7 +196,7 @@ static int has_index(sqlite3 *db, const char *name)
 	return found;
 }
 
-/* The host-side index: not written with a cached database, added the
+/* The lazy indexes: not written with a cached database, each added the
  * first time it is needed (and found there the next time); written at
  * once by ingest -o. */
 START_TEST(test_more_cpu_index_on_demand)
@@ -213,15 +213,20 @@ START_TEST(test_more_cpu_index_on_demand)
 	ck_assert_int_eq(ta_ingest(files, 1, out, &o, &err), 0);
 	ck_assert_int_eq(ta_db_open(out, &db, &err), 0);
 	ck_assert(!has_index(db, "events_cpu"));
-	ck_assert_int_eq(ta_db_need_cpu_index(db, &err), 0);
+	ck_assert(!has_index(db, "events_thread"));
+	ck_assert_int_eq(ta_db_need_index(db, TA_INDEX_HOST_TIME, &err), 0);
 	ck_assert(has_index(db, "events_cpu"));
-	ck_assert_int_eq(ta_db_need_cpu_index(db, &err), 0);
+	ck_assert(!has_index(db, "events_thread"));
+	ck_assert_int_eq(ta_db_need_index(db, TA_INDEX_HOST_TIME, &err), 0);
+	ck_assert_int_eq(ta_db_need_index(db, TA_INDEX_THREAD, &err), 0);
+	ck_assert(has_index(db, "events_thread"));
 	sqlite3_close(db);
-	o.all_indexes = 1;
+	o.lazy_indexes = ~0u;
 	snprintf(out, sizeof(out), "%s/all.db", dir);
 	ck_assert_int_eq(ta_ingest(files, 1, out, &o, &err), 0);
 	ck_assert_int_eq(ta_db_open(out, &db, &err), 0);
 	ck_assert(has_index(db, "events_cpu"));
+	ck_assert(has_index(db, "events_thread"));
 	close_trace(db, dir);
 }
 END_TEST

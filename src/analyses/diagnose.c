@@ -558,7 +558,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	int rc = 0;
 
 	*out = NULL;
-	if (ta_db_need_cpu_index(db, err) < 0 || ta_rows_prepare(db, q, err) < 0 ||
+	if (ta_db_need_index(db, TA_INDEX_HOST_TIME, err) < 0 || ta_rows_prepare(db, q, err) < 0 ||
 	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &ranks, err) < 0) {
 		ta_table_free(t);
 		return -1;

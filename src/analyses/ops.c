@@ -32,7 +32,14 @@ enum node_kind { NODE_OP, NODE_LAUNCH, NODE_PYTHON };
 struct node {
 	int64_t ts, end, children, gpu_self, gpu_total;
 	enum node_kind kind;
-	char *name, *shapes, *stack;
+	const char *name;      /* the names cache's, or a static string */
+	char *shapes, *stack;  /* NULL unless asked for */
+};
+
+/* Every name of the database by id, read once: rows carry ids. */
+struct names {
+	char **v;
+	size_t n;
 };
 
 struct walker {
@@ -51,8 +58,13 @@ static struct op_agg *agg_for(struct aggs *a, int64_t rank, const char *name,
 	int is_new;
 	int64_t id;
 
-	ta_buf_addf(&key, "%lld\x01%s\x01%s\x01%s", (long long)rank, name,
-		    shapes ? shapes : "", stack ? stack : "");
+	/* rank's bytes, then the texts: \x01 never occurs in them */
+	ta_buf_add(&key, &rank, sizeof(rank));
+	ta_buf_adds(&key, name);
+	ta_buf_addc(&key, '\x01');
+	ta_buf_adds(&key, shapes ? shapes : "");
+	ta_buf_addc(&key, '\x01');
+	ta_buf_adds(&key, stack ? stack : "");
 	id = ta_intern(a->keys, key.s, key.len, &is_new);
 	ta_buf_free(&key);
 	if (is_new) {
@@ -103,7 +115,6 @@ static void finish(struct walker *w)
 			a->dev += n->kind == NODE_LAUNCH ? 0 : n->gpu_total;
 		}
 	}
-	free(n->name);
 	free(n->shapes);
 	free(n->stack);
 }
@@ -177,8 +188,8 @@ static void push(struct walker *w, int64_t ts, int64_t dur, enum node_kind kind,
 	n->end = ts + dur;
 	n->kind = kind;
 	n->gpu_total = gpu;
-	n->name = ta_xstrdup(name);
-	n->shapes = profiler_shapes(shapes);
+	n->name = name;
+	n->shapes = w->o->group_shape ? profiler_shapes(shapes) : NULL;
 	if (w->o->stack_depth && kind != NODE_PYTHON)
 		n->stack = python_stack(w);
 	w->depth++;
@@ -193,18 +204,58 @@ static const char gpu_sql[] =
 	"  AND rank IN (SELECT rank FROM sel_ranks) GROUP BY rank, correlation;";
 
 /* CPU-side events (ops, CPU annotations, runtime calls, Python frames)
- * per thread, parents before children. */
+ * per thread, parents before children: the order of events_thread, which
+ * holds every column read but input_dims. ?1: python_function's name id. */
 static const char events_sql[] =
 	"SELECT e.rank, e.pid, e.tid, e.ts_ns, max(e.dur_ns, 0), e.role,"
-	"  n.name, e.input_dims, CASE WHEN e.role = 2 THEN (SELECT g.ns FROM gpu_corr g"
+	"  e.name, %s, CASE WHEN e.role = 2 THEN (SELECT g.ns FROM gpu_corr g"
 	"  WHERE g.rank = e.rank AND g.correlation = e.correlation) END,"
-	"  c.name = 'python_function'"
-	" FROM events e JOIN names n ON n.name_id = e.name"
-	" JOIN names c ON c.name_id = e.cat"
+	"  e.cat IS ?1"
+	" FROM events e"
 	" WHERE e.role IN (2, 4, 6) AND e.rank IN (SELECT rank FROM sel_ranks)"
 	"  AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL"
-	"  AND (%d OR c.name != 'python_function')"
+	"  AND e.name IS NOT NULL AND e.cat IS NOT NULL"
+	"  AND (%d OR e.cat IS NOT ?1)"
 	" ORDER BY e.rank, e.pid, e.tid, e.ts_ns, e.dur_ns DESC, e.idx";
+
+static int load_names(sqlite3 *db, struct names *nm, int64_t *python,
+		      struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	*python = -1;
+	nm->n = (size_t)ta_db_int(db, "SELECT max(name_id) FROM names", 0) + 1;
+	nm->v = ta_xcalloc(nm->n, sizeof(*nm->v));
+	if (ta_db_prepare(db, "SELECT name_id, name FROM names", &st, err) < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		const char *s = (const char *)sqlite3_column_text(st, 1);
+
+		if (id < 0 || (size_t)id >= nm->n || !s)
+			continue;
+		nm->v[id] = ta_xstrdup(s);
+		if (strcmp(s, "python_function") == 0)
+			*python = id;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static const char *name_of(const struct names *nm, int64_t id)
+{
+	return id >= 0 && (size_t)id < nm->n && nm->v[id] ? nm->v[id] : "";
+}
+
+static void free_names(struct names *nm)
+{
+	size_t i;
+
+	for (i = 0; i < nm->n; i++)
+		free(nm->v[i]);
+	free(nm->v);
+}
 
 static const char kernels_sql[] =
 	"SELECT e.rank, n.name, count(*), sum(max(e.dur_ns, 0)) FROM events e"
@@ -367,14 +418,20 @@ static int walk(sqlite3 *db, const struct ta_ops_opts *o, struct aggs *aggs,
 		int64_t step_ts, int64_t step_end, struct ta_error *err)
 {
 	struct walker w = { o, aggs, NULL, 0, 0, 0, step_ts, step_end };
+	struct names nm = { NULL, 0 };
 	sqlite3_stmt *st = NULL;
-	char sql[sizeof(events_sql) + 8];
-	int64_t pid_tid_key[2] = { 0, 0 };
+	char sql[sizeof(events_sql) + 32];
+	int64_t pid_tid_key[2] = { 0, 0 }, python;
 	int rc, first = 1;
 
-	snprintf(sql, sizeof(sql), events_sql, o->stack_depth > 0);
-	if (ta_db_prepare(db, sql, &st, err) < 0)
+	snprintf(sql, sizeof(sql), events_sql,
+		 o->group_shape ? "e.input_dims" : "NULL", o->stack_depth > 0);
+	if (load_names(db, &nm, &python, err) < 0 ||
+	    ta_db_prepare(db, sql, &st, err) < 0) {
+		free_names(&nm);
 		return -1;
+	}
+	sqlite3_bind_int64(st, 1, python);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t rank = sqlite3_column_int64(st, 0);
 		int64_t pid = sqlite3_column_int64(st, 1), tid = sqlite3_column_int64(st, 2);
@@ -390,7 +447,7 @@ static int walk(sqlite3 *db, const struct ta_ops_opts *o, struct aggs *aggs,
 		first = 0;
 		w.rank = rank;
 		pid_tid_key[0] = pid, pid_tid_key[1] = tid;
-		op = (const char *)sqlite3_column_text(st, 6);
+		op = name_of(&nm, sqlite3_column_int64(st, 6));
 		/* the profiler groups every ProfilerStep#N as one key */
 		if (kind != NODE_PYTHON && strncmp(op, "ProfilerStep#", 13) == 0)
 			op = "ProfilerStep*";
@@ -401,6 +458,7 @@ static int walk(sqlite3 *db, const struct ta_ops_opts *o, struct aggs *aggs,
 	while (w.depth)
 		finish(&w);
 	free(w.stack);
+	free_names(&nm);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
@@ -442,7 +500,9 @@ int ta_ops_run(sqlite3 *db, const struct ta_query *q, const struct ta_ops_opts *
 	int rc;
 
 	*out = NULL;
-	rc = ta_rows_prepare(db, q, err);
+	rc = ta_db_need_index(db, TA_INDEX_THREAD, err);
+	if (rc == 0)
+		rc = ta_rows_prepare(db, q, err);
 	if (rc == 0)
 		rc = ta_db_exec(db, gpu_sql, err);
 	if (rc == 0)

@@ -100,9 +100,15 @@ const char ta_db_index_sql[] =
 "-- record_function ranges alone (steps among them): few rows\n"
 "CREATE INDEX events_ann ON events (rank, ts_ns, name) WHERE role = 6;\n";
 
-const char ta_db_cpu_index_sql[] =
-"-- the host side in time order: ops, Python frames, record_function\n"
-"-- ranges. Only diagnose needs it: 'ingest' builds it with the rest, a\n"
-"-- cached database gets it the first time diagnose runs on it.\n"
+/* Built on demand: 'ingest' writes them with the rest; a cached database
+ * gets each the first time a command that reads it runs. */
+const char *const ta_db_lazy_index_sql[TA_NLAZY_INDEXES] = {
+"-- (diagnose) the host side in time order: ops, Python frames,\n"
+"-- record_function ranges\n"
 "CREATE INDEX IF NOT EXISTS events_cpu ON events (rank, ts_ns, dur_ns)\n"
-"  WHERE role = 4 OR role = 6;\n";
+"  WHERE role = 4 OR role = 6;\n",
+"-- (ops) each host thread's ops, ranges and runtime calls, parents\n"
+"-- before children, with what ops reads: no sort, no table lookups\n"
+"CREATE INDEX IF NOT EXISTS events_thread ON events (rank, pid, tid, ts_ns,\n"
+"  dur_ns DESC, idx, role, name, cat, correlation) WHERE role IN (2, 4, 6);\n",
+};

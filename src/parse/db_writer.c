@@ -125,8 +125,20 @@ static int prepare_multi(struct ta_db_writer *w, struct ta_error *err)
 	return rc;
 }
 
+static int lazy_indexes_now(struct ta_db_writer *w, unsigned which,
+			    struct ta_error *err)
+{
+	int i;
+
+	for (i = 0; i < TA_NLAZY_INDEXES; i++)
+		if (which >> i & 1 &&
+		    ta_db_exec(w->db, ta_db_lazy_index_sql[i], err) < 0)
+			return -1;
+	return 0;
+}
+
 struct ta_db_writer *ta_db_writer_new(const char *path, int threaded,
-				      int all_indexes, struct ta_error *err)
+				      unsigned lazy_indexes, struct ta_error *err)
 {
 	struct ta_db_writer *w = ta_xcalloc(1, sizeof(*w));
 
@@ -151,7 +163,7 @@ struct ta_db_writer *ta_db_writer_new(const char *path, int threaded,
 	     * correlation only increase): that work happens on the writer
 	     * thread, beside parsing, instead of after it */
 	    ta_db_exec(w->db, ta_db_index_sql, err) < 0 ||
-	    (all_indexes && ta_db_exec(w->db, ta_db_cpu_index_sql, err) < 0) ||
+	    lazy_indexes_now(w, lazy_indexes, err) < 0 ||
 	    ta_db_exec(w->db, "BEGIN", err) < 0 ||
 	    ta_db_prepare(w->db, insert_sql, &w->ins, err) < 0 ||
 	    prepare_multi(w, err) < 0 ||

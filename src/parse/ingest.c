@@ -319,7 +319,7 @@ int ta_ingest(char *const *files, size_t n, const char *out,
 	sprintf(tmp, "%s.tmp.%ld", out, (long)getpid());
 	unlink(tmp);
 	guard(tmp);
-	p.w = ta_db_writer_new(tmp, jobs > 1, o->all_indexes, err);
+	p.w = ta_db_writer_new(tmp, jobs > 1, o->lazy_indexes, err);
 	if (p.w) {
 		run_pool(&p, jobs);
 		if (p.err_file != (size_t)-1) {
