@@ -74,8 +74,10 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 static void after_parse(void *ctx, struct ta_cli *cli)
 {
 	((struct ta_ops_opts *)ctx)->for_people = cli->format == TA_FMT_TEXT;
-	/* it reads every thread in order: build that index while loading */
-	cli->ingest.lazy_indexes |= 1u << TA_INDEX_THREAD;
+	/* it reads every thread in order: build that index while loading a
+	 * database that is kept (for one run, sorting once costs less) */
+	if (!cli->ingest.no_cache)
+		cli->ingest.lazy_indexes |= 1u << TA_INDEX_THREAD;
 }
 
 int cmd_ops(int argc, char **argv)

@@ -500,9 +500,9 @@ int ta_ops_run(sqlite3 *db, const struct ta_query *q, const struct ta_ops_opts *
 	int rc;
 
 	*out = NULL;
-	rc = ta_db_need_index(db, TA_INDEX_THREAD, err);
-	if (rc == 0)
-		rc = ta_rows_prepare(db, q, err);
+	/* without the index (a database we may not write) SQLite sorts */
+	ta_db_need_index(db, TA_INDEX_THREAD, NULL);
+	rc = ta_rows_prepare(db, q, err);
 	if (rc == 0)
 		rc = ta_db_exec(db, gpu_sql, err);
 	if (rc == 0)
