@@ -9,27 +9,25 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* HTA knows launches only by these names (§9.7 step 1). */
-static const char compat_prep_sql[] =
-	"DROP TABLE IF EXISTS temp.l;"
-	"CREATE TEMP TABLE l (rank INTEGER, correlation INTEGER,"
-	"  PRIMARY KEY (rank, correlation));"
-	"INSERT OR IGNORE INTO l SELECT h.rank, h.correlation FROM hrows h"
-	"  JOIN names n ON n.name_id = h.name WHERE h.correlation != -1 AND n.name IN"
-	"  ('cudaLaunchKernel', 'cudaLaunchKernelExC',"
-	"   'runFunction - job_prep_and_submit_for_execution',"
-	"   'cudaMemsetAsync', 'cudaMemcpyAsync');";
-
+/* HTA knows launches only by these names (§9.7 step 1): a correlation
+ * counts when some row of it has one. From the GPU rows (few, indexed)
+ * to their CPU rows by correlation: no pass over every row (CROSS JOIN
+ * keeps SQLite from starting at the CPU rows). */
 static const char compat_sql[] =
 	"SELECT c.rank, c.correlation, gn.name, c.dur, g.dur,"
 	"  max(0, g.ts - (c.ts + c.dur)), cn.name,"
 	"  row_number() OVER (PARTITION BY c.rank, c.idx ORDER BY g.idx) - 1"
-	" FROM hrows c JOIN l ON l.rank = c.rank AND l.correlation = c.correlation"
-	" JOIN hrows g ON g.rank = c.rank AND g.correlation = c.correlation"
-	"  AND g.stream != -1"
+	" FROM hrows g CROSS JOIN hrows c ON c.rank = g.rank" /* g outer */
+	"  AND c.correlation = g.correlation AND c.stream = -1"
 	" LEFT JOIN names gn ON gn.name_id = g.name"
 	" LEFT JOIN names cn ON cn.name_id = c.name"
-	" WHERE c.stream = -1 ORDER BY c.rank, c.idx, g.idx";
+	" WHERE g.stream != -1 AND g.correlation != -1 AND EXISTS (SELECT 1"
+	"  FROM hrows x JOIN names xn ON xn.name_id = x.name"
+	"  WHERE x.rank = g.rank AND x.correlation = g.correlation AND xn.name IN"
+	"  ('cudaLaunchKernel', 'cudaLaunchKernelExC',"
+	"   'runFunction - job_prep_and_submit_for_execution',"
+	"   'cudaMemsetAsync', 'cudaMemcpyAsync'))"
+	" ORDER BY c.rank, c.idx, g.idx";
 
 /* Every runtime or driver call linked by correlation to GPU activity:
  * cuLaunchKernel(Ex), cudaGraphLaunch and each kernel of the graph, hip*. */
@@ -140,7 +138,6 @@ int ta_launch_run(sqlite3 *db, const struct ta_query *q,
 
 	*out = NULL;
 	if (ta_rows_prepare(db, q, err) < 0 ||
-	    (q->hta_compat && ta_db_exec(db, compat_prep_sql, err) < 0) ||
 	    ta_db_prepare(db, q->hta_compat ? compat_sql : default_sql, &st, err) < 0)
 		return -1;
 	t = o->summary ? ta_table_new("Kernel launches per rank", summary_cols, 14)
