@@ -63,6 +63,7 @@ test: traceanalyze $(TEST_BIN)
 	sh tests/golden.sh
 	sh tests/jobs.sh
 	sh tests/compat_cache.sh
+	sh tests/stream.sh
 	python3 tests/bad/corpus.py
 	python3 tests/ops_oracle.py
 	python3 tests/ops_stack.py

@@ -19,4 +19,30 @@ void ta_report_csv(FILE *out, const struct ta_table *t);
 void ta_report_json(FILE *out, const struct ta_table *t);
 void ta_report_write(FILE *out, const struct ta_table *t, enum ta_format f);
 
+/* The writers a row at a time (what the functions above are made of). */
+void ta_csv_begin(FILE *out, const struct ta_table *t);
+void ta_csv_row(FILE *out, const struct ta_table *t, size_t r);
+void ta_json_begin(FILE *out);
+void ta_json_row(FILE *out, const struct ta_table *t, size_t r, size_t nth);
+void ta_json_end(FILE *out, size_t rows);
+
+/* Streaming (stream.c): a CSV or JSON output that a table may write to
+ * row by row. The command offers one before running an analysis (and
+ * withdraws it with NULL after); an analysis whose rows are final as it
+ * adds them calls ta_table_stream on its table. Then the table keeps one
+ * row, and the command calls ta_stream_finish instead of writing it. */
+struct ta_stream {
+	FILE *(*open)(void *ctx);    /* opens the output at the first write */
+	void *ctx;
+	enum ta_format fmt;          /* TA_FMT_CSV or TA_FMT_JSON */
+	FILE *out;
+	size_t written;
+	int failed;                  /* the output could not be opened */
+};
+void ta_stream_offer(struct ta_stream *s);
+/* Writes the table's row 0 (table.c, when a row follows it). */
+void ta_stream_row(struct ta_table *t);
+/* Writes what is left; -1 if the output could not be opened. */
+int ta_stream_finish(struct ta_table *t);
+
 #endif

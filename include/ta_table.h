@@ -18,6 +18,7 @@ struct ta_col {
 };
 
 struct ta_intern;
+struct ta_stream;
 
 struct ta_cell {
 	int null;
@@ -38,6 +39,7 @@ struct ta_table {
 	void *owned_cols;          /* freed with the table when cols was built */
 	struct ta_intern *texts;   /* every text cell's string, once: tables
 				    * with a row per kernel repeat names */
+	struct ta_stream *stream;  /* rows go out as they come (ta_report.h) */
 };
 
 struct ta_table *ta_table_new(const char *title, const struct ta_col *cols,
@@ -55,5 +57,9 @@ void ta_table_note(struct ta_table *t, const char *fmt, ...)
 void ta_table_sort(struct ta_table *t,
 		   int (*cmp)(const struct ta_table *t, size_t a, size_t b));
 void ta_table_free(struct ta_table *t);
+/* For an analysis whose rows are final as it adds them: if the command
+ * offered a stream (CSV, JSON), rows go out as they come and the table
+ * keeps one (ta_report.h); if not, nothing changes. */
+void ta_table_stream(struct ta_table *t);
 
 #endif

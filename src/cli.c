@@ -389,6 +389,21 @@ int ta_cli_output_close(const struct ta_cli *cli, FILE *out,
 	return rc;
 }
 
+static FILE *open_output(void *cli)
+{
+	return ta_cli_output_open(cli);
+}
+
+/* A table that went out row by row (ta_report.h): finish and close. */
+static int finish_stream(const struct ta_cli *cli, struct ta_table *t)
+{
+	int rc = ta_stream_finish(t) < 0 ? TA_EXIT_SYSTEM :
+		 ta_cli_output_close(cli, t->stream->out, &t, 1);
+
+	ta_table_free(t);
+	return rc;
+}
+
 int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 {
 	struct ta_gate **gates = NULL;
@@ -396,16 +411,25 @@ int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 	struct ta_error err = { 0, "" };
 	struct ta_table *t = NULL;
 	sqlite3 *db = NULL;
+	/* CSV and JSON without gates may go out while the analysis runs */
+	struct ta_stream stream = { open_output, (void *)cli, cli->format, NULL, 0, 0 };
 	FILE *out;
 	int rc = ta_cli_open_input(cli, &db);
 
 	if (rc != TA_EXIT_OK)
 		return rc;
-	if (fn(db, &cli->query, ctx, &t, &err) < 0) {
-		sqlite3_close(db);
+	if (cli->format != TA_FMT_TEXT && !cli->ngates && !cli->baseline)
+		ta_stream_offer(&stream);
+	rc = fn(db, &cli->query, ctx, &t, &err);
+	ta_stream_offer(NULL);
+	sqlite3_close(db);
+	if (rc < 0) {
+		if (stream.out && stream.out != stdout)
+			fclose(stream.out);
 		return ta_cli_error(&err);
 	}
-	sqlite3_close(db);
+	if (t->stream)
+		return finish_stream(cli, t);
 	gates = ta_xcalloc(cli->ngates + 1, sizeof(*gates));
 	if (compile_gates(cli, t, gates, &err) < 0) {
 		rc = ta_cli_error(&err);

@@ -3,6 +3,7 @@
 #include "ta_analyses.h"
 #include "ta_db.h"
 #include "ta_ingest.h"
+#include "ta_report.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -231,6 +232,65 @@ START_TEST(test_more_cpu_index_on_demand)
 }
 END_TEST
 
+static FILE *stream_open(void *ctx)
+{
+	return ctx;
+}
+
+static const struct ta_col stream_cols[] = {
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "name", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+	{ "us", TA_COL_REAL, TA_UNIT_US, 0 },
+};
+
+/* Rows of a streamed table go out as the next comes, and the table keeps
+ * one: the bytes are those of the whole table written at the end. Loop
+ * _i: 0 CSV, 1 JSON; and a table nobody offered a stream to is whole. */
+START_TEST(test_more_stream)
+{
+	static const char *const names[] = { "a", "b,c", "d\"e" };
+	enum ta_format fmt = _i ? TA_FMT_JSON : TA_FMT_CSV;
+	char *got = NULL, *want = NULL;
+	size_t got_len = 0, want_len = 0, r;
+	FILE *gf = open_memstream(&got, &got_len);
+	FILE *wf = open_memstream(&want, &want_len);
+	struct ta_stream s = { stream_open, gf, fmt, NULL, 0, 0 };
+	struct ta_table *streamed, *whole;
+
+	whole = ta_table_new("t", stream_cols, 3);
+	ta_table_stream(whole); /* nothing offered: stays whole */
+	ta_stream_offer(&s);
+	streamed = ta_table_new("t", stream_cols, 3);
+	ta_table_stream(streamed);
+	ta_stream_offer(NULL);
+	for (r = 0; r < 300; r++) {
+		struct ta_table *t[2] = { streamed, whole };
+		int k;
+
+		for (k = 0; k < 2; k++) {
+			size_t row = ta_table_add_row(t[k]);
+
+			ta_table_set_int(t[k], row, 0, (int64_t)r);
+			ta_table_set_text(t[k], row, 1, names[r % 3]);
+			if (r % 7)
+				ta_table_set_real(t[k], row, 2, (double)r / 8);
+		}
+		ck_assert_uint_le(streamed->nrows, 1);
+	}
+	ck_assert_uint_eq(whole->nrows, 300);
+	ck_assert_int_eq(ta_stream_finish(streamed), 0);
+	ta_report_write(wf, whole, fmt);
+	fclose(gf);
+	fclose(wf);
+	ck_assert_uint_eq(got_len, want_len);
+	ck_assert(memcmp(got, want, got_len) == 0);
+	ta_table_free(streamed);
+	ta_table_free(whole);
+	free(got);
+	free(want);
+}
+END_TEST
+
 Suite *suite_more(void)
 {
 	Suite *s = suite_create("more");
@@ -238,6 +298,7 @@ Suite *suite_more(void)
 
 	tcase_add_test(tc, test_more_launch);
 	tcase_add_test(tc, test_more_cpu_index_on_demand);
+	tcase_add_loop_test(tc, test_more_stream, 0, 2);
 	tcase_add_test(tc, test_more_queue);
 	tcase_add_test(tc, test_more_membw_residue);
 	tcase_add_test(tc, test_more_annotations);

@@ -149,6 +149,7 @@ static int run_kernels(sqlite3 *db, int compat, struct ta_table **out,
 	if (ta_db_prepare(db, kernels_sql, &st, err) < 0)
 		return -1;
 	t = ta_table_new("Kernels and their innermost GPU annotation", kernel_cols, 5);
+	ta_table_stream(t); /* a row per kernel, final as it comes */
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		size_t r = ta_table_add_row(t);
 

@@ -142,6 +142,8 @@ int ta_launch_run(sqlite3 *db, const struct ta_query *q,
 		return -1;
 	t = o->summary ? ta_table_new("Kernel launches per rank", summary_cols, 14)
 		       : ta_table_new("Kernel launches", launch_cols, 8);
+	if (!o->summary)
+		ta_table_stream(t); /* a row per launch, final as it comes */
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t rank = sqlite3_column_int64(st, 0);
 		int64_t cpu = sqlite3_column_int64(st, 3), gpu = sqlite3_column_int64(st, 4);

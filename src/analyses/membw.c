@@ -120,6 +120,8 @@ int ta_membw_run(sqlite3 *db, const struct ta_query *q,
 	min_ts = ta_rows_min_ts(db, q->hta_compat);
 	t = o->series ? ta_table_new("Memory bandwidth", series_cols, 4)
 		      : ta_table_new("Memory bandwidth per copy kind", summary_cols, 10);
+	if (o->series)
+		ta_table_stream(t); /* a row per point, final as it comes */
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t rank = sqlite3_column_int64(st, 0);
 		const char *name = (const char *)sqlite3_column_text(st, 1);

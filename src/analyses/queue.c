@@ -179,7 +179,7 @@ int ta_queue_run(sqlite3 *db, const struct ta_query *q,
 	if (o->blocked_at > 0)
 		t = ta_table_new("Time with a full launch queue", blocked_cols, 4);
 	else if (o->series)
-		t = ta_table_new("Launch queue length", series_cols, 4);
+		ta_table_stream(t = ta_table_new("Launch queue length", series_cols, 4));
 	else
 		t = ta_table_new("Launch queue length per stream", summary_cols, 10);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

@@ -29,9 +29,9 @@ static void write_cell(FILE *out, const struct ta_col *col,
 	}
 }
 
-void ta_report_csv(FILE *out, const struct ta_table *t)
+void ta_csv_begin(FILE *out, const struct ta_table *t)
 {
-	size_t r, c;
+	size_t c;
 
 	for (c = 0; c < t->ncols; c++) {
 		if (c)
@@ -39,12 +39,25 @@ void ta_report_csv(FILE *out, const struct ta_table *t)
 		write_text(out, t->cols[c].name);
 	}
 	fputc('\n', out);
-	for (r = 0; r < t->nrows; r++) {
-		for (c = 0; c < t->ncols; c++) {
-			if (c)
-				fputc(',', out);
-			write_cell(out, &t->cols[c], ta_table_cell(t, r, c));
-		}
-		fputc('\n', out);
+}
+
+void ta_csv_row(FILE *out, const struct ta_table *t, size_t r)
+{
+	size_t c;
+
+	for (c = 0; c < t->ncols; c++) {
+		if (c)
+			fputc(',', out);
+		write_cell(out, &t->cols[c], ta_table_cell(t, r, c));
 	}
+	fputc('\n', out);
+}
+
+void ta_report_csv(FILE *out, const struct ta_table *t)
+{
+	size_t r;
+
+	ta_csv_begin(out, t);
+	for (r = 0; r < t->nrows; r++)
+		ta_csv_row(out, t, r);
 }

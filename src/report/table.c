@@ -1,5 +1,6 @@
 /* The result table shared by analyses and writers. */
 #include "ta_intern.h"
+#include "ta_report.h"
 #include "ta_table.h"
 
 #include <math.h>
@@ -22,6 +23,8 @@ size_t ta_table_add_row(struct ta_table *t)
 {
 	size_t i;
 
+	if (t->stream && t->nrows)
+		ta_stream_row(t); /* the previous row is final */
 	if (t->nrows == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 16;
 		t->cells = ta_xrealloc(t->cells,
