@@ -14,6 +14,7 @@
  * The connection is used by one thread at a time: the SQLite thread, or a
  * feed ending its file, under db_lock. */
 #include "batch.h"
+#include "event_row.h"
 #include "ta_intern.h"
 #include "ta_db.h"
 #include "ta_parse.h"
@@ -28,19 +29,6 @@
 /* rows per INSERT: fewer statement executions; 16 x 35 parameters stay
  * far below SQLite's limit */
 #define MULTI_ROWS 16
-
-enum {
-	C_RANK = 1, C_IDX, C_PH, C_CAT, C_NAME, C_PID, C_TID, C_TS, C_DUR,
-	C_HTA_TS, C_HTA_DUR, C_STREAM, C_CORR, C_EXT, C_DEVICE, C_BYTES,
-	C_GBPS, C_GRID, C_BLOCK, C_REGS, C_SMEM, C_DIMS, C_TYPES, C_PYID,
-	C_PYPARENT, C_SEQ, C_FWD, C_CBID, C_FLOW_ID, C_FLOW_BP, C_ALLOC,
-	C_RESERVED, C_WAIT, C_COLL, C_ROLE, C_NCOLS = C_ROLE
-};
-_Static_assert(C_NCOLS <= 64, "a row's bound columns are a 64-bit mask");
-
-static const char insert_sql[] =
-	"INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-	"?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 struct batch {
 	struct ta_buf buf;
@@ -108,20 +96,13 @@ static int fail_feed(struct ta_db_feed *f, struct ta_error *err)
 	return -1;
 }
 
-static int prepare_multi(struct ta_db_writer *w, struct ta_error *err)
+static int prepare_insert(struct ta_db_writer *w, sqlite3_stmt **st, int rows,
+			  struct ta_error *err)
 {
-	struct ta_buf sql = { 0 };
-	int r, c, rc;
+	char *sql = ta_row_insert_sql(rows);
+	int rc = ta_db_prepare(w->db, sql, st, err);
 
-	ta_buf_adds(&sql, "INSERT INTO events VALUES ");
-	for (r = 0; r < MULTI_ROWS; r++) {
-		ta_buf_adds(&sql, r ? ",(" : "(");
-		for (c = 0; c < C_NCOLS; c++)
-			ta_buf_adds(&sql, c ? ",?" : "?");
-		ta_buf_addc(&sql, ')');
-	}
-	rc = ta_db_prepare(w->db, sql.s, &w->ins_multi, err);
-	ta_buf_free(&sql);
+	free(sql);
 	return rc;
 }
 
@@ -165,8 +146,8 @@ struct ta_db_writer *ta_db_writer_new(const char *path, int threaded,
 	    ta_db_exec(w->db, ta_db_index_sql, err) < 0 ||
 	    lazy_indexes_now(w, lazy_indexes, err) < 0 ||
 	    ta_db_exec(w->db, "BEGIN", err) < 0 ||
-	    ta_db_prepare(w->db, insert_sql, &w->ins, err) < 0 ||
-	    prepare_multi(w, err) < 0 ||
+	    prepare_insert(w, &w->ins, 1, err) < 0 ||
+	    prepare_insert(w, &w->ins_multi, MULTI_ROWS, err) < 0 ||
 	    ta_db_prepare(w->db, "INSERT INTO names VALUES (?, ?)",
 			  &w->ins_name, err) < 0 ||
 	    ta_db_prepare(w->db, "INSERT INTO meta VALUES (?, ?, ?)",
@@ -184,32 +165,6 @@ struct ta_db_writer *ta_db_writer_new(const char *path, int threaded,
 	return w;
 }
 
-static int role_of(const char *cat)
-{
-	static const char *const gpu[] = { "kernel", "Kernel", "gpu_memcpy",
-		"Memcpy", "gpu_memset", "Memset", "mtia_ccp_events", NULL };
-	static const char *const runtime[] = { "cuda_runtime", "cuda_driver",
-		"Runtime", "mtia_runtime", NULL };
-	static const char *const cpu[] = { "cpu_op", "python_function",
-		"Operator", NULL };
-	size_t i;
-
-	for (i = 0; gpu[i]; i++)
-		if (strcmp(cat, gpu[i]) == 0)
-			return 1;
-	for (i = 0; runtime[i]; i++)
-		if (strcmp(cat, runtime[i]) == 0)
-			return 2;
-	if (strcmp(cat, "cuda_sync") == 0)
-		return 3;
-	for (i = 0; cpu[i]; i++)
-		if (strcmp(cat, cpu[i]) == 0)
-			return 4;
-	if (strcmp(cat, "user_annotation") == 0)
-		return 6;
-	return strcmp(cat, "gpu_user_annotation") == 0 ? 5 : 0;
-}
-
 /* The category's role, computed once per distinct category of a file. */
 static int event_role(struct ta_db_feed *f, const struct ta_event *ev,
 		      int64_t cat_id)
@@ -224,7 +179,7 @@ static int event_role(struct ta_db_feed *f, const struct ta_event *ev,
 		f->nroles = n;
 	}
 	if (f->roles[cat_id] < 0)
-		f->roles[cat_id] = (signed char)role_of(ta_event_text(ev, TA_F_CAT));
+		f->roles[cat_id] = (signed char)ta_row_role(ta_event_text(ev, TA_F_CAT));
 	return f->roles[cat_id];
 }
 
@@ -244,125 +199,6 @@ static int64_t intern_field(struct ta_db_feed *f, const struct ta_event *ev,
 		ta_batch_name(&f->cur->buf, id, ta_event_text(ev, field),
 			      (uint32_t)ev->f[field].len);
 	return id;
-}
-
-/* Binds a present value; returns its column bit, 0 if absent. Text stays
- * in the batch until the statement is reset, so SQLite need not copy it. */
-static uint64_t bind_val(sqlite3_stmt *st, int col, const struct ta_event *ev,
-			 enum ta_field f)
-{
-	const struct ta_val *v = &ev->f[f];
-
-	switch (v->type) {
-	case TA_VAL_INT:
-		sqlite3_bind_int64(st, col, v->i);
-		break;
-	case TA_VAL_REAL:
-		sqlite3_bind_double(st, col, v->d);
-		break;
-	case TA_VAL_TEXT:
-		sqlite3_bind_text(st, col, ta_event_text(ev, f), (int)v->len,
-				  SQLITE_STATIC);
-		break;
-	default:
-		return 0;
-	}
-	return 1ull << ((col - 1) % C_NCOLS);
-}
-
-/* HTA's lenient numeric conversion: numeric text counts, the rest is -1
- * (hta-semantics 2.5). */
-static int64_t lenient_int(const struct ta_event *ev, enum ta_field f)
-{
-	const struct ta_val *v = &ev->f[f];
-	int64_t i;
-
-	if (v->type == TA_VAL_INT)
-		return v->i;
-	if (v->type == TA_VAL_REAL && v->d > -9e18 && v->d < 9e18)
-		return (int64_t)v->d;
-	if (v->type == TA_VAL_TEXT &&
-	    ta_parse_int64(ta_event_text(ev, f), v->len, &i) == 0)
-		return i;
-	return -1;
-}
-
-static uint64_t bind_either(sqlite3_stmt *st, int col,
-			    const struct ta_event *ev, enum ta_field a,
-			    enum ta_field b)
-{
-	return bind_val(st, col, ev, ev->f[a].type != TA_VAL_NONE ? a : b);
-}
-
-#define BIT(c) (1ull << ((c) - 1))
-
-static uint64_t bind_int(sqlite3_stmt *st, int base, int col, int64_t v)
-{
-	sqlite3_bind_int64(st, base + col, v);
-	return BIT(col);
-}
-
-static uint64_t bind_times(sqlite3_stmt *st, int base,
-			   const struct ta_event *ev)
-{
-	uint64_t m = 0;
-
-	if (ev->has_ts)
-		m |= bind_int(st, base, C_TS, ev->ts_ns) |
-		     bind_int(st, base, C_HTA_TS, ev->hta_ts_ns);
-	if (ev->has_dur)
-		m |= bind_int(st, base, C_DUR, ev->dur_ns) |
-		     bind_int(st, base, C_HTA_DUR, ev->hta_dur_ns);
-	return m;
-}
-
-/* Binds an event as row `row` of a (multi-row) insert (writer thread);
- * *bound holds the columns this row of the statement had bound before. */
-static void bind_event(sqlite3_stmt *st, int row, int64_t rank,
-		       const struct ta_batch_rec *u, uint64_t *bound)
-{
-	const struct ta_event *ev = &u->ev;
-	int base = row * C_NCOLS, c;
-	uint64_t m, stale;
-
-	m = bind_int(st, base, C_RANK, rank) |
-	    bind_int(st, base, C_IDX, ev->index) |
-	    bind_int(st, base, C_ROLE, u->role) |
-	    bind_int(st, base, C_STREAM, lenient_int(ev, TA_F_STREAM)) |
-	    bind_int(st, base, C_CORR, lenient_int(ev, TA_F_CORRELATION)) |
-	    bind_times(st, base, ev);
-	if (u->cat)
-		m |= bind_int(st, base, C_CAT, u->cat);
-	if (u->name)
-		m |= bind_int(st, base, C_NAME, u->name);
-	m |= bind_val(st, base + C_PH, ev, TA_F_PH) |
-	     bind_val(st, base + C_PID, ev, TA_F_PID) |
-	     bind_val(st, base + C_TID, ev, TA_F_TID) |
-	     bind_val(st, base + C_EXT, ev, TA_F_EXTERNAL_ID) |
-	     bind_either(st, base + C_DEVICE, ev, TA_F_DEVICE, TA_F_DEVICE_ID) |
-	     bind_either(st, base + C_BYTES, ev, TA_F_BYTES, TA_F_MEM_BYTES) |
-	     bind_val(st, base + C_GBPS, ev, TA_F_GBPS) |
-	     bind_val(st, base + C_GRID, ev, TA_F_GRID) |
-	     bind_val(st, base + C_BLOCK, ev, TA_F_BLOCK) |
-	     bind_val(st, base + C_REGS, ev, TA_F_REGISTERS) |
-	     bind_val(st, base + C_SMEM, ev, TA_F_SHARED_MEM) |
-	     bind_val(st, base + C_DIMS, ev, TA_F_INPUT_DIMS) |
-	     bind_val(st, base + C_TYPES, ev, TA_F_INPUT_TYPES) |
-	     bind_val(st, base + C_PYID, ev, TA_F_PYTHON_ID) |
-	     bind_val(st, base + C_PYPARENT, ev, TA_F_PYTHON_PARENT_ID) |
-	     bind_val(st, base + C_SEQ, ev, TA_F_SEQ_NR) |
-	     bind_val(st, base + C_FWD, ev, TA_F_FWD_TID) |
-	     bind_val(st, base + C_CBID, ev, TA_F_CBID) |
-	     bind_val(st, base + C_FLOW_ID, ev, TA_F_ID) |
-	     bind_val(st, base + C_FLOW_BP, ev, TA_F_BP) |
-	     bind_val(st, base + C_ALLOC, ev, TA_F_TOTAL_ALLOCATED) |
-	     bind_val(st, base + C_RESERVED, ev, TA_F_TOTAL_RESERVED) |
-	     bind_val(st, base + C_WAIT, ev, TA_F_WAIT_ON_STREAM) |
-	     bind_val(st, base + C_COLL, ev, TA_F_COLLECTIVE);
-	for (stale = *bound & ~m, c = 1; stale; stale >>= 1, c++)
-		if (stale & 1)
-			sqlite3_bind_null(st, base + c);
-	*bound = m;
 }
 
 static void spans_add(struct spans *s, int64_t lo, int64_t hi)
@@ -404,12 +240,12 @@ static int insert_pending(struct ta_db_writer *w, struct ta_db_feed *f,
 
 	if (n == MULTI_ROWS) {
 		for (i = 0; i < n; i++)
-			bind_event(w->ins_multi, i, f->rank, &u[i],
+			ta_row_bind(w->ins_multi, i, f->rank, &u[i],
 				   &w->bound_multi[i]);
 		return step(w, w->ins_multi, &f->events, n);
 	}
 	for (i = 0; i < n; i++) {
-		bind_event(w->ins, 0, f->rank, &u[i], &w->bound_one);
+		ta_row_bind(w->ins, 0, f->rank, &u[i], &w->bound_one);
 		if (step(w, w->ins, &f->events, 1) < 0)
 			return -1;
 	}

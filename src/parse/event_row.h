@@ -1,0 +1,19 @@
+/* How a parsed event becomes a row of the events table. */
+#ifndef TA_EVENT_ROW_H
+#define TA_EVENT_ROW_H
+
+#include <sqlite3.h>
+
+#include "batch.h"
+
+/* INSERT INTO events of `rows` rows of parameters; the caller frees it. */
+char *ta_row_insert_sql(int rows);
+/* events.role of a category (see the schema). */
+int ta_row_role(const char *cat);
+/* Binds an event as row `row` of such an insert. *bound holds the
+ * columns this row of the statement had bound before (0 at first): those
+ * the event leaves absent are unbound, the rest kept for next time. */
+void ta_row_bind(sqlite3_stmt *st, int row, int64_t rank,
+		 const struct ta_batch_rec *u, uint64_t *bound);
+
+#endif
