@@ -58,7 +58,7 @@ for j in 1 2; do
 	same "swapped ranks: rank 0 is decode_eager (-j $j)" "$TMP/decode_eager.want" "$TMP/sw0"
 done
 
-dirs="$TMP/five $TMP/odd $TMP/swapped"
+dirs="testdata/two_ranks $TMP/five $TMP/odd $TMP/swapped"
 [ -d ../shared/testdata/hta/trace_filter ] &&
 	dirs="$dirs ../shared/testdata/hta/trace_filter"
 
