@@ -99,7 +99,7 @@ struct ta_gzr *ta_gzr_open(const char *path, int threaded,
 	gzbuffer(f, TA_GZ_CHUNK);
 	r = ta_xcalloc(1, sizeof(*r));
 	r->f = f;
-	for (i = 0; i < NBUF; i++)
+	for (i = 0; i < (threaded ? NBUF : 1); i++) /* inline: one buffer */
 		r->ring[i].data = ta_xmalloc(TA_GZ_CHUNK);
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->cond, NULL);

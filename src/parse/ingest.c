@@ -259,14 +259,22 @@ static void *worker(void *arg)
 	}
 }
 
+/* Files read at once, whatever -j says: every file's rows go through the
+ * one SQLite thread, which two or three parsers already keep busy, so
+ * more would only hold batches (about 9 MB a file) waiting for it. */
+#define MAX_IN_FLIGHT 8
+
 /* Threads that parse: one per file up to the cores given; with cores to
  * spare, each file also decompresses on a thread of its own. */
 static void run_pool(struct pool *p, int jobs)
 {
 	size_t workers = (size_t)jobs < p->n ? (size_t)jobs : p->n, k;
-	pthread_t *t = ta_xcalloc(workers, sizeof(*t));
 	size_t started = 0;
+	pthread_t *t;
 
+	if (workers > MAX_IN_FLIGHT)
+		workers = MAX_IN_FLIGHT;
+	t = ta_xcalloc(workers, sizeof(*t));
 	p->threaded_gz = (size_t)jobs > workers;
 	for (k = 1; k < workers; k++)
 		if (pthread_create(&t[k], NULL, worker, p) == 0)
