@@ -146,18 +146,6 @@ static const char hta_dev_sql[] =
 " FROM hrows h LEFT JOIN names n ON n.name_id = h.name"
 " LEFT JOIN names c ON c.name_id = h.cat WHERE h.stream != -1;";
 
-static int64_t query_int(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt *st = NULL;
-	int64_t v = -1;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
 /* HTA's rows and step filter into TEMP TABLE hrows; returns whether the
  * filter ran (1), or -1. */
 static int hta_rows(sqlite3 *db, struct ta_error *err)
@@ -166,7 +154,7 @@ static int hta_rows(sqlite3 *db, struct ta_error *err)
 
 	if (ta_db_exec(db, hta_rows_sql, err) < 0)
 		return -1;
-	filtered = query_int(db, hta_steps_sql) >= 2;
+	filtered = ta_db_int(db, hta_steps_sql, 0) >= 2;
 	if (filtered && ta_db_exec(db, hta_filter_sql, err) < 0)
 		return -1;
 	return filtered;
@@ -205,8 +193,8 @@ static int prepare_hta(sqlite3 *db, struct ta_error *err)
 
 	if (ta_db_has(db, "table", "hta_rows") ||
 	    ta_db_write(db, keep_hta_rows, NULL, NULL) == 0) {
-		filtered = query_int(db, "SELECT value FROM info"
-				     " WHERE key = 'hta_step_filter'") == 1;
+		filtered = ta_db_int(db, "SELECT value FROM info"
+				     " WHERE key = 'hta_step_filter'", 0) == 1;
 		if (ta_db_exec(db, "CREATE TEMP VIEW hrows AS SELECT * FROM"
 			       " main.hta_rows WHERE rank IN"
 			       " (SELECT rank FROM temp.sel_ranks)", err) < 0)
@@ -312,8 +300,8 @@ static int prepare_rows(sqlite3 *db, const struct ta_query *q,
 		return -1;
 	}
 	/* hrows is a view of main.hta_rows or a table of its own */
-	if (ta_db_exec(db, query_int(db, "SELECT count(*) FROM sqlite_temp_master"
-				     " WHERE type = 'view' AND name = 'hrows'") > 0 ?
+	if (ta_db_exec(db, ta_db_int(db, "SELECT count(*) FROM sqlite_temp_master"
+				     " WHERE type = 'view' AND name = 'hrows'", 0) > 0 ?
 		       "DROP VIEW temp.hrows" : "DROP TABLE IF EXISTS temp.hrows",
 		       err) < 0 ||
 	    ta_db_exec(db, "DROP TABLE IF EXISTS temp.rows_key;"
@@ -332,15 +320,16 @@ static int prepare_rows(sqlite3 *db, const struct ta_query *q,
 
 int ta_rows_negative_dur(sqlite3 *db)
 {
-	return query_int(db, "SELECT EXISTS (SELECT 1 FROM dev WHERE dur < 0)") != 0;
+	/* if the query fails, say yes: not streaming is always right */
+	return ta_db_int(db, "SELECT EXISTS (SELECT 1 FROM dev WHERE dur < 0)", 1) != 0;
 }
 
 int64_t ta_rows_min_ts(sqlite3 *db, int hta_compat)
 {
 	/* both read every row: the loader and keep_hta_rows noted them */
 	if (!hta_compat)
-		return query_int(db, "SELECT min(min_ts_ns) FROM files");
+		return ta_db_int(db, "SELECT min(min_ts_ns) FROM files", 0);
 	if (ta_db_has(db, "table", "hta_rows"))
-		return query_int(db, "SELECT value FROM info WHERE key = 'hta_min_ts'");
-	return query_int(db, HTA_MIN_TS_SQL);
+		return ta_db_int(db, "SELECT value FROM info WHERE key = 'hta_min_ts'", 0);
+	return ta_db_int(db, HTA_MIN_TS_SQL, 0);
 }
