@@ -17,6 +17,7 @@
 struct job {
 	const char *path;
 	int64_t size, read;     /* compressed bytes: total, read so far */
+	int64_t mtime_ns;
 	int done;               /* finished, well or not */
 	int has_rank;           /* parsed, and rank is its final rank */
 	int64_t rank;
@@ -158,22 +159,17 @@ static int ingest_one(struct pool *p, size_t i, struct ta_error *err)
 	struct ta_sink sink = { &c, sink_event, sink_meta,
 				p->o->progress ? sink_progress : NULL };
 	struct ta_parse_result res;
-	struct stat sb;
-	int64_t rank, guess;
+	int64_t rank, guess = ta_rank_from_filename(j->path);
+	int parsed;
 
-	if (stat(j->path, &sb) < 0)
-		memset(&sb, 0, sizeof(sb));
-	guess = ta_rank_from_filename(j->path);
-	c.feed = ta_db_feed_new(p->w, j->path, (int64_t)sb.st_size,
-				(int64_t)sb.st_mtim.tv_sec * 1000000000 +
-					sb.st_mtim.tv_nsec,
+	c.feed = ta_db_feed_new(p->w, j->path, j->size, j->mtime_ns,
 				guess < 0 ? 0 : guess);
-	if (ta_parse_file(j->path, p->threaded_gz, &sink, &res, err) < 0 &&
-	    atomic_load(&p->stop)) {
+	parsed = ta_parse_file(j->path, p->threaded_gz, &sink, &res, err);
+	if (parsed < 0 && atomic_load(&p->stop)) {
 		err->msg[0] = '\0'; /* cut short: another file failed */
 		goto fail;
 	}
-	if (err->msg[0]) {
+	if (parsed < 0) {
 		if (c.failed || p->n == 1)
 			goto fail;
 		note(j, "%s; skipped", err->msg);
@@ -320,8 +316,12 @@ int ta_ingest(char *const *files, size_t n, const char *out,
 	for (i = 0; i < n; i++) {
 		struct stat sb;
 
+		if (stat(files[i], &sb) < 0)
+			memset(&sb, 0, sizeof(sb));
 		p.jobs[i].path = files[i];
-		p.jobs[i].size = stat(files[i], &sb) == 0 ? (int64_t)sb.st_size : 0;
+		p.jobs[i].size = (int64_t)sb.st_size;
+		p.jobs[i].mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 +
+				     sb.st_mtim.tv_nsec;
 		p.raw_total += p.jobs[i].size;
 	}
 	sprintf(tmp, "%s.tmp.%ld", out, (long)getpid());
