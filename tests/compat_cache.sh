@@ -3,12 +3,8 @@
 # first time; a database it cannot write (here --no-cache's private one)
 # gets them for the run only. Both ways, and the run that reuses them,
 # must print the same bytes, for every rank selection.
-cd "$(dirname "$0")/.." || exit 2
-BIN=./traceanalyze
-TMP=$(mktemp -d) || exit 2
-trap 'rm -rf "$TMP"' EXIT
-export TRACEANALYZE_CACHE_DIR="$TMP/cache"
-pass=0 fail=0
+SUITE=compat_cache
+. "$(dirname "$0")/lib.sh"
 dirs="testdata/train_stalled testdata/decode_graph"
 [ -d ../shared/testdata/hta/trace_filter ] &&
 	dirs="$dirs ../shared/testdata/hta/trace_filter"
@@ -22,12 +18,7 @@ for dir in $dirs; do
 			for run in first again; do
 				$BIN $cmd --hta-compat --ranks $ranks --format csv \
 					"$dir" > "$TMP/b" 2>/dev/null
-				if cmp -s "$TMP/a" "$TMP/b"; then
-					pass=$((pass + 1))
-				else
-					fail=$((fail + 1))
-					echo "FAIL compat_cache: $cmd --ranks $ranks $dir ($run)"
-				fi
+				same "$cmd --ranks $ranks $dir ($run)" "$TMP/a" "$TMP/b"
 			done
 			rm -rf "$TMP/cache" # the next command builds them again
 		done <<-CMDS
@@ -46,10 +37,6 @@ done
 # the kept rows are in the cache, not in a database we may not write
 $BIN temporal --hta-compat -q testdata/copies > /dev/null
 db=$(ls "$TMP"/cache/*.db)
-if sqlite3 "$db" "SELECT count(*) FROM hta_rows" > /dev/null 2>&1; then
-	pass=$((pass + 1))
-else
-	fail=$((fail + 1)); echo "FAIL compat_cache: no hta_rows in the cache"
-fi
-echo "compat_cache: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+has_hta_rows() { sqlite3 "$1" "SELECT count(*) FROM hta_rows" > /dev/null 2>&1; }
+check "hta_rows kept in the cache" has_hta_rows "$db"
+finish

@@ -4,11 +4,8 @@
 # directory of five ranks (the bundled samples), and on HTA's two-rank
 # trace when ../shared exists. Also a directory with a file that is not a
 # trace and a damaged one: the same warnings, in the same order.
-cd "$(dirname "$0")/.." || exit 2
-BIN=./traceanalyze
-TMP=$(mktemp -d) || exit 2
-trap 'rm -rf "$TMP"' EXIT
-pass=0 fail=0
+SUITE=jobs
+. "$(dirname "$0")/lib.sh"
 
 mkdir "$TMP/five" "$TMP/odd"
 i=0
@@ -21,16 +18,6 @@ echo '{"not": "a trace"}' > "$TMP/odd/notes.json"
 gzip -dc testdata/decode_eager/rank-0.pt.trace.json.gz | head -c 300000 \
 	> "$TMP/odd/rank-1.json"
 cp testdata/train_stalled/rank-0.pt.trace.json.gz "$TMP/odd/rank-2.json.gz"
-same() { # NAME FILE1 FILE2
-	if cmp -s "$2" "$3"; then
-		pass=$((pass + 1))
-	else
-		fail=$((fail + 1))
-		echo "FAIL jobs: $1 differs between -j 1 and another -j"
-		diff "$2" "$3" | head -5
-	fi
-}
-
 # distributedInfo after traceEvents, and against the file names: each
 # file's rows are written under the rank its name suggests, then moved;
 # read together, each move must take only its own file's rows
@@ -92,5 +79,4 @@ for dir in $dirs; do
 	launch --hta-compat
 	CMDS
 done
-echo "jobs: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

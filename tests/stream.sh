@@ -3,24 +3,11 @@
 # and JSON (the table keeps one row). They must print exactly what the
 # whole table prints: a --fail-if that never fires keeps the table whole.
 # An analysis that fails before its first row leaves no -o file behind.
-cd "$(dirname "$0")/.." || exit 2
-BIN=./traceanalyze
-TMP=$(mktemp -d) || exit 2
-trap 'rm -rf "$TMP"' EXIT
-export TRACEANALYZE_CACHE_DIR="$TMP/cache"
-pass=0 fail=0
+SUITE=stream
+. "$(dirname "$0")/lib.sh"
 dirs="testdata/decode_graph testdata/copies testdata/train_stalled"
 [ -d ../shared/testdata/hta/trace_filter ] &&
 	dirs="$dirs ../shared/testdata/hta/trace_filter"
-
-check() { # NAME CONDITION...
-	name=$1; shift
-	if "$@"; then
-		pass=$((pass + 1))
-	else
-		fail=$((fail + 1)); echo "FAIL stream: $name"
-	fi
-}
 
 for dir in $dirs; do
 	while read -r cmd; do
@@ -43,5 +30,4 @@ check "no file after a failure" test ! -e "$TMP/none.csv"
 $BIN launch -q --format csv -o "$TMP/some.csv" testdata/copies
 $BIN launch -q --format csv testdata/copies > "$TMP/stdout.csv"
 check "-o file = stdout" cmp -s "$TMP/some.csv" "$TMP/stdout.csv"
-echo "stream: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish
