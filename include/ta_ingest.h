@@ -26,6 +26,10 @@ int ta_input_list(const char *path, char ***files, size_t *n,
 		  struct ta_error *err);
 void ta_input_list_free(char **files, size_t n);
 
+struct stat;
+/* Whether target is PATH or one of its trace files (same inode). */
+int ta_input_contains(const char *path, const struct stat *target);
+
 /* Parses files into a new database at out (temp name, then rename). */
 int ta_ingest(char *const *files, size_t n, const char *out,
 	      const struct ta_ingest_opts *o, struct ta_error *err);

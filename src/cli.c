@@ -1,11 +1,13 @@
 /* Shared option parsing for every command: one table drives both getopt
  * and --help. Options may come before or after PATH. */
 #include "cli.h"
+#include "ta_files.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum {
@@ -361,11 +363,42 @@ int ta_cli_open_input(const struct ta_cli *cli, sqlite3 **db)
 	return TA_EXIT_OK;
 }
 
+int ta_cli_check_output(const struct ta_cli *cli, int replaces,
+			struct ta_error *err)
+{
+	struct stat sb;
+	int i;
+
+	if (!cli->output || (!replaces && strcmp(cli->output, "-") == 0))
+		return 0;
+	if (stat(cli->output, &sb) < 0)
+		return 0; /* a new name (or one we will fail to open, saying why) */
+	if (replaces && !S_ISREG(sb.st_mode)) {
+		ta_error_set(err, TA_EXIT_USAGE, "'%s' is %s; -o replaces a regular "
+			     "file only", cli->output, ta_file_kind(sb.st_mode));
+		return -1;
+	}
+	for (i = 0; i < cli->nargs; i++)
+		if (ta_input_contains(cli->args[i], &sb))
+			goto is_input;
+	if (cli->baseline && strcmp(cli->baseline, "-") != 0) {
+		struct stat bs;
+
+		if (stat(cli->baseline, &bs) == 0 && ta_same_file(&bs, &sb))
+			goto is_input;
+	}
+	return 0;
+is_input:
+	ta_error_set(err, TA_EXIT_USAGE, "'%s' is an input; refusing to write "
+		     "over it", cli->output);
+	return -1;
+}
+
 FILE *ta_cli_output_open(const struct ta_cli *cli)
 {
 	FILE *out;
 
-	if (!cli->output)
+	if (!cli->output || strcmp(cli->output, "-") == 0)
 		return stdout;
 	out = fopen(cli->output, "w");
 	if (!out)
@@ -414,8 +447,11 @@ int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 	/* CSV and JSON without gates may go out while the analysis runs */
 	struct ta_stream stream = { open_output, (void *)cli, cli->format, NULL, 0, 0 };
 	FILE *out;
-	int rc = ta_cli_open_input(cli, &db);
+	int rc;
 
+	if (ta_cli_check_output(cli, 0, &err) < 0)
+		return ta_cli_error(&err);
+	rc = ta_cli_open_input(cli, &db);
 	if (rc != TA_EXIT_OK)
 		return rc;
 	if (cli->format != TA_FMT_TEXT && !cli->ngates && !cli->baseline)

@@ -77,6 +77,10 @@ int ta_cli_parse_us(const char *arg, int64_t *ns);
 
 /* Opens the one PATH of the command line; an exit code (errors printed). */
 int ta_cli_open_input(const struct ta_cli *cli, sqlite3 **db);
+/* -o FILE is never an input; replaces (ingest, which renames over it):
+ * it must also be a regular file or a new name. -1 with err set. */
+int ta_cli_check_output(const struct ta_cli *cli, int replaces,
+			struct ta_error *err);
 /* -o FILE or stdout; NULL (error printed) if FILE cannot be opened. */
 FILE *ta_cli_output_open(const struct ta_cli *cli);
 /* Flushes and closes out, then prints the tables' notes on stderr in text

@@ -3,6 +3,7 @@
 #include "commands.h"
 
 #include <stdio.h>
+#include <string.h>
 
 int cmd_ingest(int argc, char **argv)
 {
@@ -22,14 +23,17 @@ int cmd_ingest(int argc, char **argv)
 		ta_cli_free(&cli);
 		return rc > 0 ? 0 : 2;
 	}
-	if (cli.nargs != 1 || !cli.output) {
-		fputs("traceanalyze: ingest needs one PATH and -o DB\n", stderr);
+	if (cli.nargs != 1 || !cli.output || strcmp(cli.output, "-") == 0) {
+		fputs("traceanalyze: ingest needs one PATH and -o DB (a file)\n",
+		      stderr);
 		ta_cli_free(&cli);
 		return TA_EXIT_USAGE;
 	}
 	cli.ingest.lazy_indexes = ~0u; /* a database to keep: complete */
-	if (ta_input_list(cli.args[0], &files, &n, &err) < 0 ||
-	    ta_ingest(files, n, cli.output, &cli.ingest, &err) < 0)
+	if (ta_cli_check_output(&cli, 1, &err) < 0)
+		rc = ta_cli_error(&err);
+	else if (ta_input_list(cli.args[0], &files, &n, &err) < 0 ||
+		 ta_ingest(files, n, cli.output, &cli.ingest, &err) < 0)
 		rc = ta_cli_error(&err);
 	ta_input_list_free(files, n);
 	ta_cli_free(&cli);

@@ -1,4 +1,5 @@
 /* traceanalyze: command table and global options. */
+#include "cli.h"
 #include "commands.h"
 #include "ta.h"
 #include "ta_db.h"
@@ -56,7 +57,19 @@ static const struct command *find(const char *name)
 	return NULL;
 }
 
+static int run(int argc, char **argv);
+
+/* --help or --version into /dev/full or a closed stdout is an error too */
 int main(int argc, char **argv)
+{
+	int rc = run(argc, argv);
+
+	if (rc == TA_EXIT_OK)
+		rc = ta_cli_finish_output(stdout, "stdout");
+	return rc;
+}
+
+static int run(int argc, char **argv)
 {
 	const struct command *c;
 

@@ -6,11 +6,13 @@
  * thread (-j 1, or as many files in flight as cores) the parser's own
  * thread decompresses into the first buffer. */
 #include "gzread.h"
+#include "ta_files.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #define NBUF 8
@@ -88,12 +90,16 @@ struct ta_gzr *ta_gzr_open(const char *path, int threaded,
 			   struct ta_error *err)
 {
 	struct ta_gzr *r;
-	gzFile f = gzopen(path, "rb");
+	int fd = ta_open_read(path, "", err);
+	gzFile f;
 	size_t i;
 
+	if (fd < 0)
+		return NULL;
+	f = gzdopen(fd, "rb");
 	if (!f) {
-		ta_error_set(err, TA_EXIT_INPUT, "'%s': %s", path,
-			     errno ? strerror(errno) : "cannot open");
+		close(fd);
+		ta_error_set(err, TA_EXIT_SYSTEM, "'%s': cannot open", path);
 		return NULL;
 	}
 	gzbuffer(f, TA_GZ_CHUNK);

@@ -1,6 +1,7 @@
 /* PATH -> database: list trace files, reuse the cached database when the
  * files are unchanged, ingest otherwise. */
 #include "ta_db.h"
+#include "ta_files.h"
 #include "ta_ingest.h"
 
 #include <dirent.h>
@@ -21,6 +22,15 @@ static int ends_with(const char *s, const char *suffix)
 static int is_trace_name(const char *name)
 {
 	return ends_with(name, ".json") || ends_with(name, ".json.gz");
+}
+
+/* Why a path named like a trace is not one: a dangling or looping link,
+ * or the kind of file it is. */
+static const char *errno_or_kind(const char *path, struct stat *sb)
+{
+	if (stat(path, sb) < 0)
+		return strerror(errno);
+	return ta_file_kind(sb->st_mode);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -47,11 +57,16 @@ static int list_dir(const char *path, char ***files, size_t *n,
 			continue;
 		full = ta_xmalloc(strlen(path) + strlen(de->d_name) + 2);
 		sprintf(full, "%s/%s", path, de->d_name);
-		if (stat(full, &sb) < 0 || !S_ISREG(sb.st_mode) ||
-		    !is_trace_name(de->d_name)) {
+		if (!is_trace_name(de->d_name)) {
 			if (stat(full, &sb) == 0 && S_ISREG(sb.st_mode))
 				ta_warn("'%s': not a trace file name (*.json, "
 					"*.json.gz); skipped", full);
+			free(full);
+			continue;
+		}
+		/* a trace's name on something unreadable is worth a word */
+		if (stat(full, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+			ta_warn("'%s': %s; skipped", full, errno_or_kind(full, &sb));
 			free(full);
 			continue;
 		}
@@ -78,12 +93,21 @@ int ta_input_list(const char *path, char ***files, size_t *n,
 
 	*files = NULL;
 	*n = 0;
-	if (stat(path, &sb) < 0) {
-		ta_error_set(err, TA_EXIT_INPUT, "'%s': %s", path, strerror(errno));
-		return -1;
+	if (strcmp(path, "-") != 0) {
+		if (stat(path, &sb) < 0) {
+			ta_error_set(err, TA_EXIT_INPUT, "'%s': %s", path,
+				     strerror(errno));
+			return -1;
+		}
+		if (S_ISDIR(sb.st_mode))
+			return list_dir(path, files, n, err);
+		if (!S_ISREG(sb.st_mode)) {
+			ta_error_set(err, TA_EXIT_INPUT, "'%s': %s, not a trace, "
+				     "directory or database (use - for standard "
+				     "input)", path, ta_file_kind(sb.st_mode));
+			return -1;
+		}
 	}
-	if (S_ISDIR(sb.st_mode))
-		return list_dir(path, files, n, err);
 	*files = ta_xmalloc(sizeof(**files));
 	(*files)[0] = ta_xstrdup(path);
 	*n = 1;
@@ -99,17 +123,43 @@ void ta_input_list_free(char **files, size_t n)
 	free(files);
 }
 
+int ta_input_contains(const char *path, const struct stat *target)
+{
+	struct stat sb;
+	struct dirent *de;
+	DIR *d;
+	int found = 0;
+
+	if (strcmp(path, "-") == 0 || stat(path, &sb) < 0)
+		return 0;
+	if (!S_ISDIR(sb.st_mode))
+		return ta_same_file(&sb, target);
+	if (!(d = opendir(path)))
+		return 0;
+	while (!found && (de = readdir(d)) != NULL) {
+		char full[PATH_MAX];
+
+		if (de->d_name[0] == '.' || !is_trace_name(de->d_name))
+			continue;
+		snprintf(full, sizeof(full), "%s/%s", path, de->d_name);
+		found = stat(full, &sb) == 0 && ta_same_file(&sb, target);
+	}
+	closedir(d);
+	return found;
+}
+
 static int is_sqlite_file(const char *path)
 {
 	char head[16];
-	FILE *f = fopen(path, "rb");
-	size_t got;
+	int fd;
+	ssize_t got;
 
-	if (!f)
+	if (strcmp(path, "-") == 0 || (fd = ta_open_read(path, "", NULL)) < 0)
 		return 0;
-	got = fread(head, 1, sizeof(head), f);
-	fclose(f);
-	return got == sizeof(head) && memcmp(head, "SQLite format 3", 16) == 0;
+	got = read(fd, head, sizeof(head));
+	close(fd);
+	return got == (ssize_t)sizeof(head) &&
+	       memcmp(head, "SQLite format 3", 16) == 0;
 }
 
 int ta_cache_dir(char *buf, size_t len)
@@ -250,7 +300,7 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 		return open_checked(path, o, db, err);
 	if (ta_input_list(path, &files, &n, err) < 0)
 		return -1;
-	if (o->no_cache || ta_cache_dir(dir, sizeof(dir)) < 0 ||
+	if (o->no_cache || strcmp(path, "-") == 0 || ta_cache_dir(dir, sizeof(dir)) < 0 ||
 	    mkdir_p(dir) < 0) {
 		rc = open_uncached(files, n, o, db, err);
 		goto out;

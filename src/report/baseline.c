@@ -1,6 +1,7 @@
 /* --baseline OLD.csv --max-increase COL=V: compare with a saved run. */
 #include "ta_gate.h"
 #include "ta_intern.h"
+#include "ta_files.h"
 #include "ta_report.h"
 
 #include <csv.h>
@@ -8,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int ta_increase_parse(const char *spec, struct ta_increase *inc)
 {
@@ -74,10 +76,15 @@ static int read_old(const char *path, struct old_csv *o, struct ta_error *err)
 	struct csv_parser p;
 	char buf[65536];
 	size_t n;
-	FILE *f = fopen(path, "rb");
+	int fd = ta_open_read(path, "baseline ", err);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
 
 	if (!f) {
-		ta_error_set(err, TA_EXIT_INPUT, "baseline '%s': %s", path, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			ta_error_set(err, TA_EXIT_SYSTEM, "baseline '%s': %s", path,
+				     strerror(errno));
+		}
 		return -1;
 	}
 	csv_init(&p, CSV_APPEND_NULL);

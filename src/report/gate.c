@@ -25,12 +25,31 @@ struct ta_gate {
 	struct node *root;
 };
 
+/* Bounds that keep the recursive parser and evaluator off the end of
+ * the stack, whatever the command line holds. */
+#define MAX_NESTING 256
+#define MAX_ATOMS 4096
+
 struct parser {
 	const char *s;
 	size_t pos;
 	struct ta_error *err;
 	int failed;
+	int nesting;        /* open '(' and '!' */
+	int atoms;
 };
+
+static int nest(struct parser *p)
+{
+	if (++p->nesting <= MAX_NESTING)
+		return 0;
+	if (!p->failed)
+		ta_error_set(p->err, TA_EXIT_USAGE, "bad --fail-if expression at "
+			     "character %zu: nested deeper than %d", p->pos,
+			     MAX_NESTING);
+	p->failed = 1;
+	return -1;
+}
 
 static void fail(struct parser *p, const char *what)
 {
@@ -105,10 +124,17 @@ static struct node *parse_atom(struct parser *p)
 	skip_space(p);
 	c = p->s + p->pos;
 	if (accept(p, "(")) {
+		if (nest(p) < 0)
+			return NULL;
 		n = parse_or(p);
+		p->nesting--;
 		if (!accept(p, ")"))
 			fail(p, "expected ')'");
 		return n;
+	}
+	if (++p->atoms > MAX_ATOMS) {
+		fail(p, "more than 4096 terms");
+		return NULL;
 	}
 	if (*c == '"' || *c == '\'')
 		return parse_string(p);
@@ -161,8 +187,11 @@ static struct node *parse_unary(struct parser *p)
 	skip_space(p);
 	if (p->s[p->pos] == '!' && p->s[p->pos + 1] != '=') {
 		p->pos++;
+		if (nest(p) < 0)
+			return NULL;
 		n = new_node(N_NOT);
 		n->l = parse_unary(p);
+		p->nesting--;
 		return n;
 	}
 	return parse_cmp(p);
@@ -196,7 +225,7 @@ static struct node *parse_or(struct parser *p)
 
 struct ta_gate *ta_gate_parse(const char *expr, struct ta_error *err)
 {
-	struct parser p = { expr, 0, err, 0 };
+	struct parser p = { expr, 0, err, 0, 0, 0 };
 	struct ta_gate *g = ta_xcalloc(1, sizeof(*g));
 
 	g->expr = ta_xstrdup(expr);
