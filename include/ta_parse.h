@@ -24,6 +24,9 @@ struct ta_parse_result {
 	int64_t bad_times;      /* events whose ts or dur is not a usable number */
 	int have_ts;            /* some event has a ts; then: */
 	int64_t min_ts_ns;      /* the earliest */
+	int64_t feeds;          /* pieces handed to the JSON lexer */
+	int64_t long_strings;   /* strings longer than ta_token_max, skipped */
+	int64_t long_string_offset; /* where the first began (about) */
 	int truncated;          /* the input ended early or is damaged */
 	int64_t damage_offset;  /* decompressed byte offset of the damage */
 	char damage[256];       /* what was wrong, when truncated */
@@ -35,6 +38,9 @@ struct ta_parse_result {
  * nothing usable: unreadable file or not a trace at all. */
 int ta_parse_file(const char *path, int threaded, const struct ta_sink *sink,
 		  struct ta_parse_result *res, struct ta_error *err);
+
+/* Strings longer than this many bytes are skipped (64 MB; tests lower it). */
+extern size_t ta_token_max;
 
 /* Same, from memory (tests, fuzzing). */
 int ta_parse_buffer(const char *data, size_t len, const struct ta_sink *sink,

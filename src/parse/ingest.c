@@ -193,6 +193,11 @@ static int ingest_one(struct pool *p, size_t i, struct ta_error *err)
 	}
 	if (check_damage(j, &res, p->o, err) < 0)
 		goto fail;
+	if (res.long_strings)
+		note(j, "'%s': %lld strings longer than %zu MB skipped (taken as "
+		     "empty), the first near byte %lld", j->path,
+		     (long long)res.long_strings, ta_token_max >> 20,
+		     (long long)res.long_string_offset);
 	if (res.bad_times)
 		note(j, "'%s': %lld events have a ts or dur that is not a usable "
 		     "number (a string, or beyond int64 ns); they have no time",

@@ -30,6 +30,8 @@ struct pstate {
 	char ts_text[48], dur_text[48];
 	int bad_time;       /* this event's ts or dur is not a usable number */
 	int stopped;
+	int64_t ncb;        /* callbacks so far: none in a piece = a long token */
+	int long_string;    /* the next string is a too-long one, cut short */
 };
 
 static int in_event(const struct pstate *p)
@@ -157,6 +159,7 @@ static int cb_null(void *ctx)
 {
 	struct pstate *p = ctx;
 
+	p->ncb++;
 	if (p->skip)
 		return 1;
 	if (cap_active(p)) {
@@ -173,6 +176,7 @@ static int cb_bool(void *ctx, int b)
 	struct pstate *p = ctx;
 	const char *s = b ? "true" : "false";
 
+	p->ncb++;
 	if (p->skip)
 		return 1;
 	if (cap_active(p)) {
@@ -188,6 +192,7 @@ static int cb_number(void *ctx, const char *s, size_t len)
 {
 	struct pstate *p = ctx;
 
+	p->ncb++;
 	if (p->skip)
 		return 1;
 	if (cap_active(p)) {
@@ -200,10 +205,25 @@ static int cb_number(void *ctx, const char *s, size_t len)
 	return !p->stopped;
 }
 
+/* A string past TA_TOKEN_MAX arrives cut short (see struct feeder): it
+ * counts as the empty string. */
+static void long_string(struct pstate *p, const unsigned char **u, size_t *len)
+{
+	p->long_string = 0;
+	p->res->long_strings++;
+	*u = (const unsigned char *)"";
+	*len = 0;
+}
+
 static int cb_string(void *ctx, const unsigned char *u, size_t len)
 {
 	struct pstate *p = ctx;
-	const char *s = (const char *)u;
+	const char *s;
+
+	p->ncb++;
+	if (p->long_string)
+		long_string(p, &u, &len);
+	s = (const char *)u;
 
 	if (p->skip)
 		return 1;
@@ -220,7 +240,12 @@ static int cb_string(void *ctx, const unsigned char *u, size_t len)
 static int cb_key(void *ctx, const unsigned char *u, size_t len)
 {
 	struct pstate *p = ctx;
-	const char *k = (const char *)u;
+	const char *k;
+
+	p->ncb++;
+	if (p->long_string)
+		long_string(p, &u, &len);
+	k = (const char *)u;
 
 	if (p->skip)
 		return 1;
@@ -265,6 +290,7 @@ static void end_capture(struct pstate *p)
 
 static int open_container(struct pstate *p, char bracket)
 {
+	p->ncb++;
 	if (p->skip) {
 		p->skip++;
 		return 1;
@@ -356,6 +382,7 @@ static void finish_times(struct pstate *p)
 
 static int close_container(struct pstate *p, char bracket)
 {
+	p->ncb++;
 	if (p->skip) {
 		p->skip--;
 		return 1;
@@ -498,6 +525,7 @@ static void parser_feed(struct parser *ps, const char *data, size_t len)
 		ps->offset = 3;
 	}
 	s = yajl_parse(ps->h, u, len);
+	ps->st.res->feeds++;
 	if (ps->st.stopped) {
 		ps->done = 1;
 		return;
@@ -530,14 +558,202 @@ static int parser_finish(struct parser *ps, struct ta_error *err,
 	return 0;
 }
 
+/* yajl re-lexes a token that spans pieces from its start each time a
+ * piece is fed, so one long string fed in fixed chunks costs time
+ * quadratic in its length. A piece that gives no callback is inside such
+ * a token: the next piece fed is then at least as long as the token so
+ * far, which makes the total linear. A string longer than TA_TOKEN_MAX is
+ * cut there: its end is found here, byte by byte, and yajl gets only a
+ * closing quote (the callback sees the empty string and counts it). */
+size_t ta_token_max = (size_t)64 << 20;
+
+struct feeder {
+	struct ta_buf pend;  /* read, waiting to make a long enough piece */
+	size_t stall;        /* bytes fed since the last callback */
+	int64_t stall_at;    /* offset where the stall began */
+	int tail;            /* string_state at the end of the last piece fed */
+	int skipping;        /* past ta_token_max, looking for the end */
+	int escape;          /* while skipping: the next byte is escaped */
+};
+
+static int all_of(const char *s, size_t n, const char *set)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strchr(set, s[i]) || !s[i])
+			return 0;
+	return 1;
+}
+
+/* Where a piece ends inside a string, for cutting it short: 0 plain, 1
+ * after a backslash, 2 to 5 after "\\u" and 0 to 3 hex digits. */
+static int string_state(int st, const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (st == 0)
+			st = s[i] == '\\';
+		else if (st == 1)
+			st = s[i] == 'u' ? 2 : 0;
+		else
+			st = st == 5 ? 0 : st + 1;
+	return st;
+}
+
+/* The state at the end of a piece in which the string began (and so
+ * whose start state is unknown): from its last bytes, after the run of
+ * backslashes before them. A \\u sequence that straddles the start of
+ * the tail ends within it, so it cannot mislead the state at the end. */
+static int tail_state(const char *s, size_t n)
+{
+	size_t from = n > 12 ? n - 12 : 0, k = 0;
+
+	while (k < from && s[from - 1 - k] == '\\')
+		k++;
+	return string_state((int)(k & 1), s + from, n - from);
+}
+
+/* While skipping: 1 when the closing quote is in data (*used: the bytes
+ * up to and including it), 0 when the string goes on (*used = len). */
+static int skip_string(struct feeder *f, const char *data, size_t len,
+		       size_t *used)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (f->escape) {
+			f->escape = 0;
+		} else if (data[i] == '\\') {
+			f->escape = 1;
+		} else if (data[i] == '"') {
+			*used = i + 1;
+			return 1;
+		}
+	}
+	*used = len;
+	return 0;
+}
+
+/* What yajl gets to end a string cut short: whatever completes an open
+ * escape, then the quote. */
+static void close_long_string(struct parser *ps, struct feeder *f)
+{
+	static const char *const closers[] = {
+		"\"", "\\\"", "0000\"", "000\"", "00\"", "0\""
+	};
+	const char *c = closers[f->tail];
+	yajl_status st;
+
+	ps->st.long_string = 1;
+	if (!ps->st.res->long_strings)
+		ps->st.res->long_string_offset = f->stall_at;
+	st = yajl_parse(ps->h, (const unsigned char *)c, strlen(c));
+	if (st != yajl_status_ok || ps->st.long_string) {
+		damage(ps, f->stall_at, "a JSON token longer than the limit");
+		ps->st.long_string = 0;
+	}
+	f->skipping = 0;
+	f->stall = 0;
+}
+
+static void feed_piece(struct parser *ps, struct feeder *f, const char *data,
+		       size_t len)
+{
+	int64_t before = ps->st.ncb;
+
+	parser_feed(ps, data, len);
+	if (ps->st.ncb != before || ps->done || all_of(data, len, " \t\r\n")) {
+		f->stall = 0;
+		f->tail = tail_state(data, len);
+		return;
+	}
+	f->tail = string_state(f->tail, data, len);
+	if (!f->stall)
+		f->stall_at = ps->offset - (int64_t)len;
+	f->stall += len;
+}
+
+static void feeder_take(struct parser *ps, struct feeder *f, const char *data,
+			size_t len);
+
+/* The token in progress would pass ta_token_max with what waits in pend:
+ * a number that long is damage; a string is skipped to its end. */
+static void start_skip(struct parser *ps, struct feeder *f)
+{
+	struct ta_buf b = f->pend;
+
+	memset(&f->pend, 0, sizeof(f->pend));
+	if (all_of(b.s, b.len, "0123456789+-.eE")) {
+		damage(ps, f->stall_at, "a number longer than the limit");
+	} else {
+		f->skipping = 1;
+		f->escape = f->tail == 1;
+		feeder_take(ps, f, b.s, b.len);
+	}
+	ta_buf_free(&b);
+}
+
+/* Takes the next chunk read: skips, feeds, or keeps it for a longer piece. */
+static void feeder_take(struct parser *ps, struct feeder *f, const char *data,
+			size_t len)
+{
+	while (len && !ps->done) {
+		size_t k;
+
+		if (f->skipping) {
+			int closed = skip_string(f, data, len, &k);
+
+			ps->offset += (int64_t)k;
+			data += k;
+			len -= k;
+			if (closed)
+				close_long_string(ps, f);
+			continue;
+		}
+		if (!f->stall) {
+			feed_piece(ps, f, data, len);
+			return;
+		}
+		ta_buf_add(&f->pend, data, len);
+		if (f->stall + f->pend.len > ta_token_max) {
+			start_skip(ps, f);
+		} else if (f->pend.len >= f->stall) {
+			feed_piece(ps, f, f->pend.s, f->pend.len);
+			ta_buf_reset(&f->pend);
+		}
+		return;
+	}
+}
+
+static void feeder_end(struct parser *ps, struct feeder *f)
+{
+	if (f->pend.len && !ps->done)
+		feed_piece(ps, f, f->pend.s, f->pend.len);
+	if (f->skipping)
+		damage(ps, f->stall_at, "a string longer than the limit, "
+		       "never closed");
+	ta_buf_free(&f->pend);
+}
+
 int ta_parse_buffer(const char *data, size_t len, const struct ta_sink *sink,
 		    struct ta_parse_result *res, struct ta_error *err)
 {
 	struct parser ps;
+	struct feeder f = { 0 };
+	size_t at = 0;
 	int rc;
 
+	/* in small pieces, so that tests and fuzzing meet piece boundaries */
 	parser_init(&ps, sink, res);
-	parser_feed(&ps, data, len);
+	while (at < len && !ps.done) {
+		size_t n = len - at < 4096 ? len - at : 4096;
+
+		feeder_take(&ps, &f, data + at, n);
+		at += n;
+	}
+	feeder_end(&ps, &f);
 	rc = parser_finish(&ps, err, "<buffer>");
 	parser_free(&ps);
 	return rc;
@@ -547,6 +763,7 @@ int ta_parse_file(const char *path, int threaded, const struct ta_sink *sink,
 		  struct ta_parse_result *res, struct ta_error *err)
 {
 	struct parser ps;
+	struct feeder f = { 0 };
 	struct ta_gzr *r;
 	const char *chunk;
 	long n;
@@ -560,13 +777,15 @@ int ta_parse_file(const char *path, int threaded, const struct ta_sink *sink,
 	parser_init(&ps, sink, res);
 	while (!ps.done && (n = ta_gzr_read(r, &chunk)) != 0) {
 		if (n < 0) {
+			feeder_end(&ps, &f);
 			damage(&ps, ps.offset, ta_gzr_error(r));
 			break;
 		}
-		parser_feed(&ps, chunk, (size_t)n);
+		feeder_take(&ps, &f, chunk, (size_t)n);
 		if (sink->progress)
 			sink->progress(sink->ctx, ta_gzr_raw_offset(r));
 	}
+	feeder_end(&ps, &f);
 	rc = parser_finish(&ps, err, path);
 	parser_free(&ps);
 	ta_gzr_close(r);

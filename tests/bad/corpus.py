@@ -75,6 +75,13 @@ case("no_gpu_events", trace(['{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "
      r"^rank 0: no GPU activity$", args=["temporal", "--format", "text"])
 case("deep_nesting", trace(kernels() + ['{"ph": "X", "cat": "cpu_op", "name": "d", "ts": 1, "dur": 1, "args": {"x": %s}}' % ("[" * 20000 + "]" * 20000)]), 0, r"^$")
 case("enormous_string", trace(kernels() + ['{"ph": "X", "cat": "cpu_op", "name": "%s", "ts": 1, "dur": 1}' % ("n" * (8 << 20))]), 0, r"^$")
+# a string past the 64 MB token limit is skipped, in linear time
+case("string_over_limit", gzip.compress(trace(kernels() + ['{"ph": "X", "cat": "cpu_op", "name": "x", "ts": 1, "dur": 1, "args": {"a": "%s"}}' % ("n\\\\\\\"" * (70 << 18))] + kernels())), 0,
+     W.format("string_over_limit.json.gz") + r"1 strings longer than 64 MB skipped \(taken as empty\), the first near byte \d+",
+     fname="string_over_limit.json.gz")
+case("number_over_limit", gzip.compress(trace(kernels() + ['{"ph": "X", "cat": "cpu_op", "name": "x", "ts": 1, "dur": %s}' % ("7" * (70 << 20))])), 0,
+     W.format("number_over_limit.json.gz") + r"a number longer than the limit at byte \d+; analysing the 3 events before it",
+     fname="number_over_limit.json.gz")
 case("number_1e999", trace(kernels() + [EV % ("1e999", 5, 77)]), 0,
      W.format("number_1e999.json") + r"1 events have a ts or dur that is not a usable number")
 case("nan_literal", trace(kernels() + [EV % ("NaN", 5, 77)]), 0,
