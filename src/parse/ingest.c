@@ -200,7 +200,8 @@ static int ingest_one(struct pool *p, size_t i, struct ta_error *err)
 		     (long long)res.long_string_offset);
 	if (res.bad_times)
 		note(j, "'%s': %lld events have a ts or dur that is not a usable "
-		     "number (a string, or beyond int64 ns); they have no time",
+		     "number (a string, a ts past the year 2116 or a dur over 13 "
+		     "days); they have no time",
 		     j->path, (long long)res.bad_times);
 	rank = final_rank(j, &res);
 	if (claim_rank(p, i, rank, err) < 0)

@@ -240,8 +240,8 @@ static int report_damage(sqlite3 *db, const struct ta_ingest_opts *o,
 
 		if (sqlite3_column_int64(st, 4))
 			ta_warn("'%s': %lld events have a ts or dur that is not a "
-				"usable number (a string, or beyond int64 ns); they "
-				"have no time", path,
+				"usable number (a string, a ts past the year 2116 "
+				"or a dur over 13 days); they have no time", path,
 				(long long)sqlite3_column_int64(st, 4));
 		if (!sqlite3_column_int(st, 3))
 			continue;

@@ -345,6 +345,26 @@ static int open_container(struct pstate *p, char bracket)
 	return 1;
 }
 
+/* Times every analysis can add and subtract without overflow: ts in
+ * [-2^61, 2^62] ns (2^62 is the year 2116 since the epoch), |dur| at most
+ * 2^50 ns (13 days), and the end no later than 2^62. */
+#define TS_MIN (-((int64_t)1 << 61))
+#define TS_MAX ((int64_t)1 << 62)
+#define DUR_MAX ((int64_t)1 << 50)
+
+static int in_range(const struct ta_event *ev)
+{
+	int64_t d = ev->has_dur ? ev->dur_ns : 0, hd = ev->has_dur ?
+		    ev->hta_dur_ns : 0;
+
+	if (d > DUR_MAX || d < -DUR_MAX || hd > DUR_MAX || hd < -DUR_MAX)
+		return 0;
+	if (!ev->has_ts)
+		return 1;
+	return ev->ts_ns >= TS_MIN && ev->ts_ns <= TS_MAX - (d > 0 ? d : 0) &&
+	       ev->hta_ts_ns >= TS_MIN && ev->hta_ts_ns <= TS_MAX - (hd > 0 ? hd : 0);
+}
+
 static void finish_times(struct pstate *p)
 {
 	struct ta_event *ev = &p->ev;
@@ -369,6 +389,10 @@ static void finish_times(struct pstate *p)
 				     &ev->hta_dur_ns);
 		}
 	} else if (p->ts_text[0]) {
+		p->bad_time = 1;
+	}
+	if (!in_range(ev)) {
+		ev->has_ts = ev->has_dur = 0;
 		p->bad_time = 1;
 	}
 	p->res->bad_times += p->bad_time;

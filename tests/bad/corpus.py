@@ -82,6 +82,10 @@ case("string_over_limit", gzip.compress(trace(kernels() + ['{"ph": "X", "cat": "
 case("number_over_limit", gzip.compress(trace(kernels() + ['{"ph": "X", "cat": "cpu_op", "name": "x", "ts": 1, "dur": %s}' % ("7" * (70 << 20))])), 0,
      W.format("number_over_limit.json.gz") + r"a number longer than the limit at byte \d+; analysing the 3 events before it",
      fname="number_over_limit.json.gz")
+# times whose sums and differences would overflow int64 ns have no time
+case("extreme_times", trace(kernels() + [EV % ("9.2e15", 10, 70), EV % ("-9.2e15", 5, 71), EV % (300, "9.2e12", 72),
+                                         EV % ("9223372036854775", 1, 73), EV % ("4611686018427387", 1, 74)]), 0,
+     W.format("extreme_times.json") + r"5 events have a ts or dur that is not a usable number \(a string, a ts past the year 2116 or a dur over 13 days\)")
 case("number_1e999", trace(kernels() + [EV % ("1e999", 5, 77)]), 0,
      W.format("number_1e999.json") + r"1 events have a ts or dur that is not a usable number")
 case("nan_literal", trace(kernels() + [EV % ("NaN", 5, 77)]), 0,
