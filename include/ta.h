@@ -29,6 +29,8 @@ void ta_error_set(struct ta_error *err, int code, const char *fmt, ...)
 /* Diagnostics on stderr, git's grammar: "traceanalyze: warning: ...". */
 extern int ta_quiet;
 void ta_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* What --verbose says: "traceanalyze: ...", unless quiet. */
+void ta_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Cores this process may run on (at least 1). */
 int ta_cores(void);
 void ta_die_oom(void) __attribute__((noreturn));

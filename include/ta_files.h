@@ -18,4 +18,15 @@ int ta_open_read(const char *path, const char *what, struct ta_error *err);
 /* Whether a and b are the same file (device and inode). */
 int ta_same_file(const struct stat *a, const struct stat *b);
 
+/* A unique temp name beside path (path.tmp.XXXXXX, unique across PID
+ * namespaces too), held with an flock while the caller writes it, so that
+ * ta_temp_clean can tell a dead writer's file from a live one. Returns
+ * the fd (closing it releases the file), the name in *tmp (malloc'd). */
+int ta_temp_create(const char *path, char **tmp, struct ta_error *err);
+
+/* Removes the leftovers of killed writers in dir: regular files whose
+ * name starts with prefix and contains match, unmodified for a minute,
+ * that no process holds. */
+void ta_temp_clean(const char *dir, const char *prefix, const char *match);
+
 #endif

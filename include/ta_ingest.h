@@ -11,6 +11,7 @@ struct ta_ingest_opts {
 	int strict;      /* a damaged trace is an error, not a warning */
 	int no_cache;    /* never read or write the cache */
 	int jobs;        /* threads at most (files parsed at once); 0: cores */
+	int verbose;     /* say on stderr whether the cache was used */
 	/* bits 1 << enum ta_lazy_index: build those while loading, for a
 	 * command that will read them, or all for ingest -o */
 	unsigned lazy_indexes;
@@ -42,7 +43,11 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 /* Rank from a file name (rank-3, rank_3, rank3); -1 if none. */
 int64_t ta_rank_from_filename(const char *path);
 
-/* Where cached databases live. */
+/* Where cached databases live: 0, -1 if nowhere, -2 if the name is too
+ * long for buf. */
 int ta_cache_dir(char *buf, size_t len);
+/* Whether a database file is an entry of the cache (then a damaged one
+ * may be removed and built again). */
+int ta_input_is_cached(const char *db_path);
 
 #endif

@@ -13,7 +13,7 @@
 enum {
 	OPT_FORMAT = 1000, OPT_RANKS, OPT_HTA, OPT_NO_CACHE, OPT_STRICT,
 	OPT_HELP, OPT_QUIET, OPT_OUTPUT, OPT_FAIL_IF, OPT_BASELINE,
-	OPT_MAX_INCREASE, OPT_JOBS
+	OPT_MAX_INCREASE, OPT_JOBS, OPT_VERBOSE
 };
 
 static const struct ta_opt common_opts[] = {
@@ -25,6 +25,7 @@ static const struct ta_opt common_opts[] = {
 	{ "strict", 0, OPT_STRICT, NULL, "a truncated or damaged trace is an error" },
 	{ "jobs", 1, OPT_JOBS, "N", "threads for parsing: N files at once (default: all cores)" },
 	{ "quiet", 0, OPT_QUIET, NULL, "no warnings or progress on stderr" },
+	{ "verbose", 0, OPT_VERBOSE, NULL, "say whether the traces were parsed or the cache used" },
 	{ "fail-if", 1, OPT_FAIL_IF, "EXPR", "exit 1 if a row matches, e.g. 'idle_pct > 12' (repeatable)" },
 	{ "baseline", 1, OPT_BASELINE, "OLD.csv", "compare with a CSV saved from an earlier run" },
 	{ "max-increase", 1, OPT_MAX_INCREASE, "COL=V", "exit 1 if COL rose by more than V (or V%) (repeatable)" },
@@ -82,7 +83,8 @@ void ta_cli_usage(FILE *out, const struct ta_cmd_info *cmd)
 	}
 	fputs("common options:\n", out);
 	print_opts(out, common_opts);
-	fputs("  -o FILE = --output, -j N = --jobs, -q = --quiet, -h = --help\n", out);
+	fputs("  -o FILE = --output, -j N = --jobs, -q = --quiet, -v = --verbose, "
+	      "-h = --help\n", out);
 	fputs("\nPATH is a directory of per-rank traces (*.json, *.json.gz), one "
 	      "trace file,\nor a database made by 'traceanalyze ingest'. See "
 	      "traceanalyze(1).\n", out);
@@ -156,6 +158,9 @@ static int common_opt(struct ta_cli *cli, const struct ta_cmd_info *cmd,
 	case OPT_QUIET:
 		ta_quiet = 1;
 		return 0;
+	case OPT_VERBOSE:
+		cli->ingest.verbose = 1;
+		return 0;
 	case OPT_FAIL_IF:
 		cli->gates = ta_xrealloc(cli->gates, (cli->ngates + 1) * sizeof(*cli->gates));
 		cli->gates[cli->ngates++] = arg;
@@ -185,7 +190,7 @@ int ta_cli_parse(int argc, char **argv, const struct ta_cmd_info *cmd,
 	optind = 0;
 	opterr = 0;
 	while (rc == 0 && (idx = -1,
-			   c = getopt_long(argc, argv, "o:qhj:", lo, &idx)) != -1) {
+			   c = getopt_long(argc, argv, "o:qhvj:", lo, &idx)) != -1) {
 		if (c == 'h' || c == OPT_HELP) {
 			ta_cli_usage(stdout, cmd);
 			rc = 1;
@@ -198,7 +203,9 @@ int ta_cli_parse(int argc, char **argv, const struct ta_cmd_info *cmd,
 		} else if (c == '?' || c == ':') {
 			rc = usage_error(cmd, "bad or incomplete option '%s'",
 					 argv[optind - 1]);
-		} else if (c >= OPT_FORMAT && c <= OPT_JOBS) {
+		} else if (c == 'v') {
+			rc = common_opt(cli, cmd, OPT_VERBOSE, optarg);
+		} else if (c >= OPT_FORMAT && c <= OPT_VERBOSE) {
 			rc = common_opt(cli, cmd, c, optarg);
 		} else if (cmd->on_opt(cmd->ctx, c, optarg) < 0) {
 			char what[160];
@@ -437,6 +444,29 @@ static int finish_stream(const struct ta_cli *cli, struct ta_table *t)
 	return rc;
 }
 
+int ta_cli_damaged(sqlite3 *db, int *retried, struct ta_error *err)
+{
+	int code = sqlite3_errcode(db) & 0xff;
+	const char *path = sqlite3_db_filename(db, "main");
+	char msg[sizeof(err->msg)];
+
+	if (code != SQLITE_CORRUPT && code != SQLITE_NOTADB)
+		return 0;
+	snprintf(msg, sizeof(msg), "%s", err->msg);
+	if (retried && !*retried && ta_input_is_cached(path)) {
+		ta_warn("cached database '%s' is damaged (%s); rebuilding it",
+			path, msg);
+		unlink(path);
+		*retried = 1;
+		return 1;
+	}
+	ta_error_set(err, TA_EXIT_INPUT, "'%s': damaged database (%s)",
+		     path ? path : "", msg);
+	if (ta_input_is_cached(path))
+		unlink(path); /* the next run builds it again */
+	return 0;
+}
+
 int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 {
 	struct ta_gate **gates = NULL;
@@ -447,10 +477,11 @@ int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 	/* CSV and JSON without gates may go out while the analysis runs */
 	struct ta_stream stream = { open_output, (void *)cli, cli->format, NULL, 0, 0 };
 	FILE *out;
-	int rc;
+	int rc, retried = 0;
 
 	if (ta_cli_check_output(cli, 0, &err) < 0)
 		return ta_cli_error(&err);
+again:
 	rc = ta_cli_open_input(cli, &db);
 	if (rc != TA_EXIT_OK)
 		return rc;
@@ -458,6 +489,11 @@ int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 		ta_stream_offer(&stream);
 	rc = fn(db, &cli->query, ctx, &t, &err);
 	ta_stream_offer(NULL);
+	/* a damaged cached database is built again, if nothing went out */
+	if (rc < 0 && ta_cli_damaged(db, stream.out ? NULL : &retried, &err)) {
+		sqlite3_close(db);
+		goto again;
+	}
 	sqlite3_close(db);
 	if (rc < 0) {
 		if (stream.out && stream.out != stdout)

@@ -59,6 +59,11 @@ typedef int (*ta_analysis_fn)(sqlite3 *db, const struct ta_query *q,
 			      void *ctx, struct ta_table **out,
 			      struct ta_error *err);
 
+/* After an analysis failed (err): if on a damaged database, a cached one
+ * is removed and 1 returned, the first time with retried given (run once
+ * more: that builds it again); else err names the file (exit 3). */
+int ta_cli_damaged(sqlite3 *db, int *retried, struct ta_error *err);
+
 /* Opens PATH, runs the analysis, writes the table; returns an exit code. */
 int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx);
 

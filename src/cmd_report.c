@@ -55,20 +55,29 @@ static int report(const struct ta_cli *cli)
 	size_t keep_idle = 0;
 	sqlite3 *db = NULL;
 	FILE *out;
-	int rc, i;
+	int rc, i, retried = 0;
 
 	if (cli->ngates || cli->baseline || cli->nincreases) {
 		fputs("traceanalyze: report takes no gates; use them with the "
 		      "analysis itself (e.g. temporal --fail-if)\n", stderr);
 		return TA_EXIT_USAGE;
 	}
+	if (ta_cli_check_output(cli, 0, &err) < 0)
+		return ta_cli_error(&err);
+again:
 	rc = ta_cli_open_input(cli, &db);
 	if (rc != TA_EXIT_OK)
 		return rc;
 	if (run_all(db, cli, t, &err) < 0) {
+		int retry = ta_cli_damaged(db, &retried, &err);
+
 		sqlite3_close(db);
-		for (i = 0; i < NTABLES; i++)
+		for (i = 0; i < NTABLES; i++) {
 			ta_table_free(t[i]);
+			t[i] = NULL;
+		}
+		if (retry)
+			goto again;
 		return ta_cli_error(&err);
 	}
 	sqlite3_close(db);

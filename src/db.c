@@ -3,6 +3,10 @@
 
 #include <string.h>
 
+/* How long a run waits for another that writes the same database (an
+ * index or HTA's rows on a cached database, a few seconds). */
+#define BUSY_MS 600000
+
 void ta_db_global_init(void)
 {
 	/* SQLite's allocation statistics take a global mutex on every malloc;
@@ -98,7 +102,7 @@ int ta_db_write(sqlite3 *db, int (*fn)(sqlite3 *rw, void *ctx,
 		sqlite3_close(rw);
 		return -1;
 	}
-	sqlite3_busy_timeout(rw, 600000);
+	sqlite3_busy_timeout(rw, BUSY_MS);
 	ta_db_exec(rw, "PRAGMA temp_store = FILE", NULL);
 	rc = ta_db_exec(rw, "BEGIN IMMEDIATE", err) < 0 || fn(rw, ctx, err) < 0 ||
 	     ta_db_exec(rw, "COMMIT", err) < 0 ? -1 : 0;
@@ -139,6 +143,9 @@ int ta_db_open(const char *path, sqlite3 **db, struct ta_error *err)
 		*db = NULL;
 		return -1;
 	}
+	/* another run adding an index or HTA's rows holds the file for a
+	 * moment: wait for it rather than fail */
+	sqlite3_busy_timeout(*db, BUSY_MS);
 	/* analyses build temporary tables: on disk, so memory stays bounded */
 	sqlite3_exec(*db, "PRAGMA temp_store = FILE; PRAGMA cache_size = -2048",
 		     NULL, NULL, NULL);

@@ -1,9 +1,14 @@
 /* Opening the user's files safely (ta_files.h). */
 #include "ta_files.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 
 const char *ta_file_kind(mode_t mode)
@@ -61,4 +66,74 @@ int ta_open_read(const char *path, const char *what, struct ta_error *err)
 int ta_same_file(const struct stat *a, const struct stat *b)
 {
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+static mode_t current_umask(void)
+{
+	mode_t m = umask(022);
+
+	umask(m);
+	return m;
+}
+
+int ta_temp_create(const char *path, char **tmp, struct ta_error *err)
+{
+	for (;;) {
+		struct stat a, b;
+		char *name = ta_xmalloc(strlen(path) + 16);
+		int fd;
+
+		sprintf(name, "%s.tmp.XXXXXX", path);
+		fd = mkstemp(name);
+		if (fd < 0) {
+			ta_error_set(err, TA_EXIT_SYSTEM, "cannot create '%s': %s",
+				     name, strerror(errno));
+			free(name);
+			return -1;
+		}
+		/* mkstemp makes it private; a cache is shared like any file */
+		fchmod(fd, 0666 & ~current_umask());
+		/* a cleaner may have taken the name between mkstemp and flock:
+		 * then the name is no longer this file; take another */
+		if (flock(fd, LOCK_EX) == 0 && fstat(fd, &a) == 0 &&
+		    stat(name, &b) == 0 && ta_same_file(&a, &b)) {
+			*tmp = name;
+			return fd;
+		}
+		close(fd);
+		free(name);
+	}
+}
+
+void ta_temp_clean(const char *dir, const char *prefix, const char *match)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	size_t plen = strlen(prefix);
+	time_t now = time(NULL);
+
+	if (!d)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char full[PATH_MAX];
+		struct stat sb;
+		int fd;
+
+		if (strncmp(de->d_name, prefix, plen) != 0 ||
+		    !strstr(de->d_name + plen, match))
+			continue;
+		snprintf(full, sizeof(full), "%s/%s", dir, de->d_name);
+		/* a minute: a live writer between creating its file and
+		 * locking it, or renaming it and opening it, is never caught */
+		if (lstat(full, &sb) < 0 || !S_ISREG(sb.st_mode) ||
+		    now - sb.st_mtime < 60)
+			continue;
+		fd = open(full, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			unlink(full);
+		close(fd);
+	}
+	closedir(d);
 }

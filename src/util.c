@@ -34,6 +34,19 @@ void ta_warn(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+void ta_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ta_quiet)
+		return;
+	fputs("traceanalyze: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
 int ta_cores(void)
 {
 	cpu_set_t set;

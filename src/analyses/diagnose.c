@@ -162,19 +162,35 @@ static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 	return 0;
 }
 
+/* host_events: the host side (ops, Python frames, record_function
+ * ranges) by time. The events_cpu index serves it; a database that cannot
+ * take the index (read-only, or its writer would wait too long) gets a
+ * copy of those rows with an index of its own, for this run only. */
+static int host_events(sqlite3 *db, struct ta_error *err)
+{
+	if (ta_db_need_index(db, TA_INDEX_HOST_TIME, NULL) == 0)
+		return ta_db_exec(db, "CREATE TEMP VIEW host_events AS SELECT *"
+				  " FROM main.events WHERE role = 4 OR role = 6", err);
+	return ta_db_exec(db, "CREATE TEMP TABLE host_events AS SELECT rank, ts_ns,"
+			  " dur_ns, role, name, cat, idx, tid, input_dims FROM"
+			  " main.events WHERE role = 4 OR role = 6;"
+			  "CREATE INDEX temp.host_events_time ON host_events"
+			  " (rank, ts_ns, dur_ns)", err);
+}
+
 /* Names [a, b]: with ops_too, the innermost CPU op or range covering it
  * (the op that synchronised: the latest start among those covering it);
  * else the shortest record_function range (or, failing one, Python frame)
  * over at least half of it and at most 4 times as long. Both searches are
  * bounded in time, so the events_cpu index keeps them short. */
 static const char covering_sql[] =
-	"SELECT n.name FROM events e JOIN names n ON n.name_id = e.name"
+	"SELECT n.name FROM host_events e JOIN names n ON n.name_id = e.name"
 	" WHERE e.rank = ?1 AND (e.role = 4 OR e.role = 6) AND e.ts_ns <= ?2"
 	" AND e.ts_ns + e.dur_ns >= ?3 AND n.name NOT GLOB 'ProfilerStep*'"
 	" ORDER BY e.ts_ns DESC LIMIT 1";
 
 static const char overlapping_sql[] =
-	"SELECT n.name FROM events e JOIN names n ON n.name_id = e.name"
+	"SELECT n.name FROM host_events e JOIN names n ON n.name_id = e.name"
 	" JOIN names c ON c.name_id = e.cat WHERE e.rank = ?1"
 	" AND (e.role = 4 OR e.role = 6)"
 	" AND e.ts_ns >= ?2 - 4 * (?3 - ?2) AND e.ts_ns < ?3"
@@ -210,7 +226,7 @@ static void launching_op(sqlite3 *db, int64_t rank, int64_t corr, char *buf,
 	snprintf(buf, len, "(launch not recorded)");
 	if (sqlite3_prepare_v2(db,
 			"SELECT n.name, COALESCE(o.input_dims, '') FROM events r"
-			" JOIN events o ON o.rank = r.rank AND o.role = 4"
+			" JOIN host_events o ON o.rank = r.rank AND o.role = 4"
 			"  AND o.ts_ns <= r.ts_ns AND o.ts_ns + o.dur_ns >= r.ts_ns + r.dur_ns"
 			"  AND o.tid IS r.tid"
 			" JOIN names n ON n.name_id = o.name"
@@ -558,7 +574,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	int rc = 0;
 
 	*out = NULL;
-	if (ta_db_need_index(db, TA_INDEX_HOST_TIME, err) < 0 || ta_rows_prepare(db, q, err) < 0 ||
+	if (host_events(db, err) < 0 || ta_rows_prepare(db, q, err) < 0 ||
 	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &ranks, err) < 0) {
 		ta_table_free(t);
 		return -1;

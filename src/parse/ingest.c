@@ -1,5 +1,6 @@
 /* Parse every trace file into one database, one rank per file. */
 #include "ta_db.h"
+#include "ta_files.h"
 #include "ta_ingest.h"
 #include "ta_parse.h"
 
@@ -313,9 +314,9 @@ int ta_ingest(char *const *files, size_t n, const char *out,
 {
 	struct pool p = { .files = files, .n = n, .o = o, .err_file = (size_t)-1 };
 	int jobs = o->jobs > 0 ? o->jobs : ta_cores();
-	char *tmp = ta_xmalloc(strlen(out) + 32);
+	char *tmp = NULL;
 	size_t i;
-	int rc = 0;
+	int rc = 0, fd;
 
 	pthread_mutex_init(&p.lock, NULL);
 	p.jobs = ta_xcalloc(n, sizeof(*p.jobs));
@@ -330,8 +331,12 @@ int ta_ingest(char *const *files, size_t n, const char *out,
 				     sb.st_mtim.tv_nsec;
 		p.raw_total += p.jobs[i].size;
 	}
-	sprintf(tmp, "%s.tmp.%ld", out, (long)getpid());
-	unlink(tmp);
+	fd = ta_temp_create(out, &tmp, err);
+	if (fd < 0) {
+		free(p.jobs);
+		pthread_mutex_destroy(&p.lock);
+		return -1;
+	}
 	guard(tmp);
 	p.w = ta_db_writer_new(tmp, jobs > 1, o->lazy_indexes, err);
 	if (p.w) {
@@ -363,6 +368,7 @@ int ta_ingest(char *const *files, size_t n, const char *out,
 	if (rc < 0)
 		unlink(tmp);
 	guard(NULL);
+	close(fd);
 	free(tmp);
 	for (i = 0; i < n; i++)
 		ta_buf_free(&p.jobs[i].notes);

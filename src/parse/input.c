@@ -167,16 +167,17 @@ int ta_cache_dir(char *buf, size_t len)
 	const char *env = getenv("TRACEANALYZE_CACHE_DIR");
 	const char *xdg = getenv("XDG_CACHE_HOME");
 	const char *home = getenv("HOME");
+	int n;
 
 	if (env && *env)
-		snprintf(buf, len, "%s", env);
+		n = snprintf(buf, len, "%s", env);
 	else if (xdg && *xdg)
-		snprintf(buf, len, "%s/traceanalyze", xdg);
+		n = snprintf(buf, len, "%s/traceanalyze", xdg);
 	else if (home && *home)
-		snprintf(buf, len, "%s/.cache/traceanalyze", home);
+		n = snprintf(buf, len, "%s/.cache/traceanalyze", home);
 	else
 		return -1;
-	return 0;
+	return n < 0 || (size_t)n >= len ? -2 : 0;
 }
 
 static int mkdir_p(const char *dir)
@@ -196,14 +197,16 @@ static int mkdir_p(const char *dir)
 	return mkdir(tmp, 0755) < 0 && errno != EEXIST ? -1 : 0;
 }
 
-/* Cache key: every file's absolute path, size and mtime, and the schema. */
+/* Cache key: every file's absolute path, device, inode, size, mtime and
+ * ctime (a file rewritten to the same size and touched back to its old
+ * mtime still has a new ctime), and the schema. */
 static uint64_t cache_key(char **files, size_t n)
 {
 	uint64_t h = 1469598103934665603ULL;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		char abs[PATH_MAX], line[PATH_MAX + 128];
+		char abs[PATH_MAX], line[PATH_MAX + 256];
 		struct stat sb;
 		const char *p;
 
@@ -211,9 +214,12 @@ static uint64_t cache_key(char **files, size_t n)
 			snprintf(abs, sizeof(abs), "%s", files[i]);
 		memset(&sb, 0, sizeof(sb));
 		stat(files[i], &sb);
-		snprintf(line, sizeof(line), "%s|%lld|%lld.%09ld|%d|%s\n", abs,
-			 (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
-			 sb.st_mtim.tv_nsec, TA_SCHEMA_VERSION, TA_VERSION);
+		snprintf(line, sizeof(line), "%s|%llu|%llu|%lld|%lld.%09ld|%lld.%09ld"
+			 "|%d|%s\n", abs, (unsigned long long)sb.st_dev,
+			 (unsigned long long)sb.st_ino, (long long)sb.st_size,
+			 (long long)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec,
+			 (long long)sb.st_ctim.tv_sec, sb.st_ctim.tv_nsec,
+			 TA_SCHEMA_VERSION, TA_VERSION);
 		for (p = line; *p; p++) {
 			h ^= (unsigned char)*p;
 			h *= 1099511628211ULL;
@@ -276,22 +282,56 @@ static int open_uncached(char **files, size_t n, const struct ta_ingest_opts *o,
 			 sqlite3 **db, struct ta_error *err)
 {
 	const char *tmpdir = getenv("TMPDIR");
-	char path[PATH_MAX];
-	int rc;
+	char base[PATH_MAX], *path = NULL;
+	int rc, fd;
 
-	snprintf(path, sizeof(path), "%s/traceanalyze-%ld.db",
-		 tmpdir && *tmpdir ? tmpdir : "/tmp", (long)getpid());
-	if (ta_ingest(files, n, path, o, err) < 0)
+	snprintf(base, sizeof(base), "%s/traceanalyze.db",
+		 tmpdir && *tmpdir ? tmpdir : "/tmp");
+	ta_temp_clean(tmpdir && *tmpdir ? tmpdir : "/tmp", "traceanalyze.db.tmp.",
+		      "");
+	fd = ta_temp_create(base, &path, err);
+	if (fd < 0)
 		return -1;
-	rc = ta_db_open(path, db, err);
+	rc = ta_ingest(files, n, path, o, err);
+	if (rc == 0)
+		rc = ta_db_open(path, db, err);
 	unlink(path);
+	close(fd);
+	free(path);
 	return rc;
+}
+
+/* A cache directory we can write, made if missing; else why not. */
+static const char *cache_unusable(char *dir, size_t len)
+{
+	struct stat sb;
+	char *probe = NULL;
+	int rc = ta_cache_dir(dir, len), fd;
+
+	if (rc == -1)
+		return "no HOME, XDG_CACHE_HOME or TRACEANALYZE_CACHE_DIR";
+	if (rc == -2)
+		return "name too long";
+	if (mkdir_p(dir) < 0 || stat(dir, &sb) < 0)
+		return strerror(errno);
+	if (!S_ISDIR(sb.st_mode))
+		return ta_file_kind(sb.st_mode);
+	snprintf(dir + strlen(dir), len - strlen(dir), "/probe");
+	fd = ta_temp_create(dir, &probe, NULL);
+	dir[strlen(dir) - 6] = '\0';
+	if (fd < 0)
+		return strerror(errno);
+	unlink(probe);
+	close(fd);
+	free(probe);
+	return NULL;
 }
 
 int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 		  sqlite3 **db, struct ta_error *err)
 {
 	char **files = NULL, dir[PATH_MAX - 64], cached[PATH_MAX];
+	const char *why = NULL;
 	size_t n = 0;
 	int rc;
 
@@ -300,21 +340,55 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 		return open_checked(path, o, db, err);
 	if (ta_input_list(path, &files, &n, err) < 0)
 		return -1;
-	if (o->no_cache || strcmp(path, "-") == 0 || ta_cache_dir(dir, sizeof(dir)) < 0 ||
-	    mkdir_p(dir) < 0) {
+	if (o->no_cache || strcmp(path, "-") == 0 ||
+	    (why = cache_unusable(dir, sizeof(dir))) != NULL) {
+		if (why)
+			ta_warn("cache directory '%s': %s; not caching", dir, why);
+		if (o->verbose)
+			ta_note("parsing %zu files, not cached", n);
 		rc = open_uncached(files, n, o, db, err);
 		goto out;
 	}
+	ta_temp_clean(dir, "", ".db.tmp.");
 	snprintf(cached, sizeof(cached), "%s/%016llx.db", dir,
 		 (unsigned long long)cache_key(files, n));
-	if (access(cached, R_OK) == 0 && open_checked(cached, o, db, err) == 0) {
-		rc = 0;
-		goto out;
+	if (access(cached, F_OK) == 0) {
+		struct ta_error why_not = { 0, "" };
+
+		if (ta_db_open(cached, db, &why_not) == 0) {
+			if (o->verbose)
+				ta_note("using the cached database '%s'", cached);
+			rc = report_damage(*db, o, err);
+			if (rc < 0) {
+				sqlite3_close(*db);
+				*db = NULL;
+			}
+			goto out;
+		}
+		ta_warn("cached database is damaged (%s); rebuilding it",
+			why_not.msg);
+		unlink(cached);
 	}
+	if (o->verbose)
+		ta_note("parsing %zu files into the cached database '%s'", n,
+			cached);
 	rc = ta_ingest(files, n, cached, o, err);
 	if (rc == 0)
 		rc = ta_db_open(cached, db, err);
 out:
 	ta_input_list_free(files, n);
 	return rc;
+}
+
+int ta_input_is_cached(const char *db_path)
+{
+	char name[PATH_MAX - 64], dir[PATH_MAX];
+	size_t len;
+
+	if (!db_path || ta_cache_dir(name, sizeof(name)) != 0 ||
+	    !realpath(name, dir))
+		return 0;
+	len = strlen(dir);
+	return strncmp(db_path, dir, len) == 0 && db_path[len] == '/' &&
+	       !strchr(db_path + len + 1, '/');
 }
