@@ -61,4 +61,120 @@ expect gate_deep_not 2 "nested deeper than 256" $T $BIN temporal "$TRACE" --fail
 deep=$(python3 -c 'print(" || ".join(["idle_pct > 1"] * 5000))')
 expect gate_long_chain 2 "more than 4096 terms" $T $BIN temporal "$TRACE" --fail-if "$deep"
 
+## one cache, many runs at once
+BIG=$TMP/big
+mkdir "$BIG" && python3 tools/scale.py testdata/train_stalled/rank-0.pt.trace.json.gz "$BIG/rank-0.json.gz" 8 0
+$BIN temporal -q "$BIG" >/dev/null          # cached, without diagnose's index
+$BIN diagnose -q --no-cache "$BIG" >"$TMP/diag.want"
+for i in 1 2 3 4 5 6; do
+	( $T $BIN diagnose -q "$BIG" >"$TMP/diag.$i" 2>"$TMP/diag.$i.err"; echo $? >"$TMP/diag.$i.rc" ) &
+done
+( $T $BIN temporal -q "$BIG" >/dev/null 2>"$TMP/t.err"; echo $? >"$TMP/t.rc" ) &
+( $T $BIN ops -q "$BIG" >/dev/null 2>"$TMP/o.err"; echo $? >"$TMP/o.rc" ) &
+wait
+for i in 1 2 3 4 5 6; do
+	check "parallel_diagnose_$i" test "$(cat "$TMP/diag.$i.rc")" = 0 -a ! -s "$TMP/diag.$i.err"
+	same "parallel_diagnose_same_$i" "$TMP/diag.want" "$TMP/diag.$i"
+done
+check parallel_temporal test "$(cat "$TMP/t.rc")" = 0 -a ! -s "$TMP/t.err"
+check parallel_ops test "$(cat "$TMP/o.rc")" = 0 -a ! -s "$TMP/o.err"
+
+## a database we may not write: diagnose works for the run only
+$BIN ingest -q "$R" -o "$TMP/ro.db" && sqlite3 "$TMP/ro.db" "DROP INDEX events_cpu"
+chmod 444 "$TMP/ro.db"; chmod 755 "$TMP"
+$BIN diagnose -q --no-cache "$R" >"$TMP/ro.want"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	AS_OTHER="setpriv --reuid=65534 --regid=65534 --clear-groups"
+else
+	AS_OTHER=""
+fi
+expect readonly_diagnose 0 "" $T $AS_OTHER $BIN diagnose -q "$TMP/ro.db"
+same readonly_diagnose_same "$TMP/ro.want" "$TMP/out"
+check readonly_untouched test -z "$(sqlite3 "$TMP/ro.db" "SELECT name FROM sqlite_master WHERE name = 'events_cpu'")"
+
+## temp names: unique, locked, and cleaned once their writer is dead
+C=$TRACEANALYZE_CACHE_DIR
+$BIN ingest -q "$BIG" -o "$TMP/k.db" &
+kpid=$!
+sleep 0.3; kill -KILL $kpid 2>/dev/null; wait $kpid 2>/dev/null
+touch "$C/0123456789abcdef.db.tmp.ABCDEF"      # a dead writer's, fresh
+touch -d '2 minutes ago' "$C/0123456789abcdef.db.tmp.OLDONE"
+( exec 9>"$C/0123456789abcdef.db.tmp.LIVE1"; flock 9; touch -d '2 minutes ago' "$C/0123456789abcdef.db.tmp.LIVE1"; sleep 5 ) &
+lpid=$!
+sleep 0.5
+$BIN temporal -q "$R" >/dev/null
+check stale_temp_removed test ! -e "$C/0123456789abcdef.db.tmp.OLDONE"
+check fresh_temp_kept test -e "$C/0123456789abcdef.db.tmp.ABCDEF"
+check locked_temp_kept test -e "$C/0123456789abcdef.db.tmp.LIVE1"
+kill $lpid 2>/dev/null; wait $lpid 2>/dev/null
+if command -v unshare >/dev/null && unshare -p -f --mount-proc true 2>/dev/null; then
+	rm -rf "$TMP/ns"; mkdir "$TMP/ns"
+	for i in 1 2 3 4; do
+		( TRACEANALYZE_CACHE_DIR="$TMP/ns" unshare -p -f --mount-proc \
+			$T $BIN temporal -q --format csv "$BIG" >"$TMP/ns.$i" 2>"$TMP/ns.$i.err"
+		  echo $? >"$TMP/ns.$i.rc" ) &
+	done
+	wait
+	for i in 1 2 3 4; do
+		check "pid_namespace_$i" test "$(cat "$TMP/ns.$i.rc")" = 0 -a ! -s "$TMP/ns.$i.err"
+	done
+else
+	echo "hostile: skipping the PID-namespace case (unshare -p not permitted here)"
+fi
+
+## a damaged cache heals; a damaged database given as PATH is named
+rm -rf "$C"
+$BIN temporal -q --format csv "$BIG" >"$TMP/t.want"
+db=$(ls "$C"/*.db)
+python3 -c "
+import os, sys
+p = sys.argv[1]; f = open(p, 'r+b'); n = os.path.getsize(p) // 65536
+for pg in range(2, n, 3):
+    f.seek(pg * 65536); f.write(bytes(65536))" "$db"
+cp "$db" "$TMP/damaged.db"
+expect damaged_cache_rebuilt 0 "warning: cached database '.*' is damaged \(.*\); rebuilding it" \
+	$T $BIN temporal --format csv "$BIG"
+same damaged_cache_same "$TMP/t.want" "$TMP/out"
+expect damaged_cache_healed 0 "^traceanalyze: using the cached database" $T $BIN temporal -v --format csv "$BIG"
+expect damaged_user_db 3 "damaged.db': damaged database" $T $BIN temporal "$TMP/damaged.db"
+printf 'SQLite format 3\000garbage' >"$TMP/notdb.db"
+head -c 70000 /dev/zero >>"$TMP/notdb.db"
+expect not_a_database 3 "notdb.db'" $T $BIN temporal "$TMP/notdb.db"
+
+## the cache key sees a rewrite with the same size and mtime
+mkdir "$TMP/same" && gzip -dc "$TRACE" >"$TMP/same/rank-0.json"
+$BIN temporal -q --format csv "$TMP/same" >"$TMP/same.1"
+cp "$TMP/same/rank-0.json" "$TMP/same.orig"
+python3 -c "
+import sys, re
+p = sys.argv[1]; s = open(p).read()
+open(p, 'w').write(s.replace('\"dur\": 1', '\"dur\": 9', 50))" "$TMP/same/rank-0.json"
+touch -r "$TMP/same.orig" "$TMP/same/rank-0.json"
+check same_size test "$(stat -c %s "$TMP/same.orig")" = "$(stat -c %s "$TMP/same/rank-0.json")"
+expect rewritten_parsed_again 0 "parsing 1 files into the cached database" $T $BIN temporal -v --format csv "$TMP/same"
+expect unchanged_uses_cache 0 "using the cached database" $T $BIN temporal -v --format csv "$TMP/same"
+
+## a cache directory we cannot use: one warning, then uncached
+echo x >"$TMP/afile"
+for bad in "$TMP/afile" /dev/null "$TMP/$(printf 'd%.0s' $(seq 1 5000))"; do
+	expect "unusable_cache_$(basename "$bad" | head -c 10)" 0 \
+		"warning: cache directory '.*': .*; not caching" \
+		env TRACEANALYZE_CACHE_DIR="$bad" $T $BIN temporal --format csv "$R"
+	check "unusable_cache_one_line" test "$(wc -l <"$TMP/err")" = 1
+done
+mkdir "$TMP/rocache"; chmod 555 "$TMP/rocache"
+expect readonly_cache 0 "cache directory '.*rocache': .*; not caching" \
+	env TRACEANALYZE_CACHE_DIR="$TMP/rocache" $T $AS_OTHER $BIN temporal --format csv "$R"
+expect tmpdir_missing 4 "cannot create '/nonexistent/traceanalyze.db.tmp" \
+	env TMPDIR=/nonexistent $T $BIN temporal --no-cache "$R"
+
+## files with a trace's name that are not traces
+mkdir "$TMP/odd" && cp "$TRACE" "$TMP/odd/rank-0.json.gz"
+mkfifo "$TMP/odd/rank-1.json"; mkdir "$TMP/odd/rank-2.json"
+ln -s nowhere "$TMP/odd/rank-3.json"; ln -s rank-4.json "$TMP/odd/rank-4.json"
+expect odd_names 0 "rank-1.json': a FIFO; skipped" $T $BIN temporal --format csv "$TMP/odd"
+check odd_dir grep -q "rank-2.json': a directory; skipped" "$TMP/err"
+check odd_dangling grep -q "rank-3.json': No such file or directory; skipped" "$TMP/err"
+check odd_loop grep -q "rank-4.json': Too many levels of symbolic links; skipped" "$TMP/err"
+
 finish

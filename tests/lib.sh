@@ -2,7 +2,7 @@
 # stream.sh): sourced with SUITE set, it moves to the project root, makes
 # a scratch directory removed at exit with a cache of its own, and counts.
 cd "$(dirname "$0")/.." || exit 2
-BIN=./traceanalyze
+BIN=${BIN:-./traceanalyze}
 TMP=$(mktemp -d) || exit 2
 trap 'rm -rf "$TMP"' EXIT
 export TRACEANALYZE_CACHE_DIR="$TMP/cache"
