@@ -32,7 +32,7 @@ endif
 
 # everything but main.c goes into a library the tests link against
 LIB_SRC := $(wildcard src/parse/*.c src/analyses/*.c src/report/*.c) \
-	src/util.c src/files.c src/db.c src/intern.c src/cli.c $(wildcard src/cmd_*.c)
+	src/util.c src/utf8.c src/files.c src/db.c src/intern.c src/cli.c $(wildcard src/cmd_*.c)
 LIB_OBJ := $(LIB_SRC:.c=.o)
 TEST_SRC := $(wildcard tests/check_*.c)
 TEST_BIN := tests/run_checks

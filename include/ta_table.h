@@ -40,6 +40,7 @@ struct ta_table {
 	struct ta_intern *texts;   /* every text cell's string, once: tables
 				    * with a row per kernel repeat names */
 	struct ta_stream *stream;  /* rows go out as they come (ta_report.h) */
+	size_t bad_utf8;           /* bytes of text cells replaced by U+FFFD */
 };
 
 struct ta_table *ta_table_new(const char *title, const struct ta_col *cols,

@@ -422,6 +422,10 @@ int ta_cli_output_close(const struct ta_cli *cli, FILE *out,
 
 	if (out != stdout && fclose(out) != 0 && rc == TA_EXIT_OK)
 		rc = TA_EXIT_SYSTEM;
+	for (i = 0; i < n; i++)
+		if (t[i]->bad_utf8)
+			ta_warn("%zu bytes of invalid UTF-8 in names were replaced "
+				"with U+FFFD in the output", t[i]->bad_utf8);
 	if (cli->format == TA_FMT_TEXT && !ta_quiet)
 		for (i = 0; i < n; i++)
 			if (t[i]->notes.len)

@@ -2,6 +2,7 @@
  * longer than the token limit, whatever the piece boundaries. */
 #include "check_main.h"
 #include "ta_parse.h"
+#include "ta_utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -154,6 +155,48 @@ START_TEST(test_long_whitespace_is_fine)
 }
 END_TEST
 
+static const struct {
+	const char *in, *out;
+	size_t replaced;
+} utf8_cases[] = {
+	{ "plain", "plain", 0 },
+	{ "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 0 },
+	{ "over\xc0\xaf", "over\xef\xbf\xbd\xef\xbf\xbd", 2 },         /* overlong '/' */
+	{ "sur\xed\xa0\x80", "sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 3 }, /* U+D800 */
+	{ "big\xf4\x90\x80\x80", "big\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 4 },
+	{ "cut\xe2\x82", "cut\xef\xbf\xbd\xef\xbf\xbd", 2 },
+	{ "\xff", "\xef\xbf\xbd", 1 },
+};
+
+START_TEST(test_utf8_mend)
+{
+	const char *in = utf8_cases[_i].in;
+	size_t replaced = 0;
+	char *m = ta_utf8_mend(in, strlen(in), &replaced);
+
+	ck_assert_int_eq(ta_utf8_valid(in, strlen(in)), utf8_cases[_i].replaced == 0);
+	ck_assert_str_eq(m, utf8_cases[_i].out);
+	ck_assert_uint_eq(replaced, utf8_cases[_i].replaced);
+	ck_assert(ta_utf8_valid(m, strlen(m)));
+	free(m);
+}
+END_TEST
+
+/* names that differ after an escaped NUL stay apart */
+START_TEST(test_nul_in_names)
+{
+	static const char json[] = "{\"traceEvents\": [{\"name\": \"a\\u0000b\"},"
+		" {\"name\": \"a\\u0000c\"}]}";
+	struct ta_parse_result res;
+	struct names g;
+
+	ck_assert_int_eq(parse(json, &g, &res), 0);
+	ck_assert_int_eq(g.n, 2);
+	ck_assert_str_eq(g.first[0], "a\xef\xbf\xbd" "b");
+	ck_assert_str_eq(g.first[1], "a\xef\xbf\xbd" "c");
+}
+END_TEST
+
 Suite *suite_hostile(void)
 {
 	Suite *s = suite_create("hostile");
@@ -164,6 +207,9 @@ Suite *suite_hostile(void)
 	tcase_add_test(tc, test_long_string_linear);
 	tcase_add_test(tc, test_long_number_is_damage);
 	tcase_add_test(tc, test_long_whitespace_is_fine);
+	tcase_add_loop_test(tc, test_utf8_mend, 0,
+			    sizeof(utf8_cases) / sizeof(utf8_cases[0]));
+	tcase_add_test(tc, test_nul_in_names);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -177,4 +177,22 @@ check odd_dir grep -q "rank-2.json': a directory; skipped" "$TMP/err"
 check odd_dangling grep -q "rank-3.json': No such file or directory; skipped" "$TMP/err"
 check odd_loop grep -q "rank-4.json': Too many levels of symbolic links; skipped" "$TMP/err"
 
+## output is valid UTF-8 whatever the names hold; escaped NULs keep names apart
+python3 - "$TMP/utf8.json" <<'PY'
+import sys
+ev = '{"ph": "X", "cat": "kernel", "name": "%s", "pid": 0, "tid": 7, "ts": %d, "dur": 2, "args": {"stream": 7, "correlation": %d}}'
+names = ["bad\\u0000a", "bad\\u0000b", "sur\\ud800x", "low\\udc00x", "over\xc0\xafx", "ff\xffx"]
+t = '{"traceEvents": [%s]}' % ", ".join(ev % (n, 10 * i, i) for i, n in enumerate(names))
+open(sys.argv[1], "wb").write(t.encode("latin-1"))
+PY
+for fmt in json csv; do
+	expect "utf8_$fmt" 0 "bytes of invalid UTF-8 in names were replaced with U\+FFFD" \
+		$T $BIN kernels --by kernel --format $fmt "$TMP/utf8.json"
+	check "utf8_${fmt}_valid" python3 -c "
+import sys, json, csv, io
+text = open(sys.argv[1], 'rb').read().decode('utf-8')
+rows = json.loads(text) if sys.argv[2] == 'json' else list(csv.DictReader(io.StringIO(text)))
+assert len(set(r['name'] for r in rows)) == 6, rows" "$TMP/out" $fmt
+done
+
 finish

@@ -62,8 +62,19 @@ static void put_text(struct pstate *p, int field, const char *s, size_t len)
 
 	v->type = TA_VAL_TEXT;
 	v->off = p->ev.arena.len;
-	v->len = len;
-	ta_buf_add(&p->ev.arena, s, len);
+	if (!memchr(s, '\0', len)) {
+		v->len = len;
+		ta_buf_add(&p->ev.arena, s, len);
+	} else { /* an escaped \u0000: U+FFFD, so that names stay apart */
+		size_t i;
+
+		for (i = 0; i < len; i++)
+			if (s[i])
+				ta_buf_addc(&p->ev.arena, s[i]);
+			else
+				ta_buf_add(&p->ev.arena, "\xEF\xBF\xBD", 3);
+		v->len = p->ev.arena.len - v->off;
+	}
 	ta_buf_addc(&p->ev.arena, '\0');
 }
 

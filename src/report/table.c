@@ -1,5 +1,6 @@
 /* The result table shared by analyses and writers. */
 #include "ta_intern.h"
+#include "ta_utf8.h"
 #include "ta_report.h"
 #include "ta_table.h"
 
@@ -72,13 +73,24 @@ void ta_table_set_text(struct ta_table *t, size_t row, size_t col,
 		       const char *s)
 {
 	struct ta_cell *c = cell(t, row, col);
+	char *mended = NULL;
+	size_t len;
 	int is_new;
 
 	c->null = s == NULL;
-	if (s && !t->texts)
+	if (!s) {
+		c->s = NULL;
+		return;
+	}
+	if (!t->texts)
 		t->texts = ta_intern_new();
-	c->s = s ? ta_intern_str(t->texts, ta_intern(t->texts, s, strlen(s),
-						     &is_new)) : NULL;
+	len = strlen(s);
+	if (!ta_utf8_valid(s, len)) { /* every format prints valid UTF-8 */
+		s = mended = ta_utf8_mend(s, len, &t->bad_utf8);
+		len = strlen(s);
+	}
+	c->s = ta_intern_str(t->texts, ta_intern(t->texts, s, len, &is_new));
+	free(mended);
 }
 
 void ta_table_note(struct ta_table *t, const char *fmt, ...)
