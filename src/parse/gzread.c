@@ -1,5 +1,8 @@
-/* zlib's gzread reads gzip and plain files alike, but says nothing about
- * a stream cut short: that is only visible through gzerror at EOF.
+/* gzip or plain files, decompressed with zlib's inflate directly rather
+ * than gzread: gzread drops the bytes it decompressed in a call that ends
+ * in an error, so a bad checksum at the end of a member would lose the
+ * last chunk (or a small file entirely). Here every byte decompressed is
+ * handed over, then the error, so damage is reported where it is.
  *
  * Decompression runs on its own thread, a few chunks ahead of the parser:
  * it fills a ring of buffers, the parser takes them in order. Without a
@@ -25,36 +28,134 @@ struct chunk {
 };
 
 struct ta_gzr {
-	gzFile f;
+	int fd;
+	int gzip;          /* else plain: bytes as they are */
+	z_stream z;
+	unsigned char *in; /* compressed input */
+	int in_eof;        /* the file has no more bytes */
+	int between;       /* a gzip member ended; another may follow */
+	int failed;        /* the error in err comes with the next read */
 	struct chunk ring[NBUF];
 	size_t next_fill, next_take;
 	int taken;         /* the parser holds ring[next_take - 1] */
 	int stop, done, started;
-	int64_t raw;
+	size_t head;       /* plain: bytes of in (read to tell the kind) not
+			    * handed over yet */
+	int64_t raw_in;    /* compressed bytes read (the decompressing side) */
+	int64_t raw;       /* of which the parser has seen the result */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	char err[256];
 };
 
-/* One gzread, with truncation and errors turned into -1 and a message. */
+static long fail_read(struct ta_gzr *r, const char *msg)
+{
+	snprintf(r->err, sizeof(r->err), "%s", msg);
+	return -1;
+}
+
+/* Fills buf from a plain file: 0 at the end, -1 on error. */
+static long read_plain(struct ta_gzr *r, char *buf)
+{
+	long got = (long)r->head;
+
+	memcpy(buf, r->in, r->head);
+	r->head = 0;
+	while (got < TA_GZ_CHUNK) {
+		ssize_t n = read(r->fd, buf + got, (size_t)(TA_GZ_CHUNK - got));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return got ? got : fail_read(r, strerror(errno));
+		if (n == 0)
+			break;
+		got += n;
+		r->raw_in += n;
+	}
+	return got;
+}
+
+/* More compressed input; 0 at the end of the file, -1 on error. */
+static int refill(struct ta_gzr *r)
+{
+	ssize_t n;
+
+	do
+		n = read(r->fd, r->in, TA_GZ_CHUNK);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -1;
+	r->z.next_in = r->in;
+	r->z.avail_in = (uInt)n;
+	r->raw_in += n;
+	r->in_eof = n == 0;
+	return n > 0;
+}
+
+/* Decompresses into buf until it is full, the input ends or an error:
+ * the bytes made, then (on the next call) -1 for the error. */
+static long read_gzip(struct ta_gzr *r, char *buf)
+{
+	z_stream *z = &r->z;
+	int ret;
+
+	z->next_out = (unsigned char *)buf;
+	z->avail_out = TA_GZ_CHUNK;
+	while (z->avail_out > 0) {
+		if (z->avail_in == 0 && !r->in_eof && refill(r) < 0) {
+			snprintf(r->err, sizeof(r->err), "%s", strerror(errno));
+			r->failed = 1;
+			break;
+		}
+		if (r->between) {
+			/* as gzip(1): members may follow one another; anything
+			 * else after a member ends the data */
+			if (z->avail_in == 0 || z->next_in[0] != 0x1f) {
+				r->in_eof = 1;
+				z->avail_in = 0;
+				break;
+			}
+			inflateReset(z);
+			r->between = 0;
+		}
+		if (z->avail_in == 0 && r->in_eof) {
+			snprintf(r->err, sizeof(r->err), "truncated gzip stream");
+			r->failed = 1;
+			break;
+		}
+		ret = inflate(z, Z_NO_FLUSH);
+		if (ret == Z_STREAM_END) {
+			r->between = 1;
+		} else if (ret != Z_OK && ret != Z_BUF_ERROR) {
+			snprintf(r->err, sizeof(r->err), "%s",
+				 ret == Z_DATA_ERROR && z->msg &&
+				 strcmp(z->msg, "incorrect data check") == 0 ?
+				 "gzip checksum mismatch (the data may be damaged)" :
+				 z->msg ? z->msg : "gzip data error");
+			r->failed = 1;
+			break;
+		}
+	}
+	return (long)(TA_GZ_CHUNK - z->avail_out);
+}
+
+/* One chunk: > 0 bytes, 0 at a clean end, -1 on damage (message in err). */
 static long read_chunk(struct ta_gzr *r, char *buf)
 {
-	int n = gzread(r->f, buf, TA_GZ_CHUNK);
-	int errnum = Z_OK;
-	const char *msg;
+	long n;
 
-	if (n > 0)
-		return n;
-	msg = gzerror(r->f, &errnum);
-	if (n == 0 && errnum == Z_OK)
-		return 0;
-	if (errnum == Z_BUF_ERROR)
-		msg = "truncated gzip stream";
-	else if (errnum == Z_ERRNO)
-		msg = strerror(errno);
-	snprintf(r->err, sizeof(r->err), "%s", msg ? msg : "read error");
-	return -1;
+	if (r->failed == 2)
+		return -1;
+	n = r->gzip ? read_gzip(r, buf) : read_plain(r, buf);
+	if (r->failed && n == 0) {
+		r->failed = 2;
+		return -1;
+	}
+	if (r->failed)
+		r->failed = 2; /* after these bytes */
+	return n;
 }
 
 static void *reader_main(void *arg)
@@ -75,7 +176,7 @@ static void *reader_main(void *arg)
 		if (stop)
 			break;
 		c->len = read_chunk(r, c->data);
-		c->raw = (int64_t)gzoffset(r->f);
+		c->raw = r->raw_in;
 		done = c->len <= 0;
 		pthread_mutex_lock(&r->lock);
 		c->full = 1;
@@ -91,20 +192,34 @@ struct ta_gzr *ta_gzr_open(const char *path, int threaded,
 {
 	struct ta_gzr *r;
 	int fd = ta_open_read(path, "", err);
-	gzFile f;
+	unsigned char magic[2];
+	ssize_t got = 0, n;
 	size_t i;
 
 	if (fd < 0)
 		return NULL;
-	f = gzdopen(fd, "rb");
-	if (!f) {
-		close(fd);
-		ta_error_set(err, TA_EXIT_SYSTEM, "'%s': cannot open", path);
-		return NULL;
-	}
-	gzbuffer(f, TA_GZ_CHUNK);
 	r = ta_xcalloc(1, sizeof(*r));
-	r->f = f;
+	r->fd = fd;
+	r->in = ta_xmalloc(TA_GZ_CHUNK);
+	/* gzip or not: from the magic bytes, which stay as input */
+	while (got < 2 && ((n = read(fd, magic + got, (size_t)(2 - got))) > 0 ||
+			   (n < 0 && errno == EINTR)))
+		got += n > 0 ? n : 0;
+	r->gzip = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+	memcpy(r->in, magic, (size_t)got);
+	r->raw_in = got;
+	r->head = r->gzip ? 0 : (size_t)got;
+	if (r->gzip) {
+		r->z.next_in = r->in;
+		r->z.avail_in = (uInt)got;
+		if (inflateInit2(&r->z, 15 + 16) != Z_OK) {
+			ta_error_set(err, TA_EXIT_SYSTEM, "'%s': cannot start zlib", path);
+			close(fd);
+			free(r->in);
+			free(r);
+			return NULL;
+		}
+	}
 	for (i = 0; i < (threaded ? NBUF : 1); i++) /* inline: one buffer */
 		r->ring[i].data = ta_xmalloc(TA_GZ_CHUNK);
 	pthread_mutex_init(&r->lock, NULL);
@@ -129,7 +244,7 @@ long ta_gzr_read(struct ta_gzr *r, const char **chunk)
 	if (!r->started) {
 		c = &r->ring[0];
 		c->len = read_chunk(r, c->data);
-		r->raw = (int64_t)gzoffset(r->f);
+		r->raw = r->raw_in;
 		r->done = c->len <= 0;
 		*chunk = c->data;
 		return c->len;
@@ -177,7 +292,10 @@ void ta_gzr_close(struct ta_gzr *r)
 		pthread_join(r->thread, NULL);
 	pthread_mutex_destroy(&r->lock);
 	pthread_cond_destroy(&r->cond);
-	gzclose_r(r->f);
+	if (r->gzip)
+		inflateEnd(&r->z);
+	close(r->fd);
+	free(r->in);
 	for (i = 0; i < NBUF; i++)
 		free(r->ring[i].data);
 	free(r);

@@ -194,6 +194,9 @@ static int ingest_one(struct pool *p, size_t i, struct ta_error *err)
 	}
 	if (check_damage(j, &res, p->o, err) < 0)
 		goto fail;
+	if (res.extra_event_arrays)
+		note(j, "'%s': %lld more traceEvents keys after the first; only the "
+		     "first is read", j->path, (long long)res.extra_event_arrays);
 	if (res.long_strings)
 		note(j, "'%s': %lld strings longer than %zu MB skipped (taken as "
 		     "empty), the first near byte %lld", j->path,

@@ -322,8 +322,11 @@ static int open_container(struct pstate *p, char bracket)
 		return 1;
 	}
 	if (p->depth == 1 && p->top == TOP_OBJECT) {
-		if (bracket == '[' && strcmp(p->topkey.s, "traceEvents") == 0 &&
-		    !p->saw_events) {
+		if (strcmp(p->topkey.s, "traceEvents") == 0 && p->saw_events) {
+			p->res->extra_event_arrays++; /* only the first counts */
+			p->skip = 1;
+		} else if (bracket == '[' &&
+			   strcmp(p->topkey.s, "traceEvents") == 0) {
 			p->events_depth = 2;
 			p->saw_events = 1;
 			p->depth = 2;

@@ -60,6 +60,13 @@ bad = bytearray(gz)
 for i in range(len(bad) // 2, len(bad) // 2 + 64):
     bad[i] ^= 0x55
 case("corrupt_gz", bytes(bad), 0, W.format("corrupt_gz.json.gz") + r".* at byte \d+", fname="corrupt_gz.json.gz")
+# a bad checksum: every byte is kept, the warning is at the member's end
+for name, data in (("crc_small", trace(kernels())), ("crc_large", raw)):
+    bad = bytearray(gzip.compress(data))
+    bad[-8] ^= 0xFF
+    case(name, bytes(bad), 0, W.format(name + ".json.gz") + r"gzip checksum mismatch \(the data may be damaged\) at byte %d; "
+         r"analysing the %d events before it" % (len(data), 3 if name == "crc_small" else data.count(b'"ph"')),
+         fname=name + ".json.gz")
 case("gz_header_only", gz[:6], 3, r"^traceanalyze: '[^']*gz_header_only.json.gz': not a JSON trace",
      fname="gz_header_only.json.gz")
 case("concatenated_gz", gzip.compress(raw[:len(raw) // 2]) + gzip.compress(raw[len(raw) // 2:]), 0, r"^$",
@@ -86,6 +93,8 @@ case("number_over_limit", gzip.compress(trace(kernels() + ['{"ph": "X", "cat": "
 case("extreme_times", trace(kernels() + [EV % ("9.2e15", 10, 70), EV % ("-9.2e15", 5, 71), EV % (300, "9.2e12", 72),
                                          EV % ("9223372036854775", 1, 73), EV % ("4611686018427387", 1, 74)]), 0,
      W.format("extreme_times.json") + r"5 events have a ts or dur that is not a usable number \(a string, a ts past the year 2116 or a dur over 13 days\)")
+case("second_trace_events", trace(kernels()).replace(b"]}", ('], "traceEvents": [%s]}' % (EV % (1, 2, 3))).encode()), 0,
+     W.format("second_trace_events.json") + r"1 more traceEvents keys after the first; only the first is read")
 case("number_1e999", trace(kernels() + [EV % ("1e999", 5, 77)]), 0,
      W.format("number_1e999.json") + r"1 events have a ts or dur that is not a usable number")
 case("nan_literal", trace(kernels() + [EV % ("NaN", 5, 77)]), 0,
