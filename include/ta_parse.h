@@ -24,6 +24,7 @@ struct ta_parse_result {
 	int64_t bad_times;      /* events whose ts or dur is not a usable number */
 	int have_ts;            /* some event has a ts; then: */
 	int64_t min_ts_ns;      /* the earliest */
+	int64_t bad_steps;      /* ProfilerStep#N kept without a duration */
 	int64_t extra_event_arrays; /* traceEvents keys after the first, ignored */
 	int64_t feeds;          /* pieces handed to the JSON lexer */
 	int64_t long_strings;   /* strings longer than ta_token_max, skipped */

@@ -36,6 +36,7 @@ struct ta_table {
 	struct ta_buf head;        /* text mode: lines between title and table */
 	struct ta_buf tail;        /* text mode: lines after the table */
 	struct ta_buf notes;       /* lines for stderr in text mode */
+	struct ta_buf warnings;    /* lines for stderr in every format */
 	void *owned_cols;          /* freed with the table when cols was built */
 	struct ta_intern *texts;   /* every text cell's string, once: tables
 				    * with a row per kernel repeat names */
@@ -53,6 +54,10 @@ void ta_table_set_text(struct ta_table *t, size_t row, size_t col,
 const struct ta_cell *ta_table_cell(const struct ta_table *t, size_t row,
 				    size_t col);
 void ta_table_note(struct ta_table *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Something wrong in the data behind the table: a warning on stderr
+ * whatever the format (unless -q). */
+void ta_table_warn(struct ta_table *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Stable sort of the rows; cmp gets two row numbers. */
 void ta_table_sort(struct ta_table *t,

@@ -195,4 +195,32 @@ rows = json.loads(text) if sys.argv[2] == 'json' else list(csv.DictReader(io.Str
 assert len(set(r['name'] for r in rows)) == 6, rows" "$TMP/out" $fmt
 done
 
+## defined treatment of impossible data, each with a warning
+python3 - "$TMP/sem.json" <<'PY'
+import sys
+K = '{"ph": "X", "cat": "kernel", "name": "k%d", "pid": 0, "tid": 7, "ts": %d, "dur": 10, "args": {"stream": 7, "correlation": %d}}'
+L = '{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": %d, "dur": 5, "args": {"correlation": %d}}'
+S = '{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%s", "pid": 1, "tid": 1, "ts": %d, "dur": %d}'
+ev = [L % (90, 1), K % (1, 100, 1),
+      L % (200, 2), K % (2, 150, 2),              # starts before its launch
+      L % (300, 3), L % (305, 3), K % (3, 320, 3),  # two calls, one correlation
+      S % ("1", 80, 200), S % ("2", 400, -50), S % ("99999999999999999999999", 500, 10)]
+open(sys.argv[1], "w").write('{"distributedInfo": {"rank": 0}, "traceEvents": [%s]}' % ", ".join(ev))
+PY
+expect queue_before_launch 0 "1 GPU activities start before their launch call" \
+	$T $BIN queue --series --format csv "$TMP/sem.json"
+check queue_never_negative python3 -c "
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert rows and min(int(r['queue_length']) for r in rows) >= 0, rows" "$TMP/out"
+check bad_steps_warned grep -q "2 ProfilerStep#N ranges with a negative duration or an N past 2^63 are not steps" "$TMP/err"
+expect launch_shared_correlation 0 "1 correlation ids belong to more than one runtime call" \
+	$T $BIN launch --format csv "$TMP/sem.json"
+check launch_counted_once test "$(grep -c '^0,3,' "$TMP/out")" = 1
+expect diagnose_bad_steps 0 "" $T $BIN diagnose -q --format csv "$TMP/sem.json"
+check diagnose_no_negative_step python3 -c "
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert all(float(r['step_us']) >= 0 and int(r['step']) < 2**62 for r in rows), rows" "$TMP/out"
+
 finish

@@ -29,6 +29,11 @@ static const char compat_sql[] =
 	"   'cudaMemsetAsync', 'cudaMemcpyAsync'))"
 	" ORDER BY c.rank, c.idx, g.idx";
 
+/* Of several runtime calls with one correlation (a damaged or merged
+ * trace), the GPU work belongs to the last, as dev's launch_ts says. */
+#define LATEST_CALL "SELECT max(x.idx) FROM events x WHERE x.role = 2" \
+	" AND x.rank = d.rank AND x.correlation = d.correlation"
+
 /* Every runtime or driver call linked by correlation to GPU activity:
  * cuLaunchKernel(Ex), cudaGraphLaunch and each kernel of the graph, hip*. */
 static const char default_sql[] =
@@ -36,7 +41,7 @@ static const char default_sql[] =
 	"  max(0, d.ts - (r.ts_ns + r.dur_ns)), rn.name,"
 	"  row_number() OVER (PARTITION BY d.rank, r.idx ORDER BY d.idx) - 1"
 	" FROM dev d JOIN events r ON r.rank = d.rank AND r.correlation = d.correlation"
-	"  AND r.role = 2"
+	"  AND r.role = 2 AND r.idx = (" LATEST_CALL ")"
 	" LEFT JOIN names gn ON gn.name_id = d.name"
 	" LEFT JOIN names rn ON rn.name_id = r.name"
 	" WHERE d.correlation != -1 AND r.dur_ns IS NOT NULL"
@@ -127,6 +132,25 @@ static void count(struct rank_acc *a, const struct ta_launch_opts *o,
 	ta_dvec_push(&a->delay, (double)delay / 1000.0);
 }
 
+static int warn_shared_correlations(sqlite3 *db, struct ta_table *t)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM (SELECT 1 FROM events"
+			       " WHERE role = 2 AND correlation != -1 AND rank IN"
+			       " (SELECT rank FROM sel_ranks) GROUP BY rank, correlation"
+			       " HAVING count(*) > 1)", -1, &st, NULL) != SQLITE_OK)
+		return SQLITE_ERROR;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0)
+		ta_table_warn(t, "%lld correlation ids belong to more than one "
+			      "runtime call; their GPU work is counted once, with "
+			      "the last call", (long long)sqlite3_column_int64(st, 0));
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? SQLITE_DONE : rc;
+}
+
 int ta_launch_run(sqlite3 *db, const struct ta_query *q,
 		  const struct ta_launch_opts *o, struct ta_table **out,
 		  struct ta_error *err)
@@ -170,6 +194,8 @@ int ta_launch_run(sqlite3 *db, const struct ta_query *q,
 	if (o->summary && acc.n)
 		summary_row(t, &acc);
 	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE && !q->hta_compat)
+		rc = warn_shared_correlations(db, t);
 	if (rc != SQLITE_DONE) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
 		ta_table_free(t);

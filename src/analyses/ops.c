@@ -266,7 +266,7 @@ static const char kernels_sql[] =
 static const char step_sql[] =
 	"SELECT min(e.ts_ns), max(e.ts_ns + e.dur_ns) FROM events e"
 	" JOIN names n ON n.name_id = e.name WHERE e.role IN (4, 6) AND n.name = ?"
-	" AND e.rank IN (SELECT rank FROM sel_ranks)";
+	" AND e.dur_ns IS NOT NULL AND e.rank IN (SELECT rank FROM sel_ranks)";
 
 static int step_window(sqlite3 *db, const struct ta_ops_opts *o, int64_t *ts,
 		       int64_t *end, struct ta_error *err)

@@ -33,12 +33,13 @@ static const char compat_sql[] =
 	" ORDER BY 1, 2, 3, 4 DESC";
 
 /* Default: any runtime or driver call linked to GPU activity (graph
- * launches enqueue each of their kernels). */
+ * launches enqueue each of their kernels); of several calls with one
+ * correlation, the last (dev.launch_ts). Work that starts before its
+ * launch call (clocks that disagree) counts as launched when it started,
+ * so the queue never goes below zero. */
 static const char default_sql[] =
-	"WITH l AS (SELECT d.rank, d.stream, r.ts_ns AS ts, d.ts AS start"
-	"  FROM dev d JOIN events r ON r.rank = d.rank AND r.correlation = d.correlation"
-	"  AND r.role = 2"
-	"  WHERE d.correlation != -1 AND r.ts_ns IS NOT NULL)"
+	"WITH l AS (SELECT rank, stream, min(launch_ts, ts) AS ts, ts AS start"
+	"  FROM dev WHERE correlation != -1 AND launch_ts IS NOT NULL)"
 	" SELECT rank, stream, ts, 1 FROM l"
 	" UNION ALL SELECT rank, stream, start, -1 FROM l"
 	" ORDER BY 1, 2, 3, 4 DESC";
@@ -195,6 +196,17 @@ int ta_queue_run(sqlite3 *db, const struct ta_query *q,
 	}
 	flush(db, t, &s, o, q->hta_compat);
 	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE && !q->hta_compat) {
+		int64_t early = ta_db_int(db, "SELECT count(*) FROM dev WHERE"
+					  " correlation != -1 AND launch_ts > ts", -1);
+
+		if (early > 0)
+			ta_table_warn(t, "%lld GPU activities start before their "
+				      "launch call; counted as launched when they "
+				      "started", (long long)early);
+		else if (early < 0)
+			rc = SQLITE_ERROR;
+	}
 	if (rc != SQLITE_DONE) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
 		ta_table_free(t);

@@ -194,6 +194,10 @@ static int ingest_one(struct pool *p, size_t i, struct ta_error *err)
 	}
 	if (check_damage(j, &res, p->o, err) < 0)
 		goto fail;
+	if (res.bad_steps)
+		note(j, "'%s': %lld ProfilerStep#N ranges with a negative duration "
+		     "or an N past 2^63 are not steps", j->path,
+		     (long long)res.bad_steps);
 	if (res.extra_event_arrays)
 		note(j, "'%s': %lld more traceEvents keys after the first; only the "
 		     "first is read", j->path, (long long)res.extra_event_arrays);

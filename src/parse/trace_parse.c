@@ -379,6 +379,23 @@ static int in_range(const struct ta_event *ev)
 	       ev->hta_ts_ns >= TS_MIN && ev->hta_ts_ns <= TS_MAX - (hd > 0 ? hd : 0);
 }
 
+/* A ProfilerStep#N that cannot be a step: negative duration, or an N
+ * that does not fit in int64 (it would be read as INT64_MAX). */
+static int bad_step(const struct ta_event *ev)
+{
+	const struct ta_val *v = &ev->f[TA_F_NAME];
+	const char *name;
+	int64_t n;
+
+	if (v->type != TA_VAL_TEXT || v->len < 14)
+		return 0;
+	name = ta_event_text(ev, TA_F_NAME);
+	if (strncmp(name, "ProfilerStep#", 13) != 0)
+		return 0;
+	return ev->dur_ns < 0 || ev->hta_dur_ns < 0 ||
+	       ta_parse_int64(name + 13, v->len - 13, &n) < 0;
+}
+
 static void finish_times(struct pstate *p)
 {
 	struct ta_event *ev = &p->ev;
@@ -408,6 +425,10 @@ static void finish_times(struct pstate *p)
 	if (!in_range(ev)) {
 		ev->has_ts = ev->has_dur = 0;
 		p->bad_time = 1;
+	}
+	if (ev->has_dur && bad_step(ev)) {
+		ev->has_dur = 0; /* every step query needs a duration */
+		p->res->bad_steps++;
 	}
 	p->res->bad_times += p->bad_time;
 	if (ev->has_ts && (!p->res->have_ts || ev->ts_ns < p->res->min_ts_ns)) {

@@ -93,6 +93,17 @@ void ta_table_set_text(struct ta_table *t, size_t row, size_t col,
 	free(mended);
 }
 
+void ta_table_warn(struct ta_table *t, const char *fmt, ...)
+{
+	va_list ap;
+	char line[512];
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	ta_buf_addf(&t->warnings, "%s\n", line);
+}
+
 void ta_table_note(struct ta_table *t, const char *fmt, ...)
 {
 	va_list ap;
@@ -153,6 +164,7 @@ void ta_table_free(struct ta_table *t)
 	ta_intern_free(t->texts);
 	free(t->cells);
 	ta_buf_free(&t->notes);
+	ta_buf_free(&t->warnings);
 	ta_buf_free(&t->head);
 	ta_buf_free(&t->tail);
 	free(t->owned_cols);
