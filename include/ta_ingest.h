@@ -40,7 +40,8 @@ int ta_ingest(char *const *files, size_t n, const char *out,
 int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 		  sqlite3 **db, struct ta_error *err);
 
-/* Rank from a file name (rank-3, rank_3, rank3); -1 if none. */
+/* Rank from a file name (rank-3, rank_3, rank3); -1 if none, -2 if its
+ * number does not fit in int64. */
 int64_t ta_rank_from_filename(const char *path);
 
 /* Where cached databases live: 0, -1 if nowhere, -2 if the name is too

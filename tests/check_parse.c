@@ -201,6 +201,9 @@ static const struct {
 	{ "rank-3.json.gz", 3 }, { "dir/rank_12.pt.trace.json", 12 },
 	{ "trace_rank7.json", 7 }, { "RANK-2.json", 2 }, { "trace.json", -1 },
 	{ "ranking.json", -1 }, { "/a/rank-9/x.json", -1 },
+	{ "rank-1099511627776.json", 1099511627776LL },
+	{ "rank-9223372036854775807.json", INT64_MAX },
+	{ "rank-9223372036854775808.json", -2 },
 };
 
 START_TEST(test_parse_rank_from_filename)

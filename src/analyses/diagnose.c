@@ -76,11 +76,12 @@ static void add_finding(struct findings *f, int64_t rank, int64_t step,
 {
 	size_t i;
 
-	for (i = 0; i < f->n; i++) {
+	/* a step's findings are the last ones added: look only at those, or
+	 * the search would be quadratic in ranks and steps */
+	for (i = f->n; i-- > 0 && f->v[i].rank == rank && f->v[i].step == step;) {
 		struct finding *x = &f->v[i];
 
-		if (x->rank == rank && x->step == step && x->kind == kind &&
-		    strcmp(x->where, where) == 0) {
+		if (x->kind == kind && strcmp(x->where, where) == 0) {
 			x->cost += cost;
 			x->count++;
 			return;
@@ -485,8 +486,16 @@ static int steps_of(sqlite3 *db, int64_t rank, int64_t **steps, size_t *n,
 	}
 	sqlite3_finalize(st);
 	if (*n == 0) { /* no steps: the whole window */
-		if (ta_db_prepare(db, "SELECT -1, min(ts_ns), max(ts_ns + dur_ns) FROM events"
-				  " WHERE rank = ? AND dur_ns IS NOT NULL", &st, err) < 0)
+		/* every rank's span in one pass, the first time one is
+		 * needed: a scan per rank would be quadratic in ranks */
+		if (ta_db_exec(db, "CREATE TEMP TABLE IF NOT EXISTS rank_span AS"
+			       " SELECT rank, min(ts_ns) AS ts, max(ts_ns + dur_ns) AS"
+			       " end_ns FROM main.events WHERE dur_ns IS NOT NULL"
+			       " GROUP BY rank;"
+			       "CREATE UNIQUE INDEX IF NOT EXISTS temp.rank_span_rank"
+			       " ON rank_span (rank)", err) < 0 ||
+		    ta_db_prepare(db, "SELECT -1, ts, end_ns FROM rank_span"
+				  " WHERE rank = ?", &st, err) < 0)
 			return -1;
 		sqlite3_bind_int64(st, 1, rank);
 		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 1) != SQLITE_NULL) {

@@ -104,8 +104,8 @@ static int64_t final_rank(struct job *j, const struct ta_parse_result *res)
 	r = ta_rank_from_filename(j->path);
 	if (r >= 0)
 		return r;
-	note(j, "'%s': no distributedInfo.rank and no rank in the file name; "
-	     "using rank 0", j->path);
+	note(j, "'%s': no distributedInfo.rank and no rank in the file name%s; "
+	     "using rank 0", j->path, r == -2 ? " (its number is too large)" : "");
 	return 0;
 }
 

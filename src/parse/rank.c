@@ -2,6 +2,7 @@
 #include "ta_ingest.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 
@@ -19,8 +20,11 @@ int64_t ta_rank_from_filename(const char *path)
 			d++;
 		if (!isdigit((unsigned char)*d))
 			continue;
-		for (; isdigit((unsigned char)*d) && r < 100000000; d++)
+		for (; isdigit((unsigned char)*d); d++) {
+			if (r > (INT64_MAX - (*d - '0')) / 10)
+				return -2; /* does not fit: no rank from the name */
 			r = r * 10 + (*d - '0');
+		}
 		return r;
 	}
 	return -1;
