@@ -94,9 +94,24 @@ check readonly_untouched test -z "$(sqlite3 "$TMP/ro.db" "SELECT name FROM sqlit
 
 ## temp names: unique, locked, and cleaned once their writer is dead
 C=$TRACEANALYZE_CACHE_DIR
-$BIN ingest -q "$BIG" -o "$TMP/k.db" &
-kpid=$!
-sleep 0.3; kill -KILL $kpid 2>/dev/null; wait $kpid 2>/dev/null
+for sig in KILL XCPU USR1; do
+	# a writer that waits for the rest of its input: killed mid-write
+	rm -f "$TMP/feed"; mkfifo "$TMP/feed"
+	( gzip -dc "$TRACE"; exec sleep 10 ) >"$TMP/feed" &
+	fpid=$!
+	$BIN ingest -q - -o "$TMP/k.db" <"$TMP/feed" &
+	kpid=$!
+	n=0
+	while [ "$(ls "$TMP"/k.db.tmp.* 2>/dev/null | wc -l)" -lt "$([ $sig = KILL ] && echo 1 || echo 2)" ] && [ $n -lt 100 ]; do
+		sleep 0.1; n=$((n + 1))
+	done
+	kill -$sig $kpid 2>/dev/null; wait $kpid 2>/dev/null
+	kill $fpid 2>/dev/null; wait $fpid 2>/dev/null
+done
+check killed_leaves_one test "$(ls "$TMP"/k.db.tmp.* | wc -l)" = 1   # KILL's; the others clean up
+touch -d '2 minutes ago' "$TMP"/k.db.tmp.*
+$BIN ingest -q "$R" -o "$TMP/k.db"
+check killed_leftover_removed test "$(ls "$TMP"/k.db.tmp.* 2>/dev/null | wc -l)" = 0
 touch "$C/0123456789abcdef.db.tmp.ABCDEF"      # a dead writer's, fresh
 touch -d '2 minutes ago' "$C/0123456789abcdef.db.tmp.OLDONE"
 ( exec 9>"$C/0123456789abcdef.db.tmp.LIVE1"; flock 9; touch -d '2 minutes ago' "$C/0123456789abcdef.db.tmp.LIVE1"; sleep 5 ) &

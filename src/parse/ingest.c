@@ -308,12 +308,39 @@ static void on_signal(int sig)
 	raise(sig);
 }
 
+/* Signals that end the process by default; SIGKILL cannot be caught,
+ * and its leftovers are removed by the next run (ta_temp_clean). */
+static const int fatal_signals[] = {
+	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGXCPU,
+	SIGVTALRM, SIGPROF
+};
+
 static void guard(char *tmp)
 {
+	size_t i;
+
 	pending_tmp = tmp;
-	signal(SIGINT, tmp ? on_signal : SIG_DFL);
-	signal(SIGTERM, tmp ? on_signal : SIG_DFL);
-	signal(SIGHUP, tmp ? on_signal : SIG_DFL);
+	for (i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
+		signal(fatal_signals[i], tmp ? on_signal : SIG_DFL);
+}
+
+/* Leftovers of killed writers of this output: OUT.tmp.* beside it. */
+static void clean_beside(const char *out)
+{
+	char *dir = ta_xstrdup(out), *slash = strrchr(dir, '/'), *prefix;
+
+	if (slash) {
+		*slash = '\0';
+		prefix = ta_xmalloc(strlen(slash + 1) + 8);
+		sprintf(prefix, "%s.tmp.", slash + 1);
+		ta_temp_clean(*dir ? dir : "/", prefix, "");
+	} else {
+		prefix = ta_xmalloc(strlen(out) + 8);
+		sprintf(prefix, "%s.tmp.", out);
+		ta_temp_clean(".", prefix, "");
+	}
+	free(prefix);
+	free(dir);
 }
 
 int ta_ingest(char *const *files, size_t n, const char *out,
@@ -338,6 +365,7 @@ int ta_ingest(char *const *files, size_t n, const char *out,
 				     sb.st_mtim.tv_nsec;
 		p.raw_total += p.jobs[i].size;
 	}
+	clean_beside(out);
 	fd = ta_temp_create(out, &tmp, err);
 	if (fd < 0) {
 		free(p.jobs);
