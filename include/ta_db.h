@@ -60,6 +60,13 @@ int ta_db_need_index(sqlite3 *db, enum ta_lazy_index which,
 		     struct ta_error *err);
 /* The first column of sql's first row; dflt if none or NULL. */
 int64_t ta_db_int(sqlite3 *db, const char *sql, int64_t dflt);
+/* The same, but a database error is an error (err set, -1), never the
+ * default. */
+int ta_db_get_int(sqlite3 *db, const char *sql, int64_t dflt, int64_t *v,
+		  struct ta_error *err);
+/* After a sqlite3_step loop: 0 if rc is SQLITE_DONE, else -1 with err
+ * set from the database's message. */
+int ta_db_done(sqlite3 *db, int rc, struct ta_error *err);
 /* Whether the schema has an object of this type ("table", "index", ...). */
 int ta_db_has(sqlite3 *db, const char *type, const char *name);
 /* Adds to the read-only db's file: fn runs in one transaction on a

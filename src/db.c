@@ -70,6 +70,30 @@ int64_t ta_db_int(sqlite3 *db, const char *sql, int64_t dflt)
 	return v;
 }
 
+int ta_db_get_int(sqlite3 *db, const char *sql, int64_t dflt, int64_t *v,
+		  struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	*v = dflt;
+	if (ta_db_prepare(db, sql, &st, err) < 0)
+		return -1;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		*v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return ta_db_done(db, rc == SQLITE_ROW ? SQLITE_DONE : rc, err);
+}
+
+int ta_db_done(sqlite3 *db, int rc, struct ta_error *err)
+{
+	if (rc == SQLITE_DONE)
+		return 0;
+	ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+	return -1;
+}
+
 int ta_db_has(sqlite3 *db, const char *type, const char *name)
 {
 	sqlite3_stmt *st = NULL;

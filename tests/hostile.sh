@@ -238,4 +238,18 @@ import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 assert all(float(r['step_us']) >= 0 and int(r['step']) < 2**62 for r in rows), rows" "$TMP/out"
 
+## a malformed baseline is an error naming file and row, never a crash
+$BIN temporal -q --format csv "$R" >"$TMP/base_ok.csv"
+printf 'rank,idle_us\n0,5\n1\n' >"$TMP/short.csv"
+expect baseline_short_row 3 "baseline '.*short.csv': row 3 has 1 fields, the header 2" \
+	$T $BIN temporal --format csv "$R" --baseline "$TMP/short.csv" --max-increase idle_us=1
+printf 'rank,idle_us\n0,"5\n' >"$TMP/open_quote.csv"
+expect baseline_open_quote 3 "baseline '.*open_quote.csv': row 2: " \
+	$T $BIN temporal --format csv "$R" --baseline "$TMP/open_quote.csv" --max-increase idle_us=1
+expect baseline_fine 0 "" $T $BIN temporal -q --format csv "$R" --baseline "$TMP/base_ok.csv" --max-increase idle_us=1
+
+## diagnose names the small-kernel threshold it was given
+expect small_kernel_text 0 "" $T $BIN diagnose -q --findings --format csv --small-kernel-us 25 testdata/decode_eager
+check small_kernel_threshold grep -q "kernels shorter than 25 us" "$TMP/out"
+
 finish

@@ -142,6 +142,8 @@ static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 		d->ngpu++;
 	}
 	sqlite3_finalize(st);
+	if (ta_db_done(db, rc, err) < 0)
+		return -1;
 	if (ta_db_prepare(db, "SELECT e.ts_ns, e.ts_ns + max(e.dur_ns, 0),"
 			  " n.name FROM events e"
 			  " JOIN names n ON n.name_id = e.name WHERE e.role = 2 AND e.rank = ?"
@@ -160,7 +162,7 @@ static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 			sqlite3_column_int64(st, 1) };
 	}
 	sqlite3_finalize(st);
-	return 0;
+	return ta_db_done(db, rc, err);
 }
 
 /* host_events: the host side (ops, Python frames, record_function
@@ -200,10 +202,12 @@ static const char overlapping_sql[] =
 	" AND min(e.ts_ns + e.dur_ns, ?3) - max(e.ts_ns, ?2) >= (?3 - ?2) / 2"
 	" ORDER BY c.name = 'python_function', e.dur_ns, e.idx DESC LIMIT 1";
 
-static void name_region(sqlite3 *db, int64_t rank, int64_t a, int64_t b,
-			int ops_too, char *buf, size_t len)
+/* Both return -1 on a database error (the name would be wrong). */
+static int name_region(sqlite3 *db, int64_t rank, int64_t a, int64_t b,
+		       int ops_too, char *buf, size_t len)
 {
 	sqlite3_stmt *st = NULL;
+	int rc = SQLITE_ERROR;
 
 	snprintf(buf, len, ops_too ? "(outside any op)" : "(no annotation)");
 	if (sqlite3_prepare_v2(db, ops_too ? covering_sql : overlapping_sql, -1,
@@ -211,18 +215,20 @@ static void name_region(sqlite3 *db, int64_t rank, int64_t a, int64_t b,
 		sqlite3_bind_int64(st, 1, rank);
 		sqlite3_bind_int64(st, 2, a);
 		sqlite3_bind_int64(st, 3, b);
-		if (sqlite3_step(st) == SQLITE_ROW)
+		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
 			snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
 	}
 	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 
 /* "aten::mm [[50257, 768], [768, 4]]": the op that launched a kernel
  * (through its launch call's correlation), with its input shapes. */
-static void launching_op(sqlite3 *db, int64_t rank, int64_t corr, char *buf,
-			 size_t len)
+static int launching_op(sqlite3 *db, int64_t rank, int64_t corr, char *buf,
+			size_t len)
 {
 	sqlite3_stmt *st = NULL;
+	int rc = SQLITE_ERROR;
 
 	snprintf(buf, len, "(launch not recorded)");
 	if (sqlite3_prepare_v2(db,
@@ -236,11 +242,12 @@ static void launching_op(sqlite3 *db, int64_t rank, int64_t corr, char *buf,
 			" ORDER BY o.ts_ns DESC LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, rank);
 		sqlite3_bind_int64(st, 2, corr);
-		if (sqlite3_step(st) == SQLITE_ROW)
+		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
 			snprintf(buf, len, "%s %s", (const char *)sqlite3_column_text(st, 0),
 				 (const char *)sqlite3_column_text(st, 1));
 	}
 	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 
 /* A step's length, GPU busy time and its losses. */
@@ -254,6 +261,7 @@ struct diag_ctx {
 	struct findings *f;
 	struct rank_data *d;
 	int64_t rank, step;
+	int failed;           /* a query failed: the results are not whole */
 };
 
 /* The sync call (if any) that ends inside the hole [a, b]. */
@@ -283,10 +291,12 @@ static void hole(struct diag_ctx *c, int64_t a, int64_t b, struct step_result *r
 	}
 	sync = sync_before(c->d, a, b);
 	if (sync) {
-		name_region(c->db, c->rank, sync->ts, sync->end, 1, where, sizeof(where));
+		c->failed |= name_region(c->db, c->rank, sync->ts, sync->end, 1,
+					 where, sizeof(where)) < 0;
 		add_finding(c->f, c->rank, c->step, F_SYNC, len, where);
 	} else {
-		name_region(c->db, c->rank, a, b, 0, where, sizeof(where));
+		c->failed |= name_region(c->db, c->rank, a, b, 0, where,
+					 sizeof(where)) < 0;
 		add_finding(c->f, c->rank, c->step, F_HOST_REGION, len, where);
 	}
 	r->host += len;
@@ -361,7 +371,8 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 		if (g->misaligned && g->kind == TA_KIND_COMPUTE) {
 			char where[256];
 
-			launching_op(c->db, c->rank, g->correlation, where, sizeof(where));
+			c->failed |= launching_op(c->db, c->rank, g->correlation,
+						  where, sizeof(where)) < 0;
 			add_finding(c->f, c->rank, c->step, F_ALIGN, g->end - g->ts, where);
 		}
 		if (g->kind == TA_KIND_COMPUTE && g->end - g->ts < c->o->small_kernel_ns)
@@ -376,7 +387,11 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 		add_finding(c->f, c->rank, c->step, F_LAUNCH, r->launch,
 			    "short gaps between kernels");
 	if (nsmall > 0 && r->launch > r->busy / 4) {
-		add_finding(c->f, c->rank, c->step, F_SMALL, small, "kernels shorter than 10 us");
+		char what[64];
+
+		snprintf(what, sizeof(what), "kernels shorter than %g us",
+			 (double)c->o->small_kernel_ns / 1000.0);
+		add_finding(c->f, c->rank, c->step, F_SMALL, small, what);
 		c->f->v[c->f->n - 1].count = nsmall;
 	}
 	ta_union_free(&all);
@@ -465,6 +480,7 @@ static int steps_of(sqlite3 *db, int64_t rank, int64_t **steps, size_t *n,
 {
 	sqlite3_stmt *st = NULL;
 	size_t cap = 0;
+	int rc;
 
 	*n = 0;
 	if (ta_db_prepare(db, "SELECT CAST(substr(n.name, 14) AS INTEGER), e.ts_ns,"
@@ -474,7 +490,7 @@ static int steps_of(sqlite3 *db, int64_t rank, int64_t **steps, size_t *n,
 			  " AND e.dur_ns IS NOT NULL ORDER BY e.ts_ns", &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, rank);
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 16;
 			*steps = ta_xrealloc(*steps, cap * 3 * sizeof(**steps));
@@ -485,6 +501,8 @@ static int steps_of(sqlite3 *db, int64_t rank, int64_t **steps, size_t *n,
 		(*n)++;
 	}
 	sqlite3_finalize(st);
+	if (ta_db_done(db, rc, err) < 0)
+		return -1;
 	if (*n == 0) { /* no steps: the whole window */
 		/* every rank's span in one pass, the first time one is
 		 * needed: a scan per rank would be quadratic in ranks */
@@ -580,7 +598,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	sqlite3_stmt *ranks = NULL;
 	int64_t *steps = NULL;
 	size_t nsteps, i;
-	int rc = 0;
+	int rc = 0, step_rc = SQLITE_DONE;
 
 	*out = NULL;
 	if (host_events(db, err) < 0 || ta_rows_prepare(db, q, err) < 0 ||
@@ -588,8 +606,9 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		ta_table_free(t);
 		return -1;
 	}
-	while (rc == 0 && sqlite3_step(ranks) == SQLITE_ROW) {
-		struct diag_ctx c = { db, o, &f, &d, sqlite3_column_int64(ranks, 0), -1 };
+	while (rc == 0 && (step_rc = sqlite3_step(ranks)) == SQLITE_ROW) {
+		struct diag_ctx c = { db, o, &f, &d, sqlite3_column_int64(ranks, 0),
+				      -1, 0 };
 
 		rc = load_rank(db, c.rank, &d, err);
 		if (rc == 0)
@@ -601,8 +620,12 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 			analyse_step(&c, steps[i * 3 + 1], steps[i * 3 + 2], &r);
 			verdict_row(t, &c, &r);
 		}
+		if (rc == 0 && c.failed)
+			rc = ta_db_done(db, SQLITE_ERROR, err);
 	}
 	sqlite3_finalize(ranks);
+	if (rc == 0)
+		rc = ta_db_done(db, step_rc, err);
 	if (rc == 0 && o->findings) {
 		ta_table_free(t);
 		t = findings_table(&f);

@@ -224,8 +224,13 @@ static int load_names(sqlite3 *db, struct names *nm, int64_t *python,
 	sqlite3_stmt *st = NULL;
 	int rc;
 
+	int64_t max_id;
+
 	*python = -1;
-	nm->n = (size_t)ta_db_int(db, "SELECT max(name_id) FROM names", 0) + 1;
+	if (ta_db_get_int(db, "SELECT max(name_id) FROM names", 0, &max_id,
+			  err) < 0)
+		return -1;
+	nm->n = (size_t)max_id + 1;
 	nm->v = ta_xcalloc(nm->n, sizeof(*nm->v));
 	if (ta_db_prepare(db, "SELECT name_id, name FROM names", &st, err) < 0)
 		return -1;
@@ -240,7 +245,7 @@ static int load_names(sqlite3 *db, struct names *nm, int64_t *python,
 			*python = id;
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : -1;
+	return ta_db_done(db, rc, err);
 }
 
 static const char *name_of(const struct names *nm, int64_t id)
@@ -488,7 +493,7 @@ static int add_kernels(sqlite3 *db, struct aggs *aggs, int64_t ts, int64_t end,
 		a->dev += sqlite3_column_int64(st, 3);
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : -1;
+	return ta_db_done(db, rc, err);
 }
 
 int ta_ops_run(sqlite3 *db, const struct ta_query *q, const struct ta_ops_opts *o,

@@ -77,21 +77,27 @@ struct stream_acc {
 	struct ta_dvec values;
 	int64_t span_rank;   /* the rank span was computed for, -1 if none */
 	double span;
+	int failed;          /* the span could not be read */
 };
 
-/* The rank's trace duration: max ts - min ts over all its rows. */
+/* The rank's trace duration: max ts - min ts over all its rows; -1 on a
+ * database error. */
 static double rank_span(sqlite3 *db, int compat, int64_t rank)
 {
 	sqlite3_stmt *st = NULL;
-	double span = 0;
+	double span = -1;
+	int rc;
 
 	if (sqlite3_prepare_v2(db, compat ?
 			       "SELECT max(ts) - min(ts) FROM hrows WHERE rank = ?" :
 			       "SELECT max(ts_ns) - min(ts_ns) FROM events WHERE rank = ?",
 			       -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, rank);
-		if (sqlite3_step(st) == SQLITE_ROW)
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW)
 			span = sqlite3_column_double(st, 0);
+		else if (rc == SQLITE_DONE)
+			span = 0;
 	}
 	sqlite3_finalize(st);
 	return span;
@@ -109,6 +115,7 @@ static void flush(sqlite3 *db, struct ta_table *t, struct stream_acc *s,
 
 		if (s->span_rank != s->rank) { /* once per rank, not per stream */
 			s->span = rank_span(db, compat, s->rank);
+			s->failed |= s->span < 0;
 			s->span_rank = s->rank;
 		}
 		span = s->span;
@@ -196,6 +203,8 @@ int ta_queue_run(sqlite3 *db, const struct ta_query *q,
 	}
 	flush(db, t, &s, o, q->hta_compat);
 	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE && s.failed)
+		rc = SQLITE_ERROR;
 	if (rc == SQLITE_DONE && !q->hta_compat) {
 		int64_t early = ta_db_int(db, "SELECT count(*) FROM dev WHERE"
 					  " correlation != -1 AND launch_ts > ts", -1);

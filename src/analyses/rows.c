@@ -23,18 +23,20 @@ static void sql_kind(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 					    sqlite3_value_int(argv[2])));
 }
 
-static int rank_exists(sqlite3 *db, int64_t rank)
+/* 1 if the rank is in the trace, 0 if not, -1 on a database error. */
+static int rank_exists(sqlite3 *db, int64_t rank, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
-	int found;
+	int rc;
 
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM files WHERE rank = ?", -1, &st,
-			       NULL) != SQLITE_OK)
-		return 0;
+	if (ta_db_prepare(db, "SELECT 1 FROM files WHERE rank = ?", &st, err) < 0)
+		return -1;
 	sqlite3_bind_int64(st, 1, rank);
-	found = sqlite3_step(st) == SQLITE_ROW;
+	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
-	return found;
+	if (rc == SQLITE_ROW)
+		return 1;
+	return ta_db_done(db, rc, err) < 0 ? -1 : 0;
 }
 
 static int select_ranks(sqlite3 *db, const struct ta_query *q,
@@ -51,7 +53,11 @@ static int select_ranks(sqlite3 *db, const struct ta_query *q,
 		return ta_db_exec(db, "INSERT INTO sel_ranks SELECT rank FROM files",
 				  err);
 	for (i = 0; i < q->nranks; i++) {
-		if (!rank_exists(db, q->ranks[i])) {
+		int found = rank_exists(db, q->ranks[i], err);
+
+		if (found < 0)
+			return -1;
+		if (!found) {
 			ta_error_set(err, TA_EXIT_INPUT,
 				     "rank %lld is not in the trace",
 				     (long long)q->ranks[i]);
@@ -150,11 +156,13 @@ static const char hta_dev_sql[] =
  * filter ran (1), or -1. */
 static int hta_rows(sqlite3 *db, struct ta_error *err)
 {
+	int64_t steps;
 	int filtered;
 
-	if (ta_db_exec(db, hta_rows_sql, err) < 0)
+	if (ta_db_exec(db, hta_rows_sql, err) < 0 ||
+	    ta_db_get_int(db, hta_steps_sql, 0, &steps, err) < 0)
 		return -1;
-	filtered = ta_db_int(db, hta_steps_sql, 0) >= 2;
+	filtered = steps >= 2;
 	if (filtered && ta_db_exec(db, hta_filter_sql, err) < 0)
 		return -1;
 	return filtered;
@@ -189,12 +197,15 @@ static int keep_hta_rows(sqlite3 *rw, void *ctx, struct ta_error *err)
 static int prepare_hta(sqlite3 *db, struct ta_error *err)
 {
 	char sql[sizeof(hta_dev_sql) + 16];
+	int64_t kept;
 	int filtered;
 
 	if (ta_db_has(db, "table", "hta_rows") ||
 	    ta_db_write(db, keep_hta_rows, NULL, NULL) == 0) {
-		filtered = ta_db_int(db, "SELECT value FROM info"
-				     " WHERE key = 'hta_step_filter'", 0) == 1;
+		if (ta_db_get_int(db, "SELECT value FROM info WHERE key ="
+				  " 'hta_step_filter'", 0, &kept, err) < 0)
+			return -1;
+		filtered = kept == 1;
 		if (ta_db_exec(db, "CREATE TEMP VIEW hrows AS SELECT * FROM"
 			       " main.hta_rows WHERE rank IN"
 			       " (SELECT rank FROM temp.sel_ranks)", err) < 0)

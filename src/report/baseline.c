@@ -75,8 +75,8 @@ static int read_old(const char *path, struct old_csv *o, struct ta_error *err)
 {
 	struct csv_parser p;
 	char buf[65536];
-	size_t n;
-	int fd = ta_open_read(path, "baseline ", err);
+	size_t n, r;
+	int fd = ta_open_read(path, "baseline ", err), bad = 0;
 	FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
 
 	if (!f) {
@@ -87,16 +87,40 @@ static int read_old(const char *path, struct old_csv *o, struct ta_error *err)
 		}
 		return -1;
 	}
-	csv_init(&p, CSV_APPEND_NULL);
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		if (csv_parse(&p, buf, n, on_field, on_row, o) != n)
-			break;
-	csv_fini(&p, on_field, on_row, o);
+	csv_init(&p, CSV_APPEND_NULL | CSV_STRICT | CSV_STRICT_FINI);
+	while (!bad && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+		bad = csv_parse(&p, buf, n, on_field, on_row, o) != n;
+	if (!bad && ferror(f)) {
+		ta_error_set(err, TA_EXIT_INPUT, "baseline '%s': %s", path,
+			     strerror(errno));
+		bad = -1;
+	}
+	if (!bad)
+		bad = csv_fini(&p, on_field, on_row, o) != 0;
+	if (bad > 0)
+		ta_error_set(err, TA_EXIT_INPUT, "baseline '%s': row %zu: %s", path,
+			     o->nrows + 1, csv_strerror(csv_error(&p)));
 	csv_free(&p);
 	fclose(f);
+	if (bad)
+		return -1;
 	if (o->nrows == 0) {
 		ta_error_set(err, TA_EXIT_INPUT, "baseline '%s': empty", path);
 		return -1;
+	}
+	/* every row as wide as the header: cells are read by its positions */
+	for (o->ncols = 0; o->rows[0][o->ncols]; o->ncols++)
+		;
+	for (r = 1; r < o->nrows; r++) {
+		size_t k;
+
+		for (k = 0; o->rows[r][k]; k++)
+			;
+		if (k != o->ncols) {
+			ta_error_set(err, TA_EXIT_INPUT, "baseline '%s': row %zu has %zu "
+				     "fields, the header %zu", path, r + 1, k, o->ncols);
+			return -1;
+		}
 	}
 	return 0;
 }

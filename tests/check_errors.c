@@ -1,0 +1,200 @@
+/* Fault injection: every analysis, interrupted by SQLite at every point
+ * in turn (a progress handler that stops the running statement), either
+ * fails with a message or returns the whole table; never -1 without a
+ * message, never a table cut short. */
+#include "check_main.h"
+#include "ta_analyses.h"
+#include "ta_db.h"
+#include "ta_ingest.h"
+#include "ta_report.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef int (*run_fn)(sqlite3 *db, const struct ta_query *q,
+		      struct ta_table **out, struct ta_error *err);
+
+static int temporal(sqlite3 *db, const struct ta_query *q, struct ta_table **t,
+		    struct ta_error *e)
+{
+	return ta_temporal_run(db, q, t, e);
+}
+
+static int overlap(sqlite3 *db, const struct ta_query *q, struct ta_table **t,
+		   struct ta_error *e)
+{
+	return ta_overlap_run(db, q, t, e);
+}
+
+static int kernels(sqlite3 *db, const struct ta_query *q, struct ta_table **t,
+		   struct ta_error *e)
+{
+	struct ta_kernels_opts o = { 1, 10, 0.8, 1, 0 };
+
+	return ta_kernels_run(db, q, &o, t, e);
+}
+
+static int idle(sqlite3 *db, const struct ta_query *q, struct ta_table **t,
+		struct ta_error *e)
+{
+	struct ta_idle_opts o = { 50000, NULL, 0, 0, 0 };
+
+	return ta_idle_run(db, q, &o, t, e);
+}
+
+static int launch(sqlite3 *db, const struct ta_query *q, struct ta_table **t,
+		  struct ta_error *e)
+{
+	struct ta_launch_opts o = { 1, 50000, 100000 };
+
+	return ta_launch_run(db, q, &o, t, e);
+}
+
+static int queue(sqlite3 *db, const struct ta_query *q, struct ta_table **t,
+		 struct ta_error *e)
+{
+	struct ta_queue_opts o = { 0, 3 };
+
+	return ta_queue_run(db, q, &o, t, e);
+}
+
+static int membw(sqlite3 *db, const struct ta_query *q, struct ta_table **t,
+		 struct ta_error *e)
+{
+	struct ta_membw_opts o = { 0 };
+
+	return ta_membw_run(db, q, &o, t, e);
+}
+
+static int annotations(sqlite3 *db, const struct ta_query *q,
+		       struct ta_table **t, struct ta_error *e)
+{
+	struct ta_annotations_opts o = { 0, 0, 1000, 0.8 };
+
+	return ta_annotations_run(db, q, &o, t, e);
+}
+
+static int ops(sqlite3 *db, const struct ta_query *q, struct ta_table **t,
+	       struct ta_error *e)
+{
+	struct ta_ops_opts o = { TA_OPS_SORT_SELF_DEVICE, 0, 0, 0, 1, -1, 0 };
+
+	return ta_ops_run(db, q, &o, t, e);
+}
+
+static int diagnose(sqlite3 *db, const struct ta_query *q, struct ta_table **t,
+		    struct ta_error *e)
+{
+	struct ta_diagnose_opts o = { 1, 90, 50000, 10000, 0 };
+
+	return ta_diagnose_run(db, q, &o, t, e);
+}
+
+static const struct {
+	const char *name;
+	run_fn fn;
+} analyses[] = {
+	{ "temporal", temporal }, { "overlap", overlap }, { "kernels", kernels },
+	{ "idle", idle }, { "launch", launch }, { "queue", queue },
+	{ "membw", membw }, { "annotations", annotations }, { "ops", ops },
+	{ "diagnose", diagnose },
+};
+
+static char *db_path;
+
+static void make_db(void)
+{
+	struct ta_ingest_opts o = { .jobs = 1 };
+	struct ta_error err = { 0, "" };
+	char *files[] = { "testdata/two_ranks/rank-0.pt.trace.json.gz" };
+
+	db_path = strdup("/tmp/ta-errors-XXXXXX");
+	close(mkstemp(db_path));
+	unlink(db_path);
+	o.lazy_indexes = ~0u;
+	ck_assert_msg(ta_ingest(files, 1, db_path, &o, &err) == 0, "%s", err.msg);
+}
+
+static int stop_now(void *ctx)
+{
+	int *left = ctx;
+
+	return --*left < 0;
+}
+
+static char *as_csv(const struct ta_table *t)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ta_report_csv(f, t);
+	fclose(f);
+	return buf;
+}
+
+/* Runs the analysis on a connection of its own, stopped after `left`
+ * progress callbacks (-1: never). */
+static int run_once(run_fn fn, int hta, int left, char **csv,
+		    struct ta_error *err)
+{
+	struct ta_query q = { hta, NULL, 0 };
+	struct ta_table *t = NULL;
+	sqlite3 *db;
+	int rc;
+
+	ck_assert_int_eq(ta_db_open(db_path, &db, err), 0);
+	if (left >= 0)
+		sqlite3_progress_handler(db, 20, stop_now, &left);
+	err->msg[0] = '\0';
+	rc = fn(db, &q, &t, err);
+	*csv = rc == 0 ? as_csv(t) : NULL;
+	ta_table_free(t);
+	sqlite3_close(db);
+	return rc;
+}
+
+START_TEST(test_interrupted_analyses)
+{
+	size_t a = (size_t)_i / 2;
+	int hta = _i % 2, left, failures = 0;
+	struct ta_error err = { 0, "" };
+	char *want, *got;
+
+	make_db();
+	ck_assert_msg(run_once(analyses[a].fn, hta, -1, &want, &err) == 0,
+		      "%s: %s", analyses[a].name, err.msg);
+	for (left = 0; left < 100000; left = left < 16 ? left + 1 : left * 3 / 2) {
+		int rc = run_once(analyses[a].fn, hta, left, &got, &err);
+
+		if (rc < 0) {
+			ck_assert_msg(err.msg[0], "%s (hta %d) stopped after %d: -1 "
+				      "without a message", analyses[a].name, hta, left);
+			failures++;
+			continue;
+		}
+		ck_assert_msg(strcmp(got, want) == 0, "%s (hta %d) stopped after "
+			      "%d: a table that is not the whole one:\n%.600s\nwant:\n%.600s",
+			      analyses[a].name, hta, left, got, want);
+		free(got);
+		break;
+	}
+	ck_assert_int_gt(failures, 0); /* the handler did stop something */
+	free(want);
+	unlink(db_path);
+	free(db_path);
+}
+END_TEST
+
+Suite *suite_errors(void)
+{
+	Suite *s = suite_create("errors");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_interrupted_analyses, 0,
+			    2 * (int)(sizeof(analyses) / sizeof(analyses[0])));
+	suite_add_tcase(s, tc);
+	return s;
+}
