@@ -14,10 +14,15 @@ for dir in $dirs; do
 		[ "$ranks" = 1 ] && [ "$(basename "$dir")" != trace_filter ] && continue
 		while read -r cmd; do
 			$BIN $cmd --hta-compat --ranks $ranks --no-cache --format csv \
-				"$dir" > "$TMP/a" 2>/dev/null
+				"$dir" > "$TMP/a" 2>"$TMP/a.err"
+			echo "exit $?" >> "$TMP/a"
 			for run in first again; do
 				$BIN $cmd --hta-compat --ranks $ranks --format csv \
-					"$dir" > "$TMP/b" 2>/dev/null
+					"$dir" > "$TMP/b" 2>"$TMP/b.err"
+				echo "exit $?" >> "$TMP/b"
+				# exit codes compared too, and the first must succeed
+				check "$cmd --ranks $ranks $dir ($run) succeeds" \
+					grep -qx "exit 0" "$TMP/a"
 				same "$cmd --ranks $ranks $dir ($run)" "$TMP/a" "$TMP/b"
 			done
 			rm -rf "$TMP/cache" # the next command builds them again
@@ -37,6 +42,7 @@ done
 # the kept rows are in the cache, not in a database we may not write
 $BIN temporal --hta-compat -q testdata/copies > /dev/null
 db=$(ls "$TMP"/cache/*.db)
+command -v sqlite3 >/dev/null || { echo "compat_cache: sqlite3 missing"; exit 1; }
 has_hta_rows() { sqlite3 "$1" "SELECT count(*) FROM hta_rows" > /dev/null 2>&1; }
 check "hta_rows kept in the cache" has_hta_rows "$db"
 finish

@@ -52,21 +52,31 @@ while read -r name args; do
 	run_case "$name" "$args"
 done < tests/golden/cases
 
-# ingest keeps a database that every command accepts
-$BIN ingest -q testdata/train_stalled -o "$TMP/run.db" && run_case db_temporal temporal --format csv "$TMP/run.db"
-if ! sqlite3 -version >/dev/null 2>&1 ||
-    [ "$(sqlite3 "$TMP/run.db" "select count(*) from kernels")" -gt 0 ]; then
+# ingest keeps a database that every command accepts: a failed ingest is
+# a failure, not a skipped case; without sqlite3 the suite cannot check
+command -v sqlite3 >/dev/null || { echo "golden: sqlite3 missing"; exit 1; }
+if $BIN ingest -q testdata/train_stalled -o "$TMP/run.db"; then
+	run_case db_temporal temporal --format csv "$TMP/run.db"
+else
+	fail=$((fail + 1)); echo "FAIL golden: ingest -o failed"
+fi
+if [ "$(sqlite3 "$TMP/run.db" "select count(*) from kernels")" -gt 0 ]; then
 	pass=$((pass + 1))
 else
 	fail=$((fail + 1)); echo "FAIL golden: kernels view is empty"
 fi
-# the cache is reused: a second run does not parse again
-$BIN temporal -q testdata/decode_eager >/dev/null
-n1=$(ls "$TRACEANALYZE_CACHE_DIR" | wc -l)
-$BIN temporal -q testdata/decode_eager >/dev/null
-n2=$(ls "$TRACEANALYZE_CACHE_DIR" | wc -l)
-if [ "$n1" = "$n2" ] && [ "$n1" -ge 1 ]; then pass=$((pass + 1)); else
-	fail=$((fail + 1)); echo "FAIL golden: cache not reused ($n1, $n2)"; fi
+# the cache is reused: the second run says it used the cached database
+# and parses nothing (the database file is not rewritten)
+export TRACEANALYZE_CACHE_DIR="$TMP/cache2"
+$BIN temporal -v testdata/decode_eager 2>"$TMP/v1" >/dev/null
+db=$(sed -n "s/.*parsing 1 files into the cached database '\(.*\)'/\1/p" "$TMP/v1")
+m1=$(stat -c %Y.%i "$db" 2>/dev/null)
+sleep 1
+$BIN temporal -v testdata/decode_eager 2>"$TMP/v2" >/dev/null
+m2=$(stat -c %Y.%i "$db" 2>/dev/null)
+if [ -n "$db" ] && grep -q "^traceanalyze: using the cached database '$db'$" "$TMP/v2" &&
+    [ "$m1" = "$m2" ]; then pass=$((pass + 1)); else
+	fail=$((fail + 1)); echo "FAIL golden: cache not reused ($(cat "$TMP/v1" "$TMP/v2"))"; fi
 
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
