@@ -1,5 +1,6 @@
 /* Aligned text for people: durations in µs, ms or s, shares in %. */
 #include "ta_report.h"
+#include "ta_utf8.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -61,14 +62,10 @@ static void cell_text(char *buf, size_t len, const struct ta_col *col,
 	}
 }
 
-/* Display width: count UTF-8 lead bytes only. */
+/* Display width: cells are valid UTF-8 (ta_table_set_text mends them). */
 static size_t width(const char *s)
 {
-	size_t w = 0;
-
-	for (; *s; s++)
-		w += ((unsigned char)*s & 0xC0) != 0x80;
-	return w;
+	return ta_utf8_width(s);
 }
 
 #define TA_TEXT_MAXW 60
@@ -84,16 +81,11 @@ static void put_cell(FILE *out, const char *s, size_t w, int right)
 	size_t sw = width(s);
 
 	if (sw > w) { /* long kernel names: cut with an ellipsis */
-		size_t i = 0, seen = 0;
+		size_t i = ta_utf8_prefix(s, w - 1);
 
-		while (s[i] && seen < w - 1) {
-			i++;
-			while (((unsigned char)s[i] & 0xC0) == 0x80)
-				i++;
-			seen++;
-		}
 		fwrite(s, 1, i, out);
 		fputs("…", out);
+		pad(out, w - 1 - ta_utf8_width_n(s, i));
 		return;
 	}
 	if (right)
