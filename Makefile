@@ -31,13 +31,13 @@ LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
 # everything but main.c goes into a library the tests link against
-LIB_SRC := $(wildcard src/parse/*.c src/analyses/*.c src/report/*.c) \
+LIB_SRC := $(wildcard src/parse/*.c src/model/*.c src/analyses/*.c src/report/*.c) \
 	src/util.c src/utf8.c src/files.c src/db.c src/intern.c src/cli.c $(wildcard src/cmd_*.c)
 LIB_OBJ := $(LIB_SRC:.c=.o)
 TEST_SRC := $(wildcard tests/check_*.c)
 TEST_BIN := tests/run_checks
 
-HEADERS := $(wildcard include/*.h src/*.h src/parse/*.h src/analyses/*.h)
+HEADERS := $(wildcard include/*.h src/*.h src/parse/*.h src/model/*.h src/analyses/*.h)
 
 all: traceanalyze
 
@@ -71,6 +71,7 @@ test: traceanalyze $(TEST_BIN)
 	python3 tests/diagnose_expect.py
 	sh tests/conform.sh
 	sh tests/manlint.sh
+	sh tests/layers.sh
 	sh tests/tty.sh
 	sh tests/install.sh
 

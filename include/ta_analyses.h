@@ -4,6 +4,7 @@
 
 #include <sqlite3.h>
 
+#include "ta_model.h"
 #include "ta_table.h"
 
 /* What every analysis is asked. */
@@ -11,31 +12,14 @@ struct ta_query {
 	int hta_compat;          /* reproduce HTA 0.6.1 number for number */
 	const int64_t *ranks;    /* NULL: every rank */
 	size_t nranks;
+	/* where a table of final rows (a row per kernel, per point) may send
+	 * them as they come; NULL: keep them all */
+	const struct ta_row_sink *sink;
 };
 
-/* Kernel classes (hta-semantics §8); bits so overlaps can be labelled. */
-enum ta_kind {
-	TA_KIND_COMPUTE = 1, TA_KIND_COMM = 2, TA_KIND_MEMORY = 4,
-	TA_KIND_OTHER = 8
-};
-
-/* Builds TEMP TABLE dev: the device rows an analysis works on, for the
- * selected ranks, after the step window; and TEMP TABLE sel_ranks.
- * Columns: rank, idx, name (names.name_id), ts, dur (ns), stream,
- * correlation, gbps, kind (enum ta_kind), idle_kernel (0/1), launch_ts
- * (ns of the launching call, NULL when unknown), ord (row order).
- * --hta-compat also leaves TEMP TABLE hrows: every row HTA keeps, after its
- * step filter (rank, idx, name, cat, ts, dur, stream, correlation, gbps,
- * is_gpu); the default leaves TEMP TABLE win (rank, last_start) for ranks
- * whose last step is cut. Times are ns. Every HTA rule that differs
- * from the default lives in this one place (rows.c). */
-int ta_rows_prepare(sqlite3 *db, const struct ta_query *q, struct ta_error *err);
-/* Whether a dev row has a negative duration (only HTA's rounding makes
- * one): sweeps then cannot stream (intervals.h). */
-int ta_rows_negative_dur(sqlite3 *db);
-
-/* Kernel class of a GPU activity by name and category. */
-enum ta_kind ta_classify(const char *name, const char *cat, int hta_compat);
+/* Kernel class (TA_KIND_*, ta_model.h) of a GPU activity by name and
+ * category. */
+int ta_classify(const char *name, const char *cat, int hta_compat);
 
 int ta_temporal_run(sqlite3 *db, const struct ta_query *q,
 		    struct ta_table **out, struct ta_error *err);
@@ -135,7 +119,5 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		    const struct ta_diagnose_opts *o, struct ta_table **out,
 		    struct ta_error *err);
 
-/* Earliest timestamp of the whole job (HTA's alignment, §6), ns. */
-int64_t ta_rows_min_ts(sqlite3 *db, int hta_compat);
 
 #endif

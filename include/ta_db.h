@@ -8,6 +8,30 @@
 
 #define TA_SCHEMA_VERSION 7
 
+/* events.role, set at ingestion from the category. Macros, so that SQL
+ * text splices them: "role = " TA_SQL(TA_ROLE_GPU). */
+#define TA_ROLE_OTHER 0
+#define TA_ROLE_GPU 1        /* kernel, memcpy, memset */
+#define TA_ROLE_RUNTIME 2    /* runtime or driver call */
+#define TA_ROLE_SYNC 3       /* cuda_sync */
+#define TA_ROLE_CPU_OP 4     /* CPU op or Python function */
+#define TA_ROLE_GPU_ANN 5    /* gpu_user_annotation */
+#define TA_ROLE_CPU_ANN 6    /* record_function, ProfilerStep#N */
+
+/* Categories of GPU activity (CUDA, older Kineto, MTIA): TA_ROLE_GPU.
+ * One list, spelled for C (TA_GPU_CATS_C) and for SQL (TA_GPU_CATS_SQL). */
+#define TA_GPU_CATS(FIRST, NEXT) FIRST(kernel) NEXT(Kernel) NEXT(gpu_memcpy) \
+	NEXT(Memcpy) NEXT(gpu_memset) NEXT(Memset) NEXT(mtia_ccp_events)
+#define TA_CAT_C1_(s) #s
+#define TA_CAT_C_(s) , #s
+#define TA_CAT_SQL1_(s) "'" #s "'"
+#define TA_CAT_SQL_(s) ", '" #s "'"
+#define TA_GPU_CATS_C TA_GPU_CATS(TA_CAT_C1_, TA_CAT_C_)
+#define TA_GPU_CATS_SQL TA_GPU_CATS(TA_CAT_SQL1_, TA_CAT_SQL_)
+
+#define TA_SQL(x) TA_SQL_(x)
+#define TA_SQL_(x) #x
+
 /* The schema as SQL, with comments (also what `traceanalyze schema` prints). */
 extern const char ta_db_schema_sql[];
 extern const char ta_db_index_sql[];

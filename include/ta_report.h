@@ -26,11 +26,8 @@ void ta_json_begin(FILE *out);
 void ta_json_row(FILE *out, const struct ta_table *t, size_t r, size_t nth);
 void ta_json_end(FILE *out, size_t rows);
 
-/* Streaming (stream.c): a CSV or JSON output that a table may write to
- * row by row. The command offers one before running an analysis (and
- * withdraws it with NULL after); an analysis whose rows are final as it
- * adds them calls ta_table_stream on its table. Then the table keeps one
- * row, and the command calls ta_stream_finish instead of writing it. */
+/* Streaming (stream.c): CSV or JSON written row by row through the row
+ * sink an analysis gives its table (ta_table_final_rows). */
 struct ta_stream {
 	FILE *(*open)(void *ctx);    /* opens the output at the first write */
 	void *ctx;
@@ -38,11 +35,11 @@ struct ta_stream {
 	FILE *out;
 	size_t written;
 	int failed;                  /* the output could not be opened */
+	struct ta_row_sink sink;     /* what the analysis is handed */
 };
-void ta_stream_offer(struct ta_stream *s);
-/* Writes the table's row 0 (table.c, when a row follows it). */
-void ta_stream_row(struct ta_table *t);
-/* Writes what is left; -1 if the output could not be opened. */
-int ta_stream_finish(struct ta_table *t);
+void ta_stream_init(struct ta_stream *s, FILE *(*open)(void *ctx), void *ctx,
+		    enum ta_format fmt);
+/* Writes what is left of t; -1 if the output could not be opened. */
+int ta_stream_finish(struct ta_stream *s, struct ta_table *t);
 
 #endif

@@ -18,7 +18,14 @@ struct ta_col {
 };
 
 struct ta_intern;
-struct ta_stream;
+struct ta_table;
+
+/* Where final rows go as they are made (the report layer's choice: CSV or
+ * JSON written row by row); the table then keeps one row. */
+struct ta_row_sink {
+	void (*row)(void *ctx, const struct ta_table *t, size_t r);
+	void *ctx;
+};
 
 struct ta_cell {
 	int null;
@@ -40,7 +47,8 @@ struct ta_table {
 	void *owned_cols;          /* freed with the table when cols was built */
 	struct ta_intern *texts;   /* every text cell's string, once: tables
 				    * with a row per kernel repeat names */
-	struct ta_stream *stream;  /* rows go out as they come (ta_report.h) */
+	const struct ta_row_sink *sink; /* rows go out as they come */
+	size_t sunk;               /* rows handed to the sink so far */
 	size_t bad_utf8;           /* bytes of text cells replaced by U+FFFD */
 };
 
@@ -63,9 +71,10 @@ void ta_table_warn(struct ta_table *t, const char *fmt, ...)
 void ta_table_sort(struct ta_table *t,
 		   int (*cmp)(const struct ta_table *t, size_t a, size_t b));
 void ta_table_free(struct ta_table *t);
-/* For an analysis whose rows are final as it adds them: if the command
- * offered a stream (CSV, JSON), rows go out as they come and the table
- * keeps one (ta_report.h); if not, nothing changes. */
-void ta_table_stream(struct ta_table *t);
+/* For an analysis whose rows are final as it adds them: with a sink (the
+ * query's, NULL if none), each row goes there once the next is added and
+ * the table keeps one; ta_table_flush hands over the last. */
+void ta_table_final_rows(struct ta_table *t, const struct ta_row_sink *sink);
+void ta_table_flush(struct ta_table *t);
 
 #endif

@@ -447,10 +447,11 @@ static FILE *open_output(void *cli)
 }
 
 /* A table that went out row by row (ta_report.h): finish and close. */
-static int finish_stream(const struct ta_cli *cli, struct ta_table *t)
+static int finish_stream(const struct ta_cli *cli, struct ta_stream *s,
+			 struct ta_table *t)
 {
-	int rc = ta_stream_finish(t) < 0 ? TA_EXIT_SYSTEM :
-		 ta_cli_output_close(cli, t->stream->out, &t, 1);
+	int rc = ta_stream_finish(s, t) < 0 ? TA_EXIT_SYSTEM :
+		 ta_cli_output_close(cli, s->out, &t, 1);
 
 	ta_table_free(t);
 	return rc;
@@ -486,8 +487,8 @@ int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 	struct ta_error err = { 0, "" };
 	struct ta_table *t = NULL;
 	sqlite3 *db = NULL;
-	/* CSV and JSON without gates may go out while the analysis runs */
-	struct ta_stream stream = { open_output, (void *)cli, cli->format, NULL, 0, 0 };
+	struct ta_query q = cli->query;
+	struct ta_stream stream;
 	FILE *out;
 	int rc, retried = 0;
 
@@ -497,10 +498,11 @@ again:
 	rc = ta_cli_open_input(cli, &db);
 	if (rc != TA_EXIT_OK)
 		return rc;
-	if (cli->format != TA_FMT_TEXT && !cli->ngates && !cli->baseline)
-		ta_stream_offer(&stream);
-	rc = fn(db, &cli->query, ctx, &t, &err);
-	ta_stream_offer(NULL);
+	/* CSV and JSON without gates may go out while the analysis runs */
+	ta_stream_init(&stream, open_output, (void *)cli, cli->format);
+	q.sink = cli->format != TA_FMT_TEXT && !cli->ngates && !cli->baseline ?
+		 &stream.sink : NULL;
+	rc = fn(db, &q, ctx, &t, &err);
 	/* a damaged cached database is built again, if nothing went out */
 	if (rc < 0 && ta_cli_damaged(db, stream.out ? NULL : &retried, &err)) {
 		sqlite3_close(db);
@@ -512,8 +514,8 @@ again:
 			fclose(stream.out);
 		return ta_cli_error(&err);
 	}
-	if (t->stream)
-		return finish_stream(cli, t);
+	if (t->sink)
+		return finish_stream(cli, &stream, t);
 	gates = ta_xcalloc(cli->ngates + 1, sizeof(*gates));
 	if (compile_gates(cli, t, gates, &err) < 0) {
 		rc = ta_cli_error(&err);

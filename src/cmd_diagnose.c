@@ -38,14 +38,19 @@ static int on_opt(void *ctx, int key, const char *arg)
 static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	       struct ta_table **out, struct ta_error *err)
 {
+	if (q->hta_compat) {
+		ta_error_set(err, TA_EXIT_USAGE, "diagnose has no HTA counterpart: "
+			     "--hta-compat does not apply");
+		return -1;
+	}
 	return ta_diagnose_run(db, q, ctx, out, err);
 }
 
 static void after_parse(void *ctx, struct ta_cli *cli)
 {
 	((struct ta_diagnose_opts *)ctx)->for_people = cli->format == TA_FMT_TEXT;
-	/* it searches the host side by time: build that index while loading */
-	cli->ingest.lazy_indexes |= 1u << TA_INDEX_HOST_TIME;
+	/* what the model will need: build its index while loading */
+	cli->ingest.lazy_indexes |= ta_model_lazy_indexes(TA_NEED_HOST);
 }
 
 int cmd_diagnose(int argc, char **argv)

@@ -68,6 +68,11 @@ static int on_opt(void *ctx, int key, const char *arg)
 static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	       struct ta_table **out, struct ta_error *err)
 {
+	if (q->hta_compat) {
+		ta_error_set(err, TA_EXIT_USAGE, "ops has no HTA counterpart: "
+			     "--hta-compat does not apply");
+		return -1;
+	}
 	return ta_ops_run(db, q, ctx, out, err);
 }
 
@@ -77,7 +82,7 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 	/* it reads every thread in order: build that index while loading a
 	 * database that is kept (for one run, sorting once costs less) */
 	if (!cli->ingest.no_cache)
-		cli->ingest.lazy_indexes |= 1u << TA_INDEX_THREAD;
+		cli->ingest.lazy_indexes |= ta_model_lazy_indexes(TA_NEED_THREAD);
 }
 
 int cmd_ops(int argc, char **argv)

@@ -65,7 +65,7 @@ static void open_db(struct fixture *fx)
 
 static struct ta_table *temporal(struct fixture *fx, int compat)
 {
-	struct ta_query q = { compat, NULL, 0 };
+	struct ta_query q = { compat, NULL, 0, NULL };
 	struct ta_table *t = NULL;
 	struct ta_error err;
 
@@ -154,7 +154,7 @@ START_TEST(test_analyses_rank_selection)
 {
 	struct fixture fx = { tmp_dir(), NULL };
 	int64_t want[] = { 1 }, missing[] = { 5 };
-	struct ta_query q = { 0, want, 1 };
+	struct ta_query q = { 0, want, 1, NULL };
 	struct ta_table *t = NULL;
 	struct ta_error err;
 
@@ -208,7 +208,7 @@ static const char core[] =
 
 static struct ta_table *run_idle(struct fixture *fx, int compat, int stats)
 {
-	struct ta_query q = { compat, NULL, 0 };
+	struct ta_query q = { compat, NULL, 0, NULL };
 	struct ta_idle_opts o = { 30000, NULL, 0, stats, 0 };
 	struct ta_table *t = NULL;
 	struct ta_error err;
@@ -295,7 +295,7 @@ END_TEST
 START_TEST(test_analyses_overlap)
 {
 	struct fixture fx = { tmp_dir(), NULL };
-	struct ta_query q = { 0, NULL, 0 };
+	struct ta_query q = { 0, NULL, 0, NULL };
 	struct ta_table *t = NULL;
 	struct ta_error err;
 
@@ -326,7 +326,7 @@ END_TEST
 START_TEST(test_analyses_kernels)
 {
 	struct fixture fx = { tmp_dir(), NULL };
-	struct ta_query q = { 0, NULL, 0 };
+	struct ta_query q = { 0, NULL, 0, NULL };
 	struct ta_kernels_opts o = { 1, 10, 0.8, 1, 0 };
 	struct ta_table *t = NULL;
 	struct ta_error err;
@@ -370,7 +370,7 @@ START_TEST(test_analyses_kernels_others)
 		K("mid", "kernel", 300, 30, 7, 3) "," K("small", "kernel", 400, 10, 7, 4) ","
 		K("small", "kernel", 500, 20, 7, 5) "]}";
 	struct fixture fx = { tmp_dir(), NULL };
-	struct ta_query q = { 0, NULL, 0 };
+	struct ta_query q = { 0, NULL, 0, NULL };
 	struct ta_kernels_opts o = { 0, 1, 0.8, 1, 0 };
 	struct ta_table *t = NULL;
 	struct ta_error err;

@@ -4,7 +4,7 @@
 
 static const struct {
 	const char *name, *cat;
-	enum ta_kind hta, ours;
+	int hta, ours;
 } cases[] = {
 	{ "ncclKernel_AllReduce_RING_LL_Sum_float(x)", "kernel", TA_KIND_COMM, TA_KIND_COMM },
 	{ "ncclDevKernel_Generic(ncclDevKernelArgs)", "kernel", TA_KIND_COMM, TA_KIND_COMM },

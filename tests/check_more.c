@@ -65,7 +65,7 @@ START_TEST(test_more_launch)
 {
 	char *dir;
 	sqlite3 *db = open_trace(&dir, launches);
-	struct ta_query q = { 0, NULL, 0 };
+	struct ta_query q = { 0, NULL, 0, NULL };
 	struct ta_launch_opts o = { 0, 50000, 100000 };
 	struct ta_table *t;
 	struct ta_error err;
@@ -96,7 +96,7 @@ START_TEST(test_more_queue)
 {
 	char *dir;
 	sqlite3 *db = open_trace(&dir, launches);
-	struct ta_query q = { 0, NULL, 0 };
+	struct ta_query q = { 0, NULL, 0, NULL };
 	struct ta_queue_opts o = { 1, 0 };
 	struct ta_table *t;
 	struct ta_error err;
@@ -131,7 +131,7 @@ START_TEST(test_more_membw_residue)
 		  ", \"memory bandwidth (GB/s)\": 0.2") "]}";
 	char *dir;
 	sqlite3 *db = open_trace(&dir, tr);
-	struct ta_query q = { 1, NULL, 0 };
+	struct ta_query q = { 1, NULL, 0, NULL };
 	struct ta_membw_opts o = { 0 };
 	struct ta_table *t;
 	struct ta_error err;
@@ -164,7 +164,7 @@ START_TEST(test_more_annotations)
 		"]}";
 	char *dir;
 	sqlite3 *db = open_trace(&dir, tr);
-	struct ta_query q = { 0, NULL, 0 };
+	struct ta_query q = { 0, NULL, 0, NULL };
 	struct ta_annotations_opts o = { 0, 0, 1000, 0.8 };
 	struct ta_table *t;
 	struct ta_error err;
@@ -245,7 +245,7 @@ static const struct ta_col stream_cols[] = {
 
 /* Rows of a streamed table go out as the next comes, and the table keeps
  * one: the bytes are those of the whole table written at the end. Loop
- * _i: 0 CSV, 1 JSON; and a table nobody offered a stream to is whole. */
+ * _i: 0 CSV, 1 JSON; and a table without a sink is whole. */
 START_TEST(test_more_stream)
 {
 	static const char *const names[] = { "a", "b,c", "d\"e" };
@@ -254,15 +254,14 @@ START_TEST(test_more_stream)
 	size_t got_len = 0, want_len = 0, r;
 	FILE *gf = open_memstream(&got, &got_len);
 	FILE *wf = open_memstream(&want, &want_len);
-	struct ta_stream s = { stream_open, gf, fmt, NULL, 0, 0 };
+	struct ta_stream s;
 	struct ta_table *streamed, *whole;
 
+	ta_stream_init(&s, stream_open, gf, fmt);
 	whole = ta_table_new("t", stream_cols, 3);
-	ta_table_stream(whole); /* nothing offered: stays whole */
-	ta_stream_offer(&s);
+	ta_table_final_rows(whole, NULL); /* no sink: stays whole */
 	streamed = ta_table_new("t", stream_cols, 3);
-	ta_table_stream(streamed);
-	ta_stream_offer(NULL);
+	ta_table_final_rows(streamed, &s.sink);
 	for (r = 0; r < 300; r++) {
 		struct ta_table *t[2] = { streamed, whole };
 		int k;
@@ -278,7 +277,7 @@ START_TEST(test_more_stream)
 		ck_assert_uint_le(streamed->nrows, 1);
 	}
 	ck_assert_uint_eq(whole->nrows, 300);
-	ck_assert_int_eq(ta_stream_finish(streamed), 0);
+	ck_assert_int_eq(ta_stream_finish(&s, streamed), 0);
 	ta_report_write(wf, whole, fmt);
 	fclose(gf);
 	fclose(wf);

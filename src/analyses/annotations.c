@@ -8,34 +8,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char compat_sql[] =
-	"SELECT h.rank, n.name, h.dur FROM hrows h JOIN names n ON n.name_id = h.name"
-	" WHERE h.cat = (SELECT name_id FROM names WHERE name = ?)"
-	" ORDER BY h.rank, n.name";
-
-/* Default: the same step window as every other analysis. */
-static const char default_sql[] =
-	"SELECT e.rank, n.name, max(e.dur_ns, 0) FROM events e"
-	" JOIN names n ON n.name_id = e.name"
-	" WHERE e.cat = (SELECT name_id FROM names WHERE name = ?)"
-	" AND e.rank IN (SELECT rank FROM sel_ranks) AND e.dur_ns IS NOT NULL"
-	" AND e.ts_ns IS NOT NULL AND e.ts_ns < COALESCE((SELECT last_start"
-	"  FROM win w WHERE w.rank = e.rank), 9223372036854775807)"
-	" ORDER BY e.rank, n.name";
+/* The ranges of one category in the analysis window (the model's rules,
+ * HTA's with --hta-compat). */
+static const char ranges_sql[] =
+	"SELECT a.rank, n.name, a.dur FROM ann a JOIN names n ON n.name_id = a.name"
+	" WHERE a.cat = (SELECT name_id FROM names WHERE name = ?)"
+	" ORDER BY a.rank, n.name";
 
 /* The shortest GPU range on the kernel's pid and tid that overlaps it.
  * A range that overlaps starts after the kernel's start minus the longest
  * range, which bounds the index scan to a few ranges per kernel. */
 static const char kernels_sql[] =
-	"WITH longest AS (SELECT rank, max(dur_ns) AS dur FROM events"
-	"  WHERE role = 5 GROUP BY rank)"
-	" SELECT d.rank, d.ts, d.stream, kn.name, (SELECT an.name FROM events a"
-	"  JOIN names an ON an.name_id = a.name WHERE a.role = 5"
-	"  AND a.rank = d.rank AND a.pid IS d.pid AND a.tid IS d.tid"
-	"  AND a.ts_ns < d.ts + d.dur AND a.ts_ns >= d.ts - l.dur"
-	"  AND d.ts < a.ts_ns + a.dur_ns ORDER BY a.dur_ns, a.idx LIMIT 1)"
+	"WITH longest AS (SELECT rank, max(dur) AS dur FROM gpu_ann GROUP BY rank)"
+	" SELECT d.rank, d.ts, d.stream, kn.name, (SELECT an.name FROM gpu_ann a"
+	"  JOIN names an ON an.name_id = a.name"
+	"  WHERE a.rank = d.rank AND a.pid IS d.pid AND a.tid IS d.tid"
+	"  AND a.ts < d.ts + d.dur AND a.ts >= d.ts - l.dur"
+	"  AND d.ts < a.ts + a.dur ORDER BY a.dur, a.idx LIMIT 1)"
 	" FROM dev d JOIN names kn ON kn.name_id = d.name"
-	" LEFT JOIN longest l ON l.rank = d.rank WHERE d.kind != 8"
+	" LEFT JOIN longest l ON l.rank = d.rank WHERE d.kind != " TA_SQL(TA_KIND_OTHER)
 	" ORDER BY d.rank, d.ts, d.idx";
 
 static const struct ta_col cols[] = {
@@ -111,7 +102,7 @@ static int run_breakdown(sqlite3 *db, const struct ta_query *q,
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if (ta_db_prepare(db, q->hta_compat ? compat_sql : default_sql, &st, err) < 0)
+	if (ta_db_prepare(db, ranges_sql, &st, err) < 0)
 		return -1;
 	sqlite3_bind_text(st, 1, o->gpu ? "gpu_user_annotation" : "user_annotation",
 			  -1, SQLITE_STATIC);
@@ -138,18 +129,18 @@ static int run_breakdown(sqlite3 *db, const struct ta_query *q,
 	return 0;
 }
 
-static int run_kernels(sqlite3 *db, int compat, struct ta_table **out,
-		       struct ta_error *err)
+static int run_kernels(sqlite3 *db, const struct ta_query *q,
+		       struct ta_table **out, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	struct ta_table *t;
-	int64_t min_ts = ta_rows_min_ts(db, compat);
+	int64_t min_ts = ta_model_min_ts(db, q->hta_compat);
 	int rc;
 
 	if (ta_db_prepare(db, kernels_sql, &st, err) < 0)
 		return -1;
 	t = ta_table_new("Kernels and their innermost GPU annotation", kernel_cols, 5);
-	ta_table_stream(t); /* a row per kernel, final as it comes */
+	ta_table_final_rows(t, q->sink); /* a row per kernel, final as it comes */
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		size_t r = ta_table_add_row(t);
 
@@ -175,8 +166,8 @@ int ta_annotations_run(sqlite3 *db, const struct ta_query *q,
 		       struct ta_table **out, struct ta_error *err)
 {
 	*out = NULL;
-	if (ta_rows_prepare(db, q, err) < 0)
+	if (ta_model_prepare(db, q, TA_NEED_DEV, err) < 0)
 		return -1;
-	return o->kernels ? run_kernels(db, q->hta_compat, out, err)
+	return o->kernels ? run_kernels(db, q, out, err)
 			  : run_breakdown(db, q, o, out, err);
 }

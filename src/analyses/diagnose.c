@@ -8,6 +8,7 @@
  * GPU is busy enough and nothing else matters. */
 #include "intervals.h"
 #include "ta_analyses.h"
+#include "ta_intern.h"
 #include "ta_db.h"
 
 #include <stdlib.h>
@@ -61,6 +62,8 @@ struct finding {
 struct findings {
 	struct finding *v;
 	size_t n, cap;
+	struct ta_intern *keys;  /* (rank, step, kind, where) -> id */
+	size_t *at;              /* by id - 1: its index in v */
 };
 
 struct rank_data {
@@ -71,26 +74,30 @@ struct rank_data {
 	size_t ncalls, capcalls;
 };
 
+/* One finding per (rank, step, kind, where), found by hash: a scan of
+ * every finding so far would be quadratic in ranks and steps. */
 static void add_finding(struct findings *f, int64_t rank, int64_t step,
 			enum finding_kind kind, int64_t cost, const char *where)
 {
-	size_t i;
+	struct ta_buf key = { 0 };
+	int is_new;
+	int64_t id;
 
-	/* a step's findings are the last ones added: look only at those, or
-	 * the search would be quadratic in ranks and steps */
-	for (i = f->n; i-- > 0 && f->v[i].rank == rank && f->v[i].step == step;) {
-		struct finding *x = &f->v[i];
-
-		if (x->kind == kind && strcmp(x->where, where) == 0) {
-			x->cost += cost;
-			x->count++;
-			return;
-		}
+	ta_buf_addf(&key, "%lld\x1f%lld\x1f%d\x1f%s", (long long)rank,
+		    (long long)step, (int)kind, where);
+	id = ta_intern(f->keys, key.s, key.len, &is_new);
+	ta_buf_free(&key);
+	if (!is_new) {
+		f->v[f->at[id - 1]].cost += cost;
+		f->v[f->at[id - 1]].count++;
+		return;
 	}
 	if (f->n == f->cap) {
 		f->cap = f->cap ? f->cap * 2 : 32;
 		f->v = ta_xrealloc(f->v, f->cap * sizeof(*f->v));
+		f->at = ta_xrealloc(f->at, f->cap * sizeof(*f->at));
 	}
+	f->at[id - 1] = f->n;
 	f->v[f->n] = (struct finding){ rank, step, kind, cost, 1, "" };
 	snprintf(f->v[f->n].where, sizeof(f->v[f->n].where), "%s", where);
 	f->n++;
@@ -118,14 +125,13 @@ static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 
 	d->ngpu = d->ncalls = 0;
 	d->max_dur = 0;
-	if (ta_db_prepare(db, "SELECT e.ts_ns, e.ts_ns + max(e.dur_ns, 0),"
+	if (ta_db_prepare(db, "SELECT g.ts, g.ts + g.dur,"
 			  " ta_kind(n.name, c.name, 0), n.name GLOB '*Pageable*',"
 			  " (n.name GLOB '*align1*' OR n.name GLOB '*align2*')"
-			  " AND n.name NOT GLOB '*simt*', e.correlation"
-			  " FROM events e JOIN names n ON n.name_id = e.name"
-			  " JOIN names c ON c.name_id = e.cat WHERE e.role = 1 AND e.rank = ?"
-			  " AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL ORDER BY e.ts_ns",
-			  &st, err) < 0)
+			  " AND n.name NOT GLOB '*simt*', g.correlation"
+			  " FROM gpu g JOIN names n ON n.name_id = g.name"
+			  " JOIN names c ON c.name_id = g.cat WHERE g.rank = ?"
+			  " AND g.ts IS NOT NULL ORDER BY g.ts", &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, rank);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -144,10 +150,9 @@ static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 	sqlite3_finalize(st);
 	if (ta_db_done(db, rc, err) < 0)
 		return -1;
-	if (ta_db_prepare(db, "SELECT e.ts_ns, e.ts_ns + max(e.dur_ns, 0),"
-			  " n.name FROM events e"
-			  " JOIN names n ON n.name_id = e.name WHERE e.role = 2 AND e.rank = ?"
-			  " AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL ORDER BY e.ts_ns",
+	if (ta_db_prepare(db, "SELECT c.ts, c.ts + max(c.dur, 0), n.name FROM calls c"
+			  " JOIN names n ON n.name_id = c.name WHERE c.rank = ?"
+			  " AND c.ts IS NOT NULL AND c.dur IS NOT NULL ORDER BY c.ts",
 			  &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, rank);
@@ -165,42 +170,25 @@ static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 	return ta_db_done(db, rc, err);
 }
 
-/* host_events: the host side (ops, Python frames, record_function
- * ranges) by time. The events_cpu index serves it; a database that cannot
- * take the index (read-only, or its writer would wait too long) gets a
- * copy of those rows with an index of its own, for this run only. */
-static int host_events(sqlite3 *db, struct ta_error *err)
-{
-	if (ta_db_need_index(db, TA_INDEX_HOST_TIME, NULL) == 0)
-		return ta_db_exec(db, "CREATE TEMP VIEW host_events AS SELECT *"
-				  " FROM main.events WHERE role = 4 OR role = 6", err);
-	return ta_db_exec(db, "CREATE TEMP TABLE host_events AS SELECT rank, ts_ns,"
-			  " dur_ns, role, name, cat, idx, tid, input_dims FROM"
-			  " main.events WHERE role = 4 OR role = 6;"
-			  "CREATE INDEX temp.host_events_time ON host_events"
-			  " (rank, ts_ns, dur_ns)", err);
-}
-
 /* Names [a, b]: with ops_too, the innermost CPU op or range covering it
  * (the op that synchronised: the latest start among those covering it);
  * else the shortest record_function range (or, failing one, Python frame)
  * over at least half of it and at most 4 times as long. Both searches are
- * bounded in time, so the events_cpu index keeps them short. */
+ * bounded in time, so the model's time index on host keeps them short. */
 static const char covering_sql[] =
-	"SELECT n.name FROM host_events e JOIN names n ON n.name_id = e.name"
-	" WHERE e.rank = ?1 AND (e.role = 4 OR e.role = 6) AND e.ts_ns <= ?2"
-	" AND e.ts_ns + e.dur_ns >= ?3 AND n.name NOT GLOB 'ProfilerStep*'"
-	" ORDER BY e.ts_ns DESC LIMIT 1";
+	"SELECT n.name FROM host e JOIN names n ON n.name_id = e.name"
+	" WHERE e.rank = ?1 AND e.ts <= ?2"
+	" AND e.ts + e.dur >= ?3 AND n.name NOT GLOB 'ProfilerStep*'"
+	" ORDER BY e.ts DESC LIMIT 1";
 
 static const char overlapping_sql[] =
-	"SELECT n.name FROM host_events e JOIN names n ON n.name_id = e.name"
+	"SELECT n.name FROM host e JOIN names n ON n.name_id = e.name"
 	" JOIN names c ON c.name_id = e.cat WHERE e.rank = ?1"
-	" AND (e.role = 4 OR e.role = 6)"
-	" AND e.ts_ns >= ?2 - 4 * (?3 - ?2) AND e.ts_ns < ?3"
+	" AND e.ts >= ?2 - 4 * (?3 - ?2) AND e.ts < ?3"
 	" AND c.name IN ('user_annotation', 'python_function')"
-	" AND n.name NOT GLOB 'ProfilerStep*' AND e.dur_ns <= 4 * (?3 - ?2)"
-	" AND min(e.ts_ns + e.dur_ns, ?3) - max(e.ts_ns, ?2) >= (?3 - ?2) / 2"
-	" ORDER BY c.name = 'python_function', e.dur_ns, e.idx DESC LIMIT 1";
+	" AND n.name NOT GLOB 'ProfilerStep*' AND e.dur <= 4 * (?3 - ?2)"
+	" AND min(e.ts + e.dur, ?3) - max(e.ts, ?2) >= (?3 - ?2) / 2"
+	" ORDER BY c.name = 'python_function', e.dur, e.idx DESC LIMIT 1";
 
 /* Both return -1 on a database error (the name would be wrong). */
 static int name_region(sqlite3 *db, int64_t rank, int64_t a, int64_t b,
@@ -232,14 +220,15 @@ static int launching_op(sqlite3 *db, int64_t rank, int64_t corr, char *buf,
 
 	snprintf(buf, len, "(launch not recorded)");
 	if (sqlite3_prepare_v2(db,
-			"SELECT n.name, COALESCE(o.input_dims, '') FROM events r"
-			" JOIN host_events o ON o.rank = r.rank AND o.role = 4"
-			"  AND o.ts_ns <= r.ts_ns AND o.ts_ns + o.dur_ns >= r.ts_ns + r.dur_ns"
+			"SELECT n.name, COALESCE(o.input_dims, '') FROM calls r"
+			" JOIN host o ON o.rank = r.rank"
+			"  AND o.role = " TA_SQL(TA_ROLE_CPU_OP)
+			"  AND o.ts <= r.ts AND o.ts + o.dur >= r.ts + r.dur"
 			"  AND o.tid IS r.tid"
 			" JOIN names n ON n.name_id = o.name"
 			" JOIN names c ON c.name_id = o.cat AND c.name = 'cpu_op'"
-			" WHERE r.rank = ? AND r.role = 2 AND r.correlation = ?"
-			" ORDER BY o.ts_ns DESC LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
+			" WHERE r.rank = ? AND r.correlation = ?"
+			" ORDER BY o.ts DESC LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, rank);
 		sqlite3_bind_int64(st, 2, corr);
 		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
@@ -483,11 +472,8 @@ static int steps_of(sqlite3 *db, int64_t rank, int64_t **steps, size_t *n,
 	int rc;
 
 	*n = 0;
-	if (ta_db_prepare(db, "SELECT CAST(substr(n.name, 14) AS INTEGER), e.ts_ns,"
-			  " e.ts_ns + e.dur_ns FROM events e INDEXED BY events_ann"
-			  " JOIN names n ON n.name_id = e.name WHERE e.rank = ? AND e.role = 6"
-			  " AND n.name GLOB 'ProfilerStep#[0-9]*'"
-			  " AND e.dur_ns IS NOT NULL ORDER BY e.ts_ns", &st, err) < 0)
+	if (ta_db_prepare(db, "SELECT step, ts, end_ts FROM steps WHERE rank = ?"
+			  " ORDER BY ts", &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, rank);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -504,15 +490,7 @@ static int steps_of(sqlite3 *db, int64_t rank, int64_t **steps, size_t *n,
 	if (ta_db_done(db, rc, err) < 0)
 		return -1;
 	if (*n == 0) { /* no steps: the whole window */
-		/* every rank's span in one pass, the first time one is
-		 * needed: a scan per rank would be quadratic in ranks */
-		if (ta_db_exec(db, "CREATE TEMP TABLE IF NOT EXISTS rank_span AS"
-			       " SELECT rank, min(ts_ns) AS ts, max(ts_ns + dur_ns) AS"
-			       " end_ns FROM main.events WHERE dur_ns IS NOT NULL"
-			       " GROUP BY rank;"
-			       "CREATE UNIQUE INDEX IF NOT EXISTS temp.rank_span_rank"
-			       " ON rank_span (rank)", err) < 0 ||
-		    ta_db_prepare(db, "SELECT -1, ts, end_ns FROM rank_span"
+		if (ta_db_prepare(db, "SELECT -1, first_dur_ts, end_ts FROM rank_span"
 				  " WHERE rank = ?", &st, err) < 0)
 			return -1;
 		sqlite3_bind_int64(st, 1, rank);
@@ -592,7 +570,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		    const struct ta_diagnose_opts *o, struct ta_table **out,
 		    struct ta_error *err)
 {
-	struct findings f = { NULL, 0, 0 };
+	struct findings f = { NULL, 0, 0, ta_intern_new(), NULL };
 	struct rank_data d = { NULL, 0, 0, 0, NULL, 0, 0 };
 	struct ta_table *t = ta_table_new("Diagnosis per step", verdict_cols, 7);
 	sqlite3_stmt *ranks = NULL;
@@ -601,7 +579,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	int rc = 0, step_rc = SQLITE_DONE;
 
 	*out = NULL;
-	if (host_events(db, err) < 0 || ta_rows_prepare(db, q, err) < 0 ||
+	if (ta_model_prepare(db, q, TA_NEED_HOST | TA_NEED_SPAN, err) < 0 ||
 	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &ranks, err) < 0) {
 		ta_table_free(t);
 		return -1;
@@ -636,6 +614,8 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	free(d.gpu);
 	free(d.calls);
 	free(f.v);
+	free(f.at);
+	ta_intern_free(f.keys);
 	if (rc < 0) {
 		ta_table_free(t);
 		return -1;

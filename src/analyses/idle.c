@@ -216,7 +216,7 @@ int ta_idle_run(sqlite3 *db, const struct ta_query *q,
 	*out = NULL;
 	memset(&s, 0, sizeof(s));
 	s.keep_gaps = o->stats;
-	if (ta_rows_prepare(db, q, err) < 0 ||
+	if (ta_model_prepare(db, q, TA_NEED_DEV, err) < 0 ||
 	    ta_db_prepare(db, idle_sql, &st, err) < 0)
 		return -1;
 	t = o->stats ? ta_table_new("Idle intervals per stream", stats_cols, 11)

@@ -93,7 +93,7 @@ static int run_by_type(sqlite3 *db, const struct ta_kernels_opts *o,
 		return -1;
 	/* one sweep per rank, their label times added up */
 	ta_sweeper_init(&sw, bits, (size_t)nkinds, compat,
-			!ta_rows_negative_dur(db));
+			!ta_model_negative_dur(db));
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int slot = kind_slot(sqlite3_column_int(st, 3));
 
@@ -204,7 +204,8 @@ static int run_by_kernel(sqlite3 *db, const struct ta_kernels_opts *o,
 	/* type order COMPUTATION, COMMUNICATION, MEMORY = kind 1, 2, 4 */
 	if (ta_db_prepare(db, "SELECT d.rank, d.kind, n.name, d.dur FROM dev d"
 			  " JOIN names n ON n.name_id = d.name"
-			  " WHERE d.kind IN (1, 2, ?) ORDER BY d.rank, d.kind, n.name",
+			  " WHERE d.kind IN (" TA_SQL(TA_KIND_COMPUTE) ", " TA_SQL(TA_KIND_COMM) ", ?)"
+			  " ORDER BY d.rank, d.kind, n.name",
 			  &st, err) < 0)
 		return -1;
 	sqlite3_bind_int(st, 1, o->include_memory ? TA_KIND_MEMORY : 1);
@@ -239,7 +240,7 @@ int ta_kernels_run(sqlite3 *db, const struct ta_query *q,
 		   struct ta_error *err)
 {
 	*out = NULL;
-	if (ta_rows_prepare(db, q, err) < 0)
+	if (ta_model_prepare(db, q, TA_NEED_DEV, err) < 0)
 		return -1;
 	if (o->by_type)
 		return run_by_type(db, o, q->hta_compat, out, err);

@@ -9,43 +9,21 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* HTA knows launches only by these names (§9.7 step 1): a correlation
- * counts when some row of it has one. From the GPU rows (few, indexed)
- * to their CPU rows by correlation: no pass over every row (CROSS JOIN
- * keeps SQLite from starting at the CPU rows). */
-static const char compat_sql[] =
-	"SELECT c.rank, c.correlation, gn.name, c.dur, g.dur,"
-	"  max(0, g.ts - (c.ts + c.dur)), cn.name,"
-	"  row_number() OVER (PARTITION BY c.rank, c.idx ORDER BY g.idx) - 1"
-	" FROM hrows g CROSS JOIN hrows c ON c.rank = g.rank" /* g outer */
-	"  AND c.correlation = g.correlation AND c.stream = -1"
-	" LEFT JOIN names gn ON gn.name_id = g.name"
-	" LEFT JOIN names cn ON cn.name_id = c.name"
-	" WHERE g.stream != -1 AND g.correlation != -1 AND EXISTS (SELECT 1"
-	"  FROM hrows x JOIN names xn ON xn.name_id = x.name"
-	"  WHERE x.rank = g.rank AND x.correlation = g.correlation AND xn.name IN"
-	"  ('cudaLaunchKernel', 'cudaLaunchKernelExC',"
-	"   'runFunction - job_prep_and_submit_for_execution',"
-	"   'cudaMemsetAsync', 'cudaMemcpyAsync'))"
-	" ORDER BY c.rank, c.idx, g.idx";
-
-/* Of several runtime calls with one correlation (a damaged or merged
- * trace), the GPU work belongs to the last, as dev's launch_ts says. */
-#define LATEST_CALL "SELECT max(x.idx) FROM events x WHERE x.role = 2" \
-	" AND x.rank = d.rank AND x.correlation = d.correlation"
-
-/* Every runtime or driver call linked by correlation to GPU activity:
- * cuLaunchKernel(Ex), cudaGraphLaunch and each kernel of the graph, hip*. */
-static const char default_sql[] =
-	"SELECT d.rank, d.correlation, gn.name, r.dur_ns, d.dur,"
-	"  max(0, d.ts - (r.ts_ns + r.dur_ns)), rn.name,"
-	"  row_number() OVER (PARTITION BY d.rank, r.idx ORDER BY d.idx) - 1"
-	" FROM dev d JOIN events r ON r.rank = d.rank AND r.correlation = d.correlation"
-	"  AND r.role = 2 AND r.idx = (" LATEST_CALL ")"
+/* Each GPU activity with the call(s) the model counts as its launch
+ * (default: its correlation's last runtime or driver call; HTA: every CPU
+ * row of a correlation with one of §9.7's launch names). From the GPU
+ * rows (few, indexed) to their calls: CROSS JOIN keeps SQLite from
+ * starting at the calls. */
+static const char launch_sql[] =
+	"SELECT l.rank, l.correlation, gn.name, l.dur, d.dur,"
+	"  max(0, d.ts - (l.ts + l.dur)), ln.name,"
+	"  row_number() OVER (PARTITION BY l.rank, l.idx ORDER BY d.idx) - 1"
+	" FROM dev d CROSS JOIN launch l ON l.rank = d.rank"
+	"  AND l.correlation = d.correlation"
 	" LEFT JOIN names gn ON gn.name_id = d.name"
-	" LEFT JOIN names rn ON rn.name_id = r.name"
-	" WHERE d.correlation != -1 AND r.dur_ns IS NOT NULL"
-	" ORDER BY d.rank, r.idx, d.idx";
+	" LEFT JOIN names ln ON ln.name_id = l.name"
+	" WHERE d.correlation != -1 AND l.dur IS NOT NULL"
+	" ORDER BY l.rank, l.idx, d.idx";
 
 static const struct ta_col launch_cols[] = {
 	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
@@ -137,9 +115,8 @@ static int warn_shared_correlations(sqlite3 *db, struct ta_table *t)
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM (SELECT 1 FROM events"
-			       " WHERE role = 2 AND correlation != -1 AND rank IN"
-			       " (SELECT rank FROM sel_ranks) GROUP BY rank, correlation"
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM (SELECT 1 FROM calls"
+			       " WHERE correlation != -1 GROUP BY rank, correlation"
 			       " HAVING count(*) > 1)", -1, &st, NULL) != SQLITE_OK)
 		return SQLITE_ERROR;
 	rc = sqlite3_step(st);
@@ -161,13 +138,13 @@ int ta_launch_run(sqlite3 *db, const struct ta_query *q,
 	int rc;
 
 	*out = NULL;
-	if (ta_rows_prepare(db, q, err) < 0 ||
-	    ta_db_prepare(db, q->hta_compat ? compat_sql : default_sql, &st, err) < 0)
+	if (ta_model_prepare(db, q, TA_NEED_DEV, err) < 0 ||
+	    ta_db_prepare(db, launch_sql, &st, err) < 0)
 		return -1;
 	t = o->summary ? ta_table_new("Kernel launches per rank", summary_cols, 14)
 		       : ta_table_new("Kernel launches", launch_cols, 8);
 	if (!o->summary)
-		ta_table_stream(t); /* a row per launch, final as it comes */
+		ta_table_final_rows(t, q->sink); /* a row per launch, final as it comes */
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t rank = sqlite3_column_int64(st, 0);
 		int64_t cpu = sqlite3_column_int64(st, 3), gpu = sqlite3_column_int64(st, 4);

@@ -16,7 +16,7 @@ static const char points_sql[] =
 	"  AS dur, d.gbps, d.ord, CASE WHEN n.name GLOB 'Memset*' THEN 'Memset'"
 	"  WHEN n.name GLOB 'Memcpy*' THEN substr(n.name, 1, 11)"
 	"  ELSE 'Memcpy Unknown' END AS sub FROM dev d JOIN names n"
-	"  ON n.name_id = d.name WHERE d.kind = 4)"
+	"  ON n.name_id = d.name WHERE d.kind = " TA_SQL(TA_KIND_MEMORY) ")"
 	" SELECT rank, sub, ts, gbps, 0 AS side, ord FROM m"
 	" UNION ALL SELECT rank, sub, ts + dur, -gbps, 1, ord FROM m"
 	" ORDER BY rank, sub, ts, side %s, ord";
@@ -115,13 +115,13 @@ int ta_membw_run(sqlite3 *db, const struct ta_query *q,
 	*out = NULL;
 	memset(&k, 0, sizeof(k));
 	snprintf(sql, sizeof(sql), points_sql, q->hta_compat ? "" : "DESC");
-	if (ta_rows_prepare(db, q, err) < 0 || ta_db_prepare(db, sql, &st, err) < 0)
+	if (ta_model_prepare(db, q, TA_NEED_DEV, err) < 0 || ta_db_prepare(db, sql, &st, err) < 0)
 		return -1;
-	min_ts = ta_rows_min_ts(db, q->hta_compat);
+	min_ts = ta_model_min_ts(db, q->hta_compat);
 	t = o->series ? ta_table_new("Memory bandwidth", series_cols, 4)
 		      : ta_table_new("Memory bandwidth per copy kind", summary_cols, 10);
 	if (o->series)
-		ta_table_stream(t); /* a row per point, final as it comes */
+		ta_table_final_rows(t, q->sink); /* a row per point, final as it comes */
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t rank = sqlite3_column_int64(st, 0);
 		const char *name = (const char *)sqlite3_column_text(st, 1);

@@ -2,7 +2,7 @@
  * operator (CPU op, record_function range, runtime call), calls, self and
  * total CPU time, self and total GPU time.
  *
- * Per thread, events nest by time; an op's self CPU time is its duration
+ * Per thread, host rows nest by time; an op's self CPU time is its duration
  * minus its direct children's. GPU time reaches an op through the runtime
  * calls inside it: the GPU activity with the call's correlation id (all the
  * kernels of a cudaGraphLaunch) is self time of the op that directly
@@ -199,24 +199,22 @@ static const char gpu_sql[] =
 	"DROP TABLE IF EXISTS temp.gpu_corr;"
 	"CREATE TEMP TABLE gpu_corr (rank INTEGER, correlation INTEGER, ns INTEGER,"
 	"  PRIMARY KEY (rank, correlation));"
-	"INSERT INTO gpu_corr SELECT rank, correlation, sum(max(dur_ns, 0)) FROM events"
-	"  WHERE role = 1 AND correlation != -1 AND dur_ns IS NOT NULL"
-	"  AND rank IN (SELECT rank FROM sel_ranks) GROUP BY rank, correlation;";
+	"INSERT INTO gpu_corr SELECT rank, correlation, sum(dur) FROM gpu"
+	"  WHERE correlation != -1 GROUP BY rank, correlation;";
 
-/* CPU-side events (ops, CPU annotations, runtime calls, Python frames)
- * per thread, parents before children: the order of events_thread, which
- * holds every column read but input_dims. ?1: python_function's name id. */
-static const char events_sql[] =
-	"SELECT e.rank, e.pid, e.tid, e.ts_ns, max(e.dur_ns, 0), e.role,"
-	"  e.name, %s, CASE WHEN e.role = 2 THEN (SELECT g.ns FROM gpu_corr g"
+/* The host side (ops, CPU annotations, runtime calls, Python frames)
+ * per thread, parents before children: the order of the model's
+ * host_thread (its index holds every column read but input_dims).
+ * ?1: python_function's name id. */
+static const char host_sql[] =
+	"SELECT e.rank, e.pid, e.tid, e.ts, max(e.dur, 0), e.role,"
+	"  e.name, %s, CASE WHEN e.role = " TA_SQL(TA_ROLE_RUNTIME)
+	"  THEN (SELECT g.ns FROM gpu_corr g"
 	"  WHERE g.rank = e.rank AND g.correlation = e.correlation) END,"
 	"  e.cat IS ?1"
-	" FROM events e"
-	" WHERE e.role IN (2, 4, 6) AND e.rank IN (SELECT rank FROM sel_ranks)"
-	"  AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL"
-	"  AND e.name IS NOT NULL AND e.cat IS NOT NULL"
-	"  AND (%d OR e.cat IS NOT ?1)"
-	" ORDER BY e.rank, e.pid, e.tid, e.ts_ns, e.dur_ns DESC, e.idx";
+	" FROM host_thread e"
+	" WHERE (%d OR e.cat IS NOT ?1)"
+	" ORDER BY e.rank, e.pid, e.tid, e.ts, e.dur DESC, e.idx";
 
 static int load_names(sqlite3 *db, struct names *nm, int64_t *python,
 		      struct ta_error *err)
@@ -263,40 +261,40 @@ static void free_names(struct names *nm)
 }
 
 static const char kernels_sql[] =
-	"SELECT e.rank, n.name, count(*), sum(max(e.dur_ns, 0)) FROM events e"
-	" JOIN names n ON n.name_id = e.name WHERE e.role = 1"
-	" AND e.rank IN (SELECT rank FROM sel_ranks) AND e.dur_ns IS NOT NULL"
-	" AND e.ts_ns >= ? AND e.ts_ns <= ? GROUP BY e.rank, n.name";
+	"SELECT g.rank, n.name, count(*), sum(g.dur) FROM gpu g"
+	" JOIN names n ON n.name_id = g.name"
+	" WHERE g.ts >= ? AND g.ts <= ? GROUP BY g.rank, n.name";
 
 static const char step_sql[] =
-	"SELECT min(e.ts_ns), max(e.ts_ns + e.dur_ns) FROM events e"
-	" JOIN names n ON n.name_id = e.name WHERE e.role IN (4, 6) AND n.name = ?"
-	" AND e.dur_ns IS NOT NULL AND e.rank IN (SELECT rank FROM sel_ranks)";
+	"SELECT min(ts), max(end_ts) FROM steps WHERE step = ?";
 
 static int step_window(sqlite3 *db, const struct ta_ops_opts *o, int64_t *ts,
 		       int64_t *end, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
-	char name[48];
-	int rc = 0;
+	int rc;
 
 	*ts = INT64_MIN;
 	*end = INT64_MAX;
 	if (o->step < 0)
 		return 0;
-	snprintf(name, sizeof(name), "ProfilerStep#%lld", (long long)o->step);
 	if (ta_db_prepare(db, step_sql, &st, err) < 0)
 		return -1;
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+	sqlite3_bind_int64(st, 1, o->step);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
 		*ts = sqlite3_column_int64(st, 0);
 		*end = sqlite3_column_int64(st, 1);
-	} else {
-		ta_error_set(err, TA_EXIT_INPUT, "no %s in the trace", name);
-		rc = -1;
+		rc = SQLITE_DONE;
+	} else if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
+		ta_error_set(err, TA_EXIT_INPUT, "no ProfilerStep#%lld in the trace",
+			     (long long)o->step);
+		rc = SQLITE_ERROR;
+		sqlite3_finalize(st);
+		return -1;
 	}
 	sqlite3_finalize(st);
-	return rc;
+	return ta_db_done(db, rc, err);
 }
 
 static const struct ta_col base_cols[] = {
@@ -425,11 +423,11 @@ static int walk(sqlite3 *db, const struct ta_ops_opts *o, struct aggs *aggs,
 	struct walker w = { o, aggs, NULL, 0, 0, 0, step_ts, step_end };
 	struct names nm = { NULL, 0 };
 	sqlite3_stmt *st = NULL;
-	char sql[sizeof(events_sql) + 32];
+	char sql[sizeof(host_sql) + 32];
 	int64_t pid_tid_key[2] = { 0, 0 }, python;
 	int rc, first = 1;
 
-	snprintf(sql, sizeof(sql), events_sql,
+	snprintf(sql, sizeof(sql), host_sql,
 		 o->group_shape ? "e.input_dims" : "NULL", o->stack_depth > 0);
 	if (load_names(db, &nm, &python, err) < 0 ||
 	    ta_db_prepare(db, sql, &st, err) < 0) {
@@ -505,9 +503,7 @@ int ta_ops_run(sqlite3 *db, const struct ta_query *q, const struct ta_ops_opts *
 	int rc;
 
 	*out = NULL;
-	/* without the index (a database we may not write) SQLite sorts */
-	ta_db_need_index(db, TA_INDEX_THREAD, NULL);
-	rc = ta_rows_prepare(db, q, err);
+	rc = ta_model_prepare(db, q, TA_NEED_THREAD, err);
 	if (rc == 0)
 		rc = ta_db_exec(db, gpu_sql, err);
 	if (rc == 0)

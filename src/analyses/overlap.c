@@ -50,12 +50,13 @@ int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
 	int have = 0, any_comm = 0, rc;
 
 	*out = NULL;
-	if (ta_rows_prepare(db, q, err) < 0 ||
+	if (ta_model_prepare(db, q, TA_NEED_DEV, err) < 0 ||
 	    ta_db_prepare(db, "SELECT s.rank, d.ts, d.dur, d.kind FROM sel_ranks s"
-			  " LEFT JOIN dev d ON d.rank = s.rank AND d.kind IN (1, 2)"
+			  " LEFT JOIN dev d ON d.rank = s.rank AND d.kind IN (" TA_SQL(TA_KIND_COMPUTE)
+			  ", " TA_SQL(TA_KIND_COMM) ")"
 			  " ORDER BY s.rank, d.ts", &st, err) < 0)
 		return -1;
-	ta_sweeper_init(&sw, bits, 2, 0, !ta_rows_negative_dur(db));
+	ta_sweeper_init(&sw, bits, 2, 0, !ta_model_negative_dur(db));
 	t = ta_table_new("Communication hidden under computation", cols, 5);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t r = sqlite3_column_int64(st, 0);

@@ -10,39 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* HTA: launch rows by name whose partner index (§4) is > 0, so a launch
- * whose kernel is the file's first event does not count; +1 points first. */
-static const char compat_prep_sql[] =
-	"DROP TABLE IF EXISTS temp.ql;"
-	"CREATE TEMP TABLE ql AS SELECT h.rank, h.correlation, h.ts FROM hrows h"
-	"  JOIN names n ON n.name_id = h.name WHERE h.correlation != -1"
-	"  AND n.name IN ('cudaLaunchKernel', 'cudaLaunchKernelExC', 'cuLaunchKernel',"
-	"   'cuLaunchKernelEx', 'cudaMemcpyAsync', 'cudaMemsetAsync',"
-	"   'runFunction - job_prep_and_submit_for_execution', 'hipLaunchKernel',"
-	"   'hipExtModuleLaunchKernel', 'hipMemcpyAsync', 'hipMemsetAsync',"
-	"   'hipMemcpyWithStream')"
-	"  AND EXISTS (SELECT 1 FROM hrows g WHERE g.rank = h.rank" /* §4 partner */
-	"   AND g.correlation = h.correlation AND g.is_gpu AND +g.idx > 0);"
-	"CREATE INDEX temp.ql_corr ON ql (rank, correlation);";
-
-static const char compat_sql[] =
-	" SELECT d.rank, d.stream, l.ts, 1 FROM ql l JOIN dev d"
-	"  ON d.rank = l.rank AND d.correlation = l.correlation"
-	" UNION ALL SELECT d.rank, d.stream, d.ts, -1 FROM dev d WHERE EXISTS"
-	"  (SELECT 1 FROM ql l WHERE l.rank = d.rank AND l.correlation = d.correlation)"
-	" ORDER BY 1, 2, 3, 4 DESC";
-
-/* Default: any runtime or driver call linked to GPU activity (graph
- * launches enqueue each of their kernels); of several calls with one
- * correlation, the last (dev.launch_ts). Work that starts before its
- * launch call (clocks that disagree) counts as launched when it started,
- * so the queue never goes below zero. */
-static const char default_sql[] =
-	"WITH l AS (SELECT rank, stream, min(launch_ts, ts) AS ts, ts AS start"
-	"  FROM dev WHERE correlation != -1 AND launch_ts IS NOT NULL)"
-	" SELECT rank, stream, ts, 1 FROM l"
-	" UNION ALL SELECT rank, stream, start, -1 FROM l"
-	" ORDER BY 1, 2, 3, 4 DESC";
+/* The queue's change points, +1 first at equal times: the model's rules
+ * (HTA's §9.8 with --hta-compat) decide which launches count. */
+static const char points_sql[] =
+	"SELECT rank, stream, ts, sign FROM enqueue ORDER BY 1, 2, 3, 4 DESC";
 
 static const struct ta_col summary_cols[] = {
 	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
@@ -82,16 +53,14 @@ struct stream_acc {
 
 /* The rank's trace duration: max ts - min ts over all its rows; -1 on a
  * database error. */
-static double rank_span(sqlite3 *db, int compat, int64_t rank)
+static double rank_span(sqlite3 *db, int64_t rank)
 {
 	sqlite3_stmt *st = NULL;
 	double span = -1;
 	int rc;
 
-	if (sqlite3_prepare_v2(db, compat ?
-			       "SELECT max(ts) - min(ts) FROM hrows WHERE rank = ?" :
-			       "SELECT max(ts_ns) - min(ts_ns) FROM events WHERE rank = ?",
-			       -1, &st, NULL) == SQLITE_OK) {
+	if (sqlite3_prepare_v2(db, "SELECT last_ts - first_ts FROM rank_span"
+			       " WHERE rank = ?", -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, rank);
 		rc = sqlite3_step(st);
 		if (rc == SQLITE_ROW)
@@ -104,7 +73,7 @@ static double rank_span(sqlite3 *db, int compat, int64_t rank)
 }
 
 static void flush(sqlite3 *db, struct ta_table *t, struct stream_acc *s,
-		  const struct ta_queue_opts *o, int compat)
+		  const struct ta_queue_opts *o)
 {
 	size_t r;
 
@@ -114,7 +83,7 @@ static void flush(sqlite3 *db, struct ta_table *t, struct stream_acc *s,
 		double span;
 
 		if (s->span_rank != s->rank) { /* once per rank, not per stream */
-			s->span = rank_span(db, compat, s->rank);
+			s->span = rank_span(db, s->rank);
 			s->failed |= s->span < 0;
 			s->span_rank = s->rank;
 		}
@@ -179,15 +148,16 @@ int ta_queue_run(sqlite3 *db, const struct ta_query *q,
 	*out = NULL;
 	memset(&s, 0, sizeof(s));
 	s.span_rank = -1;
-	if (ta_rows_prepare(db, q, err) < 0 ||
-	    (q->hta_compat && ta_db_exec(db, compat_prep_sql, err) < 0) ||
-	    ta_db_prepare(db, q->hta_compat ? compat_sql : default_sql, &st, err) < 0)
+	if (ta_model_prepare(db, q, TA_NEED_DEV | TA_NEED_QUEUE |
+			     (o->blocked_at > 0 ? TA_NEED_SPAN : 0), err) < 0 ||
+	    ta_db_prepare(db, points_sql, &st, err) < 0)
 		return -1;
-	min_ts = ta_rows_min_ts(db, q->hta_compat);
+	min_ts = ta_model_min_ts(db, q->hta_compat);
 	if (o->blocked_at > 0)
 		t = ta_table_new("Time with a full launch queue", blocked_cols, 4);
 	else if (o->series)
-		ta_table_stream(t = ta_table_new("Launch queue length", series_cols, 4));
+		ta_table_final_rows(t = ta_table_new("Launch queue length",
+						     series_cols, 4), q->sink);
 	else
 		t = ta_table_new("Launch queue length per stream", summary_cols, 10);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -195,13 +165,13 @@ int ta_queue_run(sqlite3 *db, const struct ta_query *q,
 		int64_t stream = sqlite3_column_int64(st, 1);
 
 		if (s.have && (rank != s.rank || stream != s.stream))
-			flush(db, t, &s, o, q->hta_compat);
+			flush(db, t, &s, o);
 		s.rank = rank;
 		s.stream = stream;
 		point(t, &s, sqlite3_column_int64(st, 2), sqlite3_column_int(st, 3),
 		      o, min_ts);
 	}
-	flush(db, t, &s, o, q->hta_compat);
+	flush(db, t, &s, o);
 	sqlite3_finalize(st);
 	if (rc == SQLITE_DONE && s.failed)
 		rc = SQLITE_ERROR;

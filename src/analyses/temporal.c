@@ -61,7 +61,7 @@ int ta_temporal_run(sqlite3 *db, const struct ta_query *q,
 	int have = 0, rc;
 
 	*out = NULL;
-	if (ta_rows_prepare(db, q, err) < 0 ||
+	if (ta_model_prepare(db, q, TA_NEED_DEV, err) < 0 ||
 	    ta_db_prepare(db, "SELECT s.rank, d.ts, d.dur, d.kind FROM sel_ranks s"
 			  " LEFT JOIN dev d ON d.rank = s.rank"
 			  " ORDER BY s.rank, d.ts", &st, err) < 0)

@@ -59,8 +59,8 @@ const char ta_db_schema_sql[] =
 "CREATE VIEW gpu_ops AS SELECT rank, idx, cat_name AS kind, event_name AS name,\n"
 "  device, stream, ts_ns, dur_ns, correlation, external_id, grid, block,\n"
 "  registers, shared_mem, bytes, gbps FROM ev\n"
-"  WHERE cat_name IN ('kernel', 'Kernel', 'gpu_memcpy', 'Memcpy', 'gpu_memset',\n"
-"    'Memset', 'cuda_sync', 'mtia_ccp_events');\n"
+"  WHERE cat_name IN (" TA_GPU_CATS_SQL ",\n"
+"    'cuda_sync');\n"
 "CREATE VIEW kernels AS SELECT * FROM gpu_ops WHERE kind IN ('kernel', 'Kernel');\n"
 "CREATE VIEW runtime AS SELECT rank, idx, cat_name AS kind, event_name AS name,\n"
 "  pid, tid, ts_ns, dur_ns, correlation, external_id, cbid FROM ev\n"
@@ -90,15 +90,15 @@ const char ta_db_index_sql[] =
 "-- covering indexes for what analyses read: GPU activity in time order,\n"
 "-- and launch calls by correlation\n"
 "CREATE INDEX events_gpu ON events (rank, ts_ns, dur_ns, name, stream,\n"
-"  correlation, idx, gbps, pid, tid) WHERE role = 1;\n"
+"  correlation, idx, gbps, pid, tid) WHERE role = " TA_SQL(TA_ROLE_GPU) ";\n"
 "CREATE INDEX events_launch ON events (rank, correlation, idx, ts_ns, dur_ns)\n"
-"  WHERE role = 2;\n"
+"  WHERE role = " TA_SQL(TA_ROLE_RUNTIME) ";\n"
 "-- GPU annotations (few) by stream; no index on cat: one over every row\n"
 "-- cost a sixth of the load time, and only these ranges needed it\n"
 "CREATE INDEX events_gpu_ann ON events (rank, pid, tid, ts_ns, dur_ns, idx)\n"
-"  WHERE role = 5;\n"
+"  WHERE role = " TA_SQL(TA_ROLE_GPU_ANN) ";\n"
 "-- record_function ranges alone (steps among them): few rows\n"
-"CREATE INDEX events_ann ON events (rank, ts_ns, name) WHERE role = 6;\n";
+"CREATE INDEX events_ann ON events (rank, ts_ns, name) WHERE role = " TA_SQL(TA_ROLE_CPU_ANN) ";\n";
 
 /* Built on demand: 'ingest' writes them with the rest; a cached database
  * gets each the first time a command that reads it runs. */
@@ -106,9 +106,9 @@ const char *const ta_db_lazy_index_sql[TA_NLAZY_INDEXES] = {
 "-- (diagnose) the host side in time order: ops, Python frames,\n"
 "-- record_function ranges\n"
 "CREATE INDEX IF NOT EXISTS events_cpu ON events (rank, ts_ns, dur_ns)\n"
-"  WHERE role = 4 OR role = 6;\n",
+"  WHERE role = " TA_SQL(TA_ROLE_CPU_OP) " OR role = " TA_SQL(TA_ROLE_CPU_ANN) ";\n",
 "-- (ops) each host thread's ops, ranges and runtime calls, parents\n"
 "-- before children, with what ops reads: no sort, no table lookups\n"
 "CREATE INDEX IF NOT EXISTS events_thread ON events (rank, pid, tid, ts_ns,\n"
-"  dur_ns DESC, idx, role, name, cat, correlation) WHERE role IN (2, 4, 6);\n",
+"  dur_ns DESC, idx, role, name, cat, correlation) WHERE role IN (" TA_SQL(TA_ROLE_RUNTIME) ", " TA_SQL(TA_ROLE_CPU_OP) ", " TA_SQL(TA_ROLE_CPU_ANN) ");\n",
 };

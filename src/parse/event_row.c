@@ -1,6 +1,7 @@
 /* How a parsed event becomes a row of the events table (db_schema.c):
  * its role, and the binding of its columns to an INSERT. */
 #include "event_row.h"
+#include "ta_db.h"
 #include "ta_parse.h"
 
 #include <string.h>
@@ -32,8 +33,7 @@ char *ta_row_insert_sql(int rows)
 
 int ta_row_role(const char *cat)
 {
-	static const char *const gpu[] = { "kernel", "Kernel", "gpu_memcpy",
-		"Memcpy", "gpu_memset", "Memset", "mtia_ccp_events", NULL };
+	static const char *const gpu[] = { TA_GPU_CATS_C, NULL };
 	static const char *const runtime[] = { "cuda_runtime", "cuda_driver",
 		"Runtime", "mtia_runtime", NULL };
 	static const char *const cpu[] = { "cpu_op", "python_function",
@@ -42,18 +42,19 @@ int ta_row_role(const char *cat)
 
 	for (i = 0; gpu[i]; i++)
 		if (strcmp(cat, gpu[i]) == 0)
-			return 1;
+			return TA_ROLE_GPU;
 	for (i = 0; runtime[i]; i++)
 		if (strcmp(cat, runtime[i]) == 0)
-			return 2;
+			return TA_ROLE_RUNTIME;
 	if (strcmp(cat, "cuda_sync") == 0)
-		return 3;
+		return TA_ROLE_SYNC;
 	for (i = 0; cpu[i]; i++)
 		if (strcmp(cat, cpu[i]) == 0)
-			return 4;
+			return TA_ROLE_CPU_OP;
 	if (strcmp(cat, "user_annotation") == 0)
-		return 6;
-	return strcmp(cat, "gpu_user_annotation") == 0 ? 5 : 0;
+		return TA_ROLE_CPU_ANN;
+	return strcmp(cat, "gpu_user_annotation") == 0 ? TA_ROLE_GPU_ANN :
+	       TA_ROLE_OTHER;
 }
 
 /* Binds a present value; returns its column bit, 0 if absent. Text stays

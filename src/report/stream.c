@@ -1,29 +1,15 @@
 /* Tables whose rows are final as they are added go out row by row (CSV
  * and JSON), so that a table with a row per kernel or per point takes the
- * memory of one row, not of the trace. The command offers a stream; an
- * analysis that adds final rows takes it; the table writes its previous
- * row each time it gets a new one. */
+ * memory of one row, not of the trace: the command hands the analysis a
+ * row sink (ta_query.sink) that writes here. */
 #include "ta_report.h"
 
-static struct ta_stream *offered;
-
-void ta_stream_offer(struct ta_stream *s)
-{
-	offered = s;
-}
-
-void ta_table_stream(struct ta_table *t)
-{
-	t->stream = offered;
-	offered = NULL;
-}
+#include <string.h>
 
 /* The output opens at the first write: an analysis that fails before it
  * leaves no file behind. */
-static FILE *out_of(struct ta_table *t)
+static FILE *out_of(struct ta_stream *s, const struct ta_table *t)
 {
-	struct ta_stream *s = t->stream;
-
 	if (!s->out && !s->failed) {
 		s->out = s->open(s->ctx);
 		s->failed = !s->out;
@@ -35,27 +21,35 @@ static FILE *out_of(struct ta_table *t)
 	return s->out;
 }
 
-void ta_stream_row(struct ta_table *t)
+static void sink_row(void *ctx, const struct ta_table *t, size_t r)
 {
-	struct ta_stream *s = t->stream;
-	FILE *out = out_of(t);
+	struct ta_stream *s = ctx;
+	FILE *out = out_of(s, t);
 
 	if (out && s->fmt == TA_FMT_CSV)
-		ta_csv_row(out, t, 0);
+		ta_csv_row(out, t, r);
 	else if (out)
-		ta_json_row(out, t, 0, s->written);
+		ta_json_row(out, t, r, s->written);
 	s->written++;
-	t->nrows = 0; /* the row's storage takes the next row */
 }
 
-int ta_stream_finish(struct ta_table *t)
+void ta_stream_init(struct ta_stream *s, FILE *(*open)(void *ctx), void *ctx,
+		    enum ta_format fmt)
 {
-	struct ta_stream *s = t->stream;
+	memset(s, 0, sizeof(*s));
+	s->open = open;
+	s->ctx = ctx;
+	s->fmt = fmt;
+	s->sink.row = sink_row;
+	s->sink.ctx = s;
+}
+
+int ta_stream_finish(struct ta_stream *s, struct ta_table *t)
+{
 	FILE *out;
 
-	if (t->nrows)
-		ta_stream_row(t);
-	out = out_of(t);
+	ta_table_flush(t);
+	out = out_of(s, t);
 	if (out && s->fmt == TA_FMT_JSON)
 		ta_json_end(out, s->written);
 	return s->failed ? -1 : 0;

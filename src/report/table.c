@@ -1,7 +1,6 @@
 /* The result table shared by analyses and writers. */
 #include "ta_intern.h"
 #include "ta_utf8.h"
-#include "ta_report.h"
 #include "ta_table.h"
 
 #include <math.h>
@@ -24,8 +23,8 @@ size_t ta_table_add_row(struct ta_table *t)
 {
 	size_t i;
 
-	if (t->stream && t->nrows)
-		ta_stream_row(t); /* the previous row is final */
+	if (t->sink && t->nrows)
+		ta_table_flush(t); /* the previous row is final */
 	if (t->nrows == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 16;
 		t->cells = ta_xrealloc(t->cells,
@@ -38,6 +37,20 @@ size_t ta_table_add_row(struct ta_table *t)
 		c->null = 1;
 	}
 	return t->nrows++;
+}
+
+void ta_table_final_rows(struct ta_table *t, const struct ta_row_sink *sink)
+{
+	t->sink = sink;
+}
+
+void ta_table_flush(struct ta_table *t)
+{
+	if (!t->sink || !t->nrows)
+		return;
+	t->sink->row(t->sink->ctx, t, 0);
+	t->sunk++;
+	t->nrows = 0; /* the row's storage takes the next row */
 }
 
 static struct ta_cell *cell(struct ta_table *t, size_t row, size_t col)

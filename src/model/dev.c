@@ -1,19 +1,15 @@
-/* Which rows the analyses see. HTA's event selection, µs rounding,
- * device-row rule and step filter (hta-semantics §2-§7) differ from the
- * right ones in a handful of rules; both versions live here, so every
- * analysis is written once over TEMP TABLE dev. */
-#include "ta_analyses.h"
-#include "ta_db.h"
+/* The GPU work an analysis sees (TEMP TABLE dev) and the analysis window,
+ * by the default rules or HTA's (hta-semantics §2-§7): HTA's event
+ * selection, µs rounding, device-row rule and step filter differ from the
+ * right ones in a handful of rules, and both versions live here. */
+#include "model_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* GPU activity categories (CUDA, older Kineto, MTIA). */
-#define GPU_CATS "'kernel', 'Kernel', 'gpu_memcpy', 'Memcpy', 'gpu_memset'," \
-	" 'Memset', 'mtia_ccp_events'"
 #define STEP_GLOB "'ProfilerStep#[0-9]*'"
 
-static void sql_kind(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+void ta_model_sql_kind(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	const char *name = (const char *)sqlite3_value_text(argv[0]);
 	const char *cat = (const char *)sqlite3_value_text(argv[1]);
@@ -21,55 +17,6 @@ static void sql_kind(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	(void)argc;
 	sqlite3_result_int(ctx, ta_classify(name, cat,
 					    sqlite3_value_int(argv[2])));
-}
-
-/* 1 if the rank is in the trace, 0 if not, -1 on a database error. */
-static int rank_exists(sqlite3 *db, int64_t rank, struct ta_error *err)
-{
-	sqlite3_stmt *st = NULL;
-	int rc;
-
-	if (ta_db_prepare(db, "SELECT 1 FROM files WHERE rank = ?", &st, err) < 0)
-		return -1;
-	sqlite3_bind_int64(st, 1, rank);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc == SQLITE_ROW)
-		return 1;
-	return ta_db_done(db, rc, err) < 0 ? -1 : 0;
-}
-
-static int select_ranks(sqlite3 *db, const struct ta_query *q,
-			struct ta_error *err)
-{
-	char sql[96];
-	size_t i;
-
-	if (ta_db_exec(db, "DROP TABLE IF EXISTS temp.sel_ranks;"
-		       "CREATE TEMP TABLE sel_ranks (rank INTEGER PRIMARY KEY);",
-		       err) < 0)
-		return -1;
-	if (!q->ranks)
-		return ta_db_exec(db, "INSERT INTO sel_ranks SELECT rank FROM files",
-				  err);
-	for (i = 0; i < q->nranks; i++) {
-		int found = rank_exists(db, q->ranks[i], err);
-
-		if (found < 0)
-			return -1;
-		if (!found) {
-			ta_error_set(err, TA_EXIT_INPUT,
-				     "rank %lld is not in the trace",
-				     (long long)q->ranks[i]);
-			return -1;
-		}
-		snprintf(sql, sizeof(sql),
-			 "INSERT OR IGNORE INTO sel_ranks VALUES (%lld)",
-			 (long long)q->ranks[i]);
-		if (ta_db_exec(db, sql, err) < 0)
-			return -1;
-	}
-	return 0;
 }
 
 /* The last CPU row of each correlation: the partner of §4. */
@@ -144,7 +91,7 @@ static const char dev_table_sql[] =
 static const char hta_dev_sql[] =
 "INSERT INTO dev SELECT h.rank, h.idx, h.name, h.ts, h.dur,"
 "  h.stream, h.correlation, h.gbps, ta_kind(n.name, c.name, 1) AS kind,"
-"  c.name IN (" GPU_CATS ") AS idle_kernel,"
+"  c.name IN (" TA_GPU_CATS_SQL ") AS idle_kernel,"
 "  CASE WHEN h.partner IS NULL THEN NULL ELSE (SELECT p.ts FROM hrows p"
 "   WHERE p.rank = h.rank AND p.idx = h.partner) END AS launch_ts,"
 "  CASE WHEN %d AND NOT h.is_gpu THEN h.idx + 1000000000000 ELSE h.idx END"
@@ -174,14 +121,14 @@ static int hta_rows(sqlite3 *db, struct ta_error *err)
  * Changing a rule above means a new TA_SCHEMA_VERSION. */
 static int keep_hta_rows(sqlite3 *rw, void *ctx, struct ta_error *err)
 {
-	struct ta_query every = { 0, NULL, 0 };
+	struct ta_query every = { 0, NULL, 0, NULL };
 	char sql[1024];
 	int filtered;
 
 	(void)ctx;
 	if (ta_db_has(rw, "table", "hta_rows"))
 		return 0; /* another process was first */
-	if (select_ranks(rw, &every, err) < 0 || (filtered = hta_rows(rw, err)) < 0)
+	if (ta_model_select_ranks(rw, &every, err) < 0 || (filtered = hta_rows(rw, err)) < 0)
 		return -1;
 	snprintf(sql, sizeof(sql),
 		 "CREATE TABLE hta_rows AS SELECT * FROM temp.hrows;"
@@ -228,99 +175,24 @@ static const char default_dev_sql[] =
 "  COALESCE(e.gbps, 0.0) AS gbps,"
 "  ta_kind(n.name, c.name, 0) AS kind, 1 AS idle_kernel,"
 "  CASE WHEN e.correlation = -1 THEN NULL ELSE (SELECT r.ts_ns FROM events r"
-"   WHERE r.role = 2 AND r.rank = e.rank AND r.correlation = e.correlation"
+"   WHERE r.role = " TA_SQL(TA_ROLE_RUNTIME) " AND r.rank = e.rank AND r.correlation = e.correlation"
 "   ORDER BY r.idx DESC LIMIT 1) END AS launch_ts,"
 "  e.idx AS ord, e.pid, e.tid"
 " FROM events e JOIN names c ON c.name_id = e.cat"
 " LEFT JOIN names n ON n.name_id = e.name"
-" WHERE e.role = 1 AND e.rank IN (SELECT rank FROM sel_ranks)"
+" WHERE e.role = " TA_SQL(TA_ROLE_GPU) " AND e.rank IN (SELECT rank FROM sel_ranks)"
 "  AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL;"
 "CREATE TEMP TABLE win AS SELECT e.rank, max(e.ts_ns) AS last_start"
 " FROM events e INDEXED BY events_ann JOIN names n ON n.name_id = e.name"
-" WHERE e.role = 6 AND e.rank IN (SELECT rank FROM sel_ranks)"
+" WHERE e.role = " TA_SQL(TA_ROLE_CPU_ANN) " AND e.rank IN (SELECT rank FROM sel_ranks)"
 "  AND n.name GLOB " STEP_GLOB " AND e.dur_ns IS NOT NULL"
 " GROUP BY e.rank HAVING count(DISTINCT e.name) >= 2;"
 "DELETE FROM dev WHERE COALESCE(launch_ts, ts) >="
 " (SELECT last_start FROM win w WHERE w.rank = dev.rank);";
 
-/* The rows for q are already there (several analyses in one run). */
-static int already_prepared(sqlite3 *db, const char *key)
+
+int ta_model_dev(sqlite3 *db, const struct ta_query *q, struct ta_error *err)
 {
-	sqlite3_stmt *st = NULL;
-	int same = 0;
-
-	if (sqlite3_prepare_v2(db, "SELECT key FROM temp.rows_key", -1, &st,
-			       NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-		same = strcmp((const char *)sqlite3_column_text(st, 0), key) == 0;
-	sqlite3_finalize(st);
-	return same;
-}
-
-static void query_key(const struct ta_query *q, struct ta_buf *key)
-{
-	size_t i;
-
-	ta_buf_addf(key, "%d:", q->hta_compat);
-	if (!q->ranks)
-		ta_buf_adds(key, "all");
-	for (i = 0; q->ranks && i < q->nranks; i++)
-		ta_buf_addf(key, "%lld,", (long long)q->ranks[i]);
-}
-
-static int remember(sqlite3 *db, const char *key, struct ta_error *err)
-{
-	sqlite3_stmt *st = NULL;
-	int rc;
-
-	if (ta_db_exec(db, "DROP TABLE IF EXISTS temp.rows_key;"
-		       "CREATE TEMP TABLE rows_key (key TEXT)", err) < 0 ||
-	    ta_db_prepare(db, "INSERT INTO temp.rows_key VALUES (?)", &st, err) < 0)
-		return -1;
-	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
-	sqlite3_finalize(st);
-	return rc;
-}
-
-static int prepare_rows(sqlite3 *db, const struct ta_query *q,
-			struct ta_error *err);
-
-int ta_rows_prepare(sqlite3 *db, const struct ta_query *q, struct ta_error *err)
-{
-	struct ta_buf key = { 0 };
-	int rc = 0;
-
-	query_key(q, &key);
-	if (!already_prepared(db, key.s)) {
-		rc = prepare_rows(db, q, err);
-		if (rc == 0)
-			rc = remember(db, key.s, err);
-	}
-	ta_buf_free(&key);
-	return rc;
-}
-
-static int prepare_rows(sqlite3 *db, const struct ta_query *q,
-			struct ta_error *err)
-{
-	if (sqlite3_create_function(db, "ta_kind", 3,
-				    SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
-				    sql_kind, NULL, NULL) != SQLITE_OK) {
-		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s",
-			     sqlite3_errmsg(db));
-		return -1;
-	}
-	/* hrows is a view of main.hta_rows or a table of its own */
-	if (ta_db_exec(db, ta_db_int(db, "SELECT count(*) FROM sqlite_temp_master"
-				     " WHERE type = 'view' AND name = 'hrows'", 0) > 0 ?
-		       "DROP VIEW temp.hrows" : "DROP TABLE IF EXISTS temp.hrows",
-		       err) < 0 ||
-	    ta_db_exec(db, "DROP TABLE IF EXISTS temp.rows_key;"
-		       "DROP TABLE IF EXISTS temp.dev;"
-		       "DROP TABLE IF EXISTS temp.win;"
-		       "DROP TABLE IF EXISTS temp.cpu_corr;", err) < 0 ||
-	    select_ranks(db, q, err) < 0)
-		return -1;
 	/* indexes first: rows arrive in (rank, ts) order, so both grow by
 	 * appending, where CREATE INDEX afterwards would sort in memory */
 	if (ta_db_exec(db, dev_table_sql, err) < 0)
@@ -329,13 +201,7 @@ static int prepare_rows(sqlite3 *db, const struct ta_query *q,
 			     : ta_db_exec(db, default_dev_sql, err);
 }
 
-int ta_rows_negative_dur(sqlite3 *db)
-{
-	/* if the query fails, say yes: not streaming is always right */
-	return ta_db_int(db, "SELECT EXISTS (SELECT 1 FROM dev WHERE dur < 0)", 1) != 0;
-}
-
-int64_t ta_rows_min_ts(sqlite3 *db, int hta_compat)
+int64_t ta_model_min_ts(sqlite3 *db, int hta_compat)
 {
 	/* both read every row: the loader and keep_hta_rows noted them */
 	if (!hta_compat)

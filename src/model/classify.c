@@ -46,7 +46,7 @@ static int hta_not_compute(const char *n)
 	return starts(n, "cuda") && strstr(n + 4, "LaunchKernel") != NULL;
 }
 
-static enum ta_kind hta_classify(const char *n)
+static int hta_classify(const char *n)
 {
 	if (hta_is_comm(n))
 		return TA_KIND_COMM;
@@ -67,7 +67,7 @@ static int is_collective(const char *n)
 	       strncasecmp(n, "hccl", 4) == 0;
 }
 
-enum ta_kind ta_classify(const char *name, const char *cat, int hta_compat)
+int ta_classify(const char *name, const char *cat, int hta_compat)
 {
 	if (!name)
 		name = "";

@@ -1,0 +1,78 @@
+/* The model of a trace: what every analysis reads, built once per run in
+ * one place. Analyses never read the tables the parser writes (events) or
+ * HTA's rows (hrows); they read these TEMP tables and views of their
+ * connection, each with its default rules and its HTA (--hta-compat)
+ * rules, both here only (src/model/). Times are ns.
+ *
+ *   sel_ranks (rank)                  the ranks asked for
+ *   dev (rank, idx, name, ts, dur,    GPU work in each rank's analysis
+ *     stream, correlation, gbps,      window (HTA: its rows and step
+ *     kind, idle_kernel, launch_ts,   filter); kind: TA_KIND_*; launch_ts:
+ *     ord, pid, tid)                  the launching call's start, or NULL
+ *   win (rank, last_start)            default: where a rank's window ends
+ *   gpu (rank, idx, name, cat, ts,    every GPU activity of the selected
+ *     dur, stream, correlation,       ranks, no window (dur >= 0)
+ *     pid, tid)
+ *   steps (rank, step, name, ts,      each rank's ProfilerStep#N ranges
+ *     dur, end_ts)
+ *   calls (rank, idx, name, ts, dur,  runtime and driver calls
+ *     correlation, pid, tid)
+ *   launch (rank, correlation, idx,   the call(s) counted as a launch of a
+ *     ts, dur, name)                  correlation's GPU work (§9.7)
+ *   enqueue (rank, stream, ts, sign)  launch queue change points (§9.8)
+ *   host (rank, idx, pid, tid, ts,    CPU ops, Python frames and
+ *     dur, role, name, cat,           record_function ranges, by time
+ *     input_dims)                     (TA_NEED_HOST)
+ *   host_thread (rank, pid, tid, ts,  the same and runtime calls, by
+ *     dur, role, name, cat,           thread, parents first (TA_NEED_THREAD)
+ *     correlation, idx, input_dims)
+ *   ann (rank, name, cat, dur)        CPU and GPU annotation ranges in the
+ *                                     analysis window, by category
+ *   gpu_ann (rank, idx, pid, tid,     GPU annotation ranges
+ *     ts, dur, name)
+ *   rank_span (rank, first_ts,        each rank's extent: its earliest
+ *     last_ts, first_dur_ts, end_ts)  and latest start, over every row and
+ *                                     over rows with a duration (TA_NEED_SPAN)
+ */
+#ifndef TA_MODEL_H
+#define TA_MODEL_H
+
+#include <sqlite3.h>
+
+#include "ta_db.h"
+
+/* Kernel classes (hta-semantics §8), bits so overlaps can be labelled. */
+#define TA_KIND_COMPUTE 1
+#define TA_KIND_COMM 2
+#define TA_KIND_MEMORY 4
+#define TA_KIND_OTHER 8
+
+/* What an analysis needs beyond the views, which always exist. */
+enum ta_need {
+	TA_NEED_DEV = 1 << 0,     /* dev and win (HTA: hrows) */
+	TA_NEED_HOST = 1 << 1,    /* host, indexed by time */
+	TA_NEED_THREAD = 1 << 2,  /* host_thread, indexed by thread */
+	TA_NEED_SPAN = 1 << 3,    /* rank_span */
+	TA_NEED_QUEUE = 1 << 4,   /* enqueue (HTA: its launch rows, kept) */
+};
+
+/* What the query asks for: see ta_analyses.h's struct ta_query. */
+struct ta_query;
+
+/* Builds the model for q on db's connection. A second call for the same
+ * query only adds what is newly needed (several analyses in one run). */
+int ta_model_prepare(sqlite3 *db, const struct ta_query *q, unsigned need,
+		     struct ta_error *err);
+
+/* Indexes (1 << enum ta_lazy_index) that ingestion builds while loading
+ * for a command with these needs. */
+unsigned ta_model_lazy_indexes(unsigned need);
+
+/* Whether a dev row has a negative duration (only HTA's rounding makes
+ * one): sweeps then cannot stream (intervals.h). */
+int ta_model_negative_dur(sqlite3 *db);
+
+/* Earliest timestamp of the whole job (HTA's alignment, §6). */
+int64_t ta_model_min_ts(sqlite3 *db, int hta_compat);
+
+#endif

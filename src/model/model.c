@@ -1,0 +1,166 @@
+/* The model's entry point: which ranks, which rules, what is built. */
+#include "model_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* 1 if the rank is in the trace, 0 if not, -1 on a database error. */
+static int rank_exists(sqlite3 *db, int64_t rank, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (ta_db_prepare(db, "SELECT 1 FROM files WHERE rank = ?", &st, err) < 0)
+		return -1;
+	sqlite3_bind_int64(st, 1, rank);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return 1;
+	return ta_db_done(db, rc, err) < 0 ? -1 : 0;
+}
+
+int ta_model_select_ranks(sqlite3 *db, const struct ta_query *q,
+			struct ta_error *err)
+{
+	char sql[96];
+	size_t i;
+
+	if (ta_db_exec(db, "DROP TABLE IF EXISTS temp.sel_ranks;"
+		       "CREATE TEMP TABLE sel_ranks (rank INTEGER PRIMARY KEY);",
+		       err) < 0)
+		return -1;
+	if (!q->ranks)
+		return ta_db_exec(db, "INSERT INTO sel_ranks SELECT rank FROM files",
+				  err);
+	for (i = 0; i < q->nranks; i++) {
+		int found = rank_exists(db, q->ranks[i], err);
+
+		if (found < 0)
+			return -1;
+		if (!found) {
+			ta_error_set(err, TA_EXIT_INPUT,
+				     "rank %lld is not in the trace",
+				     (long long)q->ranks[i]);
+			return -1;
+		}
+		snprintf(sql, sizeof(sql),
+			 "INSERT OR IGNORE INTO sel_ranks VALUES (%lld)",
+			 (long long)q->ranks[i]);
+		if (ta_db_exec(db, sql, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+
+/* What was built, for which query: a second analysis of the same run (a
+ * report) adds only what it needs more. */
+static int built_for(sqlite3 *db, const char *key, unsigned *have)
+{
+	sqlite3_stmt *st = NULL;
+	int same = 0;
+
+	*have = 0;
+	if (sqlite3_prepare_v2(db, "SELECT key, need FROM temp.model_state", -1,
+			       &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+		same = strcmp((const char *)sqlite3_column_text(st, 0), key) == 0;
+		*have = (unsigned)sqlite3_column_int(st, 1);
+	}
+	sqlite3_finalize(st);
+	return same;
+}
+
+static void query_key(const struct ta_query *q, struct ta_buf *key)
+{
+	size_t i;
+
+	ta_buf_addf(key, "%d:", q->hta_compat);
+	if (!q->ranks)
+		ta_buf_adds(key, "all");
+	for (i = 0; q->ranks && i < q->nranks; i++)
+		ta_buf_addf(key, "%lld,", (long long)q->ranks[i]);
+}
+
+static int remember(sqlite3 *db, const char *key, unsigned need,
+		    struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (ta_db_exec(db, "DROP TABLE IF EXISTS temp.model_state;"
+		       "CREATE TEMP TABLE model_state (key TEXT, need INTEGER)",
+		       err) < 0 ||
+	    ta_db_prepare(db, "INSERT INTO temp.model_state VALUES (?, ?)", &st,
+			  err) < 0)
+		return -1;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, (int)need);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return ta_db_done(db, rc, err);
+}
+
+/* A new query: what an earlier one built goes. */
+static int start_over(sqlite3 *db, const struct ta_query *q,
+		      struct ta_error *err)
+{
+	if (sqlite3_create_function(db, "ta_kind", 3,
+				    SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+				    ta_model_sql_kind, NULL, NULL) != SQLITE_OK) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s",
+			     sqlite3_errmsg(db));
+		return -1;
+	}
+	/* hrows is a view of main.hta_rows or a table of its own */
+	if (ta_db_exec(db, ta_db_int(db, "SELECT count(*) FROM sqlite_temp_master"
+				     " WHERE type = 'view' AND name = 'hrows'", 0) > 0 ?
+		       "DROP VIEW temp.hrows" : "DROP TABLE IF EXISTS temp.hrows",
+		       err) < 0 ||
+	    ta_db_exec(db, "DROP TABLE IF EXISTS temp.model_state;"
+		       "DROP TABLE IF EXISTS temp.dev;"
+		       "DROP TABLE IF EXISTS temp.win;"
+		       "DROP TABLE IF EXISTS temp.cpu_corr;"
+		       "DROP TABLE IF EXISTS temp.hta_enqueue;", err) < 0 ||
+	    ta_model_select_ranks(db, q, err) < 0)
+		return -1;
+	return ta_model_views(db, q->hta_compat, err);
+}
+
+int ta_model_prepare(sqlite3 *db, const struct ta_query *q, unsigned need,
+		     struct ta_error *err)
+{
+	struct ta_buf key = { 0 };
+	unsigned have;
+	int rc = 0;
+
+	/* HTA's views read its rows */
+	if (q->hta_compat)
+		need |= TA_NEED_DEV;
+	query_key(q, &key);
+	if (!built_for(db, key.s, &have)) {
+		have = 0;
+		rc = start_over(db, q, err);
+	}
+	if (rc == 0 && (need & ~have & TA_NEED_DEV))
+		rc = ta_model_dev(db, q, err);
+	if (rc == 0 && (need & ~have & ~TA_NEED_DEV))
+		rc = ta_model_build(db, q->hta_compat, need & ~have & ~TA_NEED_DEV,
+				    err);
+	if (rc == 0)
+		rc = remember(db, key.s, have | need, err);
+	ta_buf_free(&key);
+	return rc;
+}
+
+int ta_model_negative_dur(sqlite3 *db)
+{
+	/* if the query fails, say yes: not streaming is always right */
+	return ta_db_int(db, "SELECT EXISTS (SELECT 1 FROM dev WHERE dur < 0)", 1) != 0;
+}
+
+unsigned ta_model_lazy_indexes(unsigned need)
+{
+	return (need & TA_NEED_HOST ? 1u << TA_INDEX_HOST_TIME : 0) |
+	       (need & TA_NEED_THREAD ? 1u << TA_INDEX_THREAD : 0);
+}

@@ -1,0 +1,22 @@
+/* Private to src/model/. */
+#ifndef TA_MODEL_INT_H
+#define TA_MODEL_INT_H
+
+#include "ta_analyses.h"
+#include "ta_db.h"
+#include "ta_model.h"
+
+/* TEMP TABLE sel_ranks from the query; an unknown rank is an error. */
+int ta_model_select_ranks(sqlite3 *db, const struct ta_query *q,
+			  struct ta_error *err);
+/* dev and win (HTA: hrows too), by the query's rules. */
+int ta_model_dev(sqlite3 *db, const struct ta_query *q, struct ta_error *err);
+/* The views of the model, by the default rules or HTA's. */
+int ta_model_views(sqlite3 *db, int hta_compat, struct ta_error *err);
+/* What need asks beyond dev: indexes, copies, tables. */
+int ta_model_build(sqlite3 *db, int hta_compat, unsigned need,
+		   struct ta_error *err);
+/* SQL function ta_kind(name, cat, hta_compat): ta_classify. */
+void ta_model_sql_kind(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+
+#endif

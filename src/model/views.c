@@ -1,0 +1,168 @@
+/* The model's views (ta_model.h), by the default rules or HTA's, and
+ * what some of them need built first: indexes, copies, small tables. */
+#include "model_int.h"
+
+#include <string.h>
+
+#define R(role) TA_SQL(TA_ROLE_##role)
+#define IN_SEL "rank IN (SELECT rank FROM temp.sel_ranks)"
+
+/* The same in both modes: raw rows of the selected ranks. */
+static const char common_sql[] =
+"CREATE TEMP VIEW gpu AS SELECT rank, idx, name, cat, ts_ns AS ts,"
+"  max(dur_ns, 0) AS dur, stream, correlation, pid, tid FROM main.events"
+"  WHERE role = " R(GPU) " AND " IN_SEL " AND dur_ns IS NOT NULL;"
+/* events_ann serves it: (rank, ts, name) over record_function ranges */
+"CREATE TEMP VIEW steps AS SELECT e.rank,"
+"  CAST(substr(n.name, 14) AS INTEGER) AS step, e.name, e.ts_ns AS ts,"
+"  e.dur_ns AS dur, e.ts_ns + e.dur_ns AS end_ts, e.idx"
+"  FROM main.events e INDEXED BY events_ann JOIN main.names n"
+"  ON n.name_id = e.name WHERE e.role = " R(CPU_ANN) " AND e." IN_SEL
+"  AND n.name GLOB 'ProfilerStep#[0-9]*' AND e.ts_ns IS NOT NULL"
+"  AND e.dur_ns IS NOT NULL;"
+"CREATE TEMP VIEW calls AS SELECT rank, idx, name, ts_ns AS ts, dur_ns AS dur,"
+"  correlation, pid, tid FROM main.events WHERE role = " R(RUNTIME)
+"  AND " IN_SEL ";"
+/* its WHERE is events_cpu's, so that the index serves it */
+"CREATE TEMP VIEW host AS SELECT rank, idx, pid, tid, ts_ns AS ts,"
+"  dur_ns AS dur, role, name, cat, input_dims FROM main.events"
+"  WHERE role = " R(CPU_OP) " OR role = " R(CPU_ANN) ";"
+/* events_thread's WHERE and order */
+"CREATE TEMP VIEW host_thread AS SELECT rank, pid, tid, ts_ns AS ts,"
+"  dur_ns AS dur, role, name, cat, correlation, idx, input_dims"
+"  FROM main.events WHERE role IN (" R(RUNTIME) ", " R(CPU_OP) ", " R(CPU_ANN) ")"
+"  AND " IN_SEL " AND ts_ns IS NOT NULL AND dur_ns IS NOT NULL"
+"  AND name IS NOT NULL AND cat IS NOT NULL;"
+"CREATE TEMP VIEW gpu_ann AS SELECT rank, idx, pid, tid, ts_ns AS ts,"
+"  dur_ns AS dur, name FROM main.events WHERE role = " R(GPU_ANN) ";";
+
+/* Default: a correlation's GPU work was launched by its last runtime or
+ * driver call (any: cuLaunchKernel, cudaGraphLaunch, hip*); the queue
+ * grows at the launch and shrinks at the start, and work that starts
+ * before its launch call counts as launched then (never below zero);
+ * annotation ranges of the analysis window. */
+static const char default_sql[] =
+"CREATE TEMP VIEW launch AS SELECT r.rank, r.correlation, r.idx, r.ts_ns AS ts,"
+"  r.dur_ns AS dur, r.name FROM main.events r WHERE r.role = " R(RUNTIME)
+"  AND r.correlation != -1 AND r." IN_SEL " AND r.idx = (SELECT max(x.idx)"
+"  FROM main.events x WHERE x.role = " R(RUNTIME) " AND x.rank = r.rank"
+"  AND x.correlation = r.correlation);"
+"CREATE TEMP VIEW enqueue AS"
+"  SELECT rank, stream, min(launch_ts, ts) AS ts, 1 AS sign FROM dev"
+"  WHERE correlation != -1 AND launch_ts IS NOT NULL"
+"  UNION ALL SELECT rank, stream, ts, -1 FROM dev"
+"  WHERE correlation != -1 AND launch_ts IS NOT NULL;"
+"CREATE TEMP VIEW ann AS SELECT e.rank, e.name, e.cat, max(e.dur_ns, 0) AS dur"
+"  FROM main.events e WHERE e.role IN (" R(GPU_ANN) ", " R(CPU_ANN) ")"
+"  AND e." IN_SEL " AND e.dur_ns IS NOT NULL AND e.ts_ns IS NOT NULL"
+"  AND e.ts_ns < COALESCE((SELECT last_start FROM win w WHERE w.rank = e.rank),"
+"   9223372036854775807);";
+
+/* HTA §9.7: a correlation is a launch when one of its rows has one of
+ * these names, and every CPU row of it counts as its call. */
+#define HTA_LAUNCH_APIS "'cudaLaunchKernel', 'cudaLaunchKernelExC'," \
+	" 'runFunction - job_prep_and_submit_for_execution'," \
+	" 'cudaMemsetAsync', 'cudaMemcpyAsync'"
+/* HTA §9.8: the queue knows launches by these names, with a partner. */
+#define HTA_QUEUE_APIS "'cudaLaunchKernel', 'cudaLaunchKernelExC'," \
+	" 'cuLaunchKernel', 'cuLaunchKernelEx', 'cudaMemcpyAsync'," \
+	" 'cudaMemsetAsync', 'runFunction - job_prep_and_submit_for_execution'," \
+	" 'hipLaunchKernel', 'hipExtModuleLaunchKernel', 'hipMemcpyAsync'," \
+	" 'hipMemsetAsync', 'hipMemcpyWithStream'"
+
+static const char hta_sql[] =
+"CREATE TEMP VIEW launch AS SELECT c.rank, c.correlation, c.idx, c.ts, c.dur,"
+"  c.name FROM hrows c WHERE c.stream = -1 AND c.correlation != -1"
+"  AND EXISTS (SELECT 1 FROM hrows x JOIN main.names xn ON xn.name_id = x.name"
+"   WHERE x.rank = c.rank AND x.correlation = c.correlation"
+"   AND xn.name IN (" HTA_LAUNCH_APIS "));"
+/* +1 points first at equal times (the analysis sorts sign descending) */
+"CREATE TEMP VIEW enqueue AS"
+"  SELECT d.rank, d.stream, l.ts, 1 AS sign FROM hta_enqueue l JOIN dev d"
+"  ON d.rank = l.rank AND d.correlation = l.correlation"
+"  UNION ALL SELECT d.rank, d.stream, d.ts, -1 FROM dev d WHERE EXISTS"
+"  (SELECT 1 FROM hta_enqueue l WHERE l.rank = d.rank"
+"   AND l.correlation = d.correlation);"
+"CREATE TEMP VIEW ann AS SELECT rank, name, cat, dur FROM hrows;"
+"CREATE TEMP VIEW rank_span AS SELECT rank, min(ts) AS first_ts,"
+"  max(ts) AS last_ts, min(ts) AS first_dur_ts, max(ts + dur) AS end_ts"
+"  FROM hrows GROUP BY rank;";
+
+/* §9.8: launch rows by name whose partner index (§4) is > 0, so a launch
+ * whose kernel is the file's first event does not count. */
+static const char hta_enqueue_sql[] =
+"CREATE TEMP TABLE hta_enqueue AS SELECT h.rank, h.correlation, h.ts"
+"  FROM hrows h JOIN main.names n ON n.name_id = h.name"
+"  WHERE h.correlation != -1 AND n.name IN (" HTA_QUEUE_APIS ")"
+"  AND EXISTS (SELECT 1 FROM hrows g WHERE g.rank = h.rank"
+"   AND g.correlation = h.correlation AND g.is_gpu AND +g.idx > 0);"
+"CREATE INDEX temp.hta_enqueue_corr ON hta_enqueue (rank, correlation);";
+
+/* Each rank's extent in one pass (a query per rank would scan every row
+ * once per rank). */
+static const char default_span_sql[] =
+"CREATE TEMP TABLE rank_span AS SELECT rank, min(ts_ns) AS first_ts,"
+"  max(ts_ns) AS last_ts, min(CASE WHEN dur_ns IS NOT NULL THEN ts_ns END)"
+"  AS first_dur_ts, max(ts_ns + dur_ns) AS end_ts FROM main.events"
+"  GROUP BY rank;"
+"CREATE UNIQUE INDEX temp.rank_span_rank ON rank_span (rank);";
+
+/* host, when events_cpu cannot be added (a database we may not write, or
+ * one whose writer would keep us waiting): a copy for this run. */
+static const char host_copy_sql[] =
+"DROP VIEW temp.host;"
+"CREATE TEMP TABLE host AS SELECT rank, idx, pid, tid, ts_ns AS ts,"
+"  dur_ns AS dur, role, name, cat, input_dims FROM main.events"
+"  WHERE role = " R(CPU_OP) " OR role = " R(CPU_ANN) ";"
+"CREATE INDEX temp.host_time ON host (rank, ts, dur);";
+
+static const char *const view_names[] = {
+	"gpu", "steps", "calls", "host", "host_thread", "gpu_ann", "launch",
+	"enqueue", "ann", "rank_span", NULL
+};
+
+/* Drops a TEMP view or table of that name, whichever it is. */
+static int drop(sqlite3 *db, const char *name, struct ta_error *err)
+{
+	char sql[128];
+	int64_t views;
+
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM sqlite_temp_master"
+		 " WHERE type = 'view' AND name = '%s'", name);
+	if (ta_db_get_int(db, sql, 0, &views, err) < 0)
+		return -1;
+	snprintf(sql, sizeof(sql), views ? "DROP VIEW temp.%s" :
+		 "DROP TABLE IF EXISTS temp.%s", name);
+	return ta_db_exec(db, sql, err);
+}
+
+int ta_model_views(sqlite3 *db, int hta_compat, struct ta_error *err)
+{
+	size_t i;
+
+	for (i = 0; view_names[i]; i++)
+		if (drop(db, view_names[i], err) < 0)
+			return -1;
+	return ta_db_exec(db, common_sql, err) < 0 ||
+	       ta_db_exec(db, hta_compat ? hta_sql : default_sql, err) < 0 ? -1 : 0;
+}
+
+int ta_model_build(sqlite3 *db, int hta_compat, unsigned need,
+		   struct ta_error *err)
+{
+	/* the index on a database we cannot write: a copy for this run */
+	if ((need & TA_NEED_HOST) &&
+	    ta_db_need_index(db, TA_INDEX_HOST_TIME, NULL) < 0 &&
+	    ta_db_exec(db, host_copy_sql, err) < 0)
+		return -1;
+	/* without its index (same reason), SQLite sorts instead */
+	if (need & TA_NEED_THREAD)
+		ta_db_need_index(db, TA_INDEX_THREAD, NULL);
+	if ((need & TA_NEED_SPAN) && !hta_compat &&
+	    ta_db_exec(db, default_span_sql, err) < 0)
+		return -1;
+	if ((need & TA_NEED_QUEUE) && hta_compat &&
+	    ta_db_exec(db, hta_enqueue_sql, err) < 0)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,27 @@
+#!/bin/sh
+# The architecture, checked: files -> parse -> SQLite -> model -> analyses
+# -> report, one way. Each rule is a grep that must find nothing.
+SUITE=layers
+. "$(dirname "$0")/lib.sh"
+
+none() { # NAME PATTERN FILES...: grep -E finds nothing
+	name=$1 pat=$2; shift 2
+	if grep -nE "$pat" "$@"; then
+		fail=$((fail + 1)); echo "FAIL $SUITE: $name"
+	else
+		pass=$((pass + 1))
+	fi
+}
+
+A="src/analyses/*.c src/analyses/*.h"
+# analyses read the model's views, never the parser's tables or HTA's rows
+none analyses_read_the_model 'events|hrows' $A
+# roles and kinds are named (ta_db.h, ta_model.h), never numbers in SQL
+none no_literal_roles "role *(=|!=|<>) *[0-9]|role +IN *\\( *[0-9]" $A src/model/*.c
+none no_literal_kinds "kind *(=|!=|<>) *[0-9]|kind +IN *\\( *[0-9]" $A src/model/*.c
+# one list of GPU categories (ta_db.h)
+none one_gpu_category_list "'Kernel', 'gpu_memcpy'|\"Kernel\", \"gpu_memcpy\"" src/parse/*.c src/model/*.c $A
+# the parser and the model never format output; analyses never write it
+none parse_does_not_print "ta_report\\.h|(^|[^a-z_])(f?printf|fputs|puts|fwrite)\\(" src/parse/*.c src/model/*.c
+none analyses_do_not_print "ta_report\\.h|ta_stream|(^|[^a-z_])(f?printf|fputs|puts|fwrite)\\(" $A
+finish
