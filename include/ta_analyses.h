@@ -29,7 +29,6 @@ struct ta_kernels_opts {
 	int top;                 /* names kept per rank and type (10) */
 	double duration_ratio;   /* share of time the kept names cover (0.8) */
 	int include_memory;      /* analyse MEMORY kernels too (1) */
-	int for_people;          /* text: largest first within rank and type */
 };
 
 int ta_kernels_run(sqlite3 *db, const struct ta_query *q,
@@ -44,7 +43,6 @@ struct ta_idle_opts {
 	const int64_t *streams;   /* NULL: every stream */
 	size_t nstreams;
 	int stats;                /* per-interval statistics instead */
-	int for_people;           /* text: largest first, summary per rank */
 };
 
 int ta_idle_run(sqlite3 *db, const struct ta_query *q,
@@ -101,23 +99,22 @@ struct ta_ops_opts {
 	int stack_depth;      /* > 0: split by the innermost N Python frames */
 	int kernels;          /* add one row per GPU kernel name */
 	int64_t step;         /* >= 0: only ProfilerStep#step */
-	int for_people;       /* text: the profiler's percentage columns */
 };
 
 int ta_ops_run(sqlite3 *db, const struct ta_query *q, const struct ta_ops_opts *o,
 	       struct ta_table **out, struct ta_error *err);
 
 struct ta_diagnose_opts {
-	int findings;            /* the findings table instead of verdicts */
 	double busy_pct;         /* compute-bound at or above (90) */
 	int64_t host_gap_ns;     /* idle holes this long are host time (50 µs) */
 	int64_t small_kernel_ns; /* "small" kernels (10 µs) */
-	int for_people;          /* text: findings summary after the verdicts */
 };
 
+/* Two tables: the verdict per step (out) and every finding with its cost
+ * (findings). */
 int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		    const struct ta_diagnose_opts *o, struct ta_table **out,
-		    struct ta_error *err);
+		    struct ta_table **findings, struct ta_error *err);
 
 
 #endif

@@ -187,6 +187,7 @@ int ta_cli_parse(int argc, char **argv, const struct ta_cmd_info *cmd,
 	int c, rc = 0, idx = -1;
 
 	memset(cli, 0, sizeof(*cli));
+	cli->cmd = cmd;
 	optind = 0;
 	opterr = 0;
 	while (rc == 0 && (idx = -1,
@@ -516,6 +517,8 @@ again:
 	}
 	if (t->sink)
 		return finish_stream(cli, &stream, t);
+	if (cli->format == TA_FMT_TEXT && cli->cmd && cli->cmd->present)
+		cli->cmd->present(t, ctx);
 	gates = ta_xcalloc(cli->ngates + 1, sizeof(*gates));
 	if (compile_gates(cli, t, gates, &err) < 0) {
 		rc = ta_cli_error(&err);

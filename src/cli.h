@@ -25,6 +25,9 @@ struct ta_cmd_info {
 	const struct ta_opt *opts;   /* terminated by a NULL name; may be NULL */
 	int (*on_opt)(void *ctx, int key, const char *arg);
 	void *ctx;
+	/* text mode only: how people see the rows (src/report/people.c);
+	 * NULL: as the analysis made them */
+	void (*present)(struct ta_table *t, void *ctx);
 };
 
 struct ta_cli {
@@ -37,6 +40,7 @@ struct ta_cli {
 	const char *baseline;
 	struct ta_increase *increases;
 	size_t nincreases;
+	const struct ta_cmd_info *cmd;
 	char **args;         /* positional arguments */
 	int nargs;
 	int64_t *ranks_buf;

@@ -38,7 +38,7 @@ int cmd_annotations(int argc, char **argv)
 		"Time per user annotation (record_function ranges, ProfilerStep#N): "
 		"rank,name,\ncount,total_us,max_us,min_us,std_us,mean_us. --kernels: "
 		"rank,ts_us,stream,\nkernel,annotation.",
-		opts, on_opt, &o
+		opts, on_opt, &o, NULL
 	};
 
 	return ta_cli_main(argc, argv, &info, run, &o, NULL);

@@ -1,5 +1,6 @@
 /* traceanalyze diagnose: per step, what bounds it and what to fix. */
 #include "cli.h"
+#include "ta_people.h"
 #include "commands.h"
 #include "ta_db.h"
 
@@ -15,14 +16,22 @@ static const struct ta_opt opts[] = {
 	{ NULL, 0, 0, NULL, NULL }
 };
 
+/* The options, and the findings kept for the text summary. */
+struct diag_cmd {
+	struct ta_diagnose_opts o;
+	int findings;            /* the findings table instead of verdicts */
+	struct ta_table *found;  /* text mode: summarised after the verdicts */
+};
+
 static int on_opt(void *ctx, int key, const char *arg)
 {
-	struct ta_diagnose_opts *o = ctx;
+	struct diag_cmd *c = ctx;
+	struct ta_diagnose_opts *o = &c->o;
 	char *end;
 
 	switch (key) {
 	case OPT_FINDINGS:
-		o->findings = 1;
+		c->findings = 1;
 		return 0;
 	case OPT_BUSY:
 		o->busy_pct = strtod(arg, &end);
@@ -38,24 +47,46 @@ static int on_opt(void *ctx, int key, const char *arg)
 static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	       struct ta_table **out, struct ta_error *err)
 {
+	struct diag_cmd *c = ctx;
+	struct ta_table *verdicts, *found;
+
 	if (q->hta_compat) {
 		ta_error_set(err, TA_EXIT_USAGE, "diagnose has no HTA counterpart: "
 			     "--hta-compat does not apply");
 		return -1;
 	}
-	return ta_diagnose_run(db, q, ctx, out, err);
+	if (ta_diagnose_run(db, q, &c->o, &verdicts, &found, err) < 0)
+		return -1;
+	ta_table_free(c->found);
+	c->found = NULL;
+	if (c->findings) {
+		ta_table_free(verdicts);
+		*out = found;
+	} else {
+		*out = verdicts;
+		c->found = found;
+	}
+	return 0;
+}
+
+static void present(struct ta_table *t, void *ctx)
+{
+	struct diag_cmd *c = ctx;
+
+	if (!c->findings && c->found)
+		ta_people_diagnose(t, c->found);
 }
 
 static void after_parse(void *ctx, struct ta_cli *cli)
 {
-	((struct ta_diagnose_opts *)ctx)->for_people = cli->format == TA_FMT_TEXT;
+	(void)ctx;
 	/* what the model will need: build its index while loading */
 	cli->ingest.lazy_indexes |= ta_model_lazy_indexes(TA_NEED_HOST);
 }
 
 int cmd_diagnose(int argc, char **argv)
 {
-	struct ta_diagnose_opts o = { 0, 90, 50000, 10000, 0 };
+	struct diag_cmd o = { { 90, 50000, 10000 }, 0, NULL };
 	const struct ta_cmd_info info = {
 		"diagnose", "[options] PATH",
 		"Per rank and ProfilerStep, what bounds the step: compute-bound, "
@@ -63,8 +94,11 @@ int cmd_diagnose(int argc, char **argv)
 		"the main cause and its\ncost: rank,step,step_us,gpu_busy_pct,verdict,"
 		"main_cause,cause_us. --findings\nlists every cause with its cost, "
 		"where it is and the usual fix.",
-		opts, on_opt, &o
+		opts, on_opt, &o, present
 	};
 
-	return ta_cli_main(argc, argv, &info, run, &o, after_parse);
+	int rc = ta_cli_main(argc, argv, &info, run, &o, after_parse);
+
+	ta_table_free(o.found);
+	return rc;
 }

@@ -1,5 +1,6 @@
 /* traceanalyze idle: idle time per rank and stream, by cause. */
 #include "cli.h"
+#include "ta_people.h"
 #include "commands.h"
 
 #include <stdlib.h>
@@ -51,9 +52,15 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	return ta_idle_run(db, q, &((struct idle_ctx *)ctx)->o, out, err);
 }
 
+static void present(struct ta_table *t, void *ctx)
+{
+	(void)ctx;
+	ta_people_idle(t);
+}
+
 int cmd_idle(int argc, char **argv)
 {
-	struct idle_ctx c = { { 30000, NULL, 0, 0, 0 }, NULL };
+	struct idle_ctx c = { { 30000, NULL, 0, 0 }, NULL };
 	const struct ta_cmd_info info = {
 		"idle", "[options] PATH",
 		"Idle time per rank and stream, by cause: host_wait (the kernel was "
@@ -62,12 +69,11 @@ int cmd_idle(int argc, char **argv)
 		"columns: rank,stream,category,\nidle_us,idle_ratio; with --stats: "
 		"rank,stream,category,count,mean_us,std_us,\nmin_us,p25_us,p50_us,"
 		"p75_us,max_us.",
-		opts, on_opt, &c
+		opts, on_opt, &c, present
 	};
 	struct ta_cli cli;
 	int rc = ta_cli_parse(argc, argv, &info, &cli);
 
-	c.o.for_people = cli.format == TA_FMT_TEXT;
 	if (rc == 0)
 		rc = ta_cli_run(&cli, run, &c);
 	else

@@ -11,7 +11,7 @@ int cmd_ingest(int argc, char **argv)
 		"ingest", "[options] PATH -o DB",
 		"Parse the traces of PATH into the SQLite database DB, which every "
 		"command\naccepts as PATH. The schema: 'traceanalyze schema'.",
-		NULL, ta_cli_no_opts, NULL
+		NULL, ta_cli_no_opts, NULL, NULL
 	};
 	struct ta_error err = { 0, "" };
 	struct ta_cli cli;

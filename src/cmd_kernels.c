@@ -1,5 +1,6 @@
 /* traceanalyze kernels: GPU time per kernel, or per kernel type. */
 #include "cli.h"
+#include "ta_people.h"
 #include "commands.h"
 
 #include <stdlib.h>
@@ -51,9 +52,15 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	return ta_kernels_run(db, q, ctx, out, err);
 }
 
+static void present(struct ta_table *t, void *ctx)
+{
+	(void)ctx;
+	ta_people_kernels(t);
+}
+
 int cmd_kernels(int argc, char **argv)
 {
-	struct ta_kernels_opts o = { 0, 10, 0.8, 1, 0 };
+	struct ta_kernels_opts o = { 0, 10, 0.8, 1 };
 	const struct ta_cmd_info info = {
 		"kernels", "[options] PATH",
 		"GPU kernel breakdown. Per kernel name (per rank and type COMPUTATION,\n"
@@ -61,12 +68,11 @@ int cmd_kernels(int argc, char **argv)
 		"min_us,\nstd_us,mean_us. With --by type, over all selected ranks: "
 		"kernel_type,total_us,pct,\nwith overlaps as their own labels "
 		"(\"COMPUTATION overlapping COMMUNICATION\").",
-		opts, on_opt, &o
+		opts, on_opt, &o, present
 	};
 	struct ta_cli cli;
 	int rc = ta_cli_parse(argc, argv, &info, &cli);
 
-	o.for_people = cli.format == TA_FMT_TEXT;
 	if (rc == 0)
 		rc = ta_cli_run(&cli, run, &o);
 	else

@@ -45,7 +45,7 @@ int cmd_launch(int argc, char **argv)
 		"With --summary, per rank:\nshort kernels (cpu_us <= runtime cutoff "
 		"and gpu_us < cpu_us), runtime outliers\nand launch-delay outliers, "
 		"with medians and 95th percentiles.",
-		opts, on_opt, &o
+		opts, on_opt, &o, NULL
 	};
 
 	return ta_cli_main(argc, argv, &info, run, &o, NULL);

@@ -35,7 +35,7 @@ int cmd_membw(int argc, char **argv)
 		"Memset, ...):\nthe sum of the bandwidths of the copies in flight, at "
 		"each start and end;\nstatistics over those points: rank,name,count,"
 		"mean_gbps,std_gbps,min_gbps,\np25_gbps,p50_gbps,p75_gbps,max_gbps.",
-		opts, on_opt, &o
+		opts, on_opt, &o, NULL
 	};
 
 	return ta_cli_main(argc, argv, &info, run, &o, NULL);

@@ -1,5 +1,6 @@
 /* traceanalyze ops: the profiler's key_averages table from a trace. */
 #include "cli.h"
+#include "ta_people.h"
 #include "commands.h"
 #include "ta_db.h"
 
@@ -78,16 +79,22 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 
 static void after_parse(void *ctx, struct ta_cli *cli)
 {
-	((struct ta_ops_opts *)ctx)->for_people = cli->format == TA_FMT_TEXT;
+	(void)ctx;
 	/* it reads every thread in order: build that index while loading a
 	 * database that is kept (for one run, sorting once costs less) */
 	if (!cli->ingest.no_cache)
 		cli->ingest.lazy_indexes |= ta_model_lazy_indexes(TA_NEED_THREAD);
 }
 
+static void present(struct ta_table *t, void *ctx)
+{
+	(void)ctx;
+	ta_people_ops(t);
+}
+
 int cmd_ops(int argc, char **argv)
 {
-	struct ta_ops_opts o = { TA_OPS_SORT_SELF_DEVICE, 0, 0, 0, 0, -1, 0 };
+	struct ta_ops_opts o = { TA_OPS_SORT_SELF_DEVICE, 0, 0, 0, 0, -1 };
 	const struct ta_cmd_info info = {
 		"ops", "[options] PATH",
 		"The profiler's key_averages table, rebuilt from the trace: per rank "
@@ -95,7 +102,7 @@ int cmd_ops(int argc, char **argv)
 		"rank,name,calls,self_cpu_us,\ncpu_us,self_device_us,device_us; "
 		"with --group-by, an input_shapes or a stack\ncolumn too. GPU time "
 		"reaches an op through the launches inside it.",
-		opts, on_opt, &o
+		opts, on_opt, &o, present
 	};
 
 	return ta_cli_main(argc, argv, &info, run, &o, after_parse);

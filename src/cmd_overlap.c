@@ -16,7 +16,7 @@ int cmd_overlap(int argc, char **argv)
 		"Per rank, the share of communication (NCCL) kernel time during which "
 		"a\ncomputation kernel also ran. CSV columns: rank,comm_us,compute_us,"
 		"overlap_us,\noverlap_pct (empty for a rank without communication).",
-		NULL, ta_cli_no_opts, NULL
+		NULL, ta_cli_no_opts, NULL, NULL
 	};
 
 	return ta_cli_main(argc, argv, &info, run, NULL, NULL);

@@ -47,7 +47,7 @@ int cmd_queue(int argc, char **argv)
 		"Statistics over the change\npoints: rank,stream,count,mean,std,min,"
 		"p25,p50,p75,max. --blocked-at N:\nrank,stream,blocked_us,"
 		"blocked_ratio (of the rank's trace duration).",
-		opts, on_opt, &o
+		opts, on_opt, &o, NULL
 	};
 
 	return ta_cli_main(argc, argv, &info, run, &o, NULL);

@@ -1,6 +1,7 @@
 /* traceanalyze report: the core analyses (temporal, idle, kernel types,
  * overlap) over one database, printed together. */
 #include "cli.h"
+#include "ta_people.h"
 #include "commands.h"
 
 #include <string.h>
@@ -14,14 +15,16 @@ static const char *const keys[NTABLES] = { "temporal", "idle", "kernel_types",
 static int run_all(sqlite3 *db, const struct ta_cli *cli,
 		   struct ta_table **t, struct ta_error *err)
 {
-	struct ta_idle_opts idle = { 30000, NULL, 0, 0, cli->format == TA_FMT_TEXT };
-	struct ta_kernels_opts types = { 1, 10, 0.8, 1, 0 };
+	struct ta_idle_opts idle = { 30000, NULL, 0, 0 };
+	struct ta_kernels_opts types = { 1, 10, 0.8, 1 };
 
 	if (ta_temporal_run(db, &cli->query, &t[T_TEMPORAL], err) < 0 ||
 	    ta_idle_run(db, &cli->query, &idle, &t[T_IDLE], err) < 0 ||
 	    ta_kernels_run(db, &cli->query, &types, &t[T_TYPES], err) < 0 ||
 	    ta_overlap_run(db, &cli->query, &t[T_OVERLAP], err) < 0)
 		return -1;
+	if (cli->format == TA_FMT_TEXT)
+		ta_people_idle(t[T_IDLE]);
 	return 0;
 }
 
@@ -104,7 +107,7 @@ int cmd_report(int argc, char **argv)
 		"communication overlap.\n--format json: one object with the keys "
 		"temporal, idle, kernel_types, overlap;\n--format csv: the four "
 		"tables, each after a line \"# NAME\".",
-		NULL, ta_cli_no_opts, NULL
+		NULL, ta_cli_no_opts, NULL, NULL
 	};
 	struct ta_cli cli;
 	int rc = ta_cli_parse(argc, argv, &info, &cli);

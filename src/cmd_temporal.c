@@ -18,7 +18,7 @@ int cmd_temporal(int argc, char **argv)
 		"anything else\n(communication, memory copies). CSV columns: "
 		"rank,idle_us,compute_us,\nnon_compute_us,kernel_us,idle_pct,"
 		"compute_pct,non_compute_pct.",
-		NULL, ta_cli_no_opts, NULL
+		NULL, ta_cli_no_opts, NULL, NULL
 	};
 
 	return ta_cli_main(argc, argv, &info, run, NULL, NULL);

@@ -209,7 +209,7 @@ static const char core[] =
 static struct ta_table *run_idle(struct fixture *fx, int compat, int stats)
 {
 	struct ta_query q = { compat, NULL, 0, NULL };
-	struct ta_idle_opts o = { 30000, NULL, 0, stats, 0 };
+	struct ta_idle_opts o = { 30000, NULL, 0, stats };
 	struct ta_table *t = NULL;
 	struct ta_error err;
 
@@ -327,7 +327,7 @@ START_TEST(test_analyses_kernels)
 {
 	struct fixture fx = { tmp_dir(), NULL };
 	struct ta_query q = { 0, NULL, 0, NULL };
-	struct ta_kernels_opts o = { 1, 10, 0.8, 1, 0 };
+	struct ta_kernels_opts o = { 1, 10, 0.8, 1 };
 	struct ta_table *t = NULL;
 	struct ta_error err;
 
@@ -371,7 +371,7 @@ START_TEST(test_analyses_kernels_others)
 		K("small", "kernel", 500, 20, 7, 5) "]}";
 	struct fixture fx = { tmp_dir(), NULL };
 	struct ta_query q = { 0, NULL, 0, NULL };
-	struct ta_kernels_opts o = { 0, 1, 0.8, 1, 0 };
+	struct ta_kernels_opts o = { 0, 1, 0.8, 1 };
 	struct ta_table *t = NULL;
 	struct ta_error err;
 

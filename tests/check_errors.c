@@ -30,7 +30,7 @@ static int overlap(sqlite3 *db, const struct ta_query *q, struct ta_table **t,
 static int kernels(sqlite3 *db, const struct ta_query *q, struct ta_table **t,
 		   struct ta_error *e)
 {
-	struct ta_kernels_opts o = { 1, 10, 0.8, 1, 0 };
+	struct ta_kernels_opts o = { 1, 10, 0.8, 1 };
 
 	return ta_kernels_run(db, q, &o, t, e);
 }
@@ -38,7 +38,7 @@ static int kernels(sqlite3 *db, const struct ta_query *q, struct ta_table **t,
 static int idle(sqlite3 *db, const struct ta_query *q, struct ta_table **t,
 		struct ta_error *e)
 {
-	struct ta_idle_opts o = { 50000, NULL, 0, 0, 0 };
+	struct ta_idle_opts o = { 50000, NULL, 0, 0 };
 
 	return ta_idle_run(db, q, &o, t, e);
 }
@@ -78,7 +78,7 @@ static int annotations(sqlite3 *db, const struct ta_query *q,
 static int ops(sqlite3 *db, const struct ta_query *q, struct ta_table **t,
 	       struct ta_error *e)
 {
-	struct ta_ops_opts o = { TA_OPS_SORT_SELF_DEVICE, 0, 0, 0, 1, -1, 0 };
+	struct ta_ops_opts o = { TA_OPS_SORT_SELF_DEVICE, 0, 0, 0, 1, -1 };
 
 	return ta_ops_run(db, q, &o, t, e);
 }
@@ -86,9 +86,12 @@ static int ops(sqlite3 *db, const struct ta_query *q, struct ta_table **t,
 static int diagnose(sqlite3 *db, const struct ta_query *q, struct ta_table **t,
 		    struct ta_error *e)
 {
-	struct ta_diagnose_opts o = { 1, 90, 50000, 10000, 0 };
+	struct ta_diagnose_opts o = { 90, 50000, 10000 };
+	struct ta_table *verdicts;
+	int rc = ta_diagnose_run(db, q, &o, &verdicts, t, e);
 
-	return ta_diagnose_run(db, q, &o, t, e);
+	ta_table_free(verdicts);
+	return rc;
 }
 
 static const struct {

@@ -24,4 +24,7 @@ none one_gpu_category_list "'Kernel', 'gpu_memcpy'|\"Kernel\", \"gpu_memcpy\"" s
 # the parser and the model never format output; analyses never write it
 none parse_does_not_print "ta_report\\.h|(^|[^a-z_])(f?printf|fputs|puts|fwrite)\\(" src/parse/*.c src/model/*.c
 none analyses_do_not_print "ta_report\\.h|ta_stream|(^|[^a-z_])(f?printf|fputs|puts|fwrite)\\(" $A
+# presentation lives in src/report/: analyses return the same rows for
+# every format
+none no_presentation_in_analyses "for_people|->head|->tail" $A include/ta_analyses.h
 finish

@@ -539,36 +539,9 @@ static struct ta_table *findings_table(struct findings *f)
 }
 
 /* Text: after the verdicts, the costliest findings over all steps. */
-static void summarise(struct ta_table *t, const struct findings *f)
-{
-	struct finding *sum = ta_xcalloc(f->n + 1, sizeof(*sum));
-	size_t n = 0, i, j;
-
-	for (i = 0; i < f->n; i++) {
-		for (j = 0; j < n; j++)
-			if (sum[j].rank == f->v[i].rank && sum[j].kind == f->v[i].kind &&
-			    strcmp(sum[j].where, f->v[i].where) == 0)
-				break;
-		if (j == n)
-			sum[n++] = f->v[i], sum[j].cost = sum[j].count = 0;
-		sum[j].cost += f->v[i].cost;
-		sum[j].count += f->v[i].count;
-	}
-	for (i = 0; i < n; i++)
-		sum[i].step = 0;
-	ta_qsort(sum, n, sizeof(*sum), cmp_finding);
-	ta_buf_adds(&t->tail, "\nFindings over all steps, by cost:\n");
-	for (i = 0; i < n && i < 8; i++)
-		ta_buf_addf(&t->tail, "  rank %lld  %-15s %10.3f ms  x%-5lld %s\n    -> %s\n",
-			    (long long)sum[i].rank, kind_names[sum[i].kind],
-			    (double)sum[i].cost / 1e6, (long long)sum[i].count, sum[i].where,
-			    advice[sum[i].kind]);
-	free(sum);
-}
-
 int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		    const struct ta_diagnose_opts *o, struct ta_table **out,
-		    struct ta_error *err)
+		    struct ta_table **findings, struct ta_error *err)
 {
 	struct findings f = { NULL, 0, 0, ta_intern_new(), NULL };
 	struct rank_data d = { NULL, 0, 0, 0, NULL, 0, 0 };
@@ -578,7 +551,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	size_t nsteps, i;
 	int rc = 0, step_rc = SQLITE_DONE;
 
-	*out = NULL;
+	*out = *findings = NULL;
 	if (ta_model_prepare(db, q, TA_NEED_HOST | TA_NEED_SPAN, err) < 0 ||
 	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &ranks, err) < 0) {
 		ta_table_free(t);
@@ -604,12 +577,8 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	sqlite3_finalize(ranks);
 	if (rc == 0)
 		rc = ta_db_done(db, step_rc, err);
-	if (rc == 0 && o->findings) {
-		ta_table_free(t);
-		t = findings_table(&f);
-	} else if (rc == 0 && o->for_people) {
-		summarise(t, &f);
-	}
+	if (rc == 0)
+		*findings = findings_table(&f);
 	free(steps);
 	free(d.gpu);
 	free(d.calls);

@@ -46,10 +46,6 @@ struct stream_acc {
 	int64_t prev_end;
 };
 
-struct rank_sum {
-	double idle[NCAT];
-};
-
 static int stream_selected(const struct ta_idle_opts *o, int64_t stream)
 {
 	size_t i;
@@ -102,8 +98,7 @@ static double maybe_round(double x, int compat)
 	return compat ? ta_round(x, 2) : x;
 }
 
-static void emit_idle(struct ta_table *t, struct stream_acc *s, int compat,
-		      struct rank_sum *rs)
+static void emit_idle(struct ta_table *t, struct stream_acc *s, int compat)
 {
 	double sum[NCAT] = { 0 }, total = 0;
 	int c;
@@ -111,7 +106,6 @@ static void emit_idle(struct ta_table *t, struct stream_acc *s, int compat,
 	for (c = 0; c < NCAT; c++) {
 		sum[c] = (double)s->sum_ns[c] / 1000.0;
 		total += sum[c];
-		rs->idle[c] += sum[c];
 	}
 	for (c = 0; c < NCAT; c++) {
 		size_t r;
@@ -152,8 +146,7 @@ static void emit_stats(struct ta_table *t, struct stream_acc *s, int compat)
 }
 
 static void flush_stream(struct ta_table *t, struct stream_acc *s,
-			 const struct ta_idle_opts *o, int compat,
-			 struct rank_sum *rs)
+			 const struct ta_idle_opts *o, int compat)
 {
 	int c;
 
@@ -161,7 +154,7 @@ static void flush_stream(struct ta_table *t, struct stream_acc *s,
 		if (o->stats)
 			emit_stats(t, s, compat);
 		else
-			emit_idle(t, s, compat, rs);
+			emit_idle(t, s, compat);
 	}
 	for (c = 0; c < NCAT; c++) {
 		ta_dvec_free(&s->gaps[c]);
@@ -171,44 +164,17 @@ static void flush_stream(struct ta_table *t, struct stream_acc *s,
 	s->n = 0;
 }
 
-/* Text for people: per rank, how much idle time was host wait. */
-static void summarise_rank(struct ta_table *t, int64_t rank,
-			   const struct rank_sum *rs)
-{
-	double total = rs->idle[0] + rs->idle[1] + rs->idle[2];
-
-	if (total <= 0) {
-		ta_buf_addf(&t->head, "rank %lld: no idle time between kernels\n",
-			    (long long)rank);
-		return;
-	}
-	ta_buf_addf(&t->head, "rank %lld: %.3f ms idle summed over streams: "
-		    "host wait %.1f %%, kernel wait %.1f %%, other %.1f %%\n",
-		    (long long)rank, total / 1000.0, 100 * rs->idle[0] / total,
-		    100 * rs->idle[1] / total, 100 * rs->idle[2] / total);
-}
-
 static const char idle_sql[] =
 	"SELECT d.rank, d.stream, d.ts, d.dur, d.launch_ts FROM dev d"
 	" JOIN (SELECT rank, stream, min(ord) AS first FROM dev WHERE idle_kernel"
 	"  GROUP BY rank, stream) f ON f.rank = d.rank AND f.stream = d.stream"
 	" WHERE d.idle_kernel ORDER BY d.rank, f.first, d.ts, d.ord";
 
-static int cmp_idle_desc(const struct ta_table *t, size_t a, size_t b)
-{
-	double x = ta_table_cell(t, a, 3)->d, y = ta_table_cell(t, b, 3)->d;
-
-	if (ta_table_cell(t, a, 0)->i != ta_table_cell(t, b, 0)->i)
-		return ta_table_cell(t, a, 0)->i < ta_table_cell(t, b, 0)->i ? -1 : 1;
-	return x > y ? -1 : x < y;
-}
-
 int ta_idle_run(sqlite3 *db, const struct ta_query *q,
 		const struct ta_idle_opts *o, struct ta_table **out,
 		struct ta_error *err)
 {
 	struct stream_acc s;
-	struct rank_sum rs = { { 0 } };
 	sqlite3_stmt *st = NULL;
 	struct ta_table *t;
 	int rc, compat = q->hta_compat;
@@ -228,12 +194,7 @@ int ta_idle_run(sqlite3 *db, const struct ta_query *q,
 		if (!stream_selected(o, stream))
 			continue;
 		if (s.n && (rank != s.rank || stream != s.stream)) {
-			flush_stream(t, &s, o, compat, &rs);
-			if (rank != s.rank) {
-				if (o->for_people)
-					summarise_rank(t, s.rank, &rs);
-				memset(&rs, 0, sizeof(rs));
-			}
+			flush_stream(t, &s, o, compat);
 		}
 		s.rank = rank;
 		s.stream = stream;
@@ -241,19 +202,14 @@ int ta_idle_run(sqlite3 *db, const struct ta_query *q,
 			   sqlite3_column_type(st, 4) != SQLITE_NULL,
 			   sqlite3_column_int64(st, 4), o->kernel_wait_ns, compat);
 	}
-	if (s.n) {
-		flush_stream(t, &s, o, compat, &rs);
-		if (o->for_people)
-			summarise_rank(t, s.rank, &rs);
-	}
+	if (s.n)
+		flush_stream(t, &s, o, compat);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
 		ta_table_free(t);
 		return -1;
 	}
-	if (o->for_people && !o->stats)
-		ta_table_sort(t, cmp_idle_desc);
 	*out = t;
 	return 0;
 }

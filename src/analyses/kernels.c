@@ -142,21 +142,7 @@ static const struct ta_col kernel_cols[] = {
 	{ "mean_us", TA_COL_REAL, TA_UNIT_US, 0 },
 };
 
-/* For people: within a rank and type, the largest total first. */
-static int cmp_people(const struct ta_table *t, size_t a, size_t b)
-{
-	const struct ta_cell *ra = ta_table_cell(t, a, 0), *rb = ta_table_cell(t, b, 0);
-	int c = strcmp(ta_table_cell(t, a, 1)->s, ta_table_cell(t, b, 1)->s);
-	double x = ta_table_cell(t, a, 4)->d, y = ta_table_cell(t, b, 4)->d;
-
-	if (ra->i != rb->i)
-		return ra->i < rb->i ? -1 : 1;
-	if (c)
-		return c;
-	return x > y ? -1 : x < y;
-}
-
-static struct ta_table *kernel_table(struct out_rows *o, int for_people)
+static struct ta_table *kernel_table(struct out_rows *o)
 {
 	struct ta_table *t = ta_table_new("GPU kernels", kernel_cols, 9);
 	size_t i;
@@ -173,8 +159,6 @@ static struct ta_table *kernel_table(struct out_rows *o, int for_people)
 		free(w->a.name);
 	}
 	free(o->v);
-	if (for_people)
-		ta_table_sort(t, cmp_people);
 	return t;
 }
 
@@ -231,7 +215,7 @@ static int run_by_kernel(sqlite3 *db, const struct ta_kernels_opts *o,
 		free(rows.v);
 		return -1;
 	}
-	*out = kernel_table(&rows, o->for_people);
+	*out = kernel_table(&rows);
 	return 0;
 }
 

@@ -359,7 +359,7 @@ static void rank_totals(const struct aggs *a, int64_t rank, double *cpu,
 static struct ta_table *to_table(struct aggs *a, const struct ta_ops_opts *o)
 {
 	size_t nbase = 7 + (o->group_shape ? 1 : 0) + (o->stack_depth ? 1 : 0);
-	size_t ncols = nbase + (o->for_people ? 2 : 0);
+	size_t ncols = nbase + 2;
 	double tot_cpu = 0, tot_dev = 0;
 	struct ta_col *cols = ta_xmalloc(ncols * sizeof(*cols));
 	const struct op_agg **refs = ta_xmalloc((a->n ? a->n : 1) * sizeof(*refs));
@@ -372,8 +372,7 @@ static struct ta_table *to_table(struct aggs *a, const struct ta_ops_opts *o)
 		cols[7] = base_cols[7];
 	if (o->stack_depth)
 		cols[nbase - 1] = base_cols[8];
-	if (o->for_people)
-		memcpy(cols + nbase, pct_cols, sizeof(pct_cols));
+	memcpy(cols + nbase, pct_cols, sizeof(pct_cols));
 	t = ta_table_new("Operators (as the profiler's key_averages)", cols, ncols);
 	t->owned_cols = cols;
 	for (i = 0; i < a->n; i++)
@@ -403,17 +402,12 @@ static struct ta_table *to_table(struct aggs *a, const struct ta_ops_opts *o)
 			ta_table_set_text(t, r, k++, g->shapes ? g->shapes : "");
 		if (o->stack_depth)
 			ta_table_set_text(t, r, k++, g->stack ? g->stack : "");
-		if (o->for_people) {
-			ta_table_set_real(t, r, k, tot_cpu > 0 ?
-					  100.0 * (double)g->self_cpu / tot_cpu : 0);
-			ta_table_set_real(t, r, k + 1, tot_dev > 0 ?
-					  100.0 * (double)g->self_dev / tot_dev : 0);
-		}
+		ta_table_set_real(t, r, k, tot_cpu > 0 ?
+				  100.0 * (double)g->self_cpu / tot_cpu : 0);
+		ta_table_set_real(t, r, k + 1, tot_dev > 0 ?
+				  100.0 * (double)g->self_dev / tot_dev : 0);
 	}
 	free(refs);
-	if (o->for_people)
-		ta_buf_addf(&t->head, "Percentages are shares of the rank's self CPU and "
-			    "self device time, as in the profiler's table.\n");
 	return t;
 }
 

@@ -1,0 +1,15 @@
+/* Text for people (src/report/people.c): a command's rows as text mode
+ * shows them, reordered and with prose computed from the same rows. CSV
+ * and JSON get the rows as the analysis made them. */
+#ifndef TA_PEOPLE_H
+#define TA_PEOPLE_H
+
+#include "ta_table.h"
+
+void ta_people_kernels(struct ta_table *t);
+void ta_people_idle(struct ta_table *t);
+void ta_people_ops(struct ta_table *t);
+/* findings: diagnose's findings table, summarised after the verdicts. */
+void ta_people_diagnose(struct ta_table *t, const struct ta_table *findings);
+
+#endif

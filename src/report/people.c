@@ -1,0 +1,137 @@
+/* Text for people: how a command's rows are shown in text mode. The rows
+ * are the analysis's, the same as CSV and JSON get; here they are only
+ * ordered differently and given a few lines of prose, computed from them. */
+#include "ta_people.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The column named name (it exists: the tables are ours). */
+static size_t col(const struct ta_table *t, const char *name)
+{
+	size_t c;
+
+	for (c = 0; c < t->ncols && strcmp(t->cols[c].name, name) != 0; c++)
+		;
+	return c;
+}
+
+static const struct ta_table *sort_table;
+static size_t sort_col;
+
+/* Within a rank (and, when given, a text column), the largest first. */
+static int cmp_largest(const struct ta_table *t, size_t a, size_t b)
+{
+	int64_t ra = ta_table_cell(t, a, 0)->i, rb = ta_table_cell(t, b, 0)->i;
+	double x = ta_table_cell(t, a, sort_col)->d;
+	double y = ta_table_cell(t, b, sort_col)->d;
+
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	return x > y ? -1 : x < y;
+}
+
+static int cmp_largest_in_type(const struct ta_table *t, size_t a, size_t b)
+{
+	int c = strcmp(ta_table_cell(t, a, 1)->s, ta_table_cell(t, b, 1)->s);
+
+	if (ta_table_cell(t, a, 0)->i != ta_table_cell(t, b, 0)->i || !c)
+		return cmp_largest(t, a, b);
+	return c;
+}
+
+void ta_people_kernels(struct ta_table *t)
+{
+	if (col(t, "name") == t->ncols) /* --by type: already by type */
+		return;
+	sort_table = t;
+	sort_col = col(t, "total_us");
+	ta_table_sort(t, cmp_largest_in_type);
+}
+
+/* Per rank: idle time summed over streams, and how it splits. */
+void ta_people_idle(struct ta_table *t)
+{
+	size_t cat = col(t, "category"), us = col(t, "idle_us"), r = 0;
+
+	if (us == t->ncols) /* --stats */
+		return;
+	while (r < t->nrows) {
+		int64_t rank = ta_table_cell(t, r, 0)->i;
+		double sum[3] = { 0, 0, 0 }, total;
+
+		for (; r < t->nrows && ta_table_cell(t, r, 0)->i == rank; r++) {
+			const char *c = ta_table_cell(t, r, cat)->s;
+
+			sum[strcmp(c, "host_wait") == 0 ? 0 :
+			    strcmp(c, "kernel_wait") == 0 ? 1 : 2] +=
+				ta_table_cell(t, r, us)->d;
+		}
+		total = sum[0] + sum[1] + sum[2];
+		if (total <= 0)
+			ta_buf_addf(&t->head, "rank %lld: no idle time between "
+				    "kernels\n", (long long)rank);
+		else
+			ta_buf_addf(&t->head, "rank %lld: %.3f ms idle summed over "
+				    "streams: host wait %.1f %%, kernel wait %.1f %%, "
+				    "other %.1f %%\n", (long long)rank, total / 1000.0,
+				    100 * sum[0] / total, 100 * sum[1] / total,
+				    100 * sum[2] / total);
+	}
+	sort_col = us;
+	ta_table_sort(t, cmp_largest);
+}
+
+void ta_people_ops(struct ta_table *t)
+{
+	ta_buf_addf(&t->head, "Percentages are shares of the rank's self CPU and "
+		    "self device time, as in the profiler's table.\n");
+}
+
+struct sum {
+	int64_t rank, count;
+	const char *kind, *where, *advice;
+	double cost_us;
+};
+
+static int cmp_sum(const void *x, const void *y)
+{
+	const struct sum *a = x, *b = y;
+
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return a->cost_us > b->cost_us ? -1 : a->cost_us < b->cost_us;
+}
+
+/* After the verdicts: the findings summed over every step, by cost. */
+void ta_people_diagnose(struct ta_table *t, const struct ta_table *findings)
+{
+	size_t kind = col(findings, "kind"), where = col(findings, "where");
+	size_t cost = col(findings, "cost_us"), count = col(findings, "count");
+	size_t advice = col(findings, "advice"), n = 0, i, j;
+	struct sum *s = ta_xcalloc(findings->nrows + 1, sizeof(*s));
+
+	for (i = 0; i < findings->nrows; i++) {
+		int64_t rank = ta_table_cell(findings, i, 0)->i;
+		const char *k = ta_table_cell(findings, i, kind)->s;
+		const char *w = ta_table_cell(findings, i, where)->s;
+
+		for (j = 0; j < n; j++)
+			if (s[j].rank == rank && strcmp(s[j].kind, k) == 0 &&
+			    strcmp(s[j].where, w) == 0)
+				break;
+		if (j == n)
+			s[n++] = (struct sum){ rank, 0, k, w,
+				ta_table_cell(findings, i, advice)->s, 0 };
+		s[j].cost_us += ta_table_cell(findings, i, cost)->d;
+		s[j].count += ta_table_cell(findings, i, count)->i;
+	}
+	ta_qsort(s, n, sizeof(*s), cmp_sum);
+	ta_buf_adds(&t->tail, "\nFindings over all steps, by cost:\n");
+	for (i = 0; i < n && i < 8; i++)
+		ta_buf_addf(&t->tail, "  rank %lld  %-15s %10.3f ms  x%-5lld %s\n"
+			    "    -> %s\n", (long long)s[i].rank, s[i].kind,
+			    s[i].cost_us / 1e3, (long long)s[i].count, s[i].where,
+			    s[i].advice);
+	free(s);
+}
