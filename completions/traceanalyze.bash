@@ -2,20 +2,21 @@
 # after --fail-if / --max-increase. Source it, or install it as
 # /usr/share/bash-completion/completions/traceanalyze.
 
+# The columns come from the command itself (--columns), for the options
+# typed so far: they cannot drift from what --fail-if will see.
 _traceanalyze_columns()
 {
-	case "$1" in
-	temporal) echo rank idle_us compute_us non_compute_us kernel_us idle_pct compute_pct non_compute_pct ;;
-	idle) echo rank stream category idle_us idle_ratio count mean_us std_us min_us p25_us p50_us p75_us max_us ;;
-	kernels) echo rank kernel_type name count total_us max_us min_us std_us mean_us pct ;;
-	overlap) echo rank comm_us compute_us overlap_us overlap_pct ;;
-	launch) echo rank correlation kernel cpu_us gpu_us launch_delay_us api launches short_kernels short_pct runtime_outliers runtime_outlier_pct delay_outliers delay_outlier_pct ;;
-	queue) echo rank stream count mean std min p25 p50 p75 max blocked_us blocked_ratio ;;
-	membw) echo rank name count mean_gbps std_gbps min_gbps p25_gbps p50_gbps p75_gbps max_gbps ;;
-	annotations) echo rank name count total_us max_us min_us std_us mean_us ;;
-	ops) echo rank name calls self_cpu_us cpu_us self_device_us device_us input_shapes stack ;;
-	diagnose) echo rank step step_us gpu_busy_pct verdict main_cause cause_us kind cost_us count where advice ;;
-	esac
+	local cmd=$1; shift
+	local args=() w skip=0
+	for w in "$@"; do
+		# the gate being typed and its value are not options for --columns
+		if [ $skip = 1 ]; then skip=0; continue; fi
+		case "$w" in
+		--fail-if|--max-increase|--baseline|-o|--output) skip=1 ;;
+		*) args+=("$w") ;;  # PATH too: --columns reads no trace
+		esac
+	done
+	traceanalyze "$cmd" "${args[@]}" --columns 2>/dev/null | cut -f1
 }
 
 _traceanalyze()
@@ -31,7 +32,7 @@ _traceanalyze()
 	cmd=${COMP_WORDS[1]}
 	case "$prev" in
 	--fail-if|--max-increase)
-		COMPREPLY=($(compgen -W "$(_traceanalyze_columns "$cmd")" -- "${cur#[\'\"]}"))
+		COMPREPLY=($(compgen -W "$(_traceanalyze_columns "$cmd" "${COMP_WORDS[@]:2:COMP_CWORD-3}")" -- "${cur#[\'\"]}"))
 		return ;;
 	--format) COMPREPLY=($(compgen -W "text csv json" -- "$cur")); return ;;
 	--by) COMPREPLY=($(compgen -W "kernel type" -- "$cur")); return ;;

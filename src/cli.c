@@ -13,7 +13,7 @@
 enum {
 	OPT_FORMAT = 1000, OPT_RANKS, OPT_HTA, OPT_NO_CACHE, OPT_STRICT,
 	OPT_HELP, OPT_QUIET, OPT_OUTPUT, OPT_FAIL_IF, OPT_BASELINE,
-	OPT_MAX_INCREASE, OPT_JOBS, OPT_VERBOSE
+	OPT_MAX_INCREASE, OPT_JOBS, OPT_VERBOSE, OPT_COLUMNS
 };
 
 static const struct ta_opt common_opts[] = {
@@ -29,6 +29,7 @@ static const struct ta_opt common_opts[] = {
 	{ "fail-if", 1, OPT_FAIL_IF, "EXPR", "exit 1 if a row matches, e.g. 'idle_pct > 12' (repeatable)" },
 	{ "baseline", 1, OPT_BASELINE, "OLD.csv", "compare with a CSV saved from an earlier run" },
 	{ "max-increase", 1, OPT_MAX_INCREASE, "COL=V", "exit 1 if COL rose by more than V (or V%) (repeatable)" },
+	{ "columns", 0, OPT_COLUMNS, NULL, "list the result's columns (name, type, unit) and exit" },
 	{ "help", 0, OPT_HELP, NULL, "show this help" },
 	{ NULL, 0, 0, NULL, NULL }
 };
@@ -72,10 +73,83 @@ static void print_opts(FILE *out, const struct ta_opt *o)
 	}
 }
 
+/* The analysis run on an empty database of our schema: its table, with
+ * the columns of these options, without a trace. What --columns and
+ * --help print: the one declaration of a command's columns. */
+static struct ta_table *empty_result(ta_analysis_fn fn, const struct ta_query *q,
+				     void *ctx, struct ta_error *err)
+{
+	struct ta_table *t = NULL;
+	sqlite3 *db = NULL;
+	size_t i;
+	int rc = -1;
+
+	if (sqlite3_open(":memory:", &db) == SQLITE_OK &&
+	    ta_db_exec(db, ta_db_schema_sql, err) == 0 &&
+	    ta_db_exec(db, ta_db_index_sql, err) == 0) {
+		for (i = 0, rc = 0; i < TA_NLAZY_INDEXES && rc == 0; i++)
+			rc = ta_db_exec(db, ta_db_lazy_index_sql[i], err);
+		if (rc == 0)
+			rc = fn(db, q, ctx, &t, err);
+	}
+	sqlite3_close(db);
+	if (rc < 0) {
+		ta_table_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static int list_columns(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
+{
+	static const char *const types[] = { "int", "real", "text" };
+	static const char *const units[] = { "", "us", "pct", "ratio" };
+	struct ta_error err = { 0, "" };
+	struct ta_table *t = empty_result(fn, &cli->query, ctx, &err);
+	size_t c;
+
+	if (!t)
+		return ta_cli_error(&err);
+	for (c = 0; c < t->ncols; c++)
+		printf("%s\t%s\t%s%s\n", t->cols[c].name, types[t->cols[c].type],
+		       units[t->cols[c].unit], t->cols[c].key ? "\tkey" : "");
+	ta_table_free(t);
+	return TA_EXIT_OK;
+}
+
+/* "columns: a, b, c", wrapped, for --help. */
+static void print_columns(FILE *out, const struct ta_cmd_info *cmd)
+{
+	struct ta_query q = { 0, NULL, 0, NULL };
+	struct ta_error err = { 0, "" };
+	struct ta_table *t = empty_result(cmd->run, &q, cmd->ctx, &err);
+	size_t c, at;
+
+	if (!t)
+		return;
+	fputs("columns (CSV, JSON, --fail-if):", out);
+	at = 31;
+	for (c = 0; c < t->ncols; c++) {
+		size_t w = strlen(t->cols[c].name) + 2;
+
+		if (at + w > 78) {
+			fputs("\n ", out);
+			at = 1;
+		}
+		fprintf(out, " %s%s", t->cols[c].name, c + 1 < t->ncols ? "," : "");
+		at += w;
+	}
+	fputs("\n(--columns lists those of other options, with types and units)\n\n",
+	      out);
+	ta_table_free(t);
+}
+
 void ta_cli_usage(FILE *out, const struct ta_cmd_info *cmd)
 {
 	fprintf(out, "usage: traceanalyze %s %s\n\n%s\n\n", cmd->name, cmd->args,
 		cmd->summary);
+	if (cmd->run)
+		print_columns(out, cmd);
 	if (count_opts(cmd->opts)) {
 		fputs("options:\n", out);
 		print_opts(out, cmd->opts);
@@ -161,6 +235,9 @@ static int common_opt(struct ta_cli *cli, const struct ta_cmd_info *cmd,
 	case OPT_VERBOSE:
 		cli->ingest.verbose = 1;
 		return 0;
+	case OPT_COLUMNS:
+		cli->columns = 1;
+		return 0;
 	case OPT_FAIL_IF:
 		cli->gates = ta_xrealloc(cli->gates, (cli->ngates + 1) * sizeof(*cli->gates));
 		cli->gates[cli->ngates++] = arg;
@@ -206,7 +283,7 @@ int ta_cli_parse(int argc, char **argv, const struct ta_cmd_info *cmd,
 					 argv[optind - 1]);
 		} else if (c == 'v') {
 			rc = common_opt(cli, cmd, OPT_VERBOSE, optarg);
-		} else if (c >= OPT_FORMAT && c <= OPT_VERBOSE) {
+		} else if (c >= OPT_FORMAT && c <= OPT_COLUMNS) {
 			rc = common_opt(cli, cmd, c, optarg);
 		} else if (cmd->on_opt(cmd->ctx, c, optarg) < 0) {
 			char what[160];
@@ -493,6 +570,8 @@ int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 	FILE *out;
 	int rc, retried = 0;
 
+	if (cli->columns)
+		return list_columns(cli, fn, ctx);
 	if (ta_cli_check_output(cli, 0, &err) < 0)
 		return ta_cli_error(&err);
 again:
@@ -570,6 +649,17 @@ int ta_cli_parse_us(const char *arg, int64_t *ns)
 	if (end == arg || *end || !(us >= 0) || us > 1e12)
 		return -1;
 	*ns = (int64_t)(us * 1000 + 0.5);
+	return 0;
+}
+
+int ta_cli_parse_real(const char *arg, double lo, double hi, double *v)
+{
+	char *end;
+	double x = strtod(arg, &end);
+
+	if (end == arg || *end || !(x >= lo && x <= hi))
+		return -1;
+	*v = x;
 	return 0;
 }
 

@@ -18,6 +18,12 @@ struct ta_opt {
 	const char *help;
 };
 
+typedef int (*ta_analysis_fn)(sqlite3 *db, const struct ta_query *q,
+			      void *ctx, struct ta_table **out,
+			      struct ta_error *err);
+
+/* A command's one declaration: --help, --columns, the completions and the
+ * man page's check all come from it (and from its analysis's columns). */
 struct ta_cmd_info {
 	const char *name;
 	const char *args;    /* e.g. "[options] PATH" */
@@ -28,6 +34,8 @@ struct ta_cmd_info {
 	/* text mode only: how people see the rows (src/report/people.c);
 	 * NULL: as the analysis made them */
 	void (*present)(struct ta_table *t, void *ctx);
+	/* the analysis (NULL for ingest, report): its columns, for --help */
+	ta_analysis_fn run;
 };
 
 struct ta_cli {
@@ -41,6 +49,7 @@ struct ta_cli {
 	struct ta_increase *increases;
 	size_t nincreases;
 	const struct ta_cmd_info *cmd;
+	int columns;         /* --columns: list them and exit */
 	char **args;         /* positional arguments */
 	int nargs;
 	int64_t *ranks_buf;
@@ -59,9 +68,6 @@ void ta_cli_progress(const char *path, int64_t done, int64_t total, size_t i,
 /* Parses "all" or "0,2,5-7"; -1 on a bad list. */
 int ta_cli_parse_ranks(const char *s, int64_t **ranks, size_t *n);
 
-typedef int (*ta_analysis_fn)(sqlite3 *db, const struct ta_query *q,
-			      void *ctx, struct ta_table **out,
-			      struct ta_error *err);
 
 /* After an analysis failed (err): if on a damaged database, a cached one
  * is removed and 1 returned, the first time with retried given (run once
@@ -81,6 +87,8 @@ int ta_cli_main(int argc, char **argv, const struct ta_cmd_info *info,
 int ta_cli_no_opts(void *ctx, int key, const char *arg);
 /* A whole number in [0, max]; -1 if it is not one. */
 int ta_cli_parse_count(const char *arg, long max, long *v);
+/* A number in [lo, hi]; -1 if it is not one (NaN never is). */
+int ta_cli_parse_real(const char *arg, double lo, double hi, double *v);
 /* A non-negative number of µs to ns; -1 if it is not one. */
 int ta_cli_parse_us(const char *arg, int64_t *ns);
 

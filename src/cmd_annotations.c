@@ -35,10 +35,11 @@ int cmd_annotations(int argc, char **argv)
 	struct ta_annotations_opts o = { 0, 0, 1000, 0.8 };
 	const struct ta_cmd_info info = {
 		"annotations", "[options] PATH",
-		"Time per user annotation (record_function ranges, ProfilerStep#N): "
-		"rank,name,\ncount,total_us,max_us,min_us,std_us,mean_us. --kernels: "
-		"rank,ts_us,stream,\nkernel,annotation.",
-		opts, on_opt, &o, NULL
+		"Time per user annotation (record_function ranges, ProfilerStep#N) per rank\n"
+		"and name; --gpu: the GPU-side ranges; --kernels: each kernel with its\n"
+		"innermost GPU range.",
+		opts, on_opt, &o, NULL,
+		run
 	};
 
 	return ta_cli_main(argc, argv, &info, run, &o, NULL);

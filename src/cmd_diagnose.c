@@ -27,15 +27,13 @@ static int on_opt(void *ctx, int key, const char *arg)
 {
 	struct diag_cmd *c = ctx;
 	struct ta_diagnose_opts *o = &c->o;
-	char *end;
 
 	switch (key) {
 	case OPT_FINDINGS:
 		c->findings = 1;
 		return 0;
 	case OPT_BUSY:
-		o->busy_pct = strtod(arg, &end);
-		return end != arg && !*end && o->busy_pct >= 0 && o->busy_pct <= 100 ? 0 : -1;
+		return ta_cli_parse_real(arg, 0, 100, &o->busy_pct);
 	case OPT_GAP:
 		return ta_cli_parse_us(arg, &o->host_gap_ns);
 	case OPT_SMALL:
@@ -91,10 +89,10 @@ int cmd_diagnose(int argc, char **argv)
 		"diagnose", "[options] PATH",
 		"Per rank and ProfilerStep, what bounds the step: compute-bound, "
 		"launch-bound,\nhost-stalled, communication-bound or copy-bound, with "
-		"the main cause and its\ncost: rank,step,step_us,gpu_busy_pct,verdict,"
-		"main_cause,cause_us. --findings\nlists every cause with its cost, "
-		"where it is and the usual fix.",
-		opts, on_opt, &o, present
+		"the main cause and its\ncost. --findings lists every cause with its "
+		"cost, where it is and the usual\nfix.",
+		opts, on_opt, &o, present,
+		run
 	};
 
 	int rc = ta_cli_main(argc, argv, &info, run, &o, after_parse);

@@ -23,8 +23,6 @@ static const struct ta_opt opts[] = {
 static int on_opt(void *ctx, int key, const char *arg)
 {
 	struct idle_ctx *c = ctx;
-	char *end;
-	double us;
 
 	switch (key) {
 	case OPT_STREAMS:
@@ -34,11 +32,7 @@ static int on_opt(void *ctx, int key, const char *arg)
 		c->o.streams = c->streams;
 		return 0;
 	case OPT_WAIT:
-		us = strtod(arg, &end);
-		if (end == arg || *end || !(us >= 0) || us > 1e12)
-			return -1;
-		c->o.kernel_wait_ns = (int64_t)(us * 1000 + 0.5);
-		return 0;
+		return ta_cli_parse_us(arg, &c->o.kernel_wait_ns);
 	case OPT_STATS:
 		c->o.stats = 1;
 		return 0;
@@ -65,11 +59,10 @@ int cmd_idle(int argc, char **argv)
 		"idle", "[options] PATH",
 		"Idle time per rank and stream, by cause: host_wait (the kernel was "
 		"launched\nonly after its stream had drained), kernel_wait (a gap "
-		"shorter than\n--kernel-wait-us between kernels) or other. CSV "
-		"columns: rank,stream,category,\nidle_us,idle_ratio; with --stats: "
-		"rank,stream,category,count,mean_us,std_us,\nmin_us,p25_us,p50_us,"
-		"p75_us,max_us.",
-		opts, on_opt, &c, present
+		"shorter than\n--kernel-wait-us between kernels) or other; --stats: "
+		"statistics of the intervals.",
+		opts, on_opt, &c, present,
+		run
 	};
 	struct ta_cli cli;
 	int rc = ta_cli_parse(argc, argv, &info, &cli);

@@ -11,7 +11,8 @@ int cmd_ingest(int argc, char **argv)
 		"ingest", "[options] PATH -o DB",
 		"Parse the traces of PATH into the SQLite database DB, which every "
 		"command\naccepts as PATH. The schema: 'traceanalyze schema'.",
-		NULL, ta_cli_no_opts, NULL, NULL
+		NULL, ta_cli_no_opts, NULL, NULL,
+		NULL
 	};
 	struct ta_error err = { 0, "" };
 	struct ta_cli cli;
@@ -23,7 +24,8 @@ int cmd_ingest(int argc, char **argv)
 		ta_cli_free(&cli);
 		return rc > 0 ? 0 : 2;
 	}
-	if (cli.nargs != 1 || !cli.output || strcmp(cli.output, "-") == 0) {
+	if (cli.nargs != 1 || !cli.output || strcmp(cli.output, "-") == 0 ||
+	    cli.columns) {
 		fputs("traceanalyze: ingest needs one PATH and -o DB (a file)\n",
 		      stderr);
 		ta_cli_free(&cli);

@@ -19,7 +19,6 @@ static const struct ta_opt opts[] = {
 static int on_opt(void *ctx, int key, const char *arg)
 {
 	struct ta_kernels_opts *o = ctx;
-	char *end;
 
 	switch (key) {
 	case OPT_BY:
@@ -36,9 +35,7 @@ static int on_opt(void *ctx, int key, const char *arg)
 		return 0;
 	}
 	case OPT_RATIO:
-		o->duration_ratio = strtod(arg, &end);
-		return end != arg && !*end && o->duration_ratio >= 0 &&
-		       o->duration_ratio <= 1 ? 0 : -1;
+		return ta_cli_parse_real(arg, 0, 1, &o->duration_ratio);
 	case OPT_NO_MEMORY:
 		o->include_memory = 0;
 		return 0;
@@ -63,12 +60,12 @@ int cmd_kernels(int argc, char **argv)
 	struct ta_kernels_opts o = { 0, 10, 0.8, 1 };
 	const struct ta_cmd_info info = {
 		"kernels", "[options] PATH",
-		"GPU kernel breakdown. Per kernel name (per rank and type COMPUTATION,\n"
-		"COMMUNICATION, MEMORY): rank,kernel_type,name,count,total_us,max_us,"
-		"min_us,\nstd_us,mean_us. With --by type, over all selected ranks: "
-		"kernel_type,total_us,pct,\nwith overlaps as their own labels "
-		"(\"COMPUTATION overlapping COMMUNICATION\").",
-		opts, on_opt, &o, present
+		"GPU kernel breakdown per kernel name (per rank and type COMPUTATION,\n"
+		"COMMUNICATION, MEMORY). With --by type, over all selected ranks, with "
+		"overlaps\nas their own labels (\"COMPUTATION overlapping "
+		"COMMUNICATION\").",
+		opts, on_opt, &o, present,
+		run
 	};
 	struct ta_cli cli;
 	int rc = ta_cli_parse(argc, argv, &info, &cli);

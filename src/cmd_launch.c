@@ -39,13 +39,12 @@ int cmd_launch(int argc, char **argv)
 	const struct ta_cmd_info info = {
 		"launch", "[options] PATH",
 		"Per launched GPU activity: the launch call's CPU time, the GPU time, "
-		"and the\ndelay from the end of the call to the start on the GPU. CSV "
-		"columns:\nrank,correlation,nth,kernel,cpu_us,gpu_us,launch_delay_us,api "
-		"(nth: which kernel\nof a CUDA graph launch, from 0). "
-		"With --summary, per rank:\nshort kernels (cpu_us <= runtime cutoff "
-		"and gpu_us < cpu_us), runtime outliers\nand launch-delay outliers, "
-		"with medians and 95th percentiles.",
-		opts, on_opt, &o, NULL
+		"and the\ndelay from the end of the call to the start on the GPU (nth: "
+		"which kernel of\na CUDA graph launch, from 0). With --summary, per rank: "
+		"short kernels\n(cpu_us <= runtime cutoff and gpu_us < cpu_us), runtime "
+		"outliers and\nlaunch-delay outliers, with medians and 95th percentiles.",
+		opts, on_opt, &o, NULL,
+		run
 	};
 
 	return ta_cli_main(argc, argv, &info, run, &o, NULL);

@@ -33,9 +33,10 @@ int cmd_membw(int argc, char **argv)
 		"membw", "[options] PATH",
 		"Memory bandwidth (GB/s) per copy kind (Memcpy HtoD, DtoH, DtoD, "
 		"Memset, ...):\nthe sum of the bandwidths of the copies in flight, at "
-		"each start and end;\nstatistics over those points: rank,name,count,"
-		"mean_gbps,std_gbps,min_gbps,\np25_gbps,p50_gbps,p75_gbps,max_gbps.",
-		opts, on_opt, &o, NULL
+		"each start and end;\nstatistics over those points, or with --series "
+		"the points themselves.",
+		opts, on_opt, &o, NULL,
+		run
 	};
 
 	return ta_cli_main(argc, argv, &info, run, &o, NULL);

@@ -98,11 +98,11 @@ int cmd_ops(int argc, char **argv)
 	const struct ta_cmd_info info = {
 		"ops", "[options] PATH",
 		"The profiler's key_averages table, rebuilt from the trace: per rank "
-		"and operator\n(CPU op, record_function range, runtime call), "
-		"rank,name,calls,self_cpu_us,\ncpu_us,self_device_us,device_us; "
-		"with --group-by, an input_shapes or a stack\ncolumn too. GPU time "
-		"reaches an op through the launches inside it.",
-		opts, on_opt, &o, present
+		"and operator\n(CPU op, record_function range, runtime call), with the "
+		"profiler's percentages;\nwith --group-by, an input_shapes or a stack "
+		"column too. GPU time reaches an\nop through the launches inside it.",
+		opts, on_opt, &o, present,
+		run
 	};
 
 	return ta_cli_main(argc, argv, &info, run, &o, after_parse);

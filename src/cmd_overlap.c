@@ -14,9 +14,10 @@ int cmd_overlap(int argc, char **argv)
 	static const struct ta_cmd_info info = {
 		"overlap", "[options] PATH",
 		"Per rank, the share of communication (NCCL) kernel time during which "
-		"a\ncomputation kernel also ran. CSV columns: rank,comm_us,compute_us,"
-		"overlap_us,\noverlap_pct (empty for a rank without communication).",
-		NULL, ta_cli_no_opts, NULL, NULL
+		"a\ncomputation kernel also ran (overlap_pct is empty for a rank "
+		"without\ncommunication).",
+		NULL, ta_cli_no_opts, NULL, NULL,
+		run
 	};
 
 	return ta_cli_main(argc, argv, &info, run, NULL, NULL);

@@ -43,11 +43,11 @@ int cmd_queue(int argc, char **argv)
 	const struct ta_cmd_info info = {
 		"queue", "[options] PATH",
 		"Launch queue length per stream: launches issued but not yet started "
-		"on the GPU\n(+1 at the launch call, -1 when the work starts). "
-		"Statistics over the change\npoints: rank,stream,count,mean,std,min,"
-		"p25,p50,p75,max. --blocked-at N:\nrank,stream,blocked_us,"
-		"blocked_ratio (of the rank's trace duration).",
-		opts, on_opt, &o, NULL
+		"on the GPU\n(+1 at the launch call, -1 when the work starts); "
+		"statistics over the change\npoints. --blocked-at N: the time with the "
+		"queue at or above N (and its ratio\nof the rank's trace duration).",
+		opts, on_opt, &o, NULL,
+		run
 	};
 
 	return ta_cli_main(argc, argv, &info, run, &o, NULL);

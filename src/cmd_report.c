@@ -60,6 +60,11 @@ static int report(const struct ta_cli *cli)
 	FILE *out;
 	int rc, i, retried = 0;
 
+	if (cli->columns) {
+		fputs("traceanalyze: report has four tables; ask each analysis "
+		      "for its --columns\n", stderr);
+		return TA_EXIT_USAGE;
+	}
 	if (cli->ngates || cli->baseline || cli->nincreases) {
 		fputs("traceanalyze: report takes no gates; use them with the "
 		      "analysis itself (e.g. temporal --fail-if)\n", stderr);
@@ -107,7 +112,8 @@ int cmd_report(int argc, char **argv)
 		"communication overlap.\n--format json: one object with the keys "
 		"temporal, idle, kernel_types, overlap;\n--format csv: the four "
 		"tables, each after a line \"# NAME\".",
-		NULL, ta_cli_no_opts, NULL, NULL
+		NULL, ta_cli_no_opts, NULL, NULL,
+		NULL
 	};
 	struct ta_cli cli;
 	int rc = ta_cli_parse(argc, argv, &info, &cli);

@@ -15,10 +15,9 @@ int cmd_temporal(int argc, char **argv)
 		"temporal", "[options] PATH",
 		"Temporal breakdown per rank: of the span from the first to the last "
 		"GPU activity,\nthe time the GPU was idle, computing, or busy with "
-		"anything else\n(communication, memory copies). CSV columns: "
-		"rank,idle_us,compute_us,\nnon_compute_us,kernel_us,idle_pct,"
-		"compute_pct,non_compute_pct.",
-		NULL, ta_cli_no_opts, NULL, NULL
+		"anything else\n(communication, memory copies).",
+		NULL, ta_cli_no_opts, NULL, NULL,
+		run
 	};
 
 	return ta_cli_main(argc, argv, &info, run, NULL, NULL);

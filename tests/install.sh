@@ -13,6 +13,15 @@ if command -v man >/dev/null; then
 fi
 check "completion installed" '[ -f "$D/usr/share/bash-completion/completions/traceanalyze" ]'
 check "completion parses" 'bash -n completions/traceanalyze.bash'
+# completing a --fail-if column asks the command itself, with its options
+complete_cols() { # WORDS...: what completing the last (empty) word offers
+	bash -c '. completions/traceanalyze.bash; PATH="$PWD:$PATH"
+		COMP_WORDS=(traceanalyze "$@" ""); COMP_CWORD=$(($# + 1))
+		_traceanalyze; echo "${COMPREPLY[*]}"' sh "$@"
+}
+check "completion: launch columns" 'complete_cols launch dir --fail-if | grep -qw nth'
+check "completion: ops columns" 'complete_cols ops --group-by shape --fail-if | grep -qw input_shapes'
+check "completion: kernels --by type" '[ "$(complete_cols kernels --by type --fail-if)" = "kernel_type total_us pct" ]'
 make -s uninstall DESTDIR="$D" PREFIX=/usr >/dev/null
 check "uninstall removes" '[ ! -e "$D/usr/bin/traceanalyze" ] && [ ! -e "$D/usr/share/man/man1/traceanalyze.1" ]'
 echo "install: $pass passed, $fail failed"

@@ -18,6 +18,35 @@ for cmd in report temporal idle kernels overlap launch queue membw annotations o
 		fi
 	done
 done
+# every column of every table (as --columns derives it from the analysis)
+# is documented; the option sets cover each command's other tables
+while read -r cmd opts; do
+	# shellcheck disable=SC2086
+	for col in $(./traceanalyze $cmd $opts --columns | cut -f1); do
+		if grep -q -- "$col" $MAN; then pass=$((pass + 1)); else
+			fail=$((fail + 1)); echo "FAIL manlint: $cmd $opts: column $col is not in the man page"; fi
+	done
+done <<-VARIANTS
+temporal
+idle
+idle --stats
+kernels
+kernels --by type
+overlap
+launch
+launch --summary
+queue
+queue --series
+queue --blocked-at 2
+membw
+membw --series
+annotations
+annotations --kernels
+ops --group-by shape
+ops --group-by stack:1
+diagnose
+diagnose --findings
+VARIANTS
 TMP=$(mktemp -d /tmp/ta-man.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 export TRACEANALYZE_CACHE_DIR="$TMP"
