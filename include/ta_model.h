@@ -26,13 +26,13 @@
  *   host_thread (rank, pid, tid, ts,  the same and runtime calls, by
  *     dur, role, name, cat,           thread, parents first (TA_NEED_THREAD)
  *     correlation, idx, input_dims)
- *   ann (rank, name, cat, dur)        CPU and GPU annotation ranges in the
- *                                     analysis window, by category
+ *   cpu_ann, gpu_ann_win (rank,      record_function ranges, and their
+ *     name, dur)                      GPU copies, in the analysis window
  *   gpu_ann (rank, idx, pid, tid,     GPU annotation ranges
  *     ts, dur, name)
  *   rank_span (rank, first_ts,        each rank's extent: its earliest
  *     last_ts, first_dur_ts, end_ts)  and latest start, over every row and
- *                                     over rows with a duration (TA_NEED_SPAN)
+ *                                     over rows with a duration
  */
 #ifndef TA_MODEL_H
 #define TA_MODEL_H
@@ -52,8 +52,7 @@ enum ta_need {
 	TA_NEED_DEV = 1 << 0,     /* dev and win (HTA: hrows) */
 	TA_NEED_HOST = 1 << 1,    /* host, indexed by time */
 	TA_NEED_THREAD = 1 << 2,  /* host_thread, indexed by thread */
-	TA_NEED_SPAN = 1 << 3,    /* rank_span */
-	TA_NEED_QUEUE = 1 << 4,   /* enqueue (HTA: its launch rows, kept) */
+	TA_NEED_QUEUE = 1 << 3,   /* enqueue (HTA: its launch rows, kept) */
 };
 
 /* What the query asks for: see ta_analyses.h's struct ta_query. */

@@ -97,7 +97,9 @@ static size_t cp_width(unsigned c)
 	};
 	size_t i;
 
-	if ((c >= 0x0300 && c <= 0x036F) || c == 0x200B)
+	if (c < 0x0300)
+		return 1;
+	if (c <= 0x036F || c == 0x200B)
 		return 0;
 	for (i = 0; i < sizeof(wide) / sizeof(wide[0]); i++)
 		if (c >= wide[i][0] && c <= wide[i][1])
@@ -111,6 +113,11 @@ size_t ta_utf8_width_n(const char *s, size_t len)
 	size_t w = 0, n, at = 0;
 
 	while (at < len && u[at]) {
+		if (u[at] < 0x80) { /* most names: ASCII, one column a byte */
+			w++;
+			at++;
+			continue;
+		}
 		w += cp_width(decode(u + at, &n));
 		at += n;
 	}

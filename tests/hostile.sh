@@ -238,6 +238,10 @@ import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 assert all(float(r['step_us']) >= 0 and int(r['step']) < 2**62 for r in rows), rows" "$TMP/out"
 
+## ranks without steps: their whole extent is the one step (-1)
+expect diagnose_no_steps 0 "" $T $BIN diagnose -q --format csv "$TMP/utf8.json"
+check diagnose_no_steps_row grep -q "^0,,[0-9]" "$TMP/out"   # step -1: no step
+
 ## a malformed baseline is an error naming file and row, never a crash
 $BIN temporal -q --format csv "$R" >"$TMP/base_ok.csv"
 printf 'rank,idle_us\n0,5\n1\n' >"$TMP/short.csv"

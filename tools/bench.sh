@@ -10,7 +10,7 @@ set -u
 cd "$(dirname "$0")/.." || exit 2
 RUNS=${RUNS:-3}
 DIR=.bench
-BIN=./traceanalyze
+BIN=${BIN:-./traceanalyze}
 command -v json_verify >/dev/null || { echo "bench: needs json_verify (Debian yajl-tools)"; exit 2; }
 mkdir -p "$DIR"
 SRC=testdata/train_stalled/rank-0.pt.trace.json.gz

@@ -8,12 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The ranges of one category in the analysis window (the model's rules,
- * HTA's with --hta-compat). */
-static const char ranges_sql[] =
-	"SELECT a.rank, n.name, a.dur FROM ann a JOIN names n ON n.name_id = a.name"
-	" WHERE a.cat = (SELECT name_id FROM names WHERE name = ?)"
-	" ORDER BY a.rank, n.name";
+/* The ranges in the analysis window (the model's rules, HTA's with
+ * --hta-compat): CPU-side or GPU-side. */
+static const char cpu_ranges_sql[] =
+	"SELECT a.rank, n.name, a.dur FROM cpu_ann a"
+	" JOIN names n ON n.name_id = a.name ORDER BY a.rank, n.name";
+static const char gpu_ranges_sql[] =
+	"SELECT a.rank, n.name, a.dur FROM gpu_ann_win a"
+	" JOIN names n ON n.name_id = a.name ORDER BY a.rank, n.name";
 
 /* The shortest GPU range on the kernel's pid and tid that overlaps it.
  * A range that overlaps starts after the kernel's start minus the longest
@@ -102,10 +104,9 @@ static int run_breakdown(sqlite3 *db, const struct ta_query *q,
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if (ta_db_prepare(db, ranges_sql, &st, err) < 0)
+	if (ta_db_prepare(db, o->gpu ? gpu_ranges_sql : cpu_ranges_sql, &st,
+			  err) < 0)
 		return -1;
-	sqlite3_bind_text(st, 1, o->gpu ? "gpu_user_annotation" : "user_annotation",
-			  -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t rank = sqlite3_column_int64(st, 0);
 		const char *name = (const char *)sqlite3_column_text(st, 1);

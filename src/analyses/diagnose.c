@@ -464,8 +464,8 @@ static void verdict_row(struct ta_table *t, const struct diag_ctx *c,
 	ta_table_set_real(t, row, 6, (double)loss[v] / 1000.0);
 }
 
-static int steps_of(sqlite3 *db, int64_t rank, int64_t **steps, size_t *n,
-		    struct ta_error *err)
+static int steps_of(sqlite3 *db, int64_t rank,
+		    int64_t **steps, size_t *n, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	size_t cap = 0;
@@ -490,6 +490,7 @@ static int steps_of(sqlite3 *db, int64_t rank, int64_t **steps, size_t *n,
 	if (ta_db_done(db, rc, err) < 0)
 		return -1;
 	if (*n == 0) { /* no steps: the whole window */
+		/* a rank without steps: its whole extent */
 		if (ta_db_prepare(db, "SELECT -1, first_dur_ts, end_ts FROM rank_span"
 				  " WHERE rank = ?", &st, err) < 0)
 			return -1;
@@ -552,7 +553,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	int rc = 0, step_rc = SQLITE_DONE;
 
 	*out = *findings = NULL;
-	if (ta_model_prepare(db, q, TA_NEED_HOST | TA_NEED_SPAN, err) < 0 ||
+	if (ta_model_prepare(db, q, TA_NEED_HOST, err) < 0 ||
 	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &ranks, err) < 0) {
 		ta_table_free(t);
 		return -1;

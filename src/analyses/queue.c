@@ -148,8 +148,7 @@ int ta_queue_run(sqlite3 *db, const struct ta_query *q,
 	*out = NULL;
 	memset(&s, 0, sizeof(s));
 	s.span_rank = -1;
-	if (ta_model_prepare(db, q, TA_NEED_DEV | TA_NEED_QUEUE |
-			     (o->blocked_at > 0 ? TA_NEED_SPAN : 0), err) < 0 ||
+	if (ta_model_prepare(db, q, TA_NEED_DEV | TA_NEED_QUEUE, err) < 0 ||
 	    ta_db_prepare(db, points_sql, &st, err) < 0)
 		return -1;
 	min_ts = ta_model_min_ts(db, q->hta_compat);

@@ -82,14 +82,16 @@ static void query_key(const struct ta_query *q, struct ta_buf *key)
 		ta_buf_addf(key, "%lld,", (long long)q->ranks[i]);
 }
 
+/* No DROP here: an analysis may ask for more while it reads (a DROP would
+ * fail then, "database table is locked"). */
 static int remember(sqlite3 *db, const char *key, unsigned need,
 		    struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if (ta_db_exec(db, "DROP TABLE IF EXISTS temp.model_state;"
-		       "CREATE TEMP TABLE model_state (key TEXT, need INTEGER)",
+	if (ta_db_exec(db, "CREATE TEMP TABLE IF NOT EXISTS model_state"
+		       " (key TEXT, need INTEGER); DELETE FROM temp.model_state",
 		       err) < 0 ||
 	    ta_db_prepare(db, "INSERT INTO temp.model_state VALUES (?, ?)", &st,
 			  err) < 0)

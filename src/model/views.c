@@ -42,21 +42,31 @@ static const char common_sql[] =
  * before its launch call counts as launched then (never below zero);
  * annotation ranges of the analysis window. */
 static const char default_sql[] =
+/* (joined with dev, whose ranks are the selected ones) */
 "CREATE TEMP VIEW launch AS SELECT r.rank, r.correlation, r.idx, r.ts_ns AS ts,"
 "  r.dur_ns AS dur, r.name FROM main.events r WHERE r.role = " R(RUNTIME)
-"  AND r.correlation != -1 AND r." IN_SEL " AND r.idx = (SELECT max(x.idx)"
+"  AND r.correlation != -1 AND r.idx = (SELECT max(x.idx)"
 "  FROM main.events x WHERE x.role = " R(RUNTIME) " AND x.rank = r.rank"
 "  AND x.correlation = r.correlation);"
+/* ingestion noted each file's extent */
+"CREATE TEMP VIEW rank_span AS SELECT rank, min_ts_ns AS first_ts,"
+"  max_ts_ns AS last_ts, first_dur_ts_ns AS first_dur_ts, end_ns AS end_ts"
+"  FROM main.files;"
 "CREATE TEMP VIEW enqueue AS"
 "  SELECT rank, stream, min(launch_ts, ts) AS ts, 1 AS sign FROM dev"
 "  WHERE correlation != -1 AND launch_ts IS NOT NULL"
 "  UNION ALL SELECT rank, stream, ts, -1 FROM dev"
 "  WHERE correlation != -1 AND launch_ts IS NOT NULL;"
-"CREATE TEMP VIEW ann AS SELECT e.rank, e.name, e.cat, max(e.dur_ns, 0) AS dur"
-"  FROM main.events e WHERE e.role IN (" R(GPU_ANN) ", " R(CPU_ANN) ")"
-"  AND e." IN_SEL " AND e.dur_ns IS NOT NULL AND e.ts_ns IS NOT NULL"
-"  AND e.ts_ns < COALESCE((SELECT last_start FROM win w WHERE w.rank = e.rank),"
-"   9223372036854775807);";
+/* one view per category, its test first: the costlier ones (the rank,
+ * the window) then run on annotation rows alone */
+#define ANN_VIEW(view, cat) \
+"CREATE TEMP VIEW " view " AS SELECT e.rank, e.name, max(e.dur_ns, 0) AS dur" \
+"  FROM main.events e WHERE e.cat = (SELECT name_id FROM main.names" \
+"   WHERE name = '" cat "') AND e." IN_SEL " AND e.dur_ns IS NOT NULL" \
+"  AND e.ts_ns IS NOT NULL AND e.ts_ns < COALESCE((SELECT last_start" \
+"   FROM win w WHERE w.rank = e.rank), 9223372036854775807);"
+ANN_VIEW("cpu_ann", "user_annotation")
+ANN_VIEW("gpu_ann_win", "gpu_user_annotation");
 
 /* HTA §9.7: a correlation is a launch when one of its rows has one of
  * these names, and every CPU row of it counts as its call. */
@@ -83,7 +93,11 @@ static const char hta_sql[] =
 "  UNION ALL SELECT d.rank, d.stream, d.ts, -1 FROM dev d WHERE EXISTS"
 "  (SELECT 1 FROM hta_enqueue l WHERE l.rank = d.rank"
 "   AND l.correlation = d.correlation);"
-"CREATE TEMP VIEW ann AS SELECT rank, name, cat, dur FROM hrows;"
+"CREATE TEMP VIEW cpu_ann AS SELECT h.rank, h.name, h.dur FROM hrows h"
+"  WHERE h.cat = (SELECT name_id FROM main.names WHERE name = 'user_annotation');"
+"CREATE TEMP VIEW gpu_ann_win AS SELECT h.rank, h.name, h.dur FROM hrows h"
+"  WHERE h.cat = (SELECT name_id FROM main.names"
+"   WHERE name = 'gpu_user_annotation');"
 "CREATE TEMP VIEW rank_span AS SELECT rank, min(ts) AS first_ts,"
 "  max(ts) AS last_ts, min(ts) AS first_dur_ts, max(ts + dur) AS end_ts"
 "  FROM hrows GROUP BY rank;";
@@ -98,15 +112,6 @@ static const char hta_enqueue_sql[] =
 "   AND g.correlation = h.correlation AND g.is_gpu AND +g.idx > 0);"
 "CREATE INDEX temp.hta_enqueue_corr ON hta_enqueue (rank, correlation);";
 
-/* Each rank's extent in one pass (a query per rank would scan every row
- * once per rank). */
-static const char default_span_sql[] =
-"CREATE TEMP TABLE rank_span AS SELECT rank, min(ts_ns) AS first_ts,"
-"  max(ts_ns) AS last_ts, min(CASE WHEN dur_ns IS NOT NULL THEN ts_ns END)"
-"  AS first_dur_ts, max(ts_ns + dur_ns) AS end_ts FROM main.events"
-"  GROUP BY rank;"
-"CREATE UNIQUE INDEX temp.rank_span_rank ON rank_span (rank);";
-
 /* host, when events_cpu cannot be added (a database we may not write, or
  * one whose writer would keep us waiting): a copy for this run. */
 static const char host_copy_sql[] =
@@ -118,7 +123,7 @@ static const char host_copy_sql[] =
 
 static const char *const view_names[] = {
 	"gpu", "steps", "calls", "host", "host_thread", "gpu_ann", "launch",
-	"enqueue", "ann", "rank_span", NULL
+	"enqueue", "cpu_ann", "gpu_ann_win", "rank_span", NULL
 };
 
 /* Drops a TEMP view or table of that name, whichever it is. */
@@ -158,9 +163,6 @@ int ta_model_build(sqlite3 *db, int hta_compat, unsigned need,
 	/* without its index (same reason), SQLite sorts instead */
 	if (need & TA_NEED_THREAD)
 		ta_db_need_index(db, TA_INDEX_THREAD, NULL);
-	if ((need & TA_NEED_SPAN) && !hta_compat &&
-	    ta_db_exec(db, default_span_sql, err) < 0)
-		return -1;
 	if ((need & TA_NEED_QUEUE) && hta_compat &&
 	    ta_db_exec(db, hta_enqueue_sql, err) < 0)
 		return -1;

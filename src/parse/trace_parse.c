@@ -379,6 +379,23 @@ static int in_range(const struct ta_event *ev)
 	       ev->hta_ts_ns >= TS_MIN && ev->hta_ts_ns <= TS_MAX - (hd > 0 ? hd : 0);
 }
 
+/* Each file's extent, so that no analysis scans every row for it. */
+static void note_extent(struct ta_parse_result *r, const struct ta_event *ev)
+{
+	if (!r->have_ts || ev->ts_ns < r->min_ts_ns)
+		r->min_ts_ns = ev->ts_ns;
+	if (!r->have_ts || ev->ts_ns > r->max_ts_ns)
+		r->max_ts_ns = ev->ts_ns;
+	r->have_ts = 1;
+	if (!ev->has_dur)
+		return;
+	if (!r->have_dur_ts || ev->ts_ns < r->first_dur_ts_ns)
+		r->first_dur_ts_ns = ev->ts_ns;
+	if (!r->have_dur_ts || ev->ts_ns + ev->dur_ns > r->end_ns)
+		r->end_ns = ev->ts_ns + ev->dur_ns;
+	r->have_dur_ts = 1;
+}
+
 /* A ProfilerStep#N that cannot be a step: negative duration, or an N
  * that does not fit in int64 (it would be read as INT64_MAX). */
 static int bad_step(const struct ta_event *ev)
@@ -431,10 +448,8 @@ static void finish_times(struct pstate *p)
 		p->res->bad_steps++;
 	}
 	p->res->bad_times += p->bad_time;
-	if (ev->has_ts && (!p->res->have_ts || ev->ts_ns < p->res->min_ts_ns)) {
-		p->res->have_ts = 1;
-		p->res->min_ts_ns = ev->ts_ns;
-	}
+	if (ev->has_ts)
+		note_extent(p->res, ev);
 	if (!ev->has_ts || ev->ts_is_float)
 		p->res->any_float_ts = 1;
 }
