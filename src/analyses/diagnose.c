@@ -556,6 +556,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	if (ta_model_prepare(db, q, TA_NEED_HOST, err) < 0 ||
 	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &ranks, err) < 0) {
 		ta_table_free(t);
+		ta_intern_free(f.keys);
 		return -1;
 	}
 	while (rc == 0 && (step_rc = sqlite3_step(ranks)) == SQLITE_ROW) {

@@ -69,6 +69,9 @@ static void free_old(struct old_csv *o)
 		free(o->rows[r]);
 	}
 	free(o->rows);
+	for (c = 0; c < o->ncur; c++) /* a row cut short by an error */
+		free(o->cur[c]);
+	free(o->cur);
 }
 
 static int read_old(const char *path, struct old_csv *o, struct ta_error *err)
