@@ -137,6 +137,15 @@ else
 	echo "hostile: skipping the PID-namespace case (unshare -p not permitted here)"
 fi
 
+# --no-cache's scratch databases in TMPDIR: a dead run's is removed too
+mkdir "$TMP/tmpdir"
+touch -d '2 minutes ago' "$TMP/tmpdir/traceanalyze.db.tmp.DEAD01"
+touch "$TMP/tmpdir/unrelated.db.tmp.KEEP01"
+TMPDIR="$TMP/tmpdir" $BIN temporal -q --no-cache "$R" >/dev/null
+check nocache_stale_removed test ! -e "$TMP/tmpdir/traceanalyze.db.tmp.DEAD01"
+check nocache_others_kept test -e "$TMP/tmpdir/unrelated.db.tmp.KEEP01"
+check nocache_leaves_nothing test "$(ls "$TMP/tmpdir" | wc -l)" = 1
+
 ## a damaged cache heals; a damaged database given as PATH is named
 rm -rf "$C"
 $BIN temporal -q --format csv "$BIG" >"$TMP/t.want"
