@@ -189,6 +189,13 @@ done
 mkdir "$TMP/rocache"; chmod 555 "$TMP/rocache"
 expect readonly_cache 0 "cache directory '.*rocache': .*; not caching" \
 	env TRACEANALYZE_CACHE_DIR="$TMP/rocache" $T $AS_OTHER $BIN temporal --format csv "$R"
+# ... but what a read-only cache holds is still used, without a word
+mkdir "$TMP/rocache2"
+TRACEANALYZE_CACHE_DIR="$TMP/rocache2" $BIN temporal -q "$R" >/dev/null
+chmod 555 "$TMP/rocache2"
+expect readonly_cache_hit 0 "^traceanalyze: using the cached database" \
+	env TRACEANALYZE_CACHE_DIR="$TMP/rocache2" $T $AS_OTHER $BIN temporal -v --format csv "$R"
+check readonly_cache_hit_quiet test "$(wc -l <"$TMP/err")" = 1
 expect tmpdir_missing 4 "cannot create '/nonexistent/traceanalyze.db.tmp" \
 	env TMPDIR=/nonexistent $T $BIN temporal --no-cache "$R"
 

@@ -301,12 +301,11 @@ static int open_uncached(char **files, size_t n, const struct ta_ingest_opts *o,
 	return rc;
 }
 
-/* A cache directory we can write, made if missing; else why not. */
-static const char *cache_unusable(char *dir, size_t len)
+/* The cache directory, made if missing; else why not. */
+static const char *cache_dir(char *dir, size_t len)
 {
 	struct stat sb;
-	char *probe = NULL;
-	int rc = ta_cache_dir(dir, len), fd;
+	int rc = ta_cache_dir(dir, len);
 
 	if (rc == -1)
 		return "no HOME, XDG_CACHE_HOME or TRACEANALYZE_CACHE_DIR";
@@ -314,16 +313,22 @@ static const char *cache_unusable(char *dir, size_t len)
 		return "name too long";
 	if (mkdir_p(dir) < 0 || stat(dir, &sb) < 0)
 		return strerror(errno);
-	if (!S_ISDIR(sb.st_mode))
-		return ta_file_kind(sb.st_mode);
-	snprintf(dir + strlen(dir), len - strlen(dir), "/probe");
-	fd = ta_temp_create(dir, &probe, NULL);
-	dir[strlen(dir) - 6] = '\0';
+	return S_ISDIR(sb.st_mode) ? NULL : ta_file_kind(sb.st_mode);
+}
+
+/* Whether a database can be written into dir; else why not. */
+static const char *cache_unwritable(const char *dir)
+{
+	char probe[PATH_MAX], *tmp = NULL;
+	int fd;
+
+	snprintf(probe, sizeof(probe), "%s/probe", dir);
+	fd = ta_temp_create(probe, &tmp, NULL);
 	if (fd < 0)
 		return strerror(errno);
-	unlink(probe);
+	unlink(tmp);
 	close(fd);
-	free(probe);
+	free(tmp);
 	return NULL;
 }
 
@@ -341,17 +346,12 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 	if (ta_input_list(path, &files, &n, err) < 0)
 		return -1;
 	if (o->no_cache || strcmp(path, "-") == 0 ||
-	    (why = cache_unusable(dir, sizeof(dir))) != NULL) {
-		if (why)
-			ta_warn("cache directory '%s': %s; not caching", dir, why);
-		if (o->verbose)
-			ta_note("parsing %zu files, not cached", n);
-		rc = open_uncached(files, n, o, db, err);
-		goto out;
-	}
+	    (why = cache_dir(dir, sizeof(dir))) != NULL)
+		goto uncached;
 	ta_temp_clean(dir, "", ".db.tmp.");
 	snprintf(cached, sizeof(cached), "%s/%016llx.db", dir,
 		 (unsigned long long)cache_key(files, n));
+	/* a read-only cache still serves what it holds */
 	if (access(cached, F_OK) == 0) {
 		struct ta_error why_not = { 0, "" };
 
@@ -369,12 +369,21 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 			why_not.msg);
 		unlink(cached);
 	}
+	if ((why = cache_unwritable(dir)) != NULL)
+		goto uncached;
 	if (o->verbose)
 		ta_note("parsing %zu files into the cached database '%s'", n,
 			cached);
 	rc = ta_ingest(files, n, cached, o, err);
 	if (rc == 0)
 		rc = ta_db_open(cached, db, err);
+	goto out;
+uncached:
+	if (why)
+		ta_warn("cache directory '%s': %s; not caching", dir, why);
+	if (o->verbose)
+		ta_note("parsing %zu files, not cached", n);
+	rc = open_uncached(files, n, o, db, err);
 out:
 	ta_input_list_free(files, n);
 	return rc;
