@@ -53,6 +53,33 @@ check("gate on a verdict trips", subprocess.run(
     ["./traceanalyze", "diagnose", "-q", "testdata/train_stalled", "--fail-if", 'verdict == "host-stalled"'],
     capture_output=True).returncode == 1)
 
+# a stream waiting on an event is no host sync: the hole is host time
+import json
+import os
+import tempfile
+K = {"ph": "X", "cat": "kernel", "pid": 0, "tid": 7, "dur": 10}
+ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % i, "pid": 1, "tid": 1,
+       "ts": 1000 * i, "dur": 1000} for i in (1, 2)]
+for i in (1, 2):
+    t = 1000 * i
+    ev += [dict(K, name="k", ts=t + 100, args={"stream": 7, "correlation": 10 * i}),
+           {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+            "ts": t + 90, "dur": 5, "args": {"correlation": 10 * i}},
+           {"ph": "X", "cat": "cpu_op", "name": "wait_op", "pid": 1, "tid": 1, "ts": t + 115, "dur": 480},
+           {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamWaitEvent", "pid": 1, "tid": 1,
+            "ts": t + 120, "dur": 470, "args": {"correlation": 10 * i + 1}},
+           dict(K, name="k", ts=t + 600, args={"stream": 7, "correlation": 10 * i + 2}),
+           {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+            "ts": t + 595, "dur": 4, "args": {"correlation": 10 * i + 2}}]
+d = tempfile.mkdtemp()
+path = os.path.join(d, "rank-0.json")
+json.dump({"distributedInfo": {"rank": 0}, "traceEvents": ev}, open(path, "w"))
+out = subprocess.run(["./traceanalyze", "diagnose", "-q", "--no-cache", "--format", "csv", "--findings", path],
+                     capture_output=True, text=True, check=True).stdout
+f = list(csv.DictReader(io.StringIO(out)))
+check("cudaStreamWaitEvent is no sync: the hole is a host_region",
+      f and not any(r["kind"] == "sync" for r in f) and any(r["kind"] == "host_region" for r in f))
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL diagnose:", n)

@@ -72,6 +72,7 @@ struct rank_data {
 	int64_t max_dur;             /* longest GPU row */
 	struct call_row *calls;
 	size_t ncalls, capcalls;
+	int64_t max_op_dur;          /* longest cpu_op, -1 until asked */
 };
 
 /* One finding per (rank, step, kind, where), found by hash: a scan of
@@ -103,12 +104,16 @@ static void add_finding(struct findings *f, int64_t rank, int64_t step,
 	f->n++;
 }
 
+/* Calls that block the host until the GPU gets somewhere. Not
+ * cudaStreamWaitEvent: it makes a stream wait, and the host goes on (a
+ * cross-stream dependency, not a sync); not the Async copies. */
 static int is_sync(const char *name)
 {
 	static const char *const names[] = { "cudaStreamSynchronize",
 		"cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy",
-		"cudaMemcpy2D", "cudaStreamWaitEvent", "hipDeviceSynchronize",
-		"hipStreamSynchronize", "hipMemcpy", NULL };
+		"cudaMemcpy2D", "cudaMemset", "hipDeviceSynchronize",
+		"hipStreamSynchronize", "hipEventSynchronize", "hipMemcpy",
+		"hipMemcpy2D", "hipMemset", NULL };
 	size_t i;
 
 	for (i = 0; names[i]; i++)
@@ -125,6 +130,7 @@ static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 
 	d->ngpu = d->ncalls = 0;
 	d->max_dur = 0;
+	d->max_op_dur = -1;
 	if (ta_db_prepare(db, "SELECT g.ts, g.ts + g.dur,"
 			  " ta_kind(n.name, c.name, 0), n.name GLOB '*Pageable*',"
 			  " (n.name GLOB '*align1*' OR n.name GLOB '*align2*')"
@@ -210,27 +216,53 @@ static int name_region(sqlite3 *db, int64_t rank, int64_t a, int64_t b,
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 
+/* The longest cpu_op of the rank: how far back the op that launched a
+ * call can start. Asked once per rank, when first needed. */
+static int max_op_dur(sqlite3 *db, int64_t rank, struct rank_data *d)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = SQLITE_ERROR;
+
+	if (d->max_op_dur >= 0)
+		return 0;
+	if (sqlite3_prepare_v2(db, "SELECT max(o.dur) FROM host o JOIN names c"
+			       " ON c.name_id = o.cat WHERE o.rank = ? AND o.role = "
+			       TA_SQL(TA_ROLE_CPU_OP) " AND c.name = 'cpu_op'", -1,
+			       &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, rank);
+		rc = sqlite3_step(st);
+		d->max_op_dur = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
 /* "aten::mm [[50257, 768], [768, 4]]": the op that launched a kernel
- * (through its launch call's correlation), with its input shapes. */
-static int launching_op(sqlite3 *db, int64_t rank, int64_t corr, char *buf,
-			size_t len)
+ * (through its launch call's correlation), with its input shapes. The
+ * search runs back from the call no further than the longest op, so it
+ * reads a few rows, not every earlier one. */
+static int launching_op(sqlite3 *db, int64_t rank, struct rank_data *d,
+			int64_t corr, char *buf, size_t len)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = SQLITE_ERROR;
 
 	snprintf(buf, len, "(launch not recorded)");
+	if (max_op_dur(db, rank, d) < 0)
+		return -1;
 	if (sqlite3_prepare_v2(db,
 			"SELECT n.name, COALESCE(o.input_dims, '') FROM calls r"
 			" JOIN host o ON o.rank = r.rank"
-			"  AND o.role = " TA_SQL(TA_ROLE_CPU_OP)
-			"  AND o.ts <= r.ts AND o.ts + o.dur >= r.ts + r.dur"
-			"  AND o.tid IS r.tid"
+			"  AND o.ts <= r.ts AND o.ts >= r.ts - ?3"
+			"  AND o.ts + o.dur >= r.ts + r.dur"
+			"  AND o.role = " TA_SQL(TA_ROLE_CPU_OP) " AND o.tid IS r.tid"
 			" JOIN names n ON n.name_id = o.name"
 			" JOIN names c ON c.name_id = o.cat AND c.name = 'cpu_op'"
-			" WHERE r.rank = ? AND r.correlation = ?"
+			" WHERE r.rank = ?1 AND r.correlation = ?2"
 			" ORDER BY o.ts DESC LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, rank);
 		sqlite3_bind_int64(st, 2, corr);
+		sqlite3_bind_int64(st, 3, d->max_op_dur);
 		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
 			snprintf(buf, len, "%s %s", (const char *)sqlite3_column_text(st, 0),
 				 (const char *)sqlite3_column_text(st, 1));
@@ -360,8 +392,9 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 		if (g->misaligned && g->kind == TA_KIND_COMPUTE) {
 			char where[256];
 
-			c->failed |= launching_op(c->db, c->rank, g->correlation,
-						  where, sizeof(where)) < 0;
+			c->failed |= launching_op(c->db, c->rank, c->d,
+						  g->correlation, where,
+						  sizeof(where)) < 0;
 			add_finding(c->f, c->rank, c->step, F_ALIGN, g->end - g->ts, where);
 		}
 		if (g->kind == TA_KIND_COMPUTE && g->end - g->ts < c->o->small_kernel_ns)
@@ -545,7 +578,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		    struct ta_table **findings, struct ta_error *err)
 {
 	struct findings f = { NULL, 0, 0, ta_intern_new(), NULL };
-	struct rank_data d = { NULL, 0, 0, 0, NULL, 0, 0 };
+	struct rank_data d = { NULL, 0, 0, 0, NULL, 0, 0, -1 };
 	struct ta_table *t = ta_table_new("Diagnosis per step", verdict_cols, 7);
 	sqlite3_stmt *ranks = NULL;
 	int64_t *steps = NULL;
