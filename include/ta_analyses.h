@@ -12,6 +12,7 @@ struct ta_query {
 	int hta_compat;          /* reproduce HTA 0.6.1 number for number */
 	const int64_t *ranks;    /* NULL: every rank */
 	size_t nranks;
+	int window_span;         /* --window span: first to last GPU work */
 	/* where a table of final rows (a row per kernel, per point) may send
 	 * them as they come; NULL: keep them all */
 	const struct ta_row_sink *sink;

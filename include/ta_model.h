@@ -10,6 +10,11 @@
  *     kind, idle_kernel, launch_ts,   filter); kind: TA_KIND_*; launch_ts:
  *     ord, pid, tid)                  the launching call's start, or NULL
  *   win (rank, last_start)            default: where a rank's window ends
+ *   step_win (rank, step, ts,         each kept step's window (window.c)
+ *     end_ts)
+ *   span (rank, ts, end_ts)           each rank's analysis window: its
+ *                                     steps' windows, else first to last
+ *                                     GPU work
  *   gpu (rank, idx, name, cat, ts,    every GPU activity of the selected
  *     dur, stream, correlation,       ranks, no window (dur >= 0)
  *     pid, tid)

@@ -13,13 +13,14 @@
 enum {
 	OPT_FORMAT = 1000, OPT_RANKS, OPT_HTA, OPT_NO_CACHE, OPT_STRICT,
 	OPT_HELP, OPT_QUIET, OPT_OUTPUT, OPT_FAIL_IF, OPT_BASELINE,
-	OPT_MAX_INCREASE, OPT_JOBS, OPT_VERBOSE, OPT_COLUMNS
+	OPT_MAX_INCREASE, OPT_JOBS, OPT_VERBOSE, OPT_COLUMNS, OPT_WINDOW
 };
 
 static const struct ta_opt common_opts[] = {
 	{ "format", 1, OPT_FORMAT, "FMT", "output format: text (default), csv, json" },
 	{ "ranks", 1, OPT_RANKS, "LIST", "ranks to analyse: all (default) or e.g. 0,2,5-7" },
 	{ "hta-compat", 0, OPT_HTA, NULL, "reproduce HTA 0.6.1's numbers, quirks included" },
+	{ "window", 1, OPT_WINDOW, "HOW", "steps (default): each kept step's window; span: first to last GPU work" },
 	{ "output", 1, OPT_OUTPUT, "FILE", "write the result to FILE instead of stdout" },
 	{ "no-cache", 0, OPT_NO_CACHE, NULL, "parse the traces again; do not use or fill the cache" },
 	{ "strict", 0, OPT_STRICT, NULL, "a truncated or damaged trace is an error" },
@@ -120,7 +121,7 @@ static int list_columns(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 /* "columns: a, b, c", wrapped, for --help. */
 static void print_columns(FILE *out, const struct ta_cmd_info *cmd)
 {
-	struct ta_query q = { 0, NULL, 0, NULL };
+	struct ta_query q = { 0, NULL, 0, 0, NULL };
 	struct ta_error err = { 0, "" };
 	struct ta_table *t = empty_result(cmd->run, &q, cmd->ctx, &err);
 	size_t c, at;
@@ -238,6 +239,11 @@ static int common_opt(struct ta_cli *cli, const struct ta_cmd_info *cmd,
 	case OPT_COLUMNS:
 		cli->columns = 1;
 		return 0;
+	case OPT_WINDOW:
+		if (strcmp(arg, "steps") != 0 && strcmp(arg, "span") != 0)
+			return usage_error(cmd, "bad --window '%s' (steps, span)", arg);
+		cli->query.window_span = strcmp(arg, "span") == 0;
+		return 0;
 	case OPT_FAIL_IF:
 		cli->gates = ta_xrealloc(cli->gates, (cli->ngates + 1) * sizeof(*cli->gates));
 		cli->gates[cli->ngates++] = arg;
@@ -283,7 +289,7 @@ int ta_cli_parse(int argc, char **argv, const struct ta_cmd_info *cmd,
 					 argv[optind - 1]);
 		} else if (c == 'v') {
 			rc = common_opt(cli, cmd, OPT_VERBOSE, optarg);
-		} else if (c >= OPT_FORMAT && c <= OPT_COLUMNS) {
+		} else if (c >= OPT_FORMAT && c <= OPT_WINDOW) {
 			rc = common_opt(cli, cmd, c, optarg);
 		} else if (cmd->on_opt(cmd->ctx, c, optarg) < 0) {
 			char what[160];

@@ -142,7 +142,7 @@ static char *as_csv(const struct ta_table *t)
 static int run_once(run_fn fn, int hta, int left, char **csv,
 		    struct ta_error *err)
 {
-	struct ta_query q = { hta, NULL, 0, NULL };
+	struct ta_query q = { hta, NULL, 0, 0, NULL };
 	struct ta_table *t = NULL;
 	sqlite3 *db;
 	int rc;

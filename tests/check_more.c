@@ -65,7 +65,7 @@ START_TEST(test_more_launch)
 {
 	char *dir;
 	sqlite3 *db = open_trace(&dir, launches);
-	struct ta_query q = { 0, NULL, 0, NULL };
+	struct ta_query q = { 0, NULL, 0, 0, NULL };
 	struct ta_launch_opts o = { 0, 50000, 100000 };
 	struct ta_table *t;
 	struct ta_error err;
@@ -96,7 +96,7 @@ START_TEST(test_more_queue)
 {
 	char *dir;
 	sqlite3 *db = open_trace(&dir, launches);
-	struct ta_query q = { 0, NULL, 0, NULL };
+	struct ta_query q = { 0, NULL, 0, 0, NULL };
 	struct ta_queue_opts o = { 1, 0 };
 	struct ta_table *t;
 	struct ta_error err;
@@ -131,7 +131,7 @@ START_TEST(test_more_membw_residue)
 		  ", \"memory bandwidth (GB/s)\": 0.2") "]}";
 	char *dir;
 	sqlite3 *db = open_trace(&dir, tr);
-	struct ta_query q = { 1, NULL, 0, NULL };
+	struct ta_query q = { 1, NULL, 0, 0, NULL };
 	struct ta_membw_opts o = { 0 };
 	struct ta_table *t;
 	struct ta_error err;
@@ -164,7 +164,7 @@ START_TEST(test_more_annotations)
 		"]}";
 	char *dir;
 	sqlite3 *db = open_trace(&dir, tr);
-	struct ta_query q = { 0, NULL, 0, NULL };
+	struct ta_query q = { 0, NULL, 0, 0, NULL };
 	struct ta_annotations_opts o = { 0, 0, 1000, 0.8 };
 	struct ta_table *t;
 	struct ta_error err;

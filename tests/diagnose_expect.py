@@ -53,6 +53,22 @@ check("gate on a verdict trips", subprocess.run(
     ["./traceanalyze", "diagnose", "-q", "testdata/train_stalled", "--fail-if", 'verdict == "host-stalled"'],
     capture_output=True).returncode == 1)
 
+# one window: temporal's span is the sum of diagnose's step windows, and
+# its idle the sum of their idle (gpu_busy_pct is rounded to 0.01 %)
+for case in ("train_healthy", "train_stalled", "decode_eager", "decode_graph", "copies", "two_ranks"):
+    out = subprocess.run(["./traceanalyze", "temporal", "-q", "--format", "csv", "testdata/" + case],
+                         capture_output=True, text=True, check=True).stdout
+    temporal = {r["rank"]: r for r in csv.DictReader(io.StringIO(out))}
+    steps = run(case)
+    for rank, t in temporal.items():
+        mine = [r for r in steps if r["rank"] == rank]
+        span = sum(float(r["step_us"]) for r in mine)
+        idle = sum(float(r["step_us"]) * (1 - float(r["gpu_busy_pct"]) / 100) for r in mine)
+        check("%s rank %s: temporal's window is diagnose's steps (%.3f vs %.3f us)" % (case, rank, float(t["kernel_us"]), span),
+              abs(float(t["kernel_us"]) - span) <= 0.002 * len(mine))
+        check("%s rank %s: temporal's idle is diagnose's (%.3f vs %.3f us)" % (case, rank, float(t["idle_us"]), idle),
+              abs(float(t["idle_us"]) - idle) <= 0.0001 * span + 0.01)
+
 # a stream waiting on an event is no host sync: the hole is host time
 import json
 import os

@@ -505,7 +505,8 @@ static int steps_of(sqlite3 *db, int64_t rank,
 	int rc;
 
 	*n = 0;
-	if (ta_db_prepare(db, "SELECT step, ts, end_ts FROM steps WHERE rank = ?"
+	/* the model's windows: temporal's idle is the sum of these steps' */
+	if (ta_db_prepare(db, "SELECT step, ts, end_ts FROM step_win WHERE rank = ?"
 			  " ORDER BY ts", &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, rank);
@@ -523,8 +524,8 @@ static int steps_of(sqlite3 *db, int64_t rank,
 	if (ta_db_done(db, rc, err) < 0)
 		return -1;
 	if (*n == 0) { /* no steps: the whole window */
-		/* a rank without steps: its whole extent */
-		if (ta_db_prepare(db, "SELECT -1, first_dur_ts, end_ts FROM rank_span"
+		/* a rank without steps: its window, first to last GPU work */
+		if (ta_db_prepare(db, "SELECT -1, ts, end_ts FROM span"
 				  " WHERE rank = ?", &st, err) < 0)
 			return -1;
 		sqlite3_bind_int64(st, 1, rank);
@@ -586,7 +587,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	int rc = 0, step_rc = SQLITE_DONE;
 
 	*out = *findings = NULL;
-	if (ta_model_prepare(db, q, TA_NEED_HOST, err) < 0 ||
+	if (ta_model_prepare(db, q, TA_NEED_DEV | TA_NEED_HOST, err) < 0 ||
 	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &ranks, err) < 0) {
 		ta_table_free(t);
 		ta_intern_free(f.keys);

@@ -1,6 +1,6 @@
-/* Temporal breakdown (hta-semantics §9.2): per rank, the span from the
- * first to the last GPU activity split into idle, compute and non-compute
- * time. */
+/* Temporal breakdown (hta-semantics §9.2): per rank, its analysis window
+ * (the model's span: its kept steps' windows; HTA: first to last GPU
+ * activity) split into idle, compute and non-compute time. */
 #include "intervals.h"
 #include "ta_analyses.h"
 #include "ta_db.h"
@@ -16,14 +16,31 @@ static const struct ta_col cols[] = {
 	{ "non_compute_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
 };
 
+/* HTA: the span from the first to the last GPU activity. */
+static const char compat_sql[] =
+	"SELECT s.rank, d.ts, d.dur, d.kind FROM sel_ranks s"
+	" LEFT JOIN dev d ON d.rank = s.rank ORDER BY s.rank, d.ts";
+
+/* Default: each rank's analysis window (the model's span), the GPU work
+ * in it clipped to it. */
+static const char window_sql[] =
+	"SELECT s.rank, max(d.ts, w.ts), min(d.ts + d.dur, w.end_ts) - max(d.ts, w.ts),"
+	"  d.kind, w.ts, w.end_ts FROM sel_ranks s"
+	" LEFT JOIN span w ON w.rank = s.rank"
+	" LEFT JOIN dev d ON d.rank = s.rank AND d.ts < w.end_ts"
+	"  AND d.ts + d.dur > w.ts"
+	" ORDER BY s.rank, d.ts";
+
 /* HTA divides first, then multiplies, then rounds: keep that order. */
 static double pct(int64_t part, int64_t whole)
 {
 	return ta_round(100.0 * ((double)part / (double)whole), 2);
 }
 
+/* window: the rank's analysis window [w0, w1), or w1 < w0 for HTA's
+ * first-to-last GPU span */
 static void add_rank(struct ta_table *t, int64_t rank, struct ta_union *all,
-		     struct ta_union *compute)
+		     struct ta_union *compute, int64_t w0, int64_t w1)
 {
 	size_t r = ta_table_add_row(t);
 	int64_t kernel, idle, comp, non;
@@ -35,7 +52,8 @@ static void add_rank(struct ta_table *t, int64_t rank, struct ta_union *all,
 		ta_table_note(t, "rank %lld: no GPU activity", (long long)rank);
 		return;
 	}
-	kernel = ta_union_last_end(all) - ta_union_first_start(all);
+	kernel = w1 >= w0 ? w1 - w0 :
+		 ta_union_last_end(all) - ta_union_first_start(all);
 	idle = kernel - ta_union_length(all);
 	comp = ta_union_length(compute);
 	non = kernel - comp - idle;
@@ -57,26 +75,30 @@ int ta_temporal_run(sqlite3 *db, const struct ta_query *q,
 	struct ta_union all = { .streaming = 1 }, compute = { .streaming = 1 };
 	sqlite3_stmt *st = NULL;
 	struct ta_table *t;
-	int64_t rank = 0;
+	int64_t rank = 0, w0 = 0, w1 = -1;
 	int have = 0, rc;
 
 	*out = NULL;
 	if (ta_model_prepare(db, q, TA_NEED_DEV, err) < 0 ||
-	    ta_db_prepare(db, "SELECT s.rank, d.ts, d.dur, d.kind FROM sel_ranks s"
-			  " LEFT JOIN dev d ON d.rank = s.rank"
-			  " ORDER BY s.rank, d.ts", &st, err) < 0)
+	    ta_db_prepare(db, q->hta_compat ? compat_sql : window_sql, &st, err) < 0)
 		return -1;
 	t = ta_table_new("Temporal breakdown", cols, sizeof(cols) / sizeof(cols[0]));
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t r = sqlite3_column_int64(st, 0);
 
 		if (have && r != rank) {
-			add_rank(t, rank, &all, &compute);
+			add_rank(t, rank, &all, &compute, w0, w1);
 			ta_union_reset(&all);
 			ta_union_reset(&compute);
 		}
 		rank = r;
 		have = 1;
+		if (!q->hta_compat && sqlite3_column_type(st, 4) != SQLITE_NULL) {
+			w0 = sqlite3_column_int64(st, 4);
+			w1 = sqlite3_column_int64(st, 5);
+		} else {
+			w0 = 0, w1 = -1;
+		}
 		if (sqlite3_column_type(st, 1) == SQLITE_NULL)
 			continue;
 		ta_union_add(&all, sqlite3_column_int64(st, 1),
@@ -86,7 +108,7 @@ int ta_temporal_run(sqlite3 *db, const struct ta_query *q,
 				     sqlite3_column_int64(st, 2));
 	}
 	if (have)
-		add_rank(t, rank, &all, &compute);
+		add_rank(t, rank, &all, &compute, w0, w1);
 	sqlite3_finalize(st);
 	ta_union_free(&all);
 	ta_union_free(&compute);

@@ -75,7 +75,7 @@ static void query_key(const struct ta_query *q, struct ta_buf *key)
 {
 	size_t i;
 
-	ta_buf_addf(key, "%d:", q->hta_compat);
+	ta_buf_addf(key, "%d:%d:", q->hta_compat, q->window_span);
 	if (!q->ranks)
 		ta_buf_adds(key, "all");
 	for (i = 0; q->ranks && i < q->nranks; i++)
@@ -123,7 +123,9 @@ static int start_over(sqlite3 *db, const struct ta_query *q,
 		       "DROP TABLE IF EXISTS temp.dev;"
 		       "DROP TABLE IF EXISTS temp.win;"
 		       "DROP TABLE IF EXISTS temp.cpu_corr;"
-		       "DROP TABLE IF EXISTS temp.hta_enqueue;", err) < 0 ||
+		       "DROP TABLE IF EXISTS temp.hta_enqueue;"
+		       "DROP TABLE IF EXISTS temp.step_win;"
+		       "DROP TABLE IF EXISTS temp.span;", err) < 0 ||
 	    ta_model_select_ranks(db, q, err) < 0)
 		return -1;
 	return ta_model_views(db, q->hta_compat, err);
@@ -146,6 +148,8 @@ int ta_model_prepare(sqlite3 *db, const struct ta_query *q, unsigned need,
 	}
 	if (rc == 0 && (need & ~have & TA_NEED_DEV))
 		rc = ta_model_dev(db, q, err);
+	if (rc == 0 && (need & ~have & TA_NEED_DEV))
+		rc = ta_model_windows(db, !q->hta_compat && !q->window_span, err);
 	if (rc == 0 && (need & ~have & ~TA_NEED_DEV))
 		rc = ta_model_build(db, q->hta_compat, need & ~have & ~TA_NEED_DEV,
 				    err);

@@ -11,6 +11,8 @@ int ta_model_select_ranks(sqlite3 *db, const struct ta_query *q,
 			  struct ta_error *err);
 /* dev and win (HTA: hrows too), by the query's rules. */
 int ta_model_dev(sqlite3 *db, const struct ta_query *q, struct ta_error *err);
+/* step_win and span (window.c): by the steps, or first to last GPU work. */
+int ta_model_windows(sqlite3 *db, int by_steps, struct ta_error *err);
 /* The views of the model, by the default rules or HTA's. */
 int ta_model_views(sqlite3 *db, int hta_compat, struct ta_error *err);
 /* What need asks beyond dev: indexes, copies, tables. */
