@@ -55,7 +55,7 @@ check("gate on a verdict trips", subprocess.run(
 
 # one window: temporal's span is the sum of diagnose's step windows, and
 # its idle the sum of their idle (gpu_busy_pct is rounded to 0.01 %)
-for case in ("train_healthy", "train_stalled", "decode_eager", "decode_graph", "copies", "two_ranks"):
+for case in ("train_healthy", "train_stalled", "decode_eager", "decode_graph", "copies", "two_ranks", "autocast"):
     out = subprocess.run(["./traceanalyze", "temporal", "-q", "--format", "csv", "testdata/" + case],
                          capture_output=True, text=True, check=True).stdout
     temporal = {r["rank"]: r for r in csv.DictReader(io.StringIO(out))}

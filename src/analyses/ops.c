@@ -29,11 +29,22 @@ struct aggs {
 /* What a node on a thread's stack is. */
 enum node_kind { NODE_OP, NODE_LAUNCH, NODE_PYTHON };
 
+/* What a finished op adds to its row of the table. */
+struct op_done {
+	const char *name;
+	char *shapes, *stack;
+	int64_t self_cpu, cpu, self_dev, dev;
+	int in_window;
+};
+
 struct node {
 	int64_t ts, end, children, gpu_self, gpu_total;
 	enum node_kind kind;
 	const char *name;      /* the names cache's, or a static string */
 	char *shapes, *stack;  /* NULL unless asked for */
+	int nchildren;         /* ops and launch calls finished inside it */
+	int has_dup;           /* dup holds its first child, of its own name */
+	struct op_done dup;
 };
 
 /* Every name of the database by id, read once: rows carry ids. */
@@ -82,11 +93,34 @@ static struct op_agg *agg_for(struct aggs *a, int64_t rank, const char *name,
 	return &a->v[id - 1];
 }
 
-/* An op leaves the stack: count it, and hand its GPU time to its parent. */
+static void commit(struct walker *w, struct op_done *d)
+{
+	if (d->in_window) {
+		struct op_agg *a = agg_for(w->aggs, w->rank, d->name,
+					   w->o->group_shape ? d->shapes : NULL,
+					   w->o->stack_depth ? d->stack : NULL);
+
+		a->calls++;
+		a->self_cpu += d->self_cpu;
+		a->cpu += d->cpu;
+		a->self_dev += d->self_dev;
+		a->dev += d->dev;
+	}
+	free(d->shapes);
+	free(d->stack);
+}
+
+/* An op leaves the stack: count it, and hand its GPU time to its parent.
+ * As the profiler's _remove_dup_nodes: an op whose parent has its name
+ * and no other child (autocast records aten::layer_norm inside
+ * aten::layer_norm) is no call of its own; its self time and kernels go
+ * to the parent. So a child of the parent's name waits in the parent
+ * until a second child, or the parent's end, decides. */
 static void finish(struct walker *w)
 {
 	struct node *n = &w->stack[--w->depth];
 	struct node *parent = NULL;
+	struct op_done d;
 	size_t i;
 
 	for (i = w->depth; i-- > 0;)
@@ -94,29 +128,40 @@ static void finish(struct walker *w)
 			parent = &w->stack[i];
 			break;
 		}
-	if (n->kind != NODE_PYTHON) {
-		if (parent) {
-			parent->children += n->end - n->ts;
-			parent->gpu_total += n->gpu_total;
-			if (n->kind == NODE_LAUNCH) { /* its GPU work is the op's own */
-				parent->gpu_self += n->gpu_total;
-				n->gpu_total = 0;
-			}
-		}
-		if (n->ts >= w->step_ts && n->end <= w->step_end) {
-			struct op_agg *a = agg_for(w->aggs, w->rank, n->name,
-				w->o->group_shape ? n->shapes : NULL,
-				w->o->stack_depth ? n->stack : NULL);
-
-			a->calls++;
-			a->self_cpu += n->end - n->ts - n->children;
-			a->cpu += n->end - n->ts;
-			a->self_dev += n->gpu_self;
-			a->dev += n->kind == NODE_LAUNCH ? 0 : n->gpu_total;
-		}
+	if (n->kind == NODE_PYTHON) {
+		free(n->shapes);
+		free(n->stack);
+		return;
 	}
-	free(n->shapes);
-	free(n->stack);
+	d = (struct op_done){ n->name, n->shapes, n->stack,
+		n->end - n->ts - n->children, n->end - n->ts, n->gpu_self,
+		n->kind == NODE_LAUNCH ? 0 : n->gpu_total,
+		n->ts >= w->step_ts && n->end <= w->step_end };
+	if (n->has_dup && n->nchildren == 1) { /* its only child was itself */
+		d.self_cpu += n->dup.self_cpu;
+		d.self_dev += n->dup.self_dev;
+		free(n->dup.shapes);
+		free(n->dup.stack);
+	} else if (n->has_dup) {
+		commit(w, &n->dup);
+	}
+	if (parent) {
+		parent->children += n->end - n->ts;
+		parent->gpu_total += n->gpu_total;
+		if (n->kind == NODE_LAUNCH) { /* its GPU work is the op's own */
+			parent->gpu_self += n->gpu_total;
+			d.dev = 0;
+		}
+		if (++parent->nchildren == 1 && n->kind == NODE_OP &&
+		    parent->kind == NODE_OP && strcmp(parent->name, n->name) == 0) {
+			parent->has_dup = 1;
+			parent->dup = d;
+			return;
+		}
+		if (parent->has_dup && parent->nchildren == 2)
+			commit(w, &parent->dup); /* a second child: no dup */
+	}
+	commit(w, &d);
 }
 
 /* Shapes as the profiler prints them: an argument that is a list of
@@ -432,9 +477,9 @@ static int walk(sqlite3 *db, const struct ta_ops_opts *o, struct aggs *aggs,
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t rank = sqlite3_column_int64(st, 0);
 		int64_t pid = sqlite3_column_int64(st, 1), tid = sqlite3_column_int64(st, 2);
-		/* database roles: 2 runtime call, 4 op or Python frame, 6 range */
 		enum node_kind kind = sqlite3_column_int(st, 9) ? NODE_PYTHON :
-			sqlite3_column_int(st, 5) == 2 ? NODE_LAUNCH : NODE_OP;
+			sqlite3_column_int(st, 5) == TA_ROLE_RUNTIME ? NODE_LAUNCH :
+			NODE_OP;
 		const char *op;
 
 		if (first || rank != w.rank || pid != pid_tid_key[0] ||

@@ -235,7 +235,44 @@ def copies(outdir):
     json.dump(info, open(os.path.join(d, "measured.json"), "w"), indent=1)
 
 
+def autocast(outdir):
+    """A bf16-autocast training step: the dispatcher records an op inside
+    an op of the same name (layer_norm, scaled_dot_product_attention, ...),
+    which the profiler's key_averages() counts once (_remove_dup_nodes)."""
+    import torch.nn.functional as F
+    model = make_model(d=512, layers=2)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    B, T, V = 8, 256, 1000
+    x = torch.randint(0, V, (B, T), device=DEV)
+    y = torch.randint(0, V, (B, T), device=DEV)
+
+    def step():
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            h = model[0](x)
+            for blk in model[1:-1]:
+                a = blk.ln1(h)
+                q = a.view(B, T, 4, -1).transpose(1, 2)
+                o = F.scaled_dot_product_attention(q, q, q, is_causal=True)
+                h = h + o.transpose(1, 2).reshape(B, T, -1)
+                h = h + blk.mlp(blk.ln2(h))
+            out = model[-1](h)
+            logp = torch.log_softmax(out.float(), -1)
+            loss = F.nll_loss(logp.view(-1, V), y.view(-1))
+            loss = loss + 0 * torch.cumsum(out, -1).float().mean() * 2
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    wall = measure(step)
+    d = run_profiled("autocast", outdir, step)
+    info = {"scenario": "autocast", "step_wall_us": wall,
+            "note": "profiler off; bf16 autocast training step of a 2-layer "
+                    "transformer (d=512): wall time per step"}
+    json.dump(info, open(os.path.join(d, "measured.json"), "w"), indent=1)
+
+
 SCENARIOS = {
+    "autocast": autocast,
     "train_healthy": lambda o: training(o, False),
     "train_stalled": lambda o: training(o, True),
     "decode_eager": lambda o: decode(o, False),
