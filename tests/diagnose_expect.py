@@ -55,7 +55,7 @@ check("gate on a verdict trips", subprocess.run(
 
 # one window: temporal's span is the sum of diagnose's step windows, and
 # its idle the sum of their idle (gpu_busy_pct is rounded to 0.01 %)
-for case in ("train_healthy", "train_stalled", "decode_eager", "decode_graph", "copies", "two_ranks", "autocast"):
+for case in ("train_healthy", "train_stalled", "decode_eager", "decode_graph", "copies", "two_ranks", "autocast", "multistream"):
     out = subprocess.run(["./traceanalyze", "temporal", "-q", "--format", "csv", "testdata/" + case],
                          capture_output=True, text=True, check=True).stdout
     temporal = {r["rank"]: r for r in csv.DictReader(io.StringIO(out))}
@@ -68,6 +68,14 @@ for case in ("train_healthy", "train_stalled", "decode_eager", "decode_graph", "
               abs(float(t["kernel_us"]) - span) <= 0.002 * len(mine))
         check("%s rank %s: temporal's idle is diagnose's (%.3f vs %.3f us)" % (case, rank, float(t["idle_us"]), idle),
               abs(float(t["idle_us"]) - idle) <= 0.0001 * span + 0.01)
+
+# the real capture of the same (tools/capture/capture.py multistream):
+# streams joined by cudaStreamWaitEvent, a slow Python host, no blocking call
+f = findings("multistream")
+check("multistream: no sync where the host only waited on Python",
+      f and not any(r["kind"] == "sync" for r in f))
+check("multistream: the holes are python_work",
+      all(r["main_cause"] == "host_region: python_work" for r in run("multistream")))
 
 # a stream waiting on an event is no host sync: the hole is host time
 import json
