@@ -90,6 +90,8 @@ for i in (1, 2):
            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
             "ts": t + 90, "dur": 5, "args": {"correlation": 10 * i}},
            {"ph": "X", "cat": "cpu_op", "name": "wait_op", "pid": 1, "tid": 1, "ts": t + 115, "dur": 480},
+           {"ph": "X", "cat": "python_function", "pid": 1, "tid": 1, "ts": t + 112, "dur": 486,
+            "name": "<built-in method wait of Event object at 0x7f3cb353e1%02x>" % i},
            {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamWaitEvent", "pid": 1, "tid": 1,
             "ts": t + 120, "dur": 470, "args": {"correlation": 10 * i + 1}},
            dict(K, name="k", ts=t + 600, args={"stream": 7, "correlation": 10 * i + 2}),
@@ -103,6 +105,9 @@ out = subprocess.run(["./traceanalyze", "diagnose", "-q", "--no-cache", "--forma
 f = list(csv.DictReader(io.StringIO(out)))
 check("cudaStreamWaitEvent is no sync: the hole is a host_region",
       f and not any(r["kind"] == "sync" for r in f) and any(r["kind"] == "host_region" for r in f))
+check("findings name no object address, so they match across runs",
+      any(r["where"] == "<built-in method wait of Event object>" for r in f)
+      and not any("0x" in r["where"] for r in f))
 
 failed = [n for n, ok in checks if not ok]
 for n in failed:

@@ -94,22 +94,28 @@ struct sum {
 	double cost_us;
 };
 
+/* By cost over every rank, the largest first. */
 static int cmp_sum(const void *x, const void *y)
 {
 	const struct sum *a = x, *b = y;
 
-	if (a->rank != b->rank)
-		return a->rank < b->rank ? -1 : 1;
-	return a->cost_us > b->cost_us ? -1 : a->cost_us < b->cost_us;
+	if (a->cost_us != b->cost_us)
+		return a->cost_us > b->cost_us ? -1 : 1;
+	return a->rank < b->rank ? -1 : a->rank > b->rank;
 }
 
-/* After the verdicts: the findings summed over every step, by cost. */
+#define SUMMARY_LINES 8
+
+/* After the verdicts: the findings summed over every step, the costliest
+ * over all ranks first; each rank's costliest too, so that no rank's
+ * cause hides behind another's; then how many more --findings lists. */
 void ta_people_diagnose(struct ta_table *t, const struct ta_table *findings)
 {
 	size_t kind = col(findings, "kind"), where = col(findings, "where");
 	size_t cost = col(findings, "cost_us"), count = col(findings, "count");
-	size_t advice = col(findings, "advice"), n = 0, i, j;
+	size_t advice = col(findings, "advice"), n = 0, i, j, shown = 0;
 	struct sum *s = ta_xcalloc(findings->nrows + 1, sizeof(*s));
+	char *pick = ta_xcalloc(findings->nrows + 1, 1);
 
 	for (i = 0; i < findings->nrows; i++) {
 		int64_t rank = ta_table_cell(findings, i, 0)->i;
@@ -127,11 +133,27 @@ void ta_people_diagnose(struct ta_table *t, const struct ta_table *findings)
 		s[j].count += ta_table_cell(findings, i, count)->i;
 	}
 	ta_qsort(s, n, sizeof(*s), cmp_sum);
+	for (i = 0; i < n && i < SUMMARY_LINES; i++)
+		pick[i] = 1;
+	for (i = 0; i < n; i++) { /* each rank's costliest, if not there yet */
+		for (j = 0; j < i && s[j].rank != s[i].rank; j++)
+			;
+		if (j == i)
+			pick[i] = 1;
+	}
 	ta_buf_adds(&t->tail, "\nFindings over all steps, by cost:\n");
-	for (i = 0; i < n && i < 8; i++)
+	for (i = 0; i < n; i++) {
+		if (!pick[i])
+			continue;
+		shown++;
 		ta_buf_addf(&t->tail, "  rank %lld  %-15s %10.3f ms  x%-5lld %s\n"
 			    "    -> %s\n", (long long)s[i].rank, s[i].kind,
 			    s[i].cost_us / 1e3, (long long)s[i].count, s[i].where,
 			    s[i].advice);
+	}
+	if (shown < n)
+		ta_buf_addf(&t->tail, "  ... and %zu more (--findings lists every "
+			    "one, per step)\n", n - shown);
+	free(pick);
 	free(s);
 }
