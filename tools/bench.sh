@@ -66,6 +66,26 @@ i=0
 while [ $i -lt "$RUNS" ]; do timed $BIN temporal -q "$DIR/x1" >> "$DIR/c.t"; i=$((i + 1)); done
 printf '\ncached temporal on 1x: %.3f s\n' "$(median < "$DIR/c.t")"
 
+# every command on the cached 1x database (the first run of ops,
+# diagnose and --hta-compat adds an index or HTA's rows: done above it)
+printf '\n| command on the cached 1x trace | s | peak RSS MB |\n|---|---|---|\n'
+for cmd in temporal idle "idle --stats" kernels "kernels --by type" overlap launch \
+	"launch --summary" queue "queue --series" membw annotations "annotations --kernels" \
+	ops diagnose "diagnose --findings" report "temporal --hta-compat" "queue --hta-compat"; do
+	# shellcheck disable=SC2086
+	$BIN $cmd -q --format csv "$DIR/x1" >/dev/null
+	: > "$DIR/c.t"; : > "$DIR/rss.all"
+	i=0
+	while [ $i -lt "$RUNS" ]; do
+		# shellcheck disable=SC2086
+		timed /usr/bin/time -f %M -o "$DIR/rss" $BIN $cmd -q --format csv "$DIR/x1" >> "$DIR/c.t"
+		cat "$DIR/rss" >> "$DIR/rss.all"
+		i=$((i + 1))
+	done
+	printf '| %s | %.3f | %.0f |\n' "$cmd" "$(median < "$DIR/c.t")" \
+		"$(echo "$(sort -n "$DIR/rss.all" | tail -1) / 1024" | bc -l)"
+done
+
 # -j: two ranks, one after the other on one thread, or together
 : > "$DIR/j1.t"; : > "$DIR/j2.t"; : > "$DIR/rss.all"
 i=0
