@@ -77,6 +77,22 @@ check("multistream: no sync where the host only waited on Python",
 check("multistream: the holes are python_work",
       all(r["main_cause"] == "host_region: python_work" for r in run("multistream")))
 
+# kernels --by type measures the same window as temporal: its labels
+# split the busy time, those with COMPUTATION the compute time
+for case in ("train_healthy", "train_stalled", "copies", "two_ranks", "autocast", "multistream"):
+    def table(*args):
+        out = subprocess.run(["./traceanalyze", *args, "-q", "--format", "csv", "testdata/" + case],
+                             capture_output=True, text=True, check=True).stdout
+        return list(csv.DictReader(io.StringIO(out)))
+    t = table("temporal")
+    busy = sum(float(r["kernel_us"]) - float(r["idle_us"]) for r in t)
+    comp = sum(float(r["compute_us"]) for r in t)
+    k = table("kernels", "--by", "type")
+    check("%s: kernels --by type splits temporal's busy time" % case,
+          abs(sum(float(r["total_us"]) for r in k) - busy) <= 0.01 * len(k) + 0.01)
+    check("%s: its COMPUTATION labels are temporal's compute time" % case,
+          abs(sum(float(r["total_us"]) for r in k if "COMPUTATION" in r["kernel_type"]) - comp) <= 0.01 * len(k) + 0.01)
+
 # a stream waiting on an event is no host sync: the hole is host time
 import json
 import os

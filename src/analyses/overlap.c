@@ -52,7 +52,7 @@ int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
 	*out = NULL;
 	if (ta_model_prepare(db, q, TA_NEED_DEV, err) < 0 ||
 	    ta_db_prepare(db, "SELECT s.rank, d.ts, d.dur, d.kind FROM sel_ranks s"
-			  " LEFT JOIN dev d ON d.rank = s.rank AND d.kind IN (" TA_SQL(TA_KIND_COMPUTE)
+			  " LEFT JOIN dev_win d ON d.rank = s.rank AND d.kind IN (" TA_SQL(TA_KIND_COMPUTE)
 			  ", " TA_SQL(TA_KIND_COMM) ")"
 			  " ORDER BY s.rank, d.ts", &st, err) < 0)
 		return -1;

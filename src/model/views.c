@@ -36,12 +36,22 @@ static const char common_sql[] =
 "CREATE TEMP VIEW gpu_ann AS SELECT rank, idx, pid, tid, ts_ns AS ts,"
 "  dur_ns AS dur, name FROM main.events WHERE role = " R(GPU_ANN) ";";
 
+/* Default: the GPU work clipped to each rank's analysis window (span,
+ * window.c): what the per-rank breakdowns measure. */
+#define DEV_WIN_SQL \
+"CREATE TEMP VIEW dev_win AS SELECT d.rank, d.idx, d.name, max(d.ts, w.ts) AS ts," \
+"  min(d.ts + d.dur, w.end_ts) - max(d.ts, w.ts) AS dur, d.stream," \
+"  d.correlation, d.gbps, d.kind, d.idle_kernel, d.launch_ts, d.ord, d.pid," \
+"  d.tid FROM dev d JOIN span w ON w.rank = d.rank" \
+"  WHERE d.ts <= w.end_ts AND d.ts + d.dur >= w.ts;"
+
 /* Default: a correlation's GPU work was launched by its last runtime or
  * driver call (any: cuLaunchKernel, cudaGraphLaunch, hip*); the queue
  * grows at the launch and shrinks at the start, and work that starts
  * before its launch call counts as launched then (never below zero);
  * annotation ranges of the analysis window. */
 static const char default_sql[] =
+DEV_WIN_SQL
 /* (joined with dev, whose ranks are the selected ones) */
 "CREATE TEMP VIEW launch AS SELECT r.rank, r.correlation, r.idx, r.ts_ns AS ts,"
 "  r.dur_ns AS dur, r.name FROM main.events r WHERE r.role = " R(RUNTIME)
@@ -81,6 +91,8 @@ ANN_VIEW("gpu_ann_win", "gpu_user_annotation");
 	" 'hipMemsetAsync', 'hipMemcpyWithStream'"
 
 static const char hta_sql[] =
+/* HTA measures every kept row: no window to clip to */
+"CREATE TEMP VIEW dev_win AS SELECT * FROM dev;"
 "CREATE TEMP VIEW launch AS SELECT c.rank, c.correlation, c.idx, c.ts, c.dur,"
 "  c.name FROM hrows c WHERE c.stream = -1 AND c.correlation != -1"
 "  AND EXISTS (SELECT 1 FROM hrows x JOIN main.names xn ON xn.name_id = x.name"
@@ -122,7 +134,7 @@ static const char host_copy_sql[] =
 "CREATE INDEX temp.host_time ON host (rank, ts, dur);";
 
 static const char *const view_names[] = {
-	"gpu", "steps", "calls", "host", "host_thread", "gpu_ann", "launch",
+	"gpu", "steps", "calls", "host", "host_thread", "gpu_ann", "dev_win", "launch",
 	"enqueue", "cpu_ann", "gpu_ann_win", "rank_span", NULL
 };
 
