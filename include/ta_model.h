@@ -37,9 +37,8 @@
  *     name, dur)                      GPU copies, in the analysis window
  *   gpu_ann (rank, idx, pid, tid,     GPU annotation ranges
  *     ts, dur, name)
- *   rank_span (rank, first_ts,        each rank's extent: its earliest
- *     last_ts, first_dur_ts, end_ts)  and latest start, over every row and
- *                                     over rows with a duration
+ *   rank_span (rank, first_ts,        each rank's earliest and latest
+ *     last_ts)                        start, over every row
  */
 #ifndef TA_MODEL_H
 #define TA_MODEL_H

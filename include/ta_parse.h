@@ -25,9 +25,6 @@ struct ta_parse_result {
 	int have_ts;            /* some event has a ts; then: */
 	int64_t min_ts_ns;      /* the earliest, and the latest: */
 	int64_t max_ts_ns;
-	int have_dur_ts;        /* some event has a ts and a dur; then: */
-	int64_t first_dur_ts_ns;/* the earliest start of those */
-	int64_t end_ns;         /* the latest end of those */
 	int64_t bad_steps;      /* ProfilerStep#N kept without a duration */
 	int64_t extra_event_arrays; /* traceEvents keys after the first, ignored */
 	int64_t feeds;          /* pieces handed to the JSON lexer */

@@ -60,7 +60,7 @@ DEV_WIN_SQL
 "  AND x.correlation = r.correlation);"
 /* ingestion noted each file's extent */
 "CREATE TEMP VIEW rank_span AS SELECT rank, min_ts_ns AS first_ts,"
-"  max_ts_ns AS last_ts, first_dur_ts_ns AS first_dur_ts, end_ns AS end_ts"
+"  max_ts_ns AS last_ts"
 "  FROM main.files;"
 "CREATE TEMP VIEW enqueue AS"
 "  SELECT rank, stream, min(launch_ts, ts) AS ts, 1 AS sign FROM dev"
@@ -111,7 +111,7 @@ static const char hta_sql[] =
 "  WHERE h.cat = (SELECT name_id FROM main.names"
 "   WHERE name = 'gpu_user_annotation');"
 "CREATE TEMP VIEW rank_span AS SELECT rank, min(ts) AS first_ts,"
-"  max(ts) AS last_ts, min(ts) AS first_dur_ts, max(ts + dur) AS end_ts"
+"  max(ts) AS last_ts"
 "  FROM hrows GROUP BY rank;";
 
 /* §9.8: launch rows by name whose partner index (§4) is > 0, so a launch

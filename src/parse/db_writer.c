@@ -504,8 +504,8 @@ static int add_file(struct ta_db_feed *f, int64_t rank,
 	if (ta_db_prepare(f->w->db,
 			  "INSERT INTO files (rank, path, bytes, mtime_ns, events,"
 			  " json_bytes, truncated, damage, hta_rounded, bad_times,"
-			  " min_ts_ns, max_ts_ns, first_dur_ts_ns, end_ns)"
-			  " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &st, err) < 0)
+			  " min_ts_ns, max_ts_ns)"
+			  " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, rank);
 	sqlite3_bind_text(st, 2, f->path, -1, SQLITE_STATIC);
@@ -521,10 +521,6 @@ static int add_file(struct ta_db_feed *f, int64_t rank,
 	if (res->have_ts) {
 		sqlite3_bind_int64(st, 11, res->min_ts_ns);
 		sqlite3_bind_int64(st, 12, res->max_ts_ns);
-	}
-	if (res->have_dur_ts) {
-		sqlite3_bind_int64(st, 13, res->first_dur_ts_ns);
-		sqlite3_bind_int64(st, 14, res->end_ns);
 	}
 	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(f->w, err);
 	sqlite3_finalize(st);

@@ -387,13 +387,6 @@ static void note_extent(struct ta_parse_result *r, const struct ta_event *ev)
 	if (!r->have_ts || ev->ts_ns > r->max_ts_ns)
 		r->max_ts_ns = ev->ts_ns;
 	r->have_ts = 1;
-	if (!ev->has_dur)
-		return;
-	if (!r->have_dur_ts || ev->ts_ns < r->first_dur_ts_ns)
-		r->first_dur_ts_ns = ev->ts_ns;
-	if (!r->have_dur_ts || ev->ts_ns + ev->dur_ns > r->end_ns)
-		r->end_ns = ev->ts_ns + ev->dur_ns;
-	r->have_dur_ts = 1;
 }
 
 /* A ProfilerStep#N that cannot be a step: negative duration, or an N

@@ -16,7 +16,6 @@ static size_t col(const struct ta_table *t, const char *name)
 	return c;
 }
 
-static const struct ta_table *sort_table;
 static size_t sort_col;
 
 /* Within a rank (and, when given, a text column), the largest first. */
@@ -44,7 +43,6 @@ void ta_people_kernels(struct ta_table *t)
 {
 	if (col(t, "name") == t->ncols) /* --by type: already by type */
 		return;
-	sort_table = t;
 	sort_col = col(t, "total_us");
 	ta_table_sort(t, cmp_largest_in_type);
 }
