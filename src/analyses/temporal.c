@@ -16,20 +16,12 @@ static const struct ta_col cols[] = {
 	{ "non_compute_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
 };
 
-/* HTA: the span from the first to the last GPU activity. */
-static const char compat_sql[] =
-	"SELECT s.rank, d.ts, d.dur, d.kind FROM sel_ranks s"
-	" LEFT JOIN dev d ON d.rank = s.rank ORDER BY s.rank, d.ts";
-
-/* Default: each rank's analysis window (the model's span), the GPU work
- * in it clipped to it. */
-static const char window_sql[] =
-	"SELECT s.rank, max(d.ts, w.ts), min(d.ts + d.dur, w.end_ts) - max(d.ts, w.ts),"
-	"  d.kind, w.ts, w.end_ts FROM sel_ranks s"
+/* The GPU work of each rank's analysis window (the model's dev_win,
+ * clipped to it; HTA's: every kept row) and the window itself. */
+static const char rows_sql[] =
+	"SELECT s.rank, d.ts, d.dur, d.kind, w.ts, w.end_ts FROM sel_ranks s"
 	" LEFT JOIN span w ON w.rank = s.rank"
-	" LEFT JOIN dev d ON d.rank = s.rank AND d.ts < w.end_ts"
-	"  AND d.ts + d.dur > w.ts"
-	" ORDER BY s.rank, d.ts";
+	" LEFT JOIN dev_win d ON d.rank = s.rank ORDER BY s.rank, d.ts";
 
 /* HTA divides first, then multiplies, then rounds: keep that order. */
 static double pct(int64_t part, int64_t whole)
@@ -80,7 +72,7 @@ int ta_temporal_run(sqlite3 *db, const struct ta_query *q,
 
 	*out = NULL;
 	if (ta_model_prepare(db, q, TA_NEED_DEV, err) < 0 ||
-	    ta_db_prepare(db, q->hta_compat ? compat_sql : window_sql, &st, err) < 0)
+	    ta_db_prepare(db, rows_sql, &st, err) < 0)
 		return -1;
 	t = ta_table_new("Temporal breakdown", cols, sizeof(cols) / sizeof(cols[0]));
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
