@@ -21,30 +21,31 @@ void ta_error_set(struct ta_error *err, int code, const char *fmt, ...)
 	va_end(ap);
 }
 
+static void say(const char *prefix, const char *fmt, va_list ap)
+{
+	if (ta_quiet)
+		return;
+	fputs(prefix, stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void ta_warn(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (ta_quiet)
-		return;
-	fputs("traceanalyze: warning: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say("traceanalyze: warning: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void ta_note(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (ta_quiet)
-		return;
-	fputs("traceanalyze: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say("traceanalyze: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 int ta_cores(void)

@@ -112,19 +112,26 @@ START_TEST(test_long_string_linear)
 }
 END_TEST
 
+/* {"traceEvents": [{"name": "a"}, <n times c><tail> */
+static char *after_event(char c, size_t n, const char *tail)
+{
+	static const char head[] = "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\"}, ";
+	char *s = malloc(sizeof(head) + n + strlen(tail));
+
+	memcpy(s, head, sizeof(head) - 1);
+	memset(s + sizeof(head) - 1, c, n);
+	strcpy(s + sizeof(head) - 1 + n, tail);
+	return s;
+}
+
 START_TEST(test_long_number_is_damage)
 {
 	struct ta_parse_result res;
 	struct names g;
-	size_t saved = ta_token_max, n = 40000;
-	char *s = malloc(n + 64);
-	size_t at;
+	size_t saved = ta_token_max;
+	char *s = after_event('7', 40000, "]}");
 
 	ta_token_max = 10000;
-	strcpy(s, "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\"}, ");
-	at = strlen(s);
-	memset(s + at, '7', n);
-	strcpy(s + at + n, "]}");
 	ck_assert_int_eq(parse(s, &g, &res), 0);
 	ck_assert_int_eq(res.truncated, 1);
 	ck_assert_ptr_nonnull(strstr(res.damage, "number longer than the limit"));
@@ -138,15 +145,10 @@ START_TEST(test_long_whitespace_is_fine)
 {
 	struct ta_parse_result res;
 	struct names g;
-	size_t saved = ta_token_max, n = 50000;
-	char *s = malloc(n + 128);
-	size_t at;
+	size_t saved = ta_token_max;
+	char *s = after_event(' ', 50000, "{\"name\": \"b\"}]}");
 
 	ta_token_max = 10000;
-	strcpy(s, "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\"}, ");
-	at = strlen(s);
-	memset(s + at, ' ', n);
-	strcpy(s + at + n, "{\"name\": \"b\"}]}");
 	ck_assert_int_eq(parse(s, &g, &res), 0);
 	ck_assert_int_eq(res.truncated, 0);
 	ck_assert_int_eq(g.n, 2);

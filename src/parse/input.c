@@ -24,15 +24,6 @@ static int is_trace_name(const char *name)
 	return ends_with(name, ".json") || ends_with(name, ".json.gz");
 }
 
-/* Why a path named like a trace is not one: a dangling or looping link,
- * or the kind of file it is. */
-static const char *errno_or_kind(const char *path, struct stat *sb)
-{
-	if (stat(path, sb) < 0)
-		return strerror(errno);
-	return ta_file_kind(sb->st_mode);
-}
-
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -52,6 +43,7 @@ static int list_dir(const char *path, char ***files, size_t *n,
 	while ((de = readdir(d)) != NULL) {
 		char *full;
 		struct stat sb;
+		int gone;
 
 		if (de->d_name[0] == '.')
 			continue;
@@ -64,9 +56,12 @@ static int list_dir(const char *path, char ***files, size_t *n,
 			free(full);
 			continue;
 		}
-		/* a trace's name on something unreadable is worth a word */
-		if (stat(full, &sb) < 0 || !S_ISREG(sb.st_mode)) {
-			ta_warn("'%s': %s; skipped", full, errno_or_kind(full, &sb));
+		/* a trace's name on something unreadable is worth a word: a
+		 * dangling or looping link, or the kind of file it is */
+		gone = stat(full, &sb) < 0;
+		if (gone || !S_ISREG(sb.st_mode)) {
+			ta_warn("'%s': %s; skipped", full, gone ? strerror(errno) :
+				ta_file_kind(sb.st_mode));
 			free(full);
 			continue;
 		}

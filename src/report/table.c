@@ -106,27 +106,32 @@ void ta_table_set_text(struct ta_table *t, size_t row, size_t col,
 	free(mended);
 }
 
+/* One line of at most 511 bytes, then a newline. */
+static void add_line(struct ta_buf *b, const char *fmt, va_list ap)
+{
+	char line[512];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	ta_buf_adds(b, line);
+	ta_buf_addc(b, '\n');
+}
+
 void ta_table_warn(struct ta_table *t, const char *fmt, ...)
 {
 	va_list ap;
-	char line[512];
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	add_line(&t->warnings, fmt, ap);
 	va_end(ap);
-	ta_buf_addf(&t->warnings, "%s\n", line);
 }
 
 void ta_table_note(struct ta_table *t, const char *fmt, ...)
 {
 	va_list ap;
-	char line[512];
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	add_line(&t->notes, fmt, ap);
 	va_end(ap);
-	ta_buf_adds(&t->notes, line);
-	ta_buf_addc(&t->notes, '\n');
 }
 
 /* Stable merge sort of row numbers by cmp. */

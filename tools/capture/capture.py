@@ -286,27 +286,24 @@ def multistream(outdir):
             t += i * i
         return t
 
+    def burst():
+        side.wait_stream(main)
+        with torch.cuda.stream(side):
+            for _ in range(4):
+                b @ b
+        main.wait_stream(side)  # cudaStreamWaitEvent: the host goes on
+        for _ in range(4):
+            a @ a
+
     def step():
         for _ in range(3):
-            side.wait_stream(main)
-            with torch.cuda.stream(side):
-                for _ in range(4):
-                    b @ b
-            main.wait_stream(side)  # cudaStreamWaitEvent: the host goes on
-            for _ in range(4):
-                a @ a
+            burst()
             with record_function("python_work"):
                 slow_python()
 
     def gpu_part():
         for _ in range(3):
-            side.wait_stream(main)
-            with torch.cuda.stream(side):
-                for _ in range(4):
-                    b @ b
-            main.wait_stream(side)
-            for _ in range(4):
-                a @ a
+            burst()
 
     wall = measure(step)
     gpu = gpu_time_us(gpu_part)
