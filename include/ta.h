@@ -29,6 +29,9 @@ void ta_error_set(struct ta_error *err, int code, const char *fmt, ...)
 /* Diagnostics on stderr, git's grammar: "traceanalyze: warning: ...". */
 extern int ta_quiet;
 void ta_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+struct ta_buf;
+/* Each line of b as a warning; b is emptied. */
+void ta_warn_lines(struct ta_buf *b);
 /* What --verbose says: "traceanalyze: ...", unless quiet. */
 void ta_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Cores this process may run on (at least 1). */

@@ -506,14 +506,8 @@ int ta_cli_output_close(const struct ta_cli *cli, FILE *out,
 
 	if (out != stdout && fclose(out) != 0 && rc == TA_EXIT_OK)
 		rc = TA_EXIT_SYSTEM;
-	for (i = 0; i < n; i++) {
-		char *line, *save = NULL;
-
-		for (line = t[i]->warnings.s ? strtok_r(t[i]->warnings.s, "\n", &save)
-		     : NULL; line; line = strtok_r(NULL, "\n", &save))
-			ta_warn("%s", line);
-		t[i]->warnings.len = 0;
-	}
+	for (i = 0; i < n; i++)
+		ta_warn_lines(&t[i]->warnings);
 	for (i = 0; i < n; i++)
 		if (t[i]->bad_utf8)
 			ta_warn("%zu bytes of invalid UTF-8 in names were replaced "

@@ -48,6 +48,16 @@ void ta_note(const char *fmt, ...)
 	va_end(ap);
 }
 
+void ta_warn_lines(struct ta_buf *b)
+{
+	char *line, *save = NULL;
+
+	for (line = b->s ? strtok_r(b->s, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save))
+		ta_warn("%s", line);
+	ta_buf_reset(b);
+}
+
 int ta_cores(void)
 {
 	cpu_set_t set;

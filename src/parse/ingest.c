@@ -227,15 +227,8 @@ fail:
  * done (under p->lock). */
 static void report_notes(struct pool *p)
 {
-	while (p->reported < p->n && p->jobs[p->reported].done) {
-		struct job *j = &p->jobs[p->reported++];
-
-		char *line, *save = NULL;
-
-		for (line = j->notes.s ? strtok_r(j->notes.s, "\n", &save) : NULL;
-		     line; line = strtok_r(NULL, "\n", &save))
-			ta_warn("%s", line);
-	}
+	while (p->reported < p->n && p->jobs[p->reported].done)
+		ta_warn_lines(&p->jobs[p->reported++].notes);
 }
 
 static void *worker(void *arg)
