@@ -164,9 +164,11 @@ static void flush_stream(struct ta_table *t, struct stream_acc *s,
 	s->n = 0;
 }
 
+/* Kernels inside the rank's analysis window (dev_win; all of them with
+ * --hta-compat or --window span, where it is HTA's first-to-last span). */
 static const char idle_sql[] =
-	"SELECT d.rank, d.stream, d.ts, d.dur, d.launch_ts FROM dev d"
-	" JOIN (SELECT rank, stream, min(ord) AS first FROM dev WHERE idle_kernel"
+	"SELECT d.rank, d.stream, d.ts, d.dur, d.launch_ts FROM dev_win d"
+	" JOIN (SELECT rank, stream, min(ord) AS first FROM dev_win WHERE idle_kernel"
 	"  GROUP BY rank, stream) f ON f.rank = d.rank AND f.stream = d.stream"
 	" WHERE d.idle_kernel ORDER BY d.rank, f.first, d.ts, d.ord";
 

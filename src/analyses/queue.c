@@ -13,7 +13,14 @@
 /* The queue's change points, +1 first at equal times: the model's rules
  * (HTA's §9.8 with --hta-compat) decide which launches count. */
 static const char points_sql[] =
-	"SELECT rank, stream, ts, sign FROM enqueue ORDER BY 1, 2, 3, 4 DESC";
+	"SELECT rank, stream, ts, sign, 1 FROM enqueue ORDER BY 1, 2, 3, 4 DESC";
+
+/* Default: the queue's length counts every launch, but only the points
+ * inside the rank's analysis window are measured (ANALYSIS WINDOW). */
+static const char window_points_sql[] =
+	"SELECT e.rank, e.stream, e.ts, e.sign, e.ts >= w.ts AND e.ts <= w.end_ts"
+	" FROM enqueue e JOIN span w ON w.rank = e.rank"
+	" WHERE e.ts <= w.end_ts ORDER BY 1, 2, 3, 4 DESC";
 
 static const struct ta_col summary_cols[] = {
 	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
@@ -45,21 +52,24 @@ static const struct ta_col blocked_cols[] = {
 struct stream_acc {
 	int64_t rank, stream, len, prev_ts, blocked;
 	int have;
+	int measured;        /* the last point was inside the window */
 	struct ta_dvec values;
 	int64_t span_rank;   /* the rank span was computed for, -1 if none */
 	double span;
 	int failed;          /* the span could not be read */
 };
 
-/* The rank's trace duration: max ts - min ts over all its rows; -1 on a
+/* The time a blocked ratio is of: HTA's trace duration (max ts - min ts
+ * over all the rank's rows), or by default its analysis window; -1 on a
  * database error. */
-static double rank_span(sqlite3 *db, int64_t rank)
+static double rank_span(sqlite3 *db, int64_t rank, int hta)
 {
 	sqlite3_stmt *st = NULL;
 	double span = -1;
 	int rc;
 
-	if (sqlite3_prepare_v2(db, "SELECT last_ts - first_ts FROM rank_span"
+	if (sqlite3_prepare_v2(db, hta ? "SELECT last_ts - first_ts FROM rank_span"
+			       " WHERE rank = ?" : "SELECT end_ts - ts FROM span"
 			       " WHERE rank = ?", -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, rank);
 		rc = sqlite3_step(st);
@@ -73,7 +83,7 @@ static double rank_span(sqlite3 *db, int64_t rank)
 }
 
 static void flush(sqlite3 *db, struct ta_table *t, struct stream_acc *s,
-		  const struct ta_queue_opts *o)
+		  const struct ta_queue_opts *o, int hta)
 {
 	size_t r;
 
@@ -83,7 +93,7 @@ static void flush(sqlite3 *db, struct ta_table *t, struct stream_acc *s,
 		double span;
 
 		if (s->span_rank != s->rank) { /* once per rank, not per stream */
-			s->span = rank_span(db, s->rank);
+			s->span = rank_span(db, s->rank, hta);
 			s->failed |= s->span < 0;
 			s->span_rank = s->rank;
 		}
@@ -110,19 +120,23 @@ static void flush(sqlite3 *db, struct ta_table *t, struct stream_acc *s,
 		ta_table_set_real(t, r, 9, st.max);
 	}
 	ta_dvec_free(&s->values);
-	s->have = 0;
+	s->have = s->measured = 0;
 	s->len = s->blocked = 0;
 }
 
 static void point(struct ta_table *t, struct stream_acc *s, int64_t ts,
-		  int delta, const struct ta_queue_opts *o, int64_t min_ts)
+		  int delta, int inside, const struct ta_queue_opts *o,
+		  int64_t min_ts)
 {
 	/* the time since the previous point counts at the previous length */
-	if (s->have && s->len >= o->blocked_at && o->blocked_at > 0)
+	if (s->measured && s->len >= o->blocked_at && o->blocked_at > 0)
 		s->blocked += ts - s->prev_ts;
 	s->len += delta;
 	s->prev_ts = ts;
 	s->have = 1;
+	s->measured = inside;
+	if (!inside)
+		return; /* before the window: the length only */
 	if (o->series) {
 		size_t r = ta_table_add_row(t);
 
@@ -149,7 +163,8 @@ int ta_queue_run(sqlite3 *db, const struct ta_query *q,
 	memset(&s, 0, sizeof(s));
 	s.span_rank = -1;
 	if (ta_model_prepare(db, q, TA_NEED_DEV | TA_NEED_QUEUE, err) < 0 ||
-	    ta_db_prepare(db, points_sql, &st, err) < 0)
+	    ta_db_prepare(db, q->hta_compat ? points_sql : window_points_sql,
+			  &st, err) < 0)
 		return -1;
 	min_ts = ta_model_min_ts(db, q->hta_compat);
 	if (o->blocked_at > 0)
@@ -164,13 +179,13 @@ int ta_queue_run(sqlite3 *db, const struct ta_query *q,
 		int64_t stream = sqlite3_column_int64(st, 1);
 
 		if (s.have && (rank != s.rank || stream != s.stream))
-			flush(db, t, &s, o);
+			flush(db, t, &s, o, q->hta_compat);
 		s.rank = rank;
 		s.stream = stream;
 		point(t, &s, sqlite3_column_int64(st, 2), sqlite3_column_int(st, 3),
-		      o, min_ts);
+		      sqlite3_column_int(st, 4), o, min_ts);
 	}
-	flush(db, t, &s, o);
+	flush(db, t, &s, o, q->hta_compat);
 	sqlite3_finalize(st);
 	if (rc == SQLITE_DONE && s.failed)
 		rc = SQLITE_ERROR;
