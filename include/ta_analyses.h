@@ -16,6 +16,9 @@ struct ta_query {
 	/* where a table of final rows (a row per kernel, per point) may send
 	 * them as they come; NULL: keep them all */
 	const struct ta_row_sink *sink;
+	/* told after each unit of long work (a rank): a terminal shows it;
+	 * NULL: nobody asked */
+	void (*progress)(const char *what, size_t done, size_t total);
 };
 
 /* Kernel class (TA_KIND_*, ta_model.h) of a GPU activity by name and

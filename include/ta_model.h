@@ -77,6 +77,17 @@ unsigned ta_model_lazy_indexes(unsigned need);
  * one): sweeps then cannot stream (intervals.h). */
 int ta_model_negative_dur(sqlite3 *db);
 
+/* What the job's traces show is in use (traits.c): advice accounts for
+ * it. Each is 0 or 1. */
+struct ta_traits {
+	int graphs;          /* CUDA (HIP) graph launches */
+	int triton;          /* compiled kernels: torch.compile, Triton */
+	int pinned;          /* host-to-device copies from pinned memory */
+	int loader_workers;  /* DataLoader worker processes */
+};
+
+int ta_model_traits(sqlite3 *db, struct ta_traits *t, struct ta_error *err);
+
 /* Earliest timestamp of the whole job (HTA's alignment, §6). */
 int64_t ta_model_min_ts(sqlite3 *db, int hta_compat);
 

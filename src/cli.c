@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,6 +53,29 @@ void ta_cli_progress(const char *path, int64_t done, int64_t total, size_t i,
 	last = done;
 	fprintf(stderr, "\rtraceanalyze: reading %s (%zu/%zu): %lld%%\033[K", path,
 		i + 1, n, total > 0 ? (long long)(100 * done / total) : 0LL);
+}
+
+/* Progress of an analysis on a terminal: shown once it has run a second,
+ * so quick runs print nothing, and wiped when done. */
+static void work_progress(const char *what, size_t done, size_t total)
+{
+	static struct timespec start;
+	static int shown;
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (done <= 1 && !shown)
+		start = now;
+	if (done >= total) {
+		if (shown)
+			fputs("\r\033[K", stderr);
+		shown = 0;
+		return;
+	}
+	if (now.tv_sec - start.tv_sec < 1)
+		return;
+	shown = 1;
+	fprintf(stderr, "\rtraceanalyze: %s: rank %zu of %zu\033[K", what, done, total);
 }
 
 static size_t count_opts(const struct ta_opt *o)
@@ -121,7 +145,7 @@ static int list_columns(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 /* "columns: a, b, c", wrapped, for --help. */
 static void print_columns(FILE *out, const struct ta_cmd_info *cmd)
 {
-	struct ta_query q = { 0, NULL, 0, 0, NULL };
+	struct ta_query q = { 0, NULL, 0, 0, NULL, NULL };
 	struct ta_error err = { 0, "" };
 	struct ta_table *t = empty_result(cmd->run, &q, cmd->ctx, &err);
 	size_t c, at;
@@ -582,6 +606,7 @@ again:
 	ta_stream_init(&stream, open_output, (void *)cli, cli->format);
 	q.sink = cli->format != TA_FMT_TEXT && !cli->ngates && !cli->baseline ?
 		 &stream.sink : NULL;
+	q.progress = isatty(2) && !ta_quiet ? work_progress : NULL;
 	rc = fn(db, &q, ctx, &t, &err);
 	/* a damaged cached database is built again, if nothing went out */
 	if (rc < 0 && ta_cli_damaged(db, stream.out ? NULL : &retried, &err)) {

@@ -65,7 +65,7 @@ static void open_db(struct fixture *fx)
 
 static struct ta_table *temporal(struct fixture *fx, int compat)
 {
-	struct ta_query q = { compat, NULL, 0, 0, NULL };
+	struct ta_query q = { compat, NULL, 0, 0, NULL, NULL };
 	struct ta_table *t = NULL;
 	struct ta_error err;
 
@@ -157,7 +157,7 @@ START_TEST(test_analyses_rank_selection)
 {
 	struct fixture fx = { tmp_dir(), NULL };
 	int64_t want[] = { 1 }, missing[] = { 5 };
-	struct ta_query q = { 0, want, 1, 0, NULL };
+	struct ta_query q = { 0, want, 1, 0, NULL, NULL };
 	struct ta_table *t = NULL;
 	struct ta_error err;
 
@@ -211,7 +211,7 @@ static const char core[] =
 
 static struct ta_table *run_idle(struct fixture *fx, int compat, int stats)
 {
-	struct ta_query q = { compat, NULL, 0, 0, NULL };
+	struct ta_query q = { compat, NULL, 0, 0, NULL, NULL };
 	struct ta_idle_opts o = { 30000, NULL, 0, stats };
 	struct ta_table *t = NULL;
 	struct ta_error err;
@@ -298,7 +298,7 @@ END_TEST
 START_TEST(test_analyses_overlap)
 {
 	struct fixture fx = { tmp_dir(), NULL };
-	struct ta_query q = { 0, NULL, 0, 0, NULL };
+	struct ta_query q = { 0, NULL, 0, 0, NULL, NULL };
 	struct ta_table *t = NULL;
 	struct ta_error err;
 
@@ -329,7 +329,7 @@ END_TEST
 START_TEST(test_analyses_kernels)
 {
 	struct fixture fx = { tmp_dir(), NULL };
-	struct ta_query q = { 0, NULL, 0, 0, NULL };
+	struct ta_query q = { 0, NULL, 0, 0, NULL, NULL };
 	struct ta_kernels_opts o = { 1, 10, 0.8, 1 };
 	struct ta_table *t = NULL;
 	struct ta_error err;
@@ -373,7 +373,7 @@ START_TEST(test_analyses_kernels_others)
 		K("mid", "kernel", 300, 30, 7, 3) "," K("small", "kernel", 400, 10, 7, 4) ","
 		K("small", "kernel", 500, 20, 7, 5) "]}";
 	struct fixture fx = { tmp_dir(), NULL };
-	struct ta_query q = { 0, NULL, 0, 0, NULL };
+	struct ta_query q = { 0, NULL, 0, 0, NULL, NULL };
 	struct ta_kernels_opts o = { 0, 1, 0.8, 1 };
 	struct ta_table *t = NULL;
 	struct ta_error err;

@@ -65,7 +65,7 @@ START_TEST(test_more_launch)
 {
 	char *dir;
 	sqlite3 *db = open_trace(&dir, launches);
-	struct ta_query q = { 0, NULL, 0, 0, NULL };
+	struct ta_query q = { 0, NULL, 0, 0, NULL, NULL };
 	struct ta_launch_opts o = { 0, 50000, 100000 };
 	struct ta_table *t;
 	struct ta_error err;
@@ -96,25 +96,28 @@ START_TEST(test_more_queue)
 {
 	char *dir;
 	sqlite3 *db = open_trace(&dir, launches);
-	struct ta_query q = { 0, NULL, 0, 0, NULL };
+	struct ta_query q = { 0, NULL, 0, 0, NULL, NULL };
 	struct ta_queue_opts o = { 1, 0 };
 	struct ta_table *t;
 	struct ta_error err;
-	/* +1 at 10, 20, 30 (x2); -1 at 40, 50, 200, 203 */
-	static const int64_t want[] = { 1, 2, 3, 4, 3, 2, 1, 0 };
+	/* +1 at 10, 20, 30 (x2); -1 at 40, 50, 200, 203. The analysis window
+	 * (no steps: first to last GPU work) is 40 .. 206: the launches
+	 * before it count towards the length, only the points inside are
+	 * measured. */
+	static const int64_t want[] = { 3, 2, 1, 0 };
 	size_t i;
 
 	ck_assert_int_eq(ta_queue_run(db, &q, &o, &t, &err), 0);
-	ck_assert_int_eq(t->nrows, 8);
-	for (i = 0; i < 8; i++)
+	ck_assert_int_eq(t->nrows, 4);
+	for (i = 0; i < 4; i++)
 		ck_assert_int_eq(ta_table_cell(t, i, 3)->i, want[i]);
 	ta_table_free(t);
 	o.series = 0;
-	o.blocked_at = 3; /* length >= 3 from 30 to 50 */
+	o.blocked_at = 3; /* length >= 3 from 30 to 50, inside from 40 */
 	ck_assert_int_eq(ta_queue_run(db, &q, &o, &t, &err), 0);
-	ck_assert(cell(t, 0, 2) == 20);
-	/* over the rank's span of timestamps, 5 .. 203 */
-	ck_assert(fabs(cell(t, 0, 3) - 20.0 / 198) < 1e-12);
+	ck_assert(cell(t, 0, 2) == 10);
+	/* of the window's length, 40 .. 206 */
+	ck_assert(fabs(cell(t, 0, 3) - 10.0 / 166) < 1e-12);
 	ta_table_free(t);
 	close_trace(db, dir);
 }
@@ -131,7 +134,7 @@ START_TEST(test_more_membw_residue)
 		  ", \"memory bandwidth (GB/s)\": 0.2") "]}";
 	char *dir;
 	sqlite3 *db = open_trace(&dir, tr);
-	struct ta_query q = { 1, NULL, 0, 0, NULL };
+	struct ta_query q = { 1, NULL, 0, 0, NULL, NULL };
 	struct ta_membw_opts o = { 0 };
 	struct ta_table *t;
 	struct ta_error err;
@@ -164,7 +167,7 @@ START_TEST(test_more_annotations)
 		"]}";
 	char *dir;
 	sqlite3 *db = open_trace(&dir, tr);
-	struct ta_query q = { 0, NULL, 0, 0, NULL };
+	struct ta_query q = { 0, NULL, 0, 0, NULL, NULL };
 	struct ta_annotations_opts o = { 0, 0, 1000, 0.8 };
 	struct ta_table *t;
 	struct ta_error err;

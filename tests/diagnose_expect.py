@@ -4,6 +4,7 @@
 the verdict and the top findings must name that cause."""
 import csv
 import io
+import json
 import subprocess
 import sys
 
@@ -32,8 +33,14 @@ check("stalled step is host-stalled on data_loading (15 ms sleep)",
       all(r["verdict"] == "host-stalled" and r["main_cause"] == "host_region: data_loading"
           and float(r["cause_us"]) > 15000 for r in v))
 f = findings("train_stalled")
-check("stalled: .item() shows as a sync in aten::_local_scalar_dense",
-      any(r["kind"] == "sync" and r["where"] == "aten::_local_scalar_dense" for r in f))
+check("stalled: .item() shows as a sync in aten::_local_scalar_dense, at its call site",
+      any(r["kind"] == "sync" and r["where"].startswith("aten::_local_scalar_dense at capture.py(")
+          for r in f))
+check("stalled: data loading advice is about DataLoader workers",
+      any(r["where"] == "data_loading" and "num_workers" in r["advice"] for r in f))
+check("stalled: Python dispatch holes get dispatch advice, not data loading advice",
+      all("DataLoader" not in r["advice"] for r in f
+          if r["kind"] == "host_region" and r["where"].startswith("<built-in")))
 check("stalled: the pageable copies are found",
       any(r["kind"] == "pageable_copy" for r in f))
 check("stalled: data_loading is the costliest finding of each step",
@@ -46,6 +53,22 @@ graph = run("decode_graph")
 check("CUDA graphs cut the launch loss tenfold and the GPU is busy >= 60%",
       all(float(g["cause_us"]) * 10 < float(e["cause_us"]) and float(g["gpu_busy_pct"]) >= 60
           for g, e in zip(graph, eager)))
+gf = findings("decode_graph")
+check("decode under CUDA graphs is not told to use CUDA graphs",
+      gf and all("CUDA graphs or torch.compile" not in r["advice"] for r in gf)
+      and any("already" in r["advice"] or "although" in r["advice"] for r in gf))
+check("eager decode is told to use CUDA graphs",
+      any("CUDA graphs or torch.compile" in r["advice"] for r in findings("decode_eager")))
+
+# the real capture of a host spinning on Event.query() (capture.py spin):
+# the hole after the spin is a sync's, though no blocking call was made
+v = run("spin")
+check("spin: each step's main cause is the spin in wait_for_gpu",
+      v and all(r["main_cause"] == "sync: spin on GPU queries in wait_for_gpu" for r in v))
+measured = json.load(open("testdata/oracle/spin.measured.json"))["expected_idle_share"]
+idle = sum(float(r["step_us"]) * (1 - float(r["gpu_busy_pct"]) / 100) for r in v) / sum(float(r["step_us"]) for r in v)
+check("spin: idle share %.3f within 0.1 of the profiler-off %.3f" % (idle, measured), abs(idle - measured) < 0.1)
+
 v = run("copies")
 check("copies: copy-bound, main cause the pageable copy",
       all(r["verdict"] == "copy-bound" and r["main_cause"].startswith("pageable_copy") for r in v))
@@ -124,6 +147,26 @@ check("cudaStreamWaitEvent is no sync: the hole is a host_region",
 check("findings name no object address, so they match across runs",
       any(r["where"] == "<built-in method wait of Event object>" for r in f)
       and not any("0x" in r["where"] for r in f))
+
+# a misaligned GEMM is costed at its estimated saving (40 % of its time,
+# the least padding saved in measured H200 GEMMs), not its whole time
+ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % i, "pid": 1, "tid": 1,
+       "ts": 10000 * i, "dur": 10000} for i in (1, 2)]
+for i in (1, 2):
+    t = 10000 * i
+    ev += [dict(K, name="void cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_256x128_nn_align1>",
+                ts=t + 100, dur=9000, args={"stream": 7, "correlation": 10 * i}),
+           {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+            "ts": t + 90, "dur": 5, "args": {"correlation": 10 * i}},
+           {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": t + 80, "dur": 20,
+            "args": {"Input Dims": [[4096, 4095], [4095, 4095]]}}]
+json.dump({"distributedInfo": {"rank": 0}, "traceEvents": ev}, open(path, "w"))
+out = subprocess.run(["./traceanalyze", "diagnose", "-q", "--no-cache", "--format", "csv", "--findings", path],
+                     capture_output=True, text=True, check=True).stdout
+f = [r for r in csv.DictReader(io.StringIO(out)) if r["kind"] == "misaligned_gemm"]
+check("misaligned GEMM: costed at 40 %% of 9 ms, per step (%s)" % [r["cost_us"] for r in f],
+      len(f) == 1 and abs(float(f[0]["cost_us"]) - 3600) < 1 and "estimate" in f[0]["advice"]
+      and f[0]["where"].startswith("aten::mm [[4096, 4095]"))
 
 failed = [n for n, ok in checks if not ok]
 for n in failed:

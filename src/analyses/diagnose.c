@@ -6,6 +6,7 @@
  * between launches, launch overhead. Exposed communication and copies are
  * losses too; the verdict is the largest loss, or compute-bound when the
  * GPU is busy enough and nothing else matters. */
+#include "advice.h"
 #include "intervals.h"
 #include "ta_analyses.h"
 #include "ta_intern.h"
@@ -15,33 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum finding_kind {
-	F_HOST_REGION, F_SYNC, F_PAGEABLE, F_LAUNCH, F_COMM, F_SMALL, F_ALIGN,
-	NKINDS
-};
-
-static const char *const kind_names[NKINDS] = {
-	"host_region", "sync", "pageable_copy", "launch_overhead",
-	"exposed_comm", "small_kernels", "misaligned_gemm"
-};
-
-static const char *const advice[NKINDS] = {
-	"the CPU launched nothing here: for data loading, more DataLoader "
-	"workers, pin_memory=True and prefetching; for Python overhead, CUDA "
-	"graphs or torch.compile",
-	"drop the per-step synchronisation (.item(), .cpu(), print of a GPU "
-	"tensor, Python if on a GPU value); accumulate on the GPU",
-	"copy from pinned memory (pin_memory=True, tensor.pin_memory()) with "
-	"non_blocking=True so the copy overlaps compute",
-	"launch fewer, larger kernels: CUDA graphs or torch.compile "
-	"(mode=\"reduce-overhead\"), larger batches",
-	"overlap communication with compute (bucketed DDP/FSDP, fewer "
-	"collectives), or check the network",
-	"fuse small kernels (torch.compile) or batch the work",
-	"pad the GEMM dimensions to a multiple of 8 (16 for fp8) so aligned "
-	"kernels are chosen"
-};
-
 struct gpu_row {
 	int64_t ts, end;
 	int kind;          /* enum ta_kind */
@@ -49,8 +23,10 @@ struct gpu_row {
 	int64_t correlation;
 };
 
-struct call_row {    /* a synchronising runtime call */
+struct call_row {    /* a synchronising runtime call, or a spin of queries */
 	int64_t ts, end;
+	int spin;          /* 1: a run of cudaEventQuery/cudaStreamQuery calls */
+	int64_t tid;
 };
 
 struct finding {
@@ -145,10 +121,73 @@ static int is_sync(const char *name)
 	return 0;
 }
 
+/* Calls that ask whether the GPU is done without waiting: a sync only
+ * when the host spins on them. */
+static int is_query(const char *name)
+{
+	return strcmp(name, "cudaEventQuery") == 0 ||
+	       strcmp(name, "cudaStreamQuery") == 0 ||
+	       strcmp(name, "hipEventQuery") == 0 ||
+	       strcmp(name, "hipStreamQuery") == 0;
+}
+
+/* A spin: at least SPIN_CALLS queries on one thread, each starting within
+ * SPIN_GAP_NS of the previous one's end (a Python loop on Event.query()
+ * makes one every few µs). An allocator's or a watchdog thread's
+ * occasional query is no spin. */
+#define SPIN_CALLS 3
+#define SPIN_GAP_NS 100000
+
+static void push_call(struct rank_data *d, struct call_row c)
+{
+	if (d->ncalls == d->capcalls) {
+		d->capcalls = d->capcalls ? d->capcalls * 2 : 1024;
+		d->calls = ta_xrealloc(d->calls, d->capcalls * sizeof(*d->calls));
+	}
+	d->calls[d->ncalls++] = c;
+}
+
+static int cmp_call_tid(const void *x, const void *y)
+{
+	const struct call_row *a = x, *b = y;
+
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
+static int cmp_call_ts(const void *x, const void *y)
+{
+	const struct call_row *a = x, *b = y;
+
+	return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
+/* Queries (spin = 0) become spins: each run of them on one thread that
+ * is dense enough is one call from its first start to its last end. */
+static void find_spins(struct rank_data *d, struct call_row *q, size_t nq)
+{
+	size_t i = 0, j;
+
+	ta_qsort(q, nq, sizeof(*q), cmp_call_tid);
+	while (i < nq) {
+		for (j = i + 1; j < nq && q[j].tid == q[i].tid &&
+		     q[j].ts - q[j - 1].end <= SPIN_GAP_NS; j++)
+			;
+		if (j - i >= SPIN_CALLS)
+			push_call(d, (struct call_row){ q[i].ts, q[j - 1].end, 1,
+							q[i].tid });
+		i = j;
+	}
+	ta_qsort(d->calls, d->ncalls, sizeof(*d->calls), cmp_call_ts);
+}
+
 static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 		     struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
+	struct call_row *q = NULL;   /* the rank's query calls */
+	size_t nq = 0, capq = 0;
 	int rc;
 
 	d->ngpu = d->ncalls = 0;
@@ -179,23 +218,32 @@ static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 	sqlite3_finalize(st);
 	if (ta_db_done(db, rc, err) < 0)
 		return -1;
-	if (ta_db_prepare(db, "SELECT c.ts, c.ts + max(c.dur, 0), n.name FROM calls c"
-			  " JOIN names n ON n.name_id = c.name WHERE c.rank = ?"
+	if (ta_db_prepare(db, "SELECT c.ts, c.ts + max(c.dur, 0), n.name, c.tid"
+			  " FROM calls c JOIN names n ON n.name_id = c.name WHERE c.rank = ?"
 			  " AND c.ts IS NOT NULL AND c.dur IS NOT NULL ORDER BY c.ts",
 			  &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, rank);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (!is_sync((const char *)sqlite3_column_text(st, 2)))
-			continue; /* only synchronising calls matter here */
-		if (d->ncalls == d->capcalls) {
-			d->capcalls = d->capcalls ? d->capcalls * 2 : 1024;
-			d->calls = ta_xrealloc(d->calls, d->capcalls * sizeof(*d->calls));
+		const char *name = (const char *)sqlite3_column_text(st, 2);
+		struct call_row c = { sqlite3_column_int64(st, 0),
+			sqlite3_column_int64(st, 1), 0,
+			sqlite3_column_type(st, 3) == SQLITE_INTEGER ?
+			sqlite3_column_int64(st, 3) : -1 };
+
+		if (is_sync(name)) {
+			push_call(d, c);
+		} else if (is_query(name)) {
+			if (nq == capq) {
+				capq = capq ? capq * 2 : 256;
+				q = ta_xrealloc(q, capq * sizeof(*q));
+			}
+			q[nq++] = c;
 		}
-		d->calls[d->ncalls++] = (struct call_row){ sqlite3_column_int64(st, 0),
-			sqlite3_column_int64(st, 1) };
 	}
 	sqlite3_finalize(st);
+	find_spins(d, q, nq);
+	free(q);
 	return ta_db_done(db, rc, err);
 }
 
@@ -218,6 +266,39 @@ static const char overlapping_sql[] =
 	" AND n.name NOT GLOB 'ProfilerStep*' AND e.dur <= 4 * (?3 - ?2)"
 	" AND min(e.ts + e.dur, ?3) - max(e.ts, ?2) >= (?3 - ?2) / 2"
 	" ORDER BY c.name = 'python_function', e.dur, e.idx DESC LIMIT 1";
+
+/* Where in the user's code a sync was made: the innermost Python frame
+ * of the user's own files (not torch's) over it, else the innermost
+ * record_function range. Searched from ?4 (the step's start, less a step:
+ * a bound, so a trace without frames is not read back to its start). */
+static const char site_sql[] =
+	"SELECT n.name FROM host e JOIN names n ON n.name_id = e.name"
+	" JOIN names c ON c.name_id = e.cat WHERE e.rank = ?1 AND e.ts <= ?2"
+	" AND e.ts >= ?4 AND e.ts + e.dur >= ?3 AND ((c.name = 'python_function'"
+	"  AND n.name GLOB '*.py(*' AND n.name NOT GLOB 'torch/*'"
+	"  AND n.name NOT GLOB '*/torch/*' AND n.name NOT GLOB '*site-packages*'"
+	"  AND n.name NOT GLOB '<*') OR (c.name = 'user_annotation'"
+	"  AND n.name NOT GLOB 'ProfilerStep*'))"
+	" ORDER BY c.name = 'python_function' DESC, e.ts DESC LIMIT 1";
+
+static int call_site(sqlite3 *db, int64_t rank, int64_t a, int64_t b,
+		     int64_t from, char *buf, size_t len)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = SQLITE_ERROR;
+
+	buf[0] = '\0';
+	if (sqlite3_prepare_v2(db, site_sql, -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, rank);
+		sqlite3_bind_int64(st, 2, a);
+		sqlite3_bind_int64(st, 3, b);
+		sqlite3_bind_int64(st, 4, from);
+		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+			snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
 
 /* Both return -1 on a database error (the name would be wrong). */
 static int name_region(sqlite3 *db, int64_t rank, int64_t a, int64_t b,
@@ -305,6 +386,7 @@ struct diag_ctx {
 	struct findings *f;
 	struct rank_data *d;
 	int64_t rank, step;
+	int64_t win_ts, win_end;  /* the step's window */
 	int failed;           /* a query failed: the results are not whole */
 };
 
@@ -335,8 +417,20 @@ static void hole(struct diag_ctx *c, int64_t a, int64_t b, struct step_result *r
 	}
 	sync = sync_before(c->d, a, b);
 	if (sync) {
+		char op[256], site[256];
+		int64_t from = 2 * c->win_ts - c->win_end;
+
 		c->failed |= name_region(c->db, c->rank, sync->ts, sync->end, 1,
-					 where, sizeof(where)) < 0;
+					 op, sizeof(op)) < 0;
+		c->failed |= call_site(c->db, c->rank, sync->ts, sync->end, from,
+				       site, sizeof(site)) < 0;
+		if (sync->spin)
+			snprintf(where, sizeof(where), "spin on GPU queries in %.200s",
+				 site[0] ? site : op);
+		else if (site[0] && strcmp(site, op) != 0)
+			snprintf(where, sizeof(where), "%.120s at %.120s", op, site);
+		else
+			snprintf(where, sizeof(where), "%s", op);
 		add_finding(c->f, c->rank, c->step, F_SYNC, len, where);
 	} else {
 		c->failed |= name_region(c->db, c->rank, a, b, 0, where,
@@ -418,7 +512,10 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 			c->failed |= launching_op(c->db, c->rank, c->d,
 						  g->correlation, where,
 						  sizeof(where)) < 0;
-			add_finding(c->f, c->rank, c->step, F_ALIGN, g->end - g->ts, where);
+			/* the estimated saving, not the kernel's time (advice.h) */
+			add_finding(c->f, c->rank, c->step, F_ALIGN,
+				    (int64_t)((double)(g->end - g->ts) * TA_ALIGN_SAVING),
+				    where);
 		}
 		if (g->kind == TA_KIND_COMPUTE && g->end - g->ts < c->o->small_kernel_ns)
 			small += g->end - g->ts, nsmall++;
@@ -513,7 +610,7 @@ static void verdict_row(struct ta_table *t, const struct diag_ctx *c,
 	ta_table_set_text(t, row, 4, verdicts[v]);
 	f = top_finding(c->f, c->rank, c->step, kinds[v]);
 	if (f)
-		snprintf(cause, sizeof(cause), "%s: %s", kind_names[f->kind], f->where);
+		snprintf(cause, sizeof(cause), "%s: %s", ta_finding_names[f->kind], f->where);
 	else
 		snprintf(cause, sizeof(cause), "%s", v == 3 ? "copies" : verdicts[v]);
 	ta_table_set_text(t, row, 5, cause);
@@ -575,7 +672,8 @@ static int cmp_finding(const void *x, const void *y)
 	return a->cost > b->cost ? -1 : a->cost < b->cost;
 }
 
-static struct ta_table *findings_table(struct findings *f)
+static struct ta_table *findings_table(struct findings *f,
+				       const struct ta_traits *run)
 {
 	struct ta_table *t = ta_table_new("Findings, by cost", finding_cols, 7);
 	size_t i;
@@ -587,11 +685,11 @@ static struct ta_table *findings_table(struct findings *f)
 		ta_table_set_int(t, r, 0, f->v[i].rank);
 		if (f->v[i].step >= 0)
 			ta_table_set_int(t, r, 1, f->v[i].step);
-		ta_table_set_text(t, r, 2, kind_names[f->v[i].kind]);
+		ta_table_set_text(t, r, 2, ta_finding_names[f->v[i].kind]);
 		ta_table_set_real(t, r, 3, (double)f->v[i].cost / 1000.0);
 		ta_table_set_int(t, r, 4, f->v[i].count);
 		ta_table_set_text(t, r, 5, f->v[i].where);
-		ta_table_set_text(t, r, 6, advice[f->v[i].kind]);
+		ta_table_set_text(t, r, 6, ta_advice(f->v[i].kind, f->v[i].where, run));
 	}
 	return t;
 }
@@ -605,12 +703,15 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	struct rank_data d = { NULL, 0, 0, 0, NULL, 0, 0, -1 };
 	struct ta_table *t = ta_table_new("Diagnosis per step", verdict_cols, 7);
 	sqlite3_stmt *ranks = NULL;
-	int64_t *steps = NULL;
+	struct ta_traits run;
+	int64_t *steps = NULL, nranks, done = 0;
 	size_t nsteps, i;
 	int rc = 0, step_rc = SQLITE_DONE;
 
 	*out = *findings = NULL;
 	if (ta_model_prepare(db, q, TA_NEED_DEV | TA_NEED_HOST, err) < 0 ||
+	    ta_model_traits(db, &run, err) < 0 ||
+	    (nranks = ta_db_int(db, "SELECT count(*) FROM sel_ranks", -1)) < 0 ||
 	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &ranks, err) < 0) {
 		ta_table_free(t);
 		ta_intern_free(f.keys);
@@ -618,7 +719,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	}
 	while (rc == 0 && (step_rc = sqlite3_step(ranks)) == SQLITE_ROW) {
 		struct diag_ctx c = { db, o, &f, &d, sqlite3_column_int64(ranks, 0),
-				      -1, 0 };
+				      -1, 0, 0, 0 };
 
 		rc = load_rank(db, c.rank, &d, err);
 		if (rc == 0)
@@ -627,17 +728,21 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 			struct step_result r;
 
 			c.step = steps[i * 3];
-			analyse_step(&c, steps[i * 3 + 1], steps[i * 3 + 2], &r);
+			c.win_ts = steps[i * 3 + 1];
+			c.win_end = steps[i * 3 + 2];
+			analyse_step(&c, c.win_ts, c.win_end, &r);
 			verdict_row(t, &c, &r);
 		}
 		if (rc == 0 && c.failed)
 			rc = ta_db_done(db, SQLITE_ERROR, err);
+		if (q->progress)
+			q->progress("diagnose", (size_t)++done, (size_t)nranks);
 	}
 	sqlite3_finalize(ranks);
 	if (rc == 0)
 		rc = ta_db_done(db, step_rc, err);
 	if (rc == 0)
-		*findings = findings_table(&f);
+		*findings = findings_table(&f, &run);
 	free(steps);
 	free(d.gpu);
 	free(d.calls);

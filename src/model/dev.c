@@ -121,7 +121,7 @@ static int hta_rows(sqlite3 *db, struct ta_error *err)
  * Changing a rule above means a new TA_SCHEMA_VERSION. */
 static int keep_hta_rows(sqlite3 *rw, void *ctx, struct ta_error *err)
 {
-	struct ta_query every = { 0, NULL, 0, 0, NULL };
+	struct ta_query every = { 0, NULL, 0, 0, NULL, NULL };
 	char sql[1024];
 	int filtered;
 

@@ -321,7 +321,7 @@ def spin(outdir):
     """The host waits for the GPU by spinning on cudaEventQuery (a Python
     loop on Event.query()), then does Python work: each hole after the
     spin is a sync's, though no blocking call was made."""
-    a = torch.randn(4096, 4096, device=DEV)
+    a = torch.randn(2048, 2048, device=DEV)  # short: every spin is a call
 
     def slow_python():
         t = 0
@@ -330,7 +330,7 @@ def spin(outdir):
         return t
 
     def compute():
-        for _ in range(6):
+        for _ in range(2):
             a @ a
 
     def step():

@@ -1,0 +1,138 @@
+/* What to do about a finding. The same kind of loss has different cures
+ * depending on what covers it (data loading, the optimizer, logging,
+ * Python dispatch) and on what the run already does (a run under CUDA
+ * graphs is not told to use CUDA graphs). */
+#include "advice.h"
+
+#include <ctype.h>
+#include <string.h>
+
+const char *const ta_finding_names[NKINDS] = {
+	"host_region", "sync", "pageable_copy", "launch_overhead",
+	"exposed_comm", "small_kernels", "misaligned_gemm", "wait_for_peer"
+};
+
+/* Case-insensitive: does s contain any of words? */
+static int mentions(const char *s, const char *const *words)
+{
+	size_t i, j;
+
+	for (i = 0; s[i]; i++)
+		for (j = 0; words[j]; j++) {
+			size_t k = 0;
+
+			while (words[j][k] && tolower((unsigned char)s[i + k]) == words[j][k])
+				k++;
+			if (!words[j][k])
+				return 1;
+		}
+	return 0;
+}
+
+static const char *host_region(const char *where, const struct ta_traits *run)
+{
+	static const char *const data[] = { "data", "loader", "__next__",
+		"collate", "fetch", "batch", "dataset", NULL };
+	static const char *const optim[] = { "optim", "zero_grad", "clip_grad",
+		NULL };
+	static const char *const logs[] = { "log", "print", "wandb",
+		"tensorboard", "metric", NULL };
+	static const char *const save[] = { "save", "checkpoint", "state_dict",
+		NULL };
+
+	if (strcmp(where, "(no annotation)") == 0)
+		return "the CPU launched nothing here and no range names it: "
+		       "profile with with_stack=True, or wrap the step's parts "
+		       "in record_function, to see what ran";
+	if (mentions(where, data))
+		return run->loader_workers ?
+		       "data loading stalls the GPU although DataLoader workers "
+		       "run: more workers or a larger prefetch_factor, cheaper "
+		       "decoding and augmentation, or faster storage" :
+		       "data loading stalls the GPU: load in DataLoader worker "
+		       "processes (num_workers > 0, persistent_workers=True) "
+		       "with pin_memory=True and prefetching";
+	if (mentions(where, optim))
+		return "the optimizer runs in Python between launches: a fused "
+		       "or foreach optimizer (fused=True), or compile the step";
+	if (mentions(where, logs))
+		return "logging holds the step: log every N steps and keep the "
+		       "metrics on the GPU until then";
+	if (mentions(where, save))
+		return "saving holds the step: checkpoint less often, or "
+		       "asynchronously (torch.distributed.checkpoint.async_save)";
+	if (strncmp(where, "aten::", 6) == 0 || strncmp(where, "<built-in", 9) == 0 ||
+	    strstr(where, ".py(") || strncmp(where, "nn.Module:", 10) == 0) {
+		if (run->graphs)
+			return "Python and op dispatch between launches, outside the "
+			       "CUDA graphs the run already uses: capture this part "
+			       "of the step in a graph too";
+		if (run->triton)
+			return "Python and op dispatch between launches, outside the "
+			       "compiled code the run already uses: remove the graph "
+			       "breaks here (torch._dynamo.explain) or use "
+			       "mode=\"reduce-overhead\"";
+		return "Python and op dispatch between launches: CUDA graphs or "
+		       "torch.compile (mode=\"reduce-overhead\")";
+	}
+	return "the CPU ran this region and launched nothing: make it "
+	       "cheaper, run it less often, or move it off the step (a "
+	       "background thread or process)";
+}
+
+const char *ta_advice(enum finding_kind kind, const char *where,
+		      const struct ta_traits *run)
+{
+	switch (kind) {
+	case F_HOST_REGION:
+		return host_region(where, run);
+	case F_SYNC:
+		if (strncmp(where, "spin on ", 8) == 0)
+			return "the host polls the GPU (cudaEventQuery or "
+			       "cudaStreamQuery in a loop) until it is done: let "
+			       "the queue run ahead and wait later, or every N steps";
+		return "drop the synchronisation at this call site (.item(), "
+		       ".cpu(), print of a GPU tensor, Python if on a GPU "
+		       "value): accumulate on the GPU, read it every N steps";
+	case F_PAGEABLE:
+		return run->pinned ?
+		       "these copies read pageable memory, though the run pins "
+		       "others: pin their source too (tensor.pin_memory(), "
+		       "pin_memory=True) and copy with non_blocking=True" :
+		       "copy from pinned memory (pin_memory=True, "
+		       "tensor.pin_memory()) with non_blocking=True so the copy "
+		       "overlaps compute";
+	case F_LAUNCH:
+		if (run->graphs)
+			return "short gaps between kernels although the run uses CUDA "
+			       "graphs: capture more of the step in one graph (the "
+			       "gaps are outside or between replays)";
+		if (run->triton)
+			return "short gaps between launches of compiled kernels: "
+			       "mode=\"reduce-overhead\" (CUDA graphs) or larger "
+			       "batches";
+		return "launch fewer, larger kernels: CUDA graphs or torch.compile "
+		       "(mode=\"reduce-overhead\"), larger batches";
+	case F_COMM:
+		return "overlap communication with compute (bucketed DDP/FSDP, "
+		       "fewer collectives), or check the network";
+	case F_SMALL:
+		if (run->graphs && !run->triton)
+			return "many tiny kernels, already replayed as CUDA graphs: "
+			       "fuse them (torch.compile) or batch the work";
+		return run->triton ?
+		       "many tiny kernels even with compiled (Triton) code: larger "
+		       "batches, or CUDA graphs to hide their launches" :
+		       "fuse small kernels (torch.compile) or batch the work";
+	case F_ALIGN:
+		return "pad the GEMM dimensions to a multiple of 8 (16 for fp8) "
+		       "so aligned kernels are chosen; the cost is an estimate: "
+		       "40 % of the kernel time, the least padding saved in GEMMs "
+		       "measured on an H200";
+	case F_WAIT_PEER:
+		return "this rank waits in collectives for a late peer: fix the "
+		       "late rank's own cause (named here), not the network";
+	default:
+		return "";
+	}
+}

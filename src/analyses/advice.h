@@ -1,0 +1,25 @@
+/* diagnose's findings and the advice for each, fitted to what the finding
+ * names and to what the run already uses (advice.c). */
+#ifndef TA_ADVICE_H
+#define TA_ADVICE_H
+
+#include "ta_model.h"
+
+enum finding_kind {
+	F_HOST_REGION, F_SYNC, F_PAGEABLE, F_LAUNCH, F_COMM, F_SMALL, F_ALIGN,
+	F_WAIT_PEER, NKINDS
+};
+
+extern const char *const ta_finding_names[NKINDS];
+
+/* A misaligned GEMM's cost is this share of its time: the least that
+ * padding to a multiple of 8 saved in GEMMs measured on an H200
+ * (tools/capture/gemm_align.py: 41 % for TF32 2048x1001x1001, 53-81 %
+ * for bf16 and fp16). */
+#define TA_ALIGN_SAVING 0.40
+
+/* The advice for a finding of this kind whose where is where. */
+const char *ta_advice(enum finding_kind kind, const char *where,
+		      const struct ta_traits *run);
+
+#endif
