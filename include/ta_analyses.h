@@ -116,6 +116,17 @@ struct ta_diagnose_opts {
 
 /* Two tables: the verdict per step (out) and every finding with its cost
  * (findings). */
+struct ta_stragglers_opts {
+	double late_pct;   /* a straggler holds the others back this % of its step (10) */
+};
+
+/* Per rank and step: collectives matched across ranks, how long this
+ * rank waited for the last to arrive and the others for it, and whether
+ * it is the step's straggler. */
+int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
+		      const struct ta_stragglers_opts *o, struct ta_table **out,
+		      struct ta_error *err);
+
 int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		    const struct ta_diagnose_opts *o, struct ta_table **out,
 		    struct ta_table **findings, struct ta_error *err);

@@ -39,6 +39,10 @@
  *     ts, dur, name)
  *   rank_span (rank, first_ts,        each rank's earliest and latest
  *     last_ts)                        start, over every row
+ *   coll (rank, idx, pg, pg_ranks,    every rank's collective kernels with
+ *     name, in_nelems, out_nelems,    the op that issued them, and their
+ *     dtype, step, seq, issue_ts,     place in their group's step
+ *     ts, end_ts, stream)             (TA_NEED_COLL; coll.c)
  */
 #ifndef TA_MODEL_H
 #define TA_MODEL_H
@@ -59,6 +63,7 @@ enum ta_need {
 	TA_NEED_HOST = 1 << 1,    /* host, indexed by time */
 	TA_NEED_THREAD = 1 << 2,  /* host_thread, indexed by thread */
 	TA_NEED_QUEUE = 1 << 3,   /* enqueue (HTA: its launch rows, kept) */
+	TA_NEED_COLL = 1 << 4,    /* coll: every rank's collectives (coll.c) */
 };
 
 /* What the query asks for: see ta_analyses.h's struct ta_query. */

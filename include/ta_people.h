@@ -12,4 +12,8 @@ void ta_people_ops(struct ta_table *t);
 /* findings: diagnose's findings table, summarised after the verdicts. */
 void ta_people_diagnose(struct ta_table *t, const struct ta_table *findings);
 
+/* stragglers: a sentence per run and a summary per rank, before the
+ * per-step rows. */
+void ta_people_stragglers(struct ta_table *t);
+
 #endif

@@ -13,6 +13,7 @@ int cmd_annotations(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
+int cmd_stragglers(int argc, char **argv);
 int cmd_ingest(int argc, char **argv);
 int cmd_schema(int argc, char **argv);
 

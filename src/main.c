@@ -26,6 +26,7 @@ static const struct command commands[] = {
 	{ "annotations", cmd_annotations, "time per record_function annotation" },
 	{ "ops", cmd_ops, "the profiler's key_averages table, per rank" },
 	{ "diagnose", cmd_diagnose, "per step: what bounds it, and what to fix" },
+	{ "stragglers", cmd_stragglers, "across ranks: who the others wait for, how long, and why" },
 	{ "ingest", cmd_ingest, "parse traces into a database for later commands" },
 	{ "schema", cmd_schema, "print the database schema" },
 };

@@ -94,6 +94,14 @@ static int diagnose(sqlite3 *db, const struct ta_query *q, struct ta_table **t,
 	return rc;
 }
 
+static int stragglers(sqlite3 *db, const struct ta_query *q,
+		      struct ta_table **t, struct ta_error *e)
+{
+	struct ta_stragglers_opts o = { 10 };
+
+	return ta_stragglers_run(db, q, &o, t, e);
+}
+
 static const struct {
 	const char *name;
 	run_fn fn;
@@ -101,7 +109,7 @@ static const struct {
 	{ "temporal", temporal }, { "overlap", overlap }, { "kernels", kernels },
 	{ "idle", idle }, { "launch", launch }, { "queue", queue },
 	{ "membw", membw }, { "annotations", annotations }, { "ops", ops },
-	{ "diagnose", diagnose },
+	{ "diagnose", diagnose }, { "stragglers", stragglers },
 };
 
 static char *db_path;
@@ -142,7 +150,7 @@ static char *as_csv(const struct ta_table *t)
 static int run_once(run_fn fn, int hta, int left, char **csv,
 		    struct ta_error *err)
 {
-	struct ta_query q = { hta, NULL, 0, 0, NULL };
+	struct ta_query q = { hta, NULL, 0, 0, NULL, NULL };
 	struct ta_table *t = NULL;
 	sqlite3 *db;
 	int rc;

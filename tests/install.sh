@@ -22,6 +22,8 @@ complete_cols() { # WORDS...: what completing the last (empty) word offers
 check "completion: launch columns" 'complete_cols launch dir --fail-if | grep -qw nth'
 check "completion: ops columns" 'complete_cols ops --group-by shape --fail-if | grep -qw input_shapes'
 check "completion: kernels --by type" '[ "$(complete_cols kernels --by type --fail-if)" = "kernel_type total_us pct" ]'
+# the completion offers every command the binary has, and no other
+check "completion: every command" '[ "$(./traceanalyze --help | sed -n "/^commands:/,/^$/p" | awk "NR > 1 && NF { print \$1 }" | sort | tr "\n" " ")" = "$(sed -n "s/.*local commands=\"\(.*\)\"/\1/p" completions/traceanalyze.bash | tr " " "\n" | sort | tr "\n" " ")" ]'
 make -s uninstall DESTDIR="$D" PREFIX=/usr >/dev/null
 check "uninstall removes" '[ ! -e "$D/usr/bin/traceanalyze" ] && [ ! -e "$D/usr/share/man/man1/traceanalyze.1" ]'
 echo "install: $pass passed, $fail failed"

@@ -9,7 +9,8 @@ if command -v mandoc >/dev/null; then
 else
 	echo "manlint: mandoc not installed: lint skipped"
 fi
-for cmd in report temporal idle kernels overlap launch queue membw annotations ops diagnose ingest; do
+# every command the binary lists (but help and schema, which have none)
+for cmd in $(./traceanalyze --help | sed -n '/^commands:/,/^$/p' | awk 'NR > 1 && NF && $1 != "help" && $1 != "schema" { print $1 }'); do
 	for opt in $(./traceanalyze $cmd --help | grep -o -- '^  --[a-z-]*' | sed 's/^  --//'); do
 		if grep 'Fl ' $MAN | grep -q -- "-$opt\b"; then
 			pass=$((pass + 1))
@@ -46,6 +47,7 @@ ops --group-by shape
 ops --group-by stack:1
 diagnose
 diagnose --findings
+stragglers
 VARIANTS
 TMP=$(mktemp -d /tmp/ta-man.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT

@@ -7,7 +7,9 @@
  * losses too; the verdict is the largest loss, or compute-bound when the
  * GPU is busy enough and nothing else matters. */
 #include "advice.h"
+#include "exposed.h"
 #include "intervals.h"
+#include "peers.h"
 #include "ta_analyses.h"
 #include "ta_intern.h"
 #include "ta_db.h"
@@ -377,7 +379,7 @@ static int launching_op(sqlite3 *db, int64_t rank, struct rank_data *d,
 
 /* A step's length, GPU busy time and its losses. */
 struct step_result {
-	int64_t busy, span, host, launch, comm, copy;
+	int64_t busy, span, host, launch, comm, copy, wait;
 };
 
 struct diag_ctx {
@@ -385,21 +387,29 @@ struct diag_ctx {
 	const struct ta_diagnose_opts *o;
 	struct findings *f;
 	struct rank_data *d;
+	const struct ta_peers *peers;
 	int64_t rank, step;
 	int64_t win_ts, win_end;  /* the step's window */
 	int failed;           /* a query failed: the results are not whole */
 };
 
-/* The sync call (if any) that ends inside the hole [a, b]. */
+/* The sync call (if any) that ends inside the hole [a, b]. A spin counts
+ * only if it was polling while the GPU was busy and stopped as soon as the
+ * GPU went idle: a burst of queries by the caching allocator inside a
+ * hole waited for nothing. */
 static const struct call_row *sync_before(const struct rank_data *d, int64_t a,
 					  int64_t b)
 {
 	size_t i;
 
-	for (i = 0; i < d->ncalls; i++)
-		if (d->calls[i].end >= a && d->calls[i].end <= b &&
-		    d->calls[i].end - d->calls[i].ts > 0)
-			return &d->calls[i];
+	for (i = 0; i < d->ncalls; i++) {
+		const struct call_row *c = &d->calls[i];
+
+		if (c->end < a || c->end > b || c->end - c->ts <= 0)
+			continue;
+		if (!c->spin || (c->ts < a && c->end - a <= SPIN_GAP_NS))
+			return c;
+	}
 	return NULL;
 }
 
@@ -473,13 +483,27 @@ static void clipped_union(const struct rank_data *d, int kinds, int64_t s,
 	}
 }
 
+struct comm_host {
+	struct diag_ctx *c;
+	struct step_result *r;
+};
+
+/* Communication that computation did not wait for: its time is the
+ * host's (hole decides how to name it). */
+static void comm_not_exposed(void *ctx, int64_t a, int64_t b)
+{
+	struct comm_host *h = ctx;
+
+	hole(h->c, a, b, h->r);
+}
+
 static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 			 struct step_result *r)
 {
-	static const int bits[] = { 1, 2 };
 	struct ta_union all = { 0 }, comm = { 0 }, comp = { 0 }, work = { 0 };
-	struct ta_union *pair[] = { &comm, &comp };
-	struct ta_sweep sw;
+	struct ta_union waits = { 0 };
+	struct comm_host h = { c, r };
+	struct ta_exposed ex;
 	int64_t prev = s, small = 0, nsmall = 0, page = 0;
 	size_t i;
 
@@ -495,8 +519,11 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 	clipped_union(c->d, TA_KIND_COMM, s, e, &comm);
 	clipped_union(c->d, TA_KIND_COMPUTE, s, e, &comp);
 	clipped_union(c->d, TA_KIND_COMPUTE | TA_KIND_COMM, s, e, &work);
-	ta_sweep_run(pair, bits, 2, 0, &sw);
-	r->comm = ta_union_length(&comm) - sw.dur[3];
+	ta_peers_wait_union(c->peers, c->rank, s, e, &waits);
+	ta_exposed_comm(&comm, &comp, &waits, c->o->host_gap_ns, &ex,
+			comm_not_exposed, &h);
+	r->wait = ex.wait;
+	r->comm = ex.exposed - ex.wait;
 	/* copy time with no computation or communication under it */
 	r->copy = r->busy - ta_union_length(&work);
 	for (i = first_row(c->d, s); i < c->d->ngpu && c->d->gpu[i].ts < e; i++) {
@@ -522,6 +549,13 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 	}
 	if (r->comm > 0)
 		add_finding(c->f, c->rank, c->step, F_COMM, r->comm, "communication kernels");
+	if (r->wait > 0) {
+		const struct ta_peer_step *x = ta_peers_find(c->peers, c->rank, c->step);
+		char who[48];
+
+		snprintf(who, sizeof(who), "rank %lld", x ? (long long)x->peer : -1LL);
+		add_finding(c->f, c->rank, c->step, F_WAIT_PEER, r->wait, who);
+	}
 	if (page > 0)
 		add_finding(c->f, c->rank, c->step, F_PAGEABLE, page,
 			    "Memcpy HtoD (Pageable -> Device)");
@@ -540,6 +574,7 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 	ta_union_free(&comm);
 	ta_union_free(&comp);
 	ta_union_free(&work);
+	ta_union_free(&waits);
 }
 
 static const struct ta_col verdict_cols[] = {
@@ -582,18 +617,18 @@ static const struct finding *top_finding(const struct findings *f, int64_t rank,
 static void verdict_row(struct ta_table *t, const struct diag_ctx *c,
 			const struct step_result *r)
 {
-	int64_t loss[4] = { r->host, r->launch, r->comm, r->copy };
-	static const char *const verdicts[4] = { "host-stalled", "launch-bound",
-		"communication-bound", "copy-bound" };
-	static const unsigned kinds[4] = { 1u << F_HOST_REGION | 1u << F_SYNC,
-		1u << F_LAUNCH, 1u << F_COMM, 1u << F_PAGEABLE };
+	int64_t loss[5] = { r->host, r->launch, r->comm, r->copy, r->wait };
+	static const char *const verdicts[5] = { "host-stalled", "launch-bound",
+		"communication-bound", "copy-bound", "waiting-for-peer" };
+	static const unsigned kinds[5] = { 1u << F_HOST_REGION | 1u << F_SYNC,
+		1u << F_LAUNCH, 1u << F_COMM, 1u << F_PAGEABLE, 1u << F_WAIT_PEER };
 	double busy = r->span > 0 ? 100.0 * (double)r->busy / (double)r->span : 0;
 	const struct finding *f;
 	char cause[300];
 	size_t row = ta_table_add_row(t);
 	int v = 0, i;
 
-	for (i = 1; i < 4; i++)
+	for (i = 1; i < 5; i++)
 		if (loss[i] > loss[v])
 			v = i;
 	ta_table_set_int(t, row, 0, c->rank);
@@ -694,6 +729,55 @@ static struct ta_table *findings_table(struct findings *f,
 	return t;
 }
 
+/* The main cause of rank's step in the verdicts, unless that is itself a
+ * wait for a peer (a chain names the first late rank only); NULL if the
+ * rank was not diagnosed. */
+static const char *own_cause(const struct ta_table *t, int64_t rank, int64_t step)
+{
+	size_t i;
+
+	for (i = 0; i < t->nrows; i++)
+		if (ta_table_cell(t, i, 0)->i == rank && !ta_table_cell(t, i, 1)->null &&
+		    ta_table_cell(t, i, 1)->i == step) {
+			const char *s = ta_table_cell(t, i, 5)->s;
+
+			return strncmp(s, "wait_for_peer", 13) == 0 ? NULL : s;
+		}
+	return NULL;
+}
+
+/* "rank 1" becomes "rank 1 (host_region: data_loading)": the late rank's
+ * own cause, known once every rank is diagnosed. */
+static void name_late_peers(struct ta_table *t, struct findings *f)
+{
+	static const char prefix[] = "wait_for_peer: ";
+	size_t i;
+
+	for (i = 0; i < f->n; i++) {
+		struct finding *x = &f->v[i];
+		long long peer;
+		const char *cause;
+
+		if (x->kind != F_WAIT_PEER || sscanf(x->where, "rank %lld", &peer) != 1 ||
+		    !(cause = own_cause(t, peer, x->step)))
+			continue;
+		snprintf(x->where, sizeof(x->where), "rank %lld (%.200s)", peer, cause);
+	}
+	for (i = 0; i < t->nrows; i++) {
+		const char *s = ta_table_cell(t, i, 5)->s;
+		long long peer;
+		const char *cause;
+		char named[300];
+
+		if (!s || strncmp(s, prefix, sizeof(prefix) - 1) != 0 ||
+		    sscanf(s + sizeof(prefix) - 1, "rank %lld", &peer) != 1 ||
+		    strchr(s, '(') || !(cause = own_cause(t, peer, ta_table_cell(t, i, 1)->i)))
+			continue;
+		snprintf(named, sizeof(named), "%srank %lld (%.200s)", prefix, peer, cause);
+		ta_table_set_text(t, i, 5, named);
+	}
+}
+
 /* Text: after the verdicts, the costliest findings over all steps. */
 int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		    const struct ta_diagnose_opts *o, struct ta_table **out,
@@ -704,6 +788,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	struct ta_table *t = ta_table_new("Diagnosis per step", verdict_cols, 7);
 	sqlite3_stmt *ranks = NULL;
 	struct ta_traits run;
+	struct ta_peers peers;
 	int64_t *steps = NULL, nranks, done = 0;
 	size_t nsteps, i;
 	int rc = 0, step_rc = SQLITE_DONE;
@@ -711,15 +796,26 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	*out = *findings = NULL;
 	if (ta_model_prepare(db, q, TA_NEED_DEV | TA_NEED_HOST, err) < 0 ||
 	    ta_model_traits(db, &run, err) < 0 ||
-	    (nranks = ta_db_int(db, "SELECT count(*) FROM sel_ranks", -1)) < 0 ||
-	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &ranks, err) < 0) {
+	    (nranks = ta_db_int(db, "SELECT count(*) FROM sel_ranks", -1)) < 0) {
+		ta_table_free(t);
+		ta_intern_free(f.keys);
+		return -1;
+	}
+	/* waits for late peers: every rank's collectives, matched */
+	if (ta_peers_match(db, q, &peers, err) < 0) {
+		ta_table_free(t);
+		ta_intern_free(f.keys);
+		return -1;
+	}
+	if (ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &ranks, err) < 0) {
+		ta_peers_free(&peers);
 		ta_table_free(t);
 		ta_intern_free(f.keys);
 		return -1;
 	}
 	while (rc == 0 && (step_rc = sqlite3_step(ranks)) == SQLITE_ROW) {
-		struct diag_ctx c = { db, o, &f, &d, sqlite3_column_int64(ranks, 0),
-				      -1, 0, 0, 0 };
+		struct diag_ctx c = { db, o, &f, &d, &peers,
+				      sqlite3_column_int64(ranks, 0), -1, 0, 0, 0 };
 
 		rc = load_rank(db, c.rank, &d, err);
 		if (rc == 0)
@@ -741,8 +837,11 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	sqlite3_finalize(ranks);
 	if (rc == 0)
 		rc = ta_db_done(db, step_rc, err);
-	if (rc == 0)
+	if (rc == 0) {
+		name_late_peers(t, &f);
 		*findings = findings_table(&f, &run);
+	}
+	ta_peers_free(&peers);
 	free(steps);
 	free(d.gpu);
 	free(d.calls);

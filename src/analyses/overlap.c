@@ -1,6 +1,10 @@
 /* Communication/computation overlap (hta-semantics §9.5): the share of
- * communication time during which some computation kernel also ran. */
+ * communication time during which some computation kernel also ran. By
+ * default also what computation waited for (exposed.c), and of that the
+ * collectives' wait for a late peer (peers.c). */
+#include "exposed.h"
 #include "intervals.h"
+#include "peers.h"
 #include "ta_analyses.h"
 #include "ta_db.h"
 
@@ -12,10 +16,35 @@ static const struct ta_col cols[] = {
 	{ "compute_us", TA_COL_REAL, TA_UNIT_US, 0 },
 	{ "overlap_us", TA_COL_REAL, TA_UNIT_US, 0 },
 	{ "overlap_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
+	{ "exposed_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "wait_us", TA_COL_REAL, TA_UNIT_US, 0 },
 };
 
+/* Computation resumes this soon after communication it waited for
+ * (diagnose's --host-gap-us default). */
+#define RESUME_NS 50000
+
+/* Default mode: the unions exposed.c needs, and the peers' waits. */
+struct exposure {
+	struct ta_union comm, comp, waits;
+	const struct ta_peers *peers;
+};
+
+static void add_exposed(struct ta_table *t, size_t r, int64_t rank,
+			struct exposure *x)
+{
+	struct ta_exposed ex;
+
+	ta_peers_wait_union(x->peers, rank, INT64_MIN, INT64_MAX, &x->waits);
+	ta_exposed_comm(&x->comm, &x->comp, &x->waits, RESUME_NS, &ex, NULL, NULL);
+	ta_table_set_real(t, r, 5, (double)ex.exposed / 1000.0);
+	ta_table_set_real(t, r, 6, (double)ex.wait / 1000.0);
+	ta_union_reset(&x->comm);
+	ta_union_reset(&x->comp);
+}
+
 static void add_rank(struct ta_table *t, int64_t rank, struct ta_sweeper *sw,
-		     int any_comm)
+		     int any_comm, struct exposure *x)
 {
 	int64_t comm_len, comp_len, both;
 	size_t r = ta_table_add_row(t);
@@ -34,6 +63,8 @@ static void add_rank(struct ta_table *t, int64_t rank, struct ta_sweeper *sw,
 	else
 		ta_table_note(t, "rank %lld: no communication kernels",
 			      (long long)rank);
+	if (x)
+		add_exposed(t, r, rank, x);
 	/* the next rank starts from nothing */
 	ta_sweeper_reset(sw);
 	memset(&sw->out, 0, sizeof(sw->out));
@@ -46,25 +77,36 @@ int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
 	struct ta_sweeper sw;
 	sqlite3_stmt *st = NULL;
 	struct ta_table *t;
+	struct ta_peers peers;
+	struct exposure x = { { 0 }, { 0 }, { 0 }, &peers }, *xp = NULL;
 	int64_t rank = 0;
 	int have = 0, any_comm = 0, rc;
 
 	*out = NULL;
+	memset(&peers, 0, sizeof(peers));
+	if (!q->hta_compat) {
+		if (ta_peers_match(db, q, &peers, err) < 0)
+			return -1;
+		xp = &x;
+	}
 	if (ta_model_prepare(db, q, TA_NEED_DEV, err) < 0 ||
 	    ta_db_prepare(db, "SELECT s.rank, d.ts, d.dur, d.kind FROM sel_ranks s"
 			  " LEFT JOIN dev_win d ON d.rank = s.rank AND d.kind IN (" TA_SQL(TA_KIND_COMPUTE)
 			  ", " TA_SQL(TA_KIND_COMM) ")"
-			  " ORDER BY s.rank, d.ts", &st, err) < 0)
+			  " ORDER BY s.rank, d.ts", &st, err) < 0) {
+		ta_peers_free(&peers);
 		return -1;
+	}
 	ta_sweeper_init(&sw, bits, 2, 0, !ta_model_negative_dur(db));
-	t = ta_table_new("Communication hidden under computation", cols, 5);
+	t = ta_table_new("Communication hidden under computation", cols,
+			 q->hta_compat ? 5 : 7);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t r = sqlite3_column_int64(st, 0);
 
 		int comm;
 
 		if (have && r != rank) {
-			add_rank(t, rank, &sw, any_comm);
+			add_rank(t, rank, &sw, any_comm, xp);
 			any_comm = 0;
 		}
 		rank = r;
@@ -75,11 +117,18 @@ int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
 		any_comm |= comm;
 		ta_sweeper_add(&sw, comm ? 0 : 1, sqlite3_column_int64(st, 1),
 			       sqlite3_column_int64(st, 2));
+		if (xp)
+			ta_union_add(comm ? &x.comm : &x.comp, sqlite3_column_int64(st, 1),
+				     sqlite3_column_int64(st, 2));
 	}
 	if (have)
-		add_rank(t, rank, &sw, any_comm);
+		add_rank(t, rank, &sw, any_comm, xp);
 	sqlite3_finalize(st);
 	ta_sweeper_free(&sw);
+	ta_union_free(&x.comm);
+	ta_union_free(&x.comp);
+	ta_union_free(&x.waits);
+	ta_peers_free(&peers);
 	if (rc != SQLITE_DONE) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
 		ta_table_free(t);

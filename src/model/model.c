@@ -125,7 +125,8 @@ static int start_over(sqlite3 *db, const struct ta_query *q,
 		       "DROP TABLE IF EXISTS temp.cpu_corr;"
 		       "DROP TABLE IF EXISTS temp.hta_enqueue;"
 		       "DROP TABLE IF EXISTS temp.step_win;"
-		       "DROP TABLE IF EXISTS temp.span;", err) < 0 ||
+		       "DROP TABLE IF EXISTS temp.span;"
+		       "DROP TABLE IF EXISTS temp.coll;", err) < 0 ||
 	    ta_model_select_ranks(db, q, err) < 0)
 		return -1;
 	return ta_model_views(db, q->hta_compat, err);

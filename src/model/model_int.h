@@ -18,6 +18,8 @@ int ta_model_views(sqlite3 *db, int hta_compat, struct ta_error *err);
 /* What need asks beyond dev: indexes, copies, tables. */
 int ta_model_build(sqlite3 *db, int hta_compat, unsigned need,
 		   struct ta_error *err);
+/* coll (coll.c): every rank's collectives, matchable across ranks. */
+int ta_model_coll(sqlite3 *db, struct ta_error *err);
 /* SQL function ta_kind(name, cat, hta_compat): ta_classify. */
 void ta_model_sql_kind(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 

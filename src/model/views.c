@@ -175,6 +175,8 @@ int ta_model_build(sqlite3 *db, int hta_compat, unsigned need,
 	/* without its index (same reason), SQLite sorts instead */
 	if (need & TA_NEED_THREAD)
 		ta_db_need_index(db, TA_INDEX_THREAD, NULL);
+	if ((need & TA_NEED_COLL) && ta_model_coll(db, err) < 0)
+		return -1;
 	if ((need & TA_NEED_QUEUE) && hta_compat &&
 	    ta_db_exec(db, hta_enqueue_sql, err) < 0)
 		return -1;

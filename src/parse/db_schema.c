@@ -47,6 +47,8 @@ const char ta_db_schema_sql[] =
 "  flow_id, flow_bp,     -- flow events (ph s/f/t): id and binding point\n"
 "  total_allocated, total_reserved,  -- [memory] instant events\n"
 "  wait_on_stream, collective TEXT,\n"
+"  pg_name, pg_ranks,    -- collectives: args.\"Process Group Name\", \"... Ranks\"\n"
+"  in_nelems, out_nelems, dtype,  -- args.\"In msg nelems\", \"Out ...\", dtype\n"
 "  role        INTEGER NOT NULL  -- from cat: 1 GPU activity (kernel, memcpy,\n"
 "              -- memset), 2 runtime/driver call, 3 cuda_sync, 4 CPU op or\n"
 "              -- Python function, 5 GPU annotation, 6 CPU annotation\n"
@@ -99,7 +101,12 @@ const char ta_db_index_sql[] =
 "CREATE INDEX events_gpu_ann ON events (rank, pid, tid, ts_ns, dur_ns, idx)\n"
 "  WHERE role = " TA_SQL(TA_ROLE_GPU_ANN) ";\n"
 "-- record_function ranges alone (steps among them): few rows\n"
-"CREATE INDEX events_ann ON events (rank, ts_ns, name) WHERE role = " TA_SQL(TA_ROLE_CPU_ANN) ";\n";
+"CREATE INDEX events_ann ON events (rank, ts_ns, name) WHERE role = " TA_SQL(TA_ROLE_CPU_ANN) ";\n"
+"-- the CPU ops that issued collectives (record_param_comms: few rows), by\n"
+"-- the External id their launch call carries\n"
+"CREATE INDEX events_comm ON events (rank, external_id, ts_ns, collective,\n"
+"  pg_name, pg_ranks, in_nelems, out_nelems, dtype)\n"
+"  WHERE pg_name IS NOT NULL AND role = " TA_SQL(TA_ROLE_CPU_OP) ";\n";
 
 /* Built on demand: 'ingest' writes them with the rest; a cached database
  * gets each the first time a command that reads it runs. */

@@ -42,6 +42,12 @@ static const struct key_map arg_keys[] = {
 	KEY("Bytes", TA_F_MEM_BYTES),
 	KEY("wait_on_stream", TA_F_WAIT_ON_STREAM),
 	KEY("Collective name", TA_F_COLLECTIVE),
+	/* collectives (record_param_comms; older traces: the kernel) */
+	KEY("Process Group Name", TA_F_PG_NAME),
+	KEY("Process Group Ranks", TA_F_PG_RANKS),
+	KEY("In msg nelems", TA_F_IN_NELEMS),
+	KEY("Out msg nelems", TA_F_OUT_NELEMS),
+	KEY("dtype", TA_F_DTYPE),
 };
 
 static int lookup(const struct key_map *m, size_t n, const char *k, size_t len)

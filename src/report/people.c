@@ -155,3 +155,60 @@ void ta_people_diagnose(struct ta_table *t, const struct ta_table *findings)
 	free(pick);
 	free(s);
 }
+
+/* Per rank over its steps: the means of the step, its wait and its
+ * lateness, the share of collectives it came last to, its straggler steps
+ * and its commonest cause among them (else over all its steps). */
+struct rank_sum {
+	int64_t rank, steps, straggles;
+	double step_us, wait_us, late_us, last;
+	const char *cause;
+};
+
+void ta_people_stragglers(struct ta_table *t)
+{
+	size_t step_us = col(t, "step_us"), wait = col(t, "wait_us");
+	size_t late = col(t, "late_us"), last = col(t, "arrived_last");
+	size_t strag = col(t, "straggler"), cause = col(t, "cause");
+	struct rank_sum *s = ta_xcalloc(t->nrows + 1, sizeof(*s)), *worst = NULL;
+	size_t n = 0, i;
+
+	for (i = 0; i < t->nrows; i++) {
+		int64_t rank = ta_table_cell(t, i, 0)->i;
+		int is = ta_table_cell(t, i, strag)->i != 0;
+
+		if (!n || s[n - 1].rank != rank)
+			s[n++] = (struct rank_sum){ rank, 0, 0, 0, 0, 0, 0, NULL };
+		s[n - 1].steps++;
+		s[n - 1].straggles += is;
+		s[n - 1].step_us += ta_table_cell(t, i, step_us)->d;
+		s[n - 1].wait_us += ta_table_cell(t, i, wait)->d;
+		s[n - 1].late_us += ta_table_cell(t, i, late)->d;
+		s[n - 1].last += ta_table_cell(t, i, last)->d;
+		if (is || !s[n - 1].cause)
+			s[n - 1].cause = ta_table_cell(t, i, cause)->s;
+	}
+	for (i = 0; i < n; i++)
+		if (s[i].straggles && (!worst || s[i].late_us > worst->late_us))
+			worst = &s[i];
+	if (worst)
+		ta_buf_addf(&t->head, "rank %lld holds the others back by %.1f ms "
+			    "per step (%.0f %%): %s\n", (long long)worst->rank,
+			    worst->late_us / (double)worst->steps / 1e3,
+			    100 * worst->late_us / worst->step_us,
+			    worst->cause ? worst->cause : "cause unknown");
+	else
+		ta_buf_adds(&t->head, "no straggler: no rank keeps the others "
+			    "waiting for long\n");
+	ta_buf_adds(&t->head, "\nrank  steps     step_us     wait_us     late_us"
+		    "  arrived_last  straggler_steps\n");
+	for (i = 0; i < n; i++)
+		ta_buf_addf(&t->head, "%4lld  %5lld  %7.3f ms  %7.3f ms  %7.3f ms"
+			    "  %12.2f  %15lld\n", (long long)s[i].rank,
+			    (long long)s[i].steps, s[i].step_us / (double)s[i].steps / 1e3,
+			    s[i].wait_us / (double)s[i].steps / 1e3,
+			    s[i].late_us / (double)s[i].steps / 1e3,
+			    s[i].last / (double)s[i].steps, (long long)s[i].straggles);
+	ta_buf_adds(&t->head, "(means per step)\n");
+	free(s);
+}

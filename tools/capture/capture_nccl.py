@@ -10,7 +10,8 @@ Each scenario writes OUTDIR/<name>/rank-R.pt.trace.json.gz (the profiler's
 own export, gzipped; 3 active steps) and rank 0 writes OUTDIR/<name>/
 measured.json: what was measured with the profiler off, every rank's.
 
-  ddp_straggler  DDP, small MLP; rank 1 sleeps 30 ms a step in data_loading
+  ddp_straggler  DDP, small GPU-bound MLP; rank 1 sleeps 30 ms a step in
+                 data_loading
   ddp_balanced   the same without the sleep
   ddp_bucketed   DDP of a 1.6 B-parameter MLP, 25 MB buckets: step time
                  with and without gradient sync (no_sync), all-reduce alone
@@ -83,10 +84,11 @@ def write_measured(d, info):
         json.dump({"ranks": every}, open(os.path.join(d, "measured.json"), "w"), indent=1)
 
 
-def mlp(d, layers):
+def mlp(d, layers, d_in=None):
     torch.manual_seed(0)
-    return nn.Sequential(*[nn.Sequential(nn.Linear(d, d), nn.ReLU())
-                           for _ in range(layers)]).cuda()
+    first = [nn.Sequential(nn.Linear(d_in, d), nn.ReLU())] if d_in else []
+    return nn.Sequential(*first, *[nn.Sequential(nn.Linear(d, d), nn.ReLU())
+                                   for _ in range(layers)]).cuda()
 
 
 def train_step(model, opt, x_cpu, sleep_s):
@@ -106,10 +108,13 @@ def train_step(model, opt, x_cpu, sleep_s):
 
 
 def ddp_small(outdir, straggle):
+    """GPU-bound (about 10 ms of GPU work a step, the host runs ahead), so
+    that a balanced run is balanced under the profiler too: a host-bound
+    toy model's ranks drift apart by the profiler's own overhead."""
     name = "ddp_straggler" if straggle else "ddp_balanced"
-    model = DDP(mlp(2048, 6))
+    model = DDP(mlp(2048, 8, d_in=256))
     opt = torch.optim.SGD(model.parameters(), lr=1e-4)
-    x = torch.randn(512, 2048).pin_memory()
+    x = torch.randn(16384, 256).pin_memory()
     sleep = 0.030 if straggle and RANK == 1 else 0.0
     faulty = step_times_us(train_step(model, opt, x, sleep))
     clean = step_times_us(train_step(model, opt, x, 0.0))
@@ -118,7 +123,8 @@ def ddp_small(outdir, straggle):
                        "step_wall_us_without_sleep": clean,
                        "sleep_us_per_step": sleep * 1e6,
                        "note": "profiler off; mean wall time of 10 steps after "
-                               "3 warm-ups; DDP MLP 6x2048, batch 512, 25 MB buckets"})
+                               "3 warm-ups; DDP MLP 256->2048 + 8x2048, batch 16384, "
+                               "25 MB buckets"})
 
 
 def ddp_big(outdir, one_bucket):

@@ -1,0 +1,322 @@
+/* Matching collectives across ranks. The k-th collective of process group
+ * G in ProfilerStep#N on rank A is the k-th on rank B (the model's seq),
+ * confirmed by name and message size: a group whose members disagree is
+ * counted as a mismatch and left out, never paired wrongly. Ranks on other
+ * hosts have other clocks: a collective ends at about the same instant on
+ * every member, so a rank's offset is the median, over its collectives, of
+ * its end minus the members' mean end (relative to the lowest rank). A
+ * member arrives when its kernel starts (offset applied): it waits for the
+ * last to arrive, and the others wait for it from the first arrival on. */
+#include "peers.h"
+#include "stats.h"
+#include "ta_db.h"
+#include "ta_intern.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct member {
+	int64_t rank, step, seq, ts, end, in_nelems;
+	int64_t pg, name;      /* interned */
+	int has_in, sized;     /* in_nelems known; sizes must agree */
+	size_t group_size;     /* from pg_ranks; 0: unknown */
+	size_t ri;             /* index in ranks */
+	int valid;             /* in a matched group */
+};
+
+/* "[0, 1, 2]": 3; NULL or unreadable: 0 (unknown). */
+static size_t count_ranks(const char *s)
+{
+	size_t n = 1;
+
+	if (!s || !strchr(s, '[') || strstr(s, "[]"))
+		return 0;
+	for (; *s; s++)
+		n += *s == ',';
+	return n;
+}
+
+static size_t rank_index(const struct ta_peers *p, int64_t rank)
+{
+	size_t lo = 0, hi = p->nranks;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->ranks[mid] < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int load(sqlite3 *db, struct ta_peers *p, struct ta_intern *names,
+		struct member **out, size_t *n, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0;
+	int rc;
+
+	if (ta_db_prepare(db, "SELECT DISTINCT rank FROM coll ORDER BY rank", &st, err) < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		p->ranks = ta_xrealloc(p->ranks, (p->nranks + 1) * sizeof(*p->ranks));
+		p->ranks[p->nranks++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	if (ta_db_done(db, rc, err) < 0)
+		return -1;
+	p->offset_ns = ta_xcalloc(p->nranks + 1, sizeof(*p->offset_ns));
+	if (ta_db_prepare(db, "SELECT rank, pg, pg_ranks, name, in_nelems, step, seq,"
+			  " ts, end_ts FROM coll WHERE step IS NOT NULL"
+			  " ORDER BY pg, step, seq, rank", &st, err) < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct member m = { 0 };
+		const char *pg = (const char *)sqlite3_column_text(st, 1);
+		const char *name = (const char *)sqlite3_column_text(st, 3);
+		int is_new;
+
+		m.rank = sqlite3_column_int64(st, 0);
+		m.pg = ta_intern(names, pg ? pg : "", pg ? strlen(pg) : 0, &is_new);
+		m.group_size = count_ranks((const char *)sqlite3_column_text(st, 2));
+		m.name = ta_intern(names, name ? name : "", name ? strlen(name) : 0, &is_new);
+		/* all-to-all sizes differ from rank to rank by design */
+		m.sized = !name || (!strstr(name, "all_to_all") && !strstr(name, "alltoall"));
+		m.has_in = sqlite3_column_type(st, 4) == SQLITE_INTEGER;
+		m.in_nelems = sqlite3_column_int64(st, 4);
+		m.step = sqlite3_column_int64(st, 5);
+		m.seq = sqlite3_column_int64(st, 6);
+		m.ts = sqlite3_column_int64(st, 7);
+		m.end = sqlite3_column_int64(st, 8);
+		m.ri = rank_index(p, m.rank);
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 1024;
+			*out = ta_xrealloc(*out, cap * sizeof(**out));
+		}
+		(*out)[(*n)++] = m;
+	}
+	sqlite3_finalize(st);
+	return ta_db_done(db, rc, err);
+}
+
+static int same_group(const struct member *a, const struct member *b)
+{
+	return a->pg == b->pg && a->step == b->step && a->seq == b->seq;
+}
+
+/* Whether members [i, j) are one collective: the same name and size on
+ * every rank, each rank once. */
+static int agree(const struct member *m, size_t i, size_t j)
+{
+	size_t k;
+
+	for (k = i + 1; k < j; k++)
+		if (m[k].name != m[i].name || m[k].rank == m[k - 1].rank ||
+		    (m[i].sized && (m[k].has_in != m[i].has_in ||
+				    m[k].in_nelems != m[i].in_nelems)))
+			return 0;
+	return 1;
+}
+
+/* First pass: which groups match, and each rank's clock offset. */
+static void match_groups(struct ta_peers *p, struct member *m, size_t n)
+{
+	struct ta_dvec *diffs = ta_xcalloc(p->nranks + 1, sizeof(*diffs));
+	size_t i = 0, j, k;
+
+	while (i < n) {
+		int64_t sum = 0;
+
+		for (j = i + 1; j < n && same_group(&m[i], &m[j]); j++)
+			;
+		if (j - i < 2 || !agree(m, i, j)) {
+			if (j - i < 2)
+				p->lone++;
+			else
+				p->mismatched++;
+			i = j;
+			continue;
+		}
+		p->matched++;
+		if (m[i].group_size > j - i)
+			p->partial++;
+		for (k = i; k < j; k++)
+			sum += m[k].end - m[i].end;
+		for (k = i; k < j; k++) {
+			m[k].valid = 1;
+			ta_dvec_push(&diffs[m[k].ri], (double)(m[k].end - m[i].end) -
+				     (double)sum / (double)(j - i));
+		}
+		i = j;
+	}
+	for (k = 0; k < p->nranks; k++) {
+		struct ta_stats s;
+
+		if (diffs[k].n) {
+			ta_stats_compute(diffs[k].v, diffs[k].n, &s);
+			p->offset_ns[k] = (int64_t)s.p50;
+		}
+		ta_dvec_free(&diffs[k]);
+	}
+	for (k = p->nranks; k-- > 0;) /* relative to the lowest rank */
+		p->offset_ns[k] -= p->offset_ns[0];
+	free(diffs);
+}
+
+static struct ta_peer_step *record(struct ta_peers *p, struct ta_intern *keys,
+				   int64_t rank, int64_t step)
+{
+	char key[48];
+	int is_new;
+	int64_t id;
+
+	snprintf(key, sizeof(key), "%lld:%lld", (long long)rank, (long long)step);
+	id = ta_intern(keys, key, strlen(key), &is_new);
+	if (is_new) {
+		p->v = ta_xrealloc(p->v, (size_t)id * sizeof(*p->v));
+		p->v[id - 1] = (struct ta_peer_step){ rank, step, 0, 0, 0, 0, 0, -1, 0 };
+		p->n = (size_t)id;
+	}
+	return &p->v[id - 1];
+}
+
+/* Second pass: arrivals, waits and lateness of the matched groups. */
+static void measure(struct ta_peers *p, const struct member *m, size_t n)
+{
+	struct ta_intern *keys = ta_intern_new();
+	size_t i = 0, j, k, cap = 0;
+
+	while (i < n) {
+		int64_t first = INT64_MAX, last = INT64_MIN, last_rank = -1;
+
+		for (j = i + 1; j < n && same_group(&m[i], &m[j]); j++)
+			;
+		for (k = i; m[i].valid && k < j; k++) {
+			int64_t a = m[k].ts - p->offset_ns[m[k].ri];
+
+			if (a < first)
+				first = a;
+			if (a > last)
+				last = a, last_rank = m[k].rank;
+		}
+		for (k = i; m[i].valid && k < j; k++) {
+			struct ta_peer_step *r = record(p, keys, m[k].rank, m[k].step);
+			int64_t a = m[k].ts - p->offset_ns[m[k].ri];
+			int64_t wait = last - a, dur = m[k].end - m[k].ts;
+
+			r->comm_ns += dur;
+			r->wait_ns += wait;
+			r->late_ns += a - first;
+			r->ncoll++;
+			r->nlast += a == last && last > first;
+			if (wait > r->peer_wait_ns)
+				r->peer = last_rank, r->peer_wait_ns = wait;
+			if (wait <= 0)
+				continue;
+			if (p->nwaits == cap) {
+				cap = cap ? 2 * cap : 256;
+				p->waits = ta_xrealloc(p->waits, cap * sizeof(*p->waits));
+			}
+			p->waits[p->nwaits++] = (struct ta_peer_wait){ m[k].rank,
+				m[k].step, m[k].ts, m[k].ts + (wait < dur ? wait : dur),
+				last_rank };
+		}
+		i = j;
+	}
+	ta_intern_free(keys);
+}
+
+static int cmp_step(const void *x, const void *y)
+{
+	const struct ta_peer_step *a = x, *b = y;
+
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return a->step < b->step ? -1 : a->step > b->step;
+}
+
+static int cmp_wait(const void *x, const void *y)
+{
+	const struct ta_peer_wait *a = x, *b = y;
+
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
+int ta_peers_match(sqlite3 *db, const struct ta_query *q, struct ta_peers *p,
+		   struct ta_error *err)
+{
+	struct ta_intern *names = ta_intern_new();
+	struct member *m = NULL;
+	size_t n = 0;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	rc = ta_model_prepare(db, q, TA_NEED_COLL, err);
+	if (rc == 0)
+		rc = load(db, p, names, &m, &n, err);
+	if (rc == 0) {
+		match_groups(p, m, n);
+		measure(p, m, n);
+		ta_qsort(p->v, p->n, sizeof(*p->v), cmp_step);
+		ta_qsort(p->waits, p->nwaits, sizeof(*p->waits), cmp_wait);
+	}
+	free(m);
+	ta_intern_free(names);
+	if (rc < 0)
+		ta_peers_free(p);
+	return rc;
+}
+
+const struct ta_peer_step *ta_peers_find(const struct ta_peers *p,
+					 int64_t rank, int64_t step)
+{
+	size_t lo = 0, hi = p->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct ta_peer_step *x = &p->v[mid];
+
+		if (x->rank < rank || (x->rank == rank && x->step < step))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->n && p->v[lo].rank == rank && p->v[lo].step == step ?
+	       &p->v[lo] : NULL;
+}
+
+void ta_peers_wait_union(const struct ta_peers *p, int64_t rank, int64_t s,
+			 int64_t e, struct ta_union *u)
+{
+	size_t lo = 0, hi = p->nwaits;
+
+	ta_union_reset(u);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->waits[mid].rank < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < p->nwaits && p->waits[lo].rank == rank && p->waits[lo].ts < e; lo++) {
+		int64_t a = p->waits[lo].ts > s ? p->waits[lo].ts : s;
+		int64_t b = p->waits[lo].end < e ? p->waits[lo].end : e;
+
+		if (b > a)
+			ta_union_add(u, a, b - a);
+	}
+}
+
+void ta_peers_free(struct ta_peers *p)
+{
+	free(p->v);
+	free(p->waits);
+	free(p->ranks);
+	free(p->offset_ns);
+	memset(p, 0, sizeof(*p));
+}

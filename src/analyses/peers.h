@@ -1,0 +1,50 @@
+/* Collectives matched across ranks (the model's coll view): when each
+ * member arrived, each rank's clock offset, and per rank and step how long
+ * it waited for its peers and they for it (peers.c). Shared by stragglers
+ * and diagnose. */
+#ifndef TA_PEERS_H
+#define TA_PEERS_H
+
+#include "intervals.h"
+#include "ta_analyses.h"
+
+struct ta_peer_step {
+	int64_t rank, step;
+	int64_t comm_ns;       /* its matched collectives' kernel time */
+	int64_t wait_ns;       /* its collectives waiting for the last member */
+	int64_t late_ns;       /* the others waiting for it: arrival - earliest */
+	int64_t ncoll, nlast;  /* matched collectives, and those it came last to */
+	int64_t peer;          /* the rank it waited for longest, -1: none */
+	int64_t peer_wait_ns;  /* that longest single wait */
+};
+
+/* One collective's wait for its last member, on the rank's own clock. */
+struct ta_peer_wait {
+	int64_t rank, step, ts, end, peer;
+};
+
+struct ta_peers {
+	struct ta_peer_step *v;     /* by rank, then step */
+	size_t n;
+	struct ta_peer_wait *waits; /* by rank, then ts */
+	size_t nwaits;
+	int64_t *ranks, *offset_ns; /* every rank with collectives, its offset */
+	size_t nranks;
+	size_t matched;     /* collectives matched over two or more ranks */
+	size_t mismatched;  /* members disagreeing on name or size: left out */
+	size_t partial;     /* matched without some members' traces */
+	size_t lone;        /* on one rank only (a window edge): left out */
+};
+
+/* Builds the model's coll (every rank) and matches it. */
+int ta_peers_match(sqlite3 *db, const struct ta_query *q, struct ta_peers *p,
+		   struct ta_error *err);
+const struct ta_peer_step *ta_peers_find(const struct ta_peers *p,
+					 int64_t rank, int64_t step);
+/* rank's waits for late peers in [s, e], clipped, as a union (reset
+ * first). */
+void ta_peers_wait_union(const struct ta_peers *p, int64_t rank, int64_t s,
+			 int64_t e, struct ta_union *u);
+void ta_peers_free(struct ta_peers *p);
+
+#endif

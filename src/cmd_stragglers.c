@@ -1,0 +1,61 @@
+/* traceanalyze stragglers: which rank holds the others back, by how much,
+ * and why. */
+#include "cli.h"
+#include "commands.h"
+#include "ta_people.h"
+
+enum { OPT_LATE = 1 };
+
+static const struct ta_opt opts[] = {
+	{ "late-pct", 1, OPT_LATE, "P", "a straggler keeps the others waiting at least P% of its step (10)" },
+	{ NULL, 0, 0, NULL, NULL }
+};
+
+static int on_opt(void *ctx, int key, const char *arg)
+{
+	struct ta_stragglers_opts *o = ctx;
+
+	if (key == OPT_LATE)
+		return ta_cli_parse_real(arg, 0, 100, &o->late_pct);
+	return -1;
+}
+
+static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
+	       struct ta_table **out, struct ta_error *err)
+{
+	if (q->hta_compat) {
+		ta_error_set(err, TA_EXIT_USAGE, "stragglers: --hta-compat is not "
+			     "supported yet (HTA's get_potential_stragglers)");
+		return -1;
+	}
+	return ta_stragglers_run(db, q, ctx, out, err);
+}
+
+static void present(struct ta_table *t, void *ctx)
+{
+	(void)ctx;
+	ta_people_stragglers(t);
+}
+
+static void after_parse(void *ctx, struct ta_cli *cli)
+{
+	(void)ctx;
+	/* it runs diagnose: build its index while loading */
+	cli->ingest.lazy_indexes |= ta_model_lazy_indexes(TA_NEED_HOST);
+}
+
+int cmd_stragglers(int argc, char **argv)
+{
+	struct ta_stragglers_opts o = { 10 };
+	const struct ta_cmd_info info = {
+		"stragglers", "[options] PATH",
+		"Per rank and step, the collectives matched across ranks: how long this "
+		"rank\nwaited for the last member to arrive (wait_us), how long the "
+		"others waited\nfor it (late_us), the share it came last to, whether it "
+		"is the step's\nstraggler, and its own main cause (diagnose's).",
+		opts, on_opt, &o, present,
+		run
+	};
+
+	return ta_cli_main(argc, argv, &info, run, &o, after_parse);
+}

@@ -1,0 +1,69 @@
+/* The collectives of every rank (TA_NEED_COLL): one row per collective
+ * GPU kernel (NCCL, RCCL, HCCL, gloo), linked through its launch call to
+ * the CPU op that issued it (record_param_comms), which in torch 2.11
+ * carries what the kernel does not: the process group, the collective's
+ * name, message sizes and dtype (older traces carry some on the kernel:
+ * the kernel's own args win). The launch call's External id is the op's;
+ * some kernels carry it themselves.
+ *
+ *   coll (rank, idx, pg, pg_ranks, name, in_nelems, out_nelems, dtype,
+ *         step, seq, issue_ts, ts, end_ts, stream)
+ *
+ * step: the ProfilerStep#N the op (else the launch call, else the kernel)
+ * falls in, NULL outside every step; seq: the collective's place among
+ * its rank's collectives of the same group in that step, from 1, by issue
+ * time. The k-th of group G in step N on rank A is the k-th on rank B.
+ *
+ * Every rank, whatever --ranks selects: a collective is matched with its
+ * peers, which need not be selected. */
+#include "model_int.h"
+
+static const char coll_sql[] =
+"DROP TABLE IF EXISTS temp.coll;"
+"CREATE TEMP TABLE coll AS"
+" WITH comm_names AS (SELECT name_id FROM main.names"
+"  WHERE ta_kind(name, 'kernel', 0) = " TA_SQL(TA_KIND_COMM) "),"
+" k AS (SELECT g.rank, g.idx, g.ts_ns AS ts, g.ts_ns + max(g.dur_ns, 0) AS end_ts,"
+"  g.stream, g.correlation, g.external_id AS ext, g.collective, g.pg_name,"
+"  g.pg_ranks, g.in_nelems, g.out_nelems, g.dtype, kn.name AS kname"
+"  FROM main.events g JOIN main.names kn ON kn.name_id = g.name"
+"  WHERE g.role = " TA_SQL(TA_ROLE_GPU) " AND g.ts_ns IS NOT NULL"
+"  AND g.name IN comm_names),"
+" c AS (SELECT k.*, r.ts_ns AS call_ts, r.external_id AS call_ext FROM k"
+"  LEFT JOIN main.events r ON r.role = " TA_SQL(TA_ROLE_RUNTIME)
+"  AND r.rank = k.rank AND k.correlation != -1 AND r.correlation = k.correlation"
+"  AND r.idx = (SELECT max(x.idx) FROM main.events x WHERE x.role = "
+      TA_SQL(TA_ROLE_RUNTIME) " AND x.rank = k.rank"
+"   AND x.correlation = k.correlation)),"
+" o AS (SELECT c.*, p.ts_ns AS op_ts, p.collective AS op_coll,"
+"  p.pg_name AS op_pg, p.pg_ranks AS op_ranks, p.in_nelems AS op_in,"
+"  p.out_nelems AS op_out, p.dtype AS op_dtype FROM c"
+"  LEFT JOIN main.events p ON p.pg_name IS NOT NULL AND p.role = "
+      TA_SQL(TA_ROLE_CPU_OP) " AND p.rank = c.rank"
+"  AND p.external_id = COALESCE(c.ext, c.call_ext)"
+"  AND p.idx = (SELECT min(y.idx) FROM main.events y WHERE y.pg_name IS NOT NULL"
+"   AND y.role = " TA_SQL(TA_ROLE_CPU_OP) " AND y.rank = c.rank"
+"   AND y.external_id = COALESCE(c.ext, c.call_ext))),"
+" s AS (SELECT o.*, COALESCE(o.op_ts, o.call_ts, o.ts) AS issue_ts FROM o),"
+" t AS (SELECT s.rank, s.idx, COALESCE(s.pg_name, s.op_pg, '') AS pg,"
+"  COALESCE(s.pg_ranks, s.op_ranks) AS pg_ranks,"
+"  COALESCE(s.collective, s.op_coll, s.kname) AS name,"
+"  COALESCE(s.in_nelems, s.op_in) AS in_nelems,"
+"  COALESCE(s.out_nelems, s.op_out) AS out_nelems,"
+"  COALESCE(s.dtype, s.op_dtype) AS dtype,"
+"  (SELECT CAST(substr(sn.name, 14) AS INTEGER) FROM main.events st"
+"   JOIN main.names sn ON sn.name_id = st.name"
+"   WHERE st.role = " TA_SQL(TA_ROLE_CPU_ANN) " AND st.rank = s.rank"
+"   AND st.ts_ns <= s.issue_ts AND st.ts_ns + st.dur_ns > s.issue_ts"
+"   AND sn.name GLOB 'ProfilerStep#[0-9]*' ORDER BY st.ts_ns DESC LIMIT 1) AS step,"
+"  s.issue_ts, s.ts, s.end_ts, s.stream FROM s)"
+" SELECT rank, idx, pg, pg_ranks, name, in_nelems, out_nelems, dtype, step,"
+"  CASE WHEN step IS NULL THEN NULL ELSE row_number() OVER"
+"   (PARTITION BY rank, pg, step ORDER BY issue_ts, idx) END AS seq,"
+"  issue_ts, ts, end_ts, stream FROM t;"
+"CREATE INDEX temp.coll_match ON coll (pg, step, seq, rank);";
+
+int ta_model_coll(sqlite3 *db, struct ta_error *err)
+{
+	return ta_db_exec(db, coll_sql, err);
+}

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Write N small synthetic rank traces of a data-parallel job, with one
+planted straggler and a clock offset per rank, for stragglers' tests and
+its many-rank benchmark.
+
+usage: ranks.py OUTDIR N [STRAGGLER [LATE_US [STEPS [COLLS]]]]
+
+Each rank has STEPS ProfilerStep#N ranges (default 4); in each, COLLS
+all-reduces (default 4), each issued by record_param_comms (process group
+"0" of every rank, 1M floats) through a launch call carrying its External
+id and correlation, as torch 2.11 writes them. Each rank computes 2 ms
+(rank r: r us more) before each collective, which ends 1 ms after its
+last member arrives; the straggler spends LATE_US (default 30000) in a
+"data_loading" range at each step's start, so everyone waits for it at
+the step's first collective. Rank r's clock is shifted by r * 1.5 ms, so
+the offsets must be estimated to find the straggler.
+"""
+import gzip
+import json
+import os
+import sys
+
+
+def trace(rank, n, straggler, late_us, steps, colls):
+    ev = []
+    skew = rank * 1500.0
+    corr = ext = 0
+    t = 1000.0  # the job's clock: every member starts the step together
+    for s in range(1, steps + 1):
+        step = {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % s,
+                "pid": 1, "tid": 1, "ts": t + skew, "dur": 0}
+        ev.append(step)
+        late = late_us if rank == straggler else 0.0
+        if late:
+            ev.append({"ph": "X", "cat": "user_annotation", "name": "data_loading",
+                       "pid": 1, "tid": 1, "ts": t + skew, "dur": late})
+        ready = t  # when every member may start computing
+        for c in range(colls):
+            # 2 ms of compute, a little longer on higher ranks; the first
+            # collective waits for the straggler's data loading
+            arrive = [ready + (late_us if (r == straggler and c == 0) else 0.0)
+                      + 2000.0 + r for r in range(n)]
+            kend = max(arrive) + 1000.0
+            me = arrive[rank]
+            corr += 1
+            ext += 1
+            ev.append({"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7,
+                       "ts": me - 2000.0 + skew, "dur": 1990.0,
+                       "args": {"stream": 7, "correlation": 100000 + corr}})
+            ev.append({"ph": "X", "cat": "cpu_op", "name": "record_param_comms",
+                       "pid": 1, "tid": 1, "ts": me - 1950.0 + skew, "dur": 40,
+                       "args": {"External id": ext, "Collective name": "allreduce",
+                                "Process Group Name": "0",
+                                "Process Group Ranks": str(list(range(n))),
+                                "In msg nelems": 1 << 20, "Out msg nelems": 1 << 20,
+                                "dtype": "Float"}})
+            ev.append({"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernelEx",
+                       "pid": 1, "tid": 1, "ts": me - 1930.0 + skew, "dur": 10,
+                       "args": {"External id": ext, "correlation": corr}})
+            ev.append({"ph": "X", "cat": "kernel",
+                       "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                       "pid": 0, "tid": 17, "ts": me + skew, "dur": kend - me,
+                       "args": {"stream": 17, "correlation": corr}})
+            ready = kend
+        step["dur"] = ready - t
+        t = ready + 100.0
+    return {"distributedInfo": {"backend": "nccl", "rank": rank, "world_size": n},
+            "traceEvents": ev}
+
+
+def main():
+    out, n = sys.argv[1], int(sys.argv[2])
+    straggler = int(sys.argv[3]) if len(sys.argv) > 3 else n // 2
+    late_us = float(sys.argv[4]) if len(sys.argv) > 4 else 30000.0
+    steps = int(sys.argv[5]) if len(sys.argv) > 5 else 4
+    colls = int(sys.argv[6]) if len(sys.argv) > 6 else 4
+    os.makedirs(out, exist_ok=True)
+    for r in range(n):
+        with gzip.open(os.path.join(out, "rank-%d.json.gz" % r), "wt", compresslevel=1) as f:
+            json.dump(trace(r, n, straggler, late_us, steps, colls), f)
+
+
+if __name__ == "__main__":
+    main()
