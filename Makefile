@@ -69,6 +69,7 @@ test: traceanalyze $(TEST_BIN)
 	python3 tests/ops_oracle.py
 	python3 tests/ops_stack.py
 	python3 tests/diagnose_expect.py
+	python3 tests/stragglers_expect.py
 	sh tests/conform.sh
 	sh tests/manlint.sh
 	sh tests/layers.sh

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""stragglers, diagnose's wait_for_peer and overlap's exposed_us on the
+real two-GPU NCCL captures (tools/capture/capture_nccl.py; what was
+measured with the profiler off is in testdata/oracle/), and on synthetic
+many-rank jobs with planted stragglers and clock offsets (tools/ranks.py)."""
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+checks = []
+
+
+def check(name, cond):
+    checks.append((name, bool(cond)))
+
+
+def table(cmd, path, *extra):
+    out = subprocess.run(["./traceanalyze", cmd, "-q", "--format", "csv", *extra, path],
+                         capture_output=True, text=True, check=True).stdout
+    return list(csv.DictReader(io.StringIO(out)))
+
+
+def measured(case):
+    return json.load(open("testdata/oracle/%s.measured.json" % case))["ranks"]
+
+
+# the planted straggler: rank 1 sleeps 30 ms a step in data_loading
+planted = measured("ddp_straggler")[1]["sleep_us_per_step"]
+s = table("stragglers", "testdata/ddp_straggler")
+r1 = [r for r in s if r["rank"] == "1"]
+check("straggler: rank 1 is the straggler in every step", r1 and all(r["straggler"] == "1" for r in r1))
+check("straggler: rank 0 never is", all(r["straggler"] == "0" for r in s if r["rank"] == "0"))
+for r in r1:
+    late = float(r["late_us"])
+    check("straggler: step %s late_us %.0f within 25%% of the planted %.0f" % (r["step"], late, planted),
+          abs(late - planted) <= 0.25 * planted)
+    check("straggler: step %s cause is its data loading" % r["step"], r["cause"] == "host_region: data_loading")
+check("straggler: rank 0's waits are rank 1's lateness",
+      all(abs(float(a["wait_us"]) - float(b["late_us"])) < 1 for a, b in
+          zip([r for r in s if r["rank"] == "0"], r1)))
+text = subprocess.run(["./traceanalyze", "stragglers", "-q", "testdata/ddp_straggler"],
+                      capture_output=True, text=True, check=True).stdout
+check("straggler: the text leads with the culprit",
+      "rank 1 holds the others back by" in text and "host_region: data_loading" in text.split("\n")[2])
+notes = subprocess.run(["./traceanalyze", "stragglers", "testdata/ddp_straggler"],
+                       capture_output=True, text=True, check=True).stderr
+offs = [float(l.split("clock offset ")[1].split(" ms")[0]) for l in notes.splitlines() if "clock offset" in l]
+check("one host: both clock offsets within 0.1 ms of zero (%s)" % offs, len(offs) == 2 and all(abs(o) < 0.1 for o in offs))
+only1 = table("stragglers", "testdata/ddp_straggler", "--ranks", "1")
+check("--ranks 1: its rows only, still matched with rank 0", only1 and all(r["rank"] == "1" and r["straggler"] == "1" for r in only1))
+
+# diagnose on the waiting rank names the late one and its cause
+d = table("diagnose", "testdata/ddp_straggler")
+last = [r for r in d if r["rank"] == "0"][-1]
+check("diagnose: rank 0's steady step waits for rank 1 (%s)" % last["main_cause"],
+      last["verdict"] == "waiting-for-peer" and last["main_cause"] == "wait_for_peer: rank 1 (host_region: data_loading)")
+check("diagnose: no step of rank 0 is communication-bound", all(r["verdict"] != "communication-bound" for r in d))
+f = table("diagnose", "testdata/ddp_straggler", "--findings")
+check("diagnose: rank 0 has a wait_for_peer finding in every step",
+      {r["step"] for r in f if r["rank"] == "0" and r["kind"] == "wait_for_peer" and r["where"].startswith("rank 1")}
+      == {r["step"] for r in d if r["rank"] == "0"})
+
+# balanced: nobody is the straggler
+b = table("stragglers", "testdata/ddp_balanced")
+check("balanced: no straggler", b and all(r["straggler"] == "0" for r in b))
+
+# exposed communication is what computation waits for
+one = measured("ddp_onebucket")[0]
+steady = [r for r in table("diagnose", "testdata/ddp_onebucket") if r["step"] == "3"]
+check("one bucket: communication-bound", steady and all(r["verdict"] == "communication-bound" for r in steady))
+for r in steady:
+    ex = float(r["cause_us"])
+    check("one bucket: rank %s exposed %.0f us within 25%% of the all-reduce alone %.0f us" % (r["rank"], ex, one["allreduce_alone_us"]),
+          abs(ex - one["allreduce_alone_us"]) <= 0.25 * one["allreduce_alone_us"])
+    check("one bucket: rank %s exposed %.0f us within 25%% of the measured %.0f us" % (r["rank"], ex, one["exposed_comm_us"]),
+          abs(ex - one["exposed_comm_us"]) <= 0.25 * one["exposed_comm_us"])
+bk = [r for r in table("diagnose", "testdata/ddp_bucketed") if r["step"] == "3"]
+check("bucketed: the steady step is not communication-bound", bk and all(r["verdict"] != "communication-bound" for r in bk))
+ov = table("overlap", "testdata/ddp_onebucket")
+check("overlap: one bucket's exposed_us is all its communication (HTA's overlap 0 %)",
+      ov and all(abs(float(r["exposed_us"]) - float(r["comm_us"])) < 1 for r in ov))
+ov = table("overlap", "testdata/ddp_bucketed")
+check("overlap: bucketed exposed_us is under 5 % of its communication",
+      ov and all(float(r["exposed_us"]) < 0.05 * float(r["comm_us"]) for r in ov))
+check("overlap --hta-compat keeps HTA's columns",
+      list(table("overlap", "testdata/ddp_bucketed", "--hta-compat")[0]) ==
+      ["rank", "comm_us", "compute_us", "overlap_us", "overlap_pct"])
+
+# synthetic: 8 ranks with clocks 1.5 ms apart, rank 5 planted 20 ms late
+d = tempfile.mkdtemp()
+subprocess.run([sys.executable, "tools/ranks.py", d, "8", "5", "20000"], check=True)
+s = table("stragglers", d, "--no-cache")
+check("synthetic: rank 5 and only it is the straggler, every step",
+      s and all((r["straggler"] == "1") == (r["rank"] == "5") for r in s))
+check("synthetic: its lateness is the planted 20 ms (+ the others' few us)",
+      all(19990 <= float(r["late_us"]) <= 20100 for r in s if r["rank"] == "5"))
+notes = subprocess.run(["./traceanalyze", "stragglers", "--no-cache", d], capture_output=True, text=True).stderr
+check("synthetic: offsets 1.5 ms apart recovered",
+      all("rank %d: clock offset %+.3f ms" % (r, 1.5 * r) in notes for r in range(8)))
+
+# a collective whose size differs on one rank is not paired
+path = os.path.join(d, "rank-3.json.gz")
+import gzip
+t = json.load(gzip.open(path, "rt"))
+for e in t["traceEvents"]:
+    if e["name"] == "record_param_comms":
+        e["args"]["In msg nelems"] = 7
+        break
+json.dump(t, gzip.open(path, "wt"))
+r = subprocess.run(["./traceanalyze", "stragglers", "--no-cache", "--format", "csv", d], capture_output=True, text=True)
+check("mismatched sizes: warned about and left out",
+      r.returncode == 0 and "1 collectives disagree across ranks" in r.stderr)
+
+# one rank: a collective runs while computation is idle; computation
+# resumes 10 us after it ends (waited: exposed) or 5 ms after (the host
+# was late: not exposed, the time is the host's)
+def one_rank(resume_at):
+    ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % i, "pid": 1, "tid": 1,
+           "ts": 20000 * i, "dur": 20000} for i in (1, 2)]
+    k = {"ph": "X", "pid": 0, "tid": 7, "cat": "kernel"}
+    ev += [dict(k, name="gemm", ts=20000, dur=1000, args={"stream": 7, "correlation": 1}),
+           dict(k, name="ncclDevKernel_AllReduce_Sum_f32_RING_LL", ts=21000, dur=2000, tid=17,
+                args={"stream": 17, "correlation": 2}),
+           dict(k, name="gemm", ts=23000 + resume_at, dur=1000, args={"stream": 7, "correlation": 3})]
+    path = os.path.join(tempfile.mkdtemp(), "rank-0.json")
+    json.dump({"traceEvents": ev}, open(path, "w"))
+    return path
+for resume, want in ((10, 2000), (5000, 0)):
+    ov = table("overlap", one_rank(resume), "--no-cache")
+    check("a collective computation resumes %d us after: exposed_us %s, want %d" % (resume, ov[0]["exposed_us"], want),
+          abs(float(ov[0]["exposed_us"]) - want) < 0.01)
+v = table("diagnose", one_rank(5000), "--no-cache")
+check("computation idle for the host while a collective runs: host-stalled, not communication-bound",
+      v and v[0]["verdict"] == "host-stalled")
+
+failed = [n for n, ok in checks if not ok]
+for n in failed:
+    print("FAIL stragglers:", n)
+print(f"stragglers: {len(checks) - len(failed)} passed, {len(failed)} failed")
+sys.exit(1 if failed else 0)
