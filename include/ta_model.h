@@ -22,6 +22,7 @@
  *     pid, tid)
  *   steps (rank, step, name, ts,      each rank's ProfilerStep#N ranges
  *     dur, end_ts)
+ *   ranges (rank, ts, dur, name)      every other record_function range
  *   calls (rank, idx, name, ts, dur,  runtime and driver calls
  *     correlation, pid, tid)
  *   launch (rank, correlation, idx,   the call(s) counted as a launch of a

@@ -25,7 +25,8 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 {
 	if (q->hta_compat) {
 		ta_error_set(err, TA_EXIT_USAGE, "stragglers: --hta-compat is not "
-			     "supported yet (HTA's get_potential_stragglers)");
+			     "supported (HTA's get_potential_stragglers: see the "
+			     "man page)");
 		return -1;
 	}
 	return ta_stragglers_run(db, q, ctx, out, err);

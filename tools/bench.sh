@@ -71,7 +71,8 @@ printf '\ncached temporal on 1x: %.3f s\n' "$(median < "$DIR/c.t")"
 printf '\n| command on the cached 1x trace | s | peak RSS MB |\n|---|---|---|\n'
 for cmd in temporal idle "idle --stats" kernels "kernels --by type" overlap launch \
 	"launch --summary" queue "queue --series" membw annotations "annotations --kernels" \
-	ops diagnose "diagnose --findings" report "temporal --hta-compat" "queue --hta-compat"; do
+	ops diagnose "diagnose --findings" stragglers report "temporal --hta-compat" \
+	"queue --hta-compat"; do
 	# shellcheck disable=SC2086
 	$BIN $cmd -q --format csv "$DIR/x1" >/dev/null
 	: > "$DIR/c.t"; : > "$DIR/rss.all"
@@ -101,3 +102,28 @@ printf '\n| input | JSON MB | temporal -j 1 s | temporal -j 2 s | -j 2 / -j 1 | 
 printf '|---|---|---|---|---|---|\n'
 printf '| 2 ranks x 1x | %s | %.2f | %.2f | %.2f | %.0f |\n' "$mb" "$j1" "$j2" \
 	"$(echo "$j2 / $j1" | bc -l)" "$(sort -n "$DIR/rss.all" | tail -1 | awk '{print $1 / 1024}')"
+
+# many ranks: 1024 small synthetic ranks with a planted straggler
+# (tools/ranks.py: 4 steps of 4 all-reduces, clocks 1.5 ms apart); it
+# must be found
+R=1024 PLANT=517
+[ -f "$DIR/r$R/rank-$((R - 1)).json.gz" ] || python3 tools/ranks.py "$DIR/r$R" $R $PLANT
+mb=$(cat "$DIR"/r$R/*.json.gz | gzip -dc | wc -c | awk '{printf "%.0f", $1 / 1e6}')
+: > "$DIR/u.t"; : > "$DIR/c.t"; : > "$DIR/rss.all"
+i=0
+while [ $i -lt "$RUNS" ]; do
+	rm -rf "$DIR/cache"
+	TRACEANALYZE_CACHE_DIR="$DIR/cache" timed /usr/bin/time -f %M -o "$DIR/rss" \
+		$BIN stragglers -q "$DIR/r$R" >> "$DIR/u.t"
+	cat "$DIR/rss" >> "$DIR/rss.all"
+	TRACEANALYZE_CACHE_DIR="$DIR/cache" timed $BIN stragglers -q "$DIR/r$R" >> "$DIR/c.t"
+	i=$((i + 1))
+done
+found=$(TRACEANALYZE_CACHE_DIR="$DIR/cache" $BIN stragglers -q --format csv "$DIR/r$R" |
+	awk -F, 'NR > 1 && $9 == 1 { print $1 }' | sort -u | tr '\n' ' ')
+printf '\n| input | JSON MB | stragglers s | cached s | peak RSS MB | straggler found |\n'
+printf '|---|---|---|---|---|---|\n'
+printf '| %d ranks | %s | %.2f | %.2f | %.0f | %s(planted %d) |\n' $R "$mb" \
+	"$(median < "$DIR/u.t")" "$(median < "$DIR/c.t")" \
+	"$(echo "$(sort -n "$DIR/rss.all" | tail -1) / 1024" | bc -l)" "$found" $PLANT
+[ "$found" = "$PLANT " ] || { echo "bench: the planted straggler was not found"; exit 1; }

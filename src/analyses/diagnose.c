@@ -45,6 +45,11 @@ struct findings {
 	size_t *at;              /* by id - 1: its index in v */
 };
 
+struct frame {        /* a Python frame of the user's own code */
+	int64_t ts, end;
+	char *name;
+};
+
 struct rank_data {
 	struct gpu_row *gpu;
 	size_t ngpu, capgpu;
@@ -52,6 +57,9 @@ struct rank_data {
 	struct call_row *calls;
 	size_t ncalls, capcalls;
 	int64_t max_op_dur;          /* longest cpu_op, -1 until asked */
+	struct frame *frames;        /* by start, read at the first sync */
+	size_t nframes, capframes;
+	int frames_loaded;
 };
 
 /* One finding per (rank, step, kind, where), found by hash: a scan of
@@ -184,6 +192,16 @@ static void find_spins(struct rank_data *d, struct call_row *q, size_t nq)
 	ta_qsort(d->calls, d->ncalls, sizeof(*d->calls), cmp_call_ts);
 }
 
+static void free_frames(struct rank_data *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->nframes; i++)
+		free(d->frames[i].name);
+	d->nframes = 0;
+	d->frames_loaded = 0;
+}
+
 static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 		     struct ta_error *err)
 {
@@ -195,6 +213,7 @@ static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 	d->ngpu = d->ncalls = 0;
 	d->max_dur = 0;
 	d->max_op_dur = -1;
+	free_frames(d);
 	if (ta_db_prepare(db, "SELECT g.ts, g.ts + g.dur,"
 			  " ta_kind(n.name, c.name, 0), n.name GLOB '*Pageable*',"
 			  " (n.name GLOB '*align1*' OR n.name GLOB '*align2*')"
@@ -271,30 +290,84 @@ static const char overlapping_sql[] =
 
 /* Where in the user's code a sync was made: the innermost Python frame
  * of the user's own files (not torch's) over it, else the innermost
- * record_function range. Searched from ?4 (the step's start, less a step:
- * a bound, so a trace without frames is not read back to its start). */
-static const char site_sql[] =
-	"SELECT n.name FROM host e JOIN names n ON n.name_id = e.name"
-	" JOIN names c ON c.name_id = e.cat WHERE e.rank = ?1 AND e.ts <= ?2"
-	" AND e.ts >= ?4 AND e.ts + e.dur >= ?3 AND ((c.name = 'python_function'"
-	"  AND n.name GLOB '*.py(*' AND n.name NOT GLOB 'torch/*'"
-	"  AND n.name NOT GLOB '*/torch/*' AND n.name NOT GLOB '*site-packages*'"
-	"  AND n.name NOT GLOB '<*') OR (c.name = 'user_annotation'"
-	"  AND n.name NOT GLOB 'ProfilerStep*'))"
-	" ORDER BY c.name = 'python_function' DESC, e.ts DESC LIMIT 1";
+ * record_function range. The rank's user frames are read once, when its
+ * first sync needs them (a search per sync through every op and frame
+ * before it took half of diagnose's time on a 200 MB trace). */
+static const char frames_sql[] =
+	"SELECT e.ts, e.ts + e.dur, n.name FROM host e JOIN names n"
+	" ON n.name_id = e.name WHERE e.rank = ? AND e.name IN (SELECT name_id"
+	" FROM names WHERE name GLOB '*.py(*' AND name NOT GLOB 'torch/*'"
+	" AND name NOT GLOB '*/torch/*' AND name NOT GLOB '*site-packages*'"
+	" AND name NOT GLOB '<*') AND e.dur IS NOT NULL ORDER BY e.ts";
 
-static int call_site(sqlite3 *db, int64_t rank, int64_t a, int64_t b,
-		     int64_t from, char *buf, size_t len)
+static const char range_sql[] =
+	"SELECT n.name FROM ranges r JOIN names n ON n.name_id = r.name"
+	" WHERE r.rank = ?1 AND r.ts <= ?2 AND r.ts + r.dur >= ?3"
+	" ORDER BY r.ts DESC LIMIT 1";
+
+static int load_frames(sqlite3 *db, int64_t rank, struct rank_data *d)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = SQLITE_ERROR;
 
+	d->frames_loaded = 1;
+	if (sqlite3_prepare_v2(db, frames_sql, -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, rank);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			if (d->nframes == d->capframes) {
+				d->capframes = d->capframes ? 2 * d->capframes : 64;
+				d->frames = ta_xrealloc(d->frames, d->capframes * sizeof(*d->frames));
+			}
+			d->frames[d->nframes++] = (struct frame){ sqlite3_column_int64(st, 0),
+				sqlite3_column_int64(st, 1),
+				ta_xstrdup((const char *)sqlite3_column_text(st, 2)) };
+		}
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* Frames nest: of those covering [a, b], the latest to start is the
+ * innermost. Searched back from the last start before a, past at most
+ * FRAME_SCAN siblings that ended earlier. */
+#define FRAME_SCAN 4096
+
+static const char *innermost_frame(const struct rank_data *d, int64_t a, int64_t b)
+{
+	size_t lo = 0, hi = d->nframes, i, seen = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->frames[mid].ts <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i-- > 0 && seen++ < FRAME_SCAN;)
+		if (d->frames[i].end >= b)
+			return d->frames[i].name;
+	return NULL;
+}
+
+static int call_site(sqlite3 *db, int64_t rank, struct rank_data *d, int64_t a,
+		     int64_t b, char *buf, size_t len)
+{
+	sqlite3_stmt *st = NULL;
+	const char *frame;
+	int rc = SQLITE_ERROR;
+
 	buf[0] = '\0';
-	if (sqlite3_prepare_v2(db, site_sql, -1, &st, NULL) == SQLITE_OK) {
+	if (!d->frames_loaded && load_frames(db, rank, d) < 0)
+		return -1;
+	if ((frame = innermost_frame(d, a, b))) {
+		snprintf(buf, len, "%s", frame);
+		return 0;
+	}
+	if (sqlite3_prepare_v2(db, range_sql, -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, rank);
 		sqlite3_bind_int64(st, 2, a);
 		sqlite3_bind_int64(st, 3, b);
-		sqlite3_bind_int64(st, 4, from);
 		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
 			snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
 	}
@@ -389,7 +462,6 @@ struct diag_ctx {
 	struct rank_data *d;
 	const struct ta_peers *peers;
 	int64_t rank, step;
-	int64_t win_ts, win_end;  /* the step's window */
 	int failed;           /* a query failed: the results are not whole */
 };
 
@@ -428,11 +500,10 @@ static void hole(struct diag_ctx *c, int64_t a, int64_t b, struct step_result *r
 	sync = sync_before(c->d, a, b);
 	if (sync) {
 		char op[256], site[256];
-		int64_t from = 2 * c->win_ts - c->win_end;
 
 		c->failed |= name_region(c->db, c->rank, sync->ts, sync->end, 1,
 					 op, sizeof(op)) < 0;
-		c->failed |= call_site(c->db, c->rank, sync->ts, sync->end, from,
+		c->failed |= call_site(c->db, c->rank, c->d, sync->ts, sync->end,
 				       site, sizeof(site)) < 0;
 		if (sync->spin)
 			snprintf(where, sizeof(where), "spin on GPU queries in %.200s",
@@ -784,7 +855,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		    struct ta_table **findings, struct ta_error *err)
 {
 	struct findings f = { NULL, 0, 0, ta_intern_new(), NULL };
-	struct rank_data d = { NULL, 0, 0, 0, NULL, 0, 0, -1 };
+	struct rank_data d = { NULL, 0, 0, 0, NULL, 0, 0, -1, NULL, 0, 0, 0 };
 	struct ta_table *t = ta_table_new("Diagnosis per step", verdict_cols, 7);
 	sqlite3_stmt *ranks = NULL;
 	struct ta_traits run;
@@ -815,7 +886,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	}
 	while (rc == 0 && (step_rc = sqlite3_step(ranks)) == SQLITE_ROW) {
 		struct diag_ctx c = { db, o, &f, &d, &peers,
-				      sqlite3_column_int64(ranks, 0), -1, 0, 0, 0 };
+				      sqlite3_column_int64(ranks, 0), -1, 0 };
 
 		rc = load_rank(db, c.rank, &d, err);
 		if (rc == 0)
@@ -824,9 +895,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 			struct step_result r;
 
 			c.step = steps[i * 3];
-			c.win_ts = steps[i * 3 + 1];
-			c.win_end = steps[i * 3 + 2];
-			analyse_step(&c, c.win_ts, c.win_end, &r);
+			analyse_step(&c, steps[i * 3 + 1], steps[i * 3 + 2], &r);
 			verdict_row(t, &c, &r);
 		}
 		if (rc == 0 && c.failed)
@@ -845,6 +914,8 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	free(steps);
 	free(d.gpu);
 	free(d.calls);
+	free_frames(&d);
+	free(d.frames);
 	free(f.v);
 	free(f.at);
 	ta_intern_free(f.keys);

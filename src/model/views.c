@@ -20,6 +20,12 @@ static const char common_sql[] =
 "  ON n.name_id = e.name WHERE e.role = " R(CPU_ANN) " AND e." IN_SEL
 "  AND n.name GLOB 'ProfilerStep#[0-9]*' AND e.ts_ns IS NOT NULL"
 "  AND e.dur_ns IS NOT NULL;"
+/* the same index: every record_function range but the steps */
+"CREATE TEMP VIEW ranges AS SELECT e.rank, e.ts_ns AS ts, e.dur_ns AS dur,"
+"  e.name FROM main.events e INDEXED BY events_ann WHERE e.role = " R(CPU_ANN)
+"  AND e." IN_SEL " AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL"
+"  AND e.name NOT IN (SELECT name_id FROM main.names"
+"   WHERE name GLOB 'ProfilerStep#*');"
 "CREATE TEMP VIEW calls AS SELECT rank, idx, name, ts_ns AS ts, dur_ns AS dur,"
 "  correlation, pid, tid FROM main.events WHERE role = " R(RUNTIME)
 "  AND " IN_SEL ";"
@@ -134,7 +140,7 @@ static const char host_copy_sql[] =
 "CREATE INDEX temp.host_time ON host (rank, ts, dur);";
 
 static const char *const view_names[] = {
-	"gpu", "steps", "calls", "host", "host_thread", "gpu_ann", "dev_win", "launch",
+	"gpu", "steps", "ranges", "calls", "host", "host_thread", "gpu_ann", "dev_win", "launch",
 	"enqueue", "cpu_ann", "gpu_ann_win", "rank_span", NULL
 };
 
