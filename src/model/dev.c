@@ -70,6 +70,7 @@ static const char hta_filter_sql[] =
 "   WHERE h.rank = s.rank AND NOT h.is_gpu AND n.name GLOB " STEP_GLOB "),"
 "  (SELECT min(h.ts) FROM hrows h WHERE h.rank = s.rank AND NOT h.is_gpu))"
 "  AS last_start FROM sel_ranks s;"
+"CREATE INDEX temp.win_rank ON win (rank);"
 "DELETE FROM hrows WHERE NOT is_gpu"
 "  AND ts >= (SELECT last_start FROM win w WHERE w.rank = hrows.rank);"
 CPU_CORR_SQL
@@ -187,6 +188,8 @@ static const char default_dev_sql[] =
 " WHERE e.role = " TA_SQL(TA_ROLE_CPU_ANN) " AND e.rank IN (SELECT rank FROM sel_ranks)"
 "  AND n.name GLOB " STEP_GLOB " AND e.dur_ns IS NOT NULL"
 " GROUP BY e.rank HAVING count(DISTINCT e.name) >= 2;"
+/* by rank: the DELETE looks a rank up per row (quadratic in ranks without) */
+"CREATE INDEX temp.win_rank ON win (rank);"
 "DELETE FROM dev WHERE COALESCE(launch_ts, ts) >="
 " (SELECT last_start FROM win w WHERE w.rank = dev.rank);";
 
