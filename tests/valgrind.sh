@@ -23,6 +23,9 @@ launch --summary testdata/decode_graph
 queue --blocked-at 2 testdata/copies
 membw testdata/copies
 annotations --kernels testdata/copies
+diagnose --findings testdata/spin
+stragglers testdata/ddp_straggler
+overlap testdata/fsdp2
 temporal --fail-if idle_pct>1 testdata/copies
 temporal $TMP/cut.json
 temporal --frobnicate testdata/copies
