@@ -5,9 +5,12 @@
  * record_function range or Python frame over it), or, for short holes
  * between launches, launch overhead. Exposed communication and copies are
  * losses too; the verdict is the largest loss, or compute-bound when the
- * GPU is busy enough and nothing else matters. */
+ * GPU is busy enough and nothing else matters. What the host was doing
+ * (syncs, spins, the names of its ops, ranges and call sites) is host.c's;
+ * waits for late peers are peers.c's. */
 #include "advice.h"
 #include "exposed.h"
+#include "host.h"
 #include "intervals.h"
 #include "peers.h"
 #include "ta_analyses.h"
@@ -25,12 +28,6 @@ struct gpu_row {
 	int64_t correlation;
 };
 
-struct call_row {    /* a synchronising runtime call, or a spin of queries */
-	int64_t ts, end;
-	int spin;          /* 1: a run of cudaEventQuery/cudaStreamQuery calls */
-	int64_t tid;
-};
-
 struct finding {
 	int64_t rank, step;
 	enum finding_kind kind;
@@ -45,21 +42,11 @@ struct findings {
 	size_t *at;              /* by id - 1: its index in v */
 };
 
-struct frame {        /* a Python frame of the user's own code */
-	int64_t ts, end;
-	char *name;
-};
-
 struct rank_data {
 	struct gpu_row *gpu;
 	size_t ngpu, capgpu;
 	int64_t max_dur;             /* longest GPU row */
-	struct call_row *calls;
-	size_t ncalls, capcalls;
-	int64_t max_op_dur;          /* longest cpu_op, -1 until asked */
-	struct frame *frames;        /* by start, read at the first sync */
-	size_t nframes, capframes;
-	int frames_loaded;
+	struct ta_host host;         /* its syncs, and names for its times */
 };
 
 /* One finding per (rank, step, kind, where), found by hash: a scan of
@@ -113,107 +100,14 @@ static void add_finding(struct findings *f, int64_t rank, int64_t step,
 	f->n++;
 }
 
-/* Calls that block the host until the GPU gets somewhere. Not
- * cudaStreamWaitEvent: it makes a stream wait, and the host goes on (a
- * cross-stream dependency, not a sync); not the Async copies. */
-static int is_sync(const char *name)
-{
-	static const char *const names[] = { "cudaStreamSynchronize",
-		"cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy",
-		"cudaMemcpy2D", "cudaMemset", "hipDeviceSynchronize",
-		"hipStreamSynchronize", "hipEventSynchronize", "hipMemcpy",
-		"hipMemcpy2D", "hipMemset", NULL };
-	size_t i;
-
-	for (i = 0; names[i]; i++)
-		if (strcmp(name, names[i]) == 0)
-			return 1;
-	return 0;
-}
-
-/* Calls that ask whether the GPU is done without waiting: a sync only
- * when the host spins on them. */
-static int is_query(const char *name)
-{
-	return strcmp(name, "cudaEventQuery") == 0 ||
-	       strcmp(name, "cudaStreamQuery") == 0 ||
-	       strcmp(name, "hipEventQuery") == 0 ||
-	       strcmp(name, "hipStreamQuery") == 0;
-}
-
-/* A spin: at least SPIN_CALLS queries on one thread, each starting within
- * SPIN_GAP_NS of the previous one's end (a Python loop on Event.query()
- * makes one every few µs). An allocator's or a watchdog thread's
- * occasional query is no spin. */
-#define SPIN_CALLS 3
-#define SPIN_GAP_NS 100000
-
-static void push_call(struct rank_data *d, struct call_row c)
-{
-	if (d->ncalls == d->capcalls) {
-		d->capcalls = d->capcalls ? d->capcalls * 2 : 1024;
-		d->calls = ta_xrealloc(d->calls, d->capcalls * sizeof(*d->calls));
-	}
-	d->calls[d->ncalls++] = c;
-}
-
-static int cmp_call_tid(const void *x, const void *y)
-{
-	const struct call_row *a = x, *b = y;
-
-	if (a->tid != b->tid)
-		return a->tid < b->tid ? -1 : 1;
-	return a->ts < b->ts ? -1 : a->ts > b->ts;
-}
-
-static int cmp_call_ts(const void *x, const void *y)
-{
-	const struct call_row *a = x, *b = y;
-
-	return a->ts < b->ts ? -1 : a->ts > b->ts;
-}
-
-/* Queries (spin = 0) become spins: each run of them on one thread that
- * is dense enough is one call from its first start to its last end. */
-static void find_spins(struct rank_data *d, struct call_row *q, size_t nq)
-{
-	size_t i = 0, j;
-
-	ta_qsort(q, nq, sizeof(*q), cmp_call_tid);
-	while (i < nq) {
-		for (j = i + 1; j < nq && q[j].tid == q[i].tid &&
-		     q[j].ts - q[j - 1].end <= SPIN_GAP_NS; j++)
-			;
-		if (j - i >= SPIN_CALLS)
-			push_call(d, (struct call_row){ q[i].ts, q[j - 1].end, 1,
-							q[i].tid });
-		i = j;
-	}
-	ta_qsort(d->calls, d->ncalls, sizeof(*d->calls), cmp_call_ts);
-}
-
-static void free_frames(struct rank_data *d)
-{
-	size_t i;
-
-	for (i = 0; i < d->nframes; i++)
-		free(d->frames[i].name);
-	d->nframes = 0;
-	d->frames_loaded = 0;
-}
-
 static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 		     struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
-	struct call_row *q = NULL;   /* the rank's query calls */
-	size_t nq = 0, capq = 0;
 	int rc;
 
-	d->ngpu = d->ncalls = 0;
+	d->ngpu = 0;
 	d->max_dur = 0;
-	d->max_op_dur = -1;
-	free_frames(d);
 	if (ta_db_prepare(db, "SELECT g.ts, g.ts + g.dur,"
 			  " ta_kind(n.name, c.name, 0), n.name GLOB '*Pageable*',"
 			  " (n.name GLOB '*align1*' OR n.name GLOB '*align2*')"
@@ -239,215 +133,7 @@ static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 	sqlite3_finalize(st);
 	if (ta_db_done(db, rc, err) < 0)
 		return -1;
-	if (ta_db_prepare(db, "SELECT c.ts, c.ts + max(c.dur, 0), n.name, c.tid"
-			  " FROM calls c JOIN names n ON n.name_id = c.name WHERE c.rank = ?"
-			  " AND c.ts IS NOT NULL AND c.dur IS NOT NULL ORDER BY c.ts",
-			  &st, err) < 0)
-		return -1;
-	sqlite3_bind_int64(st, 1, rank);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *name = (const char *)sqlite3_column_text(st, 2);
-		struct call_row c = { sqlite3_column_int64(st, 0),
-			sqlite3_column_int64(st, 1), 0,
-			sqlite3_column_type(st, 3) == SQLITE_INTEGER ?
-			sqlite3_column_int64(st, 3) : -1 };
-
-		if (is_sync(name)) {
-			push_call(d, c);
-		} else if (is_query(name)) {
-			if (nq == capq) {
-				capq = capq ? capq * 2 : 256;
-				q = ta_xrealloc(q, capq * sizeof(*q));
-			}
-			q[nq++] = c;
-		}
-	}
-	sqlite3_finalize(st);
-	find_spins(d, q, nq);
-	free(q);
-	return ta_db_done(db, rc, err);
-}
-
-/* Names [a, b]: with ops_too, the innermost CPU op or range covering it
- * (the op that synchronised: the latest start among those covering it);
- * else the shortest record_function range (or, failing one, Python frame)
- * over at least half of it and at most 4 times as long. Both searches are
- * bounded in time, so the model's time index on host keeps them short. */
-static const char covering_sql[] =
-	"SELECT n.name FROM host e JOIN names n ON n.name_id = e.name"
-	" WHERE e.rank = ?1 AND e.ts <= ?2"
-	" AND e.ts + e.dur >= ?3 AND n.name NOT GLOB 'ProfilerStep*'"
-	" ORDER BY e.ts DESC LIMIT 1";
-
-static const char overlapping_sql[] =
-	"SELECT n.name FROM host e JOIN names n ON n.name_id = e.name"
-	" JOIN names c ON c.name_id = e.cat WHERE e.rank = ?1"
-	" AND e.ts >= ?2 - 4 * (?3 - ?2) AND e.ts < ?3"
-	" AND c.name IN ('user_annotation', 'python_function')"
-	" AND n.name NOT GLOB 'ProfilerStep*' AND e.dur <= 4 * (?3 - ?2)"
-	" AND min(e.ts + e.dur, ?3) - max(e.ts, ?2) >= (?3 - ?2) / 2"
-	" ORDER BY c.name = 'python_function', e.dur, e.idx DESC LIMIT 1";
-
-/* Where in the user's code a sync was made: the innermost Python frame
- * of the user's own files (not torch's) over it, else the innermost
- * record_function range. The rank's user frames are read once, when its
- * first sync needs them (a search per sync through every op and frame
- * before it took half of diagnose's time on a 200 MB trace). */
-static const char frames_sql[] =
-	"SELECT e.ts, e.ts + e.dur, n.name FROM host e JOIN names n"
-	" ON n.name_id = e.name WHERE e.rank = ? AND e.name IN (SELECT name_id"
-	" FROM names WHERE name GLOB '*.py(*' AND name NOT GLOB 'torch/*'"
-	" AND name NOT GLOB '*/torch/*' AND name NOT GLOB '*site-packages*'"
-	" AND name NOT GLOB '<*') AND e.dur IS NOT NULL ORDER BY e.ts";
-
-static const char range_sql[] =
-	"SELECT n.name FROM ranges r JOIN names n ON n.name_id = r.name"
-	" WHERE r.rank = ?1 AND r.ts <= ?2 AND r.ts + r.dur >= ?3"
-	" ORDER BY r.ts DESC LIMIT 1";
-
-static int load_frames(sqlite3 *db, int64_t rank, struct rank_data *d)
-{
-	sqlite3_stmt *st = NULL;
-	int rc = SQLITE_ERROR;
-
-	d->frames_loaded = 1;
-	if (sqlite3_prepare_v2(db, frames_sql, -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, rank);
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			if (d->nframes == d->capframes) {
-				d->capframes = d->capframes ? 2 * d->capframes : 64;
-				d->frames = ta_xrealloc(d->frames, d->capframes * sizeof(*d->frames));
-			}
-			d->frames[d->nframes++] = (struct frame){ sqlite3_column_int64(st, 0),
-				sqlite3_column_int64(st, 1),
-				ta_xstrdup((const char *)sqlite3_column_text(st, 2)) };
-		}
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : -1;
-}
-
-/* Frames nest: of those covering [a, b], the latest to start is the
- * innermost. Searched back from the last start before a, past at most
- * FRAME_SCAN siblings that ended earlier. */
-#define FRAME_SCAN 4096
-
-static const char *innermost_frame(const struct rank_data *d, int64_t a, int64_t b)
-{
-	size_t lo = 0, hi = d->nframes, i, seen = 0;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->frames[mid].ts <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (i = lo; i-- > 0 && seen++ < FRAME_SCAN;)
-		if (d->frames[i].end >= b)
-			return d->frames[i].name;
-	return NULL;
-}
-
-static int call_site(sqlite3 *db, int64_t rank, struct rank_data *d, int64_t a,
-		     int64_t b, char *buf, size_t len)
-{
-	sqlite3_stmt *st = NULL;
-	const char *frame;
-	int rc = SQLITE_ERROR;
-
-	buf[0] = '\0';
-	if (!d->frames_loaded && load_frames(db, rank, d) < 0)
-		return -1;
-	if ((frame = innermost_frame(d, a, b))) {
-		snprintf(buf, len, "%s", frame);
-		return 0;
-	}
-	if (sqlite3_prepare_v2(db, range_sql, -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, rank);
-		sqlite3_bind_int64(st, 2, a);
-		sqlite3_bind_int64(st, 3, b);
-		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-			snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
-}
-
-/* Both return -1 on a database error (the name would be wrong). */
-static int name_region(sqlite3 *db, int64_t rank, int64_t a, int64_t b,
-		       int ops_too, char *buf, size_t len)
-{
-	sqlite3_stmt *st = NULL;
-	int rc = SQLITE_ERROR;
-
-	snprintf(buf, len, ops_too ? "(outside any op)" : "(no annotation)");
-	if (sqlite3_prepare_v2(db, ops_too ? covering_sql : overlapping_sql, -1,
-			       &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, rank);
-		sqlite3_bind_int64(st, 2, a);
-		sqlite3_bind_int64(st, 3, b);
-		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-			snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
-}
-
-/* The longest cpu_op of the rank: how far back the op that launched a
- * call can start. Asked once per rank, when first needed. */
-static int max_op_dur(sqlite3 *db, int64_t rank, struct rank_data *d)
-{
-	sqlite3_stmt *st = NULL;
-	int rc = SQLITE_ERROR;
-
-	if (d->max_op_dur >= 0)
-		return 0;
-	if (sqlite3_prepare_v2(db, "SELECT max(o.dur) FROM host o JOIN names c"
-			       " ON c.name_id = o.cat WHERE o.rank = ? AND o.role = "
-			       TA_SQL(TA_ROLE_CPU_OP) " AND c.name = 'cpu_op'", -1,
-			       &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, rank);
-		rc = sqlite3_step(st);
-		d->max_op_dur = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : -1;
-}
-
-/* "aten::mm [[50257, 768], [768, 4]]": the op that launched a kernel
- * (through its launch call's correlation), with its input shapes. The
- * search runs back from the call no further than the longest op, so it
- * reads a few rows, not every earlier one. */
-static int launching_op(sqlite3 *db, int64_t rank, struct rank_data *d,
-			int64_t corr, char *buf, size_t len)
-{
-	sqlite3_stmt *st = NULL;
-	int rc = SQLITE_ERROR;
-
-	snprintf(buf, len, "(launch not recorded)");
-	if (max_op_dur(db, rank, d) < 0)
-		return -1;
-	if (sqlite3_prepare_v2(db,
-			"SELECT n.name, COALESCE(o.input_dims, '') FROM calls r"
-			" JOIN host o ON o.rank = r.rank"
-			"  AND o.ts <= r.ts AND o.ts >= r.ts - ?3"
-			"  AND o.ts + o.dur >= r.ts + r.dur"
-			"  AND o.role = " TA_SQL(TA_ROLE_CPU_OP) " AND o.tid IS r.tid"
-			" JOIN names n ON n.name_id = o.name"
-			" JOIN names c ON c.name_id = o.cat AND c.name = 'cpu_op'"
-			" WHERE r.rank = ?1 AND r.correlation = ?2"
-			" ORDER BY o.ts DESC LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, rank);
-		sqlite3_bind_int64(st, 2, corr);
-		sqlite3_bind_int64(st, 3, d->max_op_dur);
-		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-			snprintf(buf, len, "%s %s", (const char *)sqlite3_column_text(st, 0),
-				 (const char *)sqlite3_column_text(st, 1));
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+	return ta_host_load(db, rank, &d->host, err);
 }
 
 /* A step's length, GPU busy time and its losses. */
@@ -465,29 +151,9 @@ struct diag_ctx {
 	int failed;           /* a query failed: the results are not whole */
 };
 
-/* The sync call (if any) that ends inside the hole [a, b]. A spin counts
- * only if it was polling while the GPU was busy and stopped as soon as the
- * GPU went idle: a burst of queries by the caching allocator inside a
- * hole waited for nothing. */
-static const struct call_row *sync_before(const struct rank_data *d, int64_t a,
-					  int64_t b)
-{
-	size_t i;
-
-	for (i = 0; i < d->ncalls; i++) {
-		const struct call_row *c = &d->calls[i];
-
-		if (c->end < a || c->end > b || c->end - c->ts <= 0)
-			continue;
-		if (!c->spin || (c->ts < a && c->end - a <= SPIN_GAP_NS))
-			return c;
-	}
-	return NULL;
-}
-
 static void hole(struct diag_ctx *c, int64_t a, int64_t b, struct step_result *r)
 {
-	const struct call_row *sync;
+	const struct ta_sync *sync;
 	char where[256];
 	int64_t len = b - a;
 
@@ -497,14 +163,14 @@ static void hole(struct diag_ctx *c, int64_t a, int64_t b, struct step_result *r
 		r->launch += len;
 		return;
 	}
-	sync = sync_before(c->d, a, b);
+	sync = ta_host_sync_in(&c->d->host, a, b);
 	if (sync) {
 		char op[256], site[256];
 
-		c->failed |= name_region(c->db, c->rank, sync->ts, sync->end, 1,
+		c->failed |= ta_host_name(&c->d->host, sync->ts, sync->end, 1,
 					 op, sizeof(op)) < 0;
-		c->failed |= call_site(c->db, c->rank, c->d, sync->ts, sync->end,
-				       site, sizeof(site)) < 0;
+		c->failed |= ta_host_call_site(&c->d->host, sync->ts, sync->end,
+					       site, sizeof(site)) < 0;
 		if (sync->spin)
 			snprintf(where, sizeof(where), "spin on GPU queries in %.200s",
 				 site[0] ? site : op);
@@ -514,7 +180,7 @@ static void hole(struct diag_ctx *c, int64_t a, int64_t b, struct step_result *r
 			snprintf(where, sizeof(where), "%s", op);
 		add_finding(c->f, c->rank, c->step, F_SYNC, len, where);
 	} else {
-		c->failed |= name_region(c->db, c->rank, a, b, 0, where,
+		c->failed |= ta_host_name(&c->d->host, a, b, 0, where,
 					 sizeof(where)) < 0;
 		add_finding(c->f, c->rank, c->step, F_HOST_REGION, len, where);
 	}
@@ -607,9 +273,9 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 		if (g->misaligned && g->kind == TA_KIND_COMPUTE) {
 			char where[256];
 
-			c->failed |= launching_op(c->db, c->rank, c->d,
-						  g->correlation, where,
-						  sizeof(where)) < 0;
+			c->failed |= ta_host_launching_op(&c->d->host,
+							  g->correlation, where,
+							  sizeof(where)) < 0;
 			/* the estimated saving, not the kernel's time (advice.h) */
 			add_finding(c->f, c->rank, c->step, F_ALIGN,
 				    (int64_t)((double)(g->end - g->ts) * TA_ALIGN_SAVING),
@@ -855,8 +521,10 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		    struct ta_table **findings, struct ta_error *err)
 {
 	struct findings f = { NULL, 0, 0, ta_intern_new(), NULL };
-	struct rank_data d = { NULL, 0, 0, 0, NULL, 0, 0, -1, NULL, 0, 0, 0 };
+	struct rank_data d;
 	struct ta_table *t = ta_table_new("Diagnosis per step", verdict_cols, 7);
+
+	memset(&d, 0, sizeof(d));
 	sqlite3_stmt *ranks = NULL;
 	struct ta_traits run;
 	struct ta_peers peers;
@@ -913,9 +581,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	ta_peers_free(&peers);
 	free(steps);
 	free(d.gpu);
-	free(d.calls);
-	free_frames(&d);
-	free(d.frames);
+	ta_host_free(&d.host);
 	free(f.v);
 	free(f.at);
 	ta_intern_free(f.keys);

@@ -1,0 +1,352 @@
+/* What a rank's host was doing (host.h): the calls that made it wait
+ * for the GPU, and names for stretches of its time. Read from the model's
+ * calls, host and ranges views. */
+#include "host.h"
+#include "ta_model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct host_frame {    /* a Python frame of the user's own code */
+	int64_t ts, end;
+	char *name;
+};
+
+/* Calls that block the host until the GPU gets somewhere. Not
+ * cudaStreamWaitEvent: it makes a stream wait, and the host goes on (a
+ * cross-stream dependency, not a sync); not the Async copies. */
+static int is_sync(const char *name)
+{
+	static const char *const names[] = { "cudaStreamSynchronize",
+		"cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy",
+		"cudaMemcpy2D", "cudaMemset", "hipDeviceSynchronize",
+		"hipStreamSynchronize", "hipEventSynchronize", "hipMemcpy",
+		"hipMemcpy2D", "hipMemset", NULL };
+	size_t i;
+
+	for (i = 0; names[i]; i++)
+		if (strcmp(name, names[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* Calls that ask whether the GPU is done without waiting: a sync only
+ * when the host spins on them. */
+static int is_query(const char *name)
+{
+	return strcmp(name, "cudaEventQuery") == 0 ||
+	       strcmp(name, "cudaStreamQuery") == 0 ||
+	       strcmp(name, "hipEventQuery") == 0 ||
+	       strcmp(name, "hipStreamQuery") == 0;
+}
+
+/* A spin: at least SPIN_CALLS queries on one thread, each starting within
+ * SPIN_GAP_NS of the previous one's end (a Python loop on Event.query()
+ * makes one every few µs). An allocator's or a watchdog thread's
+ * occasional query is no spin. */
+#define SPIN_CALLS 3
+#define SPIN_GAP_NS 100000
+
+static void push_call(struct ta_host *d, struct ta_sync c)
+{
+	if (d->nsyncs == d->capsyncs) {
+		d->capsyncs = d->capsyncs ? d->capsyncs * 2 : 1024;
+		d->syncs = ta_xrealloc(d->syncs, d->capsyncs * sizeof(*d->syncs));
+	}
+	d->syncs[d->nsyncs++] = c;
+}
+
+static int cmp_call_tid(const void *x, const void *y)
+{
+	const struct ta_sync *a = x, *b = y;
+
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
+static int cmp_call_ts(const void *x, const void *y)
+{
+	const struct ta_sync *a = x, *b = y;
+
+	return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
+/* Queries (spin = 0) become spins: each run of them on one thread that
+ * is dense enough is one call from its first start to its last end. */
+static void find_spins(struct ta_host *d, struct ta_sync *q, size_t nq)
+{
+	size_t i = 0, j;
+
+	ta_qsort(q, nq, sizeof(*q), cmp_call_tid);
+	while (i < nq) {
+		for (j = i + 1; j < nq && q[j].tid == q[i].tid &&
+		     q[j].ts - q[j - 1].end <= SPIN_GAP_NS; j++)
+			;
+		if (j - i >= SPIN_CALLS)
+			push_call(d, (struct ta_sync){ q[i].ts, q[j - 1].end, 1,
+							q[i].tid });
+		i = j;
+	}
+	ta_qsort(d->syncs, d->nsyncs, sizeof(*d->syncs), cmp_call_ts);
+}
+
+static void free_frames(struct ta_host *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->nframes; i++)
+		free(d->frames[i].name);
+	d->nframes = 0;
+	d->frames_loaded = 0;
+}
+
+/* Names [a, b]: with ops_too, the innermost CPU op or range covering it
+ * (the op that synchronised: the latest start among those covering it);
+ * else the shortest record_function range (or, failing one, Python frame)
+ * over at least half of it and at most 4 times as long. Both searches are
+ * bounded in time, so the model's time index on host keeps them short. */
+static const char covering_sql[] =
+	"SELECT n.name FROM host e JOIN names n ON n.name_id = e.name"
+	" WHERE e.rank = ?1 AND e.ts <= ?2"
+	" AND e.ts + e.dur >= ?3 AND n.name NOT GLOB 'ProfilerStep*'"
+	" ORDER BY e.ts DESC LIMIT 1";
+
+static const char overlapping_sql[] =
+	"SELECT n.name FROM host e JOIN names n ON n.name_id = e.name"
+	" JOIN names c ON c.name_id = e.cat WHERE e.rank = ?1"
+	" AND e.ts >= ?2 - 4 * (?3 - ?2) AND e.ts < ?3"
+	" AND c.name IN ('user_annotation', 'python_function')"
+	" AND n.name NOT GLOB 'ProfilerStep*' AND e.dur <= 4 * (?3 - ?2)"
+	" AND min(e.ts + e.dur, ?3) - max(e.ts, ?2) >= (?3 - ?2) / 2"
+	" ORDER BY c.name = 'python_function', e.dur, e.idx DESC LIMIT 1";
+
+/* Where in the user's code a sync was made: the innermost Python frame
+ * of the user's own files (not torch's) over it, else the innermost
+ * record_function range. The rank's user frames are read once, when its
+ * first sync needs them (a search per sync through every op and frame
+ * before it took half of diagnose's time on a 200 MB trace). */
+static const char frames_sql[] =
+	"SELECT e.ts, e.ts + e.dur, n.name FROM host e JOIN names n"
+	" ON n.name_id = e.name WHERE e.rank = ? AND e.name IN (SELECT name_id"
+	" FROM names WHERE name GLOB '*.py(*' AND name NOT GLOB 'torch/*'"
+	" AND name NOT GLOB '*/torch/*' AND name NOT GLOB '*site-packages*'"
+	" AND name NOT GLOB '<*') AND e.dur IS NOT NULL ORDER BY e.ts";
+
+static const char range_sql[] =
+	"SELECT n.name FROM ranges r JOIN names n ON n.name_id = r.name"
+	" WHERE r.rank = ?1 AND r.ts <= ?2 AND r.ts + r.dur >= ?3"
+	" ORDER BY r.ts DESC LIMIT 1";
+
+static int load_frames(struct ta_host *d)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = SQLITE_ERROR;
+
+	d->frames_loaded = 1;
+	if (sqlite3_prepare_v2(d->db, frames_sql, -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, d->rank);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			if (d->nframes == d->capframes) {
+				d->capframes = d->capframes ? 2 * d->capframes : 64;
+				d->frames = ta_xrealloc(d->frames, d->capframes * sizeof(*d->frames));
+			}
+			d->frames[d->nframes++] = (struct host_frame){ sqlite3_column_int64(st, 0),
+				sqlite3_column_int64(st, 1),
+				ta_xstrdup((const char *)sqlite3_column_text(st, 2)) };
+		}
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* Frames nest: of those covering [a, b], the latest to start is the
+ * innermost. Searched back from the last start before a, past at most
+ * FRAME_SCAN siblings that ended earlier. */
+#define FRAME_SCAN 4096
+
+static const char *innermost_frame(const struct ta_host *d, int64_t a, int64_t b)
+{
+	size_t lo = 0, hi = d->nframes, i, seen = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->frames[mid].ts <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i-- > 0 && seen++ < FRAME_SCAN;)
+		if (d->frames[i].end >= b)
+			return d->frames[i].name;
+	return NULL;
+}
+
+int ta_host_call_site(struct ta_host *d, int64_t a, int64_t b, char *buf,
+		      size_t len)
+{
+	sqlite3_stmt *st = NULL;
+	const char *frame;
+	int rc = SQLITE_ERROR;
+
+	buf[0] = '\0';
+	if (!d->frames_loaded && load_frames(d) < 0)
+		return -1;
+	if ((frame = innermost_frame(d, a, b))) {
+		snprintf(buf, len, "%s", frame);
+		return 0;
+	}
+	if (sqlite3_prepare_v2(d->db, range_sql, -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, d->rank);
+		sqlite3_bind_int64(st, 2, a);
+		sqlite3_bind_int64(st, 3, b);
+		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+			snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
+int ta_host_name(const struct ta_host *h, int64_t a, int64_t b, int ops_too,
+		 char *buf, size_t len)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = SQLITE_ERROR;
+
+	snprintf(buf, len, ops_too ? "(outside any op)" : "(no annotation)");
+	if (sqlite3_prepare_v2(h->db, ops_too ? covering_sql : overlapping_sql, -1,
+			       &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, h->rank);
+		sqlite3_bind_int64(st, 2, a);
+		sqlite3_bind_int64(st, 3, b);
+		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+			snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* The longest cpu_op of the rank: how far back the op that launched a
+ * call can start. Asked once per rank, when first needed. */
+static int max_op_dur(struct ta_host *d)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = SQLITE_ERROR;
+
+	if (d->max_op_dur >= 0)
+		return 0;
+	if (sqlite3_prepare_v2(d->db, "SELECT max(o.dur) FROM host o JOIN names c"
+			       " ON c.name_id = o.cat WHERE o.rank = ? AND o.role = "
+			       TA_SQL(TA_ROLE_CPU_OP) " AND c.name = 'cpu_op'", -1,
+			       &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, d->rank);
+		rc = sqlite3_step(st);
+		d->max_op_dur = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+/* "aten::mm [[50257, 768], [768, 4]]": the op that launched a kernel
+ * (through its launch call's correlation), with its input shapes. The
+ * search runs back from the call no further than the longest op, so it
+ * reads a few rows, not every earlier one. */
+int ta_host_launching_op(struct ta_host *d, int64_t corr, char *buf, size_t len)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = SQLITE_ERROR;
+
+	snprintf(buf, len, "(launch not recorded)");
+	if (max_op_dur(d) < 0)
+		return -1;
+	if (sqlite3_prepare_v2(d->db,
+			"SELECT n.name, COALESCE(o.input_dims, '') FROM calls r"
+			" JOIN host o ON o.rank = r.rank"
+			"  AND o.ts <= r.ts AND o.ts >= r.ts - ?3"
+			"  AND o.ts + o.dur >= r.ts + r.dur"
+			"  AND o.role = " TA_SQL(TA_ROLE_CPU_OP) " AND o.tid IS r.tid"
+			" JOIN names n ON n.name_id = o.name"
+			" JOIN names c ON c.name_id = o.cat AND c.name = 'cpu_op'"
+			" WHERE r.rank = ?1 AND r.correlation = ?2"
+			" ORDER BY o.ts DESC LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, d->rank);
+		sqlite3_bind_int64(st, 2, corr);
+		sqlite3_bind_int64(st, 3, d->max_op_dur);
+		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+			snprintf(buf, len, "%s %s", (const char *)sqlite3_column_text(st, 0),
+				 (const char *)sqlite3_column_text(st, 1));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* The sync call (if any) that ends inside the hole [a, b]. A spin counts
+ * only if it was polling while the GPU was busy and stopped as soon as the
+ * GPU went idle: a burst of queries by the caching allocator inside a
+ * hole waited for nothing. */
+const struct ta_sync *ta_host_sync_in(const struct ta_host *d, int64_t a,
+				      int64_t b)
+{
+	size_t i;
+
+	for (i = 0; i < d->nsyncs; i++) {
+		const struct ta_sync *c = &d->syncs[i];
+
+		if (c->end < a || c->end > b || c->end - c->ts <= 0)
+			continue;
+		if (!c->spin || (c->ts < a && c->end - a <= SPIN_GAP_NS))
+			return c;
+	}
+	return NULL;
+}
+
+int ta_host_load(sqlite3 *db, int64_t rank, struct ta_host *h,
+		 struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	struct ta_sync *q = NULL;   /* the rank's query calls */
+	size_t nq = 0, capq = 0;
+	int rc;
+
+	free_frames(h);
+	h->db = db;
+	h->rank = rank;
+	h->nsyncs = 0;
+	h->max_op_dur = -1;
+	if (ta_db_prepare(db, "SELECT c.ts, c.ts + max(c.dur, 0), n.name, c.tid"
+			  " FROM calls c JOIN names n ON n.name_id = c.name WHERE c.rank = ?"
+			  " AND c.ts IS NOT NULL AND c.dur IS NOT NULL ORDER BY c.ts",
+			  &st, err) < 0)
+		return -1;
+	sqlite3_bind_int64(st, 1, rank);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 2);
+		struct ta_sync c = { sqlite3_column_int64(st, 0),
+			sqlite3_column_int64(st, 1), 0,
+			sqlite3_column_type(st, 3) == SQLITE_INTEGER ?
+			sqlite3_column_int64(st, 3) : -1 };
+
+		if (is_sync(name)) {
+			push_call(h, c);
+		} else if (is_query(name)) {
+			if (nq == capq) {
+				capq = capq ? capq * 2 : 256;
+				q = ta_xrealloc(q, capq * sizeof(*q));
+			}
+			q[nq++] = c;
+		}
+	}
+	sqlite3_finalize(st);
+	find_spins(h, q, nq);
+	free(q);
+	return ta_db_done(db, rc, err);
+}
+
+void ta_host_free(struct ta_host *h)
+{
+	free_frames(h);
+	free(h->frames);
+	free(h->syncs);
+	memset(h, 0, sizeof(*h));
+}

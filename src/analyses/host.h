@@ -1,0 +1,54 @@
+/* What a rank's host was doing, for diagnose (host.c): the calls that
+ * made it wait for the GPU (blocking syncs, and spins on queries), and
+ * names for a stretch of its time (the op, range or Python frame over it,
+ * the user's call site, the op that launched a kernel). */
+#ifndef TA_HOST_H
+#define TA_HOST_H
+
+#include "ta_db.h"
+
+struct ta_sync {       /* a blocking call, or a spin of queries */
+	int64_t ts, end;
+	int spin;          /* 1: a run of cudaEventQuery/cudaStreamQuery calls */
+	int64_t tid;
+};
+
+struct host_frame;
+
+struct ta_host {
+	sqlite3 *db;
+	int64_t rank;
+	struct ta_sync *syncs;        /* by start */
+	size_t nsyncs, capsyncs;
+	int64_t max_op_dur;           /* longest cpu_op, -1 until asked */
+	struct host_frame *frames;    /* the user's Python frames, by start, */
+	size_t nframes, capframes;    /* read at the first call site asked */
+	int frames_loaded;
+};
+
+/* Loads rank's syncs; what was loaded for another rank goes. */
+int ta_host_load(sqlite3 *db, int64_t rank, struct ta_host *h,
+		 struct ta_error *err);
+void ta_host_free(struct ta_host *h);
+
+/* The sync (if any) that ends inside the GPU's idle hole [a, b]. */
+const struct ta_sync *ta_host_sync_in(const struct ta_host *h, int64_t a,
+				      int64_t b);
+
+/* The functions below return -1 on a database error (the name would be
+ * wrong), else 0 with a name (or a placeholder) in buf. */
+
+/* With ops_too, the innermost CPU op or range covering [a, b] (the op
+ * that synchronised); else the shortest record_function range (or Python
+ * frame) over at least half of it and at most 4 times as long. */
+int ta_host_name(const struct ta_host *h, int64_t a, int64_t b, int ops_too,
+		 char *buf, size_t len);
+/* The user's code over [a, b]: the innermost Python frame of the user's
+ * own files, else the innermost record_function range; "" if none. */
+int ta_host_call_site(struct ta_host *h, int64_t a, int64_t b, char *buf,
+		      size_t len);
+/* "aten::mm [[50257, 768], [768, 4]]": the op that launched the GPU work
+ * of a correlation, with its input shapes. */
+int ta_host_launching_op(struct ta_host *h, int64_t corr, char *buf, size_t len);
+
+#endif
