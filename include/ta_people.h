@@ -6,7 +6,6 @@
 
 #include "ta_table.h"
 
-void ta_people_kernels(struct ta_table *t);
 void ta_people_idle(struct ta_table *t);
 void ta_people_ops(struct ta_table *t);
 /* findings: diagnose's findings table, summarised after the verdicts. */

@@ -14,6 +14,8 @@ int ta_format_parse(const char *s, enum ta_format *f);
 void ta_format_real(char *buf, size_t len, double v);
 
 void ta_report_text(FILE *out, const struct ta_table *t);
+/* --wide: text columns are never cut (else to $COLUMNS, or 60). */
+extern int ta_text_wide;
 void ta_report_csv(FILE *out, const struct ta_table *t);
 /* JSON: an array of objects keyed by column name. */
 void ta_report_json(FILE *out, const struct ta_table *t);

@@ -50,6 +50,10 @@ struct ta_table {
 	const struct ta_row_sink *sink; /* rows go out as they come */
 	size_t sunk;               /* rows handed to the sink so far */
 	size_t bad_utf8;           /* bytes of text cells replaced by U+FFFD */
+	/* per column, NULL or the NULL-ended list of every value a text column
+	 * can hold (verdicts, kinds): a gate comparing it with anything else
+	 * is a typo */
+	const char *const **values;
 };
 
 struct ta_table *ta_table_new(const char *title, const struct ta_col *cols,
@@ -61,6 +65,10 @@ void ta_table_set_text(struct ta_table *t, size_t row, size_t col,
 		       const char *s);
 const struct ta_cell *ta_table_cell(const struct ta_table *t, size_t row,
 				    size_t col);
+/* Declares the values text column col can take (values: NULL-ended,
+ * static). */
+void ta_table_set_values(struct ta_table *t, size_t col,
+			 const char *const *values);
 void ta_table_note(struct ta_table *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Something wrong in the data behind the table: a warning on stderr

@@ -14,7 +14,8 @@
 enum {
 	OPT_FORMAT = 1000, OPT_RANKS, OPT_HTA, OPT_NO_CACHE, OPT_STRICT,
 	OPT_HELP, OPT_QUIET, OPT_OUTPUT, OPT_FAIL_IF, OPT_BASELINE,
-	OPT_MAX_INCREASE, OPT_JOBS, OPT_VERBOSE, OPT_COLUMNS, OPT_WINDOW
+	OPT_MAX_INCREASE, OPT_JOBS, OPT_VERBOSE, OPT_COLUMNS, OPT_WINDOW,
+	OPT_MISSING, OPT_ALLOW_TRUNCATED, OPT_FAIL_ON_NEW, OPT_WIDE
 };
 
 static const struct ta_opt common_opts[] = {
@@ -30,7 +31,11 @@ static const struct ta_opt common_opts[] = {
 	{ "verbose", 0, OPT_VERBOSE, NULL, "say whether the traces were parsed or the cache used" },
 	{ "fail-if", 1, OPT_FAIL_IF, "EXPR", "exit 1 if a row matches, e.g. 'idle_pct > 12' (repeatable)" },
 	{ "baseline", 1, OPT_BASELINE, "OLD.csv", "compare with a CSV saved from an earlier run" },
-	{ "max-increase", 1, OPT_MAX_INCREASE, "COL=V", "exit 1 if COL rose by more than V (or V%) (repeatable)" },
+	{ "max-increase", 1, OPT_MAX_INCREASE, "COL=V", "exit 1 if COL rose by more than V (V%, V%,min=A) (repeatable)" },
+	{ "fail-on-new", 0, OPT_FAIL_ON_NEW, NULL, "exit 1 if a row is not in the baseline (a new kernel, a new finding)" },
+	{ "missing", 1, OPT_MISSING, "HOW", "a gate on a missing value: fail (default) or pass" },
+	{ "allow-truncated", 0, OPT_ALLOW_TRUNCATED, NULL, "gate a truncated trace anyway (an error by default)" },
+	{ "wide", 0, OPT_WIDE, NULL, "text: never cut long names (else to $COLUMNS, or 60 characters)" },
 	{ "columns", 0, OPT_COLUMNS, NULL, "list the result's columns (name, type, unit) and exit" },
 	{ "help", 0, OPT_HELP, NULL, "show this help" },
 	{ NULL, 0, 0, NULL, NULL }
@@ -216,6 +221,78 @@ static int usage_error(const struct ta_cmd_info *cmd, const char *fmt,
 	return -1;
 }
 
+/* Edits from a to b (Levenshtein), for "did you mean". */
+static size_t distance(const char *a, size_t la, const char *b)
+{
+	size_t lb = strlen(b), i, j, prev, cur[64];
+
+	if (la >= 63 || lb >= 63)
+		return 99;
+	for (j = 0; j <= lb; j++)
+		cur[j] = j;
+	for (i = 1; i <= la; i++) {
+		prev = cur[0];
+		cur[0] = i;
+		for (j = 1; j <= lb; j++) {
+			size_t sub = prev + (a[i - 1] != b[j - 1]), del = cur[j] + 1;
+			size_t ins = cur[j - 1] + 1;
+
+			prev = cur[j];
+			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+	}
+	return cur[lb];
+}
+
+static const struct ta_opt *opt_by_key(const struct ta_cmd_info *cmd, int key)
+{
+	const struct ta_opt *o;
+
+	for (o = common_opts; o->name; o++)
+		if (o->key == key)
+			return o;
+	for (o = cmd->opts; o && o->name; o++)
+		if (o->key == key)
+			return o;
+	return NULL;
+}
+
+/* An option getopt refused: one missing its value names what the value
+ * is; an unknown one suggests the nearest that exists. */
+static int bad_option(const struct ta_cmd_info *cmd, const char *word, int key)
+{
+	const struct ta_opt *o = key ? opt_by_key(cmd, key) : NULL, *best = NULL;
+	const struct ta_opt *lists[2] = { common_opts, cmd->opts };
+	const char *name = word + strspn(word, "-");
+	size_t len = strcspn(name, "="), d = 99, i;
+
+	if (o && o->arg) {
+		fprintf(stderr, "traceanalyze: option '--%s' needs a value (%s): %s\n"
+			"try 'traceanalyze %s --help'\n", o->name, o->arg, o->help,
+			cmd->name);
+		return -1;
+	}
+	if (key && key < 256 && strchr("oj", key)) {
+		fprintf(stderr, "traceanalyze: option '-%c' needs a value\n"
+			"try 'traceanalyze %s --help'\n", key, cmd->name);
+		return -1;
+	}
+	for (i = 0; i < 2; i++)
+		for (o = lists[i]; o && o->name; o++) {
+			size_t e = distance(name, len, o->name);
+
+			if (e < d)
+				d = e, best = o;
+		}
+	if (word[0] == '-' && word[1] == '-' && best && d <= 3) {
+		fprintf(stderr, "traceanalyze: unknown option '%.*s'; did you mean "
+			"'--%s'?\ntry 'traceanalyze %s --help'\n", (int)(len + 2), word,
+			best->name, cmd->name);
+		return -1;
+	}
+	return usage_error(cmd, "unknown option '%s'", word);
+}
+
 static int common_opt(struct ta_cli *cli, const struct ta_cmd_info *cmd,
 		      int key, const char *arg)
 {
@@ -275,12 +352,26 @@ static int common_opt(struct ta_cli *cli, const struct ta_cmd_info *cmd,
 	case OPT_BASELINE:
 		cli->baseline = arg;
 		return 0;
+	case OPT_FAIL_ON_NEW:
+		cli->fail_on_new = 1;
+		return 0;
+	case OPT_WIDE:
+		ta_text_wide = 1;
+		return 0;
+	case OPT_ALLOW_TRUNCATED:
+		cli->allow_truncated = 1;
+		return 0;
+	case OPT_MISSING:
+		if (strcmp(arg, "fail") != 0 && strcmp(arg, "pass") != 0)
+			return usage_error(cmd, "bad --missing '%s' (fail, pass)", arg);
+		cli->missing_pass = strcmp(arg, "pass") == 0;
+		return 0;
 	case OPT_MAX_INCREASE:
 		cli->increases = ta_xrealloc(cli->increases, (cli->nincreases + 1) *
 					     sizeof(*cli->increases));
 		if (ta_increase_parse(arg, &cli->increases[cli->nincreases]) < 0)
-			return usage_error(cmd, "bad --max-increase '%s' (COLUMN=VALUE or "
-					   "COLUMN=VALUE%%)", arg);
+			return usage_error(cmd, "bad --max-increase '%s' (COLUMN=VALUE, "
+					   "COLUMN=VALUE%% or COLUMN=VALUE%%,min=ABS)", arg);
 		cli->nincreases++;
 		return 0;
 	}
@@ -309,11 +400,10 @@ int ta_cli_parse(int argc, char **argv, const struct ta_cmd_info *cmd,
 		} else if (c == 'j') {
 			rc = common_opt(cli, cmd, OPT_JOBS, optarg);
 		} else if (c == '?' || c == ':') {
-			rc = usage_error(cmd, "bad or incomplete option '%s'",
-					 argv[optind - 1]);
+			rc = bad_option(cmd, argv[optind - 1], optopt);
 		} else if (c == 'v') {
 			rc = common_opt(cli, cmd, OPT_VERBOSE, optarg);
-		} else if (c >= OPT_FORMAT && c <= OPT_WINDOW) {
+		} else if (c >= OPT_FORMAT && c <= OPT_WIDE) {
 			rc = common_opt(cli, cmd, c, optarg);
 		} else if (cmd->on_opt(cmd->ctx, c, optarg) < 0) {
 			char what[160];
@@ -417,47 +507,53 @@ static int compile_gates(const struct ta_cli *cli, const struct ta_table *t,
 
 	for (i = 0; i < cli->ngates; i++) {
 		g[i] = ta_gate_parse(cli->gates[i], err);
-		if (!g[i] || ta_gate_bind(g[i], t, err) < 0)
+		if (!g[i] || ta_gate_bind(g[i], t, err) < 0 ||
+		    ta_gate_check_keys(g[i], t, err) < 0)
 			return -1;
-	}
-	if (cli->nincreases && !cli->baseline) {
-		ta_error_set(err, TA_EXIT_USAGE, "--max-increase needs --baseline");
-		return -1;
 	}
 	return 0;
 }
 
-/* Names each row that trips a gate; the number of trips. */
-static int run_gates(struct ta_gate **g, size_t n, const struct ta_table *t)
+/* Names each row that trips a gate, with the values it read; a row whose
+ * value is missing trips too (unless --missing pass): a gate never passes
+ * on data that is not there. The number of trips. */
+static int run_gates(const struct ta_cli *cli, struct ta_gate **g,
+		     const struct ta_table *t)
 {
 	size_t i, r;
 	int trips = 0;
 	char key[512];
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < cli->ngates; i++)
 		for (r = 0; r < t->nrows; r++) {
-			if (!ta_gate_eval(g[i], t, r))
+			struct ta_buf vals = { 0 };
+			int v = ta_gate_eval(g[i], t, r);
+
+			if (v == TA_GATE_PASS || (v == TA_GATE_MISSING && cli->missing_pass))
 				continue;
 			ta_row_key(t, r, key, sizeof(key));
-			fprintf(stderr, "traceanalyze: gate '%s' tripped: %s\n",
-				ta_gate_text(g[i]), key[0] ? key : "(row)");
+			ta_gate_describe(g[i], t, r, &vals);
+			if (v == TA_GATE_MISSING)
+				fprintf(stderr, "traceanalyze: gate '%s' tripped on a "
+					"missing value: %s: %s (--missing pass lets it "
+					"pass)\n", ta_gate_text(g[i]), key[0] ? key : "(row)",
+					vals.s ? vals.s : "");
+			else
+				fprintf(stderr, "traceanalyze: gate '%s' tripped: %s: %s\n",
+					ta_gate_text(g[i]), key[0] ? key : "(row)",
+					vals.s ? vals.s : "");
+			ta_buf_free(&vals);
 			trips++;
 		}
 	return trips;
 }
 
-static int check_gates(const struct ta_cli *cli, struct ta_gate **g,
+/* rises: what the baseline check counted (rises, new rows). */
+static int check_gates(const struct ta_cli *cli, struct ta_gate **g, int rises,
 		       const struct ta_table *t, int rc)
 {
-	struct ta_error err = { 0, "" };
-	int trips = run_gates(g, cli->ngates, t), rises = 0;
+	int trips = run_gates(cli, g, t);
 
-	if (cli->baseline) {
-		rises = ta_baseline_check(t, cli->baseline, cli->increases,
-					  cli->nincreases, stderr, &err);
-		if (rises < 0)
-			return ta_cli_error(&err);
-	}
 	if (rc != TA_EXIT_OK)
 		return rc;
 	return trips || rises ? TA_EXIT_GATE : TA_EXIT_OK;
@@ -582,9 +678,33 @@ int ta_cli_damaged(sqlite3 *db, int *retried, struct ta_error *err)
 	return 0;
 }
 
+/* A gate on a truncated trace could pass on the part that is missing:
+ * an error unless --allow-truncated. */
+static int refuse_truncated(const struct ta_cli *cli, sqlite3 *db,
+			    struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = 0;
+
+	if (cli->allow_truncated || (!cli->ngates && !cli->baseline))
+		return 0;
+	if (sqlite3_prepare_v2(db, "SELECT path, COALESCE(damage, 'damaged')"
+			       " FROM files WHERE truncated LIMIT 1", -1, &st,
+			       NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+		ta_error_set(err, TA_EXIT_INPUT, "'%s': %s; a gate on a truncated "
+			     "trace is an error (--allow-truncated to gate what was "
+			     "read)", (const char *)sqlite3_column_text(st, 0),
+			     (const char *)sqlite3_column_text(st, 1));
+		rc = -1;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 {
 	struct ta_gate **gates = NULL;
+	struct ta_baseline *base = NULL;
 	size_t i;
 	struct ta_error err = { 0, "" };
 	struct ta_table *t = NULL;
@@ -592,16 +712,32 @@ int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 	struct ta_query q = cli->query;
 	struct ta_stream stream;
 	FILE *out;
-	int rc, retried = 0;
+	int rc, retried = 0, rises;
 
 	if (cli->columns)
 		return list_columns(cli, fn, ctx);
 	if (ta_cli_check_output(cli, 0, &err) < 0)
 		return ta_cli_error(&err);
+	if ((cli->nincreases || cli->fail_on_new) && !cli->baseline) {
+		fprintf(stderr, "traceanalyze: %s needs --baseline\n",
+			cli->nincreases ? "--max-increase" : "--fail-on-new");
+		return TA_EXIT_USAGE;
+	}
+	/* a wrong baseline is an error before any output */
+	if (cli->baseline && !(base = ta_baseline_load(cli->baseline,
+			cli->cmd ? cli->cmd->name : NULL, &err)))
+		return ta_cli_error(&err);
 again:
 	rc = ta_cli_open_input(cli, &db);
-	if (rc != TA_EXIT_OK)
+	if (rc != TA_EXIT_OK) {
+		ta_baseline_free(base);
 		return rc;
+	}
+	if (refuse_truncated(cli, db, &err) < 0) {
+		sqlite3_close(db);
+		ta_baseline_free(base);
+		return ta_cli_error(&err);
+	}
 	/* CSV and JSON without gates may go out while the analysis runs */
 	ta_stream_init(&stream, open_output, (void *)cli, cli->format);
 	q.sink = cli->format != TA_FMT_TEXT && !cli->ngates && !cli->baseline ?
@@ -617,14 +753,22 @@ again:
 	if (rc < 0) {
 		if (stream.out && stream.out != stdout)
 			fclose(stream.out);
+		ta_baseline_free(base);
 		return ta_cli_error(&err);
 	}
-	if (t->sink)
+	if (t->sink) {
+		ta_baseline_free(base);
 		return finish_stream(cli, &stream, t);
+	}
 	if (cli->format == TA_FMT_TEXT && cli->cmd && cli->cmd->present)
 		cli->cmd->present(t, ctx);
 	gates = ta_xcalloc(cli->ngates + 1, sizeof(*gates));
-	if (compile_gates(cli, t, gates, &err) < 0) {
+	rises = 0;
+	/* gates compile, and the baseline matches, before anything goes out */
+	if (compile_gates(cli, t, gates, &err) < 0 ||
+	    (base && (rises = ta_baseline_check(t, base, cli->increases,
+						cli->nincreases, cli->fail_on_new,
+						stderr, &err)) < 0)) {
 		rc = ta_cli_error(&err);
 		goto done;
 	}
@@ -633,11 +777,12 @@ again:
 		goto done;
 	}
 	ta_report_write(out, t, cli->format);
-	rc = check_gates(cli, gates, t, ta_cli_output_close(cli, out, &t, 1));
+	rc = check_gates(cli, gates, rises, t, ta_cli_output_close(cli, out, &t, 1));
 done:
 	for (i = 0; i < cli->ngates; i++)
 		ta_gate_free(gates[i]);
 	free(gates);
+	ta_baseline_free(base);
 	ta_table_free(t);
 	return rc;
 }

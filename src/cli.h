@@ -48,6 +48,9 @@ struct ta_cli {
 	const char *baseline;
 	struct ta_increase *increases;
 	size_t nincreases;
+	int fail_on_new;     /* --fail-on-new: a row not in the baseline trips */
+	int missing_pass;    /* --missing pass: a gate on a missing value passes */
+	int allow_truncated; /* --allow-truncated: gate a damaged trace anyway */
 	const struct ta_cmd_info *cmd;
 	int columns;         /* --columns: list them and exit */
 	char **args;         /* positional arguments */

@@ -1,6 +1,5 @@
 /* traceanalyze kernels: GPU time per kernel, or per kernel type. */
 #include "cli.h"
-#include "ta_people.h"
 #include "commands.h"
 
 #include <stdlib.h>
@@ -10,7 +9,7 @@ enum { OPT_BY = 1, OPT_TOP, OPT_RATIO, OPT_NO_MEMORY };
 
 static const struct ta_opt opts[] = {
 	{ "by", 1, OPT_BY, "WHAT", "kernel (default): per kernel name; type: per kernel type" },
-	{ "top", 1, OPT_TOP, "N", "keep N names per rank and type, the rest in 'others' (10)" },
+	{ "top", 1, OPT_TOP, "N", "keep N names per rank and type, the rest in 'others' (10; 0: every name)" },
 	{ "duration-ratio", 1, OPT_RATIO, "R", "names past this share of time go to 'others' (0.8)" },
 	{ "no-memory", 0, OPT_NO_MEMORY, NULL, "leave memory copies and sets out" },
 	{ NULL, 0, 0, NULL, NULL }
@@ -49,12 +48,6 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	return ta_kernels_run(db, q, ctx, out, err);
 }
 
-static void present(struct ta_table *t, void *ctx)
-{
-	(void)ctx;
-	ta_people_kernels(t);
-}
-
 int cmd_kernels(int argc, char **argv)
 {
 	struct ta_kernels_opts o = { 0, 10, 0.8, 1 };
@@ -64,7 +57,7 @@ int cmd_kernels(int argc, char **argv)
 		"COMMUNICATION, MEMORY). With --by type, over all selected ranks, with "
 		"overlaps\nas their own labels (\"COMPUTATION overlapping "
 		"COMMUNICATION\").",
-		opts, on_opt, &o, present,
+		opts, on_opt, &o, NULL,
 		run
 	};
 	struct ta_cli cli;

@@ -60,6 +60,79 @@ static const struct command *find(const char *name)
 
 static int run(int argc, char **argv);
 
+/* Edits from a to b (Levenshtein), for "did you mean". */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j, prev, cur[64];
+
+	if (la >= 63 || lb >= 63)
+		return 99;
+	for (j = 0; j <= lb; j++)
+		cur[j] = j;
+	for (i = 1; i <= la; i++) {
+		prev = cur[0];
+		cur[0] = i;
+		for (j = 1; j <= lb; j++) {
+			size_t sub = prev + (a[i - 1] != b[j - 1]), del = cur[j] + 1;
+			size_t ins = cur[j - 1] + 1;
+
+			prev = cur[j];
+			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+	}
+	return cur[lb];
+}
+
+static void not_a_command(const char *name)
+{
+	size_t i, best = 0, d = 99;
+
+	for (i = 0; i < NCOMMANDS; i++) {
+		size_t e = distance(name, commands[i].name);
+
+		if (e < d)
+			d = e, best = i;
+	}
+	if (d <= 2)
+		fprintf(stderr, "traceanalyze: '%s' is not a command; did you mean "
+			"'%s'?\n", name, commands[best].name);
+	else
+		fprintf(stderr, "traceanalyze: '%s' is not a command; see "
+			"'traceanalyze --help'\n", name);
+}
+
+/* Options given before the command (traceanalyze --hta-compat temporal
+ * DIR) are the command's: the command moves to the front. These take a
+ * value as the next word unless written --opt=value. */
+static int takes_value(const char *opt)
+{
+	static const char *const with_value[] = { "--format", "--ranks",
+		"--window", "--output", "-o", "--fail-if", "--baseline",
+		"--max-increase", "--jobs", "-j", "--missing", NULL };
+	size_t i;
+
+	for (i = 0; with_value[i]; i++)
+		if (strcmp(opt, with_value[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static void command_first(int argc, char **argv)
+{
+	int k = 1, i;
+	char *cmd;
+
+	while (k < argc && argv[k][0] == '-' && argv[k][1] &&
+	       strcmp(argv[k], "--") != 0)
+		k += takes_value(argv[k]) ? 2 : 1;
+	if (k <= 1 || k >= argc || strcmp(argv[k], "--") == 0)
+		return;
+	cmd = argv[k];
+	for (i = k; i > 1; i--)
+		argv[i] = argv[i - 1];
+	argv[1] = cmd;
+}
+
 /* --help or --version into /dev/full or a closed stdout is an error too */
 int main(int argc, char **argv)
 {
@@ -91,6 +164,7 @@ static int run(int argc, char **argv)
 		printf("traceanalyze %s\n", TA_VERSION);
 		return TA_EXIT_OK;
 	}
+	command_first(argc, argv);
 	if (strcmp(argv[1], "help") == 0) {
 		char *help_argv[] = { argc > 2 ? argv[2] : argv[1], "--help", NULL };
 
@@ -106,8 +180,11 @@ static int run(int argc, char **argv)
 		if (c)
 			return c->fn(argc - 1, argv + 1);
 	}
-	fprintf(stderr, "traceanalyze: '%s' is not a command; see "
-		"'traceanalyze --help'\n", argc > 2 && strcmp(argv[1], "help") == 0
-		? argv[2] : argv[1]);
+	if (argv[1][0] == '-') {
+		fprintf(stderr, "traceanalyze: %s: no command given; see "
+			"'traceanalyze --help'\n", argv[1]);
+		return TA_EXIT_USAGE;
+	}
+	not_a_command(argc > 2 && strcmp(argv[1], "help") == 0 ? argv[2] : argv[1]);
 	return TA_EXIT_USAGE;
 }

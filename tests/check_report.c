@@ -42,12 +42,14 @@ static struct ta_table *sample(void)
 
 static const struct {
 	const char *expr;
-	const char *trips;      /* per row: '1' trips, '0' not */
+	const char *trips;      /* per row: '1' trips, '0' not, 'm' missing */
 } gates[] = {
-	{ "idle_pct > 12", "100" },
-	{ "idle_pct >= 3 && idle_pct < 12.5", "001" },
-	{ "idle_pct < 100", "101" },              /* missing never trips */
-	{ "!(idle_pct < 100)", "010" },           /* ... but its negation does */
+	{ "idle_pct > 12", "1m0" },
+	{ "idle_pct >= 3 && idle_pct < 12.5", "0m1" },
+	{ "idle_pct < 100", "1m1" },              /* missing: neither */
+	{ "!(idle_pct < 100)", "0m0" },           /* ... nor its negation */
+	{ "idle_pct > 12 || rank == 1", "110" },  /* true whatever it is */
+	{ "idle_pct > 12 && rank == 0", "100" },  /* false whatever it is */
 	{ "name == \"nccl\" || rank == 2", "011" },
 	{ "name != 'gemm'", "011" },
 	{ "total_us > 50 && (rank == 0 || rank == 1)", "100" },
@@ -69,8 +71,9 @@ START_TEST(test_gate_eval)
 	ck_assert_msg(g != NULL, "%s: %s", gates[_i].expr, err.msg);
 	ck_assert_int_eq(ta_gate_bind(g, t, &err), 0);
 	for (r = 0; r < t->nrows; r++)
-		ck_assert_msg(ta_gate_eval(g, t, r) == (gates[_i].trips[r] == '1'),
-			      "%s row %zu", gates[_i].expr, r);
+		ck_assert_msg(ta_gate_eval(g, t, r) == (gates[_i].trips[r] == '1' ?
+			      TA_GATE_TRIP : gates[_i].trips[r] == 'm' ? TA_GATE_MISSING :
+			      TA_GATE_PASS), "%s row %zu", gates[_i].expr, r);
 	ta_gate_free(g);
 	ta_table_free(t);
 }
@@ -79,12 +82,15 @@ END_TEST
 static const struct {
 	const char *expr, *msg;
 } bad_gates[] = {
-	{ "", "unexpected end" },
-	{ "idle_pct >", "at character 11" },
+	{ "", "at its end: expected a column" },
+	{ "idle_pct >", "at its end" },
 	{ "(idle_pct > 1", "expected ')'" },
-	{ "idle_pct > 1 junk", "unexpected text" },
+	{ "idle_pct > 1 junk", "at character 14 ('junk'): expected &&, || or the end" },
 	{ "\"open", "" },
-	{ "idle_pct @ 3", "unexpected text" },
+	{ "idle_pct @ 3", "('@ 3')" },
+	{ "idle_pct > 12%", "percentages are plain numbers" },
+	{ "idle_pct > 1 and rank == 0", "combine with &&, || and !" },
+	{ "rank = 0", "compare with ==" },
 };
 
 START_TEST(test_gate_errors)
@@ -112,6 +118,44 @@ START_TEST(test_gate_unknown_column)
 }
 END_TEST
 
+/* Comparisons that could never be true, and a row the data lacks, are
+ * errors at bind time; a tripped row is described with its values. */
+START_TEST(test_gate_checks)
+{
+	static const char *const names[] = { "gemm", "nccl", "a,b", NULL };
+	struct ta_table *t = sample();
+	struct ta_error err = { 0, "" };
+	struct ta_buf b = { 0 };
+	struct ta_gate *g;
+
+	ta_table_set_values(t, 1, names);
+	g = ta_gate_parse("idle_pct > \"x\"", &err);
+	ck_assert_int_eq(ta_gate_bind(g, t, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "'idle_pct' is a number, compared with a string"));
+	ta_gate_free(g);
+	g = ta_gate_parse("name == \"gem\"", &err);
+	ck_assert_int_eq(ta_gate_bind(g, t, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "'gem' is never a name; its values: gemm, nccl, a,b"));
+	ta_gate_free(g);
+	g = ta_gate_parse("rank == 7 && idle_pct > 1", &err);
+	ck_assert_int_eq(ta_gate_bind(g, t, &err), 0);
+	ck_assert_int_eq(ta_gate_check_keys(g, t, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "no row has rank 7"));
+	ta_gate_free(g);
+	g = ta_gate_parse("idle_pct > 12 && rank == 0", &err);
+	ck_assert_int_eq(ta_gate_bind(g, t, &err), 0);
+	ck_assert_int_eq(ta_gate_check_keys(g, t, &err), 0);
+	ta_gate_describe(g, t, 0, &b);
+	ck_assert_str_eq(b.s, "idle_pct 12.5");
+	ta_buf_free(&b);
+	ta_gate_describe(g, t, 1, &b);
+	ck_assert_str_eq(b.s, "idle_pct missing");
+	ta_buf_free(&b);
+	ta_gate_free(g);
+	ta_table_free(t);
+}
+END_TEST
+
 static char *write_tmp(const char *text)
 {
 	char *p = strdup("/tmp/ta-report-XXXXXX");
@@ -123,6 +167,8 @@ static char *write_tmp(const char *text)
 	return p;
 }
 
+static int new_trips;  /* --fail-on-new for the next baseline() */
+
 static int baseline(const char *old, const char *spec, char **diag,
 		    struct ta_error *err)
 {
@@ -133,8 +179,12 @@ static int baseline(const char *old, const char *spec, char **diag,
 	FILE *f = open_memstream(diag, &len);
 	int rc;
 
+	struct ta_baseline *b;
+
 	ck_assert_int_eq(ta_increase_parse(spec, &inc), 0);
-	rc = ta_baseline_check(t, path, &inc, 1, f, err);
+	b = ta_baseline_load(path, "test", err);
+	rc = b ? ta_baseline_check(t, b, &inc, 1, new_trips, f, err) : -1;
+	ta_baseline_free(b);
 	fclose(f);
 	unlink(path);
 	free(path);
@@ -159,6 +209,24 @@ START_TEST(test_baseline_rises)
 	ck_assert_int_eq(baseline("rank,name,total_us\n0,gemm,91\n", "total_us=10%",
 				  &diag, &err), 0);
 	free(diag);
+	/* a relative limit with a floor: 100 from 90 passes 10 % but not a
+	 * floor of 20; 7 from 5 passes 1 % and a floor of 1 */
+	ck_assert_int_eq(baseline("rank,name,total_us\n0,gemm,90\n2,\"a,b\",5\n",
+				  "total_us=1%,min=20", &diag, &err), 0);
+	free(diag);
+	ck_assert_int_eq(baseline("rank,name,total_us\n0,gemm,90\n2,\"a,b\",5\n",
+				  "total_us=1%,min=1", &diag, &err), 2);
+	free(diag);
+	/* rows new in this run are named; with --fail-on-new they trip */
+	ck_assert_int_eq(baseline("rank,name,total_us\n0,gemm,100\n", "total_us=1",
+				  &diag, &err), 0);
+	ck_assert_ptr_nonnull(strstr(diag, "new row: rank=1 name=nccl"));
+	free(diag);
+	new_trips = 1;
+	ck_assert_int_eq(baseline("rank,name,total_us\n0,gemm,100\n", "total_us=1",
+				  &diag, &err), 2);
+	new_trips = 0;
+	free(diag);
 }
 END_TEST
 
@@ -168,7 +236,11 @@ static const struct {
 	{ "", "empty" },
 	{ "rank,name,total_us\n0,gemm\n", "row 2 has 2 fields, the header 3" },
 	{ "rank,name,total_us\n0,\"gemm,1\n", "row 2: " },
-	{ "rank,name\n0,gemm\n", "no numeric column 'total_us' in both tables" },
+	{ "rank,name,idle_pct\n0,gemm,1\n", "no numeric column 'total_us' in both tables" },
+	{ "rank,name,total_us\n7,x,1\n", "no row matches this run's" },
+	{ "rank,name,total_us\n0,gemm,1\n0,gemm,2\n", "row 3 repeats the key" },
+	{ "rank,kernel_type,count\n0,x,1\n", "a CSV of another command" },
+	{ "{\"traceEvents\": []}", "is a JSON file" },
 };
 
 START_TEST(test_baseline_errors)
@@ -195,6 +267,10 @@ START_TEST(test_increase_parse)
 	ck_assert_int_eq(ta_increase_parse("x=-1", &inc), -1);
 	ck_assert_int_eq(ta_increase_parse("x=5%%", &inc), -1);
 	ck_assert_int_eq(ta_increase_parse("x=nan", &inc), -1);
+	ck_assert_int_eq(ta_increase_parse("total_us=5%,min=100", &inc), 0);
+	ck_assert(inc.relative && inc.limit == 5 && inc.min == 100);
+	ck_assert_int_eq(ta_increase_parse("total_us=5%,min=", &inc), -1);
+	ck_assert_int_eq(ta_increase_parse("total_us=5%,max=1", &inc), -1);
 }
 END_TEST
 
@@ -349,6 +425,7 @@ Suite *suite_report(void)
 	tcase_add_loop_test(tc, test_gate_errors, 0,
 			    sizeof(bad_gates) / sizeof(bad_gates[0]));
 	tcase_add_test(tc, test_gate_unknown_column);
+	tcase_add_test(tc, test_gate_checks);
 	tcase_add_test(tc, test_baseline_rises);
 	tcase_add_loop_test(tc, test_baseline_errors, 0,
 			    sizeof(bad_baselines) / sizeof(bad_baselines[0]));

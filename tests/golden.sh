@@ -9,6 +9,8 @@ BIN=${BIN:-./traceanalyze}
 TMP=$(mktemp -d /tmp/ta-golden.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 export TRACEANALYZE_CACHE_DIR="$TMP/cache"
+# µs and … in text (the C locale gets us and ...: checked below)
+export LC_ALL=C.UTF-8
 pass=0 fail=0
 
 # inputs made on the fly from the committed traces
@@ -22,6 +24,8 @@ cp testdata/decode_graph/rank-0.pt.trace.json.gz "$TMP/twins/b.json.gz"
 $BIN temporal -q --format csv testdata/train_healthy > "$TMP/old.csv"
 $BIN idle -q --format csv testdata/train_healthy > "$TMP/old_idle.csv"
 $BIN launch -q --format csv testdata/decode_graph > "$TMP/old_launch.csv"
+$BIN kernels -q --format csv testdata/copies > "$TMP/old_kernels.csv"
+$BIN diagnose --findings -q --format csv testdata/train_healthy > "$TMP/old_findings.csv"
 
 run_case() {
 	name=$1; shift
@@ -78,5 +82,14 @@ if [ -n "$db" ] && grep -q "^traceanalyze: using the cached database '$db'$" "$T
     [ "$m1" = "$m2" ]; then pass=$((pass + 1)); else
 	fail=$((fail + 1)); echo "FAIL golden: cache not reused ($(cat "$TMP/v1" "$TMP/v2"))"; fi
 
+# text for people: no line ends in spaces; µ and … only in a UTF-8 locale
+check_text() { # NAME CONDITION
+	if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL golden $1"; fi
+}
+check_text no_trailing_spaces '! grep -l " $" tests/golden/*.out'
+check_text c_locale_us 'LC_ALL=C $BIN temporal testdata/copies | grep -q "554.134 us"'
+check_text c_locale_dots 'LC_ALL=C $BIN kernels testdata/train_stalled | grep -q "[.][.][.]" &&
+	! LC_ALL=C $BIN kernels testdata/train_stalled | grep -q "…"'
+check_text columns_env 'COLUMNS=140 $BIN kernels testdata/train_stalled | python3 -c "import sys; sys.exit(max(len(l.rstrip()) for l in sys.stdin) > 140)"'
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]

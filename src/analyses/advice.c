@@ -7,9 +7,9 @@
 #include <ctype.h>
 #include <string.h>
 
-const char *const ta_finding_names[NKINDS] = {
+const char *const ta_finding_names[NKINDS + 1] = {
 	"host_region", "sync", "pageable_copy", "launch_overhead",
-	"exposed_comm", "small_kernels", "misaligned_gemm", "wait_for_peer"
+	"exposed_comm", "small_kernels", "misaligned_gemm", "wait_for_peer", NULL
 };
 
 /* Case-insensitive: does s contain any of words? */

@@ -10,7 +10,7 @@ enum finding_kind {
 	F_WAIT_PEER, NKINDS
 };
 
-extern const char *const ta_finding_names[NKINDS];
+extern const char *const ta_finding_names[NKINDS + 1];  /* NULL-ended */
 
 /* A misaligned GEMM's cost is this share of its time: the least that
  * padding to a multiple of 8 saved in GEMMs measured on an H200

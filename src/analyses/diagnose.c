@@ -314,6 +314,12 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 	ta_union_free(&waits);
 }
 
+/* Every verdict: compute-bound, then the loss that decides it, in the
+ * order of struct step_result's losses. */
+static const char *const verdict_names[] = { "compute-bound", "host-stalled",
+	"launch-bound", "communication-bound", "copy-bound", "waiting-for-peer",
+	NULL };
+
 static const struct ta_col verdict_cols[] = {
 	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
 	{ "step", TA_COL_INT, TA_UNIT_NONE, 1 },
@@ -355,8 +361,7 @@ static void verdict_row(struct ta_table *t, const struct diag_ctx *c,
 			const struct step_result *r)
 {
 	int64_t loss[5] = { r->host, r->launch, r->comm, r->copy, r->wait };
-	static const char *const verdicts[5] = { "host-stalled", "launch-bound",
-		"communication-bound", "copy-bound", "waiting-for-peer" };
+	static const char *const *verdicts = verdict_names + 1;
 	static const unsigned kinds[5] = { 1u << F_HOST_REGION | 1u << F_SYNC,
 		1u << F_LAUNCH, 1u << F_COMM, 1u << F_PAGEABLE, 1u << F_WAIT_PEER };
 	double busy = r->span > 0 ? 100.0 * (double)r->busy / (double)r->span : 0;
@@ -374,7 +379,7 @@ static void verdict_row(struct ta_table *t, const struct diag_ctx *c,
 	ta_table_set_real(t, row, 2, (double)r->span / 1000.0);
 	ta_table_set_real(t, row, 3, ta_round(busy, 2));
 	if (busy >= c->o->busy_pct && (double)loss[v] < 0.1 * (double)r->span) {
-		ta_table_set_text(t, row, 4, "compute-bound");
+		ta_table_set_text(t, row, 4, verdict_names[0]);
 		ta_table_set_text(t, row, 5, "gpu_busy");
 		ta_table_set_real(t, row, 6, (double)r->busy / 1000.0);
 		return;
@@ -448,6 +453,8 @@ static struct ta_table *findings_table(struct findings *f,
 				       const struct ta_traits *run)
 {
 	struct ta_table *t = ta_table_new("Findings, by cost", finding_cols, 7);
+
+	ta_table_set_values(t, 2, ta_finding_names);
 	size_t i;
 
 	ta_qsort(f->v, f->n, sizeof(*f->v), cmp_finding);
@@ -524,6 +531,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	struct rank_data d;
 	struct ta_table *t = ta_table_new("Diagnosis per step", verdict_cols, 7);
 
+	ta_table_set_values(t, 4, verdict_names);
 	memset(&d, 0, sizeof(d));
 	sqlite3_stmt *ranks = NULL;
 	struct ta_traits run;

@@ -11,7 +11,8 @@
 #include <string.h>
 
 enum { HOST_WAIT, KERNEL_WAIT, OTHER, NCAT };
-static const char *const cat_names[NCAT] = { "host_wait", "kernel_wait", "other" };
+static const char *const cat_names[NCAT + 1] = { "host_wait", "kernel_wait",
+	"other", NULL };
 
 static const struct ta_col idle_cols[] = {
 	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
@@ -189,6 +190,7 @@ int ta_idle_run(sqlite3 *db, const struct ta_query *q,
 		return -1;
 	t = o->stats ? ta_table_new("Idle intervals per stream", stats_cols, 11)
 		     : ta_table_new("Idle time per stream", idle_cols, 5);
+	ta_table_set_values(t, 2, cat_names); /* a gate on a misspelt category errs */
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t rank = sqlite3_column_int64(st, 0);
 		int64_t stream = sqlite3_column_int64(st, 1);

@@ -131,6 +131,24 @@ static int cmp_out(const void *x, const void *y)
 	return c;
 }
 
+/* Default: the order text shows, in every format: by rank and type, the
+ * costliest first, by name among equals, "others" last. */
+static int cmp_shown(const void *x, const void *y)
+{
+	const struct out_row *a = x, *b = y;
+	int oa = strcmp(a->a.name, "others") == 0, ob = strcmp(b->a.name, "others") == 0;
+
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	if (oa != ob)
+		return oa - ob;
+	if (a->a.sum != b->a.sum)
+		return a->a.sum > b->a.sum ? -1 : 1;
+	return strcmp(a->a.name, b->a.name);
+}
+
 static const struct ta_col kernel_cols[] = {
 	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
 	{ "kernel_type", TA_COL_TEXT, TA_UNIT_NONE, 1 },
@@ -143,12 +161,12 @@ static const struct ta_col kernel_cols[] = {
 	{ "mean_us", TA_COL_REAL, TA_UNIT_US, 0 },
 };
 
-static struct ta_table *kernel_table(struct out_rows *o)
+static struct ta_table *kernel_table(struct out_rows *o, int compat)
 {
 	struct ta_table *t = ta_table_new("GPU kernels", kernel_cols, 9);
 	size_t i;
 
-	ta_qsort(o->v, o->n, sizeof(*o->v), cmp_out);
+	ta_qsort(o->v, o->n, sizeof(*o->v), compat ? cmp_out : cmp_shown);
 	for (i = 0; i < o->n; i++) {
 		const struct out_row *w = &o->v[i];
 		size_t r = ta_table_add_row(t);
@@ -216,7 +234,7 @@ static int run_by_kernel(sqlite3 *db, const struct ta_kernels_opts *o,
 		free(rows.v);
 		return -1;
 	}
-	*out = kernel_table(&rows);
+	*out = kernel_table(&rows, compat);
 	return 0;
 }
 

@@ -4,6 +4,7 @@
 #include "ta_table.h"
 
 #include <math.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,6 +98,9 @@ void ta_topk_group(struct agg *names, size_t n, int64_t rank, int kind,
 
 	for (i = 0; i < n; i++)
 		by[i] = &names[i];
+	/* --top 0: no limit but the duration ratio (HTA: everything to others) */
+	if (top == 0 && !compat)
+		top = INT_MAX;
 	if (n <= (size_t)top) {
 		for (i = 0; i < n; i++)
 			ta_topk_emit(out, rank, kind, by[i], ta_agg_std(by[i]));

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int ta_increase_parse(const char *spec, struct ta_increase *inc)
@@ -21,10 +22,20 @@ int ta_increase_parse(const char *spec, struct ta_increase *inc)
 	memcpy(inc->column, spec, (size_t)(eq - spec));
 	inc->column[eq - spec] = '\0';
 	inc->limit = strtod(eq + 1, &end);
+	inc->min = 0;
 	if (end == eq + 1 || !(inc->limit >= 0))
 		return -1;
 	inc->relative = *end == '%';
-	return (*end == '\0' || (*end == '%' && end[1] == '\0')) ? 0 : -1;
+	if (inc->relative)
+		end++;
+	if (strncmp(end, ",min=", 5) == 0) {
+		const char *m = end + 5;
+
+		inc->min = strtod(m, &end);
+		if (end == m || !(inc->min >= 0))
+			return -1;
+	}
+	return *end == '\0' ? 0 : -1;
 }
 
 /* The old CSV, as rows of strings. */
@@ -74,13 +85,47 @@ static void free_old(struct old_csv *o)
 	free(o->cur);
 }
 
-static int read_old(const char *path, struct old_csv *o, struct ta_error *err)
+/* What a file that is not a saved CSV is, for the message. */
+static const char *not_csv(const char *path, int fd)
+{
+	unsigned char head[2] = { 0, 0 };
+	ssize_t n = read(fd, head, 2);
+
+	(void)path;
+	lseek(fd, 0, SEEK_SET);
+	if (n == 2 && head[0] == 0x1f && head[1] == 0x8b)
+		return "a gzipped trace";
+	if (n >= 1 && (head[0] == '{' || head[0] == '['))
+		return "a JSON file (a trace, or --format json output)";
+	return NULL;
+}
+
+static int read_old(const char *path, const char *command, struct old_csv *o,
+		    struct ta_error *err)
 {
 	struct csv_parser p;
 	char buf[65536];
 	size_t n, r;
-	int fd = ta_open_read(path, "baseline ", err), bad = 0;
-	FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
+	struct stat sb;
+	int fd, bad = 0;
+	FILE *f;
+	const char *what;
+
+	if (strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		ta_error_set(err, TA_EXIT_USAGE, "baseline '%s' is a directory (of "
+			     "traces?), not a CSV written by 'traceanalyze %s "
+			     "--format csv'", path, command);
+		return -1;
+	}
+	fd = ta_open_read(path, "baseline ", err);
+	if (fd >= 0 && (what = not_csv(path, fd))) {
+		close(fd);
+		ta_error_set(err, TA_EXIT_USAGE, "baseline '%s' is %s, not a CSV "
+			     "written by 'traceanalyze %s --format csv'", path, what,
+			     command);
+		return -1;
+	}
+	f = fd < 0 ? NULL : fdopen(fd, "rb");
 
 	if (!f) {
 		if (fd >= 0) {
@@ -175,6 +220,7 @@ struct old_index {
 	struct ta_intern *keys;
 	size_t *row;        /* by key id: the first old row with that key */
 	int usable;         /* every key column exists in the old file */
+	size_t twice;       /* an old row whose key an earlier row had, or 0 */
 };
 
 static void old_key(const struct old_csv *o, const int *map,
@@ -224,6 +270,8 @@ static void index_old(const struct old_csv *o, const int *map,
 		id = ta_intern(ix->keys, k.s ? k.s : "", k.len, &is_new);
 		if (is_new)
 			ix->row[id] = r;
+		else if (!ix->twice)
+			ix->twice = r;
 	}
 	ta_buf_free(&k);
 }
@@ -241,6 +289,38 @@ static char **find_old(const struct old_csv *o, const struct old_index *ix,
 	return id ? o->rows[ix->row[id]] : NULL;
 }
 
+struct ta_baseline {
+	char *path, *command;
+	struct old_csv o;
+};
+
+struct ta_baseline *ta_baseline_load(const char *path, const char *command,
+				     struct ta_error *err)
+{
+	struct ta_baseline *b = ta_xcalloc(1, sizeof(*b));
+
+	b->path = ta_xstrdup(path);
+	b->command = ta_xstrdup(command ? command : "COMMAND");
+	if (read_old(path, b->command, &b->o, err) < 0) {
+		ta_baseline_free(b);
+		return NULL;
+	}
+	return b;
+}
+
+void ta_baseline_free(struct ta_baseline *b)
+{
+	if (!b)
+		return;
+	free_old(&b->o);
+	free(b->path);
+	free(b->command);
+	free(b);
+}
+
+/* Lines about rows (new, gone, changed) stop here: the count says the rest. */
+#define MAX_LINES 20
+
 static int check_row(const struct ta_table *t, size_t row, char **old,
 		     const int *map, const struct ta_increase *inc, size_t ninc,
 		     FILE *diag)
@@ -257,62 +337,170 @@ static int check_row(const struct ta_table *t, size_t row, char **old,
 		if (ta_table_cell(t, row, c)->null || !old[map[c]][0])
 			continue;
 		was = strtod(old[map[c]], NULL);
-		now = ta_table_cell(t, row, c)->d;
+		now = t->cols[c].type == TA_COL_INT ?
+		      (double)ta_table_cell(t, row, c)->i : ta_table_cell(t, row, c)->d;
 		limit = inc[i].relative ? fabs(was) * inc[i].limit / 100 : inc[i].limit;
-		if (now - was <= limit)
+		if (now - was <= limit || now - was < inc[i].min)
 			continue;
 		ta_row_key(t, row, key, sizeof(key));
-		fprintf(diag, "traceanalyze: baseline: %s: %s rose from %g to %g "
-			"(%+g, limit +%g%s)\n", key, inc[i].column, was, now, now - was,
-			inc[i].limit, inc[i].relative ? "%" : "");
+		if (inc[i].min > 0)
+			fprintf(diag, "traceanalyze: baseline: %s: %s rose from %g to %g "
+				"(%+g, limit +%g%s and at least +%g)\n", key, inc[i].column,
+				was, now, now - was, inc[i].limit,
+				inc[i].relative ? "%" : "", inc[i].min);
+		else
+			fprintf(diag, "traceanalyze: baseline: %s: %s rose from %g to %g "
+				"(%+g, limit +%g%s)\n", key, inc[i].column, was, now,
+				now - was, inc[i].limit, inc[i].relative ? "%" : "");
 		rises++;
 	}
 	return rises;
 }
 
-int ta_baseline_check(const struct ta_table *t, const char *path,
-		      const struct ta_increase *inc, size_t ninc, FILE *diag,
-		      struct ta_error *err)
+/* Without limits, --baseline shows what changed: each numeric column of a
+ * matched row that moved by 5 % or more. */
+static size_t show_changes(const struct ta_table *t, size_t row, char **old,
+			   const int *map, size_t shown, FILE *diag)
 {
-	struct old_csv o = { 0 };
-	struct old_index ix = { NULL, NULL, 0 };
-	struct ta_buf key = { 0 };
-	int *map = NULL, rises = 0;
-	size_t c, i, r;
+	size_t c;
+	char key[512];
 
-	if (read_old(path, &o, err) < 0) {
-		free_old(&o);
-		return -1;
+	for (c = 0; c < t->ncols; c++) {
+		double was, now;
+
+		if (t->cols[c].key || t->cols[c].type == TA_COL_TEXT || map[c] < 0 ||
+		    ta_table_cell(t, row, c)->null || !old[map[c]][0])
+			continue;
+		was = strtod(old[map[c]], NULL);
+		now = t->cols[c].type == TA_COL_INT ?
+		      (double)ta_table_cell(t, row, c)->i : ta_table_cell(t, row, c)->d;
+		if (fabs(now - was) < 0.05 * fabs(was) || now == was)
+			continue;
+		if (shown++ < MAX_LINES) {
+			ta_row_key(t, row, key, sizeof(key));
+			fprintf(diag, "traceanalyze: baseline: %s: %s %g -> %g (%+.1f %%)\n",
+				key, t->cols[c].name, was, now,
+				was != 0 ? 100 * (now - was) / fabs(was) : 100.0);
+		}
 	}
-	map = ta_xcalloc(t->ncols, sizeof(*map));
+	return shown;
+}
+
+/* The baseline has t's key columns and each limit's column. */
+static int check_columns(const struct ta_table *t, const struct ta_baseline *b,
+			 const int *map, const struct ta_increase *inc,
+			 size_t ninc, struct ta_error *err)
+{
+	size_t c, i;
+	char have[512], want[512];
+
 	for (c = 0; c < t->ncols; c++)
-		map[c] = old_col(&o, t->cols[c].name);
+		if (t->cols[c].key && map[c] < 0)
+			goto other_command;
+	for (c = 0; c < t->ncols && (t->cols[c].key || map[c] < 0); c++)
+		;
+	if (c == t->ncols) /* not one value column in common */
+		goto other_command;
 	for (i = 0; i < ninc; i++) {
 		for (c = 0; c < t->ncols && strcmp(t->cols[c].name, inc[i].column); c++)
 			;
 		if (c == t->ncols || map[c] < 0 || t->cols[c].type == TA_COL_TEXT) {
-			char cols[512];
-
-			ta_table_columns(t, cols, sizeof(cols));
+			ta_table_columns(t, want, sizeof(want));
 			ta_error_set(err, TA_EXIT_USAGE, "--max-increase: no numeric "
 				     "column '%s' in both tables; columns: %s",
-				     inc[i].column, cols);
-			rises = -1;
-			goto out;
+				     inc[i].column, want);
+			return -1;
 		}
 	}
-	index_old(&o, map, t, &ix);
-	for (r = 0; r < t->nrows; r++) {
-		char **old = find_old(&o, &ix, t, r, &key);
+	return 0;
+other_command:
+	have[0] = '\0';
+	for (c = 0; b->o.rows[0][c]; c++)
+		snprintf(have + strlen(have), sizeof(have) - strlen(have), "%s%s",
+			 c ? ", " : "", b->o.rows[0][c]);
+	ta_table_columns(t, want, sizeof(want));
+	ta_error_set(err, TA_EXIT_USAGE, "baseline '%s' has the columns %s; "
+		     "'traceanalyze %s' with these options writes %s: a CSV of "
+		     "another command or options?", b->path, have, b->command, want);
+	return -1;
+}
 
-		if (old)
-			rises += check_row(t, r, old, map, inc, ninc, diag);
+int ta_baseline_check(const struct ta_table *t, const struct ta_baseline *b,
+		      const struct ta_increase *inc, size_t ninc, int fail_on_new,
+		      FILE *diag, struct ta_error *err)
+{
+	const struct old_csv *o = &b->o;
+	struct old_index ix = { NULL, NULL, 0, 0 };
+	struct ta_buf key = { 0 };
+	int *map = NULL, rises = 0;
+	char *used = ta_xcalloc(o->nrows + 1, 1), k[512];
+	size_t c, r, matched = 0, added = 0, gone = 0, changed = 0;
+
+	map = ta_xcalloc(t->ncols + 1, sizeof(*map));
+	for (c = 0; c < t->ncols; c++)
+		map[c] = old_col(o, t->cols[c].name);
+	if (check_columns(t, b, map, inc, ninc, err) < 0) {
+		rises = -1;
+		goto out;
 	}
+	index_old(o, map, t, &ix);
+	if (ix.twice) {
+		ta_error_set(err, TA_EXIT_USAGE, "baseline '%s': row %zu repeats the "
+			     "key of an earlier row: a CSV of another command or "
+			     "options than 'traceanalyze %s' with these?", b->path,
+			     ix.twice + 1, b->command);
+		rises = -1;
+		goto out;
+	}
+	for (r = 0; r < t->nrows; r++) {
+		char **old = find_old(o, &ix, t, r, &key);
+
+		if (!old) {
+			if (fail_on_new || added < MAX_LINES) {
+				ta_row_key(t, r, k, sizeof(k));
+				fprintf(diag, "traceanalyze: baseline: new row: %s\n", k);
+			}
+			added++;
+			rises += fail_on_new;
+			continue;
+		}
+		matched++;
+		used[ix.row[ta_intern_find(ix.keys, key.s ? key.s : "", key.len)]] = 1;
+		rises += check_row(t, r, old, map, inc, ninc, diag);
+		if (!ninc && !ta_quiet)
+			changed = show_changes(t, r, old, map, changed, diag);
+	}
+	for (r = 1; r < o->nrows; r++)
+		if (!used[r]) {
+			size_t n = 0;
+
+			if (!ta_quiet && gone < MAX_LINES) {
+				k[0] = '\0';
+				for (c = 0; c < t->ncols; c++)
+					if (t->cols[c].key)
+						n += (size_t)snprintf(k + n, n < sizeof(k) ? sizeof(k) - n : 0,
+								      "%s%s=%s", n ? " " : "",
+								      t->cols[c].name, o->rows[r][map[c]]);
+				fprintf(diag, "traceanalyze: baseline: gone: %s\n", k);
+			}
+			gone++;
+		}
+	if (t->nrows && !matched) {
+		ta_error_set(err, TA_EXIT_INPUT, "baseline '%s': no row matches this "
+			     "run's (%zu rows, %zu in the baseline): other steps, ranks "
+			     "or another run?", b->path, t->nrows, o->nrows - 1);
+		rises = -1;
+		goto out;
+	}
+	if (!ta_quiet)
+		fprintf(diag, "traceanalyze: baseline '%s': %zu rows matched, %zu new, "
+			"%zu gone%s\n", b->path, matched, added, gone,
+			changed > MAX_LINES ? " (changes past the first 20 not shown)" : "");
+out:
 	ta_intern_free(ix.keys);
 	free(ix.row);
 	ta_buf_free(&key);
-out:
+	free(used);
 	free(map);
-	free_old(&o);
 	return rises;
 }

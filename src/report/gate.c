@@ -51,12 +51,37 @@ static int nest(struct parser *p)
 	return -1;
 }
 
+/* What people often write that the language spells otherwise. */
+static const char *hint(const char *at)
+{
+	if (*at == '%')
+		return "; percentages are plain numbers (idle_pct > 12)";
+	if (*at == '=' && at[1] != '=')
+		return "; compare with ==";
+	if ((strncmp(at, "and", 3) == 0 || strncmp(at, "or", 2) == 0 ||
+	     strncmp(at, "not", 3) == 0) && !isalnum((unsigned char)at[at[0] == 'o' ? 2 : 3]))
+		return "; combine with &&, || and !";
+	return "";
+}
+
+/* The error names the expression, the character and what is there. */
 static void fail(struct parser *p, const char *what)
 {
-	if (!p->failed)
-		ta_error_set(p->err, TA_EXIT_USAGE,
-			     "bad --fail-if expression at character %zu: %s",
-			     p->pos + 1, what);
+	const char *at = p->s + p->pos;
+
+	if (!p->failed) {
+		/* a long expression is quoted by its start: the message stays short */
+		int n = strlen(p->s) > 60 ? 57 : 60;
+		const char *more = strlen(p->s) > 60 ? "..." : "";
+
+		if (*at)
+			ta_error_set(p->err, TA_EXIT_USAGE, "bad --fail-if expression "
+				     "'%.*s%s' at character %zu ('%.10s'): %s%s", n, p->s,
+				     more, p->pos + 1, at, what, hint(at));
+		else
+			ta_error_set(p->err, TA_EXIT_USAGE, "bad --fail-if expression "
+				     "'%.*s%s' at its end: %s", n, p->s, more, what);
+	}
 	p->failed = 1;
 }
 
@@ -156,7 +181,7 @@ static struct node *parse_atom(struct parser *p)
 		p->pos += len;
 		return n;
 	}
-	fail(p, *c ? "expected a column, number or string" : "unexpected end");
+	fail(p, "expected a column, number or string");
 	return NULL;
 }
 
@@ -232,7 +257,7 @@ struct ta_gate *ta_gate_parse(const char *expr, struct ta_error *err)
 	g->root = parse_or(&p);
 	skip_space(&p);
 	if (!p.failed && p.s[p.pos])
-		fail(&p, "unexpected text");
+		fail(&p, "expected &&, || or the end");
 	if (p.failed || !g->root) {
 		if (!p.failed)
 			fail(&p, "empty expression");
@@ -252,6 +277,55 @@ void ta_table_columns(const struct ta_table *t, char *buf, size_t len)
 					 t->cols[c].name);
 }
 
+static const char *type_name(const struct node *n, const struct ta_table *t)
+{
+	if (n->type == N_STR)
+		return "a string";
+	if (n->type == N_COL)
+		return t->cols[n->col].type == TA_COL_TEXT ? "text" : "a number";
+	return "a number";
+}
+
+static int is_text(const struct node *n, const struct ta_table *t)
+{
+	return n->type == N_STR ||
+	       (n->type == N_COL && t->cols[n->col].type == TA_COL_TEXT);
+}
+
+/* A comparison of a text column with a number (or a number column with
+ * a string) could never be true; a string that an enumerated column
+ * never holds ("host_stalled" for "host-stalled") is a typo. Both are
+ * errors, never a gate that silently passes. */
+static int check_cmp(const struct node *n, const struct ta_table *t,
+		     struct ta_error *err)
+{
+	const struct node *col = n->l->type == N_COL ? n->l : n->r;
+	const struct node *lit = col == n->l ? n->r : n->l;
+	const char *const *v;
+	struct ta_buf list = { 0 };
+
+	if (is_text(n->l, t) != is_text(n->r, t)) {
+		ta_error_set(err, TA_EXIT_USAGE, "--fail-if: %s%s%s is %s, compared "
+			     "with %s", col->type == N_COL ? "column '" : "",
+			     col->type == N_COL ? col->text : "a value",
+			     col->type == N_COL ? "'" : "", type_name(col, t),
+			     type_name(lit, t));
+		return -1;
+	}
+	if (col->type != N_COL || lit->type != N_STR || !t->values ||
+	    !(v = t->values[col->col]))
+		return 0;
+	for (; *v; v++)
+		if (strcmp(*v, lit->text) == 0)
+			return 0;
+	for (v = t->values[col->col]; *v; v++)
+		ta_buf_addf(&list, "%s%s", list.len ? ", " : "", *v);
+	ta_error_set(err, TA_EXIT_USAGE, "--fail-if: '%s' is never a %s; its "
+		     "values: %s", lit->text, col->text, list.s);
+	ta_buf_free(&list);
+	return -1;
+}
+
 static int bind_node(struct node *n, const struct ta_table *t,
 		     struct ta_error *err)
 {
@@ -259,6 +333,9 @@ static int bind_node(struct node *n, const struct ta_table *t,
 
 	if (!n)
 		return 0;
+	if (n->type == N_CMP)
+		return bind_node(n->l, t, err) < 0 || bind_node(n->r, t, err) < 0 ||
+		       check_cmp(n, t, err) < 0 ? -1 : 0;
 	if (n->type == N_COL) {
 		for (c = 0; c < t->ncols; c++)
 			if (strcmp(t->cols[c].name, n->text) == 0) {
@@ -284,6 +361,8 @@ int ta_gate_bind(struct ta_gate *g, const struct ta_table *t,
 	return bind_node(g->root, t, err);
 }
 
+/* Three-valued: a comparison with a missing value (an empty cell) is
+ * neither true nor false, and so is what depends on it. */
 static int eval(const struct node *n, const struct ta_table *t, size_t row);
 
 struct value {
@@ -297,6 +376,7 @@ static struct value value_of(const struct node *n, const struct ta_table *t,
 {
 	struct value v = { 0, 0, NULL };
 	const struct ta_cell *c;
+	int r;
 
 	switch (n->type) {
 	case N_NUM:
@@ -312,10 +392,13 @@ static struct value value_of(const struct node *n, const struct ta_table *t,
 		if (t->cols[n->col].type == TA_COL_TEXT)
 			v.kind = 2, v.s = c->s;
 		else
-			v.kind = 1, v.d = c->d;
+			v.kind = 1, v.d = t->cols[n->col].type == TA_COL_INT ?
+					  (double)c->i : c->d;
 		break;
 	default:
-		v.kind = 1, v.d = eval(n, t, row);
+		r = eval(n, t, row);
+		if (r != TA_GATE_MISSING)
+			v.kind = 1, v.d = r;
 	}
 	return v;
 }
@@ -335,31 +418,121 @@ static int compare(enum cmp_op op, int c)
 static int eval(const struct node *n, const struct ta_table *t, size_t row)
 {
 	struct value a, b;
+	int x, y;
 
 	switch (n->type) {
 	case N_AND:
-		return eval(n->l, t, row) && eval(n->r, t, row);
+		x = eval(n->l, t, row);
+		if (x == TA_GATE_PASS)
+			return TA_GATE_PASS;
+		y = eval(n->r, t, row);
+		if (y == TA_GATE_PASS)
+			return TA_GATE_PASS;
+		return x == TA_GATE_MISSING || y == TA_GATE_MISSING ?
+		       TA_GATE_MISSING : TA_GATE_TRIP;
 	case N_OR:
-		return eval(n->l, t, row) || eval(n->r, t, row);
+		x = eval(n->l, t, row);
+		if (x == TA_GATE_TRIP)
+			return TA_GATE_TRIP;
+		y = eval(n->r, t, row);
+		if (y == TA_GATE_TRIP)
+			return TA_GATE_TRIP;
+		return x == TA_GATE_MISSING || y == TA_GATE_MISSING ?
+		       TA_GATE_MISSING : TA_GATE_PASS;
 	case N_NOT:
-		return !eval(n->l, t, row);
+		x = eval(n->l, t, row);
+		return x == TA_GATE_MISSING ? x : !x;
 	case N_CMP:
 		a = value_of(n->l, t, row);
 		b = value_of(n->r, t, row);
-		if (a.kind == 0 || b.kind == 0 || a.kind != b.kind)
-			return 0;
+		if (a.kind == 0 || b.kind == 0)
+			return TA_GATE_MISSING;
+		if (a.kind != b.kind)
+			return TA_GATE_PASS;
 		if (a.kind == 2)
 			return compare(n->op, strcmp(a.s, b.s));
 		return compare(n->op, (a.d > b.d) - (a.d < b.d));
 	default:
 		a = value_of(n, t, row);
-		return a.kind == 1 ? a.d != 0 : a.kind == 2 && a.s[0];
+		if (a.kind == 0)
+			return TA_GATE_MISSING;
+		return a.kind == 1 ? a.d != 0 : a.s[0] != '\0';
 	}
 }
 
 int ta_gate_eval(const struct ta_gate *g, const struct ta_table *t, size_t row)
 {
 	return eval(g->root, t, row);
+}
+
+/* Appends "col value" for each column n reads, once each. */
+static void describe(const struct node *n, const struct ta_table *t, size_t row,
+		     struct ta_buf *b, char *seen)
+{
+	const struct ta_cell *c;
+
+	if (!n)
+		return;
+	if (n->type != N_COL) {
+		describe(n->l, t, row, b, seen);
+		describe(n->r, t, row, b, seen);
+		return;
+	}
+	if (seen[n->col] || t->cols[n->col].key)
+		return;
+	seen[n->col] = 1;
+	c = ta_table_cell(t, row, n->col);
+	ta_buf_addf(b, "%s%s ", b->len ? ", " : "", n->text);
+	if (c->null)
+		ta_buf_adds(b, "missing");
+	else if (t->cols[n->col].type == TA_COL_TEXT)
+		ta_buf_addf(b, "'%s'", c->s);
+	else if (t->cols[n->col].type == TA_COL_INT)
+		ta_buf_addf(b, "%lld", (long long)c->i);
+	else
+		ta_buf_addf(b, "%.15g", c->d);
+}
+
+void ta_gate_describe(const struct ta_gate *g, const struct ta_table *t,
+		      size_t row, struct ta_buf *out)
+{
+	char *seen = ta_xcalloc(t->ncols + 1, 1);
+
+	describe(g->root, t, row, out, seen);
+	free(seen);
+}
+
+/* rank == 7 where no row has rank 7: the gate could never trip, so it is
+ * an error (a key column compared for equality with a number). */
+static int check_keys(const struct node *n, const struct ta_table *t,
+		      struct ta_error *err)
+{
+	const struct node *col, *num;
+	size_t r;
+
+	if (!n)
+		return 0;
+	if (n->type != N_CMP)
+		return check_keys(n->l, t, err) < 0 || check_keys(n->r, t, err) < 0 ?
+		       -1 : 0;
+	col = n->l->type == N_COL ? n->l : n->r;
+	num = col == n->l ? n->r : n->l;
+	if (n->op != OP_EQ || col->type != N_COL || num->type != N_NUM ||
+	    !t->cols[col->col].key || t->cols[col->col].type != TA_COL_INT)
+		return 0;
+	for (r = 0; r < t->nrows; r++)
+		if (!ta_table_cell(t, r, col->col)->null &&
+		    (double)ta_table_cell(t, r, col->col)->i == num->num)
+			return 0;
+	ta_error_set(err, TA_EXIT_USAGE, "--fail-if: no row has %s %g; the gate "
+		     "could never trip", col->text, num->num);
+	return -1;
+}
+
+int ta_gate_check_keys(const struct ta_gate *g, const struct ta_table *t,
+		       struct ta_error *err)
+{
+	return check_keys(g->root, t, err);
 }
 
 const char *ta_gate_text(const struct ta_gate *g)

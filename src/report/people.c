@@ -30,23 +30,6 @@ static int cmp_largest(const struct ta_table *t, size_t a, size_t b)
 	return x > y ? -1 : x < y;
 }
 
-static int cmp_largest_in_type(const struct ta_table *t, size_t a, size_t b)
-{
-	int c = strcmp(ta_table_cell(t, a, 1)->s, ta_table_cell(t, b, 1)->s);
-
-	if (ta_table_cell(t, a, 0)->i != ta_table_cell(t, b, 0)->i || !c)
-		return cmp_largest(t, a, b);
-	return c;
-}
-
-void ta_people_kernels(struct ta_table *t)
-{
-	if (col(t, "name") == t->ncols) /* --by type: already by type */
-		return;
-	sort_col = col(t, "total_us");
-	ta_table_sort(t, cmp_largest_in_type);
-}
-
 /* Per rank: idle time summed over streams, and how it splits. */
 void ta_people_idle(struct ta_table *t)
 {
@@ -200,7 +183,7 @@ void ta_people_stragglers(struct ta_table *t)
 	else
 		ta_buf_adds(&t->head, "no straggler: no rank keeps the others "
 			    "waiting for long\n");
-	ta_buf_adds(&t->head, "\nrank  steps     step_us     wait_us     late_us"
+	ta_buf_adds(&t->head, "\nrank  steps        step        wait        late"
 		    "  arrived_last  straggler_steps\n");
 	for (i = 0; i < n; i++)
 		ta_buf_addf(&t->head, "%4lld  %5lld  %7.3f ms  %7.3f ms  %7.3f ms"

@@ -19,6 +19,14 @@ struct ta_table *ta_table_new(const char *title, const struct ta_col *cols,
 	return t;
 }
 
+void ta_table_set_values(struct ta_table *t, size_t col,
+			 const char *const *values)
+{
+	if (!t->values)
+		t->values = ta_xcalloc(t->ncols + 1, sizeof(*t->values));
+	t->values[col] = values;
+}
+
 size_t ta_table_add_row(struct ta_table *t)
 {
 	size_t i;
@@ -186,5 +194,6 @@ void ta_table_free(struct ta_table *t)
 	ta_buf_free(&t->head);
 	ta_buf_free(&t->tail);
 	free(t->owned_cols);
+	free(t->values);
 	free(t);
 }

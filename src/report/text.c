@@ -1,10 +1,34 @@
 /* Aligned text for people: durations in µs, ms or s, shares in %. */
+#include "ta_intern.h"
 #include "ta_report.h"
 #include "ta_utf8.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Whether the locale's characters are UTF-8 (LC_ALL, else LC_CTYPE, else
+ * LANG, as setlocale reads them): "µs" and "…" then, else "us" and "...". */
+static int utf8_locale(void)
+{
+	static int known = -1;
+	const char *v = getenv("LC_ALL");
+
+	if (known >= 0)
+		return known;
+	if (!v || !*v)
+		v = getenv("LC_CTYPE");
+	if (!v || !*v)
+		v = getenv("LANG");
+	known = v && (strstr(v, "UTF-8") || strstr(v, "utf-8") || strstr(v, "UTF8") ||
+		      strstr(v, "utf8"));
+	return known;
+}
+
+static const char *micro(void)
+{
+	return utf8_locale() ? "µs" : "us";
+}
 
 static void human_us(char *buf, size_t len, double us)
 {
@@ -15,7 +39,7 @@ static void human_us(char *buf, size_t len, double us)
 	else if (a >= 1e3)
 		snprintf(buf, len, "%.3f ms", us / 1e3);
 	else
-		snprintf(buf, len, "%.3f µs", us);
+		snprintf(buf, len, "%.3f %s", us, micro());
 }
 
 /* At most 3 decimals, trailing zeros dropped: 0.5, 12, 36.92. */
@@ -55,8 +79,8 @@ static void cell_text(char *buf, size_t len, const struct ta_col *col,
 			human_us(buf, len, c->d);
 		else if (col->unit == TA_UNIT_PCT)
 			snprintf(buf, len, "%.2f %%", c->d);
-		else if (col->unit == TA_UNIT_RATIO)
-			snprintf(buf, len, "%.2f %%", c->d * 100);
+		else if (col->unit == TA_UNIT_RATIO) /* 0-1 in every format */
+			snprintf(buf, len, "%.4f", c->d);
 		else
 			fixed3(buf, len, c->d);
 	}
@@ -68,6 +92,10 @@ static size_t width(const char *s)
 	return ta_utf8_width(s);
 }
 
+int ta_text_wide;
+
+/* A text column's widest, unless --wide: what $COLUMNS leaves beside the
+ * other columns (at least 20), or 60 without $COLUMNS. */
 #define TA_TEXT_MAXW 60
 
 static void pad(FILE *out, size_t n)
@@ -76,33 +104,116 @@ static void pad(FILE *out, size_t n)
 		fputc(' ', out);
 }
 
-static void put_cell(FILE *out, const char *s, size_t w, int right)
+/* s cut to w columns: two thirds from its start, a third from its end
+ * (a kernel's template name ends in what tells it apart), joined by an
+ * ellipsis. */
+static void cut(const char *s, size_t w, struct ta_buf *b)
+{
+	const char *dots = utf8_locale() ? "…" : "...";
+	size_t nd = utf8_locale() ? 1 : 3, sw = width(s);
+	size_t head = w > nd ? (w - nd) * 2 / 3 : 0, tail = w > nd ? w - nd - head : 0;
+	size_t i = ta_utf8_prefix(s, head), j = ta_utf8_prefix(s, sw - tail);
+
+	ta_buf_reset(b);
+	ta_buf_addf(b, "%.*s%s%s", (int)i, s, dots, s + j);
+}
+
+/* A cell in w columns, cut if longer. The last column is not padded: no
+ * line ends in spaces. */
+static void put_cell(FILE *out, const char *s, size_t w, int right, int last)
 {
 	size_t sw = width(s);
 
-	if (sw > w) { /* long kernel names: cut with an ellipsis */
-		size_t i = ta_utf8_prefix(s, w - 1);
+	if (sw > w) {
+		struct ta_buf b = { 0 };
 
-		fwrite(s, 1, i, out);
-		fputs("…", out);
-		pad(out, w - 1 - ta_utf8_width_n(s, i));
+		cut(s, w, &b);
+		fputs(b.s, out);
+		if (!last)
+			pad(out, w - width(b.s));
+		ta_buf_free(&b);
 		return;
 	}
 	if (right)
 		pad(out, w - sw);
 	fputs(s, out);
-	if (!right)
+	if (!right && !last)
 		pad(out, w - sw);
+}
+
+/* The header: a column in µs shows its values as 35.4 ms or 12 µs, so its
+ * name loses the unit there ("idle_us" is "idle"; CSV and JSON keep it). */
+static void header_name(const struct ta_col *col, char *buf, size_t len)
+{
+	size_t n = strlen(col->name);
+
+	if (col->unit == TA_UNIT_US && n > 3 && strcmp(col->name + n - 3, "_us") == 0)
+		snprintf(buf, len, "%.*s", (int)(n - 3), col->name);
+	else
+		snprintf(buf, len, "%s", col->name);
+}
+
+static size_t text_limit(const struct ta_table *t, const size_t *w, size_t c)
+{
+	const char *env = getenv("COLUMNS");
+	long cols = env ? strtol(env, NULL, 10) : 0;
+	size_t other = 0, k;
+
+	if (ta_text_wide)
+		return (size_t)-1;
+	if (cols <= 0)
+		return TA_TEXT_MAXW;
+	for (k = 0; k < t->ncols; k++)
+		if (k != c)
+			other += w[k] + 2;
+	return (size_t)cols > other + 20 ? (size_t)cols - other : 20;
+}
+
+/* Two names that differ must not print alike once cut: the column widens
+ * (10 at a time, 5 times at most, never past full) until they don't. */
+static size_t widen_until_distinct(const struct ta_table *t, size_t c,
+				   size_t w, size_t full)
+{
+	struct ta_intern *seen;
+	struct ta_buf b = { 0 };
+	size_t r, tries;
+
+	for (tries = 0; tries < 5 && w < full; tries++, w += 10) {
+		int clash = 0, is_new;
+		struct ta_intern *orig = ta_intern_new();
+
+		seen = ta_intern_new();
+		for (r = 0; r < t->nrows && !clash; r++) {
+			const struct ta_cell *x = ta_table_cell(t, r, c);
+
+			if (x->null || width(x->s) <= w)
+				continue;
+			ta_intern(orig, x->s, strlen(x->s), &is_new);
+			if (!is_new)
+				continue; /* the same name again */
+			cut(x->s, w, &b);
+			ta_intern(seen, b.s, b.len, &is_new);
+			clash = !is_new;
+		}
+		ta_intern_free(seen);
+		ta_intern_free(orig);
+		if (!clash)
+			break;
+	}
+	ta_buf_free(&b);
+	return w < full ? w : full;
 }
 
 void ta_report_text(FILE *out, const struct ta_table *t)
 {
 	size_t *w = ta_xcalloc(t->ncols, sizeof(*w));
-	char buf[512];
+	char buf[4096];
 	size_t r, c;
 
-	for (c = 0; c < t->ncols; c++)
-		w[c] = width(t->cols[c].name);
+	for (c = 0; c < t->ncols; c++) {
+		header_name(&t->cols[c], buf, sizeof(buf));
+		w[c] = width(buf);
+	}
 	for (r = 0; r < t->nrows; r++)
 		for (c = 0; c < t->ncols; c++) {
 			cell_text(buf, sizeof(buf), &t->cols[c],
@@ -110,9 +221,10 @@ void ta_report_text(FILE *out, const struct ta_table *t)
 			if (width(buf) > w[c])
 				w[c] = width(buf);
 		}
-	for (c = 0; c < t->ncols; c++)
-		if (w[c] > TA_TEXT_MAXW)
-			w[c] = TA_TEXT_MAXW;
+	for (c = 0; c < t->ncols; c++) /* $COLUMNS is a hard limit; 60 is not */
+		if (t->cols[c].type == TA_COL_TEXT && w[c] > text_limit(t, w, c))
+			w[c] = getenv("COLUMNS") ? text_limit(t, w, c) :
+			       widen_until_distinct(t, c, text_limit(t, w, c), w[c]);
 	if (t->title)
 		fprintf(out, "%s\n\n", t->title);
 	if (t->head.len)
@@ -120,7 +232,9 @@ void ta_report_text(FILE *out, const struct ta_table *t)
 	for (c = 0; c < t->ncols; c++) {
 		if (c)
 			fputs("  ", out);
-		put_cell(out, t->cols[c].name, w[c], t->cols[c].type != TA_COL_TEXT);
+		header_name(&t->cols[c], buf, sizeof(buf));
+		put_cell(out, buf, w[c], t->cols[c].type != TA_COL_TEXT,
+			 c + 1 == t->ncols);
 	}
 	fputc('\n', out);
 	for (r = 0; r < t->nrows; r++) {
@@ -129,7 +243,8 @@ void ta_report_text(FILE *out, const struct ta_table *t)
 				fputs("  ", out);
 			cell_text(buf, sizeof(buf), &t->cols[c],
 				  ta_table_cell(t, r, c));
-			put_cell(out, buf, w[c], t->cols[c].type != TA_COL_TEXT);
+			put_cell(out, buf, w[c], t->cols[c].type != TA_COL_TEXT,
+				 c + 1 == t->ncols);
 		}
 		fputc('\n', out);
 	}
