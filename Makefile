@@ -32,7 +32,8 @@ endif
 
 # everything but main.c goes into a library the tests link against
 LIB_SRC := $(wildcard src/parse/*.c src/model/*.c src/analyses/*.c src/report/*.c) \
-	src/util.c src/utf8.c src/files.c src/db.c src/intern.c src/cli.c $(wildcard src/cmd_*.c)
+	src/util.c src/utf8.c src/files.c src/cache.c src/db.c src/intern.c src/cli.c \
+	$(wildcard src/cmd_*.c)
 LIB_OBJ := $(LIB_SRC:.c=.o)
 TEST_SRC := $(wildcard tests/check_*.c)
 TEST_BIN := tests/run_checks
@@ -70,6 +71,7 @@ test: traceanalyze $(TEST_BIN)
 	python3 tests/ops_stack.py
 	python3 tests/diagnose_expect.py
 	python3 tests/stragglers_expect.py
+	sh tests/cache.sh
 	sh tests/conform.sh
 	sh tests/manlint.sh
 	sh tests/layers.sh

@@ -19,12 +19,28 @@ _traceanalyze_columns()
 	traceanalyze "$cmd" "${args[@]}" --columns 2>/dev/null | cut -f1
 }
 
+# Rank numbers of the traces in the directory typed so far (rank-3.json,
+# rank_3..., as traceanalyze reads them from file names), and "all".
+_traceanalyze_ranks()
+{
+	local w f
+	for w in "$@"; do
+		[ -d "$w" ] || continue
+		for f in "$w"/*.json "$w"/*.json.gz; do
+			[ -e "$f" ] || continue
+			f=${f##*/}
+			[[ $f =~ rank[-_]?([0-9]+) ]] && echo "${BASH_REMATCH[1]}"
+		done
+	done | sort -un
+	echo all
+}
+
 _traceanalyze()
 {
 	local cur prev cmd opts
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD-1]}
-	local commands="report temporal idle kernels overlap launch queue membw annotations ops diagnose stragglers ingest schema help"
+	local commands="report temporal idle kernels overlap launch queue membw annotations ops diagnose stragglers ingest cache schema help"
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
 		return
@@ -35,6 +51,9 @@ _traceanalyze()
 		COMPREPLY=($(compgen -W "$(_traceanalyze_columns "$cmd" "${COMP_WORDS[@]:2:COMP_CWORD-3}")" -- "${cur#[\'\"]}"))
 		return ;;
 	--format) COMPREPLY=($(compgen -W "text csv json" -- "$cur")); return ;;
+	--ranks) COMPREPLY=($(compgen -W "$(_traceanalyze_ranks "${COMP_WORDS[@]:2}")" -- "$cur")); return ;;
+	--window) COMPREPLY=($(compgen -W "steps span" -- "$cur")); return ;;
+	--missing) COMPREPLY=($(compgen -W "fail pass" -- "$cur")); return ;;
 	--by) COMPREPLY=($(compgen -W "kernel type" -- "$cur")); return ;;
 	--baseline|-o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	help) COMPREPLY=($(compgen -W "$commands" -- "$cur")); return ;;

@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 
 #include "ta.h"
+#include "ta_cache.h"
 
 struct ta_ingest_opts {
 	int strict;      /* a damaged trace is an error, not a warning */
@@ -44,9 +45,6 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
  * number does not fit in int64. */
 int64_t ta_rank_from_filename(const char *path);
 
-/* Where cached databases live: 0, -1 if nowhere, -2 if the name is too
- * long for buf. */
-int ta_cache_dir(char *buf, size_t len);
 /* Whether a database file is an entry of the cache (then a damaged one
  * may be removed and built again). */
 int ta_input_is_cached(const char *db_path);

@@ -41,23 +41,38 @@ static const struct ta_opt common_opts[] = {
 	{ NULL, 0, 0, NULL, NULL }
 };
 
-/* Progress on a terminal: the file being read and how far, then a
- * summary line that stays. */
+static double seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Progress on a terminal: the file being read (with -j, the latest to
+ * report), the bytes of all files read so far and the rate, at most every
+ * 0.2 s and at least every 0.5 s while bytes come; then a summary line
+ * that stays. Called under ingestion's lock. */
 void ta_cli_progress(const char *path, int64_t done, int64_t total, size_t i,
 		     size_t n)
 {
-	static int64_t last;
+	static double start, last;
+	double now = seconds();
 
 	if (done < 0) {
-		fprintf(stderr, "\rtraceanalyze: read %zu of %zu files, %lld events\033[K\n",
-			i, n, (long long)total);
+		fprintf(stderr, "\rtraceanalyze: read %zu of %zu files, %lld events"
+			"\033[K\n", i, n, (long long)total);
+		start = last = 0;
 		return;
 	}
-	if (done - last < (8 << 20) && done != 0)
-		return; /* every 8 MB */
-	last = done;
-	fprintf(stderr, "\rtraceanalyze: reading %s (%zu/%zu): %lld%%\033[K", path,
-		i + 1, n, total > 0 ? (long long)(100 * done / total) : 0LL);
+	if (start == 0)
+		start = now;
+	if (now - last < 0.2 && done != total)
+		return;
+	last = now;
+	fprintf(stderr, "\rtraceanalyze: reading %s (%zu/%zu): %.0f of %.0f MB, "
+		"%.0f MB/s\033[K", path, i + 1, n, (double)done / 1e6,
+		(double)total / 1e6, now > start ? (double)done / 1e6 / (now - start) : 0.0);
 }
 
 /* Progress of an analysis on a terminal: shown once it has run a second,

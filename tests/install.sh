@@ -24,6 +24,8 @@ check "completion: ops columns" 'complete_cols ops --group-by shape --fail-if | 
 check "completion: kernels --by type" '[ "$(complete_cols kernels --by type --fail-if)" = "kernel_type total_us pct" ]'
 # the completion offers every command the binary has, and no other
 check "completion: every command" '[ "$(./traceanalyze --help | sed -n "/^commands:/,/^$/p" | awk "NR > 1 && NF { print \$1 }" | sort | tr "\n" " ")" = "$(sed -n "s/.*local commands=\"\(.*\)\"/\1/p" completions/traceanalyze.bash | tr " " "\n" | sort | tr "\n" " ")" ]'
+check "completion: --ranks offers the ranks of the directory" '[ "$(complete_cols temporal testdata/two_ranks --ranks)" = "0 1 all" ]'
+check "completion: diagnose --findings --fail-if offers the findings' columns" 'complete_cols diagnose --findings --fail-if | grep -qw cost_us && ! complete_cols diagnose --findings --fail-if | grep -qw verdict'
 make -s uninstall DESTDIR="$D" PREFIX=/usr >/dev/null
 check "uninstall removes" '[ ! -e "$D/usr/bin/traceanalyze" ] && [ ! -e "$D/usr/share/man/man1/traceanalyze.1" ]'
 echo "install: $pass passed, $fail failed"

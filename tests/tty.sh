@@ -27,5 +27,15 @@ if [ -s "$TMP/err" ]; then
 else
 	pass=$((pass + 1))
 fi
+# on a terminal, a long parse shows its bytes and rate while it runs
+if command -v script >/dev/null; then
+	python3 tools/scale.py testdata/train_stalled/rank-0.pt.trace.json.gz "$TMP/big.json.gz" 12 0
+	script -q -c "./traceanalyze temporal --no-cache $TMP/big.json.gz" "$TMP/typescript" > /dev/null
+	if grep -q "reading .*big.json.gz (1/1): [0-9]* of [0-9]* MB, [0-9]* MB/s" "$TMP/typescript"; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1)); echo "FAIL tty: no bytes and rate while parsing:"; cat -v "$TMP/typescript" | head -5
+	fi
+fi
 echo "tty: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -1,6 +1,7 @@
 /* PATH -> database: list trace files, reuse the cached database when the
  * files are unchanged, ingest otherwise. */
 #include "ta_db.h"
+#include "ta_cache.h"
 #include "ta_files.h"
 #include "ta_ingest.h"
 
@@ -157,24 +158,6 @@ static int is_sqlite_file(const char *path)
 	       memcmp(head, "SQLite format 3", 16) == 0;
 }
 
-int ta_cache_dir(char *buf, size_t len)
-{
-	const char *env = getenv("TRACEANALYZE_CACHE_DIR");
-	const char *xdg = getenv("XDG_CACHE_HOME");
-	const char *home = getenv("HOME");
-	int n;
-
-	if (env && *env)
-		n = snprintf(buf, len, "%s", env);
-	else if (xdg && *xdg)
-		n = snprintf(buf, len, "%s/traceanalyze", xdg);
-	else if (home && *home)
-		n = snprintf(buf, len, "%s/.cache/traceanalyze", home);
-	else
-		return -1;
-	return n < 0 || (size_t)n >= len ? -2 : 0;
-}
-
 static int mkdir_p(const char *dir)
 {
 	char tmp[PATH_MAX];
@@ -190,37 +173,6 @@ static int mkdir_p(const char *dir)
 		*p = '/';
 	}
 	return mkdir(tmp, 0755) < 0 && errno != EEXIST ? -1 : 0;
-}
-
-/* Cache key: every file's absolute path, device, inode, size, mtime and
- * ctime (a file rewritten to the same size and touched back to its old
- * mtime still has a new ctime), and the schema. */
-static uint64_t cache_key(char **files, size_t n)
-{
-	uint64_t h = 1469598103934665603ULL;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		char abs[PATH_MAX], line[PATH_MAX + 256];
-		struct stat sb;
-		const char *p;
-
-		if (!realpath(files[i], abs))
-			snprintf(abs, sizeof(abs), "%s", files[i]);
-		memset(&sb, 0, sizeof(sb));
-		stat(files[i], &sb);
-		snprintf(line, sizeof(line), "%s|%llu|%llu|%lld|%lld.%09ld|%lld.%09ld"
-			 "|%d|%s\n", abs, (unsigned long long)sb.st_dev,
-			 (unsigned long long)sb.st_ino, (long long)sb.st_size,
-			 (long long)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec,
-			 (long long)sb.st_ctim.tv_sec, sb.st_ctim.tv_nsec,
-			 TA_SCHEMA_VERSION, TA_VERSION);
-		for (p = line; *p; p++) {
-			h ^= (unsigned char)*p;
-			h *= 1099511628211ULL;
-		}
-	}
-	return h;
 }
 
 /* Damage found when the database was built is reported on every use. */
@@ -332,6 +284,7 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 {
 	char **files = NULL, dir[PATH_MAX - 64], cached[PATH_MAX];
 	const char *why = NULL;
+	uint64_t paths;
 	size_t n = 0;
 	int rc;
 
@@ -344,8 +297,10 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 	    (why = cache_dir(dir, sizeof(dir))) != NULL)
 		goto uncached;
 	ta_temp_clean(dir, "", ".db.tmp.");
-	snprintf(cached, sizeof(cached), "%s/%016llx.db", dir,
-		 (unsigned long long)cache_key(files, n));
+	paths = ta_cache_paths_key(files, n);
+	snprintf(cached, sizeof(cached), "%s/%016llx-%016llx.db", dir,
+		 (unsigned long long)paths,
+		 (unsigned long long)ta_cache_content_key(files, n));
 	/* a read-only cache still serves what it holds */
 	if (access(cached, F_OK) == 0) {
 		struct ta_error why_not = { 0, "" };
@@ -353,6 +308,7 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 		if (ta_db_open(cached, db, &why_not) == 0) {
 			if (o->verbose)
 				ta_note("using the cached database '%s'", cached);
+			ta_cache_touch(cached);
 			rc = report_damage(*db, o, err);
 			if (rc < 0) {
 				sqlite3_close(*db);
@@ -369,9 +325,19 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 	if (o->verbose)
 		ta_note("parsing %zu files into the cached database '%s'", n,
 			cached);
+	/* the same traces, changed since: their old entry is stale */
+	ta_cache_drop_older(dir, paths, cached);
 	rc = ta_ingest(files, n, cached, o, err);
-	if (rc == 0)
+	if (rc == 0) {
+		int64_t max = ta_cache_max();
+
+		ta_cache_added(cached, files, n);
+		if (max < 0)
+			ta_warn("TRACEANALYZE_CACHE_MAX='%s' is not a size (such as "
+				"500M or 2G); the cache has no cap", getenv("TRACEANALYZE_CACHE_MAX"));
+		ta_cache_evict(dir, max, cached);
 		rc = ta_db_open(cached, db, err);
+	}
 	goto out;
 uncached:
 	if (why)

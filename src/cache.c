@@ -1,0 +1,290 @@
+/* The cache of parsed traces: names, sources, staleness, a size cap
+ * (ta_cache.h). */
+#include "ta_cache.h"
+#include "ta.h"
+#include "ta_db.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DEFAULT_MAX ((int64_t)2 << 30)
+
+int ta_cache_dir(char *buf, size_t len)
+{
+	const char *env = getenv("TRACEANALYZE_CACHE_DIR");
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	int n;
+
+	if (env && *env)
+		n = snprintf(buf, len, "%s", env);
+	else if (xdg && *xdg)
+		n = snprintf(buf, len, "%s/traceanalyze", xdg);
+	else if (home && *home)
+		n = snprintf(buf, len, "%s/.cache/traceanalyze", home);
+	else
+		return -1;
+	return n < 0 || (size_t)n >= len ? -2 : 0;
+}
+
+static uint64_t fnv(uint64_t h, const char *s)
+{
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static void absolute(const char *file, char *abs, size_t len)
+{
+	char buf[PATH_MAX];
+
+	if (realpath(file, buf))
+		snprintf(abs, len, "%s", buf);
+	else
+		snprintf(abs, len, "%s", file);
+}
+
+uint64_t ta_cache_paths_key(char **files, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+	char abs[PATH_MAX];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		absolute(files[i], abs, sizeof(abs));
+		h = fnv(fnv(h, abs), "\n");
+	}
+	return h;
+}
+
+/* Every file's absolute path, device, inode, size, mtime and ctime (a
+ * file rewritten to the same size and touched back to its old mtime
+ * still has a new ctime), and the schema and version. */
+uint64_t ta_cache_content_key(char **files, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		char abs[PATH_MAX], line[PATH_MAX + 256];
+		struct stat sb;
+
+		absolute(files[i], abs, sizeof(abs));
+		memset(&sb, 0, sizeof(sb));
+		stat(files[i], &sb);
+		snprintf(line, sizeof(line), "%s|%llu|%llu|%lld|%lld.%09ld|%lld.%09ld"
+			 "|%d|%s\n", abs, (unsigned long long)sb.st_dev,
+			 (unsigned long long)sb.st_ino, (long long)sb.st_size,
+			 (long long)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec,
+			 (long long)sb.st_ctim.tv_sec, sb.st_ctim.tv_nsec,
+			 TA_SCHEMA_VERSION, TA_VERSION);
+		h = fnv(h, line);
+	}
+	return h;
+}
+
+int64_t ta_cache_max(void)
+{
+	const char *env = getenv("TRACEANALYZE_CACHE_MAX");
+	char *end;
+	double v;
+
+	if (!env || !*env)
+		return DEFAULT_MAX;
+	v = strtod(env, &end);
+	if (end == env || v < 0)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': v *= 1024, end++; break;
+	case 'm': case 'M': v *= 1024 * 1024, end++; break;
+	case 'g': case 'G': v *= 1024.0 * 1024 * 1024, end++; break;
+	}
+	if (*end == 'B' || *end == 'b')
+		end++;
+	return *end || v > 9e18 ? -1 : (int64_t)v;
+}
+
+static void src_name(const char *db, char *buf, size_t len)
+{
+	size_t n = strlen(db);
+
+	snprintf(buf, len, "%.*s.src", (int)(n > 3 ? n - 3 : n), db);
+}
+
+static char *read_sources(const char *db)
+{
+	char src[PATH_MAX], *text = NULL;
+	FILE *f;
+	long len;
+
+	src_name(db, src, sizeof(src));
+	if (!(f = fopen(src, "r")))
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && len < (1 << 24) &&
+	    fseek(f, 0, SEEK_SET) == 0) {
+		text = ta_xcalloc((size_t)len + 1, 1);
+		if (fread(text, 1, (size_t)len, f) != (size_t)len) {
+			free(text);
+			text = NULL;
+		}
+	}
+	fclose(f);
+	return text;
+}
+
+/* Whether the entry's name still matches its sources' content key. */
+static int entry_state(const char *db, const char *sources)
+{
+	char **files = NULL, *copy, *line, *save = NULL, want[40];
+	const char *base = strrchr(db, '/');
+	size_t n = 0;
+	int state;
+
+	if (!sources)
+		return TA_CACHE_UNKNOWN;
+	copy = ta_xstrdup(sources);
+	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (access(line, R_OK) != 0) {
+			free(files);
+			free(copy);
+			return TA_CACHE_STALE; /* a trace is gone */
+		}
+		files = ta_xrealloc(files, (n + 1) * sizeof(*files));
+		files[n++] = line;
+	}
+	snprintf(want, sizeof(want), "-%016llx.db",
+		 (unsigned long long)ta_cache_content_key(files, n));
+	base = base ? base + 1 : db;
+	state = strlen(base) > strlen(want) &&
+		strcmp(base + strlen(base) - strlen(want), want) == 0 ?
+		TA_CACHE_CURRENT : TA_CACHE_STALE;
+	free(files);
+	free(copy);
+	return state;
+}
+
+static int by_use(const void *x, const void *y)
+{
+	const struct ta_cache_entry *a = x, *b = y;
+
+	return a->used < b->used ? -1 : a->used > b->used;
+}
+
+int ta_cache_entries(const char *dir, struct ta_cache_entry **v, size_t *n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	*v = NULL;
+	*n = 0;
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		char path[PATH_MAX];
+		struct stat sb;
+
+		if (len < 4 || strcmp(e->d_name + len - 3, ".db") != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (lstat(path, &sb) < 0 || !S_ISREG(sb.st_mode))
+			continue;
+		*v = ta_xrealloc(*v, (*n + 1) * sizeof(**v));
+		(*v)[*n] = (struct ta_cache_entry){ ta_xstrdup(path), sb.st_size,
+			sb.st_atime, sb.st_mtime, read_sources(path), 0 };
+		(*v)[*n].state = entry_state(path, (*v)[*n].sources);
+		(*n)++;
+	}
+	closedir(d);
+	ta_qsort(*v, *n, sizeof(**v), by_use);
+	return 0;
+}
+
+void ta_cache_entries_free(struct ta_cache_entry *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(v[i].db);
+		free(v[i].sources);
+	}
+	free(v);
+}
+
+int ta_cache_remove(const char *db)
+{
+	char src[PATH_MAX];
+
+	src_name(db, src, sizeof(src));
+	unlink(src);
+	return unlink(db) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+void ta_cache_touch(const char *db)
+{
+	const struct timespec times[2] = { { 0, UTIME_NOW }, { 0, UTIME_OMIT } };
+
+	utimensat(AT_FDCWD, db, times, 0); /* a read-only cache: not recorded */
+}
+
+void ta_cache_drop_older(const char *dir, uint64_t paths_key, const char *keep)
+{
+	struct ta_cache_entry *v;
+	char prefix[24];
+	size_t n, i;
+
+	snprintf(prefix, sizeof(prefix), "%016llx-", (unsigned long long)paths_key);
+	if (ta_cache_entries(dir, &v, &n) < 0)
+		return;
+	for (i = 0; i < n; i++) {
+		const char *base = strrchr(v[i].db, '/');
+
+		base = base ? base + 1 : v[i].db;
+		if (strncmp(base, prefix, strlen(prefix)) == 0 && strcmp(v[i].db, keep) != 0)
+			ta_cache_remove(v[i].db); /* a reader holding it open keeps it */
+	}
+	ta_cache_entries_free(v, n);
+}
+
+void ta_cache_added(const char *db, char **files, size_t n)
+{
+	char src[PATH_MAX], abs[PATH_MAX];
+	FILE *f;
+	size_t i;
+
+	src_name(db, src, sizeof(src));
+	if (!(f = fopen(src, "w")))
+		return;
+	for (i = 0; i < n; i++) {
+		absolute(files[i], abs, sizeof(abs));
+		fprintf(f, "%s\n", abs);
+	}
+	fclose(f);
+}
+
+void ta_cache_evict(const char *dir, int64_t max, const char *keep)
+{
+	struct ta_cache_entry *v;
+	int64_t total = 0;
+	size_t n, i;
+
+	if (max <= 0 || ta_cache_entries(dir, &v, &n) < 0)
+		return;
+	for (i = 0; i < n; i++)
+		total += v[i].bytes;
+	for (i = 0; i < n && total > max; i++) /* least recently used first */
+		if (!keep || strcmp(v[i].db, keep) != 0) {
+			if (ta_cache_remove(v[i].db) == 0)
+				total -= v[i].bytes;
+		}
+	ta_cache_entries_free(v, n);
+}

@@ -1,0 +1,45 @@
+#!/bin/sh
+# The cache a user can see and control: an entry per set of traces with
+# its sources, replaced when they change, listed, pruned when stale,
+# capped by TRACEANALYZE_CACHE_MAX with the least recently used going
+# first, and cleared.
+cd "$(dirname "$0")/.." || exit 2
+BIN=${BIN:-./traceanalyze}
+TMP=$(mktemp -d /tmp/ta-cache.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+export TRACEANALYZE_CACHE_DIR="$TMP/cache"
+pass=0 fail=0
+check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL cache: $1"; fi; }
+entries() { ls "$TRACEANALYZE_CACHE_DIR"/*.db 2>/dev/null | wc -l; }
+
+mkdir "$TMP/a" "$TMP/b" "$TMP/c"
+cp testdata/copies/rank-0.pt.trace.json.gz "$TMP/a/"
+cp testdata/spin/rank-0.pt.trace.json.gz "$TMP/b/"
+cp testdata/decode_graph/rank-0.pt.trace.json.gz "$TMP/c/"
+$BIN temporal -q "$TMP/a" >/dev/null
+check "an entry and its sources" '[ "$(entries)" = 1 ] && grep -qx "$TMP/a/rank-0.pt.trace.json.gz" "$TRACEANALYZE_CACHE_DIR"/*.src'
+check "list: current, with its trace" '$BIN cache list --format csv | grep -q ",current,$TMP/a/rank-0.pt.trace.json.gz"'
+sleep 1; touch "$TMP/a/rank-0.pt.trace.json.gz"
+check "list: stale once the trace changed" '$BIN cache list --format csv | grep -q ",stale,"'
+$BIN temporal -q "$TMP/a" >/dev/null
+check "a changed trace replaces its entry" '[ "$(entries)" = 1 ] && $BIN cache list --format csv | grep -q ",current,"'
+$BIN temporal -q "$TMP/b" >/dev/null
+rm "$TMP/b/rank-0.pt.trace.json.gz"
+check "prune removes the entry of a trace that is gone" '$BIN cache prune | grep -q "removed 1 entries" && [ "$(entries)" = 1 ]'
+check "prune keeps current entries" '$BIN cache prune | grep -q "removed 0 entries"'
+# least recently used, not oldest: a is made first but used last
+cp testdata/spin/rank-0.pt.trace.json.gz "$TMP/b/"
+$BIN temporal -q "$TMP/b" >/dev/null
+sleep 1
+$BIN temporal -q "$TMP/a" >/dev/null   # a cached read: a is the most recent use
+size=$(du -cb "$TRACEANALYZE_CACHE_DIR"/*.db | tail -1 | cut -f1)
+TRACEANALYZE_CACHE_MAX=$((size + 10)) $BIN temporal -q "$TMP/c" >/dev/null
+check "over the cap the least recently used goes" '[ "$(entries)" = 2 ] && ! grep -q "$TMP/b/" "$TRACEANALYZE_CACHE_DIR"/*.src && grep -q "$TMP/a/" "$TRACEANALYZE_CACHE_DIR"/*.src'
+TRACEANALYZE_CACHE_MAX=1K $BIN temporal -q "$TMP/b" >/dev/null
+check "the new entry stays even past the cap" '[ "$(entries)" = 1 ] && grep -q "$TMP/b/" "$TRACEANALYZE_CACHE_DIR"/*.src'
+check "a cap that is not a size is warned about" 'TRACEANALYZE_CACHE_MAX=lots $BIN temporal --no-cache "$TMP/a" >/dev/null && TRACEANALYZE_CACHE_MAX=lots $BIN temporal "$TMP/c" 2>&1 >/dev/null | grep -q "not a size"'
+check "clear removes every entry" '$BIN cache clear | grep -q "removed 2 entries" && [ "$(entries)" = 0 ]'
+check "cache --help" '$BIN cache --help | grep -q "prune"'
+check "a bad verb is a usage error" '$BIN cache purge 2>/dev/null; [ $? = 2 ]'
+echo "cache: $pass passed, $fail failed"
+[ "$fail" = 0 ]
