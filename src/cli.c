@@ -232,7 +232,7 @@ static int usage_error(const struct ta_cmd_info *cmd, const char *fmt,
 {
 	fprintf(stderr, "traceanalyze: ");
 	fprintf(stderr, fmt, what);
-	fprintf(stderr, "\ntry 'traceanalyze %s --help'\n", cmd->name);
+	fprintf(stderr, "\ntraceanalyze: try 'traceanalyze %s --help'\n", cmd->name);
 	return -1;
 }
 
@@ -283,13 +283,13 @@ static int bad_option(const struct ta_cmd_info *cmd, const char *word, int key)
 
 	if (o && o->arg) {
 		fprintf(stderr, "traceanalyze: option '--%s' needs a value (%s): %s\n"
-			"try 'traceanalyze %s --help'\n", o->name, o->arg, o->help,
+			"traceanalyze: try 'traceanalyze %s --help'\n", o->name, o->arg, o->help,
 			cmd->name);
 		return -1;
 	}
 	if (key && key < 256 && strchr("oj", key)) {
 		fprintf(stderr, "traceanalyze: option '-%c' needs a value\n"
-			"try 'traceanalyze %s --help'\n", key, cmd->name);
+			"traceanalyze: try 'traceanalyze %s --help'\n", key, cmd->name);
 		return -1;
 	}
 	for (i = 0; i < 2; i++)
@@ -301,7 +301,7 @@ static int bad_option(const struct ta_cmd_info *cmd, const char *word, int key)
 		}
 	if (word[0] == '-' && word[1] == '-' && best && d <= 3) {
 		fprintf(stderr, "traceanalyze: unknown option '%.*s'; did you mean "
-			"'--%s'?\ntry 'traceanalyze %s --help'\n", (int)(len + 2), word,
+			"'--%s'?\ntraceanalyze: try 'traceanalyze %s --help'\n", (int)(len + 2), word,
 			best->name, cmd->name);
 		return -1;
 	}
@@ -648,9 +648,13 @@ int ta_cli_output_close(const struct ta_cli *cli, FILE *out,
 			ta_warn("%zu bytes of invalid UTF-8 in names were replaced "
 				"with U+FFFD in the output", t[i]->bad_utf8);
 	if (cli->format == TA_FMT_TEXT && !ta_quiet)
-		for (i = 0; i < n; i++)
-			if (t[i]->notes.len)
-				fputs(t[i]->notes.s, stderr);
+		for (i = 0; i < n; i++) { /* each line "traceanalyze: ..." */
+			char *line, *save = NULL;
+
+			for (line = t[i]->notes.s ? strtok_r(t[i]->notes.s, "\n", &save) : NULL;
+			     line; line = strtok_r(NULL, "\n", &save))
+				ta_note("%s", line);
+		}
 	return rc;
 }
 

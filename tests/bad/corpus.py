@@ -77,9 +77,9 @@ case("invalid_utf8", trace(kernels() + ['{"ph": "X", "cat": "kernel", "name": "b
 case("string_pids", trace(['{"ph": "X", "cat": "kernel", "name": "k", "pid": "GPU 0", "tid": "stream 7", "ts": 1, "dur": 2, "args": {"stream": 7, "correlation": 1}}']), 0, r"^$")
 case("metadata_only", b'{"schemaVersion": 1, "deviceProperties": [{"id": 0}], "distributedInfo": {"rank": 0}}', 3,
      r"^traceanalyze: '[^']*metadata_only.json': no traceEvents array: not a trace$")
-case("empty_events", trace([]), 0, r"^rank 0: no GPU activity$", args=["temporal", "--format", "text"])
+case("empty_events", trace([]), 0, r"^traceanalyze: rank 0: no GPU activity$", args=["temporal", "--format", "text"])
 case("no_gpu_events", trace(['{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 5}']), 0,
-     r"^rank 0: no GPU activity$", args=["temporal", "--format", "text"])
+     r"^traceanalyze: rank 0: no GPU activity$", args=["temporal", "--format", "text"])
 case("deep_nesting", trace(kernels() + ['{"ph": "X", "cat": "cpu_op", "name": "d", "ts": 1, "dur": 1, "args": {"x": %s}}' % ("[" * 20000 + "]" * 20000)]), 0, r"^$")
 case("enormous_string", trace(kernels() + ['{"ph": "X", "cat": "cpu_op", "name": "%s", "ts": 1, "dur": 1}' % ("n" * (8 << 20))]), 0, r"^$")
 # a string past the 64 MB token limit is skipped, in linear time
