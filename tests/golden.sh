@@ -90,6 +90,7 @@ check_text no_trailing_spaces '! grep -l " $" tests/golden/*.out'
 check_text c_locale_us 'LC_ALL=C $BIN temporal testdata/copies | grep -q "554.134 us"'
 check_text c_locale_dots 'LC_ALL=C $BIN kernels testdata/train_stalled | grep -q "[.][.][.]" &&
 	! LC_ALL=C $BIN kernels testdata/train_stalled | grep -q "…"'
+check_text dev_stdin 'gzip -dc testdata/copies/rank-0.pt.trace.json.gz | $BIN temporal -q /dev/stdin | grep -q "554.134"'
 check_text columns_env 'COLUMNS=140 $BIN kernels testdata/train_stalled | python3 -c "import sys; sys.exit(max(len(l.rstrip()) for l in sys.stdin) > 140)"'
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]

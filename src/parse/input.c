@@ -279,6 +279,19 @@ static const char *cache_unwritable(const char *dir)
 	return NULL;
 }
 
+/* /dev/stdin, /dev/fd/0 or any name of this process's standard input
+ * when that is a pipe or terminal: "-", read on purpose (any other FIFO
+ * as PATH is an error, never a hang). */
+static const char *as_stdin(const char *path)
+{
+	struct stat a, b;
+
+	if (strcmp(path, "-") != 0 && stat(path, &a) == 0 && fstat(0, &b) == 0 &&
+	    ta_same_file(&a, &b) && !S_ISREG(a.st_mode) && !S_ISDIR(a.st_mode))
+		return "-";
+	return path;
+}
+
 int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 		  sqlite3 **db, struct ta_error *err)
 {
@@ -289,6 +302,7 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 	int rc;
 
 	*db = NULL;
+	path = as_stdin(path);
 	if (is_sqlite_file(path))
 		return open_checked(path, o, db, err);
 	if (ta_input_list(path, &files, &n, err) < 0)
