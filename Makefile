@@ -72,6 +72,7 @@ test: traceanalyze $(TEST_BIN)
 	python3 tests/diagnose_expect.py
 	python3 tests/stragglers_expect.py
 	sh tests/cache.sh
+	python3 tests/critical_expect.py
 	sh tests/conform.sh
 	sh tests/manlint.sh
 	sh tests/layers.sh

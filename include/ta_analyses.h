@@ -127,6 +127,17 @@ int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 		      const struct ta_stragglers_opts *o, struct ta_table **out,
 		      struct ta_error *err);
 
+struct ta_critical_opts {
+	int64_t step;      /* only this ProfilerStep; -1: every kept step */
+	size_t top;        /* the N items with the most path time, per step */
+};
+
+/* Per rank and step, the critical path's length by what lies on it (out),
+ * and the items on it with the most time (top). */
+int ta_critical_run(sqlite3 *db, const struct ta_query *q,
+		    const struct ta_critical_opts *o, struct ta_table **out,
+		    struct ta_table **top, struct ta_error *err);
+
 int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		    const struct ta_diagnose_opts *o, struct ta_table **out,
 		    struct ta_table **findings, struct ta_error *err);

@@ -26,7 +26,7 @@
  *   calls (rank, idx, name, ts, dur,  runtime and driver calls
  *     correlation, pid, tid)
  *   launch (rank, correlation, idx,   the call(s) counted as a launch of a
- *     ts, dur, name)                  correlation's GPU work (§9.7)
+ *     ts, dur, name, tid)             correlation's GPU work (§9.7)
  *   enqueue (rank, stream, ts, sign)  launch queue change points (§9.8)
  *   host (rank, idx, pid, tid, ts,    CPU ops, Python frames and
  *     dur, role, name, cat,           record_function ranges, by time

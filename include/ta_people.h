@@ -15,4 +15,8 @@ void ta_people_diagnose(struct ta_table *t, const struct ta_table *findings);
  * per-step rows. */
 void ta_people_stragglers(struct ta_table *t);
 
+/* critical-path: a sentence per step on what bounds it, from the first
+ * items on its path. */
+void ta_people_critical(struct ta_table *t, const struct ta_table *items);
+
 #endif

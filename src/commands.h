@@ -14,6 +14,7 @@ int cmd_report(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 int cmd_stragglers(int argc, char **argv);
+int cmd_critical(int argc, char **argv);
 int cmd_ingest(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 int cmd_schema(int argc, char **argv);

@@ -102,6 +102,17 @@ static int stragglers(sqlite3 *db, const struct ta_query *q,
 	return ta_stragglers_run(db, q, &o, t, e);
 }
 
+static int critical(sqlite3 *db, const struct ta_query *q,
+		    struct ta_table **t, struct ta_error *e)
+{
+	struct ta_critical_opts o = { -1, 3 };
+	struct ta_table *top;
+	int rc = ta_critical_run(db, q, &o, t, &top, e);
+
+	ta_table_free(top);
+	return rc;
+}
+
 static const struct {
 	const char *name;
 	run_fn fn;
@@ -110,6 +121,7 @@ static const struct {
 	{ "idle", idle }, { "launch", launch }, { "queue", queue },
 	{ "membw", membw }, { "annotations", annotations }, { "ops", ops },
 	{ "diagnose", diagnose }, { "stragglers", stragglers },
+	{ "critical-path", critical },
 };
 
 static char *db_path;

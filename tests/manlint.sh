@@ -48,6 +48,8 @@ ops --group-by stack:1
 diagnose
 diagnose --findings
 stragglers
+critical-path
+critical-path --top 3
 VARIANTS
 TMP=$(mktemp -d /tmp/ta-man.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT

@@ -189,7 +189,7 @@ static void measure(struct ta_peers *p, const struct member *m, size_t n)
 	size_t i = 0, j, k, cap = 0;
 
 	while (i < n) {
-		int64_t first = INT64_MAX, last = INT64_MIN, last_rank = -1;
+		int64_t first = INT64_MAX, last = INT64_MIN, last_rank = -1, last_ts = 0;
 
 		for (j = i + 1; j < n && same_group(&m[i], &m[j]); j++)
 			;
@@ -199,7 +199,7 @@ static void measure(struct ta_peers *p, const struct member *m, size_t n)
 			if (a < first)
 				first = a;
 			if (a > last)
-				last = a, last_rank = m[k].rank;
+				last = a, last_rank = m[k].rank, last_ts = m[k].ts;
 		}
 		for (k = i; m[i].valid && k < j; k++) {
 			struct ta_peer_step *r = record(p, keys, m[k].rank, m[k].step);
@@ -221,7 +221,7 @@ static void measure(struct ta_peers *p, const struct member *m, size_t n)
 			}
 			p->waits[p->nwaits++] = (struct ta_peer_wait){ m[k].rank,
 				m[k].step, m[k].ts, m[k].ts + (wait < dur ? wait : dur),
-				last_rank };
+				last_rank, last_ts };
 		}
 		i = j;
 	}

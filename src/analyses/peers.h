@@ -18,9 +18,10 @@ struct ta_peer_step {
 	int64_t peer_wait_ns;  /* that longest single wait */
 };
 
-/* One collective's wait for its last member, on the rank's own clock. */
+/* One collective's wait for its last member, on the rank's own clock;
+ * peer_ts: when the last member's kernel started, on its clock. */
 struct ta_peer_wait {
-	int64_t rank, step, ts, end, peer;
+	int64_t rank, step, ts, end, peer, peer_ts;
 };
 
 struct ta_peers {

@@ -60,7 +60,7 @@ static const char default_sql[] =
 DEV_WIN_SQL
 /* (joined with dev, whose ranks are the selected ones) */
 "CREATE TEMP VIEW launch AS SELECT r.rank, r.correlation, r.idx, r.ts_ns AS ts,"
-"  r.dur_ns AS dur, r.name FROM main.events r WHERE r.role = " R(RUNTIME)
+"  r.dur_ns AS dur, r.name, r.tid FROM main.events r WHERE r.role = " R(RUNTIME)
 "  AND r.correlation != -1 AND r.idx = (SELECT max(x.idx)"
 "  FROM main.events x WHERE x.role = " R(RUNTIME) " AND x.rank = r.rank"
 "  AND x.correlation = r.correlation);"
@@ -100,7 +100,7 @@ static const char hta_sql[] =
 /* HTA measures every kept row: no window to clip to */
 "CREATE TEMP VIEW dev_win AS SELECT * FROM dev;"
 "CREATE TEMP VIEW launch AS SELECT c.rank, c.correlation, c.idx, c.ts, c.dur,"
-"  c.name FROM hrows c WHERE c.stream = -1 AND c.correlation != -1"
+"  c.name, c.tid FROM hrows c WHERE c.stream = -1 AND c.correlation != -1"
 "  AND EXISTS (SELECT 1 FROM hrows x JOIN main.names xn ON xn.name_id = x.name"
 "   WHERE x.rank = c.rank AND x.correlation = c.correlation"
 "   AND xn.name IN (" HTA_LAUNCH_APIS "));"

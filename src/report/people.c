@@ -195,3 +195,58 @@ void ta_people_stragglers(struct ta_table *t)
 	ta_buf_adds(&t->head, "(means per step)\n");
 	free(s);
 }
+
+/* "rank 0 step 2: 78 % of the critical path is on the CPU, data_loading
+ * 40.1 ms": the largest share of each step's path and its costliest item
+ * of that kind. */
+void ta_people_critical(struct ta_table *t, const struct ta_table *items)
+{
+	static const char *const says[] = { "on the CPU", "in launches",
+		"in compute kernels", "in communication kernels", "in copies",
+		"in gaps between kernels", "in syncs", "on other ranks" };
+	static const char *const kinds[] = { "cpu", "launch", "kernel_compute",
+		"kernel_comm", "kernel_memory", "gap", "sync", NULL };
+	size_t r, c, i;
+
+	for (r = 0; r < t->nrows; r++) {
+		double len = ta_table_cell(t, r, 2)->d, best = -1;
+		size_t bc = 0;
+		const struct ta_cell *step = ta_table_cell(t, r, 1);
+		int64_t rank = ta_table_cell(t, r, 0)->i;
+
+		for (c = 3; c < t->ncols; c++)
+			if (ta_table_cell(t, r, c)->d > best)
+				best = ta_table_cell(t, r, c)->d, bc = c - 3;
+		if (step->null)
+			ta_buf_addf(&t->head, "rank %lld: ", (long long)rank);
+		else
+			ta_buf_addf(&t->head, "rank %lld step %lld: ", (long long)rank,
+				    (long long)step->i);
+		ta_buf_addf(&t->head, "%.0f %% of the critical path is %s",
+			    len > 0 ? 100 * best / len : 0, says[bc]);
+		for (i = 0; i < items->nrows; i++) { /* its costliest item */
+			const char *kind = ta_table_cell(items, i, 2)->s;
+
+			if (ta_table_cell(items, i, 0)->i != rank ||
+			    ta_table_cell(items, i, 1)->null != step->null ||
+			    (!step->null && ta_table_cell(items, i, 1)->i != step->i))
+				continue;
+			if (bc == 7 ? strncmp(ta_table_cell(items, i, 3)->s, "rank ", 5) == 0 :
+			    kinds[bc] && strcmp(kind, kinds[bc]) == 0 &&
+			    strncmp(ta_table_cell(items, i, 3)->s, "rank ", 5) != 0) {
+				const char *n = ta_table_cell(items, i, 3)->s;
+				size_t nl = strlen(n);
+
+				if (nl > 70) /* a kernel's template name: its ends */
+					ta_buf_addf(&t->head, ": %.45s...%s, %.1f ms", n,
+						    n + nl - 20,
+						    ta_table_cell(items, i, 4)->d / 1e3);
+				else
+					ta_buf_addf(&t->head, ": %s, %.1f ms", n,
+						    ta_table_cell(items, i, 4)->d / 1e3);
+				break;
+			}
+		}
+		ta_buf_adds(&t->head, "\n");
+	}
+}

@@ -1,0 +1,823 @@
+/* The critical path of each step: the chain of work that the step's end
+ * waited for, found by walking back from the end along the dependency that
+ * was satisfied last. With realised times every dependency edge weighs
+ * the time it took, so the longest path through the step's dependency
+ * graph is the step itself, and the chain of binding dependencies is that
+ * path; what lies on it is what bounds the step.
+ *
+ * Dependencies, as HTA's critical path analysis draws them:
+ *   - a kernel's start waits for whichever of these came last: the
+ *     previous kernel on its stream (the time between is gap), its launch
+ *     call (launch delay, then the call itself on the CPU), or the last
+ *     kernel to end on another stream (cudaStreamWaitEvent: torch 2.11's
+ *     traces carry no event ids, so the cross-stream dependency is the
+ *     work that ended last before the kernel could start);
+ *   - a kernel's end waits for its start (compute, communication or copy
+ *     time); a collective's end waits for its last member's arrival
+ *     (peers.c): the path goes on on that rank, on its clock;
+ *   - the host: a thread's time is serial, back to the last blocking sync
+ *     on it; a sync's return waits for the kernel that ended during it;
+ *     a thread with nothing running (the autograd engine's, between
+ *     tasks) waits for the main thread.
+ * Each step of the walk goes back in time, so it ends. */
+#include "host.h"
+#include "peers.h"
+#include "ta_analyses.h"
+#include "ta_db.h"
+#include "ta_intern.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum cat { C_CPU, C_LAUNCH, C_COMPUTE, C_COMM, C_MEMORY, C_GAP, C_SYNC, C_PEER,
+	   NCAT };
+
+static const char *const cat_names[NCAT + 1] = { "cpu", "launch",
+	"kernel_compute", "kernel_comm", "kernel_memory", "gap", "sync",
+	"peer_wait", NULL };
+
+/* A collective's last member is followed when it came this much later. */
+#define PEER_NS 50000
+/* How far back a search for the span over a point looks. */
+#define SPAN_SCAN 4096
+
+struct cp_kernel {
+	int64_t ts, end, call_ts, call_end, call_tid, stream, name;
+	int kind, has_call;
+	long prev;                  /* the previous kernel on its stream */
+};
+
+struct cp_call {                    /* runtime calls, by thread then start */
+	int64_t tid, ts, end;
+	int sync;                   /* a blocking call: not launch time */
+};
+
+struct cp_span {                    /* host ops and ranges, by thread, start */
+	int64_t tid, ts, end, name;
+	int range;                  /* a record_function range (not a step) */
+};
+
+struct cp_rank {
+	int64_t rank, offset, main_tid;
+	struct cp_kernel *k;        /* by start */
+	size_t nk;
+	long *by_end;               /* kernel indices by end */
+	struct cp_call *calls;
+	size_t ncalls;
+	struct cp_span *spans;
+	size_t nspans;
+	struct ta_host host;        /* blocking syncs and spins */
+	int loaded;
+};
+
+struct item {
+	int kind;                   /* enum cat */
+	char *name;
+	int64_t ns, count;
+};
+
+struct acc {
+	int64_t cat[NCAT];
+	struct ta_intern *keys;
+	struct item *items;
+	size_t n;
+};
+
+struct walk {
+	sqlite3 *db;
+	struct cp_rank *ranks;
+	size_t nranks, home;
+	const struct ta_peers *peers;
+	int64_t start_job;          /* the step's start, on the job's clock */
+	struct acc acc;
+	int names;                  /* collect named items */
+	int failed;
+};
+
+static int load_kernels(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0;
+	int rc;
+
+	if (ta_db_prepare(db, "SELECT d.ts, d.ts + d.dur, d.stream, d.kind, d.name,"
+			  " l.ts, l.ts + l.dur, l.tid FROM dev d LEFT JOIN launch l"
+			  " ON l.rank = d.rank AND l.correlation = d.correlation"
+			  " AND d.correlation != -1 WHERE d.rank = ? AND d.kind IN ("
+			  TA_SQL(TA_KIND_COMPUTE) ", " TA_SQL(TA_KIND_COMM) ", "
+			  TA_SQL(TA_KIND_MEMORY) ") ORDER BY d.ts", &st, err) < 0)
+		return -1;
+	sqlite3_bind_int64(st, 1, r->rank);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (r->nk == cap) {
+			cap = cap ? 2 * cap : 1024;
+			r->k = ta_xrealloc(r->k, cap * sizeof(*r->k));
+		}
+		r->k[r->nk] = (struct cp_kernel){ sqlite3_column_int64(st, 0),
+			sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 5),
+			sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7),
+			sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 4),
+			sqlite3_column_int(st, 3),
+			sqlite3_column_type(st, 5) != SQLITE_NULL, -1 };
+		r->nk++;
+	}
+	sqlite3_finalize(st);
+	return ta_db_done(db, rc, err);
+}
+
+static const struct cp_rank *sort_rank;
+
+static int cmp_stream(const void *x, const void *y)
+{
+	const struct cp_kernel *a = &sort_rank->k[*(const long *)x];
+	const struct cp_kernel *b = &sort_rank->k[*(const long *)y];
+
+	if (a->stream != b->stream)
+		return a->stream < b->stream ? -1 : 1;
+	return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
+static int cmp_end(const void *x, const void *y)
+{
+	const struct cp_kernel *a = &sort_rank->k[*(const long *)x];
+	const struct cp_kernel *b = &sort_rank->k[*(const long *)y];
+
+	return a->end < b->end ? -1 : a->end > b->end;
+}
+
+/* Each kernel's predecessor on its stream, and the kernels by end. */
+static void link_kernels(struct cp_rank *r)
+{
+	long *by = ta_xcalloc(r->nk + 1, sizeof(*by));
+	size_t i;
+
+	for (i = 0; i < r->nk; i++)
+		by[i] = (long)i;
+	sort_rank = r;
+	ta_qsort(by, r->nk, sizeof(*by), cmp_stream);
+	for (i = 1; i < r->nk; i++)
+		if (r->k[by[i]].stream == r->k[by[i - 1]].stream)
+			r->k[by[i]].prev = by[i - 1];
+	ta_qsort(by, r->nk, sizeof(*by), cmp_end);
+	r->by_end = by;
+}
+
+static int is_blocking(const char *name)
+{
+	return strstr(name, "Synchronize") || strcmp(name, "cudaMemcpy") == 0 ||
+	       strcmp(name, "cudaMemcpy2D") == 0 || strcmp(name, "cudaMemset") == 0 ||
+	       strstr(name, "Query");
+}
+
+static int load_host(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0;
+	int rc;
+
+	if (ta_db_prepare(db, "SELECT c.tid, c.ts, c.ts + c.dur, n.name FROM calls c"
+			  " JOIN names n ON n.name_id = c.name WHERE c.rank = ?"
+			  " AND c.ts IS NOT NULL AND c.dur IS NOT NULL ORDER BY c.tid, c.ts",
+			  &st, err) < 0)
+		return -1;
+	sqlite3_bind_int64(st, 1, r->rank);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (r->ncalls == cap) {
+			cap = cap ? 2 * cap : 1024;
+			r->calls = ta_xrealloc(r->calls, cap * sizeof(*r->calls));
+		}
+		r->calls[r->ncalls++] = (struct cp_call){ sqlite3_column_int64(st, 0),
+			sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+			is_blocking((const char *)sqlite3_column_text(st, 3)) };
+	}
+	sqlite3_finalize(st);
+	if (ta_db_done(db, rc, err) < 0)
+		return -1;
+	cap = 0;
+	if (ta_db_prepare(db, "SELECT h.tid, h.ts, h.ts + h.dur, h.name, h.role = "
+			  TA_SQL(TA_ROLE_CPU_ANN) " AND n.name NOT GLOB 'ProfilerStep#*',"
+			  " n.name GLOB 'ProfilerStep#*' FROM host h JOIN names n"
+			  " ON n.name_id = h.name WHERE h.rank = ? AND h.dur IS NOT NULL"
+			  " AND h.tid IS NOT NULL ORDER BY h.tid, h.ts", &st, err) < 0)
+		return -1;
+	sqlite3_bind_int64(st, 1, r->rank);
+	r->main_tid = INT64_MIN;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (r->nspans == cap) {
+			cap = cap ? 2 * cap : 1024;
+			r->spans = ta_xrealloc(r->spans, cap * sizeof(*r->spans));
+		}
+		r->spans[r->nspans++] = (struct cp_span){ sqlite3_column_int64(st, 0),
+			sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+			sqlite3_column_int64(st, 3), sqlite3_column_int(st, 4) };
+		if (sqlite3_column_int(st, 5)) /* the main thread: the steps' */
+			r->main_tid = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	if (ta_db_done(db, rc, err) < 0)
+		return -1;
+	if (r->main_tid == INT64_MIN) { /* no steps: the thread of most calls */
+		size_t i, best = 0, run = 0;
+
+		r->main_tid = r->ncalls ? r->calls[0].tid : 0;
+		for (i = 0; i < r->ncalls; i++) {
+			run = i && r->calls[i].tid == r->calls[i - 1].tid ? run + 1 : 1;
+			if (run > best)
+				best = run, r->main_tid = r->calls[i].tid;
+		}
+	}
+	return ta_host_load(db, r->rank, &r->host, err);
+}
+
+static int load_rank(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
+{
+	if (r->loaded)
+		return 0;
+	r->loaded = 1;
+	if (load_kernels(db, r, err) < 0 || load_host(db, r, err) < 0)
+		return -1;
+	link_kernels(r);
+	return 0;
+}
+
+static void free_rank(struct cp_rank *r)
+{
+	free(r->k);
+	free(r->by_end);
+	free(r->calls);
+	free(r->spans);
+	ta_host_free(&r->host);
+}
+
+/* The last kernel that ended at or before t (and after lo), of another
+ * stream than skip (-2: any); -1 if none. */
+static long ended_before(const struct cp_rank *r, int64_t t, int64_t lo,
+			 int64_t skip)
+{
+	size_t a = 0, b = r->nk, seen = 0;
+	long i;
+
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+
+		if (r->k[r->by_end[m]].end <= t)
+			a = m + 1;
+		else
+			b = m;
+	}
+	for (i = (long)a - 1; i >= 0 && seen++ < 64; i--) {
+		const struct cp_kernel *k = &r->k[r->by_end[i]];
+
+		if (k->end < lo)
+			return -1;
+		if (k->stream != skip)
+			return r->by_end[i];
+	}
+	return -1;
+}
+
+/* The innermost span of thread tid over t, or NULL. */
+static const struct cp_span *span_at(const struct cp_rank *r, int64_t tid,
+				     int64_t t)
+{
+	size_t a = 0, b = r->nspans, seen = 0;
+	long i;
+
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+		const struct cp_span *s = &r->spans[m];
+
+		if (s->tid < tid || (s->tid == tid && s->ts < t))
+			a = m + 1;
+		else
+			b = m;
+	}
+	for (i = (long)a - 1; i >= 0 && seen++ < SPAN_SCAN; i--) {
+		const struct cp_span *s = &r->spans[i];
+
+		if (s->tid != tid)
+			return NULL;
+		if (s->end >= t)
+			return s;
+	}
+	return NULL;
+}
+
+static void add(struct walk *w, size_t ri, enum cat c, int64_t ns,
+		const char *name)
+{
+	struct item *it;
+	struct ta_buf key = { 0 };
+	int64_t id;
+	int is_new;
+
+	if (ns <= 0)
+		return;
+	w->acc.cat[ri == w->home ? c : C_PEER] += ns;
+	if (!w->names)
+		return;
+	if (ri != w->home)
+		ta_buf_addf(&key, "%d\x1frank %lld: %s", (int)c,
+			    (long long)w->ranks[ri].rank, name);
+	else
+		ta_buf_addf(&key, "%d\x1f%s", (int)c, name);
+	id = ta_intern(w->acc.keys, key.s, key.len, &is_new);
+	if (is_new) {
+		w->acc.items = ta_xrealloc(w->acc.items, (size_t)id * sizeof(*w->acc.items));
+		w->acc.items[id - 1] = (struct item){ (int)c,
+			ta_xstrdup(strchr(key.s, '\x1f') + 1), 0, 0 };
+		w->acc.n = (size_t)id;
+	}
+	it = &w->acc.items[id - 1];
+	it->ns += ns;
+	it->count++;
+	ta_buf_free(&key);
+}
+
+static const char *name_of(struct walk *w, int64_t name_id)
+{
+	static char buf[512];
+	sqlite3_stmt *st = NULL;
+
+	snprintf(buf, sizeof(buf), "(unnamed)");
+	if (!w->names)
+		return buf;
+	if (sqlite3_prepare_v2(w->db, "SELECT name FROM names WHERE name_id = ?", -1,
+			       &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, name_id);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			snprintf(buf, sizeof(buf), "%s", (const char *)sqlite3_column_text(st, 0));
+		else
+			w->failed |= sqlite3_errcode(w->db) != SQLITE_DONE &&
+				     sqlite3_errcode(w->db) != SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	return buf;
+}
+
+/* CPU time of thread tid over [a, b]: the runtime calls in it are launch
+ * time, the rest is named by the span over its middle. */
+static void cpu_time(struct walk *w, size_t ri, int64_t tid, int64_t a, int64_t b)
+{
+	const struct cp_rank *r = &w->ranks[ri];
+	const struct cp_span *s;
+	size_t lo = 0, hi = r->ncalls;
+	int64_t launch = 0;
+
+	if (b <= a)
+		return;
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+
+		if (r->calls[m].tid < tid || (r->calls[m].tid == tid && r->calls[m].end <= a))
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	for (; lo < r->ncalls && r->calls[lo].tid == tid && r->calls[lo].ts < b; lo++) {
+		int64_t x = r->calls[lo].ts > a ? r->calls[lo].ts : a;
+		int64_t y = r->calls[lo].end < b ? r->calls[lo].end : b;
+
+		if (y > x && !r->calls[lo].sync)
+			launch += y - x;
+	}
+	add(w, ri, C_LAUNCH, launch, "runtime calls");
+	if (!w->names) {
+		add(w, ri, C_CPU, b - a - launch, "");
+		return;
+	}
+	/* the rest by the innermost record_function range over each part
+	 * (else the op over its middle), scaled to leave out launch time */
+	{
+		int64_t pts[2 * 64 + 2], cpu = b - a - launch, given = 0;
+		const struct cp_span *rg[64];
+		size_t nr = 0, np = 0, i, j, seen = 0;
+		long x;
+
+		lo = 0, hi = r->nspans;
+		while (lo < hi) {
+			size_t m = lo + (hi - lo) / 2;
+
+			if (r->spans[m].tid < tid || (r->spans[m].tid == tid && r->spans[m].ts < b))
+				lo = m + 1;
+			else
+				hi = m;
+		}
+		for (x = (long)lo - 1; x >= 0 && seen++ < SPAN_SCAN && nr < 64; x--) {
+			s = &r->spans[x];
+			if (s->tid != tid)
+				break;
+			if (s->range && s->end > a)
+				rg[nr++] = s;
+		}
+		pts[np++] = a;
+		pts[np++] = b;
+		for (i = 0; i < nr; i++) {
+			if (rg[i]->ts > a)
+				pts[np++] = rg[i]->ts;
+			if (rg[i]->end < b)
+				pts[np++] = rg[i]->end;
+		}
+		for (i = 1; i < np; i++) /* insertion sort: few points */
+			for (j = i; j > 0 && pts[j] < pts[j - 1]; j--) {
+				int64_t v = pts[j];
+
+				pts[j] = pts[j - 1], pts[j - 1] = v;
+			}
+		for (i = 0; i + 1 < np; i++) {
+			int64_t p = pts[i], q = pts[i + 1], mid = p + (q - p) / 2, part;
+			const struct cp_span *in = NULL;
+
+			if (q <= p)
+				continue;
+			for (j = 0; j < nr; j++)
+				if (rg[j]->ts <= mid && rg[j]->end >= mid &&
+				    (!in || rg[j]->ts > in->ts))
+					in = rg[j];
+			if (!in)
+				in = span_at(r, tid, mid);
+			part = i + 2 == np ? cpu - given :
+			       (int64_t)((double)(q - p) * (double)cpu / (double)(b - a));
+			given += part;
+			add(w, ri, C_CPU, part, in ? name_of(w, in->name) : "(no op or range)");
+		}
+	}
+}
+
+/* The latest blocking sync on tid that returned in (lo, t]; NULL if none. */
+static const struct ta_sync *sync_before(const struct cp_rank *r, int64_t tid,
+					 int64_t lo, int64_t t)
+{
+	const struct ta_sync *best = NULL;
+	size_t i;
+
+	for (i = 0; i < r->host.nsyncs && r->host.syncs[i].ts < t; i++) {
+		const struct ta_sync *s = &r->host.syncs[i];
+
+		if (s->tid == tid && s->end <= t && s->end > lo &&
+		    (!best || s->end > best->end))
+			best = s;
+	}
+	return best;
+}
+
+/* The last member of a matched collective k waited for, if another rank
+ * arrived after k started: its rank index and its kernel. */
+static int peer_of(struct walk *w, size_t ri, const struct cp_kernel *k,
+		   size_t *pri, long *pk, int64_t *arrival)
+{
+	const struct ta_peers *p = w->peers;
+	size_t lo = 0, hi = p->nwaits, j;
+	int64_t rank = w->ranks[ri].rank;
+
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+
+		if (p->waits[m].rank < rank ||
+		    (p->waits[m].rank == rank && p->waits[m].ts < k->ts))
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	if (lo >= p->nwaits || p->waits[lo].rank != rank || p->waits[lo].ts != k->ts)
+		return 0;
+	for (j = 0; j < w->nranks; j++)
+		if (w->ranks[j].rank == p->waits[lo].peer)
+			break;
+	if (j == w->nranks)
+		return 0;
+	*pri = j;
+	*arrival = p->waits[lo].end;
+	if (!w->ranks[j].loaded) {
+		struct ta_error e = { 0, "" };
+
+		if (load_rank(w->db, &w->ranks[j], &e) < 0) {
+			w->failed = 1;
+			return 0;
+		}
+	}
+	{
+		const struct cp_rank *q = &w->ranks[j];
+		size_t a = 0, b = q->nk;
+
+		while (a < b) {
+			size_t m = a + (b - a) / 2;
+
+			if (q->k[m].ts < p->waits[lo].peer_ts)
+				a = m + 1;
+			else
+				b = m;
+		}
+		if (a >= q->nk || q->k[a].ts != p->waits[lo].peer_ts)
+			return 0;
+		*pk = (long)a;
+	}
+	return 1;
+}
+
+static enum cat kernel_cat(int kind)
+{
+	return kind == TA_KIND_COMM ? C_COMM : kind == TA_KIND_MEMORY ? C_MEMORY :
+	       C_COMPUTE;
+}
+
+/* Walks back from (rank ri, time t): on a kernel (ki >= 0) or on the host
+ * thread tid. */
+static void walk_back(struct walk *w, size_t ri, long ki, int64_t tid, int64_t t)
+{
+	size_t guard = 0;
+
+	while (guard++ < ((size_t)1 << 32)) {
+		struct cp_rank *r = &w->ranks[ri];
+		int64_t lo = w->start_job + r->offset;   /* the step's start here */
+
+		if (!r->loaded) {
+			struct ta_error e = { 0, "" };
+
+			if (load_rank(w->db, r, &e) < 0) {
+				w->failed = 1;
+				return;
+			}
+		}
+		if (t <= lo)
+			return;
+		if (ki >= 0) { /* on a kernel, at t <= its end */
+			const struct cp_kernel *k = &r->k[ki];
+			int64_t from = k->ts > lo ? k->ts : lo, ready = INT64_MIN;
+			size_t pri;
+			long pk, other, best = -1;
+			int64_t arrival;
+			enum { NONE, STREAM, LAUNCH, OTHER } by = NONE;
+
+			/* a member later by less than PEER_NS is no straggler: the
+			 * path stays here (balanced ranks would make it hop) */
+			if (k->kind == TA_KIND_COMM && peer_of(w, ri, k, &pri, &pk, &arrival) &&
+			    arrival - from >= PEER_NS && arrival <= t) {
+				/* the transfer after the last member came; then that
+				 * member, on its own clock */
+				add(w, ri, C_COMM, t - arrival, name_of(w, k->name));
+				ri = pri;
+				ki = pk;
+				t = w->ranks[pri].k[pk].ts;
+				continue;
+			}
+			add(w, ri, kernel_cat(k->kind), t - from, name_of(w, k->name));
+			if (from == lo)
+				return;
+			t = k->ts;
+			if (k->prev >= 0 && r->k[k->prev].end <= t)
+				ready = r->k[k->prev].end, by = STREAM, best = k->prev;
+			if (k->has_call && (k->call_end < t ? k->call_end : t) > ready)
+				ready = k->call_end < t ? k->call_end : t, by = LAUNCH;
+			other = ended_before(r, t, INT64_MIN, k->stream);
+			if (other >= 0 && r->k[other].end > ready)
+				ready = r->k[other].end, by = OTHER, best = other;
+			if (by == NONE) {
+				add(w, ri, C_GAP, t - lo, "before the first kernel");
+				return;
+			}
+			if (by == LAUNCH) {
+				add(w, ri, C_LAUNCH, t - ready, "launch delay");
+				t = ready;
+				cpu_time(w, ri, k->call_tid, k->call_ts > lo ? k->call_ts : lo, t);
+				tid = k->call_tid;
+				t = k->call_ts;
+				ki = -1;
+				continue;
+			}
+			add(w, ri, C_GAP, t - ready, "between kernels");
+			t = ready;
+			ki = best;
+			continue;
+		}
+		/* on the host: serial back to the last sync that returned */
+		{
+			const struct ta_sync *s;
+			int64_t a;
+			long k;
+
+			if (tid != r->main_tid && !span_at(r, tid, t - 1))
+				tid = r->main_tid; /* an idle worker waits for the main thread */
+			s = sync_before(r, tid, lo, t);
+			a = s ? s->end : lo;
+			cpu_time(w, ri, tid, a, t);
+			if (!s)
+				return;
+			t = s->end;
+			k = ended_before(r, s->end, s->ts, -2);
+			if (k >= 0) {
+				const struct cp_span *op = span_at(r, tid, s->ts + (s->end - s->ts) / 2);
+
+				add(w, ri, C_SYNC, s->end - r->k[k].end, op ?
+				    name_of(w, op->name) : "(sync)");
+				t = r->k[k].end;
+				ki = k;
+				continue;
+			}
+			/* it returned at once: host time like any other */
+			cpu_time(w, ri, tid, s->ts > lo ? s->ts : lo, s->end);
+			t = s->ts;
+		}
+	}
+	w->failed = 1; /* not a DAG walk: cannot happen */
+}
+
+static const struct ta_col path_cols[] = {
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "step", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "path_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "cpu_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "launch_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "kernel_compute_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "kernel_comm_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "kernel_memory_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "gap_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "sync_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "peer_wait_us", TA_COL_REAL, TA_UNIT_US, 0 },
+};
+
+static const struct ta_col top_cols[] = {
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "step", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "kind", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+	{ "name", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+	{ "path_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "count", TA_COL_INT, TA_UNIT_NONE, 0 },
+};
+
+static int cmp_item(const void *x, const void *y)
+{
+	const struct item *a = x, *b = y;
+
+	if (a->ns != b->ns)
+		return a->ns > b->ns ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+static void reset_acc(struct acc *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->n; i++)
+		free(a->items[i].name);
+	free(a->items);
+	ta_intern_free(a->keys);
+	memset(a, 0, sizeof(*a));
+	a->keys = ta_intern_new();
+}
+
+static void emit(struct ta_table *t, struct ta_table *top, struct walk *w,
+		 int64_t rank, int64_t step, int64_t len, size_t ntop)
+{
+	size_t r = ta_table_add_row(t), c, i;
+
+	ta_table_set_int(t, r, 0, rank);
+	if (step >= 0)
+		ta_table_set_int(t, r, 1, step);
+	ta_table_set_real(t, r, 2, (double)len / 1e3);
+	for (c = 0; c < NCAT; c++)
+		ta_table_set_real(t, r, 3 + c, (double)w->acc.cat[c] / 1e3);
+	ta_qsort(w->acc.items, w->acc.n, sizeof(*w->acc.items), cmp_item);
+	for (i = 0; i < w->acc.n && i < ntop; i++) {
+		size_t q = ta_table_add_row(top);
+
+		ta_table_set_int(top, q, 0, rank);
+		if (step >= 0)
+			ta_table_set_int(top, q, 1, step);
+		ta_table_set_text(top, q, 2, cat_names[w->acc.items[i].kind]);
+		ta_table_set_text(top, q, 3, w->acc.items[i].name);
+		ta_table_set_real(top, q, 4, (double)w->acc.items[i].ns / 1e3);
+		ta_table_set_int(top, q, 5, w->acc.items[i].count);
+	}
+}
+
+/* Where the walk starts: the kernel that ended at the window's end, else
+ * the main thread there. */
+static void walk_step(struct walk *w, int64_t e)
+{
+	struct cp_rank *r = &w->ranks[w->home];
+	long k = ended_before(r, e, e - 1000, -2);
+
+	if (k >= 0) {
+		add(w, w->home, C_GAP, e - r->k[k].end, "after the last kernel");
+		walk_back(w, w->home, k, -1, r->k[k].end);
+	} else
+		walk_back(w, w->home, -1, r->main_tid, e);
+}
+
+static int selected(const struct ta_query *q, int64_t rank)
+{
+	size_t i;
+
+	for (i = 0; q->ranks && i < q->nranks; i++)
+		if (q->ranks[i] == rank)
+			return 1;
+	return !q->ranks;
+}
+
+static int rank_index(struct walk *w, int64_t rank)
+{
+	size_t i;
+
+	for (i = 0; i < w->nranks; i++)
+		if (w->ranks[i].rank == rank)
+			return (int)i;
+	return -1;
+}
+
+int ta_critical_run(sqlite3 *db, const struct ta_query *q,
+		    const struct ta_critical_opts *o, struct ta_table **out,
+		    struct ta_table **top, struct ta_error *err)
+{
+	struct ta_query every = *q;
+	struct ta_peers peers;
+	struct walk w;
+	sqlite3_stmt *st = NULL;
+	struct ta_table *t, *tt;
+	size_t i;
+	int rc;
+
+	*out = *top = NULL;
+	memset(&w, 0, sizeof(w));
+	/* the model of every rank: a path may run through one not selected */
+	every.ranks = NULL;
+	every.nranks = 0;
+	if (ta_model_prepare(db, &every, TA_NEED_DEV | TA_NEED_HOST, err) < 0 ||
+	    ta_peers_match(db, &every, &peers, err) < 0)
+		return -1;
+	w.db = db;
+	w.peers = &peers;
+	w.names = 1;
+	w.acc.keys = ta_intern_new();
+	/* every selected rank, and every rank with collectives (a path may
+	 * run through a peer) */
+	if (ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY 1", &st, err) < 0)
+		goto fail;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		w.ranks = ta_xrealloc(w.ranks, (w.nranks + 1) * sizeof(*w.ranks));
+		memset(&w.ranks[w.nranks], 0, sizeof(*w.ranks));
+		w.ranks[w.nranks++].rank = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	if (ta_db_done(db, rc, err) < 0)
+		goto fail;
+	for (i = 0; i < peers.nranks; i++) {
+		int j = rank_index(&w, peers.ranks[i]);
+
+		if (j >= 0)
+			w.ranks[j].offset = peers.offset_ns[i];
+	}
+	t = ta_table_new("Critical path per step", path_cols, 11);
+	tt = ta_table_new("On the critical path, by time", top_cols, 6);
+	ta_table_set_values(tt, 2, cat_names);
+	if (ta_db_prepare(db, "SELECT w.rank, w.step, w.ts, w.end_ts FROM step_win w"
+			  " JOIN sel_ranks s ON s.rank = w.rank WHERE ?1 < 0 OR w.step = ?1"
+			  " UNION ALL SELECT p.rank, -1, p.ts, p.end_ts FROM span p"
+			  " JOIN sel_ranks s ON s.rank = p.rank WHERE ?1 < 0 AND NOT EXISTS"
+			  " (SELECT 1 FROM step_win x WHERE x.rank = p.rank) ORDER BY 1, 3",
+			  &st, err) < 0) {
+		ta_table_free(t);
+		ta_table_free(tt);
+		goto fail;
+	}
+	sqlite3_bind_int64(st, 1, o->step);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && !w.failed) {
+		int home = rank_index(&w, sqlite3_column_int64(st, 0));
+		int64_t s = sqlite3_column_int64(st, 2), e = sqlite3_column_int64(st, 3);
+
+		if (!selected(q, sqlite3_column_int64(st, 0)))
+			continue;
+		if (home < 0 || load_rank(db, &w.ranks[home], err) < 0) {
+			w.failed = 1;
+			break;
+		}
+		w.home = (size_t)home;
+		w.start_job = s - w.ranks[home].offset;
+		reset_acc(&w.acc);
+		walk_step(&w, e);
+		emit(t, tt, &w, w.ranks[home].rank, sqlite3_column_int64(st, 1), e - s,
+		     o->top);
+	}
+	sqlite3_finalize(st);
+	if (w.failed && !err->msg[0])
+		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+	if (w.failed || ta_db_done(db, rc, err) < 0) {
+		ta_table_free(t);
+		ta_table_free(tt);
+		goto fail;
+	}
+	*out = t;
+	*top = tt;
+	rc = 0;
+	goto done;
+fail:
+	rc = -1;
+done:
+	for (i = 0; i < w.nranks; i++)
+		free_rank(&w.ranks[i]);
+	free(w.ranks);
+	reset_acc(&w.acc);
+	ta_intern_free(w.acc.keys);
+	ta_peers_free(&peers);
+	return rc;
+}

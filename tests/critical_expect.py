@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""critical-path on the real captures whose bound was planted when they
+were captured (testdata/oracle/ has what was measured with the profiler
+off), and on a synthetic job with a planted straggler (tools/ranks.py)."""
+import csv
+import io
+import subprocess
+import sys
+import tempfile
+
+checks = []
+COLS = ["cpu_us", "launch_us", "kernel_compute_us", "kernel_comm_us", "kernel_memory_us",
+        "gap_us", "sync_us", "peer_wait_us"]
+
+
+def check(name, cond):
+    checks.append((name, bool(cond)))
+
+
+def table(path, *extra):
+    out = subprocess.run(["./traceanalyze", "critical-path", "-q", "--format", "csv", *extra, path],
+                         capture_output=True, text=True, check=True).stdout
+    return list(csv.DictReader(io.StringIO(out)))
+
+
+def diagnose(path):
+    out = subprocess.run(["./traceanalyze", "diagnose", "-q", "--format", "csv", path],
+                         capture_output=True, text=True, check=True).stdout
+    return {(r["rank"], r["step"]): float(r["step_us"]) for r in csv.DictReader(io.StringIO(out))}
+
+
+def share(r, *cols):
+    return sum(float(r[c]) for c in cols) / float(r["path_us"])
+
+
+for case in ("train_healthy", "train_stalled", "decode_eager", "decode_graph", "copies", "spin",
+             "multistream", "two_ranks", "ddp_straggler", "ddp_balanced", "fsdp2"):
+    rows = table("testdata/" + case)
+    steps = diagnose("testdata/" + case)
+    check("%s: the parts sum to the path" % case,
+          rows and all(abs(sum(float(r[c]) for c in COLS) - float(r["path_us"])) < 0.01 * len(COLS) for r in rows))
+    check("%s: the path is the step's window (diagnose's step_us)" % case,
+          all(abs(float(r["path_us"]) - steps[(r["rank"], r["step"])]) < 0.01 for r in rows))
+
+for r in table("testdata/train_healthy"):
+    check("GPU-bound training: step %s is %.0f %% compute kernels" % (r["step"], 100 * share(r, "kernel_compute_us")),
+          share(r, "kernel_compute_us") > 0.9)
+for r in table("testdata/train_stalled"):
+    check("stalled training: step %s has the 15 ms data step on the path (%s us CPU)" % (r["step"], r["cpu_us"]),
+          float(r["cpu_us"]) > 15000)
+top = table("testdata/train_stalled", "--top", "1")
+check("stalled training: the costliest item is data_loading", top and all(r["name"] == "data_loading" for r in top))
+for r in table("testdata/decode_eager"):
+    check("eager decode: step %s is host-bound (%.0f %% CPU and launches)" % (r["step"], 100 * share(r, "cpu_us", "launch_us")),
+          share(r, "cpu_us", "launch_us") > 0.7)
+s = table("testdata/ddp_straggler")
+for r in s:
+    if r["rank"] == "0" and r["step"] == "3":
+        check("straggler: rank 0's steady step runs through rank 1 (%.0f %%)" % (100 * share(r, "peer_wait_us")),
+              share(r, "peer_wait_us") > 0.5)
+top = table("testdata/ddp_straggler", "--ranks", "0", "--step", "3", "--top", "1")
+check("straggler: on rank 0's path, rank 1's data loading costs most",
+      len(top) == 1 and top[0]["name"] == "rank 1: data_loading")
+for r in table("testdata/ddp_balanced"):
+    check("balanced: rank %s step %s stays on its own rank" % (r["rank"], r["step"]), share(r, "peer_wait_us") < 0.1)
+check("--step keeps one step", {r["step"] for r in table("testdata/train_stalled", "--step", "3")} == {"3"})
+
+d = tempfile.mkdtemp()
+subprocess.run([sys.executable, "tools/ranks.py", d, "4", "2", "20000"], check=True)
+for r in table(d, "--no-cache"):
+    if r["rank"] != "2":
+        check("synthetic: rank %s step %s waits on rank 2's 20 ms (peer %s us)" % (r["rank"], r["step"], r["peer_wait_us"]),
+              float(r["peer_wait_us"]) >= 20000)
+
+failed = [n for n, ok in checks if not ok]
+for n in failed:
+    print("FAIL critical:", n)
+print(f"critical: {len(checks) - len(failed)} passed, {len(failed)} failed")
+sys.exit(1 if failed else 0)
