@@ -72,6 +72,31 @@ for r in table(d, "--no-cache"):
         check("synthetic: rank %s step %s waits on rank 2's 20 ms (peer %s us)" % (r["rank"], r["step"], r["peer_wait_us"]),
               float(r["peer_wait_us"]) >= 20000)
 
+# zero-length kernels at one instant on two streams, and a zero-length
+# sync: the walk still ends, and the parts still sum to the step
+import json
+import os
+ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % i, "pid": 1, "tid": 1,
+       "ts": 1000 * i, "dur": 1000} for i in (1, 2)]
+for i, (stream, ts, dur) in enumerate([(7, 1100, 0), (8, 1100, 0), (7, 1100, 0), (8, 1200, 50), (7, 1300, 0)]):
+    ev += [{"ph": "X", "cat": "kernel", "name": "k%d" % i, "pid": 0, "tid": stream, "ts": ts, "dur": dur,
+            "args": {"stream": stream, "correlation": i + 1}},
+           {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+            "ts": 1050 + i, "dur": 1, "args": {"correlation": i + 1}}]
+ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "pid": 1, "tid": 1,
+           "ts": 1300, "dur": 0, "args": {"correlation": 99}})
+p = os.path.join(tempfile.mkdtemp(), "rank-0.json")
+json.dump({"traceEvents": ev}, open(p, "w"))
+try:
+    r = subprocess.run(["./traceanalyze", "critical-path", "-q", "--no-cache", "--format", "csv", p],
+                       capture_output=True, text=True, timeout=20)
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    check("zero-length work: the walk ends and the parts sum to the step",
+          r.returncode == 0 and rows and
+          all(abs(sum(float(x[c]) for c in COLS) - float(x["path_us"])) < 0.1 for x in rows))
+except subprocess.TimeoutExpired:
+    check("zero-length work: the walk ends", False)
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL critical:", n)

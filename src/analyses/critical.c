@@ -92,6 +92,7 @@ struct walk {
 	struct acc acc;
 	int names;                  /* collect named items */
 	int failed;
+	const char *why;            /* what failed, if not the database */
 };
 
 static int load_kernels(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
@@ -454,7 +455,7 @@ static const struct ta_sync *sync_before(const struct cp_rank *r, int64_t tid,
 	for (i = 0; i < r->host.nsyncs && r->host.syncs[i].ts < t; i++) {
 		const struct ta_sync *s = &r->host.syncs[i];
 
-		if (s->tid == tid && s->end <= t && s->end > lo &&
+		if (s->tid == tid && s->end <= t && s->end > lo && s->end > s->ts &&
 		    (!best || s->end > best->end))
 			best = s;
 	}
@@ -525,9 +526,19 @@ static enum cat kernel_cat(int kind)
  * thread tid. */
 static void walk_back(struct walk *w, size_t ri, long ki, int64_t tid, int64_t t)
 {
-	size_t guard = 0;
+	size_t guard = 0, limit = 0, i;
 
-	while (guard++ < ((size_t)1 << 32)) {
+	for (;;) {
+		/* each step moves back in time or to an earlier kernel: a bound on
+		 * the steps (ranks load as the walk reaches them), so that no input
+		 * can make it spin */
+		if (++guard > limit) {
+			for (limit = 64, i = 0; i < w->nranks; i++)
+				limit += 4 * (w->ranks[i].nk + w->ranks[i].host.nsyncs +
+					      w->ranks[i].ncalls + 16);
+			if (guard > limit)
+				break;
+		}
 		struct cp_rank *r = &w->ranks[ri];
 		int64_t lo = w->start_job + r->offset;   /* the step's start here */
 
@@ -570,7 +581,8 @@ static void walk_back(struct walk *w, size_t ri, long ki, int64_t tid, int64_t t
 			if (k->has_call && (k->call_end < t ? k->call_end : t) > ready)
 				ready = k->call_end < t ? k->call_end : t, by = LAUNCH;
 			other = ended_before(r, t, INT64_MIN, k->stream);
-			if (other >= 0 && r->k[other].end > ready)
+			/* a zero-length kernel at t itself would not move the walk */
+			if (other >= 0 && r->k[other].end > ready && r->k[other].ts < t)
 				ready = r->k[other].end, by = OTHER, best = other;
 			if (by == NONE) {
 				add(w, ri, C_GAP, t - lo, "before the first kernel");
@@ -619,7 +631,8 @@ static void walk_back(struct walk *w, size_t ri, long ki, int64_t tid, int64_t t
 			t = s->ts;
 		}
 	}
-	w->failed = 1; /* not a DAG walk: cannot happen */
+	w->failed = 1; /* no progress: cannot happen on a DAG */
+	w->why = "the critical path walk made no progress";
 }
 
 static const struct ta_col path_cols[] = {
@@ -799,8 +812,12 @@ int ta_critical_run(sqlite3 *db, const struct ta_query *q,
 		     o->top);
 	}
 	sqlite3_finalize(st);
-	if (w.failed && !err->msg[0])
-		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+	if (w.failed && !err->msg[0]) {
+		if (w.why)
+			ta_error_set(err, TA_EXIT_SYSTEM, "%s", w.why);
+		else
+			ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+	}
 	if (w.failed || ta_db_done(db, rc, err) < 0) {
 		ta_table_free(t);
 		ta_table_free(tt);
