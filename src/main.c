@@ -44,8 +44,8 @@ static void usage(FILE *out)
 	      "why the GPU\nwas idle. PATH is a directory of per-rank traces, one "
 	      "trace, or a database.\n\ncommands:\n", out);
 	for (i = 0; i < NCOMMANDS; i++)
-		fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
-	fputs("  help CMD     show a command's options\n\n"
+		fprintf(out, "  %-14s %s\n", commands[i].name, commands[i].summary);
+	fputs("  help CMD       show a command's options\n\n"
 	      "'traceanalyze COMMAND --help' lists a command's options; "
 	      "see traceanalyze(1).\n", out);
 }
