@@ -752,7 +752,10 @@ int ta_critical_run(sqlite3 *db, const struct ta_query *q,
 
 	*out = *top = NULL;
 	memset(&w, 0, sizeof(w));
-	/* the model of every rank: a path may run through one not selected */
+	/* the model of every rank: a path may run through one not selected
+	 * (building the selected ones' first says if one is not there) */
+	if (q->ranks && ta_model_prepare(db, q, 0, err) < 0)
+		return -1;
 	every.ranks = NULL;
 	every.nranks = 0;
 	if (ta_model_prepare(db, &every, TA_NEED_DEV | TA_NEED_HOST, err) < 0 ||
