@@ -130,6 +130,11 @@ int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 struct ta_critical_opts {
 	int64_t step;      /* only this ProfilerStep; -1: every kept step */
 	size_t top;        /* the N items with the most path time, per step */
+	/* --what-if: items of this kind ("kernel", "cpu", "launch", "sync",
+	 * "gap"; NULL: none) whose name matches the glob take factor times
+	 * their time: predicted_us, to first order */
+	const char *what_kind, *what_glob;
+	double what_factor;
 };
 
 /* Per rank and step, the critical path's length by what lies on it (out),

@@ -4,27 +4,57 @@
 #include "ta_people.h"
 
 #include <stdlib.h>
+#include <string.h>
 
-enum { OPT_STEP = 1, OPT_TOP };
+enum { OPT_STEP = 1, OPT_TOP, OPT_WHAT_IF };
 
 static const struct ta_opt opts[] = {
 	{ "step", 1, OPT_STEP, "N", "only ProfilerStep#N (default: every kept step)" },
 	{ "top", 1, OPT_TOP, "N", "the N ops, kernels and ranges with the most path time, per step: rank,step,kind,name,path_us,count" },
+	{ "what-if", 1, OPT_WHAT_IF, "KIND:GLOB=F", "predicted_us if the matching items took F times as long, e.g. 'kernel:*gemm*=0.5', 'cpu:data_loading=0'" },
 	{ NULL, 0, 0, NULL, NULL }
 };
 
 struct cp_cmd {
 	struct ta_critical_opts o;
+	char what[512];          /* --what-if, split in place */
 	int top;                 /* --top given: the items table instead */
 	struct ta_table *items;  /* text: the first item of each step, for prose */
 };
+
+/* "kernel:*gemm*=0.5": kind, glob, factor. */
+static int what_if(struct cp_cmd *c, const char *arg)
+{
+	static const char *const kinds[] = { "kernel", "cpu", "launch", "sync",
+		"gap", NULL };
+	char *colon, *eq, *end;
+	size_t i;
+
+	snprintf(c->what, sizeof(c->what), "%s", arg);
+	colon = strchr(c->what, ':');
+	eq = strrchr(c->what, '=');
+	if (!colon || !eq || eq < colon)
+		return -1;
+	*colon = *eq = '\0';
+	for (i = 0; kinds[i] && strcmp(kinds[i], c->what) != 0; i++)
+		;
+	c->o.what_factor = strtod(eq + 1, &end);
+	if (!kinds[i] || *end || end == eq + 1 || !(c->o.what_factor >= 0))
+		return -1;
+	c->o.what_kind = c->what;
+	c->o.what_glob = colon + 1;
+	return 0;
+}
 
 static int on_opt(void *ctx, int key, const char *arg)
 {
 	struct cp_cmd *c = ctx;
 	char *end;
-	long long n = strtoll(arg, &end, 10);
+	long long n;
 
+	if (key == OPT_WHAT_IF)
+		return what_if(c, arg);
+	n = strtoll(arg, &end, 10);
 	if (*end || end == arg || n < 0)
 		return -1;
 	if (key == OPT_STEP)
@@ -80,7 +110,7 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 
 int cmd_critical(int argc, char **argv)
 {
-	struct cp_cmd c = { { -1, 0 }, 0, NULL };
+	struct cp_cmd c = { { -1, 0, NULL, NULL, 1 }, "", 0, NULL };
 	const struct ta_cmd_info info = {
 		"critical-path", "[options] PATH",
 		"Per rank and step, the critical path: the chain of work the step's "

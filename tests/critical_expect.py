@@ -4,6 +4,7 @@ were captured (testdata/oracle/ has what was measured with the profiler
 off), and on a synthetic job with a planted straggler (tools/ranks.py)."""
 import csv
 import io
+import json
 import subprocess
 import sys
 import tempfile
@@ -63,6 +64,14 @@ check("straggler: on rank 0's path, rank 1's data loading costs most",
       len(top) == 1 and top[0]["name"] == "rank 1: data_loading")
 for r in table("testdata/ddp_balanced"):
     check("balanced: rank %s step %s stays on its own rank" % (r["rank"], r["step"]), share(r, "peer_wait_us") < 0.1)
+# what-if, first order, against what was measured: the stalled step
+# without its data step predicts about the healthy step (profiler off)
+healthy = json.load(open("testdata/oracle/train_healthy.measured.json"))["step_wall_us"]
+for r in table("testdata/train_stalled", "--what-if", "cpu:data_loading=0"):
+    check("what-if: step %s without data_loading: %s us predicted, %.0f us measured healthy" % (r["step"], r["predicted_us"], healthy),
+          abs(float(r["predicted_us"]) - healthy) < 0.1 * healthy)
+for r in table("testdata/train_healthy", "--what-if", "kernel:*=1"):
+    check("what-if: a factor of 1 predicts the step", abs(float(r["predicted_us"]) - float(r["path_us"])) < 0.01)
 check("--step keeps one step", {r["step"] for r in table("testdata/train_stalled", "--step", "3")} == {"3"})
 
 d = tempfile.mkdtemp()

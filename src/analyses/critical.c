@@ -26,6 +26,7 @@
 #include "ta_db.h"
 #include "ta_intern.h"
 
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,6 +92,8 @@ struct walk {
 	int64_t start_job;          /* the step's start, on the job's clock */
 	struct acc acc;
 	int names;                  /* collect named items */
+	const struct ta_critical_opts *o;
+	int64_t matched;            /* path time of the --what-if items */
 	int failed;
 	const char *why;            /* what failed, if not the database */
 };
@@ -304,6 +307,19 @@ static const struct cp_span *span_at(const struct cp_rank *r, int64_t tid,
 	return NULL;
 }
 
+/* Whether an item is one --what-if rescales. */
+static int what_if(const struct walk *w, enum cat c, const char *name)
+{
+	const char *k = w->o ? w->o->what_kind : NULL;
+
+	if (!k)
+		return 0;
+	if (strcmp(k, "kernel") == 0 ? c != C_COMPUTE && c != C_COMM && c != C_MEMORY :
+	    strcmp(k, cat_names[c]) != 0)
+		return 0;
+	return fnmatch(w->o->what_glob, name, 0) == 0;
+}
+
 static void add(struct walk *w, size_t ri, enum cat c, int64_t ns,
 		const char *name)
 {
@@ -315,6 +331,8 @@ static void add(struct walk *w, size_t ri, enum cat c, int64_t ns,
 	if (ns <= 0)
 		return;
 	w->acc.cat[ri == w->home ? c : C_PEER] += ns;
+	if (what_if(w, c, name))
+		w->matched += ns;
 	if (!w->names)
 		return;
 	if (ri != w->home)
@@ -647,6 +665,7 @@ static const struct ta_col path_cols[] = {
 	{ "gap_us", TA_COL_REAL, TA_UNIT_US, 0 },
 	{ "sync_us", TA_COL_REAL, TA_UNIT_US, 0 },
 	{ "peer_wait_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "predicted_us", TA_COL_REAL, TA_UNIT_US, 0 },   /* --what-if only */
 };
 
 static const struct ta_col top_cols[] = {
@@ -690,6 +709,9 @@ static void emit(struct ta_table *t, struct ta_table *top, struct walk *w,
 	ta_table_set_real(t, r, 2, (double)len / 1e3);
 	for (c = 0; c < NCAT; c++)
 		ta_table_set_real(t, r, 3 + c, (double)w->acc.cat[c] / 1e3);
+	if (t->ncols > 3 + NCAT) /* first order: the path itself, shortened */
+		ta_table_set_real(t, r, 3 + NCAT, ((double)len - (1 - w->o->what_factor) *
+						   (double)w->matched) / 1e3);
 	ta_qsort(w->acc.items, w->acc.n, sizeof(*w->acc.items), cmp_item);
 	for (i = 0; i < w->acc.n && i < ntop; i++) {
 		size_t q = ta_table_add_row(top);
@@ -764,6 +786,7 @@ int ta_critical_run(sqlite3 *db, const struct ta_query *q,
 	w.db = db;
 	w.peers = &peers;
 	w.names = 1;
+	w.o = o;
 	w.acc.keys = ta_intern_new();
 	/* every selected rank, and every rank with collectives (a path may
 	 * run through a peer) */
@@ -783,7 +806,7 @@ int ta_critical_run(sqlite3 *db, const struct ta_query *q,
 		if (j >= 0)
 			w.ranks[j].offset = peers.offset_ns[i];
 	}
-	t = ta_table_new("Critical path per step", path_cols, 11);
+	t = ta_table_new("Critical path per step", path_cols, o->what_kind ? 12 : 11);
 	tt = ta_table_new("On the critical path, by time", top_cols, 6);
 	ta_table_set_values(tt, 2, cat_names);
 	if (ta_db_prepare(db, "SELECT w.rank, w.step, w.ts, w.end_ts FROM step_win w"
@@ -809,6 +832,7 @@ int ta_critical_run(sqlite3 *db, const struct ta_query *q,
 		}
 		w.home = (size_t)home;
 		w.start_job = s - w.ranks[home].offset;
+		w.matched = 0;
 		reset_acc(&w.acc);
 		walk_step(&w, e);
 		emit(t, tt, &w, w.ranks[home].rank, sqlite3_column_int64(st, 1), e - s,
