@@ -127,6 +127,19 @@ int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 		      const struct ta_stragglers_opts *o, struct ta_table **out,
 		      struct ta_error *err);
 
+/* The events of one rank on its critical paths (--trace). */
+struct ta_path_node {
+	int64_t step, idx, ts;      /* idx: the event's place in traceEvents */
+	int64_t pid, tid;
+	int ids;                    /* pid and tid are integers (else unknown) */
+};
+
+struct ta_path_nodes {
+	int64_t rank;               /* whose */
+	struct ta_path_node *v;     /* walked from each step's end back */
+	size_t n, cap;
+};
+
 struct ta_critical_opts {
 	int64_t step;      /* only this ProfilerStep; -1: every kept step */
 	size_t top;        /* the N items with the most path time, per step */
@@ -135,6 +148,7 @@ struct ta_critical_opts {
 	 * their time: predicted_us, to first order */
 	const char *what_kind, *what_glob;
 	double what_factor;
+	struct ta_path_nodes *nodes;  /* collect rank nodes->rank's path, or NULL */
 };
 
 /* Per rank and step, the critical path's length by what lies on it (out),

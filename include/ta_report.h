@@ -14,6 +14,11 @@ int ta_format_parse(const char *s, enum ta_format *f);
 void ta_format_real(char *buf, size_t len, double v);
 
 void ta_report_text(FILE *out, const struct ta_table *t);
+/* critical-path --trace: src again at dst (gzipped if it ends in .gz, "-"
+ * for stdout) with the nodes' events marked and flows along the path. */
+struct ta_path_nodes;
+int ta_report_overlay(const char *src, const struct ta_path_nodes *nodes,
+		      const char *dst, struct ta_error *err);
 /* --wide: text columns are never cut (else to $COLUMNS, or 60). */
 extern int ta_text_wide;
 void ta_report_csv(FILE *out, const struct ta_table *t);

@@ -1,16 +1,19 @@
 /* traceanalyze critical-path: what each step was really waiting on. */
 #include "cli.h"
 #include "commands.h"
+#include "ta_db.h"
 #include "ta_people.h"
+#include "ta_report.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_STEP = 1, OPT_TOP, OPT_WHAT_IF };
+enum { OPT_STEP = 1, OPT_TOP, OPT_WHAT_IF, OPT_TRACE };
 
 static const struct ta_opt opts[] = {
 	{ "step", 1, OPT_STEP, "N", "only ProfilerStep#N (default: every kept step)" },
 	{ "top", 1, OPT_TOP, "N", "the N ops, kernels and ranges with the most path time, per step: rank,step,kind,name,path_us,count" },
+	{ "trace", 1, OPT_TRACE, "OUT", "write the rank's trace again with the path marked (args.critical, flows), for Perfetto; .gz: gzipped" },
 	{ "what-if", 1, OPT_WHAT_IF, "KIND:GLOB=F", "predicted_us if the matching items took F times as long, e.g. 'kernel:*gemm*=0.5', 'cpu:data_loading=0'" },
 	{ NULL, 0, 0, NULL, NULL }
 };
@@ -18,6 +21,7 @@ static const struct ta_opt opts[] = {
 struct cp_cmd {
 	struct ta_critical_opts o;
 	char what[512];          /* --what-if, split in place */
+	const char *trace;       /* --trace OUT */
 	int top;                 /* --top given: the items table instead */
 	struct ta_table *items;  /* text: the first item of each step, for prose */
 };
@@ -54,6 +58,10 @@ static int on_opt(void *ctx, int key, const char *arg)
 
 	if (key == OPT_WHAT_IF)
 		return what_if(c, arg);
+	if (key == OPT_TRACE) {
+		c->trace = arg;
+		return 0;
+	}
 	n = strtoll(arg, &end, 10);
 	if (*end || end == arg || n < 0)
 		return -1;
@@ -63,6 +71,43 @@ static int on_opt(void *ctx, int key, const char *arg)
 		c->o.top = (size_t)n, c->top = 1;
 	else
 		return -1;
+	return 0;
+}
+
+/* --trace rewrites one rank's file: the one --ranks names, or the only
+ * one. */
+static int trace_source(sqlite3 *db, const struct ta_query *q, int64_t *rank,
+			char *path, size_t len, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, n = 0;
+
+	if (q->ranks && q->nranks != 1) {
+		ta_error_set(err, TA_EXIT_USAGE, "--trace writes one rank's trace: "
+			     "give one rank (--ranks N)");
+		return -1;
+	}
+	if (ta_db_prepare(db, "SELECT rank, path FROM files ORDER BY rank", &st, err) < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if (!q->ranks || sqlite3_column_int64(st, 0) == q->ranks[0]) {
+			*rank = sqlite3_column_int64(st, 0);
+			snprintf(path, len, "%s", (const char *)sqlite3_column_text(st, 1));
+			n++;
+		}
+	sqlite3_finalize(st);
+	if (ta_db_done(db, rc, err) < 0)
+		return -1;
+	if (n != 1) {
+		ta_error_set(err, TA_EXIT_USAGE, "--trace writes one rank's trace: "
+			     "give one rank (--ranks N)");
+		return -1;
+	}
+	if (strcmp(path, "-") == 0) {
+		ta_error_set(err, TA_EXIT_USAGE, "--trace reads the trace again: "
+			     "give a file, not standard input");
+		return -1;
+	}
 	return 0;
 }
 
@@ -78,10 +123,26 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 			     "not supported yet");
 		return -1;
 	}
+	struct ta_path_nodes nodes = { 0, NULL, 0, 0 };
+	char src[4096] = "";
+
 	if (!c->top)
 		o.top = 50; /* for the text's sentences */
-	if (ta_critical_run(db, q, &o, &path, &items, err) < 0)
+	if (c->trace && trace_source(db, q, &nodes.rank, src, sizeof(src), err) < 0)
 		return -1;
+	if (c->trace)
+		o.nodes = &nodes;
+	if (ta_critical_run(db, q, &o, &path, &items, err) < 0) {
+		free(nodes.v);
+		return -1;
+	}
+	if (c->trace && ta_report_overlay(src, &nodes, c->trace, err) < 0) {
+		free(nodes.v);
+		ta_table_free(path);
+		ta_table_free(items);
+		return -1;
+	}
+	free(nodes.v);
 	ta_table_free(c->items);
 	c->items = NULL;
 	if (c->top) {
@@ -110,7 +171,7 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 
 int cmd_critical(int argc, char **argv)
 {
-	struct cp_cmd c = { { -1, 0, NULL, NULL, 1 }, "", 0, NULL };
+	struct cp_cmd c = { { -1, 0, NULL, NULL, 1, NULL }, "", NULL, 0, NULL };
 	const struct ta_cmd_info info = {
 		"critical-path", "[options] PATH",
 		"Per rank and step, the critical path: the chain of work the step's "

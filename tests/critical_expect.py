@@ -81,6 +81,39 @@ for r in table(d, "--no-cache"):
         check("synthetic: rank %s step %s waits on rank 2's 20 ms (peer %s us)" % (r["rank"], r["step"], r["peer_wait_us"]),
               float(r["peer_wait_us"]) >= 20000)
 
+# --trace: the trace again, every event as it was, the path's events
+# marked in args, and flows along the path with a start and an end each
+import gzip
+import os
+out = os.path.join(tempfile.mkdtemp(), "path.json.gz")
+subprocess.run(["./traceanalyze", "critical-path", "-q", "--trace", out, "testdata/train_stalled"],
+               check=True, capture_output=True)
+a = json.load(gzip.open("testdata/train_stalled/rank-0.pt.trace.json.gz"))
+b = json.load(gzip.open(out))
+ea, eb = a["traceEvents"], b["traceEvents"]
+same, marked = True, 0
+for x, y in zip(ea, eb):
+    y = json.loads(json.dumps(y))
+    if y.get("args", {}).get("critical") == 1:
+        marked += 1
+        del y["args"]["critical"]
+        if not y["args"] and "args" not in x:
+            del y["args"]
+    same &= x == y
+check("--trace: every event of the input, as it was (%d marked)" % marked, same and marked > 100)
+check("--trace: the other top-level keys kept",
+      {k: v for k, v in a.items() if k != "traceEvents"} == {k: v for k, v in b.items() if k != "traceEvents"})
+flows = eb[len(ea):]
+ids = {}
+for f in flows:
+    ids.setdefault(f["id"], []).append(f["ph"])
+check("--trace: %d flows, each with a start and an end" % len(ids),
+      ids and all(sorted(v) == ["f", "s"] for v in ids.values())
+      and all(f["cat"] == "critical_path" for f in flows))
+r = subprocess.run(["./traceanalyze", "critical-path", "-q", "--trace", out, "testdata/ddp_straggler"],
+                   capture_output=True, text=True)
+check("--trace on two ranks asks for one", r.returncode == 2 and "--ranks N" in r.stderr)
+
 # zero-length kernels at one instant on two streams, and a zero-length
 # sync: the walk still ends, and the parts still sum to the step
 import json

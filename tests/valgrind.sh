@@ -25,6 +25,7 @@ membw testdata/copies
 annotations --kernels testdata/copies
 diagnose --findings testdata/spin
 stragglers testdata/ddp_straggler
+critical-path --top 3 --trace $TMP/path.json.gz testdata/ddp_straggler --ranks 1
 overlap testdata/fsdp2
 temporal --fail-if idle_pct>1 testdata/copies
 temporal $TMP/cut.json

@@ -46,6 +46,8 @@ struct cp_kernel {
 	int64_t ts, end, call_ts, call_end, call_tid, stream, name;
 	int kind, has_call;
 	long prev;                  /* the previous kernel on its stream */
+	int64_t idx, pid, tid;      /* the event, for --trace */
+	int ids;                    /* pid and tid are integers */
 };
 
 struct cp_call {                    /* runtime calls, by thread then start */
@@ -56,6 +58,8 @@ struct cp_call {                    /* runtime calls, by thread then start */
 struct cp_span {                    /* host ops and ranges, by thread, start */
 	int64_t tid, ts, end, name;
 	int range;                  /* a record_function range (not a step) */
+	int64_t idx, pid;           /* the event, for --trace */
+	int ids;                    /* pid and tid are integers */
 };
 
 struct cp_rank {
@@ -96,7 +100,26 @@ struct walk {
 	int64_t matched;            /* path time of the --what-if items */
 	int failed;
 	const char *why;            /* what failed, if not the database */
+	int64_t step;               /* the step walked */
 };
+
+/* The home rank's trace entries on the path, for --trace (in the order walked:
+ * from the step's end back). */
+static void node(struct walk *w, size_t ri, int64_t idx, int64_t ts,
+		 int64_t pid, int64_t tid, int ids)
+{
+	struct ta_path_nodes *n = w->o ? w->o->nodes : NULL;
+
+	if (!n || ri != w->home || w->ranks[ri].rank != n->rank)
+		return;
+	if (n->n && n->v[n->n - 1].idx == idx && n->v[n->n - 1].step == w->step)
+		return;
+	if (n->n == n->cap) {
+		n->cap = n->cap ? 2 * n->cap : 256;
+		n->v = ta_xrealloc(n->v, n->cap * sizeof(*n->v));
+	}
+	n->v[n->n++] = (struct ta_path_node){ w->step, idx, ts, pid, tid, ids };
+}
 
 static int load_kernels(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 {
@@ -105,7 +128,8 @@ static int load_kernels(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 	int rc;
 
 	if (ta_db_prepare(db, "SELECT d.ts, d.ts + d.dur, d.stream, d.kind, d.name,"
-			  " l.ts, l.ts + l.dur, l.tid FROM dev d LEFT JOIN launch l"
+			  " l.ts, l.ts + l.dur, l.tid, d.idx, d.pid, d.tid FROM dev d"
+			  " LEFT JOIN launch l"
 			  " ON l.rank = d.rank AND l.correlation = d.correlation"
 			  " AND d.correlation != -1 WHERE d.rank = ? AND d.kind IN ("
 			  TA_SQL(TA_KIND_COMPUTE) ", " TA_SQL(TA_KIND_COMM) ", "
@@ -122,7 +146,11 @@ static int load_kernels(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 			sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7),
 			sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 4),
 			sqlite3_column_int(st, 3),
-			sqlite3_column_type(st, 5) != SQLITE_NULL, -1 };
+			sqlite3_column_type(st, 5) != SQLITE_NULL, -1,
+			sqlite3_column_int64(st, 8), sqlite3_column_int64(st, 9),
+			sqlite3_column_int64(st, 10),
+			sqlite3_column_type(st, 9) == SQLITE_INTEGER &&
+			sqlite3_column_type(st, 10) == SQLITE_INTEGER };
 		r->nk++;
 	}
 	sqlite3_finalize(st);
@@ -200,7 +228,9 @@ static int load_host(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 	cap = 0;
 	if (ta_db_prepare(db, "SELECT h.tid, h.ts, h.ts + h.dur, h.name, h.role = "
 			  TA_SQL(TA_ROLE_CPU_ANN) " AND n.name NOT GLOB 'ProfilerStep#*',"
-			  " n.name GLOB 'ProfilerStep#*' FROM host h JOIN names n"
+			  " n.name GLOB 'ProfilerStep#*', h.idx, h.pid,"
+			  " typeof(h.pid) = 'integer' AND typeof(h.tid) = 'integer'"
+			  " FROM host h JOIN names n"
 			  " ON n.name_id = h.name WHERE h.rank = ? AND h.dur IS NOT NULL"
 			  " AND h.tid IS NOT NULL ORDER BY h.tid, h.ts", &st, err) < 0)
 		return -1;
@@ -213,7 +243,9 @@ static int load_host(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 		}
 		r->spans[r->nspans++] = (struct cp_span){ sqlite3_column_int64(st, 0),
 			sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-			sqlite3_column_int64(st, 3), sqlite3_column_int(st, 4) };
+			sqlite3_column_int64(st, 3), sqlite3_column_int(st, 4),
+			sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7),
+			sqlite3_column_int(st, 8) };
 		if (sqlite3_column_int(st, 5)) /* the main thread: the steps' */
 			r->main_tid = sqlite3_column_int64(st, 0);
 	}
@@ -455,6 +487,8 @@ static void cpu_time(struct walk *w, size_t ri, int64_t tid, int64_t a, int64_t 
 					in = rg[j];
 			if (!in)
 				in = span_at(r, tid, mid);
+			if (in)
+				node(w, ri, in->idx, in->ts, in->pid, in->tid, in->ids);
 			part = i + 2 == np ? cpu - given :
 			       (int64_t)((double)(q - p) * (double)cpu / (double)(b - a));
 			given += part;
@@ -591,6 +625,7 @@ static void walk_back(struct walk *w, size_t ri, long ki, int64_t tid, int64_t t
 				continue;
 			}
 			add(w, ri, kernel_cat(k->kind), t - from, name_of(w, k->name));
+			node(w, ri, k->idx, k->ts, k->pid, k->tid, k->ids);
 			if (from == lo)
 				return;
 			t = k->ts;
@@ -832,6 +867,7 @@ int ta_critical_run(sqlite3 *db, const struct ta_query *q,
 		}
 		w.home = (size_t)home;
 		w.start_job = s - w.ranks[home].offset;
+		w.step = sqlite3_column_int64(st, 1);
 		w.matched = 0;
 		reset_acc(&w.acc);
 		walk_step(&w, e);
