@@ -113,6 +113,15 @@ check("--trace: %d flows, each with a start and an end" % len(ids),
 r = subprocess.run(["./traceanalyze", "critical-path", "-q", "--trace", out, "testdata/ddp_straggler"],
                    capture_output=True, text=True)
 check("--trace on two ranks asks for one", r.returncode == 2 and "--ranks N" in r.stderr)
+import shutil
+d2 = tempfile.mkdtemp()
+shutil.copy("testdata/copies/rank-0.pt.trace.json.gz", d2)
+src = os.path.join(d2, "rank-0.pt.trace.json.gz")
+before = open(src, "rb").read()
+r = subprocess.run(["./traceanalyze", "critical-path", "-q", "--no-cache", "--trace", src, src],
+                   capture_output=True, text=True)
+check("--trace never writes over the trace it reads",
+      r.returncode == 2 and "refusing" in r.stderr and open(src, "rb").read() == before)
 
 # zero-length kernels at one instant on two streams, and a zero-length
 # sync: the walk still ends, and the parts still sum to the step

@@ -7,7 +7,10 @@
 #include "ta_analyses.h"
 #include "ta_report.h"
 
+#include "ta_files.h"
+
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,6 +277,16 @@ int ta_report_overlay(const char *src, const struct ta_path_nodes *nodes,
 		ta_error_set(err, TA_EXIT_INPUT, "'%s': %s", src, strerror(errno));
 		rc = -1;
 		goto out;
+	}
+	{ /* never over the trace it reads */
+		struct stat a, b;
+
+		if (stat(src, &a) == 0 && stat(dst, &b) == 0 && ta_same_file(&a, &b)) {
+			ta_error_set(err, TA_EXIT_USAGE, "'%s' is the trace it reads; "
+				     "refusing to write over it", dst);
+			rc = -1;
+			goto out;
+		}
 	}
 	if (strcmp(dst, "-") == 0)
 		o.f = stdout;
