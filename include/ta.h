@@ -36,6 +36,9 @@ void ta_warn_lines(struct ta_buf *b);
 void ta_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Cores this process may run on (at least 1). */
 int ta_cores(void);
+/* Edits from the first la bytes of a to b (Levenshtein), for "did you
+ * mean"; 99 for names of 63 bytes or more. */
+size_t ta_edit_distance(const char *a, size_t la, const char *b);
 void ta_die_oom(void) __attribute__((noreturn));
 
 /* Allocation that never returns NULL (out of memory is fatal). */

@@ -236,29 +236,6 @@ static int usage_error(const struct ta_cmd_info *cmd, const char *fmt,
 	return -1;
 }
 
-/* Edits from a to b (Levenshtein), for "did you mean". */
-static size_t distance(const char *a, size_t la, const char *b)
-{
-	size_t lb = strlen(b), i, j, prev, cur[64];
-
-	if (la >= 63 || lb >= 63)
-		return 99;
-	for (j = 0; j <= lb; j++)
-		cur[j] = j;
-	for (i = 1; i <= la; i++) {
-		prev = cur[0];
-		cur[0] = i;
-		for (j = 1; j <= lb; j++) {
-			size_t sub = prev + (a[i - 1] != b[j - 1]), del = cur[j] + 1;
-			size_t ins = cur[j - 1] + 1;
-
-			prev = cur[j];
-			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-		}
-	}
-	return cur[lb];
-}
-
 static const struct ta_opt *opt_by_key(const struct ta_cmd_info *cmd, int key)
 {
 	const struct ta_opt *o;
@@ -294,7 +271,7 @@ static int bad_option(const struct ta_cmd_info *cmd, const char *word, int key)
 	}
 	for (i = 0; i < 2; i++)
 		for (o = lists[i]; o && o->name; o++) {
-			size_t e = distance(name, len, o->name);
+			size_t e = ta_edit_distance(name, len, o->name);
 
 			if (e < d)
 				d = e, best = o;

@@ -62,35 +62,12 @@ static const struct command *find(const char *name)
 
 static int run(int argc, char **argv);
 
-/* Edits from a to b (Levenshtein), for "did you mean". */
-static size_t distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), i, j, prev, cur[64];
-
-	if (la >= 63 || lb >= 63)
-		return 99;
-	for (j = 0; j <= lb; j++)
-		cur[j] = j;
-	for (i = 1; i <= la; i++) {
-		prev = cur[0];
-		cur[0] = i;
-		for (j = 1; j <= lb; j++) {
-			size_t sub = prev + (a[i - 1] != b[j - 1]), del = cur[j] + 1;
-			size_t ins = cur[j - 1] + 1;
-
-			prev = cur[j];
-			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-		}
-	}
-	return cur[lb];
-}
-
 static void not_a_command(const char *name)
 {
 	size_t i, best = 0, d = 99;
 
 	for (i = 0; i < NCOMMANDS; i++) {
-		size_t e = distance(name, commands[i].name);
+		size_t e = ta_edit_distance(name, strlen(name), commands[i].name);
 
 		if (e < d)
 			d = e, best = i;

@@ -170,3 +170,25 @@ void ta_qsort(void *base, size_t n, size_t size,
 	if (n > 1)
 		qsort(base, n, size, cmp);
 }
+
+size_t ta_edit_distance(const char *a, size_t la, const char *b)
+{
+	size_t lb = strlen(b), i, j, prev, cur[64];
+
+	if (la >= 63 || lb >= 63)
+		return 99;
+	for (j = 0; j <= lb; j++)
+		cur[j] = j;
+	for (i = 1; i <= la; i++) {
+		prev = cur[0];
+		cur[0] = i;
+		for (j = 1; j <= lb; j++) {
+			size_t sub = prev + (a[i - 1] != b[j - 1]), del = cur[j] + 1;
+			size_t ins = cur[j - 1] + 1;
+
+			prev = cur[j];
+			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+	}
+	return cur[lb];
+}

@@ -138,6 +138,25 @@ static const char range_sql[] =
 	" WHERE r.rank = ?1 AND r.ts <= ?2 AND r.ts + r.dur >= ?3"
 	" ORDER BY r.ts DESC LIMIT 1";
 
+/* The name sql (?1 rank, ?2 a, ?3 b) finds first, into buf; buf is left
+ * as it is if none. -1 on a database error. */
+static int first_name(const struct ta_host *h, const char *sql, int64_t a,
+		      int64_t b, char *buf, size_t len)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = SQLITE_ERROR;
+
+	if (sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, h->rank);
+		sqlite3_bind_int64(st, 2, a);
+		sqlite3_bind_int64(st, 3, b);
+		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+			snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
 static int load_frames(struct ta_host *d)
 {
 	sqlite3_stmt *st = NULL;
@@ -186,9 +205,7 @@ static const char *innermost_frame(const struct ta_host *d, int64_t a, int64_t b
 int ta_host_call_site(struct ta_host *d, int64_t a, int64_t b, char *buf,
 		      size_t len)
 {
-	sqlite3_stmt *st = NULL;
 	const char *frame;
-	int rc = SQLITE_ERROR;
 
 	buf[0] = '\0';
 	if (!d->frames_loaded && load_frames(d) < 0)
@@ -197,34 +214,14 @@ int ta_host_call_site(struct ta_host *d, int64_t a, int64_t b, char *buf,
 		snprintf(buf, len, "%s", frame);
 		return 0;
 	}
-	if (sqlite3_prepare_v2(d->db, range_sql, -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, d->rank);
-		sqlite3_bind_int64(st, 2, a);
-		sqlite3_bind_int64(st, 3, b);
-		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-			snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+	return first_name(d, range_sql, a, b, buf, len);
 }
 
 int ta_host_name(const struct ta_host *h, int64_t a, int64_t b, int ops_too,
 		 char *buf, size_t len)
 {
-	sqlite3_stmt *st = NULL;
-	int rc = SQLITE_ERROR;
-
 	snprintf(buf, len, ops_too ? "(outside any op)" : "(no annotation)");
-	if (sqlite3_prepare_v2(h->db, ops_too ? covering_sql : overlapping_sql, -1,
-			       &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, h->rank);
-		sqlite3_bind_int64(st, 2, a);
-		sqlite3_bind_int64(st, 3, b);
-		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-			snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+	return first_name(h, ops_too ? covering_sql : overlapping_sql, a, b, buf, len);
 }
 
 /* The longest cpu_op of the rank: how far back the op that launched a
