@@ -101,6 +101,10 @@ struct walk {
 	int failed;
 	const char *why;            /* what failed, if not the database */
 	int64_t step;               /* the step walked */
+	sqlite3_stmt *name_st;      /* names by id, */
+	struct ta_intern *seen;     /* the ids read, */
+	char **cache;               /* and their names, by ta_intern's id - 1 */
+	size_t ncache;
 };
 
 /* The home rank's trace entries on the path, for --trace (in the order walked:
@@ -385,25 +389,37 @@ static void add(struct walk *w, size_t ri, enum cat c, int64_t ns,
 	ta_buf_free(&key);
 }
 
+/* A name by its id, cut to 511 bytes, read once: every kernel on a path
+ * is named, and a statement for each cost a tenth of the instructions. */
 static const char *name_of(struct walk *w, int64_t name_id)
 {
-	static char buf[512];
-	sqlite3_stmt *st = NULL;
+	char buf[512], key[24];
+	int rc, is_new;
+	int64_t k;
 
-	snprintf(buf, sizeof(buf), "(unnamed)");
-	if (!w->names)
-		return buf;
-	if (sqlite3_prepare_v2(w->db, "SELECT name FROM names WHERE name_id = ?", -1,
-			       &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, name_id);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			snprintf(buf, sizeof(buf), "%s", (const char *)sqlite3_column_text(st, 0));
-		else
-			w->failed |= sqlite3_errcode(w->db) != SQLITE_DONE &&
-				     sqlite3_errcode(w->db) != SQLITE_OK;
+	if (!w->names || name_id < 0)
+		return "(unnamed)";
+	snprintf(key, sizeof(key), "%lld", (long long)name_id);
+	k = ta_intern(w->seen, key, strlen(key), &is_new);
+	if (!is_new)
+		return w->cache[k - 1];
+	if (!w->name_st && sqlite3_prepare_v2(w->db, "SELECT name FROM names"
+					      " WHERE name_id = ?", -1, &w->name_st,
+					      NULL) != SQLITE_OK) {
+		w->failed = 1;
+		return "(unnamed)";
 	}
-	sqlite3_finalize(st);
-	return buf;
+	sqlite3_reset(w->name_st);
+	sqlite3_bind_int64(w->name_st, 1, name_id);
+	rc = sqlite3_step(w->name_st);
+	if (rc == SQLITE_ROW)
+		snprintf(buf, sizeof(buf), "%s", (const char *)sqlite3_column_text(w->name_st, 0));
+	else
+		snprintf(buf, sizeof(buf), "(unnamed)");
+	w->failed |= rc != SQLITE_ROW && rc != SQLITE_DONE;
+	w->cache = ta_xrealloc(w->cache, (size_t)k * sizeof(*w->cache));
+	w->ncache = (size_t)k;
+	return w->cache[k - 1] = ta_xstrdup(buf);
 }
 
 /* CPU time of thread tid over [a, b]: the runtime calls in it are launch
@@ -822,6 +838,7 @@ int ta_critical_run(sqlite3 *db, const struct ta_query *q,
 	w.peers = &peers;
 	w.names = 1;
 	w.o = o;
+	w.seen = ta_intern_new();
 	w.acc.keys = ta_intern_new();
 	/* every selected rank, and every rank with collectives (a path may
 	 * run through a peer) */
@@ -896,6 +913,11 @@ done:
 	for (i = 0; i < w.nranks; i++)
 		free_rank(&w.ranks[i]);
 	free(w.ranks);
+	for (i = 0; i < w.ncache; i++)
+		free(w.cache[i]);
+	free(w.cache);
+	ta_intern_free(w.seen);
+	sqlite3_finalize(w.name_st);
 	reset_acc(&w.acc);
 	ta_intern_free(w.acc.keys);
 	ta_peers_free(&peers);
