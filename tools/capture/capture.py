@@ -77,9 +77,9 @@ def measure(step_fn, gpu_region=None, n=10):
     return (time.perf_counter() - t0) / n * 1e6
 
 
-def gpu_time_us(fn, n=10):
+def gpu_time_us(fn, n=10, warmup=3):
     """GPU time of fn from CUDA events, launched back to back (queue full)."""
-    for _ in range(3):
+    for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
     a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -89,6 +89,14 @@ def gpu_time_us(fn, n=10):
     b.record()
     torch.cuda.synchronize()
     return a.elapsed_time(b) / n * 1e3
+
+
+def slow_python():
+    """A few ms of pure Python: host time with no launch and no wait."""
+    t = 0
+    for i in range(60000):
+        t += i * i
+    return t
 
 
 class Block(nn.Module):
@@ -280,12 +288,6 @@ def multistream(outdir):
     side = torch.cuda.Stream()
     main = torch.cuda.current_stream()
 
-    def slow_python():
-        t = 0
-        for i in range(60000):  # a few ms of pure Python
-            t += i * i
-        return t
-
     def burst():
         side.wait_stream(main)
         with torch.cuda.stream(side):
@@ -322,12 +324,6 @@ def spin(outdir):
     loop on Event.query()), then does Python work: each hole after the
     spin is a sync's, though no blocking call was made."""
     a = torch.randn(2048, 2048, device=DEV)  # short: every spin is a call
-
-    def slow_python():
-        t = 0
-        for i in range(60000):  # a few ms of pure Python
-            t += i * i
-        return t
 
     def compute():
         for _ in range(2):

@@ -16,18 +16,7 @@ import sys
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-
-def gpu_us(fn, n=20):
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    a.record()
-    for _ in range(n):
-        fn()
-    b.record()
-    torch.cuda.synchronize()
-    return a.elapsed_time(b) / n * 1e3
+from capture import gpu_time_us  # the same CUDA-event timing as the captures
 
 
 def kernel_of(fn):
@@ -51,8 +40,8 @@ for dtype in (torch.bfloat16, torch.float16, torch.float32):
         b = torch.randn(k, n, device="cuda", dtype=dtype)
         ap = torch.randn(m, pad8(k), device="cuda", dtype=dtype)
         bp = torch.randn(pad8(k), pad8(n), device="cuda", dtype=dtype)
-        t_mis = gpu_us(lambda: a @ b)
-        t_pad = gpu_us(lambda: ap @ bp)
+        t_mis = gpu_time_us(lambda: a @ b, n=20, warmup=5)
+        t_pad = gpu_time_us(lambda: ap @ bp, n=20, warmup=5)
         rows.append({"dtype": str(dtype), "m": m, "k": k, "n": n,
                      "misaligned_us": t_mis, "padded_us": t_pad,
                      "saving_share": 1 - t_pad / t_mis,
