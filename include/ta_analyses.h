@@ -149,6 +149,9 @@ struct ta_critical_opts {
 	const char *what_kind, *what_glob;
 	double what_factor;
 	struct ta_path_nodes *nodes;  /* collect rank nodes->rank's path, or NULL */
+	/* --hta-compat: HTA's path for these instances of the annotation */
+	const char *annotation;
+	long instance_first, instance_last;
 };
 
 /* Per rank and step, the critical path's length by what lies on it (out),
@@ -156,6 +159,13 @@ struct ta_critical_opts {
 int ta_critical_run(sqlite3 *db, const struct ta_query *q,
 		    const struct ta_critical_opts *o, struct ta_table **out,
 		    struct ta_table **top, struct ta_error *err);
+
+/* --hta-compat: per rank, HTA's critical path of one annotation instance
+ * by what bounds it (out, HTA's summary()), and the sizes of its graph and
+ * path (graph). */
+int ta_critical_hta_run(sqlite3 *db, const struct ta_query *q,
+			const struct ta_critical_opts *o, struct ta_table **out,
+			struct ta_table **graph, struct ta_error *err);
 
 int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		    const struct ta_diagnose_opts *o, struct ta_table **out,

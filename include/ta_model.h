@@ -40,6 +40,11 @@
  *     ts, dur, name)
  *   rank_span (rank, first_ts,        each rank's earliest and latest
  *     last_ts)                        start, over every row
+ *   hta_trace (rank, idx, cat, name,  --hta-compat only: HTA's rows as
+ *     pid, tid, ts, dur, stream,      its critical path reads them (cat,
+ *     correlation, is_gpu, partner,   name: name ids); partner: §4's CPU partner
+ *     wait_on_stream, wait_corr,      of GPU rows; order by part, idx
+ *     part)
  *   coll (rank, idx, pg, pg_ranks,    every rank's collective kernels with
  *     name, in_nelems, out_nelems,    the op that issued them, and their
  *     dtype, step, seq, issue_ts,     place in their group's step

@@ -18,5 +18,7 @@ void ta_people_stragglers(struct ta_table *t);
 /* critical-path: a sentence per step on what bounds it, from the first
  * items on its path. */
 void ta_people_critical(struct ta_table *t, const struct ta_table *items);
+/* critical-path --hta-compat: the sizes of each rank's graph and path. */
+void ta_people_critical_hta(struct ta_table *t, const struct ta_table *graph);
 
 #endif

@@ -8,13 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_STEP = 1, OPT_TOP, OPT_WHAT_IF, OPT_TRACE };
+enum { OPT_STEP = 1, OPT_TOP, OPT_WHAT_IF, OPT_TRACE, OPT_ANNOTATION,
+       OPT_INSTANCE, OPT_GRAPH };
 
 static const struct ta_opt opts[] = {
 	{ "step", 1, OPT_STEP, "N", "only ProfilerStep#N (default: every kept step)" },
 	{ "top", 1, OPT_TOP, "N", "the N ops, kernels and ranges with the most path time, per step: rank,step,kind,name,path_us,count" },
 	{ "trace", 1, OPT_TRACE, "OUT", "write the rank's trace again with the path marked (args.critical, flows), for Perfetto; .gz: gzipped" },
 	{ "what-if", 1, OPT_WHAT_IF, "KIND:GLOB=F", "predicted_us if the matching items took F times as long, e.g. 'kernel:*gemm*=0.5', 'cpu:data_loading=0'" },
+	{ "annotation", 1, OPT_ANNOTATION, "TEXT", "with --hta-compat: the instances of the annotations whose names hold TEXT (default ProfilerStep; \"\": the whole trace)" },
+	{ "instance", 1, OPT_INSTANCE, "K[-L]", "with --hta-compat: the Kth (to Lth) of them, from 0 (default 0)" },
+	{ "graph", 0, OPT_GRAPH, NULL, "with --hta-compat: the graph's and the path's sizes by edge type instead: rank,item,in_graph,on_path,path_us" },
 	{ NULL, 0, 0, NULL, NULL }
 };
 
@@ -23,6 +27,9 @@ struct cp_cmd {
 	char what[512];          /* --what-if, split in place */
 	const char *trace;       /* --trace OUT */
 	int top;                 /* --top given: the items table instead */
+	int graph;               /* --graph */
+	int hta_only;            /* an option only --hta-compat reads was given */
+	int default_only;        /* one it does not read was given */
 	struct ta_table *items;  /* text: the first item of each step, for prose */
 };
 
@@ -56,12 +63,32 @@ static int on_opt(void *ctx, int key, const char *arg)
 	char *end;
 	long long n;
 
-	if (key == OPT_WHAT_IF)
+	if (key == OPT_WHAT_IF) {
+		c->default_only = 1;
 		return what_if(c, arg);
+	}
 	if (key == OPT_TRACE) {
 		c->trace = arg;
 		return 0;
 	}
+	if (key == OPT_ANNOTATION || key == OPT_GRAPH) {
+		c->hta_only = 1;
+		if (key == OPT_GRAPH)
+			c->graph = 1;
+		else
+			c->o.annotation = arg;
+		return 0;
+	}
+	if (key == OPT_INSTANCE) {
+		c->hta_only = 1;
+		c->o.instance_first = strtol(arg, &end, 10);
+		c->o.instance_last = c->o.instance_first;
+		if (end != arg && *end == '-')
+			c->o.instance_last = strtol(arg = end + 1, &end, 10);
+		return *end || end == arg || c->o.instance_first < 0 ||
+		       c->o.instance_last < c->o.instance_first ? -1 : 0;
+	}
+	c->default_only = 1;
 	n = strtoll(arg, &end, 10);
 	if (*end || end == arg || n < 0)
 		return -1;
@@ -118,13 +145,17 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	struct ta_critical_opts o = c->o;
 	struct ta_table *path, *items;
 
-	if (q->hta_compat) {
-		ta_error_set(err, TA_EXIT_USAGE, "critical-path: --hta-compat is "
-			     "not supported yet");
-		return -1;
-	}
 	struct ta_path_nodes nodes = { 0, NULL, 0, 0 };
 	char src[4096] = "";
+
+	if (q->hta_compat ? c->default_only : c->hta_only) {
+		ta_error_set(err, TA_EXIT_USAGE, q->hta_compat ?
+			     "--step, --top and --what-if are not HTA's: "
+			     "leave them out with --hta-compat" :
+			     "--annotation, --instance and --graph go with "
+			     "--hta-compat");
+		return -1;
+	}
 
 	if (!c->top)
 		o.top = 50; /* for the text's sentences */
@@ -132,7 +163,8 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 		return -1;
 	if (c->trace)
 		o.nodes = &nodes;
-	if (ta_critical_run(db, q, &o, &path, &items, err) < 0) {
+	if ((q->hta_compat ? ta_critical_hta_run : ta_critical_run)(db, q, &o,
+			&path, &items, err) < 0) {
 		free(nodes.v);
 		return -1;
 	}
@@ -145,7 +177,16 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	free(nodes.v);
 	ta_table_free(c->items);
 	c->items = NULL;
-	if (c->top) {
+	if (q->hta_compat) {
+		if (c->graph) {
+			ta_table_free(path);
+			*out = items;
+		} else {
+			ta_people_critical_hta(path, items);
+			ta_table_free(items);
+			*out = path;
+		}
+	} else if (c->top) {
 		ta_table_free(path);
 		*out = items;
 	} else {
@@ -159,7 +200,7 @@ static void present(struct ta_table *t, void *ctx)
 {
 	struct cp_cmd *c = ctx;
 
-	if (!c->top && c->items)
+	if (!c->top && c->items && !c->graph)
 		ta_people_critical(t, c->items);
 }
 
@@ -171,7 +212,8 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 
 int cmd_critical(int argc, char **argv)
 {
-	struct cp_cmd c = { { -1, 0, NULL, NULL, 1, NULL }, "", NULL, 0, NULL };
+	struct cp_cmd c = { { -1, 0, NULL, NULL, 1, NULL, "ProfilerStep", 0, 0 },
+			    "", NULL, 0, 0, 0, 0, NULL };
 	const struct ta_cmd_info info = {
 		"critical-path", "[options] PATH",
 		"Per rank and step, the critical path: the chain of work the step's "
@@ -179,7 +221,10 @@ int cmd_critical(int argc, char **argv)
 		"(kernels on a stream,\nlaunches, cross-stream waits, host syncs, "
 		"collectives' last members), and\nwhat it consists of: "
 		"rank,step,path_us,cpu_us,launch_us,kernel_compute_us,\n"
-		"kernel_comm_us,kernel_memory_us,gap_us,sync_us,peer_wait_us.",
+		"kernel_comm_us,kernel_memory_us,gap_us,sync_us,peer_wait_us.\n"
+		"With --hta-compat, HTA's critical path of one annotation instance "
+		"per rank,\nby what bounds it (HTA's summary()): "
+		"rank,bound_by,path_us,path_pct.",
 		opts, on_opt, &c, present,
 		run
 	};

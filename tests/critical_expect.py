@@ -148,6 +148,61 @@ try:
 except subprocess.TimeoutExpired:
     check("zero-length work: the walk ends", False)
 
+# --hta-compat: HTA's graph, path and summary() on its own test traces,
+# number for number (../shared: HTA's traces and what HTA computed on them)
+SHARED = os.environ.get("SHARED", "../shared")
+SA = os.path.join(SHARED, "testdata/hta/critical_path_simple_add")
+EXP = os.path.join(SHARED, "testdata/hta-expected/critical_path_simple_add")
+ALEX = "[param|pytorch.model.alex_net|0|0|0|measure|forward]"
+if os.path.isdir(SA) and os.path.isdir(EXP):
+    want = json.load(open(os.path.join(EXP, "critical_path.json")))
+    hta = ["--hta-compat", "--annotation", want["annotation"], "--instance", str(want["instance_id"])]
+    g = {r["item"]: r for r in table(SA, "--graph", *hta)}
+    check("HTA simple_add: %s nodes, %s edges (HTA: %d, %d)" % (g["nodes"]["in_graph"], g["edges"]["in_graph"],
+                                                                want["nodes"], want["edges"]),
+          int(g["nodes"]["in_graph"]) == want["nodes"] and int(g["edges"]["in_graph"]) == want["edges"])
+    check("HTA simple_add: the path has %s nodes and %s edges (HTA: %d, %d)" % (
+          g["nodes"]["on_path"], g["edges"]["on_path"], want["critical_path_nodes"], want["critical_path_edges"]),
+          int(g["nodes"]["on_path"]) == want["critical_path_nodes"]
+          and int(g["edges"]["on_path"]) == want["critical_path_edges"])
+    check("HTA simple_add: %s us long (HTA: %s)" % (g["edges"]["path_us"], want["path_length"]),
+          float(g["edges"]["path_us"]) == want["path_length"])
+    names = {"OPERATOR_KERNEL": "operator", "KERNEL_KERNEL_DELAY": "kernel_kernel_delay",
+             "DEPENDENCY": "dependency", "KERNEL_LAUNCH_DELAY": "kernel_launch_delay",
+             "SYNC_DEPENDENCY": "sync_dependency"}
+    for k, w in want["path_weight_by_edge_type"].items():
+        item = g[names[k.split(".")[1]]]
+        n = want["path_edges_by_type"][k]
+        check("HTA simple_add: %s: %s edges, %s us on the path (HTA: %d, %s)" % (
+              item["item"], item["on_path"], item["path_us"], n, w),
+              float(item["path_us"]) == w and int(item["on_path"]) == n)
+    rows = {r["bound_by"]: float(r["path_pct"]) for r in table(SA, *hta)}
+    exp = {r["bound_by"]: float(r["duration"]) for r in csv.DictReader(open(os.path.join(EXP, "summary.csv")))}
+    check("HTA simple_add: summary() %s (HTA: %s)" % (rows, exp),
+          rows.keys() == exp.keys() and all(abs(rows[k] - exp[k]) <= 1e-9 * max(1, abs(exp[k])) for k in exp))
+    out = os.path.join(tempfile.mkdtemp(), "overlaid.json.gz")
+    subprocess.run(["./traceanalyze", "critical-path", "-q", "--trace", out, *hta, SA], check=True,
+                   capture_output=True)
+    ev = json.load(gzip.open(out))["traceEvents"]
+    marked = sum(e.get("args", {}).get("critical", 0) for e in ev if e.get("ph") == "X")
+    fl = [e for e in ev if e.get("cat") == "critical_path"]
+    check("HTA simple_add: the overlaid trace marks %d events and draws %d flows (HTA: 159, 21)"
+          % (marked, len(fl) // 2), marked == 159 and len(fl) == 42
+          and sum(e["ph"] == "s" for e in fl) == 21)
+    # cudaStreamWaitEvent / cudaEventSynchronize: HTA's test asks for sync edges
+    ms = os.path.join(SHARED, "testdata/hta/critical_path_cuda_event_sync_multi_stream")
+    g = {r["item"]: r for r in table(ms, "--graph", "--hta-compat", "--annotation", "")}
+    check("HTA event sync: %s sync edges in the graph" % g["sync_dependency"]["in_graph"],
+          int(g["sync_dependency"]["in_graph"]) > 0)
+    r = subprocess.run(["./traceanalyze", "critical-path", "-q", "--hta-compat", "--annotation", ALEX,
+                        "--instance", "2", SA], capture_output=True, text=True)
+    check("HTA: an instance that is not there is exit 2, named", r.returncode == 2 and "no instance 2" in r.stderr)
+    r = subprocess.run(["./traceanalyze", "critical-path", "-q", "--annotation", ALEX, SA],
+                       capture_output=True, text=True)
+    check("--annotation without --hta-compat is exit 2", r.returncode == 2 and "--hta-compat" in r.stderr)
+else:
+    print("critical: HTA's checks skipped: %s not found" % SA)
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL critical:", n)

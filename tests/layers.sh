@@ -15,7 +15,8 @@ none() { # NAME PATTERN FILES...: grep -E finds nothing
 
 A="src/analyses/*.c src/analyses/*.h"
 # analyses read the model's views, never the parser's tables or HTA's rows
-none analyses_read_the_model 'events|hrows' $A
+# (the table in SQL: words such as "events" in names and text are fine)
+none analyses_read_the_model '(FROM|JOIN|INTO|UPDATE|TABLE)[[:space:]"]+(main\.)?events([^a-z_]|$)|hrows' $A
 # roles and kinds are named (ta_db.h, ta_model.h), never numbers in SQL
 none no_literal_roles "role *(=|!=|<>) *[0-9]|role +IN *\\( *[0-9]" $A src/model/*.c
 none no_literal_kinds "kind *(=|!=|<>) *[0-9]|kind +IN *\\( *[0-9]" $A src/model/*.c

@@ -36,7 +36,7 @@ static const char hta_rows_sql[] =
 "  e.stream, e.correlation, COALESCE(e.gbps, 0.0) AS gbps,"
 "  ((e.stream >= 0 AND e.correlation >= 0) OR e.name IN (SELECT name_id"
 "    FROM names WHERE name IN ('Event Sync', 'Context Sync'))) AS is_gpu,"
-"  NULL AS partner, e.pid, e.tid"
+"  NULL AS partner, e.pid, e.tid, e.wait_on_stream, e.wait_corr"
 " FROM events e JOIN files f ON f.rank = e.rank"
 " WHERE e.rank IN (SELECT rank FROM sel_ranks) AND e.dur_ns IS NOT NULL"
 "  AND e.cat IS NOT NULL"
@@ -98,7 +98,14 @@ static const char hta_dev_sql[] =
 "  CASE WHEN %d AND NOT h.is_gpu THEN h.idx + 1000000000000 ELSE h.idx END"
 "   AS ord, h.pid, h.tid"
 " FROM hrows h LEFT JOIN names n ON n.name_id = h.name"
-" LEFT JOIN names c ON c.name_id = h.cat WHERE h.stream != -1;";
+" LEFT JOIN names c ON c.name_id = h.cat WHERE h.stream != -1;"
+/* HTA's table of the rank as its critical path reads it: its rows in its
+ * order (§7.2 step 5: by part, then idx) */
+"CREATE TEMP VIEW hta_trace AS SELECT h.rank, h.idx, h.cat, h.name, h.pid,"
+"  h.tid, h.ts, h.dur, h.stream, h.correlation, h.is_gpu,"
+"  COALESCE(h.partner, -1) AS partner, COALESCE(h.wait_on_stream, -1)"
+"  AS wait_on_stream, COALESCE(h.wait_corr, -1) AS wait_corr,"
+"  CASE WHEN %d AND NOT h.is_gpu THEN 1 ELSE 0 END AS part FROM hrows h;";
 
 /* HTA's rows and step filter into TEMP TABLE hrows; returns whether the
  * filter ran (1), or -1. */
@@ -144,7 +151,7 @@ static int keep_hta_rows(sqlite3 *rw, void *ctx, struct ta_error *err)
 
 static int prepare_hta(sqlite3 *db, struct ta_error *err)
 {
-	char sql[sizeof(hta_dev_sql) + 16];
+	char sql[sizeof(hta_dev_sql) + 32];
 	int64_t kept;
 	int filtered;
 
@@ -161,7 +168,7 @@ static int prepare_hta(sqlite3 *db, struct ta_error *err)
 	} else if ((filtered = hta_rows(db, err)) < 0) {
 		return -1; /* a database we may not write: for this run only */
 	}
-	snprintf(sql, sizeof(sql), hta_dev_sql, filtered);
+	snprintf(sql, sizeof(sql), hta_dev_sql, filtered, filtered);
 	return ta_db_exec(db, sql, err);
 }
 

@@ -119,7 +119,8 @@ static int start_over(sqlite3 *db, const struct ta_query *q,
 				     " WHERE type = 'view' AND name = 'hrows'", 0) > 0 ?
 		       "DROP VIEW temp.hrows" : "DROP TABLE IF EXISTS temp.hrows",
 		       err) < 0 ||
-	    ta_db_exec(db, "DROP TABLE IF EXISTS temp.model_state;"
+	    ta_db_exec(db, "DROP VIEW IF EXISTS temp.hta_trace;"
+		       "DROP TABLE IF EXISTS temp.model_state;"
 		       "DROP TABLE IF EXISTS temp.dev;"
 		       "DROP TABLE IF EXISTS temp.win;"
 		       "DROP TABLE IF EXISTS temp.cpu_corr;"

@@ -41,6 +41,7 @@ static const struct key_map arg_keys[] = {
 	KEY("Device Id", TA_F_DEVICE_ID),
 	KEY("Bytes", TA_F_MEM_BYTES),
 	KEY("wait_on_stream", TA_F_WAIT_ON_STREAM),
+	KEY("wait_on_cuda_event_record_corr_id", TA_F_WAIT_CORR),
 	KEY("Collective name", TA_F_COLLECTIVE),
 	/* collectives (record_param_comms; older traces: the kernel) */
 	KEY("Process Group Name", TA_F_PG_NAME),

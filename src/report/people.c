@@ -250,3 +250,28 @@ void ta_people_critical(struct ta_table *t, const struct ta_table *items)
 		ta_buf_adds(&t->head, "\n");
 	}
 }
+
+/* critical-path --hta-compat: "rank 0: HTA's graph has 414 nodes and 415
+ * edges; its critical path 315 nodes and 314 edges (159 events),
+ * 241724 µs." from the graph table. */
+void ta_people_critical_hta(struct ta_table *t, const struct ta_table *graph)
+{
+	size_t r;
+
+	for (r = 0; r + 2 < graph->nrows; r++) {
+		const char *item = ta_table_cell(graph, r, 1)->s;
+
+		if (strcmp(item, "nodes") != 0)
+			continue;
+		ta_buf_addf(&t->head, "rank %lld: HTA's graph has %lld nodes and "
+			    "%lld edges; its critical path %lld nodes and %lld "
+			    "edges (%lld events), %.0f us long\n",
+			    (long long)ta_table_cell(graph, r, 0)->i,
+			    (long long)ta_table_cell(graph, r, 2)->i,
+			    (long long)ta_table_cell(graph, r + 2, 2)->i,
+			    (long long)ta_table_cell(graph, r, 3)->i,
+			    (long long)ta_table_cell(graph, r + 2, 3)->i,
+			    (long long)ta_table_cell(graph, r + 1, 3)->i,
+			    ta_table_cell(graph, r + 2, 4)->d);
+	}
+}
