@@ -112,6 +112,7 @@ struct ta_diagnose_opts {
 	double busy_pct;         /* compute-bound at or above (90) */
 	int64_t host_gap_ns;     /* idle holes this long are host time (50 µs) */
 	int64_t small_kernel_ns; /* "small" kernels (10 µs) */
+	int path;                /* confirm each verdict with the critical path */
 };
 
 /* Two tables: the verdict per step (out) and every finding with its cost
@@ -153,6 +154,9 @@ struct ta_critical_opts {
 	const char *annotation;
 	long instance_first, instance_last;
 };
+
+/* What a path consists of: its table's columns (cpu_us...) without _us. */
+extern const char *const ta_critical_parts[];
 
 /* Per rank and step, the critical path's length by what lies on it (out),
  * and the items on it with the most time (top). */

@@ -168,6 +168,26 @@ check("misaligned GEMM: costed at 40 %% of 9 ms, per step (%s)" % [r["cost_us"] 
       len(f) == 1 and abs(float(f[0]["cost_us"]) - 3600) < 1 and "estimate" in f[0]["advice"]
       and f[0]["where"].startswith("aten::mm [[4096, 4095]"))
 
+# the critical path's second opinion: it holds a fair share of what each
+# planted cause's verdict blames
+for case, least in (("train_healthy", 90), ("train_stalled", 25), ("decode_eager", 90), ("copies", 25),
+                    ("spin", 50)):
+    for r in run(case):
+        check("%s step %s: %s confirmed by the path (%s %% of it)" % (case, r["step"], r["verdict"],
+                                                                     r["verdict_path_pct"]),
+              float(r["verdict_path_pct"]) >= least)
+for r in run("ddp_straggler"):
+    if r["verdict"] == "waiting-for-peer":
+        check("ddp_straggler rank %s step %s: the path is on the late peer (%s)" % (r["rank"], r["step"], r["path_bound"]),
+              r["path_bound"] == "peer_wait" and float(r["verdict_path_pct"]) > 90)
+out = subprocess.run(["./traceanalyze", "diagnose", "-q", "testdata/ddp_onebucket"], capture_output=True,
+                     text=True, check=True).stdout
+check("text names the steps where the path disagrees",
+      "Where the critical path disagrees" in out and "rank 0 step 2: host-stalled, but 0 %" in out)
+v = run("train_stalled", "--no-path")
+check("--no-path leaves the path's columns empty", v and all(r["path_bound"] == "" and r["verdict_path_pct"] == ""
+                                                           for r in v))
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL diagnose:", n)

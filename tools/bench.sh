@@ -71,7 +71,7 @@ printf '\ncached temporal on 1x: %.3f s\n' "$(median < "$DIR/c.t")"
 printf '\n| command on the cached 1x trace | s | peak RSS MB |\n|---|---|---|\n'
 for cmd in temporal idle "idle --stats" kernels "kernels --by type" overlap launch \
 	"launch --summary" queue "queue --series" membw annotations "annotations --kernels" \
-	ops diagnose "diagnose --findings" stragglers critical-path report "temporal --hta-compat" \
+	ops diagnose "diagnose --no-path" "diagnose --findings" stragglers critical-path report "temporal --hta-compat" \
 	"queue --hta-compat"; do
 	# shellcheck disable=SC2086
 	$BIN $cmd -q --format csv "$DIR/x1" >/dev/null

@@ -33,9 +33,10 @@
 enum cat { C_CPU, C_LAUNCH, C_COMPUTE, C_COMM, C_MEMORY, C_GAP, C_SYNC, C_PEER,
 	   NCAT };
 
-static const char *const cat_names[NCAT + 1] = { "cpu", "launch",
+const char *const ta_critical_parts[NCAT + 1] = { "cpu", "launch",
 	"kernel_compute", "kernel_comm", "kernel_memory", "gap", "sync",
 	"peer_wait", NULL };
+#define cat_names ta_critical_parts
 
 /* A collective's last member is followed when it came this much later. */
 #define PEER_NS 50000
@@ -53,6 +54,8 @@ struct cp_kernel {
 struct cp_call {                    /* runtime calls, by thread then start */
 	int64_t tid, ts, end;
 	int sync;                   /* a blocking call: not launch time */
+	int copy;                   /* a copy or memset call: a pageable copy
+				     * holds the host for the whole copy */
 };
 
 struct cp_span {                    /* host ops and ranges, by thread, start */
@@ -205,6 +208,13 @@ static int is_blocking(const char *name)
 	       strstr(name, "Query");
 }
 
+static int is_copy(const char *name)
+{
+	return strncmp(name, "cudaMemcpy", 10) == 0 ||
+	       strncmp(name, "cudaMemset", 10) == 0 ||
+	       strncmp(name, "hipMemcpy", 9) == 0 || strncmp(name, "hipMemset", 9) == 0;
+}
+
 static int load_host(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
@@ -222,9 +232,11 @@ static int load_host(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 			cap = cap ? 2 * cap : 1024;
 			r->calls = ta_xrealloc(r->calls, cap * sizeof(*r->calls));
 		}
+		const char *name = (const char *)sqlite3_column_text(st, 3);
+
 		r->calls[r->ncalls++] = (struct cp_call){ sqlite3_column_int64(st, 0),
 			sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-			is_blocking((const char *)sqlite3_column_text(st, 3)) };
+			is_blocking(name), is_copy(name) };
 	}
 	sqlite3_finalize(st);
 	if (ta_db_done(db, rc, err) < 0)
@@ -429,7 +441,7 @@ static void cpu_time(struct walk *w, size_t ri, int64_t tid, int64_t a, int64_t 
 	const struct cp_rank *r = &w->ranks[ri];
 	const struct cp_span *s;
 	size_t lo = 0, hi = r->ncalls;
-	int64_t launch = 0;
+	int64_t launch = 0, copy = 0;
 
 	if (b <= a)
 		return;
@@ -445,18 +457,21 @@ static void cpu_time(struct walk *w, size_t ri, int64_t tid, int64_t a, int64_t 
 		int64_t x = r->calls[lo].ts > a ? r->calls[lo].ts : a;
 		int64_t y = r->calls[lo].end < b ? r->calls[lo].end : b;
 
-		if (y > x && !r->calls[lo].sync)
+		if (y > x && r->calls[lo].copy)
+			copy += y - x;
+		else if (y > x && !r->calls[lo].sync)
 			launch += y - x;
 	}
 	add(w, ri, C_LAUNCH, launch, "runtime calls");
+	add(w, ri, C_MEMORY, copy, "copy calls");
 	if (!w->names) {
-		add(w, ri, C_CPU, b - a - launch, "");
+		add(w, ri, C_CPU, b - a - launch - copy, "");
 		return;
 	}
 	/* the rest by the innermost record_function range over each part
 	 * (else the op over its middle), scaled to leave out launch time */
 	{
-		int64_t pts[2 * 64 + 2], cpu = b - a - launch, given = 0;
+		int64_t pts[2 * 64 + 2], cpu = b - a - launch - copy, given = 0;
 		const struct cp_span *rg[64];
 		size_t nr = 0, np = 0, i, j, seen = 0;
 		long x;
@@ -836,7 +851,8 @@ int ta_critical_run(sqlite3 *db, const struct ta_query *q,
 		return -1;
 	w.db = db;
 	w.peers = &peers;
-	w.names = 1;
+	/* names cost a third of the walk: only --top, prose and --trace need them */
+	w.names = o->top > 0 || o->nodes;
 	w.o = o;
 	w.seen = ta_intern_new();
 	w.acc.keys = ta_intern_new();

@@ -328,6 +328,21 @@ static const struct ta_col verdict_cols[] = {
 	{ "verdict", TA_COL_TEXT, TA_UNIT_NONE, 0 },
 	{ "main_cause", TA_COL_TEXT, TA_UNIT_NONE, 0 },
 	{ "cause_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "path_bound", TA_COL_TEXT, TA_UNIT_NONE, 0 },
+	{ "path_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
+	{ "verdict_path_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
+};
+
+/* The parts of the critical path (ta_critical_parts, bits in its order)
+ * that each verdict blames: the path confirms a verdict when they hold a
+ * fair share of it. */
+static const unsigned verdict_parts[] = {
+	1u << 2,                        /* compute-bound: kernel_compute */
+	1u << 0 | 1u << 6,              /* host-stalled: cpu, sync */
+	1u << 0 | 1u << 1 | 1u << 5,    /* launch-bound: cpu, launch, gap */
+	1u << 3 | 1u << 7,              /* communication-bound: comm, peers */
+	1u << 4,                        /* copy-bound: kernel_memory */
+	1u << 7 | 1u << 3,              /* waiting-for-peer: peers, comm */
 };
 
 static const struct ta_col finding_cols[] = {
@@ -522,6 +537,53 @@ static void name_late_peers(struct ta_table *t, struct findings *f)
 	}
 }
 
+/* The critical path's largest part in each step (critical.c): the
+ * verdict's second opinion, by another method. */
+static int confirm_with_path(sqlite3 *db, const struct ta_query *q,
+			     struct ta_table *t, struct ta_error *err)
+{
+	struct ta_critical_opts o = { -1, 0, NULL, NULL, 1, NULL, NULL, 0, 0 };
+	struct ta_table *path, *top;
+	size_t r, p;
+
+	if (ta_critical_run(db, q, &o, &path, &top, err) < 0)
+		return -1;
+	for (r = 0; r < t->nrows; r++)
+		for (p = 0; p < path->nrows; p++) {
+			const struct ta_cell *step = ta_table_cell(path, p, 1);
+			double len = ta_table_cell(path, p, 2)->d, best = -1;
+			size_t c, bc = 0;
+
+			if (ta_table_cell(path, p, 0)->i != ta_table_cell(t, r, 0)->i ||
+			    step->null != ta_table_cell(t, r, 1)->null ||
+			    (!step->null && step->i != ta_table_cell(t, r, 1)->i))
+				continue;
+			const char *verdict = ta_table_cell(t, r, 4)->s;
+			double blamed = 0;
+			size_t v;
+
+			for (v = 0; strcmp(verdict_names[v], verdict) != 0; v++)
+				;
+			for (c = 3; c < 11; c++) {
+				double d = ta_table_cell(path, p, c)->d;
+
+				if (d > best)
+					best = d, bc = c - 3;
+				if (verdict_parts[v] & 1u << (c - 3))
+					blamed += d;
+			}
+			ta_table_set_text(t, r, 7, ta_critical_parts[bc]);
+			if (len > 0) {
+				ta_table_set_real(t, r, 8, ta_round(100 * best / len, 2));
+				ta_table_set_real(t, r, 9, ta_round(100 * blamed / len, 2));
+			}
+			break;
+		}
+	ta_table_free(path);
+	ta_table_free(top);
+	return 0;
+}
+
 /* Text: after the verdicts, the costliest findings over all steps. */
 int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		    const struct ta_diagnose_opts *o, struct ta_table **out,
@@ -529,9 +591,10 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 {
 	struct findings f = { NULL, 0, 0, ta_intern_new(), NULL };
 	struct rank_data d;
-	struct ta_table *t = ta_table_new("Diagnosis per step", verdict_cols, 7);
+	struct ta_table *t = ta_table_new("Diagnosis per step", verdict_cols, 10);
 
 	ta_table_set_values(t, 4, verdict_names);
+	ta_table_set_values(t, 7, ta_critical_parts);
 	memset(&d, 0, sizeof(d));
 	sqlite3_stmt *ranks = NULL;
 	struct ta_traits run;
@@ -582,6 +645,8 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	sqlite3_finalize(ranks);
 	if (rc == 0)
 		rc = ta_db_done(db, step_rc, err);
+	if (rc == 0 && o->path)
+		rc = confirm_with_path(db, q, t, err);
 	if (rc == 0) {
 		name_late_peers(t, &f);
 		*findings = findings_table(&f, &run);

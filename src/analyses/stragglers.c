@@ -101,7 +101,7 @@ int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 		      const struct ta_stragglers_opts *o, struct ta_table **out,
 		      struct ta_error *err)
 {
-	struct ta_diagnose_opts dopts = { 90, 50000, 10000 };
+	struct ta_diagnose_opts dopts = { 90, 50000, 10000, 0 };
 	struct ta_table *verdicts = NULL, *findings = NULL, *t;
 	struct ta_peers p;
 	struct step_max *most;

@@ -87,6 +87,36 @@ static int cmp_sum(const void *x, const void *y)
 
 #define SUMMARY_LINES 8
 
+/* Steps whose critical path holds little of what the verdict blames:
+ * both opinions, for a person to weigh. */
+#define CONFIRM_PCT 10.0
+
+static void path_disagrees(struct ta_table *t)
+{
+	size_t verdict = col(t, "verdict"), bound = col(t, "path_bound");
+	size_t pct = col(t, "path_pct"), blamed = col(t, "verdict_path_pct");
+	size_t r;
+	int head = 0;
+
+	for (r = 0; r < t->nrows; r++) {
+		const struct ta_cell *b = ta_table_cell(t, r, blamed);
+		const struct ta_cell *step = ta_table_cell(t, r, 1);
+
+		if (b->null || b->d >= CONFIRM_PCT)
+			continue;
+		if (!head++)
+			ta_buf_adds(&t->tail, "\nWhere the critical path disagrees "
+				    "(critical-path shows it):\n");
+		ta_buf_addf(&t->tail, "  rank %lld", (long long)ta_table_cell(t, r, 0)->i);
+		if (!step->null)
+			ta_buf_addf(&t->tail, " step %lld", (long long)step->i);
+		ta_buf_addf(&t->tail, ": %s, but %.0f %% of its critical path is "
+			    "in what that blames; the path is %.0f %% %s\n",
+			    ta_table_cell(t, r, verdict)->s, b->d,
+			    ta_table_cell(t, r, pct)->d, ta_table_cell(t, r, bound)->s);
+	}
+}
+
 /* After the verdicts: the findings summed over every step, the costliest
  * over all ranks first; each rank's costliest too, so that no rank's
  * cause hides behind another's; then how many more --findings lists. */
@@ -137,6 +167,7 @@ void ta_people_diagnose(struct ta_table *t, const struct ta_table *findings)
 			    "one, per step)\n", n - shown);
 	free(pick);
 	free(s);
+	path_disagrees(t);
 }
 
 /* Per rank over its steps: the means of the step, its wait and its
