@@ -73,6 +73,7 @@ test: traceanalyze $(TEST_BIN)
 	python3 tests/stragglers_expect.py
 	sh tests/cache.sh
 	python3 tests/critical_expect.py
+	python3 tests/diff_expect.py
 	sh tests/conform.sh
 	sh tests/manlint.sh
 	sh tests/layers.sh

@@ -171,6 +171,37 @@ int ta_critical_hta_run(sqlite3 *db, const struct ta_query *q,
 			const struct ta_critical_opts *o, struct ta_table **out,
 			struct ta_table **graph, struct ta_error *err);
 
+/* diff BASE TEST: what changed between two runs, per name. */
+enum ta_diff_kind { TA_DIFF_CPU = 1, TA_DIFF_GPU = 2, TA_DIFF_ALL = 3 };
+
+struct ta_diff_side {
+	const int64_t *ranks;    /* NULL: every rank (HTA: its first) */
+	size_t nranks;
+	int64_t step_lo, step_hi;  /* ProfilerStep#N range; -1: every kept
+				    * step (HTA: its first) */
+};
+
+struct ta_diff_opts {
+	struct ta_diff_side base, test;
+	int by_short;            /* names without templates and arguments */
+	enum ta_diff_kind kinds;
+	double noise_pct;        /* a change below this % of the base ... */
+	double noise_us;         /* ... or below this, per step, ... */
+	double noise_step_pct;   /* ... or below this % of BASE's step */
+	int lists;               /* --hta-compat: ops_diff's lists instead */
+};
+
+/* Per name: its count and time per step on each side, and the change
+ * (out); per rank: the steps of each side side by side (steps). base is
+ * the database of BASE, db the one of TEST. */
+int ta_diff_run(sqlite3 *base, sqlite3 *db, const struct ta_query *q,
+		const struct ta_diff_opts *o, struct ta_table **out,
+		struct ta_table **steps, struct ta_error *err);
+
+/* HTA's shorten_name: template and argument lists and the return type
+ * removed; copies and memsets as they are. */
+void ta_short_name(const char *name, struct ta_buf *out);
+
 int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		    const struct ta_diagnose_opts *o, struct ta_table **out,
 		    struct ta_table **findings, struct ta_error *err);

@@ -3,6 +3,7 @@
  * ordered differently and given a few lines of prose, computed from them. */
 #include "ta_people.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -305,4 +306,88 @@ void ta_people_critical_hta(struct ta_table *t, const struct ta_table *graph)
 			    (long long)ta_table_cell(graph, r + 1, 3)->i,
 			    ta_table_cell(graph, r + 2, 4)->d);
 	}
+}
+
+/* "rank 0: step 32.85 -> 50.10 ms (+17.25 ms, +52.5 %); ..." then the
+ * largest changes beyond noise, as a person reads them. */
+#define DIFF_LINES 8
+
+struct by_self {
+	double key;             /* |change in self time| */
+	size_t row;
+};
+
+static int cmp_self(const void *x, const void *y)
+{
+	const struct by_self *a = x, *b = y;
+
+	if (a->key != b->key)
+		return a->key > b->key ? -1 : 1;
+	return a->row < b->row ? -1 : 1;
+}
+
+void ta_people_diff(struct ta_table *t, const struct ta_table *steps)
+{
+	size_t kind = col(t, "kind"), name = col(t, "name"), flag = col(t, "flag");
+	size_t dself = col(t, "diff_self_us"), dcount = col(t, "diff_count");
+	size_t change = col(t, "change");
+	size_t r, shown = 0, flagged = 0, n = 0, i;
+	struct by_self *order;
+
+	for (r = 0; r < steps->nrows; r++) {
+		const struct ta_cell *bs = ta_table_cell(steps, r, 3);
+		const struct ta_cell *ts = ta_table_cell(steps, r, 4);
+
+		ta_buf_addf(&t->head, "rank %lld: ",
+			    (long long)ta_table_cell(steps, r, 0)->i);
+		if (bs->null || ts->null) {
+			ta_buf_addf(&t->head, "only in %s\n", bs->null ? "TEST" : "BASE");
+			continue;
+		}
+		ta_buf_addf(&t->head, "step %.2f -> %.2f ms (%+.2f ms, %+.1f %%); "
+			    "GPU busy %.1f -> %.1f %%; idle %.2f -> %.2f ms; %s -> %s\n",
+			    bs->d / 1e3, ts->d / 1e3, (ts->d - bs->d) / 1e3,
+			    bs->d > 0 ? 100 * (ts->d - bs->d) / bs->d : 0,
+			    ta_table_cell(steps, r, 7)->d, ta_table_cell(steps, r, 8)->d,
+			    ta_table_cell(steps, r, 9)->d / 1e3,
+			    ta_table_cell(steps, r, 10)->d / 1e3,
+			    ta_table_cell(steps, r, 11)->null ? "?" :
+			    ta_table_cell(steps, r, 11)->s,
+			    ta_table_cell(steps, r, 12)->null ? "?" :
+			    ta_table_cell(steps, r, 12)->s);
+	}
+	for (r = 0; r < t->nrows; r++)
+		flagged += ta_table_cell(t, r, flag)->i != 0;
+	if (!flagged) {
+		ta_buf_adds(&t->head, "No change beyond noise (--noise-pct, --noise-us).\n");
+		return;
+	}
+	ta_buf_addf(&t->head, "%zu change%s beyond noise; by the change in self "
+		    "time (what nests in a range or frame is its own line):\n",
+		    flagged, flagged == 1 ? "" : "s");
+	order = ta_xcalloc(t->nrows + 1, sizeof(*order));
+	for (r = 0; r < t->nrows; r++)
+		if (ta_table_cell(t, r, flag)->i) {
+			order[n].key = fabs(ta_table_cell(t, r, dself)->d);
+			order[n++].row = r;
+		}
+	ta_qsort(order, n, sizeof(*order), cmp_self);
+	for (i = 0; i < n && shown < DIFF_LINES; i++) {
+		size_t r2 = order[i].row;
+		double d = ta_table_cell(t, r2, dself)->d;
+		double c = ta_table_cell(t, r2, dcount)->d;
+		const char *ch = ta_table_cell(t, r2, change)->s;
+
+		r = r2;
+		shown++;
+		ta_buf_addf(&t->head, "  %+10.3f ms/step self  %+6.1f calls/step  %-10s %s%s\n",
+			    d / 1e3, c, ta_table_cell(t, r, kind)->s,
+			    ta_table_cell(t, r, name)->s,
+			    strcmp(ch, "added") == 0 ? " (new)" :
+			    strcmp(ch, "deleted") == 0 ? " (gone)" : "");
+	}
+	if (shown < flagged)
+		ta_buf_addf(&t->head, "  ... and %zu more (flag = 1 in the table)\n",
+			    flagged - shown);
+	free(order);
 }
