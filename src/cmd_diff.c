@@ -18,7 +18,7 @@ static const struct ta_opt opts[] = {
 	{ "test-ranks", 1, OPT_TEST_RANKS, "LIST", "TEST's ranks (default --ranks, or every rank)" },
 	{ "base-steps", 1, OPT_BASE_STEPS, "N[-M]", "BASE's ProfilerStep#N to #M (default every kept step)" },
 	{ "test-steps", 1, OPT_TEST_STEPS, "N[-M]", "TEST's steps (default every kept step)" },
-	{ "steps", 0, OPT_STEPS, NULL, "per rank, the steps side by side instead: rank,base_steps,test_steps,base_step_us,test_step_us,diff_step_us,diff_step_pct,base_busy_pct,test_busy_pct,base_idle_us,test_idle_us,base_verdict,test_verdict" },
+	{ "steps", 0, OPT_STEPS, NULL, "per rank, the steps side by side instead: rank,base_steps,test_steps,base_step_us,test_step_us,diff_step_us,diff_step_pct,base_busy_pct,test_busy_pct,base_idle_us,test_idle_us,base_verdict,test_verdict,base_host_wait_pct,test_host_wait_pct" },
 	{ "lists", 0, OPT_LISTS, NULL, "with --hta-compat: HTA's ops_diff lists instead: change,name" },
 	{ "noise-pct", 1, OPT_NOISE_PCT, "P", "a change in a name's time is noise below P% of its time in BASE (10)" },
 	{ "noise-step-pct", 1, OPT_NOISE_STEP, "P", "... or below P% of BASE's step (10)" },

@@ -48,6 +48,8 @@ static const struct ta_col step_cols[] = {
 	{ "test_idle_us", TA_COL_REAL, TA_UNIT_US, 0 },
 	{ "base_verdict", TA_COL_TEXT, TA_UNIT_NONE, 0 },
 	{ "test_verdict", TA_COL_TEXT, TA_UNIT_NONE, 0 },
+	{ "base_host_wait_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
+	{ "test_host_wait_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
 };
 
 void ta_diff_add(struct diff_names *d, int side, int kind, const char *name,
@@ -414,8 +416,34 @@ struct ta_table *ta_diff_table(const struct diff_names *d,
 struct rank_steps {
 	int64_t rank, n;
 	double step_us, busy;
+	double idle_us, host_wait_us;  /* idle's, over the analysis window */
 	const char *verdict;          /* the commonest, owned by its table */
 };
+
+/* The idle time's host-wait share of each rank in out (idle's
+ * categories, over the analysis window). */
+static int idle_split(sqlite3 *db, const struct ta_query *q,
+		      struct rank_steps *out, size_t n, struct ta_error *err)
+{
+	struct ta_idle_opts o = { 30000, NULL, 0, 0 };
+	struct ta_table *t;
+	size_t r, i;
+
+	if (ta_idle_run(db, q, &o, &t, err) < 0)
+		return -1;
+	for (r = 0; r < t->nrows; r++) {
+		double us = ta_table_cell(t, r, 3)->d;
+
+		for (i = 0; i < n; i++)
+			if (out[i].rank == ta_table_cell(t, r, 0)->i) {
+				out[i].idle_us += us;
+				if (strcmp(ta_table_cell(t, r, 2)->s, "host_wait") == 0)
+					out[i].host_wait_us += us;
+			}
+	}
+	ta_table_free(t);
+	return 0;
+}
 
 static int side_steps(sqlite3 *db, const struct ta_query *q,
 		      const struct ta_diff_side *s, struct ta_table **held,
@@ -472,7 +500,7 @@ static int side_steps(sqlite3 *db, const struct ta_query *q,
 		(*out)[i].step_us /= (double)(*out)[i].n;
 		(*out)[i].busy /= (double)(*out)[i].n;
 	}
-	return 0;
+	return idle_split(db, &sq, *out, *n, err);
 }
 
 static void set_side(struct ta_table *t, size_t r, int side, const struct rank_steps *x)
@@ -483,12 +511,15 @@ static void set_side(struct ta_table *t, size_t r, int side, const struct rank_s
 	ta_table_set_real(t, r, 9 + side, ta_round(x->step_us * (1 - x->busy / 100), 3));
 	if (x->verdict)
 		ta_table_set_text(t, r, 11 + side, x->verdict);
+	if (x->idle_us > 0)
+		ta_table_set_real(t, r, 13 + side, ta_round(100 * x->host_wait_us /
+							 x->idle_us, 2));
 }
 
 static struct ta_table *steps_table(const struct rank_steps *b, size_t nb,
 				    const struct rank_steps *t, size_t nt)
 {
-	struct ta_table *out = ta_table_new("Steps, side by side", step_cols, 13);
+	struct ta_table *out = ta_table_new("Steps, side by side", step_cols, 15);
 	size_t i, j;
 
 	for (i = 0; i < nb; i++) {

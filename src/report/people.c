@@ -345,12 +345,14 @@ void ta_people_diff(struct ta_table *t, const struct ta_table *steps)
 			continue;
 		}
 		ta_buf_addf(&t->head, "step %.2f -> %.2f ms (%+.2f ms, %+.1f %%); "
-			    "GPU busy %.1f -> %.1f %%; idle %.2f -> %.2f ms; %s -> %s\n",
+			    "GPU busy %.1f -> %.1f %%; idle %.2f -> %.2f ms (host wait "
+			    "%.0f -> %.0f %%); %s -> %s\n",
 			    bs->d / 1e3, ts->d / 1e3, (ts->d - bs->d) / 1e3,
 			    bs->d > 0 ? 100 * (ts->d - bs->d) / bs->d : 0,
 			    ta_table_cell(steps, r, 7)->d, ta_table_cell(steps, r, 8)->d,
 			    ta_table_cell(steps, r, 9)->d / 1e3,
 			    ta_table_cell(steps, r, 10)->d / 1e3,
+			    ta_table_cell(steps, r, 13)->d, ta_table_cell(steps, r, 14)->d,
 			    ta_table_cell(steps, r, 11)->null ? "?" :
 			    ta_table_cell(steps, r, 11)->s,
 			    ta_table_cell(steps, r, 12)->null ? "?" :
