@@ -40,7 +40,7 @@ _traceanalyze()
 	local cur prev cmd opts
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD-1]}
-	local commands="report temporal idle kernels overlap launch queue membw annotations ops diagnose stragglers critical-path diff ingest cache schema help"
+	local commands="report temporal idle kernels overlap launch queue membw annotations ops diagnose stragglers critical-path diff memory ingest cache schema help"
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
 		return
@@ -55,6 +55,7 @@ _traceanalyze()
 	--window) COMPREPLY=($(compgen -W "steps span" -- "$cur")); return ;;
 	--missing) COMPREPLY=($(compgen -W "fail pass" -- "$cur")); return ;;
 	--by) if [ "$cmd" = diff ]; then COMPREPLY=($(compgen -W "name short" -- "$cur"))
+	      elif [ "$cmd" = memory ]; then COMPREPLY=($(compgen -W "op annotation stack" -- "$cur"))
 	      else COMPREPLY=($(compgen -W "kernel type" -- "$cur")); fi; return ;;
 	--kind) COMPREPLY=($(compgen -W "cpu gpu all" -- "$cur")); return ;;
 	--baseline|-o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;

@@ -202,6 +202,23 @@ int ta_diff_run(sqlite3 *base, sqlite3 *db, const struct ta_query *q,
  * removed; copies and memsets as they are. */
 void ta_short_name(const char *name, struct ta_buf *out);
 
+/* memory: the allocator's [memory] events (memory.c). */
+enum ta_mem_by { TA_MEM_BY_OP, TA_MEM_BY_ANNOTATION, TA_MEM_BY_STACK };
+
+struct ta_memory_opts {
+	int by_site;             /* the sites table instead of the steps */
+	enum ta_mem_by by;       /* what names a site */
+	int series;              /* the allocated bytes over time instead */
+	int64_t bucket_ns;       /* series: the highest per bucket; 0: each event */
+};
+
+/* Per rank, device and kept step: allocated bytes at start, end and peak
+ * (out; or by site, or over time), and the findings: growth, peak,
+ * fragmentation (findings). */
+int ta_memory_run(sqlite3 *db, const struct ta_query *q,
+		  const struct ta_memory_opts *o, struct ta_table **out,
+		  struct ta_table **findings, struct ta_error *err);
+
 int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		    const struct ta_diagnose_opts *o, struct ta_table **out,
 		    struct ta_table **findings, struct ta_error *err);

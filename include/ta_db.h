@@ -6,7 +6,7 @@
 
 #include "ta_event.h"
 
-#define TA_SCHEMA_VERSION 10
+#define TA_SCHEMA_VERSION 11
 
 /* events.role, set at ingestion from the category. Macros, so that SQL
  * text splices them: "role = " TA_SQL(TA_ROLE_GPU). */
@@ -39,6 +39,7 @@ extern const char ta_db_index_sql[];
 enum ta_lazy_index {
 	TA_INDEX_HOST_TIME,   /* events_cpu: diagnose */
 	TA_INDEX_THREAD,      /* events_thread: ops */
+	TA_INDEX_MEMORY,      /* events_mem: memory */
 	TA_NLAZY_INDEXES
 };
 extern const char *const ta_db_lazy_index_sql[TA_NLAZY_INDEXES];

@@ -22,6 +22,8 @@
  *     pid, tid)
  *   steps (rank, step, name, ts,      each rank's ProfilerStep#N ranges
  *     dur, end_ts)
+ *   step_host (rank, step, ts,        the kept steps' ranges on the host
+ *     end_ts)                         (TA_NEED_DEV)
  *   ranges (rank, ts, dur, name)      every other record_function range
  *   calls (rank, idx, name, ts, dur,  runtime and driver calls
  *     correlation, pid, tid)
@@ -45,6 +47,9 @@
  *     correlation, is_gpu, partner,   name: name ids); partner: §4's CPU partner
  *     wait_on_stream, wait_corr,      of GPU rows; order by part, idx
  *     part)
+ *   mem (rank, idx, pid, tid, ts,     the allocator's [memory] events:
+ *     dev_type, dev, addr, bytes,     bytes < 0 for a free; allocated,
+ *     allocated, reserved)            reserved: its totals after it
  *   coll (rank, idx, pg, pg_ranks,    every rank's collective kernels with
  *     name, in_nelems, out_nelems,    the op that issued them, and their
  *     dtype, step, seq, issue_ts,     place in their group's step
@@ -70,6 +75,7 @@ enum ta_need {
 	TA_NEED_THREAD = 1 << 2,  /* host_thread, indexed by thread */
 	TA_NEED_QUEUE = 1 << 3,   /* enqueue (HTA: its launch rows, kept) */
 	TA_NEED_COLL = 1 << 4,    /* coll: every rank's collectives (coll.c) */
+	TA_NEED_MEM = 1 << 5,     /* mem, indexed by time */
 };
 
 /* What the query asks for: see ta_analyses.h's struct ta_query. */

@@ -21,6 +21,9 @@ void ta_people_critical(struct ta_table *t, const struct ta_table *items);
 /* diff: each rank's steps side by side (steps: the --steps table) and
  * the changes beyond noise, before the names. */
 void ta_people_diff(struct ta_table *t, const struct ta_table *steps);
+/* memory: the findings (growth, peak, fragmentation) in words before
+ * the steps. */
+void ta_people_memory(struct ta_table *t, const struct ta_table *findings);
 /* critical-path --hta-compat: the sizes of each rank's graph and path. */
 void ta_people_critical_hta(struct ta_table *t, const struct ta_table *graph);
 

@@ -21,5 +21,6 @@ int cmd_schema(int argc, char **argv)
 	fputs(ta_db_index_sql, stdout);
 	fputs(ta_db_lazy_index_sql[TA_INDEX_HOST_TIME], stdout);
 	fputs(ta_db_lazy_index_sql[TA_INDEX_THREAD], stdout);
+	fputs(ta_db_lazy_index_sql[TA_INDEX_MEMORY], stdout);
 	return ta_cli_finish_output(stdout, "stdout");
 }

@@ -9,7 +9,8 @@
 
 const char *const ta_finding_names[NKINDS + 1] = {
 	"host_region", "sync", "pageable_copy", "launch_overhead",
-	"exposed_comm", "small_kernels", "misaligned_gemm", "wait_for_peer", NULL
+	"exposed_comm", "small_kernels", "misaligned_gemm", "wait_for_peer",
+	"memory_growth", "memory_peak", NULL
 };
 
 /* Case-insensitive: does s contain any of words? */
@@ -132,6 +133,14 @@ const char *ta_advice(enum finding_kind kind, const char *where,
 	case F_WAIT_PEER:
 		return "this rank waits in collectives for a late peer: fix the "
 		       "late rank's own cause (named here), not the network";
+	case F_MEM_GROWTH:
+		return "memory allocated here every step is never freed: drop the "
+		       "references it keeps (a list of tensors, a loss kept for "
+		       "logging: keep .item() or .detach().cpu() instead)";
+	case F_MEM_PEAK:
+		return "what the peak is made of (memory --by annotation, --by "
+		       "stack): activation checkpointing, a smaller batch, or "
+		       "freeing early what the largest of these keeps";
 	default:
 		return "";
 	}

@@ -179,6 +179,7 @@ static int one_rank(sqlite3 *db, int64_t rank, const struct ta_critical_opts *o,
 	if (cp_graph_build(db, rank, o->annotation, o->instance_first,
 			   o->instance_last, &g, err) < 0) {
 		sqlite3_finalize(name_st);
+		cp_graph_free(&g);
 		return -1;
 	}
 	for (i = 0; i < g.nedges; i++)

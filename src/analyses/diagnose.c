@@ -488,6 +488,49 @@ static struct ta_table *findings_table(struct findings *f,
 	return t;
 }
 
+/* memory's findings, when the trace has [memory] events: they cost
+ * memory, not time (cost_us 0); where says how much. */
+static int memory_findings(sqlite3 *db, const struct ta_query *q,
+			   struct ta_table *t, const struct ta_traits *run,
+			   struct ta_error *err)
+{
+	struct ta_memory_opts o = { 0, TA_MEM_BY_ANNOTATION, 0, 0 };
+	struct ta_table *steps, *mf;
+	char where[600];
+	size_t r;
+
+	if (ta_db_int(db, "SELECT count(*) FROM names WHERE name = '[memory]'", 0) == 0)
+		return 0;
+	if (ta_memory_run(db, q, &o, &steps, &mf, err) < 0)
+		return -1;
+	for (r = 0; r < mf->nrows; r++) {
+		const char *kind = ta_table_cell(mf, r, 2)->s;
+		int growth = strcmp(kind, "memory_growth") == 0;
+		double mib = (double)ta_table_cell(mf, r, 3)->i / (1 << 20);
+		size_t row;
+
+		if (!growth && strcmp(kind, "memory_peak") != 0)
+			continue;
+		if (growth)
+			snprintf(where, sizeof(where), "%s: %s, %+.1f MiB a step",
+				 ta_table_cell(mf, r, 1)->s, ta_table_cell(mf, r, 4)->s, mib);
+		else
+			snprintf(where, sizeof(where), "%s: %.1f MiB: %s",
+				 ta_table_cell(mf, r, 1)->s, mib, ta_table_cell(mf, r, 4)->s);
+		row = ta_table_add_row(t);
+		ta_table_set_int(t, row, 0, ta_table_cell(mf, r, 0)->i);
+		ta_table_set_text(t, row, 2, ta_finding_names[growth ? F_MEM_GROWTH : F_MEM_PEAK]);
+		ta_table_set_real(t, row, 3, 0);
+		ta_table_set_int(t, row, 4, 1);
+		ta_table_set_text(t, row, 5, where);
+		ta_table_set_text(t, row, 6, ta_advice(growth ? F_MEM_GROWTH : F_MEM_PEAK,
+						       where, run));
+	}
+	ta_table_free(steps);
+	ta_table_free(mf);
+	return 0;
+}
+
 /* The main cause of rank's step in the verdicts, unless that is itself a
  * wait for a peer (a chain names the first late rank only); NULL if the
  * rank was not diagnosed. */
@@ -650,6 +693,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	if (rc == 0) {
 		name_late_peers(t, &f);
 		*findings = findings_table(&f, &run);
+		rc = memory_findings(db, q, *findings, &run, err);
 	}
 	ta_peers_free(&peers);
 	free(steps);
@@ -660,6 +704,8 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	ta_intern_free(f.keys);
 	if (rc < 0) {
 		ta_table_free(t);
+		ta_table_free(*findings);
+		*findings = NULL;
 		return -1;
 	}
 	*out = t;

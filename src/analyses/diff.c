@@ -203,8 +203,7 @@ static int windows_of(sqlite3 *db, int64_t rank, const struct ta_diff_side *s,
 	int rc;
 
 	*n = 0;
-	if (ta_db_prepare(db, "SELECT ts, end_ts FROM steps WHERE rank = ?1"
-			  " AND step IN (SELECT step FROM step_win WHERE rank = ?1)"
+	if (ta_db_prepare(db, "SELECT ts, end_ts FROM step_host WHERE rank = ?1"
 			  " AND (?2 < 0 OR step BETWEEN ?2 AND ?3)"
 			  " UNION ALL SELECT ts, end_ts FROM span WHERE rank = ?1"
 			  " AND ?2 < 0 AND NOT EXISTS (SELECT 1 FROM step_win"

@@ -40,7 +40,19 @@ static const char common_sql[] =
 "  AND " IN_SEL " AND ts_ns IS NOT NULL AND dur_ns IS NOT NULL"
 "  AND name IS NOT NULL AND cat IS NOT NULL;"
 "CREATE TEMP VIEW gpu_ann AS SELECT rank, idx, pid, tid, ts_ns AS ts,"
-"  dur_ns AS dur, name FROM main.events WHERE role = " R(GPU_ANN) ";";
+"  dur_ns AS dur, name FROM main.events WHERE role = " R(GPU_ANN) ";"
+/* the kept steps as the host ran them (step_win may reach further, into
+ * the GPU work the step launched) */
+"CREATE TEMP VIEW step_host AS SELECT s.rank, s.step, s.ts, s.end_ts"
+"  FROM steps s WHERE s.step IN (SELECT w.step FROM temp.step_win w"
+"   WHERE w.rank = s.rank);"
+/* events_mem's WHERE (ph = 'i'), so that the index serves it */
+"CREATE TEMP VIEW mem AS SELECT rank, idx, pid, tid, ts_ns AS ts,"
+"  COALESCE(mem_device_type, -1) AS dev_type, COALESCE(device, -1) AS dev,"
+"  mem_addr AS addr, bytes, total_allocated AS allocated,"
+"  total_reserved AS reserved FROM main.events WHERE ph = 'i'"
+"  AND name = (SELECT name_id FROM main.names WHERE name = '[memory]')"
+"  AND " IN_SEL " AND ts_ns IS NOT NULL;";
 
 /* Default: the GPU work clipped to each rank's analysis window (span,
  * window.c): what the per-rank breakdowns measure. */
@@ -140,7 +152,7 @@ static const char host_copy_sql[] =
 "CREATE INDEX temp.host_time ON host (rank, ts, dur);";
 
 static const char *const view_names[] = {
-	"gpu", "steps", "ranges", "calls", "host", "host_thread", "gpu_ann", "dev_win", "launch",
+	"gpu", "steps", "ranges", "calls", "host", "host_thread", "gpu_ann", "step_host", "mem", "dev_win", "launch",
 	"enqueue", "cpu_ann", "gpu_ann_win", "rank_span", NULL
 };
 
@@ -181,6 +193,8 @@ int ta_model_build(sqlite3 *db, int hta_compat, unsigned need,
 	/* without its index (same reason), SQLite sorts instead */
 	if (need & TA_NEED_THREAD)
 		ta_db_need_index(db, TA_INDEX_THREAD, NULL);
+	if (need & TA_NEED_MEM)
+		ta_db_need_index(db, TA_INDEX_MEMORY, NULL);
 	if ((need & TA_NEED_COLL) && ta_model_coll(db, err) < 0)
 		return -1;
 	if ((need & TA_NEED_QUEUE) && hta_compat &&

@@ -45,7 +45,8 @@ const char ta_db_schema_sql[] =
 "  input_types TEXT,\n"
 "  python_id, python_parent_id, seq_nr, fwd_tid, cbid,\n"
 "  flow_id, flow_bp,     -- flow events (ph s/f/t): id and binding point\n"
-"  total_allocated, total_reserved,  -- [memory] instant events\n"
+"  total_allocated, total_reserved,  -- [memory] instant events, with\n"
+"  mem_addr, mem_device_type,        -- args.Addr, args.\"Device Type\"\n"
 "  wait_on_stream,       -- cuda_sync: the stream an event was recorded on\n"
 "  wait_corr,            -- and its cudaEventRecord's correlation\n"
 "  collective TEXT,\n"
@@ -80,8 +81,9 @@ const char ta_db_schema_sql[] =
 "CREATE VIEW steps AS SELECT rank, idx,\n"
 "  CAST(substr(event_name, 14) AS INTEGER) AS step, ts_ns, dur_ns FROM ev\n"
 "  WHERE cat_name = 'user_annotation' AND event_name GLOB 'ProfilerStep#[0-9]*';\n"
-"CREATE VIEW memory AS SELECT rank, idx, ts_ns, device, bytes, total_allocated,\n"
-"  total_reserved FROM ev WHERE ph = 'i' AND event_name = '[memory]';\n"
+"CREATE VIEW memory AS SELECT rank, idx, ts_ns, device, mem_device_type,\n"
+"  mem_addr, bytes, total_allocated, total_reserved FROM ev\n"
+"  WHERE ph = 'i' AND event_name = '[memory]';\n"
 "CREATE VIEW flows AS SELECT rank, idx, ph, cat_name AS kind, event_name AS name,\n"
 "  pid, tid, ts_ns, flow_id, flow_bp FROM ev WHERE ph IN ('s', 't', 'f');\n"
 "-- runtime call -> the GPU activity it caused, through args.correlation\n"
@@ -121,4 +123,6 @@ const char *const ta_db_lazy_index_sql[TA_NLAZY_INDEXES] = {
 "-- before children, with what ops reads: no sort, no table lookups\n"
 "CREATE INDEX IF NOT EXISTS events_thread ON events (rank, pid, tid, ts_ns,\n"
 "  dur_ns DESC, idx, role, name, cat, correlation) WHERE role IN (" TA_SQL(TA_ROLE_RUNTIME) ", " TA_SQL(TA_ROLE_CPU_OP) ", " TA_SQL(TA_ROLE_CPU_ANN) ");\n",
+"-- (memory) instant events, [memory] among them, in time order\n"
+"CREATE INDEX IF NOT EXISTS events_mem ON events (rank, ts_ns) WHERE ph = 'i';\n",
 };

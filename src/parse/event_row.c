@@ -12,8 +12,9 @@ enum {
 	C_HTA_TS, C_HTA_DUR, C_STREAM, C_CORR, C_EXT, C_DEVICE, C_BYTES,
 	C_GBPS, C_GRID, C_BLOCK, C_REGS, C_SMEM, C_DIMS, C_TYPES, C_PYID,
 	C_PYPARENT, C_SEQ, C_FWD, C_CBID, C_FLOW_ID, C_FLOW_BP, C_ALLOC,
-	C_RESERVED, C_WAIT, C_WAIT_CORR, C_COLL, C_PG_NAME, C_PG_RANKS, C_IN_NELEMS,
-	C_OUT_NELEMS, C_DTYPE, C_ROLE, C_NCOLS = C_ROLE
+	C_RESERVED, C_MEM_ADDR, C_MEM_DEV_TYPE, C_WAIT, C_WAIT_CORR, C_COLL,
+	C_PG_NAME, C_PG_RANKS, C_IN_NELEMS, C_OUT_NELEMS, C_DTYPE, C_ROLE,
+	C_NCOLS = C_ROLE
 };
 _Static_assert(C_NCOLS <= 64, "a row's bound columns are a 64-bit mask");
 
@@ -167,6 +168,8 @@ void ta_row_bind(sqlite3_stmt *st, int row, int64_t rank,
 	     bind_val(st, base + C_FLOW_BP, ev, TA_F_BP) |
 	     bind_val(st, base + C_ALLOC, ev, TA_F_TOTAL_ALLOCATED) |
 	     bind_val(st, base + C_RESERVED, ev, TA_F_TOTAL_RESERVED) |
+	     bind_val(st, base + C_MEM_ADDR, ev, TA_F_MEM_ADDR) |
+	     bind_val(st, base + C_MEM_DEV_TYPE, ev, TA_F_MEM_DEVICE_TYPE) |
 	     bind_val(st, base + C_WAIT, ev, TA_F_WAIT_ON_STREAM) |
 	     bind_val(st, base + C_WAIT_CORR, ev, TA_F_WAIT_CORR) |
 	     bind_val(st, base + C_COLL, ev, TA_F_COLLECTIVE) |

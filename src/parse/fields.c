@@ -40,6 +40,8 @@ static const struct key_map arg_keys[] = {
 	KEY("Total Reserved", TA_F_TOTAL_RESERVED),
 	KEY("Device Id", TA_F_DEVICE_ID),
 	KEY("Bytes", TA_F_MEM_BYTES),
+	KEY("Addr", TA_F_MEM_ADDR),
+	KEY("Device Type", TA_F_MEM_DEVICE_TYPE),
 	KEY("wait_on_stream", TA_F_WAIT_ON_STREAM),
 	KEY("wait_on_cuda_event_record_corr_id", TA_F_WAIT_CORR),
 	KEY("Collective name", TA_F_COLLECTIVE),

@@ -145,8 +145,8 @@ void ta_people_diagnose(struct ta_table *t, const struct ta_table *findings)
 		s[j].count += ta_table_cell(findings, i, count)->i;
 	}
 	ta_qsort(s, n, sizeof(*s), cmp_sum);
-	for (i = 0; i < n && i < SUMMARY_LINES; i++)
-		pick[i] = 1;
+	for (i = 0; i < n; i++)  /* a leak costs no time, and is always said */
+		pick[i] = i < SUMMARY_LINES || strcmp(s[i].kind, "memory_growth") == 0;
 	for (i = 0; i < n; i++) { /* each rank's costliest, if not there yet */
 		for (j = 0; j < i && s[j].rank != s[i].rank; j++)
 			;
@@ -392,4 +392,29 @@ void ta_people_diff(struct ta_table *t, const struct ta_table *steps)
 		ta_buf_addf(&t->head, "  ... and %zu more (flag = 1 in the table)\n",
 			    flagged - shown);
 	free(order);
+}
+
+/* "rank 0 cuda:0: allocated memory grows 4.0 MiB a step, never freed,
+ * allocated in leaky_cache" */
+void ta_people_memory(struct ta_table *t, const struct ta_table *findings)
+{
+	size_t r;
+
+	for (r = 0; r < findings->nrows; r++) {
+		const char *kind = ta_table_cell(findings, r, 2)->s;
+		double mib = (double)ta_table_cell(findings, r, 3)->i / (1 << 20);
+		const char *where = ta_table_cell(findings, r, 4)->s;
+
+		ta_buf_addf(&t->head, "rank %lld %s: ",
+			    (long long)ta_table_cell(findings, r, 0)->i,
+			    ta_table_cell(findings, r, 1)->s);
+		if (strcmp(kind, "memory_growth") == 0)
+			ta_buf_addf(&t->head, "allocated memory grows %.1f MiB a step "
+				    "and is never freed: a leak? Most of it was "
+				    "allocated in %s\n", mib, where);
+		else if (strcmp(kind, "memory_peak") == 0)
+			ta_buf_addf(&t->head, "peak %.1f MiB, made of %s\n", mib, where);
+		else
+			ta_buf_addf(&t->head, "%.1f MiB %s\n", mib, where);
+	}
 }
