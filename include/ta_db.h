@@ -85,6 +85,8 @@ int ta_db_need_index(sqlite3 *db, enum ta_lazy_index which,
 		     struct ta_error *err);
 /* The first column of sql's first row; dflt if none or NULL. */
 int64_t ta_db_int(sqlite3 *db, const char *sql, int64_t dflt);
+/* The first column of the first row as a new string, NULL if none. */
+char *ta_db_text(sqlite3 *db, const char *sql);
 /* The same, but a database error is an error (err set, -1), never the
  * default. */
 int ta_db_get_int(sqlite3 *db, const char *sql, int64_t dflt, int64_t *v,

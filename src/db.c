@@ -70,6 +70,19 @@ int64_t ta_db_int(sqlite3 *db, const char *sql, int64_t dflt)
 	return v;
 }
 
+char *ta_db_text(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	char *v = NULL;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW &&
+	    sqlite3_column_type(st, 0) != SQLITE_NULL)
+		v = ta_xstrdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return v;
+}
+
 int ta_db_get_int(sqlite3 *db, const char *sql, int64_t dflt, int64_t *v,
 		  struct ta_error *err)
 {

@@ -682,8 +682,12 @@ int ta_memory_run(sqlite3 *db, const struct ta_query *q,
 		rc = ta_db_done(db, step_rc, err);
 	/* nothing to answer with: an error, so that no gate passes on it */
 	if (rc == 0 && ranks > 0 && events == 0) {
-		ta_error_set(err, TA_EXIT_INPUT, "no [memory] events in the trace: "
-			     "profile with profile_memory=True");
+		char *paths = ta_db_text(db, "SELECT group_concat(path, ', ') FROM"
+					 " files WHERE rank IN (SELECT rank FROM sel_ranks)");
+
+		ta_error_set(err, TA_EXIT_INPUT, "'%s': no [memory] events: profile "
+			     "with profile_memory=True", paths ? paths : "?");
+		free(paths);
 		rc = -1;
 	}
 	if (no_total)
