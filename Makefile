@@ -74,6 +74,8 @@ test: traceanalyze $(TEST_BIN)
 	sh tests/cache.sh
 	python3 tests/critical_expect.py
 	python3 tests/diff_expect.py
+	python3 tests/memory_expect.py
+	python3 tests/steps_expect.py
 	sh tests/conform.sh
 	sh tests/manlint.sh
 	sh tests/layers.sh

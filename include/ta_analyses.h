@@ -55,6 +55,7 @@ int ta_idle_run(sqlite3 *db, const struct ta_query *q,
 
 struct ta_launch_opts {
 	int summary;              /* per-rank counts and shares instead */
+	int by_op;                /* per ATen op instead (launch_ops.c) */
 	int64_t runtime_cutoff_ns;      /* 50 µs */
 	int64_t launch_delay_cutoff_ns; /* 100 µs */
 };
@@ -62,6 +63,16 @@ struct ta_launch_opts {
 int ta_launch_run(sqlite3 *db, const struct ta_query *q,
 		  const struct ta_launch_opts *o, struct ta_table **out,
 		  struct ta_error *err);
+
+/* steps: per rank, each ProfilerStep's host range, its window and
+ * whether it is kept. */
+int ta_steps_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
+		 struct ta_error *err);
+
+/* launch --by-op: per rank, ATen op and the kernels it launched, the
+ * count and the mean delays op -> first launch -> its kernel. */
+int ta_launch_ops_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
+		      struct ta_error *err);
 
 struct ta_queue_opts {
 	int series;               /* the time series instead */

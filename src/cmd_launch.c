@@ -2,10 +2,11 @@
 #include "cli.h"
 #include "commands.h"
 
-enum { OPT_SUMMARY = 1, OPT_RUNTIME, OPT_DELAY };
+enum { OPT_SUMMARY = 1, OPT_RUNTIME, OPT_DELAY, OPT_BY_OP };
 
 static const struct ta_opt opts[] = {
 	{ "summary", 0, OPT_SUMMARY, NULL, "per rank: short kernels and outliers, with percentiles" },
+	{ "by-op", 0, OPT_BY_OP, NULL, "per ATen op and the kernels it launched: rank,op,kernels,count,op_to_launch_us,launch_to_kernel_us" },
 	{ "runtime-cutoff", 1, OPT_RUNTIME, "US", "launch calls longer than US are runtime outliers (50)" },
 	{ "launch-delay-cutoff", 1, OPT_DELAY, "US", "delays longer than US are delay outliers (100)" },
 	{ NULL, 0, 0, NULL, NULL }
@@ -19,6 +20,9 @@ static int on_opt(void *ctx, int key, const char *arg)
 	case OPT_SUMMARY:
 		o->summary = 1;
 		return 0;
+	case OPT_BY_OP:
+		o->by_op = 1;
+		return 0;
 	case OPT_RUNTIME:
 		return ta_cli_parse_us(arg, &o->runtime_cutoff_ns);
 	case OPT_DELAY:
@@ -30,12 +34,19 @@ static int on_opt(void *ctx, int key, const char *arg)
 static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	       struct ta_table **out, struct ta_error *err)
 {
-	return ta_launch_run(db, q, ctx, out, err);
+	const struct ta_launch_opts *o = ctx;
+
+	if (o->by_op && o->summary) {
+		ta_error_set(err, TA_EXIT_USAGE, "--by-op and --summary are two tables: "
+			     "give one");
+		return -1;
+	}
+	return o->by_op ? ta_launch_ops_run(db, q, out, err) : ta_launch_run(db, q, ctx, out, err);
 }
 
 int cmd_launch(int argc, char **argv)
 {
-	struct ta_launch_opts o = { 0, 50000, 100000 };
+	struct ta_launch_opts o = { 0, 0, 50000, 100000 };
 	const struct ta_cmd_info info = {
 		"launch", "[options] PATH",
 		"Per launched GPU activity: the launch call's CPU time, the GPU time, "

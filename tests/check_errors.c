@@ -46,7 +46,7 @@ static int idle(sqlite3 *db, const struct ta_query *q, struct ta_table **t,
 static int launch(sqlite3 *db, const struct ta_query *q, struct ta_table **t,
 		  struct ta_error *e)
 {
-	struct ta_launch_opts o = { 1, 50000, 100000 };
+	struct ta_launch_opts o = { 1, 0, 50000, 100000 };
 
 	return ta_launch_run(db, q, &o, t, e);
 }

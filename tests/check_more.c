@@ -66,7 +66,7 @@ START_TEST(test_more_launch)
 	char *dir;
 	sqlite3 *db = open_trace(&dir, launches);
 	struct ta_query q = { 0, NULL, 0, 0, NULL, NULL };
-	struct ta_launch_opts o = { 0, 50000, 100000 };
+	struct ta_launch_opts o = { 0, 0, 50000, 100000 };
 	struct ta_table *t;
 	struct ta_error err;
 

@@ -1,0 +1,63 @@
+/* steps: each ProfilerStep#N of each rank, its range on the host, the
+ * window every analysis measures it by (window.c), and whether it was
+ * kept (the last step is not: it is cut short by the profiler's stop).
+ * With --hta-compat, kept follows HTA's step filter (§7). */
+#include "ta_analyses.h"
+#include "ta_db.h"
+#include "ta_model.h"
+
+static const struct ta_col cols[] = {
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "step", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "cpu_start_us", TA_COL_REAL, TA_UNIT_NONE, 0 },
+	{ "cpu_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "window_start_us", TA_COL_REAL, TA_UNIT_NONE, 0 },
+	{ "window_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "kept", TA_COL_INT, TA_UNIT_NONE, 0 },
+};
+
+/* a step's range on the host, its window if kept; by rank and start */
+static const char sql[] =
+	"SELECT s.rank, s.step, s.ts, s.dur, w.ts, w.end_ts - w.ts,"
+	" w.step IS NOT NULL FROM steps s JOIN sel_ranks r ON r.rank = s.rank"
+	" LEFT JOIN step_win w ON w.rank = s.rank AND w.step = s.step"
+	" ORDER BY s.rank, s.ts, s.step";
+/* HTA: kept when its row survived the step filter */
+static const char hta_sql[] =
+	"SELECT s.rank, s.step, s.ts, s.dur, NULL, NULL,"
+	" EXISTS (SELECT 1 FROM hrows h WHERE h.rank = s.rank AND h.idx = s.idx)"
+	" FROM steps s JOIN sel_ranks r ON r.rank = s.rank ORDER BY s.rank, s.ts, s.step";
+
+int ta_steps_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
+		 struct ta_error *err)
+{
+	struct ta_table *t;
+	sqlite3_stmt *st = NULL;
+	int rc, c;
+
+	*out = NULL;
+	if (ta_model_prepare(db, q, TA_NEED_DEV, err) < 0 ||
+	    ta_db_prepare(db, q->hta_compat ? hta_sql : sql, &st, err) < 0)
+		return -1;
+	t = ta_table_new("Steps", cols, 7);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		size_t r = ta_table_add_row(t);
+
+		for (c = 0; c < 7; c++) {
+			if (sqlite3_column_type(st, c) == SQLITE_NULL)
+				continue;
+			if (c < 2 || c == 6)
+				ta_table_set_int(t, r, (size_t)c, sqlite3_column_int64(st, c));
+			else
+				ta_table_set_real(t, r, (size_t)c,
+						  (double)sqlite3_column_int64(st, c) / 1000.0);
+		}
+	}
+	sqlite3_finalize(st);
+	if (ta_db_done(db, rc, err) < 0) {
+		ta_table_free(t);
+		return -1;
+	}
+	*out = t;
+	return 0;
+}
