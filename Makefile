@@ -76,6 +76,7 @@ test: traceanalyze $(TEST_BIN)
 	python3 tests/diff_expect.py
 	python3 tests/memory_expect.py
 	python3 tests/steps_expect.py
+	python3 tests/counters_expect.py
 	sh tests/conform.sh
 	sh tests/manlint.sh
 	sh tests/layers.sh

@@ -40,7 +40,7 @@ _traceanalyze()
 	local cur prev cmd opts
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD-1]}
-	local commands="report temporal idle kernels overlap launch queue membw annotations ops diagnose stragglers critical-path diff memory steps ingest cache schema help"
+	local commands="report temporal idle kernels overlap launch queue membw annotations ops diagnose stragglers critical-path diff memory steps counters ingest cache schema help"
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
 		return

@@ -35,6 +35,17 @@ struct ta_kernels_opts {
 	int include_memory;      /* analyse MEMORY kernels too (1) */
 };
 
+/* kernels --sequences: the kernel sequences ops launch again and again. */
+struct ta_sequences_opts {
+	const char *op;          /* roots whose names hold this; NULL: every op */
+	int min_len;             /* kernels a root launched at least (3) */
+	int top;                 /* rows kept (5; 0: all); HTA: all */
+};
+
+int ta_sequences_run(sqlite3 *db, const struct ta_query *q,
+		     const struct ta_sequences_opts *o, struct ta_table **out,
+		     struct ta_error *err);
+
 int ta_kernels_run(sqlite3 *db, const struct ta_query *q,
 		   const struct ta_kernels_opts *o, struct ta_table **out,
 		   struct ta_error *err);
@@ -63,6 +74,10 @@ struct ta_launch_opts {
 int ta_launch_run(sqlite3 *db, const struct ta_query *q,
 		  const struct ta_launch_opts *o, struct ta_table **out,
 		  struct ta_error *err);
+
+/* counters: CUPTI counter values per kernel, with its ops. */
+int ta_counters_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
+		    struct ta_error *err);
 
 /* steps: per rank, each ProfilerStep's host range, its window and
  * whether it is kept. */

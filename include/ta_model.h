@@ -50,6 +50,10 @@
  *   mem (rank, idx, pid, tid, ts,     the allocator's [memory] events:
  *     dev_type, dev, addr, bytes,     bytes < 0 for a free; allocated,
  *     allocated, reserved)            reserved: its totals after it
+ *   counter_ranges (rank, idx,        CUPTI range profiler events (one a
+ *     name, ts)                       kernel), and their counters
+ *   counter_vals (rank, idx, key,
+ *     value)
  *   coll (rank, idx, pg, pg_ranks,    every rank's collective kernels with
  *     name, in_nelems, out_nelems,    the op that issued them, and their
  *     dtype, step, seq, issue_ts,     place in their group's step

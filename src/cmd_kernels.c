@@ -5,19 +5,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_BY = 1, OPT_TOP, OPT_RATIO, OPT_NO_MEMORY };
+enum { OPT_BY = 1, OPT_TOP, OPT_RATIO, OPT_NO_MEMORY, OPT_SEQ, OPT_OP, OPT_MIN_LEN };
 
 static const struct ta_opt opts[] = {
 	{ "by", 1, OPT_BY, "WHAT", "kernel (default): per kernel name; type: per kernel type" },
 	{ "top", 1, OPT_TOP, "N", "keep N names per rank and type, the rest in 'others' (10; 0: every name)" },
 	{ "duration-ratio", 1, OPT_RATIO, "R", "names past this share of time go to 'others' (0.8)" },
 	{ "no-memory", 0, OPT_NO_MEMORY, NULL, "leave memory copies and sets out" },
+	{ "sequences", 0, OPT_SEQ, NULL, "the kernel sequences ops launch again and again instead (fusion candidates): pattern,count,gpu_us,cpu_us,gap_us; --top 5 of them" },
+	{ "op", 1, OPT_OP, "NAME", "with --sequences: only ops whose names hold NAME (HTA: required)" },
+	{ "min-len", 1, OPT_MIN_LEN, "N", "with --sequences: ops that launched at least N kernels (3)" },
 	{ NULL, 0, 0, NULL, NULL }
+};
+
+struct kernels_cmd {
+	struct ta_kernels_opts o;
+	struct ta_sequences_opts s;
+	int sequences, top_given;
 };
 
 static int on_opt(void *ctx, int key, const char *arg)
 {
-	struct ta_kernels_opts *o = ctx;
+	struct kernels_cmd *c = ctx;
+	struct ta_kernels_opts *o = &c->o;
+	long n;
 
 	switch (key) {
 	case OPT_BY:
@@ -25,14 +36,23 @@ static int on_opt(void *ctx, int key, const char *arg)
 			return -1;
 		o->by_type = strcmp(arg, "type") == 0;
 		return 0;
-	case OPT_TOP: {
-		long n;
-
+	case OPT_TOP:
 		if (ta_cli_parse_count(arg, 100000000, &n) < 0)
 			return -1;
-		o->top = (int)n;
+		o->top = c->s.top = (int)n;
+		c->top_given = 1;
 		return 0;
-	}
+	case OPT_SEQ:
+		c->sequences = 1;
+		return 0;
+	case OPT_OP:
+		c->s.op = arg;
+		return 0;
+	case OPT_MIN_LEN:
+		if (ta_cli_parse_count(arg, 1000000, &n) < 0 || n < 1)
+			return -1;
+		c->s.min_len = (int)n;
+		return 0;
 	case OPT_RATIO:
 		return ta_cli_parse_real(arg, 0, 1, &o->duration_ratio);
 	case OPT_NO_MEMORY:
@@ -45,18 +65,27 @@ static int on_opt(void *ctx, int key, const char *arg)
 static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	       struct ta_table **out, struct ta_error *err)
 {
-	return ta_kernels_run(db, q, ctx, out, err);
+	struct kernels_cmd *c = ctx;
+
+	if (c->sequences)
+		return ta_sequences_run(db, q, &c->s, out, err);
+	if (c->s.op || c->s.min_len != 3) {
+		ta_error_set(err, TA_EXIT_USAGE, "--op and --min-len go with --sequences");
+		return -1;
+	}
+	return ta_kernels_run(db, q, &c->o, out, err);
 }
 
 int cmd_kernels(int argc, char **argv)
 {
-	struct ta_kernels_opts o = { 0, 10, 0.8, 1 };
+	struct kernels_cmd o = { { 0, 10, 0.8, 1 }, { NULL, 3, 5 }, 0, 0 };
 	const struct ta_cmd_info info = {
 		"kernels", "[options] PATH",
 		"GPU kernel breakdown per kernel name (per rank and type COMPUTATION,\n"
 		"COMMUNICATION, MEMORY). With --by type, over all selected ranks, with "
 		"overlaps\nas their own labels (\"COMPUTATION overlapping "
-		"COMMUNICATION\").",
+		"COMMUNICATION\"). With --sequences, the kernel sequences ops launch "
+		"again and\nagain (fusion candidates).",
 		opts, on_opt, &o, NULL,
 		run
 	};

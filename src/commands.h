@@ -18,6 +18,7 @@ int cmd_critical(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_memory(int argc, char **argv);
 int cmd_steps(int argc, char **argv);
+int cmd_counters(int argc, char **argv);
 int cmd_ingest(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 int cmd_schema(int argc, char **argv);

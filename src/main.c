@@ -29,6 +29,7 @@ static const struct command commands[] = {
 	{ "stragglers", cmd_stragglers, "across ranks: who the others wait for, how long, and why" },
 	{ "critical-path", cmd_critical, "per step: the chain of work the step waited on, and what it is" },
 	{ "diff", cmd_diff, "two runs: what changed, per name and per step" },
+	{ "counters", cmd_counters, "CUPTI hardware counters per kernel, with the op that launched it" },
 	{ "steps", cmd_steps, "the profiler steps: their ranges, windows, and which are kept" },
 	{ "memory", cmd_memory, "allocated memory per step: peak, growth, and who allocated it" },
 	{ "ingest", cmd_ingest, "parse traces into a database for later commands" },

@@ -8,7 +8,7 @@
 # must be empty too.
 cd "$(dirname "$0")/.." || exit 2
 SHARED=${SHARED:-../shared}
-ALL=temporal,idle,idle-stats,kernel-types,kernel-types-nomem,kernels,kernels-all,kernels-nomem-top3,overlap,launch,queue,queue-blocked,annotations,annotations-gpu,diff,diff-short,aten-delay
+ALL=temporal,idle,idle-stats,kernel-types,kernel-types-nomem,kernels,kernels-all,kernels-nomem-top3,overlap,launch,queue,queue-blocked,annotations,annotations-gpu,diff,diff-short,aten-delay,sequences
 ONLY=${CONFORM_ONLY:-$ALL}
 if [ ! -f "$SHARED/tools/conform.py" ]; then
 	echo "conform: skipped: $SHARED/tools/conform.py not found"

@@ -46,6 +46,14 @@ static const char common_sql[] =
 "CREATE TEMP VIEW step_host AS SELECT s.rank, s.step, s.ts, s.end_ts"
 "  FROM steps s WHERE s.step IN (SELECT w.step FROM temp.step_win w"
 "   WHERE w.rank = s.rank);"
+/* CUPTI range profiler events and their counters (the parser kept their
+ * args as JSON: a value cut short is left out) */
+"CREATE TEMP VIEW counter_ranges AS SELECT rank, idx, name, ts_ns AS ts"
+"  FROM main.events WHERE counters IS NOT NULL AND json_valid(counters)"
+"  AND " IN_SEL ";"
+"CREATE TEMP VIEW counter_vals AS SELECT e.rank, e.idx, j.key, j.value"
+"  FROM main.events e, json_each(e.counters) j WHERE e.counters IS NOT NULL"
+"  AND json_valid(e.counters) AND j.type IN ('integer', 'real');"
 /* events_mem's WHERE (ph = 'i'), so that the index serves it */
 "CREATE TEMP VIEW mem AS SELECT rank, idx, pid, tid, ts_ns AS ts,"
 "  COALESCE(mem_device_type, -1) AS dev_type, COALESCE(device, -1) AS dev,"
@@ -152,7 +160,7 @@ static const char host_copy_sql[] =
 "CREATE INDEX temp.host_time ON host (rank, ts, dur);";
 
 static const char *const view_names[] = {
-	"gpu", "steps", "ranges", "calls", "host", "host_thread", "gpu_ann", "step_host", "mem", "dev_win", "launch",
+	"gpu", "steps", "ranges", "calls", "host", "host_thread", "gpu_ann", "step_host", "mem", "counter_ranges", "counter_vals", "dev_win", "launch",
 	"enqueue", "cpu_ann", "gpu_ann_win", "rank_span", NULL
 };
 

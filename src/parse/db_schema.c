@@ -52,6 +52,7 @@ const char ta_db_schema_sql[] =
 "  collective TEXT,\n"
 "  pg_name, pg_ranks,    -- collectives: args.\"Process Group Name\", \"... Ranks\"\n"
 "  in_nelems, out_nelems, dtype,  -- args.\"In msg nelems\", \"Out ...\", dtype\n"
+"  counters    TEXT,     -- cuda_profiler_range: its args (CUPTI counters), JSON\n"
 "  role        INTEGER NOT NULL  -- from cat: 1 GPU activity (kernel, memcpy,\n"
 "              -- memset), 2 runtime/driver call, 3 cuda_sync, 4 CPU op or\n"
 "              -- Python function, 5 GPU annotation, 6 CPU annotation\n"

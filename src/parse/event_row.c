@@ -13,8 +13,8 @@ enum {
 	C_GBPS, C_GRID, C_BLOCK, C_REGS, C_SMEM, C_DIMS, C_TYPES, C_PYID,
 	C_PYPARENT, C_SEQ, C_FWD, C_CBID, C_FLOW_ID, C_FLOW_BP, C_ALLOC,
 	C_RESERVED, C_MEM_ADDR, C_MEM_DEV_TYPE, C_WAIT, C_WAIT_CORR, C_COLL,
-	C_PG_NAME, C_PG_RANKS, C_IN_NELEMS, C_OUT_NELEMS, C_DTYPE, C_ROLE,
-	C_NCOLS = C_ROLE
+	C_PG_NAME, C_PG_RANKS, C_IN_NELEMS, C_OUT_NELEMS, C_DTYPE, C_COUNTERS,
+	C_ROLE, C_NCOLS = C_ROLE
 };
 _Static_assert(C_NCOLS <= 64, "a row's bound columns are a 64-bit mask");
 
@@ -177,7 +177,8 @@ void ta_row_bind(sqlite3_stmt *st, int row, int64_t rank,
 	     bind_val(st, base + C_PG_RANKS, ev, TA_F_PG_RANKS) |
 	     bind_val(st, base + C_IN_NELEMS, ev, TA_F_IN_NELEMS) |
 	     bind_val(st, base + C_OUT_NELEMS, ev, TA_F_OUT_NELEMS) |
-	     bind_val(st, base + C_DTYPE, ev, TA_F_DTYPE);
+	     bind_val(st, base + C_DTYPE, ev, TA_F_DTYPE) |
+	     bind_val(st, base + C_COUNTERS, ev, TA_F_COUNTERS);
 	for (stale = *bound & ~m, c = 1; stale; stale >>= 1, c++)
 		if (stale & 1)
 			sqlite3_bind_null(st, base + c);

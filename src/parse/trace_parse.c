@@ -299,6 +299,18 @@ static void end_capture(struct pstate *p)
 	}
 }
 
+/* A CUPTI range profiler event: its args are hardware counters, whatever
+ * their names; they are kept whole (as JSON) when its category comes
+ * before them, as Kineto writes it. */
+static int counter_range(const struct ta_event *ev)
+{
+	static const char cat[] = "cuda_profiler_range";
+
+	return ev->f[TA_F_CAT].type == TA_VAL_TEXT &&
+	       ev->f[TA_F_CAT].len == sizeof(cat) - 1 &&
+	       memcmp(ta_event_text(ev, TA_F_CAT), cat, sizeof(cat) - 1) == 0;
+}
+
 static int open_container(struct pstate *p, char bracket)
 {
 	p->ncb++;
@@ -348,7 +360,10 @@ static int open_container(struct pstate *p, char bracket)
 	}
 	if (in_event(p) && (p->cur == TA_KEY_TS || p->cur == TA_KEY_DUR))
 		p->bad_time = 1; /* then skipped below */
-	if (in_event(p) && p->cur == TA_KEY_ARGS && bracket == '{') {
+	if (in_event(p) && p->cur == TA_KEY_ARGS && bracket == '{' &&
+	    counter_range(&p->ev)) {
+		begin_capture(p, TA_F_COUNTERS, bracket);
+	} else if (in_event(p) && p->cur == TA_KEY_ARGS && bracket == '{') {
 		p->depth++;
 		p->cur = TA_KEY_NONE;
 	} else if ((in_event(p) || in_args(p)) && p->cur >= 0) {
