@@ -77,6 +77,7 @@ test: traceanalyze $(TEST_BIN)
 	python3 tests/memory_expect.py
 	python3 tests/steps_expect.py
 	python3 tests/counters_expect.py
+	sh tests/html.sh
 	sh tests/conform.sh
 	sh tests/manlint.sh
 	sh tests/layers.sh
@@ -99,7 +100,9 @@ demo: deps
 	$(MAKE) traceanalyze
 	for d in testdata/*/; do [ "$$d" = testdata/oracle/ ] || \
 		{ echo "== $$d"; ./traceanalyze report "$$d" && echo && \
-		  ./traceanalyze diagnose "$$d"; } || exit 1; done
+		  ./traceanalyze diagnose "$$d" && mkdir -p demo/$$(basename $$d) && \
+		  ./traceanalyze report -q --html demo/$$(basename $$d)/report.html "$$d" && \
+		  echo "(the page: demo/$$(basename $$d)/report.html)"; } || exit 1; done
 
 deps:
 	sh tools/setup.sh

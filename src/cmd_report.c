@@ -1,9 +1,12 @@
 /* traceanalyze report: the core analyses (temporal, idle, kernel types,
  * overlap) over one database, printed together. */
 #include "cli.h"
+#include "ta_db.h"
+#include "ta_html.h"
 #include "ta_people.h"
 #include "commands.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define REPORT_IDLE_ROWS 8  /* text: the largest idle rows only */
@@ -51,9 +54,138 @@ static void write_all(FILE *out, struct ta_table **t, enum ta_format f)
 		fputs("}\n", out);
 }
 
-static int report(const struct ta_cli *cli)
+enum { OPT_HTML = 1 };
+
+static const struct ta_opt opts[] = {
+	{ "html", 1, OPT_HTML, "OUT", "one self-contained HTML page instead, with figures, written to OUT (- for standard output)" },
+	{ NULL, 0, 0, NULL, NULL }
+};
+
+static int on_opt(void *ctx, int key, const char *arg)
+{
+	const char **html = ctx;
+
+	if (key != OPT_HTML)
+		return -1;
+	*html = arg;
+	return 0;
+}
+
+/* The page's extra tables: the top kernels, diagnose, stragglers with
+ * several ranks, and memory over time with [memory] events. */
+enum { H_KERNELS, H_DIAGNOSE, H_FINDINGS, H_STRAGGLERS, H_MEMORY, H_MEMF, NHTML };
+
+static int run_html(sqlite3 *db, const struct ta_cli *cli, struct ta_table **h,
+		    int64_t *bucket_us, struct ta_error *err)
+{
+	struct ta_kernels_opts top = { 0, 10, 0.8, 1 };
+	struct ta_diagnose_opts d = { 90, 50000, 10000, 1 };
+	struct ta_stragglers_opts s = { 10 };
+	struct ta_memory_opts m = { 0, TA_MEM_BY_ANNOTATION, 1, 0 };
+
+	if (ta_kernels_run(db, &cli->query, &top, &h[H_KERNELS], err) < 0 ||
+	    ta_diagnose_run(db, &cli->query, &d, &h[H_DIAGNOSE], &h[H_FINDINGS], err) < 0)
+		return -1;
+	if (ta_db_int(db, "SELECT count(*) FROM sel_ranks", 0) > 1 &&
+	    ta_stragglers_run(db, &cli->query, &s, &h[H_STRAGGLERS], err) < 0)
+		return -1;
+	if (ta_db_int(db, "SELECT count(*) FROM names WHERE name = '[memory]'", 0) > 0) {
+		int64_t span = ta_db_int(db, "SELECT max(ts_ns) - min(ts_ns) FROM memory", 0);
+
+		/* about 400 points a line */
+		*bucket_us = span / 400000 > 0 ? span / 400000 : 1;
+		m.bucket_ns = *bucket_us * 1000;
+		if (ta_memory_run(db, &cli->query, &m, &h[H_MEMORY], &h[H_MEMF], err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static char *html_meta(sqlite3 *db, const char *sql)
+{
+	char *s = ta_db_text(db, sql);
+
+	return s ? s : ta_xstrdup("?");
+}
+
+static int write_html(const struct ta_cli *cli, const char *html, sqlite3 *db,
+		      struct ta_table **t, struct ta_table **h, int64_t bucket_us)
+{
+	struct ta_cli out_cli = *cli;
+	struct ta_error err = { 0, "" };
+	struct ta_html_page p;
+	char cmds[8][600];
+	const char *cmdv[8];
+	const char *path = cli->args[0];
+	/* many ranks: the first few files */
+	char *files = html_meta(db, "SELECT CASE WHEN count(*) <= 8 THEN"
+				" (SELECT group_concat(path, ', ') FROM (SELECT path FROM"
+				"  files ORDER BY rank)) ELSE (SELECT group_concat(path, ', ')"
+				"  FROM (SELECT path FROM files ORDER BY rank LIMIT 3))"
+				" || printf(' and %d more', count(*) - 3) END FROM files");
+	char *start = html_meta(db, "SELECT printf('%.3f us on the traces'' clock',"
+				" min(min_ts_ns) / 1000.0) FROM files");
+	size_t n = 0, i;
+	FILE *out;
+	int rc;
+
+	out_cli.output = html;
+	if (ta_cli_check_output(&out_cli, 0, &err) < 0) {
+		free(files), free(start);
+		return ta_cli_error(&err);
+	}
+	snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze temporal --format csv %s", path);
+	snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze idle --format csv %s", path);
+	snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze diagnose --format csv %s  "
+		 "# and --findings", path);
+	snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze kernels --by type --format csv %s",
+		 path);
+	snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze kernels --format csv %s", path);
+	snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze overlap --format csv %s", path);
+	if (h[H_STRAGGLERS])
+		snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze stragglers --format csv %s",
+			 path);
+	if (h[H_MEMORY])
+		snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze memory --series "
+			 "--bucket-us %lld --format csv %s", (long long)bucket_us, path);
+	for (i = 0; i < n; i++)
+		cmdv[i] = cmds[i];
+	memset(&p, 0, sizeof(p));
+	p.path = path;
+	p.files = files;
+	p.ranks = (size_t)ta_db_int(db, "SELECT count(*) FROM sel_ranks", 0);
+	p.steps = (size_t)ta_db_int(db, "SELECT count(*) FROM step_win", 0);
+	p.start = start;
+	p.version = TA_VERSION;
+	p.commands = cmdv;
+	p.ncommands = n;
+	p.temporal = t[T_TEMPORAL];
+	p.idle = t[T_IDLE];
+	p.types = t[T_TYPES];
+	p.overlap = t[T_OVERLAP];
+	p.kernels = h[H_KERNELS];
+	p.diagnose = h[H_DIAGNOSE];
+	p.findings = h[H_FINDINGS];
+	p.stragglers = h[H_STRAGGLERS];
+	p.memory = h[H_MEMORY];
+	if (!(out = ta_cli_output_open(&out_cli))) {
+		free(files), free(start);
+		return TA_EXIT_SYSTEM;
+	}
+	ta_report_html(out, &p);
+	rc = ta_cli_output_close(&out_cli, out, t, NTABLES);
+	if (rc == TA_EXIT_OK && strcmp(html, "-") != 0 && !ta_quiet)
+		fprintf(stderr, "traceanalyze: wrote %s\n", html);
+	free(files);
+	free(start);
+	return rc;
+}
+
+static int report(const struct ta_cli *cli, const char *html)
 {
 	struct ta_table *t[NTABLES] = { NULL };
+	struct ta_table *h[NHTML] = { NULL };
+	int64_t bucket_us = 0;
 	struct ta_error err = { 0, "" };
 	size_t keep_idle = 0;
 	sqlite3 *db = NULL;
@@ -76,7 +208,8 @@ again:
 	rc = ta_cli_open_input(cli, &db);
 	if (rc != TA_EXIT_OK)
 		return rc;
-	if (run_all(db, cli, t, &err) < 0) {
+	if (run_all(db, cli, t, &err) < 0 ||
+	    (html && run_html(db, cli, h, &bucket_us, &err) < 0)) {
 		int retry = ta_cli_damaged(db, &retried, &err);
 
 		sqlite3_close(db);
@@ -84,9 +217,22 @@ again:
 			ta_table_free(t[i]);
 			t[i] = NULL;
 		}
+		for (i = 0; i < NHTML; i++) {
+			ta_table_free(h[i]);
+			h[i] = NULL;
+		}
 		if (retry)
 			goto again;
 		return ta_cli_error(&err);
+	}
+	if (html) {
+		rc = write_html(cli, html, db, t, h, bucket_us);
+		sqlite3_close(db);
+		for (i = 0; i < NHTML; i++)
+			ta_table_free(h[i]);
+		for (i = 0; i < NTABLES; i++)
+			ta_table_free(t[i]);
+		return rc;
 	}
 	sqlite3_close(db);
 	if (!(out = ta_cli_output_open(cli))) {
@@ -105,21 +251,24 @@ done:
 
 int cmd_report(int argc, char **argv)
 {
-	static const struct ta_cmd_info info = {
+	const char *html = NULL;
+	const struct ta_cmd_info info = {
 		"report", "[options] PATH",
 		"The core analyses in one run over one database: temporal breakdown, "
 		"idle time\n(text: the largest rows), GPU time by kernel type, and "
 		"communication overlap.\n--format json: one object with the keys "
 		"temporal, idle, kernel_types, overlap;\n--format csv: the four "
-		"tables, each after a line \"# NAME\".",
-		NULL, ta_cli_no_opts, NULL, NULL,
+		"tables, each after a line \"# NAME\". --html OUT: one self-contained "
+		"page with\nfigures (and diagnose, the top kernels, stragglers and "
+		"memory when there are\nseveral ranks and memory events).",
+		opts, on_opt, &html, NULL,
 		NULL
 	};
 	struct ta_cli cli;
 	int rc = ta_cli_parse(argc, argv, &info, &cli);
 
 	if (rc == 0)
-		rc = report(&cli);
+		rc = report(&cli, html);
 	else
 		rc = rc > 0 ? TA_EXIT_OK : TA_EXIT_USAGE;
 	ta_cli_free(&cli);

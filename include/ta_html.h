@@ -1,0 +1,24 @@
+/* report --html (src/report/html.c): the page and what it is drawn from.
+ * Any table may be NULL: its section is left out. */
+#ifndef TA_HTML_H
+#define TA_HTML_H
+
+#include <stdio.h>
+
+#include "ta_table.h"
+
+struct ta_html_page {
+	const char *path;            /* what was analysed, as given */
+	const char *files;           /* the trace files, comma-separated */
+	size_t ranks, steps;
+	const char *start;           /* the trace's start, in words */
+	const char *version;
+	const char *const *commands; /* the command lines behind the figures */
+	size_t ncommands;
+	const struct ta_table *temporal, *idle, *types, *kernels, *overlap;
+	const struct ta_table *diagnose, *findings, *stragglers, *memory;
+};
+
+void ta_report_html(FILE *out, const struct ta_html_page *p);
+
+#endif

@@ -1,0 +1,757 @@
+/* report --html: one self-contained page (inline CSS and SVG, a few lines
+ * of script for sorting tables; nothing fetched) drawn from the same rows
+ * the analyses give in CSV: every figure sits above its table, whose
+ * numbers are written as CSV writes them. */
+#include "ta_html.h"
+#include "ta_report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Okabe-Ito: safe for the common colour-vision deficiencies */
+#define C_BLUE "#0072B2"
+#define C_ORANGE "#E69F00"
+#define C_GREY "#999999"
+#define C_VERMILLION "#D55E00"
+#define C_SKY "#56B4E9"
+#define C_GREEN "#009E73"
+#define C_PURPLE "#CC79A7"
+#define C_YELLOW "#F0E442"
+
+/* More ranks than this: distributions and the worst ranks, not a bar each. */
+#define MANY_RANKS 32
+#define WORST 8
+#define BAR_W 560
+
+static void esc(FILE *o, const char *s)
+{
+	for (; s && *s; s++)
+		switch (*s) {
+		case '<': fputs("&lt;", o); break;
+		case '>': fputs("&gt;", o); break;
+		case '&': fputs("&amp;", o); break;
+		case '"': fputs("&quot;", o); break;
+		default: fputc(*s, o);
+		}
+}
+
+static long col(const struct ta_table *t, const char *name)
+{
+	size_t c;
+
+	for (c = 0; t && c < t->ncols; c++)
+		if (strcmp(t->cols[c].name, name) == 0)
+			return (long)c;
+	return -1;
+}
+
+static double num(const struct ta_table *t, size_t r, long c)
+{
+	const struct ta_cell *x;
+
+	if (c < 0)
+		return 0;
+	x = ta_table_cell(t, r, (size_t)c);
+	if (x->null)
+		return 0;
+	return t->cols[c].type == TA_COL_INT ? (double)x->i : x->d;
+}
+
+/* A cell as CSV writes it. */
+static void cell(FILE *o, const struct ta_table *t, size_t r, size_t c)
+{
+	const struct ta_cell *x = ta_table_cell(t, r, c);
+	char buf[64];
+
+	if (x->null)
+		return;
+	if (t->cols[c].type == TA_COL_INT) {
+		fprintf(o, "%lld", (long long)x->i);
+	} else if (t->cols[c].type == TA_COL_REAL) {
+		ta_format_real(buf, sizeof(buf), x->d);
+		fputs(buf, o);
+	} else {
+		esc(o, x->s);
+	}
+}
+
+/* Rows a table shows: past this, the first ones and where the rest are
+ * (a page for a thousand ranks stays a few MB). */
+#define TABLE_ROWS 250
+
+/* The rows as a sortable table; long ones folded. */
+static void table(FILE *o, const struct ta_table *t, const char *id)
+{
+	size_t r, c, n;
+
+	if (!t)
+		return;
+	n = t->nrows < TABLE_ROWS ? t->nrows : TABLE_ROWS;
+	fprintf(o, "<details%s><summary>The numbers (%zu row%s, as "
+		"<code>--format csv</code> gives them", t->nrows <= 40 ? " open" : "",
+		t->nrows, t->nrows == 1 ? "" : "s");
+	if (n < t->nrows)
+		fprintf(o, "; the first %zu here, all from the commands above", n);
+	fprintf(o, ")</summary>\n<table class=\"data\" id=\"%s\"><thead><tr>", id);
+	for (c = 0; c < t->ncols; c++) {
+		fputs("<th scope=\"col\">", o);
+		esc(o, t->cols[c].name);
+		fputs("</th>", o);
+	}
+	fputs("</tr></thead><tbody>\n", o);
+	for (r = 0; r < n; r++) {
+		fputs("<tr>", o);
+		for (c = 0; c < t->ncols; c++) {
+			fputs(t->cols[c].type == TA_COL_TEXT ? "<td>" : "<td class=\"n\">", o);
+			cell(o, t, r, c);
+			fputs("</td>", o);
+		}
+		fputs("</tr>\n", o);
+	}
+	fputs("</tbody></table></details>\n", o);
+}
+
+struct part {
+	const char *label, *colour;
+	double v;
+};
+
+/* One horizontal stacked bar: parts as shares of their sum. */
+static void stacked(FILE *o, double y, const char *label, const struct part *p,
+		    size_t n, const char *unit)
+{
+	double sum = 0, x = 120;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		sum += p[i].v > 0 ? p[i].v : 0;
+	fprintf(o, "<text x=\"114\" y=\"%.0f\" text-anchor=\"end\">", y + 13);
+	esc(o, label);
+	fputs("</text>", o);
+	for (i = 0; i < n && sum > 0; i++) {
+		double w = p[i].v > 0 ? BAR_W * p[i].v / sum : 0;
+
+		if (w <= 0)
+			continue;
+		fprintf(o, "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"18\" "
+			"fill=\"%s\"><title>", x, y, w, p[i].colour);
+		esc(o, label);
+		fprintf(o, ": %s %.4g %s (%.1f %%)</title></rect>", p[i].label, p[i].v,
+			unit, 100 * p[i].v / sum);
+		x += w;
+	}
+}
+
+static void legend(FILE *o, double y, const struct part *p, size_t n)
+{
+	double x = 120;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		fprintf(o, "<rect x=\"%.0f\" y=\"%.0f\" width=\"12\" height=\"12\" "
+			"fill=\"%s\"/><text x=\"%.0f\" y=\"%.0f\">", x, y, p[i].colour,
+			x + 16, y + 11);
+		esc(o, p[i].label);
+		fputs("</text>", o);
+		x += 24 + 8.0 * (double)strlen(p[i].label);
+	}
+}
+
+static void figure_open(FILE *o, double h, const char *alt)
+{
+	fputs("<figure><svg xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" "
+	      "aria-label=\"", o);
+	esc(o, alt);
+	fprintf(o, "\" viewBox=\"0 0 %d %.0f\" width=\"%d\" height=\"%.0f\">", BAR_W + 130,
+		h, BAR_W + 130, h);
+}
+
+static void figure_close(FILE *o, const char *caption)
+{
+	fputs("</svg><figcaption>", o);
+	esc(o, caption);
+	fputs("</figcaption></figure>\n", o);
+}
+
+/* Ranks to draw: all, or the worst by a column when there are many. */
+static size_t pick_rows(const struct ta_table *t, long by, size_t *rows)
+{
+	size_t n = 0, r, i, j;
+
+	for (r = 0; r < t->nrows; r++)
+		rows[n++] = r;
+	if (n <= MANY_RANKS || by < 0)
+		return n > MANY_RANKS ? MANY_RANKS : n;
+	for (i = 0; i < WORST; i++)          /* a partial selection sort */
+		for (j = i + 1; j < n; j++)
+			if (num(t, rows[j], by) > num(t, rows[i], by)) {
+				size_t x = rows[i];
+
+				rows[i] = rows[j], rows[j] = x;
+			}
+	return WORST;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Many ranks: min, median and max of each column. */
+static void distribution(FILE *o, const struct ta_table *t, const char *const *cols_)
+{
+	double *v = malloc((t->nrows + 1) * sizeof(*v));
+	size_t r, i;
+
+	if (!v)
+		return;
+	fputs("<table class=\"data\"><thead><tr><th>over ranks</th><th>min</th>"
+	      "<th>median</th><th>max</th></tr></thead><tbody>", o);
+	for (i = 0; cols_[i]; i++) {
+		long c = col(t, cols_[i]);
+
+		if (c < 0)
+			continue;
+		for (r = 0; r < t->nrows; r++)
+			v[r] = num(t, r, c);
+		qsort(v, t->nrows, sizeof(*v), cmp_double);
+		fprintf(o, "<tr><td>%s</td><td class=\"n\">%.6g</td><td class=\"n\">%.6g"
+			"</td><td class=\"n\">%.6g</td></tr>", cols_[i], v[0],
+			v[t->nrows / 2], v[t->nrows - 1]);
+	}
+	fputs("</tbody></table>\n", o);
+	free(v);
+}
+
+static void temporal(FILE *o, const struct ta_table *t)
+{
+	static const char *const dist[] = { "idle_pct", "compute_pct",
+		"non_compute_pct", NULL };
+	struct part p[3] = { { "compute", C_BLUE, 0 }, { "non-compute", C_ORANGE, 0 },
+			     { "idle", C_GREY, 0 } };
+	size_t *rows = calloc(t->nrows + 1, sizeof(*rows)), n, i;
+	char label[32];
+
+	if (!rows)
+		return;
+	n = pick_rows(t, col(t, "idle_pct"), rows);
+	fputs("<section id=\"temporal\"><h2>Where GPU time went</h2>\n", o);
+	if (t->nrows > MANY_RANKS) {
+		fprintf(o, "<p>%zu ranks: their spread, then the %zu with the most "
+			"idle time.</p>", t->nrows, n);
+		distribution(o, t, dist);
+	}
+	figure_open(o, 26.0 * (double)n + 30, "GPU time per rank: compute, "
+		    "non-compute and idle, as shares of the analysis window");
+	for (i = 0; i < n; i++) {
+		p[0].v = num(t, rows[i], col(t, "compute_us"));
+		p[1].v = num(t, rows[i], col(t, "non_compute_us"));
+		p[2].v = num(t, rows[i], col(t, "idle_us"));
+		snprintf(label, sizeof(label), "rank %lld",
+			 (long long)ta_table_cell(t, rows[i], 0)->i);
+		stacked(o, 26.0 * (double)i, label, p, 3, "us");
+	}
+	legend(o, 26.0 * (double)n + 8, p, 3);
+	figure_close(o, "Per rank: GPU busy with compute kernels, busy with others "
+		     "(communication, copies), and idle (temporal).");
+	table(o, t, "t-temporal");
+	fputs("</section>\n", o);
+	free(rows);
+}
+
+/* idle rows are per rank, stream and category: summed per rank. */
+static void idle(FILE *o, const struct ta_table *t)
+{
+	static const char *const cats[] = { "host_wait", "kernel_wait", "other" };
+	static const char *const colours[] = { C_VERMILLION, C_SKY, C_PURPLE };
+	long rank_c = col(t, "rank"), cat_c = col(t, "category"), us_c = col(t, "idle_us");
+	int64_t *ranks = calloc(t->nrows + 1, sizeof(*ranks));
+	double (*v)[3] = calloc(t->nrows + 1, sizeof(*v));
+	size_t n = 0, r, i, k, shown;
+	char label[32];
+
+	if (!ranks || !v || rank_c < 0 || cat_c < 0) {
+		free(ranks), free(v);
+		return;
+	}
+	for (r = 0; r < t->nrows; r++) {
+		int64_t rank = ta_table_cell(t, r, (size_t)rank_c)->i;
+		const char *cat = ta_table_cell(t, r, (size_t)cat_c)->s;
+
+		for (i = 0; i < n && ranks[i] != rank; i++)
+			;
+		if (i == n)
+			ranks[n++] = rank;
+		for (k = 0; k < 3; k++)
+			if (strcmp(cat, cats[k]) == 0)
+				v[i][k] += num(t, r, us_c);
+	}
+	shown = n;
+	if (n > MANY_RANKS) {   /* many ranks: the most idle ones, in rank order */
+		size_t a, b;
+
+		for (a = 0; a < WORST; a++)
+			for (b = a + 1; b < n; b++)
+				if (v[b][0] + v[b][1] + v[b][2] > v[a][0] + v[a][1] + v[a][2]) {
+					int64_t rk = ranks[a];
+					double x[3];
+
+					memcpy(x, v[a], sizeof(x));
+					memcpy(v[a], v[b], sizeof(x));
+					memcpy(v[b], x, sizeof(x));
+					ranks[a] = ranks[b], ranks[b] = rk;
+				}
+		shown = WORST;
+		fprintf(o, "<section id=\"idle\"><h2>Why the GPU was idle</h2>\n<p>%zu "
+			"ranks: the %d with the most idle time.</p>\n", n, WORST);
+	} else {
+		fputs("<section id=\"idle\"><h2>Why the GPU was idle</h2>\n", o);
+	}
+	figure_open(o, 26.0 * (double)shown + 30, "Idle time per rank by cause: "
+		    "host wait, kernel wait, other");
+	for (i = 0; i < shown; i++) {
+		struct part p[3];
+
+		for (k = 0; k < 3; k++)
+			p[k] = (struct part){ cats[k], colours[k], v[i][k] };
+		snprintf(label, sizeof(label), "rank %lld", (long long)ranks[i]);
+		stacked(o, 26.0 * (double)i, label, p, 3, "us");
+	}
+	{
+		struct part p[3];
+
+		for (k = 0; k < 3; k++)
+			p[k] = (struct part){ cats[k], colours[k], 0 };
+		legend(o, 26.0 * (double)shown + 8, p, 3);
+	}
+	figure_close(o, "Idle time per rank by cause, over all its streams (idle).");
+	table(o, t, "t-idle");
+	fputs("</section>\n", o);
+	free(ranks);
+	free(v);
+}
+
+static const char *verdict_colour(const char *v)
+{
+	static const char *const names[] = { "compute-bound", "host-stalled",
+		"launch-bound", "communication-bound", "copy-bound", "waiting-for-peer" };
+	static const char *const colours[] = { C_GREEN, C_VERMILLION, C_ORANGE,
+		C_BLUE, C_PURPLE, C_SKY };
+	size_t i;
+
+	for (i = 0; i < 6; i++)
+		if (strcmp(v, names[i]) == 0)
+			return colours[i];
+	return C_GREY;
+}
+
+/* Findings by cost, a leak (which costs memory, not time) first. */
+static size_t *costliest(const struct ta_table *f, long cost, long kind)
+{
+	size_t *by = calloc(f->nrows + 1, sizeof(*by)), i, j;
+
+	if (!by)
+		return NULL;
+	for (i = 0; i < f->nrows; i++)
+		by[i] = i;
+	for (i = 1; i < f->nrows; i++) {     /* stable insertion: few rows */
+		size_t x = by[i];
+		int leak = strcmp(ta_table_cell(f, x, (size_t)kind)->s, "memory_growth") == 0;
+
+		for (j = i; j > 0; j--) {
+			size_t y = by[j - 1];
+			int yleak = strcmp(ta_table_cell(f, y, (size_t)kind)->s,
+					   "memory_growth") == 0;
+
+			if (yleak >= leak && (yleak > leak || num(f, y, cost) >= num(f, x, cost)))
+				break;
+			by[j] = y;
+		}
+		by[j] = x;
+	}
+	return by;
+}
+
+/* A strip per rank: one box per step, coloured by its verdict. */
+static void diagnose(FILE *o, const struct ta_table *t, const struct ta_table *f)
+{
+	static const char *const names[] = { "compute-bound", "host-stalled",
+		"launch-bound", "communication-bound", "copy-bound", "waiting-for-peer" };
+	long rank_c = col(t, "rank"), step_c = col(t, "step"), v_c = col(t, "verdict");
+	int64_t last = INT64_MIN;
+	size_t r, row = 0, x = 0, shown = 0, k;
+	double h;
+
+	for (r = 0; r < t->nrows; r++)
+		if (r == 0 || ta_table_cell(t, r, (size_t)rank_c)->i != last)
+			shown++, last = ta_table_cell(t, r, (size_t)rank_c)->i;
+	if (shown > 4 * MANY_RANKS)
+		shown = 4 * MANY_RANKS;
+	h = 20.0 * (double)shown + 52;
+	fputs("<section id=\"diagnose\"><h2>What bounds each step</h2>\n", o);
+	figure_open(o, h, "Per rank, a box per step coloured by diagnose's verdict");
+	last = INT64_MIN;
+	for (r = 0; r < t->nrows; r++) {
+		int64_t rank = ta_table_cell(t, r, (size_t)rank_c)->i;
+		const struct ta_cell *step = ta_table_cell(t, r, (size_t)step_c);
+		const char *v = ta_table_cell(t, r, (size_t)v_c)->s;
+
+		if (r > 0 && rank != last)
+			row++, x = 0;
+		if (row >= shown)
+			break;
+		if (x == 0)
+			fprintf(o, "<text x=\"114\" y=\"%.0f\" text-anchor=\"end\">"
+				"rank %lld</text>", 20.0 * (double)row + 13, (long long)rank);
+		fprintf(o, "<rect x=\"%zu\" y=\"%.0f\" width=\"22\" height=\"16\" "
+			"fill=\"%s\"><title>rank %lld step %lld: ", 120 + 25 * x,
+			20.0 * (double)row, verdict_colour(v), (long long)rank,
+			step->null ? -1LL : (long long)step->i);
+		esc(o, v);
+		fputs("</title></rect>", o);
+		x++;
+		last = rank;
+	}
+	{
+		struct part p[6];
+
+		for (k = 0; k < 6; k++)
+			p[k] = (struct part){ names[k], verdict_colour(names[k]), 0 };
+		legend(o, 20.0 * (double)shown + 6, p, 3);
+		legend(o, 20.0 * (double)shown + 26, p + 3, 3);
+	}
+	figure_close(o, "diagnose's verdict for each kept step of each rank "
+		     "(hover a box for its step).");
+	if (f && f->nrows) {
+		long kind = col(f, "kind"), where = col(f, "where"), cost = col(f, "cost_us");
+		long adv = col(f, "advice");
+
+		size_t *by = costliest(f, cost, kind);
+
+		fputs("<h3>Findings, costliest first</h3><ol class=\"findings\">", o);
+		for (k = 0; k < f->nrows && k < 10; k++) {
+			r = by[k];
+			fputs("<li><b>", o);
+			cell(o, f, r, (size_t)kind);
+			fputs("</b> ", o);
+			cell(o, f, r, (size_t)where);
+			fputs(": <span class=\"n\">", o);
+			cell(o, f, r, (size_t)cost);
+			fputs("</span> µs<br><span class=\"advice\">", o);
+			cell(o, f, r, (size_t)adv);
+			fputs("</span></li>", o);
+		}
+		fputs("</ol>", o);
+		free(by);
+	}
+	table(o, t, "t-diagnose");
+	table(o, f, "t-findings");
+	fputs("</section>\n", o);
+}
+
+/* Bars of one column, largest first (rows already sorted by the analysis). */
+static void bars(FILE *o, const struct ta_table *t, const char *label_col,
+		 const char *value_col, size_t max, const char *alt, const char *unit)
+{
+	long lc = col(t, label_col), vc = col(t, value_col);
+	double top = 0;
+	size_t r, n = t->nrows < max ? t->nrows : max;
+
+	for (r = 0; r < n; r++)
+		top = num(t, r, vc) > top ? num(t, r, vc) : top;
+	figure_open(o, 22.0 * (double)n + 8, alt);
+	for (r = 0; r < n; r++) {
+		const char *s = ta_table_cell(t, r, (size_t)lc)->s;
+		char shortl[24];
+		double w = top > 0 ? (BAR_W - 80) * num(t, r, vc) / top : 0;
+
+		snprintf(shortl, sizeof(shortl), "%.20s", s ? s : "");
+		fprintf(o, "<text x=\"114\" y=\"%.0f\" text-anchor=\"end\" class=\"small\">",
+			22.0 * (double)r + 13);
+		esc(o, shortl);
+		fprintf(o, "</text><rect x=\"120\" y=\"%.0f\" width=\"%.2f\" height=\"16\" "
+			"fill=\"%s\"><title>", 22.0 * (double)r, w, C_BLUE);
+		esc(o, s);
+		fprintf(o, ": %.6g %s</title></rect><text x=\"%.2f\" y=\"%.0f\" class=\"small\">"
+			"%.4g</text>", num(t, r, vc), unit, 124 + w, 22.0 * (double)r + 13,
+			num(t, r, vc));
+	}
+	fputs("</svg><figcaption>", o);
+	esc(o, alt);
+	fputs("</figcaption></figure>\n", o);
+}
+
+static void kernels(FILE *o, const struct ta_table *types, const struct ta_table *k)
+{
+	fputs("<section id=\"kernels\"><h2>GPU time by kernel type and kernel</h2>\n", o);
+	if (types) {
+		bars(o, types, "kernel_type", "total_us", 12, "GPU time per kernel type "
+		     "(kernels --by type)", "us");
+		table(o, types, "t-types");
+	}
+	if (k) {
+		bars(o, k, "name", "total_us", 10, "The kernels with the most GPU time "
+		     "(kernels)", "us");
+		table(o, k, "t-kernels");
+	}
+	fputs("</section>\n", o);
+}
+
+/* Late time per rank and step as a heat map. */
+static void stragglers(FILE *o, const struct ta_table *s)
+{
+	long rank_c = col(s, "rank"), step_c = col(s, "step"), late_c = col(s, "late_us");
+	int64_t *ranks = calloc(s->nrows + 1, sizeof(*ranks)), *steps = calloc(s->nrows + 1,
+									   sizeof(*steps));
+	size_t nr = 0, ns = 0, r, i, j, shown;
+	double top = 0;
+
+	if (!ranks || !steps) {
+		free(ranks), free(steps);
+		return;
+	}
+	for (r = 0; r < s->nrows; r++) {
+		int64_t rank = ta_table_cell(s, r, (size_t)rank_c)->i;
+		int64_t step = ta_table_cell(s, r, (size_t)step_c)->null ? -1 :
+			       ta_table_cell(s, r, (size_t)step_c)->i;
+
+		for (i = 0; i < nr && ranks[i] != rank; i++)
+			;
+		if (i == nr)
+			ranks[nr++] = rank;
+		for (j = 0; j < ns && steps[j] != step; j++)
+			;
+		if (j == ns)
+			steps[ns++] = step;
+		top = num(s, r, late_c) > top ? num(s, r, late_c) : top;
+	}
+	shown = nr > 4 * MANY_RANKS ? 4 * MANY_RANKS : nr;
+	if (shown < nr) {     /* many ranks: the latest ones, in rank order */
+		double *tot = calloc(nr + 1, sizeof(*tot));
+		int64_t *keep = calloc(nr + 1, sizeof(*keep));
+		size_t k, m;
+
+		if (!tot || !keep) {
+			free(tot), free(keep), free(ranks), free(steps);
+			return;
+		}
+		for (r = 0; r < s->nrows; r++)
+			for (i = 0; i < nr; i++)
+				if (ranks[i] == ta_table_cell(s, r, (size_t)rank_c)->i)
+					tot[i] += num(s, r, late_c);
+		for (k = 0; k < shown; k++) {  /* the shown latest, by selection */
+			size_t best = 0;
+
+			for (i = 1; i < nr; i++)
+				if (tot[i] > tot[best])
+					best = i;
+			keep[k] = ranks[best];
+			tot[best] = -1;
+		}
+		for (k = 1; k < shown; k++)
+			for (m = k; m > 0 && keep[m - 1] > keep[m]; m--) {
+				int64_t x = keep[m];
+
+				keep[m] = keep[m - 1], keep[m - 1] = x;
+			}
+		memcpy(ranks, keep, shown * sizeof(*ranks));
+		nr = shown;
+		free(tot);
+		free(keep);
+	}
+	fputs("<h3>Who keeps the others waiting</h3>\n", o);
+	if (shown < s->nrows && nr == shown && shown == 4 * MANY_RANKS)
+		fprintf(o, "<p>The %zu ranks the others waited for longest.</p>", shown);
+	figure_open(o, 12.0 * (double)shown + 24, "Heat map of late_us per rank and "
+		    "step: how long the others waited for the rank");
+	for (r = 0; r < s->nrows; r++) {
+		int64_t rank = ta_table_cell(s, r, (size_t)rank_c)->i;
+		int64_t step = ta_table_cell(s, r, (size_t)step_c)->null ? -1 :
+			       ta_table_cell(s, r, (size_t)step_c)->i;
+		double v = num(s, r, late_c);
+
+		for (i = 0; i < nr && ranks[i] != rank; i++)
+			;
+		for (j = 0; j < ns && steps[j] != step; j++)
+			;
+		if (i >= shown)
+			continue;
+		if (j == 0)
+			fprintf(o, "<text x=\"114\" y=\"%.0f\" text-anchor=\"end\" "
+				"class=\"small\">rank %lld</text>", 12.0 * (double)i + 9,
+				(long long)rank);
+		fprintf(o, "<rect x=\"%zu\" y=\"%.0f\" width=\"22\" height=\"10\" fill=\"%s\" "
+			"fill-opacity=\"%.3f\"><title>rank %lld step %lld: late %.6g us"
+			"</title></rect>", 120 + 24 * j, 12.0 * (double)i, C_VERMILLION,
+			top > 0 ? 0.08 + 0.92 * v / top : 0.08, (long long)rank,
+			(long long)step, v);
+	}
+	figure_close(o, "late_us per rank (rows) and step (columns): the darker, "
+		     "the longer the other ranks waited for it (stragglers).");
+	table(o, s, "t-stragglers");
+	free(ranks);
+	free(steps);
+}
+
+static void comm(FILE *o, const struct ta_table *ov, const struct ta_table *s)
+{
+	fputs("<section id=\"comm\"><h2>Communication</h2>\n", o);
+	if (ov) {
+		size_t r;
+		long p = col(ov, "overlap_pct");
+		int any = 0;
+
+		for (r = 0; r < ov->nrows; r++)
+			any |= num(ov, r, col(ov, "comm_us")) > 0;
+		if (any && p >= 0) {
+			figure_open(o, 22.0 * (double)(ov->nrows < MANY_RANKS ? ov->nrows :
+						       MANY_RANKS) + 8,
+				    "Share of communication time hidden under compute, per rank");
+			for (r = 0; r < ov->nrows && r < MANY_RANKS; r++) {
+				double v = num(ov, r, p);
+
+				fprintf(o, "<text x=\"114\" y=\"%.0f\" text-anchor=\"end\">"
+					"rank %lld</text><rect x=\"120\" y=\"%.0f\" width=\"%.2f\" "
+					"height=\"16\" fill=\"%s\"><title>rank %lld: %.4g %% "
+					"overlapped</title></rect>", 22.0 * (double)r + 13,
+					(long long)ta_table_cell(ov, r, 0)->i, 22.0 * (double)r,
+					(BAR_W - 80) * v / 100, C_GREEN,
+					(long long)ta_table_cell(ov, r, 0)->i, v);
+			}
+			figure_close(o, "overlap_pct per rank (overlap): the share of "
+				     "communication kernel time during which compute ran.");
+		} else {
+			fputs("<p>No communication kernels.</p>", o);
+		}
+		table(o, ov, "t-overlap");
+	}
+	if (s)
+		stragglers(o, s);
+	fputs("</section>\n", o);
+}
+
+/* Allocated bytes over time, one line per device. */
+static void memory(FILE *o, const struct ta_table *m)
+{
+	long dev_c = col(m, "device"), ts_c = col(m, "ts"), a_c = col(m, "allocated_bytes");
+	double t0 = 0, t1 = 0, top = 0;
+	size_t r;
+	const char *dev = NULL;
+	static const char *const colours[] = { C_BLUE, C_ORANGE, C_GREEN, C_PURPLE };
+	int line = -1;
+
+	for (r = 0; r < m->nrows; r++) {
+		double ts = num(m, r, ts_c), a = num(m, r, a_c);
+
+		if (r == 0 || ts < t0)
+			t0 = ts;
+		if (r == 0 || ts > t1)
+			t1 = ts;
+		top = a > top ? a : top;
+	}
+	fputs("<section id=\"memory\"><h2>Memory over time</h2>\n", o);
+	figure_open(o, 220, "Allocated bytes over time, a line per rank and device");
+	for (r = 0; r < m->nrows; r++) {
+		const char *d = ta_table_cell(m, r, (size_t)dev_c)->s;
+		double x = 120 + (t1 > t0 ? (BAR_W - 10) * (num(m, r, ts_c) - t0) / (t1 - t0) : 0);
+		double y = 200 - (top > 0 ? 190 * num(m, r, a_c) / top : 0);
+
+		if (!dev || strcmp(d, dev) != 0 || (r > 0 && ta_table_cell(m, r, 0)->i !=
+						    ta_table_cell(m, r - 1, 0)->i)) {
+			if (dev)
+				fputs("\"/>", o);
+			line++;
+			fprintf(o, "<polyline fill=\"none\" stroke-width=\"1.5\" stroke=\"%s\" "
+				"points=\"", colours[line % 4]);
+			dev = d;
+		}
+		fprintf(o, "%.1f,%.1f ", x, y);
+	}
+	if (dev)
+		fputs("\"/>", o);
+	fprintf(o, "<text x=\"114\" y=\"14\" text-anchor=\"end\" class=\"small\">%.1f MiB"
+		"</text><text x=\"114\" y=\"200\" text-anchor=\"end\" class=\"small\">0</text>",
+		top / (1 << 20));
+	figure_close(o, "Allocated bytes over the trace (memory --series, the highest "
+		     "of each bucket): each colour a rank's device.");
+	table(o, m, "t-memory");
+	fputs("</section>\n", o);
+}
+
+static const char css[] =
+"<style>\n"
+":root{color-scheme:light dark;--fg:#1b1b1b;--bg:#fff;--muted:#5a5a5a;--line:#ddd}\n"
+"@media (prefers-color-scheme:dark){:root{--fg:#e8e8e8;--bg:#161616;--muted:#aaa;--line:#444}}\n"
+"body{font:15px/1.45 system-ui,sans-serif;color:var(--fg);background:var(--bg);"
+"max-width:62rem;margin:1.5rem auto;padding:0 1rem}\n"
+"h1{font-size:1.5rem}h2{font-size:1.2rem;border-bottom:1px solid var(--line);"
+"padding-bottom:.2rem;margin-top:2rem}\n"
+"svg{max-width:100%;height:auto}svg text{fill:var(--fg);font-size:13px}"
+"svg .small,svg .small text{font-size:11px}\n"
+"figure{margin:1rem 0}figcaption{color:var(--muted);font-size:.9rem}\n"
+"table.data{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}"
+"table.data th,table.data td{border:1px solid var(--line);padding:.15rem .4rem}"
+"table.data th{cursor:pointer;text-align:left}table.data td{max-width:36rem;"
+"overflow-wrap:anywhere}td.n{text-align:right;"
+"font-variant-numeric:tabular-nums}\n"
+"dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:.1rem 1rem}"
+"dl.meta dt{color:var(--muted)}pre{overflow-x:auto;font-size:.8rem}\n"
+".advice{color:var(--muted)}details summary{cursor:pointer;color:var(--muted)}\n"
+"@media print{details{display:block}details>summary{display:none}"
+"body{max-width:none}section{break-inside:avoid-page}}\n"
+"</style>\n";
+
+/* Sorting a table by a click on its header; the page reads fine without. */
+static const char script[] =
+"<script>\n"
+"document.querySelectorAll('table.data th').forEach(function(th,i){"
+"th.addEventListener('click',function(){var tb=th.closest('table').tBodies[0];"
+"var rows=Array.from(tb.rows);var d=th.dataset.d==='1'?-1:1;th.dataset.d=d===1?'1':'0';"
+"rows.sort(function(a,b){var x=a.cells[i].textContent,y=b.cells[i].textContent;"
+"var p=parseFloat(x),q=parseFloat(y);if(!isNaN(p)&&!isNaN(q))return d*(p-q);"
+"return d*x.localeCompare(y);});rows.forEach(function(r){tb.appendChild(r);});});});\n"
+"</script>\n";
+
+void ta_report_html(FILE *o, const struct ta_html_page *p)
+{
+	size_t i;
+
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+	      "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
+	      "<title>traceanalyze report: ", o);
+	esc(o, p->path);
+	fputs("</title>\n", o);
+	fputs(css, o);
+	fputs("</head><body>\n<header><h1>traceanalyze report</h1><dl class=\"meta\">", o);
+	fputs("<dt>traces</dt><dd>", o);
+	esc(o, p->files);
+	fprintf(o, "</dd><dt>ranks</dt><dd>%zu</dd><dt>steps analysed</dt><dd>%zu</dd>",
+		p->ranks, p->steps);
+	fputs("<dt>trace start</dt><dd>", o);
+	esc(o, p->start);
+	fputs("</dd><dt>made by</dt><dd>traceanalyze ", o);
+	esc(o, p->version);
+	fputs("</dd></dl>\n<details><summary>Every figure as CSV: the commands"
+	      "</summary><pre>", o);
+	for (i = 0; i < p->ncommands; i++) {
+		esc(o, p->commands[i]);
+		fputc('\n', o);
+	}
+	fputs("</pre></details></header>\n<main>\n", o);
+	if (p->temporal)
+		temporal(o, p->temporal);
+	if (p->idle)
+		idle(o, p->idle);
+	if (p->diagnose)
+		diagnose(o, p->diagnose, p->findings);
+	kernels(o, p->types, p->kernels);
+	comm(o, p->overlap, p->stragglers);
+	if (p->memory)
+		memory(o, p->memory);
+	fputs("</main>\n", o);
+	fputs(script, o);
+	fputs("</body></html>\n", o);
+}

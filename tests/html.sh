@@ -1,0 +1,73 @@
+#!/bin/sh
+# report --html in a real browser (headless Chromium, Debian's chromium):
+# the page loads with no console error and nothing fetched, --dump-dom has
+# every section with the numbers the CSV of each command gives, and a
+# screenshot of each sample is kept in tests/html-artifacts/ (not
+# committed). A 1024-rank job stays under 2 MB and renders.
+SUITE=html
+. "$(dirname "$0")/lib.sh"
+BIN=${BIN:-./traceanalyze}
+BROWSER=$(command -v chromium || command -v chromium-browser)
+if [ -z "$BROWSER" ]; then
+	echo "html: skipped: chromium is not installed (tools/setup.sh installs it)"
+	exit 0
+fi
+ART=tests/html-artifacts
+mkdir -p "$ART"
+ok() { check "$@"; }
+no() { # NAME COMMAND...: passes when the command fails (finds nothing)
+	what=$1; shift
+	if "$@" > /dev/null; then
+		fail=$((fail + 1)); echo "FAIL $SUITE: $what"
+	else
+		pass=$((pass + 1))
+	fi
+}
+# no name resolves: a fetch could not succeed, and would say so
+browse() {
+	timeout 120 "$BROWSER" --headless --no-sandbox --disable-gpu \
+		--host-resolver-rules="MAP * ~NOTFOUND" --enable-logging=stderr --v=0 "$@"
+}
+
+check_page() { # NAME DIR
+	pg=$1 dir=$2 page="$TMP/$1.html"
+	$BIN report -q --html "$page" "$dir"
+	ok "$pg: the page is written" test -s "$page"
+	browse --dump-dom "file://$page" > "$TMP/$pg.dom" 2> "$TMP/$pg.log"
+	ok "$pg: Chromium renders it" grep -q '<section id="temporal">' "$TMP/$pg.dom"
+	no "$pg: no console message, no failed load" grep -E 'CONSOLE|Failed to load' "$TMP/$pg.log"
+	no "$pg: nothing to fetch (no src, href or url() with a scheme)" \
+		grep -Eo '(src|href)="[a-z]+:|url\(' "$page"
+	for s in temporal idle diagnose kernels comm; do
+		ok "$pg: section $s" grep -q "<section id=\"$s\">" "$TMP/$pg.dom"
+	done
+	# every number of the CSV is in the page's table
+	for cmd in temporal overlap; do
+		$BIN $cmd -q --format csv "$dir" | tail -n +2 | tr ',' '\n' | sort -u > "$TMP/want"
+		missing=0
+		while read -r v; do
+			grep -q ">$v<" "$TMP/$pg.dom" || missing=$((missing + 1))
+		done < "$TMP/want"
+		ok "$pg: every value of $cmd's CSV in the page" test "$missing" = 0
+	done
+	browse --screenshot="$ART/$pg.png" --window-size=1000,2400 "file://$page" \
+		> /dev/null 2>&1
+	ok "$pg: screenshot kept" test -s "$ART/$pg.png"
+}
+
+check_page train_stalled testdata/train_stalled
+check_page ddp_straggler testdata/ddp_straggler
+check_page mem_leak testdata/mem_leak
+ok "several ranks: the straggler heat map" grep -q 'Who keeps the others waiting' "$TMP/ddp_straggler.dom"
+ok "memory events: memory over time" grep -q '<section id="memory">' "$TMP/mem_leak.dom"
+no "one rank: no straggler map" grep -q 'Who keeps the others waiting' "$TMP/train_stalled.dom"
+
+python3 tools/ranks.py "$TMP/r1024" 1024 5 20000 > /dev/null 2>&1
+$BIN report -q --html "$TMP/big.html" "$TMP/r1024"
+size=$(wc -c < "$TMP/big.html")
+ok "1024 ranks: $size bytes, under 2 MB" test "$size" -lt 2000000
+browse --dump-dom "file://$TMP/big.html" > "$TMP/big.dom" 2> "$TMP/big.log"
+ok "1024 ranks: renders" grep -q '<section id="comm">' "$TMP/big.dom"
+ok "1024 ranks: the straggler is among the ranks shown" grep -q 'rank 5 step' "$TMP/big.dom"
+no "1024 ranks: no console message" grep -E 'CONSOLE|Failed to load' "$TMP/big.log"
+finish
