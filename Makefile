@@ -77,6 +77,7 @@ test: traceanalyze $(TEST_BIN)
 	python3 tests/memory_expect.py
 	python3 tests/steps_expect.py
 	python3 tests/counters_expect.py
+	python3 tests/snapshot_expect.py
 	sh tests/html.sh
 	sh tests/conform.sh
 	sh tests/manlint.sh
@@ -140,9 +141,17 @@ fuzz/fuzz_parse: $(FUZZ_SRC) tests/fuzz/fuzz_parse.c $(HEADERS)
 		-fsanitize=fuzzer,address,undefined -o $@ $(FUZZ_SRC) \
 		tests/fuzz/fuzz_parse.c $(PKG_LIBS) -lcsv -lm
 
-fuzz: fuzz/fuzz_parse
-	mkdir -p fuzz/corpus
+fuzz/fuzz_pickle: src/parse/pickle.c src/util.c tests/fuzz/fuzz_pickle.c $(HEADERS)
+	mkdir -p fuzz
+	clang -g -O1 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc $(PKG_CFLAGS) \
+		-fsanitize=fuzzer,address,undefined -o $@ src/parse/pickle.c src/util.c \
+		tests/fuzz/fuzz_pickle.c $(PKG_LIBS) -lm
+
+fuzz: fuzz/fuzz_parse fuzz/fuzz_pickle
+	mkdir -p fuzz/corpus fuzz/corpus_pickle
 	./fuzz/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=512 \
 		-max_len=65536 fuzz/corpus tests/fuzz/seed
+	./fuzz/fuzz_pickle -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=512 \
+		-max_len=65536 fuzz/corpus_pickle tests/fuzz/seed_pickle
 
 .PHONY: fuzz

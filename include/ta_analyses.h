@@ -236,6 +236,7 @@ struct ta_memory_opts {
 	enum ta_mem_by by;       /* what names a site */
 	int series;              /* the allocated bytes over time instead */
 	int64_t bucket_ns;       /* series: the highest per bucket; 0: each event */
+	int leaks;               /* snapshots: allocations never freed, by site */
 };
 
 /* Per rank, device and kept step: allocated bytes at start, end and peak
@@ -244,6 +245,11 @@ struct ta_memory_opts {
 int ta_memory_run(sqlite3 *db, const struct ta_query *q,
 		  const struct ta_memory_opts *o, struct ta_table **out,
 		  struct ta_table **findings, struct ta_error *err);
+/* The same from an allocator snapshot (snapshot_mem.c): per device the
+ * baseline, peak, activations, reserved and fragmentation (out); or the
+ * blocks live at the peak by site, or the allocations never freed. */
+int ta_snapshot_mem_run(sqlite3 *db, const struct ta_memory_opts *o,
+			struct ta_table **out, struct ta_error *err);
 
 int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		    const struct ta_diagnose_opts *o, struct ta_table **out,

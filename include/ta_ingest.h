@@ -32,6 +32,12 @@ struct stat;
 /* Whether target is PATH or one of its trace files (same inode). */
 int ta_input_contains(const char *path, const struct stat *target);
 
+/* A CUDA allocator snapshot pickle (gzipped or not) into a new database
+ * at out (snapshot.c). */
+int ta_snapshot_ingest(const char *path, const char *out, struct ta_error *err);
+/* Whether path holds a pickle (gzipped or not). */
+int ta_is_pickle(const char *path);
+
 /* Parses files into a new database at out (temp name, then rename). */
 int ta_ingest(char *const *files, size_t n, const char *out,
 	      const struct ta_ingest_opts *o, struct ta_error *err);

@@ -24,6 +24,8 @@ void ta_people_diff(struct ta_table *t, const struct ta_table *steps);
 /* memory: the findings (growth, peak, fragmentation) in words before
  * the steps. */
 void ta_people_memory(struct ta_table *t, const struct ta_table *findings);
+/* memory on a snapshot: a verdict line per device. */
+void ta_people_snapshot(struct ta_table *t);
 /* critical-path --hta-compat: the sizes of each rank's graph and path. */
 void ta_people_critical_hta(struct ta_table *t, const struct ta_table *graph);
 

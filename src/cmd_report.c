@@ -81,7 +81,7 @@ static int run_html(sqlite3 *db, const struct ta_cli *cli, struct ta_table **h,
 	struct ta_kernels_opts top = { 0, 10, 0.8, 1 };
 	struct ta_diagnose_opts d = { 90, 50000, 10000, 1 };
 	struct ta_stragglers_opts s = { 10 };
-	struct ta_memory_opts m = { 0, TA_MEM_BY_ANNOTATION, 1, 0 };
+	struct ta_memory_opts m = { 0, TA_MEM_BY_ANNOTATION, 1, 0, 0 };
 
 	if (ta_kernels_run(db, &cli->query, &top, &h[H_KERNELS], err) < 0 ||
 	    ta_diagnose_run(db, &cli->query, &d, &h[H_DIAGNOSE], &h[H_FINDINGS], err) < 0)

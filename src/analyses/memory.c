@@ -644,6 +644,29 @@ int ta_memory_run(sqlite3 *db, const struct ta_query *q,
 
 	*out = *findings = NULL;
 	ta_table_set_values(f, 2, finding_kinds);
+	if (ta_db_int(db, "SELECT count(*) FROM info WHERE key = 'snapshot'", 0) > 0) {
+		ta_table_free(steps), ta_table_free(by), ta_table_free(ann);
+		ta_table_free(series);
+		if (o->by_site && o->by != TA_MEM_BY_STACK) {
+			ta_table_free(f);
+			ta_error_set(err, TA_EXIT_USAGE, "an allocator snapshot has stacks, "
+				     "not ops or ranges: --by stack");
+			return -1;
+		}
+		if (ta_snapshot_mem_run(db, o, out, err) < 0) {
+			ta_table_free(f);
+			return -1;
+		}
+		*findings = f;
+		return 0;
+	}
+	if (o->leaks) {
+		ta_table_free(steps), ta_table_free(by), ta_table_free(ann);
+		ta_table_free(series), ta_table_free(f);
+		ta_error_set(err, TA_EXIT_USAGE, "--leaks reads an allocator snapshot; "
+			     "for a trace, --findings names the growth");
+		return -1;
+	}
 	if (ta_model_prepare(db, q, TA_NEED_DEV | TA_NEED_HOST | TA_NEED_MEM, err) < 0 ||
 	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY 1", &st, err) < 0)
 		rc = -1;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -224,6 +225,42 @@ static int open_checked(const char *path, const struct ta_ingest_opts *o,
 	return 0;
 }
 
+int ta_is_pickle(const char *path)
+{
+	unsigned char head[2];
+	gzFile f;
+	int got;
+
+	if (strcmp(path, "-") == 0 || !(f = gzopen(path, "rb")))
+		return 0;
+	got = gzread(f, head, 2);
+	gzclose(f);
+	/* PROTO 2 to 5: what pickle.dump and torch write */
+	return got == 2 && head[0] == 0x80 && head[1] >= 2 && head[1] <= 5;
+}
+
+/* A snapshot: read into a private temp database each time (small, and
+ * quick to read). */
+static int open_snapshot(const char *path, sqlite3 **db, struct ta_error *err)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	char base[PATH_MAX], *tmp = NULL;
+	int rc, fd;
+
+	snprintf(base, sizeof(base), "%s/traceanalyze.db",
+		 tmpdir && *tmpdir ? tmpdir : "/tmp");
+	fd = ta_temp_create(base, &tmp, err);
+	if (fd < 0)
+		return -1;
+	rc = ta_snapshot_ingest(path, tmp, err);
+	if (rc == 0)
+		rc = ta_db_open(tmp, db, err);
+	unlink(tmp);
+	close(fd);
+	free(tmp);
+	return rc;
+}
+
 /* Ingests into a private temp file that disappears once it is open. */
 static int open_uncached(char **files, size_t n, const struct ta_ingest_opts *o,
 			 sqlite3 **db, struct ta_error *err)
@@ -305,6 +342,8 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 	path = as_stdin(path);
 	if (is_sqlite_file(path))
 		return open_checked(path, o, db, err);
+	if (ta_is_pickle(path))
+		return open_snapshot(path, db, err);
 	if (ta_input_list(path, &files, &n, err) < 0)
 		return -1;
 	if (o->no_cache || strcmp(path, "-") == 0 ||

@@ -418,3 +418,22 @@ void ta_people_memory(struct ta_table *t, const struct ta_table *findings)
 			ta_buf_addf(&t->head, "%.1f MiB %s\n", mib, where);
 	}
 }
+
+/* "cuda:0: peak 352.7 MiB: 183.2 MiB baseline + 169.5 MiB activations;
+ * reserved 404.0 MiB, fragmentation 51.3 MiB" */
+void ta_people_snapshot(struct ta_table *t)
+{
+	size_t r;
+
+	for (r = 0; r < t->nrows; r++) {
+		double mib = 1 << 20;
+
+		ta_buf_addf(&t->head, "%s: peak %.1f MiB: %.1f MiB baseline + %.1f MiB "
+			    "activations; reserved %.1f MiB, fragmentation %.1f MiB\n",
+			    ta_table_cell(t, r, 0)->s, (double)ta_table_cell(t, r, 2)->i / mib,
+			    (double)ta_table_cell(t, r, 1)->i / mib,
+			    (double)ta_table_cell(t, r, 4)->i / mib,
+			    (double)ta_table_cell(t, r, 5)->i / mib,
+			    (double)ta_table_cell(t, r, 6)->i / mib);
+	}
+}

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Capture the CUDA allocator snapshots in testdata/ (run on a machine with
+a CUDA GPU).
+
+usage: capture_snapshot.py OUTDIR
+
+Two scenarios, each recorded with
+torch.cuda.memory._record_memory_history(stacks="python") from before the
+model is made through 2 warm-up steps and 3 measured ones, and dumped with
+_dump_snapshot (then gzipped):
+  snap_train  a small transformer training step (AdamW);
+  snap_leak   the same, keeping a 4 MiB tensor a step in a Python list.
+Each writes OUTDIR/<name>/snapshot.pickle.gz and measured.json: per
+recorded step max_memory_allocated() after reset_peak_memory_stats() and
+memory_allocated() before and after, and the bytes of the parameters,
+their gradients and the optimizer state (the baseline).
+"""
+import gzip
+import json
+import os
+import shutil
+import sys
+
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from capture import make_model  # noqa: E402
+
+DEV = "cuda"
+LEAK = 4 << 20
+
+
+def nbytes(ts):
+    return sum(t.numel() * t.element_size() for t in ts if torch.is_tensor(t))
+
+
+def keep_leak(kept):  # its own frame: the site memory --by stack names
+    kept.append(torch.empty(LEAK, dtype=torch.uint8, device=DEV))
+
+
+def scenario(out, name, leak):
+    # recorded from before the model is made: every block has the frames
+    # of its allocation, the parameters' included
+    torch.cuda.memory._record_memory_history(max_entries=100000, stacks="python")
+    model = make_model(d=512, layers=2)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    lossf = nn.CrossEntropyLoss()
+    B, T, V = 8, 256, 1000
+    x = torch.randint(0, V, (B, T), device=DEV)
+    y = torch.randint(0, V, (B, T), device=DEV)
+    kept = []
+
+    def step():
+        loss = lossf(model(x).view(-1, V), y.view(-1))
+        opt.zero_grad(set_to_none=False)
+        loss.backward()
+        opt.step()
+        if leak:
+            keep_leak(kept)
+
+    for _ in range(2):
+        step()
+    torch.cuda.synchronize()
+    steps = []
+    for i in range(3):
+        torch.cuda.synchronize()
+        before = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        step()
+        torch.cuda.synchronize()
+        steps.append({"step": i, "allocated_before": before,
+                      "allocated_after": torch.cuda.memory_allocated(),
+                      "peak": torch.cuda.max_memory_allocated(),
+                      "reserved": torch.cuda.memory_reserved()})
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    raw = os.path.join(d, "snapshot.pickle")
+    torch.cuda.memory._dump_snapshot(raw)
+    torch.cuda.memory._record_memory_history(enabled=None)
+    with open(raw, "rb") as f, gzip.open(raw + ".gz", "wb", compresslevel=9) as g:
+        shutil.copyfileobj(f, g)
+    os.remove(raw)
+    params = list(model.parameters())
+    state = [t for s in opt.state.values() for t in s.values()]
+    info = {"scenario": name, "leak_bytes_per_step": LEAK if leak else 0, "steps": steps,
+            "params_bytes": nbytes(params), "grads_bytes": nbytes([p.grad for p in params]),
+            "optimizer_state_bytes": nbytes(state),
+            "note": "per recorded step: memory_allocated() before and after (synchronised), "
+                    "max_memory_allocated() over it; the baseline is params + grads + optimizer "
+                    "state (grads kept: zero_grad(set_to_none=False))"}
+    with open(os.path.join(d, "measured.json"), "w") as f:
+        json.dump(info, f, indent=1)
+    del model, opt, kept
+    torch.cuda.empty_cache()
+
+
+def main():
+    scenario(sys.argv[1], "snap_train", leak=False)
+    scenario(sys.argv[1], "snap_leak", leak=True)
+
+
+if __name__ == "__main__":
+    main()
