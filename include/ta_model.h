@@ -54,6 +54,8 @@
  *     name, ts)                       kernel), and their counters
  *   counter_vals (rank, idx, key,
  *     value)
+ *   snapshot_segments, _blocks,       an allocator snapshot's tables
+ *     _events                         (schema: snap_*)
  *   coll (rank, idx, pg, pg_ranks,    every rank's collective kernels with
  *     name, in_nelems, out_nelems,    the op that issued them, and their
  *     dtype, step, seq, issue_ts,     place in their group's step

@@ -644,7 +644,13 @@ int ta_memory_run(sqlite3 *db, const struct ta_query *q,
 
 	*out = *findings = NULL;
 	ta_table_set_values(f, 2, finding_kinds);
-	if (ta_db_int(db, "SELECT count(*) FROM info WHERE key = 'snapshot'", 0) > 0) {
+	if (ta_model_prepare(db, q, 0, err) < 0) {
+		ta_table_free(steps), ta_table_free(by), ta_table_free(ann);
+		ta_table_free(series), ta_table_free(f);
+		return -1;
+	}
+	if (ta_db_int(db, "SELECT EXISTS (SELECT 1 FROM snapshot_segments) OR"
+		      " EXISTS (SELECT 1 FROM snapshot_events)", 0) > 0) {
 		ta_table_free(steps), ta_table_free(by), ta_table_free(ann);
 		ta_table_free(series);
 		if (o->by_site && o->by != TA_MEM_BY_STACK) {

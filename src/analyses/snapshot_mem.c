@@ -48,7 +48,7 @@ static const struct ta_col series_cols[] = {
 
 struct sev {
 	int64_t addr, size, time;
-	int kind;                   /* 1 alloc, -1 free, 2 segment +, -2 segment - */
+	int change;                 /* 1 alloc, -1 free, 2 segment +, -2 segment - */
 	int64_t site;               /* interned */
 };
 
@@ -74,7 +74,7 @@ static int load_device(sqlite3 *db, struct device_run *d, struct ta_intern *site
 
 	d->a_end = ta_db_int(db, "SELECT 0", 0);
 	if (ta_db_prepare(db, "SELECT COALESCE(sum(allocated_size), 0),"
-			  " COALESCE(sum(total_size), 0) FROM snap_segments WHERE device = ?",
+			  " COALESCE(sum(total_size), 0) FROM snapshot_segments WHERE device = ?",
 			  &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, d->dev);
@@ -83,31 +83,31 @@ static int load_device(sqlite3 *db, struct device_run *d, struct ta_intern *site
 		d->r_end = sqlite3_column_int64(st, 1);
 	}
 	sqlite3_finalize(st);
-	if (ta_db_prepare(db, "SELECT COALESCE(max(size), 0) FROM snap_blocks"
+	if (ta_db_prepare(db, "SELECT COALESCE(max(size), 0) FROM snapshot_blocks"
 			  " WHERE device = ? AND state = 'inactive'", &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, d->dev);
 	d->largest_free = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
 	sqlite3_finalize(st);
-	if (ta_db_prepare(db, "SELECT action, addr, size, time_us, site FROM snap_events"
+	if (ta_db_prepare(db, "SELECT action, addr, size, time_us, site FROM snapshot_events"
 			  " WHERE device = ? ORDER BY seq", &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, d->dev);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *a = (const char *)sqlite3_column_text(st, 0);
 		const char *site = (const char *)sqlite3_column_text(st, 4);
-		int kind = strcmp(a, "alloc") == 0 ? 1 : strcmp(a, "free_completed") == 0 ? -1 :
+		int change = strcmp(a, "alloc") == 0 ? 1 : strcmp(a, "free_completed") == 0 ? -1 :
 			   strcmp(a, "segment_alloc") == 0 || strcmp(a, "segment_map") == 0 ? 2 :
 			   strcmp(a, "segment_free") == 0 || strcmp(a, "segment_unmap") == 0 ? -2 : 0;
 
-		if (!kind)
+		if (!change)
 			continue;          /* free_requested, snapshot, oom: no change */
 		if (d->n == cap) {
 			cap = cap ? 2 * cap : 1024;
 			d->e = ta_xrealloc(d->e, cap * sizeof(*d->e));
 		}
 		d->e[d->n++] = (struct sev){ sqlite3_column_int64(st, 1),
-			sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3), kind,
+			sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3), change,
 			ta_intern(sites, site ? site : "", site ? strlen(site) : 0, &is_new) };
 	}
 	sqlite3_finalize(st);
@@ -158,12 +158,12 @@ static void replay(const struct device_run *d, const char *dev, struct ta_intern
 	char key[48];
 
 	for (i = 0; i < d->n; i++) {
-		if (d->e[i].kind == 1)
+		if (d->e[i].change == 1)
 			net += d->e[i].size;
-		else if (d->e[i].kind == -1)
+		else if (d->e[i].change == -1)
 			net -= d->e[i].size;
 		else
-			rnet += d->e[i].kind > 0 ? d->e[i].size : -d->e[i].size;
+			rnet += d->e[i].change > 0 ? d->e[i].size : -d->e[i].size;
 	}
 	a = d->a_end - net;
 	r = d->r_end - rnet;
@@ -171,12 +171,12 @@ static void replay(const struct device_run *d, const char *dev, struct ta_intern
 	for (i = 0; i < d->n; i++) {
 		const struct sev *e = &d->e[i];
 
-		if (e->kind == 1)
+		if (e->change == 1)
 			a += e->size;
-		else if (e->kind == -1)
+		else if (e->change == -1)
 			a -= e->size;
 		else
-			r += e->kind > 0 ? e->size : -e->size;
+			r += e->change > 0 ? e->size : -e->size;
 		if (series) {
 			size_t row = ta_table_add_row(series);
 
@@ -195,7 +195,7 @@ static void replay(const struct device_run *d, const char *dev, struct ta_intern
 		int len, is_new;
 		int64_t id;
 
-		if (e->kind != 1 && e->kind != -1)
+		if (e->change != 1 && e->change != -1)
 			continue;
 		len = snprintf(key, sizeof(key), "%lld", (long long)e->addr);
 		id = ta_intern(addrs, key, (size_t)len, &is_new);
@@ -204,7 +204,7 @@ static void replay(const struct device_run *d, const char *dev, struct ta_intern
 			memset(&lv[id - 1], 0, sizeof(*lv));
 			nlv = (size_t)id;
 		}
-		if (e->kind == 1) {
+		if (e->change == 1) {
 			lv[id - 1] = (struct live){ e->size, e->site, i, 1 };
 		} else {
 			/* freed after the peak: part of it that went away again,
@@ -297,8 +297,8 @@ int ta_snapshot_mem_run(sqlite3 *db, const struct ta_memory_opts *o,
 	int rc = 0, step_rc = SQLITE_DONE;
 
 	*out = NULL;
-	if (ta_db_prepare(db, "SELECT device FROM snap_segments UNION SELECT device"
-			  " FROM snap_events ORDER BY 1", &st, err) < 0)
+	if (ta_db_prepare(db, "SELECT device FROM snapshot_segments UNION SELECT device"
+			  " FROM snapshot_events ORDER BY 1", &st, err) < 0)
 		rc = -1;
 	while (rc == 0 && (step_rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct device_run d;

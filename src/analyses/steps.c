@@ -25,7 +25,7 @@ static const char sql[] =
 /* HTA: kept when its row survived the step filter */
 static const char hta_sql[] =
 	"SELECT s.rank, s.step, s.ts, s.dur, NULL, NULL,"
-	" EXISTS (SELECT 1 FROM hrows h WHERE h.rank = s.rank AND h.idx = s.idx)"
+	" EXISTS (SELECT 1 FROM hta_trace h WHERE h.rank = s.rank AND h.idx = s.idx)"
 	" FROM steps s JOIN sel_ranks r ON r.rank = s.rank ORDER BY s.rank, s.ts, s.step";
 
 int ta_steps_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,

@@ -54,6 +54,10 @@ static const char common_sql[] =
 "CREATE TEMP VIEW counter_vals AS SELECT e.rank, e.idx, j.key, j.value"
 "  FROM main.events e, json_each(e.counters) j WHERE e.counters IS NOT NULL"
 "  AND json_valid(e.counters) AND j.type IN ('integer', 'real');"
+/* an allocator snapshot, when that is what was read (snapshot.c) */
+"CREATE TEMP VIEW snapshot_segments AS SELECT * FROM main.snap_segments;"
+"CREATE TEMP VIEW snapshot_blocks AS SELECT * FROM main.snap_blocks;"
+"CREATE TEMP VIEW snapshot_events AS SELECT * FROM main.snap_events;"
 /* events_mem's WHERE (ph = 'i'), so that the index serves it */
 "CREATE TEMP VIEW mem AS SELECT rank, idx, pid, tid, ts_ns AS ts,"
 "  COALESCE(mem_device_type, -1) AS dev_type, COALESCE(device, -1) AS dev,"
@@ -160,7 +164,7 @@ static const char host_copy_sql[] =
 "CREATE INDEX temp.host_time ON host (rank, ts, dur);";
 
 static const char *const view_names[] = {
-	"gpu", "steps", "ranges", "calls", "host", "host_thread", "gpu_ann", "step_host", "mem", "counter_ranges", "counter_vals", "dev_win", "launch",
+	"gpu", "steps", "ranges", "calls", "host", "host_thread", "gpu_ann", "step_host", "mem", "counter_ranges", "counter_vals", "snapshot_segments", "snapshot_blocks", "snapshot_events", "dev_win", "launch",
 	"enqueue", "cpu_ann", "gpu_ann_win", "rank_span", NULL
 };
 
