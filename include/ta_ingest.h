@@ -35,6 +35,13 @@ int ta_input_contains(const char *path, const struct stat *target);
 /* A CUDA allocator snapshot pickle (gzipped or not) into a new database
  * at out (snapshot.c). */
 int ta_snapshot_ingest(const char *path, const char *out, struct ta_error *err);
+/* Shards (one database per trace file, ingest FILE... -o DIR) into one
+ * database at out (shards.c). */
+int ta_shards_merge(char *const *paths, size_t n, const char *out,
+		    struct ta_error *err);
+/* The shards of a directory (*.tadb, sorted): 0 if none. */
+size_t ta_shard_list(const char *dir, char ***paths);
+
 /* Whether path holds a pickle (gzipped or not). */
 int ta_is_pickle(const char *path);
 

@@ -1,16 +1,87 @@
-/* traceanalyze ingest: parse traces into a database kept by the user. */
+/* traceanalyze ingest: parse traces into a database kept by the user, or
+ * into shards, a database per trace file, in a directory. */
 #include "cli.h"
 #include "commands.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+static int is_dir(const char *path)
+{
+	struct stat sb;
+	size_t n = strlen(path);
+
+	return (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) || (n && path[n - 1] == '/');
+}
+
+/* DIR/NAME.tadb for a trace file DIR2/NAME.json[.gz]. */
+static char *shard_name(const char *dir, const char *file)
+{
+	const char *base = strrchr(file, '/');
+	char *out;
+	size_t n;
+
+	base = base ? base + 1 : file;
+	n = strlen(base);
+	if (n > 8 && strcmp(base + n - 8, ".json.gz") == 0)
+		n -= 8;
+	else if (n > 5 && strcmp(base + n - 5, ".json") == 0)
+		n -= 5;
+	out = ta_xmalloc(strlen(dir) + n + 8);
+	sprintf(out, "%s/%.*s.tadb", dir, (int)n, base);
+	return out;
+}
+
+/* One shard per trace file of every PATH: each written under a temp name
+ * in DIR and renamed when complete, so that processes on other machines
+ * may write other shards there at the same time (nothing is locked: NFS
+ * is fine), and a reader never sees half a shard. */
+static int shards(struct ta_cli *cli, const char *dir)
+{
+	struct ta_error err = { 0, "" };
+	size_t done = 0;
+	int a, rc = TA_EXIT_OK;
+
+	if (mkdir(dir, 0755) < 0 && !is_dir(dir)) {
+		fprintf(stderr, "traceanalyze: cannot make the directory '%s'\n", dir);
+		return TA_EXIT_SYSTEM;
+	}
+	for (a = 0; a < cli->nargs && rc == TA_EXIT_OK; a++) {
+		char **files = NULL;
+		size_t n = 0, i;
+
+		if (ta_input_list(cli->args[a], &files, &n, &err) < 0) {
+			rc = ta_cli_error(&err);
+			break;
+		}
+		for (i = 0; i < n && rc == TA_EXIT_OK; i++) {
+			char *out = shard_name(dir, files[i]);
+
+			if (ta_ingest(&files[i], 1, out, &cli->ingest, &err) < 0)
+				rc = ta_cli_error(&err);
+			else
+				done++;
+			free(out);
+		}
+		ta_input_list_free(files, n);
+	}
+	if (rc == TA_EXIT_OK && !ta_quiet)
+		fprintf(stderr, "traceanalyze: %zu shard%s in %s\n", done,
+			done == 1 ? "" : "s", dir);
+	return rc;
+}
 
 int cmd_ingest(int argc, char **argv)
 {
 	static const struct ta_cmd_info info = {
-		"ingest", "[options] PATH -o DB",
+		"ingest", "[options] PATH -o DB | PATH... -o DIR/",
 		"Parse the traces of PATH into the SQLite database DB, which every "
-		"command\naccepts as PATH. The schema: 'traceanalyze schema'.",
+		"command\naccepts as PATH. The schema: 'traceanalyze schema'. With "
+		"-o naming a directory\n(it exists, or ends in /): one shard per trace "
+		"file, DIR/NAME.tadb, written\nsafely beside other writers; every "
+		"command accepts the directory as PATH.",
 		NULL, ta_cli_no_opts, NULL, NULL,
 		NULL
 	};
@@ -24,10 +95,17 @@ int cmd_ingest(int argc, char **argv)
 		ta_cli_free(&cli);
 		return rc > 0 ? 0 : 2;
 	}
+	if (cli.output && strcmp(cli.output, "-") != 0 && !cli.columns &&
+	    cli.nargs >= 1 && is_dir(cli.output)) {
+		cli.ingest.lazy_indexes = 0; /* merged, then indexed, when read */
+		rc = shards(&cli, cli.output);
+		ta_cli_free(&cli);
+		return rc;
+	}
 	if (cli.nargs != 1 || !cli.output || strcmp(cli.output, "-") == 0 ||
 	    cli.columns) {
-		fputs("traceanalyze: ingest needs one PATH and -o DB (a file)\n",
-		      stderr);
+		fputs("traceanalyze: ingest needs one PATH and -o DB (a file), or "
+		      "PATH... and -o DIR/\n", stderr);
 		ta_cli_free(&cli);
 		return TA_EXIT_USAGE;
 	}

@@ -225,6 +225,35 @@ static int open_checked(const char *path, const struct ta_ingest_opts *o,
 	return 0;
 }
 
+size_t ta_shard_list(const char *dir, char ***paths)
+{
+	struct stat sb;
+	struct dirent *de;
+	size_t n = 0, cap = 0;
+	DIR *d;
+
+	*paths = NULL;
+	if (strcmp(dir, "-") == 0 || stat(dir, &sb) < 0 || !S_ISDIR(sb.st_mode) ||
+	    !(d = opendir(dir)))
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		char *full;
+
+		if (de->d_name[0] == '.' || !ends_with(de->d_name, ".tadb"))
+			continue;
+		full = ta_xmalloc(strlen(dir) + strlen(de->d_name) + 2);
+		sprintf(full, "%s/%s", dir, de->d_name);
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			*paths = ta_xrealloc(*paths, cap * sizeof(**paths));
+		}
+		(*paths)[n++] = full;
+	}
+	closedir(d);
+	ta_qsort(*paths, n, sizeof(**paths), cmp_str);
+	return n;
+}
+
 int ta_is_pickle(const char *path)
 {
 	unsigned char head[2];
@@ -261,9 +290,38 @@ static int open_snapshot(const char *path, sqlite3 **db, struct ta_error *err)
 	return rc;
 }
 
+/* Shards merge into a temp name beside out, renamed when complete. */
+static int merge_shards(char **files, size_t n, const char *out,
+			struct ta_error *err)
+{
+	char *tmp = NULL;
+	int fd = ta_temp_create(out, &tmp, err), rc;
+
+	if (fd < 0)
+		return -1;
+	rc = ta_shards_merge(files, n, tmp, err);
+	if (rc == 0 && rename(tmp, out) < 0) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "cannot rename '%s' to '%s'", tmp, out);
+		rc = -1;
+	}
+	if (rc < 0)
+		unlink(tmp);
+	close(fd);
+	free(tmp);
+	return rc;
+}
+
+/* Traces are parsed, shards merged. */
+static int build(char **files, size_t n, int shards, const char *out,
+		 const struct ta_ingest_opts *o, struct ta_error *err)
+{
+	return shards ? merge_shards(files, n, out, err) : ta_ingest(files, n, out, o, err);
+}
+
 /* Ingests into a private temp file that disappears once it is open. */
-static int open_uncached(char **files, size_t n, const struct ta_ingest_opts *o,
-			 sqlite3 **db, struct ta_error *err)
+static int open_uncached(char **files, size_t n, int shards,
+			 const struct ta_ingest_opts *o, sqlite3 **db,
+			 struct ta_error *err)
 {
 	const char *tmpdir = getenv("TMPDIR");
 	char base[PATH_MAX], *path = NULL;
@@ -276,7 +334,7 @@ static int open_uncached(char **files, size_t n, const struct ta_ingest_opts *o,
 	fd = ta_temp_create(base, &path, err);
 	if (fd < 0)
 		return -1;
-	rc = ta_ingest(files, n, path, o, err);
+	rc = shards ? ta_shards_merge(files, n, path, err) : ta_ingest(files, n, path, o, err);
 	if (rc == 0)
 		rc = ta_db_open(path, db, err);
 	unlink(path);
@@ -336,7 +394,7 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 	const char *why = NULL;
 	uint64_t paths;
 	size_t n = 0;
-	int rc;
+	int rc, shards;
 
 	*db = NULL;
 	path = as_stdin(path);
@@ -344,7 +402,10 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 		return open_checked(path, o, db, err);
 	if (ta_is_pickle(path))
 		return open_snapshot(path, db, err);
-	if (ta_input_list(path, &files, &n, err) < 0)
+	/* a directory of shards (ingest FILE... -o DIR) is read as them */
+	n = ta_shard_list(path, &files);
+	shards = n > 0;
+	if (!shards && ta_input_list(path, &files, &n, err) < 0)
 		return -1;
 	if (o->no_cache || strcmp(path, "-") == 0 ||
 	    (why = cache_dir(dir, sizeof(dir))) != NULL)
@@ -380,7 +441,7 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 			cached);
 	/* the same traces, changed since: their old entry is stale */
 	ta_cache_drop_older(dir, paths, cached);
-	rc = ta_ingest(files, n, cached, o, err);
+	rc = build(files, n, shards, cached, o, err);
 	if (rc == 0) {
 		int64_t max = ta_cache_max();
 
@@ -397,7 +458,7 @@ uncached:
 		ta_warn("cache directory '%s': %s; not caching", dir, why);
 	if (o->verbose)
 		ta_note("parsing %zu files, not cached", n);
-	rc = open_uncached(files, n, o, db, err);
+	rc = open_uncached(files, n, shards, o, db, err);
 out:
 	ta_input_list_free(files, n);
 	return rc;

@@ -1,0 +1,72 @@
+#!/bin/sh
+# Shards (ingest FILE... -o DIR/): written by separate processes at once,
+# read as a directory, every command's output byte for byte the one from
+# the traces themselves; writers killed midway leave nothing that is read.
+SUITE=shards
+. "$(dirname "$0")/lib.sh"
+
+cmds="report temporal idle kernels overlap launch queue membw annotations ops diagnose stragglers critical-path steps"
+for s in ddp_straggler two_ranks fsdp2 train_stalled mem_leak; do
+	d="$TMP/$s"
+	# one process per file, four at once
+	ls testdata/$s/*.json.gz | xargs -P 4 -I{} $BIN ingest -q {} -o "$d/"
+	for c in $cmds; do
+		for f in csv json text; do
+			$BIN $c -q --format $f testdata/$s > "$TMP/a" 2>&1
+			$BIN $c -q --format $f "$d" > "$TMP/b" 2>&1
+			same "$s: $c --format $f from shards" "$TMP/a" "$TMP/b"
+		done
+	done
+	for c in temporal idle kernels overlap queue; do
+		$BIN $c -q --hta-compat --format csv testdata/$s > "$TMP/a" 2>&1
+		$BIN $c -q --hta-compat --format csv "$d" > "$TMP/b" 2>&1
+		same "$s: $c --hta-compat from shards" "$TMP/a" "$TMP/b"
+	done
+done
+$BIN memory -q --format csv testdata/mem_leak > "$TMP/a"
+$BIN memory -q --format csv "$TMP/mem_leak" > "$TMP/b"
+same "memory from shards" "$TMP/a" "$TMP/b"
+$BIN diff -q --format csv testdata/train_healthy "$TMP/train_stalled" > "$TMP/b"
+$BIN diff -q --format csv testdata/train_healthy testdata/train_stalled > "$TMP/a"
+same "diff with a side of shards" "$TMP/a" "$TMP/b"
+
+# a second shard of one rank is an error naming it
+cp "$TMP/fsdp2/rank-0.pt.trace.tadb" "$TMP/fsdp2/again.tadb"
+$BIN temporal -q "$TMP/fsdp2" > /dev/null 2> "$TMP/err"
+check "two shards of one rank: exit 3, named" test $? = 3
+check "... the message says so" grep -q "a second shard of rank 0" "$TMP/err"
+rm "$TMP/fsdp2/again.tadb"
+
+# writers killed with -9 midway, 20 times, in random order: only whole
+# shards are ever read, and writing again makes the job whole
+k=0
+while [ $k -lt 20 ]; do
+	d="$TMP/kill$k"
+	for f in testdata/fsdp2/*.json.gz testdata/ddp_straggler/rank-1.pt.trace.json.gz; do
+		$BIN ingest -q "$f" -o "$d/" & echo $! >> "$TMP/pids$k"
+	done
+	sleep 0.0$((k % 5))
+	for p in $(shuf -n 2 "$TMP/pids$k"); do kill -9 "$p" 2>/dev/null; done
+	wait
+	bad=0
+	for db in "$d"/*.tadb; do
+		[ -e "$db" ] || continue
+		[ "$(sqlite3 "$db" 'pragma integrity_check')" = ok ] || bad=$((bad + 1))
+		sqlite3 "$db" "select value from info where key = 'schema_version'" | grep -q . ||
+			bad=$((bad + 1))
+	done
+	check "kill -9 round $k: every shard there is whole" test "$bad" = 0
+	if ls "$d"/*.tadb > /dev/null 2>&1; then
+		$BIN temporal -q --format csv "$d" > /dev/null 2>&1
+		rc=$?
+		check "kill -9 round $k: reading what is there works (exit $rc)" test "$rc" = 0 -o "$rc" = 3
+	fi
+	k=$((k + 1))
+done
+d="$TMP/kill0"
+rm -f "$d"/*.tadb
+ls testdata/fsdp2/*.json.gz | xargs -P 2 -I{} $BIN ingest -q {} -o "$d/"
+$BIN stragglers -q --format csv testdata/fsdp2 > "$TMP/a"
+$BIN stragglers -q --format csv "$d" > "$TMP/b"
+same "written again: whole" "$TMP/a" "$TMP/b"
+finish
