@@ -258,10 +258,15 @@ int ta_is_pickle(const char *path)
 {
 	unsigned char head[2];
 	gzFile f;
-	int got;
+	int got, fd;
 
-	if (strcmp(path, "-") == 0 || !(f = gzopen(path, "rb")))
+	/* a regular file only: a FIFO or device must not be read here */
+	if (strcmp(path, "-") == 0 || (fd = ta_open_read(path, "", NULL)) < 0)
 		return 0;
+	if (!(f = gzdopen(fd, "rb"))) {
+		close(fd);
+		return 0;
+	}
 	got = gzread(f, head, 2);
 	gzclose(f);
 	/* PROTO 2 to 5: what pickle.dump and torch write */
