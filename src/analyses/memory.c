@@ -538,6 +538,18 @@ static int64_t growth_per_step(const struct ta_table *steps, int64_t rank,
 #define GROWTH_MIN (1 << 20)
 #define FRAGMENT_MIN (256ll << 20)
 
+static void finding(struct ta_table *f, int64_t rank, const char *dev,
+		    const char *kind, int64_t bytes, const char *where)
+{
+	size_t row = ta_table_add_row(f);
+
+	ta_table_set_int(f, row, 0, rank);
+	ta_table_set_text(f, row, 1, dev);
+	ta_table_set_text(f, row, 2, kind);
+	ta_table_set_int(f, row, 3, bytes);
+	ta_table_set_text(f, row, 4, where);
+}
+
 static void finding_rows(struct ta_table *f, const struct ta_table *steps,
 			 const struct ta_table *sites, const struct rank_mem *m)
 {
@@ -549,7 +561,7 @@ static void finding_rows(struct ta_table *f, const struct ta_table *steps,
 		int64_t peak = -1, reserved = 0, best_never = 0, best_live[3] = { 0 };
 		const char *never_at = NULL, *live_at[3] = { NULL };
 		char where[512];
-		size_t row, k;
+		size_t k;
 
 		for (r = 0; r < sites->nrows; r++) {
 			int64_t nf = ta_table_cell(sites, r, 6)->i;
@@ -577,14 +589,8 @@ static void finding_rows(struct ta_table *f, const struct ta_table *steps,
 				peak = ta_table_cell(steps, r, 5)->i;
 				reserved = ta_table_cell(steps, r, 10)->i;
 			}
-		if (g >= GROWTH_MIN && best_never > 0) {
-			row = ta_table_add_row(f);
-			ta_table_set_int(f, row, 0, m->rank);
-			ta_table_set_text(f, row, 1, dev);
-			ta_table_set_text(f, row, 2, finding_kinds[0]);
-			ta_table_set_int(f, row, 3, g);
-			ta_table_set_text(f, row, 4, never_at);
-		}
+		if (g >= GROWTH_MIN && best_never > 0)
+			finding(f, m->rank, dev, finding_kinds[0], g, never_at);
 		if (peak < GROWTH_MIN)   /* a few bytes: nothing to say */
 			continue;
 		where[0] = '\0';
@@ -592,20 +598,10 @@ static void finding_rows(struct ta_table *f, const struct ta_table *steps,
 			snprintf(where + strlen(where), sizeof(where) - strlen(where),
 				 "%s%s %.1f MiB", k ? ", " : "", live_at[k],
 				 (double)best_live[k] / (1 << 20));
-		row = ta_table_add_row(f);
-		ta_table_set_int(f, row, 0, m->rank);
-		ta_table_set_text(f, row, 1, dev);
-		ta_table_set_text(f, row, 2, finding_kinds[1]);
-		ta_table_set_int(f, row, 3, peak);
-		ta_table_set_text(f, row, 4, where);
-		if (reserved - peak >= FRAGMENT_MIN && reserved > 2 * peak) {
-			row = ta_table_add_row(f);
-			ta_table_set_int(f, row, 0, m->rank);
-			ta_table_set_text(f, row, 1, dev);
-			ta_table_set_text(f, row, 2, finding_kinds[2]);
-			ta_table_set_int(f, row, 3, reserved - peak);
-			ta_table_set_text(f, row, 4, "reserved but not allocated at the peak");
-		}
+		finding(f, m->rank, dev, finding_kinds[1], peak, where);
+		if (reserved - peak >= FRAGMENT_MIN && reserved > 2 * peak)
+			finding(f, m->rank, dev, finding_kinds[2], reserved - peak,
+				"reserved but not allocated at the peak");
 	}
 }
 
