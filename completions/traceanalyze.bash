@@ -58,7 +58,7 @@ _traceanalyze()
 	      elif [ "$cmd" = memory ]; then COMPREPLY=($(compgen -W "op annotation stack" -- "$cur"))
 	      else COMPREPLY=($(compgen -W "kernel type" -- "$cur")); fi; return ;;
 	--kind) COMPREPLY=($(compgen -W "cpu gpu all" -- "$cur")); return ;;
-	--baseline|-o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+	--baseline|-o|--output|--html|--snapshot|--trace) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	help) COMPREPLY=($(compgen -W "$commands" -- "$cur")); return ;;
 	esac
 	if [[ "$cur" == -* ]]; then

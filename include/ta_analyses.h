@@ -237,6 +237,8 @@ struct ta_memory_opts {
 	int series;              /* the allocated bytes over time instead */
 	int64_t bucket_ns;       /* series: the highest per bucket; 0: each event */
 	int leaks;               /* snapshots: allocations never freed, by site */
+	int64_t bucket_events;   /* snapshots' series: the highest of each run of
+				  * this many events (memory_viz's axis) */
 };
 
 /* Per rank, device and kept step: allocated bytes at start, end and peak
@@ -250,6 +252,11 @@ int ta_memory_run(sqlite3 *db, const struct ta_query *q,
  * blocks live at the peak by site, or the allocations never freed. */
 int ta_snapshot_mem_run(sqlite3 *db, const struct ta_memory_opts *o,
 			struct ta_table **out, struct ta_error *err);
+/* With the profiler trace of the same run (snapshot_place.c): fills the
+ * summary's peak_step and peak_op from the step and CPU op running at
+ * each device's peak. */
+int ta_snapshot_place(sqlite3 *trace, const struct ta_query *q, struct ta_table *sum,
+		      struct ta_error *err);
 
 int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		    const struct ta_diagnose_opts *o, struct ta_table **out,

@@ -17,6 +17,9 @@ struct ta_html_page {
 	size_t ncommands;
 	const struct ta_table *temporal, *idle, *types, *kernels, *overlap;
 	const struct ta_table *diagnose, *findings, *stragglers, *memory;
+	const struct ta_table *snapshot;         /* memory SNAP's summary (its
+						  * head: the verdict) */
+	const struct ta_table *snapshot_series;  /* and its --series */
 };
 
 void ta_report_html(FILE *out, const struct ta_html_page *p);

@@ -54,6 +54,8 @@
  *     name, ts)                       kernel), and their counters
  *   counter_vals (rank, idx, key,
  *     value)
+ *   rank_clock (rank, base_ns)        ts + base_ns = Unix time in ns, the
+ *                                     allocator recorder's clock
  *   snapshot_segments, _blocks,       an allocator snapshot's tables
  *     _events                         (schema: snap_*)
  *   coll (rank, idx, pg, pg_ranks,    every rank's collective kernels with

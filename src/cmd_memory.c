@@ -7,13 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_BY = 1, OPT_SERIES, OPT_BUCKET, OPT_FINDINGS, OPT_LEAKS };
+enum { OPT_BY = 1, OPT_SERIES, OPT_BUCKET, OPT_BUCKET_EVENTS, OPT_FINDINGS, OPT_LEAKS,
+       OPT_TRACE };
 
 static const struct ta_opt opts[] = {
 	{ "by", 1, OPT_BY, "op|annotation|stack", "per site instead, named by the innermost CPU op, record_function range or Python frame over each allocation: rank,device,where,allocs,bytes,live_at_peak_bytes,never_freed_bytes" },
 	{ "series", 0, OPT_SERIES, NULL, "the allocated and reserved bytes over time instead: rank,device,ts,allocated_bytes,reserved_bytes" },
 	{ "bucket-us", 1, OPT_BUCKET, "US", "with --series: the highest in each bucket of US" },
+	{ "bucket-events", 1, OPT_BUCKET_EVENTS, "N", "with --series on an allocator snapshot: the highest of each N events (the axis of PyTorch's memory_viz)" },
 	{ "leaks", 0, OPT_LEAKS, NULL, "an allocator snapshot: allocations never freed whose site allocated two or more times: device,where,allocs,bytes,bytes_each" },
+	{ "trace", 1, OPT_TRACE, "PATH", "an allocator snapshot: the profiler trace of the same run (file, directory or database; --ranks picks among its ranks): peak_step and peak_op say which ProfilerStep#N and which CPU op held the peak" },
 	{ "findings", 0, OPT_FINDINGS, NULL, "what is worth saying instead: rank,device,kind,bytes,where (memory_growth, memory_peak, memory_fragmentation)" },
 	{ NULL, 0, 0, NULL, NULL }
 };
@@ -22,6 +25,8 @@ struct mem_cmd {
 	struct ta_memory_opts o;
 	int findings;
 	struct ta_table *found;   /* text: said before the steps */
+	const char *trace;        /* --trace: the run's profiler trace */
+	struct ta_ingest_opts ingest;
 };
 
 static int on_opt(void *ctx, int key, const char *arg)
@@ -40,14 +45,50 @@ static int on_opt(void *ctx, int key, const char *arg)
 		return 0;
 	case OPT_BUCKET:
 		return ta_cli_parse_us(arg, &c->o.bucket_ns) < 0 || c->o.bucket_ns <= 0 ? -1 : 0;
+	case OPT_BUCKET_EVENTS: {
+		char *end;
+		long long n = strtoll(arg, &end, 10);
+
+		if (end == arg || *end || n < 1)
+			return -1;
+		c->o.bucket_events = n;
+		return 0;
+	}
 	case OPT_FINDINGS:
 		c->findings = 1;
 		return 0;
 	case OPT_LEAKS:
 		c->o.leaks = 1;
 		return 0;
+	case OPT_TRACE:
+		c->trace = arg;
+		return 0;
 	}
 	return -1;
+}
+
+/* --trace: the snapshot's peak placed in the trace of the same run.
+ * Returns 1, or 0 with err set. */
+static int place_peak(struct mem_cmd *c, const struct ta_query *q, struct ta_table *t,
+		      struct ta_error *err)
+{
+	sqlite3 *trace = NULL;
+	size_t r;
+	int ok;
+
+	if (t->ncols < 2 || strcmp(t->cols[1].name, "baseline_bytes") != 0) {
+		ta_error_set(err, TA_EXIT_USAGE, "--trace goes with an allocator snapshot's "
+			     "summary (no --by, --leaks or --series)");
+		return 0;
+	}
+	ok = ta_input_open(c->trace, &c->ingest, &trace, err) == 0 &&
+	     ta_snapshot_place(trace, q, t, err) == 0;
+	sqlite3_close(trace);
+	for (r = 0; ok && r < t->nrows; r++)
+		if (ta_table_cell(t, r, 13)->null && !ta_table_cell(t, r, 14)->null)
+			ta_warn("%s: the snapshot's peak on %s is outside the trace's time: "
+				"not the same run?", c->trace, ta_table_cell(t, r, 0)->s);
+	return ok;
 }
 
 static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
@@ -61,12 +102,17 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 			     "--hta-compat does not apply");
 		return -1;
 	}
-	if (c->o.bucket_ns && !c->o.series) {
-		ta_error_set(err, TA_EXIT_USAGE, "--bucket-us goes with --series");
+	if ((c->o.bucket_ns || c->o.bucket_events) && !c->o.series) {
+		ta_error_set(err, TA_EXIT_USAGE, "--bucket-us and --bucket-events go with --series");
 		return -1;
 	}
 	if (ta_memory_run(db, q, &c->o, &t, &f, err) < 0)
 		return -1;
+	if (c->trace && !place_peak(c, q, t, err)) {
+		ta_table_free(t);
+		ta_table_free(f);
+		return -1;
+	}
 	ta_table_free(c->found);
 	c->found = NULL;
 	if (c->findings) {
@@ -91,13 +137,15 @@ static void present(struct ta_table *t, void *ctx)
 
 static void after_parse(void *ctx, struct ta_cli *cli)
 {
-	(void)ctx;
+	struct mem_cmd *c = ctx;
+
 	cli->ingest.lazy_indexes |= ta_model_lazy_indexes(TA_NEED_HOST | TA_NEED_MEM);
+	c->ingest = cli->ingest;    /* --trace's, read in run() */
 }
 
 int cmd_memory(int argc, char **argv)
 {
-	struct mem_cmd c = { { 0, TA_MEM_BY_ANNOTATION, 0, 0, 0 }, 0, NULL };
+	struct mem_cmd c = { { 0, TA_MEM_BY_ANNOTATION, 0, 0, 0, 0 }, 0, NULL, NULL, { 0 } };
 	const struct ta_cmd_info info = {
 		"memory", "[options] PATH",
 		"Per rank, device and kept step, from the allocator's [memory] events "
@@ -108,7 +156,9 @@ int cmd_memory(int argc, char **argv)
 		"PATH may also be an allocator snapshot (torch.cuda.memory.\n"
 		"_dump_snapshot, gzipped or not): per device device,baseline_bytes,"
 		"peak_bytes,\npeak_time_us,activations_bytes,reserved_at_peak_bytes,"
-		"fragmentation_bytes,\nlargest_free_bytes.",
+		"fragmentation_bytes,\nlargest_free_bytes, the baseline's parts parameters_bytes,"
+		"gradients_bytes,\noptimizer_bytes,workspace_bytes,other_baseline_bytes, and "
+		"with --trace\npeak_step,peak_op.",
 		opts, on_opt, &c, present,
 		run
 	};

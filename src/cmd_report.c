@@ -54,34 +54,79 @@ static void write_all(FILE *out, struct ta_table **t, enum ta_format f)
 		fputs("}\n", out);
 }
 
-enum { OPT_HTML = 1 };
+enum { OPT_HTML = 1, OPT_SNAPSHOT };
+
+struct report_opts {
+	const char *html;
+	const char *snapshot;    /* --snapshot: an allocator snapshot of the run */
+	int64_t snap_bucket;     /* its curve's bucket, in events */
+};
 
 static const struct ta_opt opts[] = {
 	{ "html", 1, OPT_HTML, "OUT", "one self-contained HTML page instead, with figures, written to OUT (- for standard output)" },
+	{ "snapshot", 1, OPT_SNAPSHOT, "SNAP", "with --html: an allocator snapshot of the same run (torch.cuda.memory._dump_snapshot): its verdict, the peak placed in the trace, and its curve" },
 	{ NULL, 0, 0, NULL, NULL }
 };
 
 static int on_opt(void *ctx, int key, const char *arg)
 {
-	const char **html = ctx;
+	struct report_opts *r = ctx;
 
-	if (key != OPT_HTML)
+	if (key == OPT_HTML)
+		r->html = arg;
+	else if (key == OPT_SNAPSHOT)
+		r->snapshot = arg;
+	else
 		return -1;
-	*html = arg;
 	return 0;
 }
 
 /* The page's extra tables: the top kernels, diagnose, stragglers with
  * several ranks, and memory over time with [memory] events. */
-enum { H_KERNELS, H_DIAGNOSE, H_FINDINGS, H_STRAGGLERS, H_MEMORY, H_MEMF, NHTML };
+enum { H_KERNELS, H_DIAGNOSE, H_FINDINGS, H_STRAGGLERS, H_MEMORY, H_MEMF, H_SNAP,
+       H_SNAP_SERIES, NHTML };
 
-static int run_html(sqlite3 *db, const struct ta_cli *cli, struct ta_table **h,
-		    int64_t *bucket_us, struct ta_error *err)
+/* --snapshot: the snapshot's summary, its peak placed in the trace (db),
+ * and its curve in about 400 points. */
+static int run_snapshot(sqlite3 *db, const struct ta_cli *cli, struct report_opts *ro,
+			struct ta_table **h, struct ta_error *err)
+{
+	const char *path = ro->snapshot;
+	struct ta_memory_opts m = { 0, TA_MEM_BY_ANNOTATION, 0, 0, 0, 0 };
+	sqlite3 *snap = NULL;
+	int rc = -1;
+
+	if (ta_input_open(path, &cli->ingest, &snap, err) < 0)
+		return -1;
+	if (ta_db_int(snap, "SELECT count(*) FROM info WHERE key = 'snapshot'", 0) == 0) {
+		ta_error_set(err, TA_EXIT_INPUT, "'%s': not an allocator snapshot", path);
+		goto out;
+	}
+	if (ta_model_prepare(snap, &cli->query, 0, err) < 0 ||
+	    ta_snapshot_mem_run(snap, &m, &h[H_SNAP], err) < 0)
+		goto out;
+	m.series = 1;
+	ro->snap_bucket = ta_db_int(snap, "SELECT count(*) / 400 FROM snapshot_events", 0);
+	if (ro->snap_bucket < 1)
+		ro->snap_bucket = 1;
+	m.bucket_events = ro->snap_bucket;
+	if (ta_snapshot_mem_run(snap, &m, &h[H_SNAP_SERIES], err) < 0 ||
+	    ta_snapshot_place(db, &cli->query, h[H_SNAP], err) < 0)
+		goto out;
+	ta_people_snapshot(h[H_SNAP]);
+	rc = 0;
+out:
+	sqlite3_close(snap);
+	return rc;
+}
+
+static int run_html(sqlite3 *db, const struct ta_cli *cli, struct report_opts *ro,
+		    struct ta_table **h, int64_t *bucket_us, struct ta_error *err)
 {
 	struct ta_kernels_opts top = { 0, 10, 0.8, 1 };
 	struct ta_diagnose_opts d = { 90, 50000, 10000, 1 };
 	struct ta_stragglers_opts s = { 10 };
-	struct ta_memory_opts m = { 0, TA_MEM_BY_ANNOTATION, 1, 0, 0 };
+	struct ta_memory_opts m = { 0, TA_MEM_BY_ANNOTATION, 1, 0, 0, 0 };
 
 	if (ta_kernels_run(db, &cli->query, &top, &h[H_KERNELS], err) < 0 ||
 	    ta_diagnose_run(db, &cli->query, &d, &h[H_DIAGNOSE], &h[H_FINDINGS], err) < 0)
@@ -98,7 +143,7 @@ static int run_html(sqlite3 *db, const struct ta_cli *cli, struct ta_table **h,
 		if (ta_memory_run(db, &cli->query, &m, &h[H_MEMORY], &h[H_MEMF], err) < 0)
 			return -1;
 	}
-	return 0;
+	return ro->snapshot ? run_snapshot(db, cli, ro, h, err) : 0;
 }
 
 static char *html_meta(sqlite3 *db, const char *sql)
@@ -108,14 +153,15 @@ static char *html_meta(sqlite3 *db, const char *sql)
 	return s ? s : ta_xstrdup("?");
 }
 
-static int write_html(const struct ta_cli *cli, const char *html, sqlite3 *db,
+static int write_html(const struct ta_cli *cli, const struct report_opts *ro, sqlite3 *db,
 		      struct ta_table **t, struct ta_table **h, int64_t bucket_us)
 {
 	struct ta_cli out_cli = *cli;
 	struct ta_error err = { 0, "" };
 	struct ta_html_page p;
-	char cmds[8][600];
-	const char *cmdv[8];
+	const char *html = ro->html;
+	char cmds[10][600];
+	const char *cmdv[10];
 	const char *path = cli->args[0];
 	/* many ranks: the first few files */
 	char *files = html_meta(db, "SELECT CASE WHEN count(*) <= 8 THEN"
@@ -148,6 +194,12 @@ static int write_html(const struct ta_cli *cli, const char *html, sqlite3 *db,
 	if (h[H_MEMORY])
 		snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze memory --series "
 			 "--bucket-us %lld --format csv %s", (long long)bucket_us, path);
+	if (h[H_SNAP]) {
+		snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze memory --trace %s --format "
+			 "csv %s", path, ro->snapshot);
+		snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze memory --series --bucket-events "
+			 "%lld --format csv %s", (long long)ro->snap_bucket, ro->snapshot);
+	}
 	for (i = 0; i < n; i++)
 		cmdv[i] = cmds[i];
 	memset(&p, 0, sizeof(p));
@@ -168,6 +220,8 @@ static int write_html(const struct ta_cli *cli, const char *html, sqlite3 *db,
 	p.findings = h[H_FINDINGS];
 	p.stragglers = h[H_STRAGGLERS];
 	p.memory = h[H_MEMORY];
+	p.snapshot = h[H_SNAP];
+	p.snapshot_series = h[H_SNAP_SERIES];
 	if (!(out = ta_cli_output_open(&out_cli))) {
 		free(files), free(start);
 		return TA_EXIT_SYSTEM;
@@ -181,8 +235,9 @@ static int write_html(const struct ta_cli *cli, const char *html, sqlite3 *db,
 	return rc;
 }
 
-static int report(const struct ta_cli *cli, const char *html)
+static int report(const struct ta_cli *cli, struct report_opts *ro)
 {
+	const char *html = ro->html;
 	struct ta_table *t[NTABLES] = { NULL };
 	struct ta_table *h[NHTML] = { NULL };
 	int64_t bucket_us = 0;
@@ -209,7 +264,7 @@ again:
 	if (rc != TA_EXIT_OK)
 		return rc;
 	if (run_all(db, cli, t, &err) < 0 ||
-	    (html && run_html(db, cli, h, &bucket_us, &err) < 0)) {
+	    (html && run_html(db, cli, ro, h, &bucket_us, &err) < 0)) {
 		int retry = ta_cli_damaged(db, &retried, &err);
 
 		sqlite3_close(db);
@@ -226,7 +281,7 @@ again:
 		return ta_cli_error(&err);
 	}
 	if (html) {
-		rc = write_html(cli, html, db, t, h, bucket_us);
+		rc = write_html(cli, ro, db, t, h, bucket_us);
 		sqlite3_close(db);
 		for (i = 0; i < NHTML; i++)
 			ta_table_free(h[i]);
@@ -251,7 +306,7 @@ done:
 
 int cmd_report(int argc, char **argv)
 {
-	const char *html = NULL;
+	struct report_opts ro = { NULL, NULL, 0 };
 	const struct ta_cmd_info info = {
 		"report", "[options] PATH",
 		"The core analyses in one run over one database: temporal breakdown, "
@@ -261,14 +316,19 @@ int cmd_report(int argc, char **argv)
 		"tables, each after a line \"# NAME\". --html OUT: one self-contained "
 		"page with\nfigures (and diagnose, the top kernels, stragglers and "
 		"memory when there are\nseveral ranks and memory events).",
-		opts, on_opt, &html, NULL,
+		opts, on_opt, &ro, NULL,
 		NULL
 	};
 	struct ta_cli cli;
 	int rc = ta_cli_parse(argc, argv, &info, &cli);
 
-	if (rc == 0)
-		rc = report(&cli, html);
+	if (rc == 0 && ro.snapshot && !ro.html) {
+		fputs("traceanalyze: report: --snapshot goes with --html (for text, "
+		      "run memory --trace TRACE SNAP)\n", stderr);
+		rc = TA_EXIT_USAGE;
+	} else if (rc == 0) {
+		rc = report(&cli, &ro);
+	}
 	else
 		rc = rc > 0 ? TA_EXIT_OK : TA_EXIT_USAGE;
 	ta_cli_free(&cli);

@@ -62,6 +62,21 @@ ok "several ranks: the straggler heat map" grep -q 'Who keeps the others waiting
 ok "memory events: memory over time" grep -q '<section id="memory">' "$TMP/mem_leak.dom"
 no "one rank: no straggler map" grep -q 'Who keeps the others waiting' "$TMP/train_stalled.dom"
 
+# an allocator snapshot beside its trace: the verdict, the peak placed,
+# the sawtooth
+$BIN report -q --html "$TMP/snap.html" --snapshot testdata/snap_profiled/snapshot.pickle.gz \
+	testdata/snap_profiled
+browse --dump-dom "file://$TMP/snap.html" > "$TMP/snap.dom" 2> "$TMP/snap.log"
+ok "snapshot: its section" grep -q '<section id="snapshot">' "$TMP/snap.dom"
+ok "snapshot: the verdict and the parts of the baseline" grep -q 'MiB optimizer state' "$TMP/snap.dom"
+ok "snapshot: the peak placed in the trace" grep -q 'the peak: in ProfilerStep#1, in aten::sum' "$TMP/snap.dom"
+ok "snapshot: allocated and reserved drawn" test "$(sed -n '/<section id="snapshot">/,$p' "$TMP/snap.dom" | grep -o '<polyline' | wc -l)" -ge 2
+no "snapshot: no console message" grep -E 'CONSOLE|Failed to load' "$TMP/snap.log"
+browse --screenshot="$ART/snapshot.png" --window-size=1000,3600 "file://$TMP/snap.html" > /dev/null 2>&1
+ok "snapshot: screenshot kept" test -s "$ART/snapshot.png"
+$BIN report -q --snapshot testdata/snap_profiled/snapshot.pickle.gz testdata/snap_profiled > /dev/null 2>&1
+ok "--snapshot without --html: a usage error" test $? = 2
+
 python3 tools/ranks.py "$TMP/r1024" 1024 5 20000 > /dev/null 2>&1
 $BIN report -q --html "$TMP/big.html" "$TMP/r1024"
 size=$(wc -c < "$TMP/big.html")

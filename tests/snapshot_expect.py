@@ -57,6 +57,73 @@ for case in ("snap_train", "snap_leak"):
     check("%s: never freed from the optimizer's step: %d bytes against its state's %d (within 2 %%)" % (
           case, opt, m["optimizer_state_bytes"]),
           abs(opt - m["optimizer_state_bytes"]) <= 0.02 * m["optimizer_state_bytes"])
+# the baseline as memory_allocated() between steps, and split: parameters,
+# gradients and optimizer state each against their tensors' bytes read in
+# the run (snap_profiled was recorded with the recorder's defaults, C++
+# frames too, so its workspaces are known)
+for case in ("snap_train", "snap_leak", "snap_profiled"):
+    snap = "testdata/%s/snapshot.pickle.gz" % case
+    m = json.load(open("testdata/oracle/%s.measured.json" % case))
+    r = rows(snap)[0]
+    for part, key in (("parameters", "params_bytes"), ("gradients", "grads_bytes"),
+                      ("optimizer", "optimizer_state_bytes")):
+        got, want = int(r[part + "_bytes"]), m[key]
+        check("%s: %s %d bytes against %d (within 2 %%)" % (case, part, got, want),
+              abs(got - want) <= 0.02 * want)
+    if case != "snap_leak":   # the leak's blocks pile up: no flat floor
+        between = m["steps"][-1]["allocated_before"]
+        check("%s: baseline %s against memory_allocated() between steps %d (within 2 %%)" % (
+              case, r["baseline_bytes"], between), abs(int(r["baseline_bytes"]) - between) <= 0.02 * between)
+    parts = sum(int(r[k]) for k in ("parameters_bytes", "gradients_bytes", "optimizer_bytes",
+                                    "workspace_bytes", "other_baseline_bytes"))
+    check("%s: the parts add up to the baseline" % case, parts == int(r["baseline_bytes"]))
+prof = "testdata/snap_profiled/snapshot.pickle.gz"
+r = rows(prof)[0]
+check("snap_profiled: the cuBLAS workspaces named from C++ frames (%s bytes)" % r["workspace_bytes"],
+      int(r["workspace_bytes"]) >= 2 * 32 << 20)
+check("snap_profiled: no site is the recorder's own frame",
+      not [x for x in rows("--by", "stack", prof) if "unwind" in x["where"]])
+m = json.load(open("testdata/oracle/snap_profiled.measured.json"))
+want = max(s["peak"] for s in m["steps"])
+check("snap_profiled: peak %s against max_memory_allocated() %d (within 1 %%)" % (r["peak_bytes"], want),
+      abs(int(r["peak_bytes"]) - want) <= 0.01 * want)
+# --trace: the peak's step from the windows measured in the run; its op
+# from the trace's own [memory] event for the block (same address, its
+# time within 50 us on the shared clock), enclosed by that op
+trace = "testdata/snap_profiled/rank-0.pt.trace.json.gz"
+t = rows("--trace", trace, prof)[0]
+peak_us = int(t["peak_time_us"])
+win = [s["step"] for s in m["steps"] if s["start_us"] <= peak_us <= s["end_us"]]
+check("--trace: the peak in ProfilerStep#%s, measured in step %s" % (t["peak_step"], win),
+      win and t["peak_step"] == str(win[0]))
+snapd = pickle.load(gzip.open(prof))
+tr = json.load(gzip.open(trace))
+base = int(tr["baseTimeNanoseconds"]) // 1000
+al, top, at = 0, -1, None
+for e in snapd["device_traces"][0]:
+    al += e["size"] if e["action"] == "alloc" else -e["size"] if e["action"] == "free_completed" else 0
+    if e["action"] == "alloc" and al > top:
+        top, at = al, e
+mem = [x for x in tr["traceEvents"] if x.get("name") == "[memory]" and x["args"].get("Addr") == at["addr"]
+       and x["args"].get("Bytes", 0) > 0 and abs(x["ts"] + base - at["time_us"]) < 50]
+ops = sorted((x for x in tr["traceEvents"] if mem and x.get("ph") == "X" and x.get("cat") == "cpu_op"
+              and x["tid"] == mem[0]["tid"] and x["ts"] <= mem[0]["ts"] <= x["ts"] + x["dur"]),
+             key=lambda x: x["dur"])
+check("--trace: the peak in %s, the trace's [memory] event for its block in %s" % (
+      t["peak_op"], ops[0]["name"] if ops else None), ops and t["peak_op"] == ops[0]["name"])
+p = subprocess.run(["./traceanalyze", "memory", "--trace", "testdata/train_healthy", prof],
+                   capture_output=True, text=True, timeout=30)
+check("--trace with another run's trace: said, on stderr and in peak_op",
+      p.returncode == 0 and "outside the trace" in p.stderr and "(outside the trace)" in p.stdout)
+p = run("--trace", trace, "--leaks", prof)
+check("--trace with --leaks: a usage error", p.returncode == 2)
+ser = rows("--series", "--bucket-events", "100", prof)
+n = len(snapd["device_traces"][0])
+check("--series --bucket-events 100: a row each 100 events (%d rows, %d events)" % (len(ser), n),
+      len(ser) == (sum(1 for e in snapd["device_traces"][0] if e["action"] in (
+          "alloc", "free_completed", "segment_alloc", "segment_free", "segment_map", "segment_unmap")) + 99) // 100)
+check("--series --bucket-events: still reaches the peak",
+      max(int(x["allocated_bytes"]) for x in ser) == int(r["peak_bytes"]))
 leak = json.load(open("testdata/oracle/snap_leak.measured.json"))["leak_bytes_per_step"]
 l = [x for x in rows("--leaks", "testdata/snap_leak/snapshot.pickle.gz") if x["where"].startswith("keep_leak")]
 check("snap_leak: the leak named by its frame, %s bytes each (planted %d, within 2 %%)" % (

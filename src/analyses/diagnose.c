@@ -494,7 +494,7 @@ static int memory_findings(sqlite3 *db, const struct ta_query *q,
 			   struct ta_table *t, const struct ta_traits *run,
 			   struct ta_error *err)
 {
-	struct ta_memory_opts o = { 0, TA_MEM_BY_ANNOTATION, 0, 0, 0 };
+	struct ta_memory_opts o = { 0, TA_MEM_BY_ANNOTATION, 0, 0, 0, 0 };
 	struct ta_table *steps, *mf;
 	char where[600];
 	size_t r;

@@ -4,7 +4,10 @@
  * what of it was freed again before the end (the activations: the
  * step's working set) and what stayed (the baseline: weights, gradients,
  * optimizer state, workspaces); reserved bytes and fragmentation; the
- * blocks live at the peak by site; allocations never freed by site. */
+ * blocks live at the peak by site; allocations never freed by site.
+ * The baseline is split by the blocks' stacks (parts.c's rules below):
+ * parameters, their gradients, optimizer state, workspaces, the rest. */
+#include "snapshot_int.h"
 #include "ta_analyses.h"
 #include "ta_db.h"
 #include "ta_intern.h"
@@ -22,7 +25,15 @@ static const struct ta_col sum_cols[] = {
 	{ "reserved_at_peak_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
 	{ "fragmentation_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
 	{ "largest_free_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "parameters_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "gradients_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "optimizer_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "workspace_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "other_baseline_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "peak_step", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "peak_op", TA_COL_TEXT, TA_UNIT_NONE, 1 },
 };
+#define NSUM (sizeof(sum_cols) / sizeof(sum_cols[0]))
 
 static const struct ta_col site_cols[] = {
 	{ "device", TA_COL_TEXT, TA_UNIT_NONE, 1 },
@@ -144,18 +155,42 @@ static void acc_add(struct acc *a, const char *dev, const char *where, int64_t b
 	acc_add_n(a, dev, where, 1, bytes);
 }
 
+struct baseline_ctx {
+	const struct ta_intern *addrs;
+	const struct live *lv;
+	size_t peak_at;
+};
+
+/* A block live at the dump is part of the baseline when it was live at
+ * the peak too: allocated before the recording, or last at or before the
+ * peak. */
+static int in_baseline(int64_t addr, void *ctx)
+{
+	const struct baseline_ctx *b = ctx;
+	char key[48];
+	int len = snprintf(key, sizeof(key), "%lld", (long long)addr);
+	int64_t id = ta_intern_find(b->addrs, key, (size_t)len);
+
+	return id <= 0 || b->peak_at == (size_t)-1 || !b->lv[id - 1].on ||
+	       b->lv[id - 1].at <= b->peak_at;
+}
+
 /* Replays one device: the summary row, the sites live at the peak, the
  * allocations never freed. */
-static void replay(const struct device_run *d, const char *dev, struct ta_intern *sites,
-		   struct ta_table *sum, struct acc *at_peak, struct acc *leaks,
-		   struct ta_table *series)
+static int replay(sqlite3 *db, const struct device_run *d, const char *dev,
+		  struct ta_intern *sites, struct ta_table *sum, struct acc *at_peak,
+		  struct acc *leaks, struct ta_table *series, int64_t bucket_us,
+		  int64_t bucket_events, struct ta_error *err)
 {
+	size_t srow = (size_t)-1;
+	int64_t cur_bucket = -1;
 	struct ta_intern *addrs = ta_intern_new();
 	struct live *lv = NULL;
 	size_t nlv = 0, i, k, peak_at = (size_t)-1;
 	int64_t net = 0, rnet = 0, a, r, peak, r_peak, peak_time = 0, freed_after = 0;
-	int64_t pre_live;
+	int64_t pre_live, parts[NPARTS], known = 0;
 	char key[48];
+	int rc;
 
 	for (i = 0; i < d->n; i++) {
 		if (d->e[i].change == 1)
@@ -178,12 +213,22 @@ static void replay(const struct device_run *d, const char *dev, struct ta_intern
 		else
 			r += e->change > 0 ? e->size : -e->size;
 		if (series) {
-			size_t row = ta_table_add_row(series);
+			/* with a bucket: its highest point */
+			int64_t b = bucket_events > 0 ? (int64_t)i / bucket_events :
+				    bucket_us > 0 ? (e->time - d->e[0].time) / bucket_us : (int64_t)i;
 
-			ta_table_set_text(series, row, 0, dev);
-			ta_table_set_int(series, row, 1, e->time);
-			ta_table_set_int(series, row, 2, a);
-			ta_table_set_int(series, row, 3, r);
+			if (srow == (size_t)-1 || b != cur_bucket) {
+				srow = ta_table_add_row(series);
+				cur_bucket = b;
+				ta_table_set_text(series, srow, 0, dev);
+			} else if (a <= ta_table_cell(series, srow, 2)->i) {
+				b = -1;
+			}
+			if (b >= 0) {
+				ta_table_set_int(series, srow, 1, e->time);
+				ta_table_set_int(series, srow, 2, a);
+				ta_table_set_int(series, srow, 3, r);
+			}
 		}
 		if (a > peak)
 			peak = a, r_peak = r, peak_at = i, peak_time = e->time;
@@ -228,8 +273,10 @@ static void replay(const struct device_run *d, const char *dev, struct ta_intern
 		if (lv[k].on)
 			acc_add(leaks, dev, ta_intern_str(sites, lv[k].site), lv[k].size);
 	{
-		size_t row = ta_table_add_row(sum);
+		struct baseline_ctx bc = { addrs, lv, peak_at };
+		size_t row = ta_table_add_row(sum), p;
 
+		rc = snap_parts(db, d->dev, in_baseline, &bc, parts, err);
 		ta_table_set_text(sum, row, 0, dev);
 		ta_table_set_int(sum, row, 1, peak - freed_after);
 		ta_table_set_int(sum, row, 2, peak);
@@ -239,9 +286,17 @@ static void replay(const struct device_run *d, const char *dev, struct ta_intern
 		ta_table_set_int(sum, row, 5, r_peak);
 		ta_table_set_int(sum, row, 6, r_peak - peak);
 		ta_table_set_int(sum, row, 7, d->largest_free);
+		for (p = 0; p < NPARTS; p++) {
+			ta_table_set_int(sum, row, 8 + p, parts[p]);
+			known += parts[p];
+		}
+		/* the rest: inputs, caches, the allocator's rounding */
+		ta_table_set_int(sum, row, 8 + NPARTS,
+				 peak - freed_after > known ? peak - freed_after - known : 0);
 	}
 	free(lv);
 	ta_intern_free(addrs);
+	return rc;
 }
 
 static int cmp_bytes(const struct ta_table *t, size_t a, size_t b)
@@ -289,7 +344,7 @@ static struct ta_table *acc_table(const struct acc *a, const char *title,
 int ta_snapshot_mem_run(sqlite3 *db, const struct ta_memory_opts *o,
 			struct ta_table **out, struct ta_error *err)
 {
-	struct ta_table *sum = ta_table_new("Memory (allocator snapshot)", sum_cols, 8);
+	struct ta_table *sum = ta_table_new("Memory (allocator snapshot)", sum_cols, NSUM);
 	struct ta_table *series = o->series ? ta_table_new("Memory over time", series_cols, 4) : NULL;
 	struct ta_intern *sites = ta_intern_new();
 	struct acc at_peak = { ta_intern_new(), NULL, 0 }, leaks = { ta_intern_new(), NULL, 0 };
@@ -309,7 +364,8 @@ int ta_snapshot_mem_run(sqlite3 *db, const struct ta_memory_opts *o,
 		snprintf(dev, sizeof(dev), "cuda:%lld", (long long)d.dev);
 		rc = load_device(db, &d, sites, err);
 		if (rc == 0)
-			replay(&d, dev, sites, sum, &at_peak, &leaks, series);
+			rc = replay(db, &d, dev, sites, sum, &at_peak, &leaks, series,
+				    o->bucket_ns / 1000, o->bucket_events, err);
 		free(d.e);
 	}
 	sqlite3_finalize(st);

@@ -54,6 +54,12 @@ static const char common_sql[] =
 "CREATE TEMP VIEW counter_vals AS SELECT e.rank, e.idx, j.key, j.value"
 "  FROM main.events e, json_each(e.counters) j WHERE e.counters IS NOT NULL"
 "  AND json_valid(e.counters) AND j.type IN ('integer', 'real');"
+/* the trace's clock: ts + base_ns is the Unix epoch in ns, the clock of
+ * the allocator's recorder (Kineto writes baseTimeNanoseconds; a trace
+ * without it has epoch times already: 0) */
+"CREATE TEMP VIEW rank_clock AS SELECT f.rank, COALESCE((SELECT"
+"  CAST(m.value AS INTEGER) FROM main.meta m WHERE m.rank = f.rank"
+"  AND m.key = 'baseTimeNanoseconds'), 0) AS base_ns FROM main.files f;"
 /* an allocator snapshot, when that is what was read (snapshot.c) */
 "CREATE TEMP VIEW snapshot_segments AS SELECT * FROM main.snap_segments;"
 "CREATE TEMP VIEW snapshot_blocks AS SELECT * FROM main.snap_blocks;"
@@ -164,7 +170,7 @@ static const char host_copy_sql[] =
 "CREATE INDEX temp.host_time ON host (rank, ts, dur);";
 
 static const char *const view_names[] = {
-	"gpu", "steps", "ranges", "calls", "host", "host_thread", "gpu_ann", "step_host", "mem", "counter_ranges", "counter_vals", "snapshot_segments", "snapshot_blocks", "snapshot_events", "dev_win", "launch",
+	"gpu", "steps", "ranges", "calls", "host", "host_thread", "gpu_ann", "step_host", "mem", "counter_ranges", "counter_vals", "snapshot_segments", "snapshot_blocks", "snapshot_events", "rank_clock", "dev_win", "launch",
 	"enqueue", "cpu_ann", "gpu_ann_win", "rank_span", NULL
 };
 

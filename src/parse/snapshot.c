@@ -10,31 +10,112 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* The innermost frame of the user's own code (not torch's), else the
- * innermost frame: "keep_leak at train.py(29)". */
-static void site_of(const struct ta_pv *frames, char *buf, size_t len)
+/* A Python frame: a .py file or a pseudo-file such as "<string>"; the
+ * recorder's default (stacks="all") mixes them with C++ frames. */
+static int is_python(const struct ta_pv *f)
 {
-	const struct ta_pv *pick = NULL;
-	const char *file, *base;
+	const char *file = ta_pv_str(ta_pv_get(f, "filename"));
+	size_t n = file ? strlen(file) : 0;
+
+	return n && (file[0] == '<' || (n > 3 && strcmp(file + n - 3, ".py") == 0));
+}
+
+/* The allocator's own C++ frames and the dispatcher's, above the op that
+ * asked for memory. */
+static int is_plumbing(const char *name)
+{
+	static const char *const pre[] = { "torch::unwind", "torch::CapturedTraceback",
+		"torch::cuda::", "c10::", "at::detail::", "at::Tensor c10::", "std::",
+		"at::_ops::", "at::empty", "at::native::empty" };
 	size_t i;
 
-	buf[0] = '\0';
-	if (!frames || frames->t != TA_PV_LIST || frames->n == 0) {
-		snprintf(buf, len, "(no Python frame)");
-		return;
+	for (i = 0; i < sizeof(pre) / sizeof(pre[0]); i++)
+		if (strncmp(name, pre[i], strlen(pre[i])) == 0)
+			return 1;
+	return name[0] == '\0' || name[0] == '_' || strncmp(name, "Py", 2) == 0 ||
+	       strstr(name, "create_out") || strstr(name, "set_output") ||
+	       strstr(name, "empty");
+}
+
+/* A C++ frame's function without its return type, template and
+ * parameter lists: "void at::native::f<float>(int)" -> "at::native::f". */
+static void cxx_name(const char *name, const char **a, const char **z)
+{
+	const char *p = name, *sp = NULL;
+
+	for (; *p && *p != '<' && *p != '('; p++) {
+		if (*p == ' ')
+			sp = p;
 	}
+	while (*p == '(' && strncmp(p, "(anonymous namespace)", 21) == 0) {
+		for (p += 21; *p && *p != '<' && *p != '('; p++)
+			;
+	}
+	*a = sp ? sp + 1 : name;
+	*z = p;
+}
+
+/* The innermost Python frame of the user's own code (not torch's), else
+ * the innermost Python frame, else the first C++ frame below the
+ * allocator: "keep_leak at train.py(29)", "at::cuda::setWorkspaceForHandle
+ * (C++)". */
+static void site_of(const struct ta_pv *frames, char *buf, size_t len)
+{
+	const struct ta_pv *pick = NULL, *py = NULL;
+	const char *file, *base, *name;
+	size_t i;
+
+	snprintf(buf, len, "(no Python frame)");
+	if (!frames || frames->t != TA_PV_LIST)
+		return;
 	for (i = 0; i < frames->n && !pick; i++) {
+		if (!is_python(frames->v[i]))
+			continue;
 		file = ta_pv_str(ta_pv_get(frames->v[i], "filename"));
-		if (file && !strstr(file, "/torch/") && !strstr(file, "/site-packages/"))
+		if (!py)
+			py = frames->v[i];
+		if (!strstr(file, "/torch/") && !strstr(file, "/site-packages/"))
 			pick = frames->v[i];
 	}
 	if (!pick)
-		pick = frames->v[0];
-	file = ta_pv_str(ta_pv_get(pick, "filename"));
-	base = file ? strrchr(file, '/') : NULL;
-	snprintf(buf, len, "%s at %s(%lld)", ta_pv_str(ta_pv_get(pick, "name")) ?
-		 ta_pv_str(ta_pv_get(pick, "name")) : "?", base ? base + 1 : file ? file : "?",
-		 (long long)ta_pv_int(ta_pv_get(pick, "line"), 0));
+		pick = py;
+	if (pick) {
+		file = ta_pv_str(ta_pv_get(pick, "filename"));
+		base = strrchr(file, '/');
+		name = ta_pv_str(ta_pv_get(pick, "name"));
+		snprintf(buf, len, "%s at %s(%lld)", name ? name : "?", base ? base + 1 : file,
+			 (long long)ta_pv_int(ta_pv_get(pick, "line"), 0));
+		return;
+	}
+	for (i = 0; i < frames->n; i++) {
+		name = ta_pv_str(ta_pv_get(frames->v[i], "name"));
+		if (name && !is_plumbing(name)) {
+			const char *a, *z;
+
+			cxx_name(name, &a, &z);
+			snprintf(buf, len, "%.*s (C++)", (int)(z - a > 200 ? 200 : z - a), a);
+			return;
+		}
+	}
+}
+
+/* A block's whole stack, a frame a line ("name\tfile:line"): what the
+ * analysis reads to tell parameters, gradients, optimizer state and
+ * workspaces apart. At most 128 frames. */
+static void stack_of(const struct ta_pv *frames, struct ta_buf *b)
+{
+	size_t i;
+
+	b->len = 0;
+	if (b->s)
+		b->s[0] = '\0';
+	for (i = 0; frames && frames->t == TA_PV_LIST && i < frames->n && i < 128; i++) {
+		const char *name = ta_pv_str(ta_pv_get(frames->v[i], "name"));
+		const char *file = ta_pv_str(ta_pv_get(frames->v[i], "filename"));
+
+		ta_buf_addf(b, "%s%.300s\t%.300s:%lld", i ? "\n" : "", name ? name : "",
+			    file ? file : "", (long long)ta_pv_int(ta_pv_get(frames->v[i], "line"), 0));
+	}
 }
 
 static int load(sqlite3 *db, const struct ta_pv *root, struct ta_error *err)
@@ -42,6 +123,7 @@ static int load(sqlite3 *db, const struct ta_pv *root, struct ta_error *err)
 	const struct ta_pv *segs = ta_pv_get(root, "segments");
 	const struct ta_pv *traces = ta_pv_get(root, "device_traces");
 	sqlite3_stmt *seg = NULL, *blk = NULL, *evt = NULL;
+	struct ta_buf stack = { 0 };
 	char site[512];
 	size_t i, j;
 	int rc = 0;
@@ -52,7 +134,7 @@ static int load(sqlite3 *db, const struct ta_pv *root, struct ta_error *err)
 		return -1;
 	}
 	if (ta_db_prepare(db, "INSERT INTO snap_segments VALUES (?, ?, ?, ?, ?)", &seg, err) < 0 ||
-	    ta_db_prepare(db, "INSERT INTO snap_blocks VALUES (?, ?, ?, ?, ?, ?, ?)", &blk, err) < 0 ||
+	    ta_db_prepare(db, "INSERT INTO snap_blocks VALUES (?, ?, ?, ?, ?, ?, ?, ?)", &blk, err) < 0 ||
 	    ta_db_prepare(db, "INSERT INTO snap_events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", &evt, err) < 0) {
 		rc = -1;
 		goto out;
@@ -81,6 +163,8 @@ static int load(sqlite3 *db, const struct ta_pv *root, struct ta_error *err)
 			sqlite3_bind_int64(blk, 5, ta_pv_int(ta_pv_get(b, "requested_size"), 0));
 			sqlite3_bind_text(blk, 6, state ? state : "", -1, SQLITE_TRANSIENT);
 			sqlite3_bind_text(blk, 7, site, -1, SQLITE_TRANSIENT);
+			stack_of(ta_pv_get(b, "frames"), &stack);
+			sqlite3_bind_text(blk, 8, stack.s ? stack.s : "", -1, SQLITE_TRANSIENT);
 			rc = sqlite3_step(blk) == SQLITE_DONE ? 0 : -1;
 			sqlite3_reset(blk);
 		}
@@ -108,6 +192,7 @@ static int load(sqlite3 *db, const struct ta_pv *root, struct ta_error *err)
 	if (rc < 0)
 		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
 out:
+	ta_buf_free(&stack);
 	sqlite3_finalize(seg);
 	sqlite3_finalize(blk);
 	sqlite3_finalize(evt);

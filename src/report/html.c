@@ -681,6 +681,65 @@ static void memory(FILE *o, const struct ta_table *m)
 	fputs("</section>\n", o);
 }
 
+/* An allocator snapshot: its verdict (what memory prints), the allocated
+ * and reserved bytes over the recording, and the summary row. */
+static void snapshot(FILE *o, const struct ta_table *sum, const struct ta_table *ser)
+{
+	long t_c = col(ser, "time_us"), a_c = col(ser, "allocated_bytes");
+	long r_c = col(ser, "reserved_bytes");
+	double t0 = 0, t1 = 0, top = 0;
+	size_t r;
+	int which;
+
+	fputs("<section id=\"snapshot\"><h2>Allocator snapshot</h2>\n", o);
+	if (sum->head.len) {        /* a line each, escaped */
+		char *text = ta_xstrndup(sum->head.s, sum->head.len), *line, *save = NULL;
+
+		fputs("<p>", o);
+		for (line = strtok_r(text, "\n", &save), r = 0; line;
+		     line = strtok_r(NULL, "\n", &save), r++) {
+			fputs(r ? "<br>" : "", o);
+			esc(o, line);
+		}
+		fputs("</p>\n", o);
+		free(text);
+	}
+	for (r = 0; r < ser->nrows; r++) {
+		double ts = num(ser, r, t_c), res = num(ser, r, r_c);
+
+		if (r == 0 || ts < t0)
+			t0 = ts;
+		if (r == 0 || ts > t1)
+			t1 = ts;
+		top = res > top ? res : top;
+	}
+	figure_open(o, 220, "Allocated and reserved bytes over the recorded history");
+	for (which = 0; which < 2 && ser->nrows; which++) {
+		fprintf(o, "<polyline fill=\"none\" stroke-width=\"1.5\" stroke=\"%s\"%s "
+			"points=\"", which ? C_ORANGE : C_BLUE,
+			which ? " stroke-dasharray=\"4 3\"" : "");
+		for (r = 0; r < ser->nrows; r++) {
+			/* by event, as memory_viz: the steps' sawtooth shows
+			 * however long the first step took */
+			double x = 120 + (ser->nrows > 1 ? (BAR_W - 10) * (double)r /
+					  (double)(ser->nrows - 1) : 0);
+			double v = num(ser, r, which ? r_c : a_c);
+
+			fprintf(o, "%.1f,%.1f ", x, 200 - (top > 0 ? 190 * v / top : 0));
+		}
+		fputs("\"/>", o);
+	}
+	fprintf(o, "<text x=\"114\" y=\"14\" text-anchor=\"end\" class=\"small\">%.1f MiB"
+		"</text><text x=\"114\" y=\"200\" text-anchor=\"end\" class=\"small\">0</text>",
+		top / (1 << 20));
+	figure_close(o, "Allocated bytes (solid blue) and reserved bytes (dashed orange) "
+		     "over the recorded events, as memory_viz draws them (memory --series "
+		     "--bucket-events on the snapshot, the highest of each bucket): the "
+		     "sawtooth's floor is the baseline, its teeth the activations.");
+	table(o, sum, "t-snapshot");
+	fputs("</section>\n", o);
+}
+
 static const char css[] =
 "<style>\n"
 ":root{color-scheme:light dark;--fg:#1b1b1b;--bg:#fff;--muted:#5a5a5a;--line:#ddd}\n"
@@ -751,6 +810,8 @@ void ta_report_html(FILE *o, const struct ta_html_page *p)
 	comm(o, p->overlap, p->stragglers);
 	if (p->memory)
 		memory(o, p->memory);
+	if (p->snapshot && p->snapshot_series)
+		snapshot(o, p->snapshot, p->snapshot_series);
 	fputs("</main>\n", o);
 	fputs(script, o);
 	fputs("</body></html>\n", o);

@@ -420,10 +420,13 @@ void ta_people_memory(struct ta_table *t, const struct ta_table *findings)
 }
 
 /* "cuda:0: peak 352.7 MiB: 183.2 MiB baseline + 169.5 MiB activations;
- * reserved 404.0 MiB, fragmentation 51.3 MiB" */
+ * reserved 404.0 MiB, fragmentation 51.3 MiB", what the baseline is made
+ * of, and with --trace where the peak was. */
 void ta_people_snapshot(struct ta_table *t)
 {
-	size_t r;
+	static const char *const parts[] = { "parameters", "gradients",
+		"optimizer state", "workspaces", "other" };
+	size_t r, p;
 
 	for (r = 0; r < t->nrows; r++) {
 		double mib = 1 << 20;
@@ -435,5 +438,18 @@ void ta_people_snapshot(struct ta_table *t)
 			    (double)ta_table_cell(t, r, 4)->i / mib,
 			    (double)ta_table_cell(t, r, 5)->i / mib,
 			    (double)ta_table_cell(t, r, 6)->i / mib);
+		if (t->ncols < 15)
+			continue;
+		ta_buf_addf(&t->head, "  baseline:");
+		for (p = 0; p < 5; p++)
+			ta_buf_addf(&t->head, "%s %.1f MiB %s", p ? "," : "",
+				    (double)ta_table_cell(t, r, 8 + p)->i / mib, parts[p]);
+		ta_buf_addf(&t->head, "\n");
+		if (!ta_table_cell(t, r, 14)->null && ta_table_cell(t, r, 13)->null)
+			ta_buf_addf(&t->head, "  the peak: %s\n", ta_table_cell(t, r, 14)->s);
+		else if (!ta_table_cell(t, r, 14)->null)
+			ta_buf_addf(&t->head, "  the peak: in ProfilerStep#%lld, in %s\n",
+				    (long long)ta_table_cell(t, r, 13)->i,
+				    ta_table_cell(t, r, 14)->s);
 	}
 }
