@@ -36,9 +36,10 @@ int ta_input_contains(const char *path, const struct stat *target);
  * at out (snapshot.c). */
 int ta_snapshot_ingest(const char *path, const char *out, struct ta_error *err);
 /* Shards (one database per trace file, ingest FILE... -o DIR) into one
- * database at out (shards.c). */
+ * database at out (shards.c), with the lazy indexes asked for
+ * (TA_NLAZY_INDEXES bits; the others are built when first needed). */
 int ta_shards_merge(char *const *paths, size_t n, const char *out,
-		    struct ta_error *err);
+		    unsigned lazy_indexes, struct ta_error *err);
 /* The shards of a directory (*.tadb, sorted): 0 if none. */
 size_t ta_shard_list(const char *dir, char ***paths);
 

@@ -297,14 +297,14 @@ static int open_snapshot(const char *path, sqlite3 **db, struct ta_error *err)
 
 /* Shards merge into a temp name beside out, renamed when complete. */
 static int merge_shards(char **files, size_t n, const char *out,
-			struct ta_error *err)
+			unsigned lazy_indexes, struct ta_error *err)
 {
 	char *tmp = NULL;
 	int fd = ta_temp_create(out, &tmp, err), rc;
 
 	if (fd < 0)
 		return -1;
-	rc = ta_shards_merge(files, n, tmp, err);
+	rc = ta_shards_merge(files, n, tmp, lazy_indexes, err);
 	if (rc == 0 && rename(tmp, out) < 0) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "cannot rename '%s' to '%s'", tmp, out);
 		rc = -1;
@@ -320,7 +320,8 @@ static int merge_shards(char **files, size_t n, const char *out,
 static int build(char **files, size_t n, int shards, const char *out,
 		 const struct ta_ingest_opts *o, struct ta_error *err)
 {
-	return shards ? merge_shards(files, n, out, err) : ta_ingest(files, n, out, o, err);
+	return shards ? merge_shards(files, n, out, o->lazy_indexes, err) :
+			ta_ingest(files, n, out, o, err);
 }
 
 /* Ingests into a private temp file that disappears once it is open. */
@@ -339,7 +340,8 @@ static int open_uncached(char **files, size_t n, int shards,
 	fd = ta_temp_create(base, &path, err);
 	if (fd < 0)
 		return -1;
-	rc = shards ? ta_shards_merge(files, n, path, err) : ta_ingest(files, n, path, o, err);
+	rc = shards ? ta_shards_merge(files, n, path, o->lazy_indexes, err) :
+		      ta_ingest(files, n, path, o, err);
 	if (rc == 0)
 		rc = ta_db_open(path, db, err);
 	unlink(path);

@@ -131,7 +131,7 @@ static int copy_shard(sqlite3 *db, const struct shard *s, const char *insert,
 }
 
 int ta_shards_merge(char *const *paths, size_t n, const char *out,
-		    struct ta_error *err)
+		    unsigned lazy_indexes, struct ta_error *err)
 {
 	struct shard *s = ta_xcalloc(n + 1, sizeof(*s));
 	struct ta_buf into = { 0 }, from = { 0 }, insert = { 0 };
@@ -168,8 +168,9 @@ int ta_shards_merge(char *const *paths, size_t n, const char *out,
 		 TA_SCHEMA_VERSION, TA_VERSION);
 	if (ta_db_exec(db, sql, err) < 0 || ta_db_exec(db, ta_db_index_sql, err) < 0)
 		goto done;
+	/* as ingestion: the rest when a command first needs them */
 	for (k = 0; k < TA_NLAZY_INDEXES; k++)
-		if (ta_db_exec(db, ta_db_lazy_index_sql[k], err) < 0)
+		if (lazy_indexes >> k & 1 && ta_db_exec(db, ta_db_lazy_index_sql[k], err) < 0)
 			goto done;
 	rc = ta_db_exec(db, "COMMIT", err);
 done:
