@@ -80,6 +80,7 @@ test: traceanalyze $(TEST_BIN)
 	python3 tests/snapshot_expect.py
 	sh tests/html.sh
 	sh tests/shards.sh
+	sh tests/slurm.sh
 	sh tests/conform.sh
 	sh tests/manlint.sh
 	sh tests/layers.sh
