@@ -723,6 +723,9 @@ int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 	if (cli->baseline && !(base = ta_baseline_load(cli->baseline,
 			cli->cmd ? cli->cmd->name : NULL, &err)))
 		return ta_cli_error(&err);
+	/* a directory of shards, a per-rank command: shard by shard */
+	if (ta_shard_run(cli, fn, ctx, &t) == 1)
+		goto have_table;
 again:
 	rc = ta_cli_open_input(cli, &db);
 	if (rc != TA_EXIT_OK) {
@@ -756,6 +759,7 @@ again:
 		ta_baseline_free(base);
 		return finish_stream(cli, &stream, t);
 	}
+have_table:
 	if (cli->format == TA_FMT_TEXT && cli->cmd && cli->cmd->present)
 		cli->cmd->present(t, ctx);
 	gates = ta_xcalloc(cli->ngates + 1, sizeof(*gates));

@@ -114,4 +114,10 @@ int ta_cli_error(const struct ta_error *err);
 /* Flushes stdout and checks for write errors; a closed pipe is quiet. */
 int ta_cli_finish_output(FILE *out, const char *name);
 
+/* A per-rank command on a directory of shards, run shard by shard
+ * (shard_run.c): 1 with the table in *out, 0 when the merged database
+ * must answer instead. */
+int ta_shard_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
+		 struct ta_table **out);
+
 #endif

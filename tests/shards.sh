@@ -30,6 +30,34 @@ $BIN diff -q --format csv testdata/train_healthy "$TMP/train_stalled" > "$TMP/b"
 $BIN diff -q --format csv testdata/train_healthy testdata/train_stalled > "$TMP/a"
 same "diff with a side of shards" "$TMP/a" "$TMP/b"
 
+# ingest -j 4 DIR -o SHARDS/: a process per file, four at once
+$BIN ingest -q -j 4 testdata/fsdp2 -o "$TMP/fsdp2_j/"
+check "ingest -j 4: a shard per file" test "$(ls "$TMP/fsdp2_j" | grep -c '\.tadb$')" = "$(ls testdata/fsdp2/*.json.gz | wc -l)"
+for c in temporal stragglers; do
+	$BIN $c -q --format csv testdata/fsdp2 > "$TMP/a" 2>&1
+	$BIN $c -q --format csv "$TMP/fsdp2_j" > "$TMP/b" 2>&1
+	same "ingest -j 4: $c from its shards" "$TMP/a" "$TMP/b"
+done
+# per-rank commands read the shards one by one (no merged database in
+# the cache), in child processes with -j, in this one with -j 1: the same
+python3 tools/ranks.py "$TMP/r6src" 6 2 20000 > /dev/null
+$BIN ingest -q -j 3 "$TMP/r6src" -o "$TMP/r6/"
+rm -rf "$TRACEANALYZE_CACHE_DIR"
+for c in temporal idle "idle --stats" membw steps ops; do
+	for j in 1 4; do
+		# shellcheck disable=SC2086
+		$BIN $c -q -j $j --format csv "$TMP/r6src" > "$TMP/a" 2>&1
+		# shellcheck disable=SC2086
+		$BIN $c -q -j $j --no-cache --format csv "$TMP/r6" > "$TMP/b" 2>&1
+		same "$c -j $j shard by shard" "$TMP/a" "$TMP/b"
+	done
+done
+rm -rf "$TRACEANALYZE_CACHE_DIR"
+$BIN temporal -q "$TMP/r6" > /dev/null
+check "temporal on shards: nothing merged into the cache" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
+$BIN stragglers -q "$TMP/r6" > /dev/null
+check "stragglers on shards: merged (reads across ranks)" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 1
+
 # a second shard of one rank is an error naming it
 cp "$TMP/fsdp2/rank-0.pt.trace.tadb" "$TMP/fsdp2/again.tadb"
 $BIN temporal -q "$TMP/fsdp2" > /dev/null 2> "$TMP/err"

@@ -1,0 +1,367 @@
+/* A per-rank command on a directory of shards: each shard analysed on its
+ * own, its rows appended in rank order, with no merged copy of the rows
+ * (merging costs more than parsing). The commands here give a rank's rows
+ * from that rank's events alone, in rank order: the concatenation is the
+ * table the merged database gives, which tests/shards.sh checks byte for
+ * byte on every format. Anything unusual (--ranks, --hta-compat, a shard
+ * that fails, tables that differ in shape) goes the merged way. */
+#include "cli.h"
+#include "ta_db.h"
+#include "ta_ingest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Checked option by option on seven multi-rank samples (overlap,
+ * kernels --by type, queue --series, launch --by-op and annotations
+ * --kernels read across ranks: they are not here) */
+static const char *const per_rank[] = {
+	"temporal", "idle", "membw", "steps", "ops", NULL
+};
+
+struct shard {
+	char *path;
+	int64_t rank;
+};
+
+static int by_rank(const void *a, const void *b)
+{
+	const struct shard *x = a, *y = b;
+
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/* Appends src's rows and messages to dst; 0 when they differ in shape. */
+static int append(struct ta_table *dst, const struct ta_table *src)
+{
+	size_t r, c;
+
+	if (dst->ncols != src->ncols || src->head.len || src->tail.len)
+		return 0;
+	for (c = 0; c < dst->ncols; c++)
+		if (strcmp(dst->cols[c].name, src->cols[c].name) != 0 ||
+		    dst->cols[c].type != src->cols[c].type)
+			return 0;
+	for (r = 0; r < src->nrows; r++) {
+		size_t row = ta_table_add_row(dst);
+
+		for (c = 0; c < src->ncols; c++) {
+			const struct ta_cell *x = ta_table_cell(src, r, c);
+
+			if (x->null)
+				continue;
+			if (src->cols[c].type == TA_COL_INT)
+				ta_table_set_int(dst, row, c, x->i);
+			else if (src->cols[c].type == TA_COL_REAL)
+				ta_table_set_real(dst, row, c, x->d);
+			else
+				ta_table_set_text(dst, row, c, x->s);
+		}
+	}
+	ta_buf_add(&dst->notes, src->notes.s ? src->notes.s : "", src->notes.len);
+	ta_buf_add(&dst->warnings, src->warnings.s ? src->warnings.s : "", src->warnings.len);
+	dst->bad_utf8 += src->bad_utf8;
+	return 1;
+}
+
+/* One shard's table, in this process. */
+static int run_one(const char *path, ta_analysis_fn fn, void *ctx, const struct ta_query *q,
+		   struct ta_table **t)
+{
+	struct ta_error err = { 0, "" };
+	sqlite3 *db = NULL;
+	int ok = ta_db_open(path, &db, &err) == 0 && fn(db, q, ctx, t, &err) == 0;
+
+	sqlite3_close(db);
+	if (!ok) {
+		ta_table_free(*t);
+		*t = NULL;
+	}
+	return ok;
+}
+
+/* A child's table, to its parent through a file: the cells, then notes,
+ * warnings and replaced bytes; head and tail must be empty (append). */
+static void put_i64(FILE *f, int64_t v)
+{
+	fwrite(&v, sizeof(v), 1, f);
+}
+
+static int64_t get_i64(FILE *f)
+{
+	int64_t v = -1;
+
+	return fread(&v, sizeof(v), 1, f) == 1 ? v : -1;
+}
+
+static void put_bytes(FILE *f, const char *s, size_t n)
+{
+	put_i64(f, (int64_t)n);
+	if (n)
+		fwrite(s, 1, n, f);
+}
+
+static void write_table(FILE *f, const struct ta_table *t)
+{
+	size_t r, c;
+
+	put_i64(f, (int64_t)t->ncols);
+	for (c = 0; c < t->ncols; c++) {
+		put_bytes(f, t->cols[c].name, strlen(t->cols[c].name));
+		put_i64(f, t->cols[c].type);
+	}
+	put_i64(f, (int64_t)t->nrows);
+	for (r = 0; r < t->nrows; r++)
+		for (c = 0; c < t->ncols; c++) {
+			const struct ta_cell *x = ta_table_cell(t, r, c);
+
+			put_i64(f, x->null);
+			if (x->null)
+				continue;
+			if (t->cols[c].type == TA_COL_INT)
+				put_i64(f, x->i);
+			else if (t->cols[c].type == TA_COL_REAL)
+				fwrite(&x->d, sizeof(x->d), 1, f);
+			else
+				put_bytes(f, x->s, strlen(x->s));
+		}
+	put_bytes(f, t->notes.s, t->notes.len);
+	put_bytes(f, t->warnings.s, t->warnings.len);
+	put_i64(f, (int64_t)t->bad_utf8);
+	put_i64(f, (int64_t)(t->head.len + t->tail.len));
+}
+
+/* Up to 64 MiB of text, or NULL. */
+static char *get_bytes(FILE *f, size_t *n)
+{
+	int64_t len = get_i64(f);
+	char *s;
+
+	if (len < 0 || len > (64 << 20))
+		return NULL;
+	s = ta_xmalloc((size_t)len + 1);
+	if (len && fread(s, 1, (size_t)len, f) != (size_t)len) {
+		free(s);
+		return NULL;
+	}
+	s[len] = '\0';
+	*n = (size_t)len;
+	return s;
+}
+
+/* Appends what write_table wrote to dst; 0 if it differs in shape or is
+ * cut short. */
+static int read_table(FILE *f, struct ta_table *dst)
+{
+	int64_t nc = get_i64(f), nr, k;
+	size_t c, n;
+	char *s;
+	int ok = nc == (int64_t)dst->ncols;
+
+	for (c = 0; ok && c < dst->ncols; c++) {
+		s = get_bytes(f, &n);
+		ok = s && strcmp(s, dst->cols[c].name) == 0 &&
+		     get_i64(f) == (int64_t)dst->cols[c].type;
+		free(s);
+	}
+	nr = ok ? get_i64(f) : -1;
+	for (k = 0; ok && k < nr; k++) {
+		size_t row = ta_table_add_row(dst);
+
+		for (c = 0; ok && c < dst->ncols; c++) {
+			int64_t null = get_i64(f);
+
+			ok = null == 0 || null == 1;
+			if (!ok || null)
+				continue;
+			if (dst->cols[c].type == TA_COL_INT) {
+				ta_table_set_int(dst, row, c, get_i64(f));
+			} else if (dst->cols[c].type == TA_COL_REAL) {
+				double d = 0;
+
+				ok = fread(&d, sizeof(d), 1, f) == 1;
+				ta_table_set_real(dst, row, c, d);
+			} else {
+				ok = (s = get_bytes(f, &n)) != NULL;
+				if (ok)
+					ta_table_set_text(dst, row, c, s);
+				free(s);
+			}
+		}
+	}
+	if (ok && (ok = (s = get_bytes(f, &n)) != NULL))
+		ta_buf_add(&dst->notes, s, n);
+	free(ok ? s : NULL);
+	if (ok && (ok = (s = get_bytes(f, &n)) != NULL))
+		ta_buf_add(&dst->warnings, s, n);
+	free(ok ? s : NULL);
+	if (ok) {
+		k = get_i64(f);
+		ok = k >= 0 && get_i64(f) == 0;
+		dst->bad_utf8 += ok ? (size_t)k : 0;
+	}
+	return ok;
+}
+
+/* Copies what a child said on stderr, in rank order. */
+static void replay_stderr(FILE *f)
+{
+	char buf[4096];
+	size_t n;
+
+	rewind(f);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		fwrite(buf, 1, n, stderr);
+}
+
+/* Starts children for the next shards while fewer than jobs - 1 run: a
+ * child writes its table to out[i] and its stderr to errs[i]. */
+static int launch(const struct shard *s, size_t n, ta_analysis_fn fn, void *ctx,
+		  const struct ta_query *q, FILE **out, FILE **errs, pid_t *pid,
+		  size_t *next, size_t *running, int jobs)
+{
+	while (*next < n && *running < (size_t)jobs - 1) {
+		size_t i = (*next)++;
+
+		out[i] = tmpfile();
+		errs[i] = tmpfile();
+		if (!out[i] || !errs[i] || (pid[i] = fork()) < 0)
+			return 0;
+		if (pid[i] == 0) {
+			struct ta_table *t = NULL;
+			int r;
+
+			dup2(fileno(errs[i]), 2);
+			r = run_one(s[i].path, fn, ctx, q, &t);
+			if (r)
+				write_table(out[i], t);
+			fflush(NULL);
+			_exit(r && !ferror(out[i]) ? 0 : 1);
+		}
+		(*running)++;
+	}
+	return 1;
+}
+
+/* Every shard's table, rank 0's here and the others in up to -j child
+ * processes (each its own SQLite connection and model), appended in rank
+ * order. Without -j 2 or more: one after another, here. */
+static int run_all(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
+		   const struct ta_query *q, const struct shard *s, size_t n,
+		   struct ta_table **all)
+{
+	int jobs = cli->ingest.jobs > 0 ? cli->ingest.jobs : ta_cores();
+	FILE **out, **errs;
+	pid_t *pid;
+	int *status, ok;
+	size_t i, next = 1, running = 0;
+
+	if (jobs < 2 || n < 2) {
+		ok = run_one(s[0].path, fn, ctx, q, all);
+		for (i = 1; ok && i < n; i++) {
+			struct ta_table *t = NULL;
+
+			ok = run_one(s[i].path, fn, ctx, q, &t) && append(*all, t);
+			ta_table_free(t);
+		}
+		return ok;
+	}
+	out = ta_xcalloc(n, sizeof(*out));
+	errs = ta_xcalloc(n, sizeof(*errs));
+	pid = ta_xcalloc(n, sizeof(*pid));
+	status = ta_xcalloc(n, sizeof(*status));
+	fflush(NULL);
+	ok = launch(s, n, fn, ctx, q, out, errs, pid, &next, &running, jobs);
+	/* rank 0 here while the others run */
+	ok = run_one(s[0].path, fn, ctx, q, all) && ok;
+	while (running) {
+		int st;
+		pid_t p = wait(&st);
+
+		if (p < 0)
+			break;
+		for (i = 1; i < n; i++)
+			if (pid[i] == p)
+				status[i] = WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 1 : -1;
+		running--;
+		if (ok)
+			ok = launch(s, n, fn, ctx, q, out, errs, pid, &next, &running, jobs);
+	}
+	for (i = 1; i < n; i++) {
+		if (ok && status[i] == 1) {
+			rewind(out[i]);
+			ok = read_table(out[i], *all);
+		} else if (ok) {
+			ok = 0;
+		}
+		if (ok)
+			replay_stderr(errs[i]);
+		if (out[i])
+			fclose(out[i]);
+		if (errs[i])
+			fclose(errs[i]);
+	}
+	free(out);
+	free(errs);
+	free(pid);
+	free(status);
+	return ok;
+}
+
+static int applies(const struct ta_cli *cli)
+{
+	size_t i;
+
+	if (!cli->cmd || cli->nargs != 1 || cli->query.hta_compat || cli->query.nranks)
+		return 0;
+	for (i = 0; per_rank[i]; i++)
+		if (strcmp(cli->cmd->name, per_rank[i]) == 0)
+			return 1;
+	return 0;
+}
+
+int ta_shard_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
+		 struct ta_table **out)
+{
+	struct ta_query q = cli->query;
+	struct shard *s = NULL;
+	struct ta_table *all = NULL;
+	char **paths = NULL;
+	size_t n, i;
+	int ok = 1;
+
+	*out = NULL;
+	if (!applies(cli) || (n = ta_shard_list(cli->args[0], &paths)) == 0)
+		return 0;
+	s = ta_xcalloc(n, sizeof(*s));
+	for (i = 0; i < n && ok; i++) {
+		sqlite3 *db = NULL;
+		struct ta_error err = { 0, "" };
+
+		s[i].path = paths[i];
+		ok = ta_db_open(paths[i], &db, &err) == 0 &&
+		     ta_db_get_int(db, "SELECT rank FROM files", -1, &s[i].rank, &err) == 0 &&
+		     ta_db_int(db, "SELECT count(*) FROM files WHERE truncated", 0) == 0;
+		sqlite3_close(db);
+	}
+	if (ok)
+		ta_qsort(s, n, sizeof(*s), by_rank);
+	for (i = 1; ok && i < n; i++)
+		ok = s[i].rank != s[i - 1].rank;  /* the merged way names the duplicate */
+	q.sink = NULL;
+	if (ok)
+		ok = run_all(cli, fn, ctx, &q, s, n, &all);
+	for (i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	free(s);
+	if (!ok) {
+		ta_table_free(all);
+		return 0;
+	}
+	*out = all;
+	return 1;
+}
