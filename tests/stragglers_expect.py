@@ -53,6 +53,19 @@ check("one host: both clock offsets within 0.1 ms of zero (%s)" % offs, len(offs
 only1 = table("stragglers", "testdata/ddp_straggler", "--ranks", "1")
 check("--ranks 1: its rows only, still matched with rank 0", only1 and all(r["rank"] == "1" and r["straggler"] == "1" for r in only1))
 
+# ddp_dataload (tools/recipes/torchrun_ingest.py): rank 1 sleeps 20 ms a
+# step in data_loading, then DDP's forward queries its events (a few
+# cudaEventSynchronize that return at once: the GPU was already idle).
+# The sleep is the cause, not those calls.
+s = table("stragglers", "testdata/ddp_dataload")
+r1 = [r for r in s if r["rank"] == "1"]
+check("ddp_dataload: rank 1 is the straggler, late by the sleep (%s us)" % [r["late_us"] for r in r1],
+      r1 and all(r["straggler"] == "1" and 18000 <= float(r["late_us"]) <= 25000 for r in r1))
+check("ddp_dataload: its cause is data loading, not the calls DDP's forward makes after it (%s)" % (
+      [r["cause"] for r in r1]), r1 and all(r["cause"] == "host_region: data_loading" for r in r1))
+f = [r for r in table("diagnose", "testdata/ddp_dataload", "--findings", "--ranks", "1") if r["kind"] == "sync"]
+check("ddp_dataload: no sync finding on rank 1 (%s)" % [(r["where"], r["cost_us"]) for r in f], not f)
+
 # diagnose on the waiting rank names the late one and its cause
 d = table("diagnose", "testdata/ddp_straggler")
 last = [r for r in d if r["rank"] == "0"][-1]

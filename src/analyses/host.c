@@ -292,7 +292,13 @@ const struct ta_sync *ta_host_sync_in(const struct ta_host *d, int64_t a,
 
 		if (c->end < a || c->end > b || c->end - c->ts <= 0)
 			continue;
-		if (!c->spin || (c->ts < a && c->end - a <= SPIN_GAP_NS))
+		/* a blocking call drains the queue only if it began while the
+		 * GPU still had work: one that starts in the hole returns at
+		 * once, and what the host did before it made the hole (DDP's
+		 * forward queries its events after the data step's sleep) */
+		if (!c->spin && c->ts <= a)
+			return c;
+		if (c->spin && c->ts < a && c->end - a <= SPIN_GAP_NS)
 			return c;
 	}
 	return NULL;
