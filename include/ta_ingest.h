@@ -41,6 +41,11 @@ int ta_snapshot_ingest(const char *path, const char *out, struct ta_error *err);
 int ta_shards_merge(char *const *paths, size_t n, const char *out,
 		    unsigned lazy_indexes, struct ta_error *err);
 /* The shards of a directory (*.tadb, sorted): 0 if none. */
+/* Each files[i] into its own database outs[i], up to o->jobs at once in
+ * child processes (shard_build.c); -1 with the first failing file's error.
+ * A database already there is replaced. */
+int ta_shards_build(char *const *files, char *const *outs, size_t n,
+		    const struct ta_ingest_opts *o, struct ta_error *err);
 size_t ta_shard_list(const char *dir, char ***paths);
 
 /* Whether path holds a pickle (gzipped or not). */

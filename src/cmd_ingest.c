@@ -3,13 +3,10 @@
 #include "cli.h"
 #include "commands.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 static int is_dir(const char *path)
 {
@@ -37,39 +34,17 @@ static char *shard_name(const char *dir, const char *file)
 	return out;
 }
 
-/* One shard: a child's work when several run at once. */
-static int one_shard(struct ta_cli *cli, const char *dir, char *file)
-{
-	struct ta_error err = { 0, "" };
-	char *out = shard_name(dir, file);
-	int rc = ta_ingest(&file, 1, out, &cli->ingest, &err) < 0 ? ta_cli_error(&err) : 0;
-
-	free(out);
-	return rc;
-}
-
-/* Waits for one child; its exit status, or TA_EXIT_SYSTEM if it died. */
-static int reap(size_t *running)
-{
-	int status;
-
-	if (wait(&status) < 0)
-		return TA_EXIT_SYSTEM;
-	(*running)--;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : TA_EXIT_SYSTEM;
-}
-
 /* One shard per trace file of every PATH: each written under a temp name
  * in DIR and renamed when complete, so that processes on other machines
  * may write other shards there at the same time (nothing is locked: NFS
  * is fine), and a reader never sees half a shard. -j N: N files at once,
- * a process each, each with its own writer (one writer is what limits a
- * single database). */
+ * a process and a database writer each (ta_shards_build). */
 static int shards(struct ta_cli *cli, const char *dir)
 {
 	struct ta_error err = { 0, "" };
-	size_t done = 0, running = 0;
-	int a, rc = TA_EXIT_OK, jobs = cli->ingest.jobs > 0 ? cli->ingest.jobs : ta_cores();
+	char **all = NULL, **outs = NULL;
+	size_t n = 0, i;
+	int a, rc = TA_EXIT_OK;
 
 	if (mkdir(dir, 0755) < 0 && !is_dir(dir)) {
 		fprintf(stderr, "traceanalyze: cannot make the directory '%s'\n", dir);
@@ -77,56 +52,30 @@ static int shards(struct ta_cli *cli, const char *dir)
 	}
 	for (a = 0; a < cli->nargs && rc == TA_EXIT_OK; a++) {
 		char **files = NULL;
-		size_t n = 0, i;
+		size_t k = 0;
 
-		if (ta_input_list(cli->args[a], &files, &n, &err) < 0) {
+		if (ta_input_list(cli->args[a], &files, &k, &err) < 0) {
 			rc = ta_cli_error(&err);
 			break;
 		}
-		for (i = 0; i < n && rc == TA_EXIT_OK; i++) {
-			pid_t pid;
-			int r;
-
-			if (jobs <= 1 || n == 1) {
-				rc = one_shard(cli, dir, files[i]);
-				done += rc == TA_EXIT_OK;
-				continue;
-			}
-			while (running >= (size_t)jobs)
-				if ((r = reap(&running)) != TA_EXIT_OK && rc == TA_EXIT_OK)
-					rc = r;
-				else if (r == TA_EXIT_OK)
-					done++;
-			if (rc != TA_EXIT_OK)
-				break;
-			fflush(NULL);
-			pid = fork();
-			if (pid == 0) {
-				cli->ingest.jobs = 1;
-				cli->ingest.progress = NULL;   /* one terminal, many writers */
-				_exit(one_shard(cli, dir, files[i]));
-			}
-			if (pid < 0) {
-				fprintf(stderr, "traceanalyze: cannot start a process: %s\n",
-					strerror(errno));
-				rc = TA_EXIT_SYSTEM;
-				break;
-			}
-			running++;
+		all = ta_xrealloc(all, (n + k + 1) * sizeof(*all));
+		outs = ta_xrealloc(outs, (n + k + 1) * sizeof(*outs));
+		for (i = 0; i < k; i++, n++) {
+			all[n] = files[i];
+			outs[n] = shard_name(dir, files[i]);
 		}
-		while (running) {
-			int r = reap(&running);
-
-			if (r != TA_EXIT_OK && rc == TA_EXIT_OK)
-				rc = r;
-			else if (r == TA_EXIT_OK)
-				done++;
-		}
-		ta_input_list_free(files, n);
+		free(files);
 	}
+	if (rc == TA_EXIT_OK && ta_shards_build(all, outs, n, &cli->ingest, &err) < 0)
+		rc = ta_cli_error(&err);
 	if (rc == TA_EXIT_OK && !ta_quiet)
-		fprintf(stderr, "traceanalyze: %zu shard%s in %s\n", done,
-			done == 1 ? "" : "s", dir);
+		fprintf(stderr, "traceanalyze: %zu shard%s in %s\n", n, n == 1 ? "" : "s", dir);
+	for (i = 0; i < n; i++) {
+		free(all[i]);
+		free(outs[i]);
+	}
+	free(all);
+	free(outs);
 	return rc;
 }
 

@@ -1,0 +1,95 @@
+/* Shards made by child processes: up to -j trace files parsed at once,
+ * each by a process of its own into its own database (one SQLite writer
+ * per file: a single one is what limits ingestion into one database).
+ * What a child says on stderr is replayed in file order, its error comes
+ * back through shared memory, and the first failing file's error is the
+ * caller's. */
+#include "ta_ingest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void replay(FILE *f)
+{
+	char buf[4096];
+	size_t n;
+
+	rewind(f);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		fwrite(buf, 1, n, stderr);
+}
+
+int ta_shards_build(char *const *files, char *const *outs, size_t n,
+		    const struct ta_ingest_opts *o, struct ta_error *err)
+{
+	int jobs = o->jobs > 0 ? o->jobs : ta_cores();
+	struct ta_ingest_opts child = *o;
+	struct ta_error *errs;
+	FILE **said;
+	pid_t *pid;
+	size_t i, next = 0, running = 0;
+	int rc = 0;
+
+	if (jobs < 2 || n < 2) {       /* here, one after another */
+		for (i = 0; i < n; i++)
+			if (ta_ingest(&files[i], 1, outs[i], o, err) < 0)
+				return -1;
+		return 0;
+	}
+	errs = mmap(NULL, n * sizeof(*errs), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (errs == MAP_FAILED) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "cannot map memory for %zu workers", n);
+		return -1;
+	}
+	memset(errs, 0, n * sizeof(*errs));
+	said = ta_xcalloc(n, sizeof(*said));
+	pid = ta_xcalloc(n, sizeof(*pid));
+	child.jobs = 1;
+	child.progress = NULL;         /* one terminal, many writers */
+	fflush(NULL);
+	while (next < n || running) {
+		while (rc == 0 && next < n && running < (size_t)jobs) {
+			i = next++;
+			errs[i].code = -1;     /* not finished */
+			if (!(said[i] = tmpfile()) || (pid[i] = fork()) < 0) {
+				ta_error_set(err, TA_EXIT_SYSTEM, "cannot start a process");
+				rc = -1;
+				break;
+			}
+			if (pid[i] == 0) {
+				dup2(fileno(said[i]), 2);
+				if (ta_ingest(&files[i], 1, outs[i], &child, &errs[i]) == 0)
+					errs[i].code = 0;
+				fflush(NULL);
+				_exit(0);
+			}
+			running++;
+		}
+		if (!running)
+			break;
+		if (wait(NULL) < 0)
+			break;
+		running--;
+	}
+	for (i = 0; i < next; i++) {
+		if (said[i]) {
+			replay(said[i]);
+			fclose(said[i]);
+		}
+		if (rc == 0 && errs[i].code != 0) {
+			*err = errs[i];
+			if (err->code < 0)
+				ta_error_set(err, TA_EXIT_SYSTEM, "'%s': its parser died", files[i]);
+			rc = -1;
+		}
+	}
+	munmap(errs, n * sizeof(*errs));
+	free(said);
+	free(pid);
+	return rc;
+}
