@@ -32,6 +32,9 @@ void ta_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 struct ta_buf;
 /* Each line of b as a warning; b is emptied. */
 void ta_warn_lines(struct ta_buf *b);
+/* What a child process wrote to f (its stderr), onto ours: messages of
+ * work done in parallel, said in order. */
+void ta_stderr_replay(FILE *f);
 /* What --verbose says: "traceanalyze: ...", unless quiet. */
 void ta_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Cores this process may run on (at least 1). */

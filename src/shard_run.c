@@ -206,17 +206,6 @@ static int read_table(FILE *f, struct ta_table *dst)
 	return ok;
 }
 
-/* Copies what a child said on stderr, in rank order. */
-static void replay_stderr(FILE *f)
-{
-	char buf[4096];
-	size_t n;
-
-	rewind(f);
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		fwrite(buf, 1, n, stderr);
-}
-
 /* Starts children for the next shards while fewer than jobs - 1 run: a
  * child writes its table to out[i] and its stderr to errs[i]. */
 static int launch(const struct shard *s, size_t n, ta_analysis_fn fn, void *ctx,
@@ -298,7 +287,7 @@ static int run_all(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
 			ok = 0;
 		}
 		if (ok)
-			replay_stderr(errs[i]);
+			ta_stderr_replay(errs[i]);
 		if (out[i])
 			fclose(out[i]);
 		if (errs[i])
@@ -329,12 +318,14 @@ int ta_shard_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
 	struct ta_query q = cli->query;
 	struct shard *s = NULL;
 	struct ta_table *all = NULL;
+	struct ta_error why = { 0, "" };   /* the merged way says it again */
 	char **paths = NULL;
 	size_t n, i;
 	int ok = 1;
 
 	*out = NULL;
-	if (!applies(cli) || (n = ta_shard_list(cli->args[0], &paths)) == 0)
+	if (!applies(cli) || (n = ta_input_shards(cli->args[0], &cli->ingest, &paths,
+						  &why)) == 0)
 		return 0;
 	s = ta_xcalloc(n, sizeof(*s));
 	for (i = 0; i < n && ok; i++) {
@@ -344,7 +335,8 @@ int ta_shard_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
 		s[i].path = paths[i];
 		ok = ta_db_open(paths[i], &db, &err) == 0 &&
 		     ta_db_get_int(db, "SELECT rank FROM files", -1, &s[i].rank, &err) == 0 &&
-		     ta_db_int(db, "SELECT count(*) FROM files WHERE truncated", 0) == 0;
+		     ta_db_int(db, "SELECT count(*) FROM files WHERE truncated OR bad_times",
+			       0) == 0;
 		sqlite3_close(db);
 	}
 	if (ok)

@@ -192,3 +192,13 @@ size_t ta_edit_distance(const char *a, size_t la, const char *b)
 	}
 	return cur[lb];
 }
+
+void ta_stderr_replay(FILE *f)
+{
+	char buf[4096];
+	size_t n;
+
+	rewind(f);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		fwrite(buf, 1, n, stderr);
+}

@@ -12,9 +12,14 @@ for s in ddp_straggler two_ranks fsdp2 train_stalled mem_leak; do
 	ls testdata/$s/*.json.gz | xargs -P 4 -I{} $BIN ingest -q {} -o "$d/"
 	for c in $cmds; do
 		for f in csv json text; do
-			$BIN $c -q --format $f testdata/$s > "$TMP/a" 2>&1
+			$BIN $c -q -j 1 --format $f testdata/$s > "$TMP/a" 2>&1
 			$BIN $c -q --format $f "$d" > "$TMP/b" 2>&1
 			same "$s: $c --format $f from shards" "$TMP/a" "$TMP/b"
+			# -j 4: the cache keeps an entry per file (merged for what
+			# reads across ranks)
+			TRACEANALYZE_CACHE_DIR="$TMP/cache4" $BIN $c -q -j 4 --format $f \
+				testdata/$s > "$TMP/b" 2>&1
+			same "$s: $c --format $f, a cache entry per file" "$TMP/a" "$TMP/b"
 		done
 	done
 	for c in temporal idle kernels overlap queue; do
@@ -57,6 +62,36 @@ $BIN temporal -q "$TMP/r6" > /dev/null
 check "temporal on shards: nothing merged into the cache" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
 $BIN stragglers -q "$TMP/r6" > /dev/null
 check "stragglers on shards: merged (reads across ranks)" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 1
+
+# a cache entry per file: one rank file changed, that file alone is
+# parsed again for what reads one rank at a time
+export TRACEANALYZE_CACHE_DIR="$TMP/cache5"
+cp -r "$TMP/r6src" "$TMP/r6c"
+$BIN temporal -q -j 4 "$TMP/r6c" > /dev/null
+$BIN temporal -q -j 4 "$TMP/r6c" > /dev/null
+check "-j 4, temporal twice: the six entries, nothing merged" test "$(ls "$TMP/cache5" | grep -c '\.db$')" = 6
+$BIN stragglers -q -j 4 "$TMP/r6c" > "$TMP/a"
+check "-j 4: six entries and the directory's database" test "$(ls "$TMP/cache5" | grep -c '\.db$')" = 7
+sleep 1; touch "$TMP/r6c/rank-3.json.gz"
+$BIN temporal -v -j 4 "$TMP/r6c" 2> "$TMP/v" > /dev/null
+check "one file touched: temporal parses it alone" grep -q "parsing 1 of 6 files" "$TMP/v"
+$BIN stragglers -q -j 4 "$TMP/r6c" > "$TMP/b"
+same "... and stragglers (one database, parsed again) says the same" "$TMP/a" "$TMP/b"
+check "the stale entries are gone" test "$(ls "$TMP/cache5" | grep -c '\.db$')" = 7
+export TRACEANALYZE_CACHE_DIR="$TMP/cache"
+
+# a directory with a file that is no trace among the ranks: with an entry
+# per file (-j 4) the same warnings, once, and the same table as one
+# database (-j 1)
+mkdir "$TMP/mixed"
+cp testdata/ddp_straggler/*.json.gz "$TMP/mixed/"
+echo '{"lr": 0.1}' > "$TMP/mixed/config.json"
+echo 'lr: 0.1' > "$TMP/mixed/notes.txt"
+for c in temporal stragglers; do
+	TRACEANALYZE_CACHE_DIR="$TMP/c6" $BIN $c -j 1 --format csv "$TMP/mixed" > "$TMP/a" 2>&1
+	TRACEANALYZE_CACHE_DIR="$TMP/c7" $BIN $c -j 4 --format csv "$TMP/mixed" > "$TMP/b" 2>&1
+	same "a file that is no trace, $c: -j 4 says what -j 1 says" "$TMP/a" "$TMP/b"
+done
 
 # a second shard of one rank is an error naming it
 cp "$TMP/fsdp2/rank-0.pt.trace.tadb" "$TMP/fsdp2/again.tadb"

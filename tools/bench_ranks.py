@@ -13,7 +13,10 @@ times, for each J in JOBS:
   shards  traceanalyze ingest -j J DIR -o SHARDS/ && traceanalyze temporal SHARDS
 and one rank alone the shards way, the floor the many-rank runs are held
 to. Prints a Markdown table: wall seconds, CPU seconds, the largest peak
-RSS of one process, and the speed-up over -j 1.
+RSS of one process, and the speed-up over -j 1. Then, with the largest J,
+the same through the cache (a plain "temporal DIR": an entry per file),
+after touching one rank file, and stragglers (which merges the entries)
+against stragglers into one database (--no-cache).
 """
 import os
 import resource
@@ -70,6 +73,21 @@ def main():
         print("| %d | %.2f | %.1f | %.0f | %.2fx | %.2f | %.1f | %.0f | %.2fx | %.2f |" % (
             j, ws, cs, ms, base["s"] / ws, wh, ci + ct, max(mi, mt), base["h"] / wh, wh / alone))
         sys.stdout.flush()
+    j = str(jobs[-1])
+    shutil.rmtree(env_cache, ignore_errors=True)
+    print("\nthrough the cache, -j %s:\n" % j)
+    print("| run | s |\n|---|---|")
+    for name, args in (("temporal DIR, fresh", ["temporal"]),
+                       ("temporal DIR, again", ["temporal"]),
+                       ("touch rank 3, temporal DIR", None),
+                       ("stragglers DIR (merges the entries)", ["stragglers"]),
+                       ("stragglers --no-cache DIR (one database)", ["stragglers", "--no-cache"])):
+        if args is None:
+            os.utime("%s/rank-3.json.gz" % d)
+            time.sleep(0.01)
+            args = ["temporal"]
+        w, _, _ = run([bin_] + args + ["-q", "-j", j, d])
+        print("| %s | %.2f |" % (name, w))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
  * per file: a single one is what limits ingestion into one database).
  * What a child says on stderr is replayed in file order, its error comes
  * back through shared memory, and the first failing file's error is the
- * caller's. */
+ * caller's (with quiet_on_failure, what they said goes unsaid then: the
+ * caller reads the files another way, which says it). */
 #include "ta_ingest.h"
 
 #include <stdio.h>
@@ -13,18 +14,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static void replay(FILE *f)
-{
-	char buf[4096];
-	size_t n;
-
-	rewind(f);
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		fwrite(buf, 1, n, stderr);
-}
-
 int ta_shards_build(char *const *files, char *const *outs, size_t n,
-		    const struct ta_ingest_opts *o, struct ta_error *err)
+		    const struct ta_ingest_opts *o, int quiet_on_failure,
+		    struct ta_error *err)
 {
 	int jobs = o->jobs > 0 ? o->jobs : ta_cores();
 	struct ta_ingest_opts child = *o;
@@ -34,7 +26,9 @@ int ta_shards_build(char *const *files, char *const *outs, size_t n,
 	size_t i, next = 0, running = 0;
 	int rc = 0;
 
-	if (jobs < 2 || n < 2) {       /* here, one after another */
+	if (n == 0)
+		return 0;
+	if ((jobs < 2 || n < 2) && !quiet_on_failure) {   /* here, in turn */
 		for (i = 0; i < n; i++)
 			if (ta_ingest(&files[i], 1, outs[i], o, err) < 0)
 				return -1;
@@ -77,16 +71,18 @@ int ta_shards_build(char *const *files, char *const *outs, size_t n,
 		running--;
 	}
 	for (i = 0; i < next; i++) {
-		if (said[i]) {
-			replay(said[i]);
-			fclose(said[i]);
-		}
 		if (rc == 0 && errs[i].code != 0) {
 			*err = errs[i];
 			if (err->code < 0)
 				ta_error_set(err, TA_EXIT_SYSTEM, "'%s': its parser died", files[i]);
 			rc = -1;
 		}
+	}
+	for (i = 0; i < next; i++) {
+		if (said[i] && (rc == 0 || !quiet_on_failure))
+			ta_stderr_replay(said[i]);
+		if (said[i])
+			fclose(said[i]);
 	}
 	munmap(errs, n * sizeof(*errs));
 	free(said);
