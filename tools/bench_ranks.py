@@ -15,7 +15,7 @@ and one rank alone the shards way, the floor the many-rank runs are held
 to. Prints a Markdown table: wall seconds, CPU seconds, the largest peak
 RSS of one process, and the speed-up over -j 1. Then, with the largest J,
 the same through the cache (a plain "temporal DIR": an entry per file),
-after touching one rank file, and stragglers (which merges the entries)
+after touching one rank file, and stragglers (one database, cached)
 against stragglers into one database (--no-cache).
 """
 import os
@@ -80,7 +80,7 @@ def main():
     for name, args in (("temporal DIR, fresh", ["temporal"]),
                        ("temporal DIR, again", ["temporal"]),
                        ("touch rank 3, temporal DIR", None),
-                       ("stragglers DIR (merges the entries)", ["stragglers"]),
+                       ("stragglers DIR (one database, into the cache)", ["stragglers"]),
                        ("stragglers --no-cache DIR (one database)", ["stragglers", "--no-cache"])):
         if args is None:
             os.utime("%s/rank-3.json.gz" % d)
