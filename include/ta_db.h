@@ -6,7 +6,7 @@
 
 #include "ta_event.h"
 
-#define TA_SCHEMA_VERSION 14
+#define TA_SCHEMA_VERSION 15
 
 /* events.role, set at ingestion from the category. Macros, so that SQL
  * text splices them: "role = " TA_SQL(TA_ROLE_GPU). */
