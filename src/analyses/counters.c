@@ -199,8 +199,8 @@ int ta_counters_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out
 	if (rc == 0 && any > 0 && t->nrows == 0 &&
 	    ta_db_int(db, "SELECT count(*) FROM counter_ranges", 0) == 0) {
 		char *paths = ta_db_text(db, "SELECT CASE WHEN count(*) <= 4 THEN"
-					 " group_concat(path, ', ') ELSE min(path) || printf("
-					 "' and %d more', count(*) - 1) END FROM files"
+					 " group_concat(path, ', ') ELSE min(path) || ' and '"
+					 " || (count(*) - 1) || ' more' END FROM files"
 					 " WHERE rank IN (SELECT rank FROM sel_ranks)");
 
 		ta_error_set(err, TA_EXIT_INPUT, "'%s': no cuda_profiler_range events: "
