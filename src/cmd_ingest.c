@@ -86,8 +86,8 @@ int cmd_ingest(int argc, char **argv)
 		"Parse the traces of PATH into the SQLite database DB, which every "
 		"command\naccepts as PATH. The schema: 'traceanalyze schema'. With "
 		"-o naming a directory\n(it exists, or ends in /): one shard per trace "
-		"file, DIR/NAME.tadb, written\nsafely beside other writers; every "
-		"command accepts the directory as PATH.",
+		"file, DIR/NAME.tadb, written\nsafely beside other writers, -j N files "
+		"at once (a process each); every\ncommand accepts the directory as PATH.",
 		NULL, ta_cli_no_opts, NULL, NULL,
 		NULL
 	};
