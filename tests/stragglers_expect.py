@@ -66,6 +66,14 @@ check("ddp_dataload: its cause is data loading, not the calls DDP's forward make
 f = [r for r in table("diagnose", "testdata/ddp_dataload", "--findings", "--ranks", "1") if r["kind"] == "sync"]
 check("ddp_dataload: no sync finding on rank 1 (%s)" % [(r["where"], r["cost_us"]) for r in f], not f)
 
+# advice reads words, not letters: DistributedDataParallel is not data loading
+f = table("diagnose", "testdata/ddp_dataload", "--findings")
+ddp = [r for r in f if r["kind"] == "host_region" and r["where"].startswith("DistributedDataParallel")]
+data = [r for r in f if r["kind"] == "host_region" and r["where"] == "data_loading"]
+check("ddp_dataload: DDP's forward is not given data-loading advice (%s)" % [r["advice"][:40] for r in ddp],
+      ddp and all("data loading" not in r["advice"] and "other ranks" in r["advice"] for r in ddp))
+check("ddp_dataload: data_loading is", data and all(r["advice"].startswith("data loading stalls") for r in data))
+
 # diagnose on the waiting rank names the late one and its cause
 d = table("diagnose", "testdata/ddp_straggler")
 last = [r for r in d if r["rank"] == "0"][-1]

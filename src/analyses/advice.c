@@ -13,13 +13,14 @@ const char *const ta_finding_names[NKINDS + 1] = {
 	"memory_growth", "memory_peak", NULL
 };
 
-/* Case-insensitive: does s contain any of words? */
+/* Case-insensitive: does s contain any of words, each at the start of a
+ * word of s ("data_loading", "DataLoader", not "DistributedDataParallel")? */
 static int mentions(const char *s, const char *const *words)
 {
 	size_t i, j;
 
 	for (i = 0; s[i]; i++)
-		for (j = 0; words[j]; j++) {
+		for (j = 0; words[j] && (i == 0 || !isalnum((unsigned char)s[i - 1])); j++) {
 			size_t k = 0;
 
 			while (words[j][k] && tolower((unsigned char)s[i + k]) == words[j][k])
@@ -40,11 +41,18 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 		"tensorboard", "metric", NULL };
 	static const char *const save[] = { "save", "checkpoint", "state_dict",
 		NULL };
+	static const char *const ddp[] = { "distributeddataparallel", NULL };
 
 	if (strcmp(where, "(no annotation)") == 0)
 		return "the CPU launched nothing here and no range names it: "
 		       "profile with with_stack=True, or wrap the step's parts "
 		       "in record_function, to see what ran";
+	if (mentions(where, ddp))
+		return "DDP's forward waits here for the other ranks (the last "
+		       "step's all-reduce, its buffer broadcast, its bucket "
+		       "rebuild): if a peer is late, fix that rank (stragglers "
+		       "names it); else broadcast_buffers=False when the buffers "
+		       "need no sync";
 	if (mentions(where, data))
 		return run->loader_workers ?
 		       "data loading stalls the GPU although DataLoader workers "
