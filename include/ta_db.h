@@ -32,6 +32,14 @@
 #define TA_SQL(x) TA_SQL_(x)
 #define TA_SQL_(x) #x
 
+/* events_thread's WHERE, and host_thread's, which must match it word for
+ * word for the index to serve it. A CASE: an IN list made SQLite build a
+ * temporary b-tree on every insert (a fifth of ingest -o's instructions),
+ * and ORs let the planner pick this index for the host view's time
+ * lookups, a scan per lookup (diagnose ran past 20 s beside ops). */
+#define TA_THREAD_ROLES "CASE role WHEN " TA_SQL(TA_ROLE_RUNTIME) " THEN 1 WHEN " \
+	TA_SQL(TA_ROLE_CPU_OP) " THEN 1 WHEN " TA_SQL(TA_ROLE_CPU_ANN) " THEN 1 ELSE 0 END"
+
 /* The schema as SQL, with comments (also what `traceanalyze schema` prints). */
 extern const char ta_db_schema_sql[];
 extern const char ta_db_index_sql[];

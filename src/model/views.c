@@ -36,7 +36,7 @@ static const char common_sql[] =
 /* events_thread's WHERE and order */
 "CREATE TEMP VIEW host_thread AS SELECT rank, pid, tid, ts_ns AS ts,"
 "  dur_ns AS dur, role, name, cat, correlation, idx, input_dims"
-"  FROM main.events WHERE (role = " R(RUNTIME) " OR role = " R(CPU_OP) " OR role = " R(CPU_ANN) ")"
+"  FROM main.events WHERE " TA_THREAD_ROLES
 "  AND " IN_SEL " AND ts_ns IS NOT NULL AND dur_ns IS NOT NULL"
 "  AND name IS NOT NULL AND cat IS NOT NULL;"
 "CREATE TEMP VIEW gpu_ann AS SELECT rank, idx, pid, tid, ts_ns AS ts,"

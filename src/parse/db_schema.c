@@ -131,12 +131,10 @@ const char *const ta_db_lazy_index_sql[TA_NLAZY_INDEXES] = {
 "CREATE INDEX IF NOT EXISTS events_cpu ON events (rank, ts_ns, dur_ns)\n"
 "  WHERE role = " TA_SQL(TA_ROLE_CPU_OP) " OR role = " TA_SQL(TA_ROLE_CPU_ANN) ";\n",
 "-- (ops) each host thread's ops, ranges and runtime calls, parents\n"
-"-- before children, with what ops reads: no sort, no table lookups (OR,\n"
-"-- not IN: an IN list in an index's WHERE made a temporary b-tree per\n"
-"-- insert, a fifth of ingest -o's instructions)\n"
+"-- before children, with what ops reads: no sort, no table lookups\n"
+"-- (TA_THREAD_ROLES says why its WHERE is a CASE)\n"
 "CREATE INDEX IF NOT EXISTS events_thread ON events (rank, pid, tid, ts_ns,\n"
-"  dur_ns DESC, idx, role, name, cat, correlation) WHERE (role = " TA_SQL(TA_ROLE_RUNTIME)
-" OR role = " TA_SQL(TA_ROLE_CPU_OP) " OR role = " TA_SQL(TA_ROLE_CPU_ANN) ");\n",
+"  dur_ns DESC, idx, role, name, cat, correlation) WHERE " TA_THREAD_ROLES ";\n",
 "-- (memory) instant events, [memory] among them, in time order\n"
 "CREATE INDEX IF NOT EXISTS events_mem ON events (rank, ts_ns) WHERE ph = 'i';\n",
 };
