@@ -86,6 +86,7 @@ test: traceanalyze $(TEST_BIN)
 	sh tests/layers.sh
 	sh tests/tty.sh
 	sh tests/install.sh
+	sh tests/demo.sh
 
 # the unit tests and a few CLI runs under valgrind: no error, no leak
 valgrind: traceanalyze $(TEST_BIN)
@@ -101,11 +102,7 @@ tsan: traceanalyze
 
 demo: deps
 	$(MAKE) traceanalyze
-	for d in testdata/*/; do [ "$$d" = testdata/oracle/ ] || \
-		{ echo "== $$d"; ./traceanalyze report "$$d" && echo && \
-		  ./traceanalyze diagnose "$$d" && mkdir -p demo/$$(basename $$d) && \
-		  ./traceanalyze report -q --html demo/$$(basename $$d)/report.html "$$d" && \
-		  echo "(the page: demo/$$(basename $$d)/report.html)"; } || exit 1; done
+	sh tools/demo.sh
 
 deps:
 	sh tools/setup.sh

@@ -12,8 +12,9 @@ enum snap_part { PART_PARAMS, PART_GRADS, PART_OPTIMIZER, PART_WORKSPACE, NPARTS
 
 /* The bytes (as requested: the tensors' own sizes) of device dev's blocks
  * live at the dump for which in_baseline(addr) holds, by what they are
- * (sums[NPARTS]; the rest is neither). */
+ * (sums[NPARTS]; the rest is neither); *cxx_frames: whether the stacks
+ * have C++ frames, without which no workspace is known. */
 int snap_parts(sqlite3 *db, int64_t dev, int (*in_baseline)(int64_t addr, void *ctx),
-	       void *ctx, int64_t sums[NPARTS], struct ta_error *err);
+	       void *ctx, int64_t sums[NPARTS], int *cxx_frames, struct ta_error *err);
 
 #endif

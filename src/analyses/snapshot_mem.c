@@ -190,7 +190,7 @@ static int replay(sqlite3 *db, const struct device_run *d, const char *dev,
 	int64_t net = 0, rnet = 0, a, r, peak, r_peak, peak_time = 0, freed_after = 0;
 	int64_t pre_live, parts[NPARTS], known = 0;
 	char key[48];
-	int rc;
+	int rc, cxx = 0;
 
 	for (i = 0; i < d->n; i++) {
 		if (d->e[i].change == 1)
@@ -276,7 +276,7 @@ static int replay(sqlite3 *db, const struct device_run *d, const char *dev,
 		struct baseline_ctx bc = { addrs, lv, peak_at };
 		size_t row = ta_table_add_row(sum), p;
 
-		rc = snap_parts(db, d->dev, in_baseline, &bc, parts, err);
+		rc = snap_parts(db, d->dev, in_baseline, &bc, parts, &cxx, err);
 		ta_table_set_text(sum, row, 0, dev);
 		ta_table_set_int(sum, row, 1, peak - freed_after);
 		ta_table_set_int(sum, row, 2, peak);
@@ -287,6 +287,9 @@ static int replay(sqlite3 *db, const struct device_run *d, const char *dev,
 		ta_table_set_int(sum, row, 6, r_peak - peak);
 		ta_table_set_int(sum, row, 7, d->largest_free);
 		for (p = 0; p < NPARTS; p++) {
+			/* recorded without C++ frames: workspaces unknown */
+			if (p == PART_WORKSPACE && !cxx)
+				continue;
 			ta_table_set_int(sum, row, 8 + p, parts[p]);
 			known += parts[p];
 		}

@@ -64,8 +64,8 @@ static int is_name(const struct frame *f, const char *const *names)
 }
 
 /* The part a stack says, or -1 for unknown; *python: it has a Python
- * frame. */
-static int part_of(const char *stack, int *python)
+ * frame, *cxx: a C++ one. */
+static int part_of(const char *stack, int *python, int *cxx)
 {
 	static const char *const makers[] = { "__init__", "reset_parameters", "_apply",
 		"convert", "to_empty", "load_state_dict", "_load_from_state_dict", NULL };
@@ -76,6 +76,7 @@ static int part_of(const char *stack, int *python)
 	*python = 0;
 	while (p && *p) {
 		p = next_frame(p, &f);
+		*cxx |= !is_python(&f) && f.nlen > 0;
 		if (is_python(&f)) {
 			*python = 1;
 			if (has(f.file, f.flen, "/torch/optim/"))
@@ -124,7 +125,7 @@ static int take(const int64_t *v, char *used, size_t n, int64_t want)
 }
 
 int snap_parts(sqlite3 *db, int64_t dev, int (*in_baseline)(int64_t addr, void *ctx),
-	       void *ctx, int64_t sums[NPARTS], struct ta_error *err)
+	       void *ctx, int64_t sums[NPARTS], int *cxx_frames, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	struct blk *b = NULL;
@@ -134,6 +135,7 @@ int snap_parts(sqlite3 *db, int64_t dev, int (*in_baseline)(int64_t addr, void *
 	int rc;
 
 	memset(sums, 0, NPARTS * sizeof(*sums));
+	*cxx_frames = 0;
 	if (ta_db_prepare(db, "SELECT addr, requested, COALESCE(stack, '') FROM snapshot_blocks"
 			  " WHERE device = ? AND state = 'active_allocated' ORDER BY addr",
 			  &st, err) < 0)
@@ -147,7 +149,8 @@ int snap_parts(sqlite3 *db, int64_t dev, int (*in_baseline)(int64_t addr, void *
 			b = ta_xrealloc(b, cap * sizeof(*b));
 		}
 		b[n].requested = sqlite3_column_int64(st, 1);
-		b[n].part = part_of((const char *)sqlite3_column_text(st, 2), &b[n].python);
+		b[n].part = part_of((const char *)sqlite3_column_text(st, 2), &b[n].python,
+				    cxx_frames);
 		if (b[n].part == PART_PARAMS) {
 			psize = ta_xrealloc(psize, (np + 1) * sizeof(*psize));
 			psize[np++] = b[n].requested;

@@ -52,7 +52,11 @@ static int list_dir(const char *path, char ***files, size_t *n, int quiet,
 		full = ta_xmalloc(strlen(path) + strlen(de->d_name) + 2);
 		sprintf(full, "%s/%s", path, de->d_name);
 		if (!is_trace_name(de->d_name)) {
-			if (!quiet && stat(full, &sb) == 0 && S_ISREG(sb.st_mode))
+			/* an allocator snapshot beside its traces is expected
+			 * (memory --trace, report --snapshot) */
+			if (!quiet && !ends_with(de->d_name, ".pickle") &&
+			    !ends_with(de->d_name, ".pickle.gz") &&
+			    stat(full, &sb) == 0 && S_ISREG(sb.st_mode))
 				ta_warn("'%s': not a trace file name (*.json, "
 					"*.json.gz); skipped", full);
 			free(full);

@@ -442,9 +442,12 @@ void ta_people_snapshot(struct ta_table *t)
 			continue;
 		ta_buf_addf(&t->head, "  baseline:");
 		for (p = 0; p < 5; p++)
-			ta_buf_addf(&t->head, "%s %.1f MiB %s", p ? "," : "",
-				    (double)ta_table_cell(t, r, 8 + p)->i / mib, parts[p]);
-		ta_buf_addf(&t->head, "\n");
+			if (!ta_table_cell(t, r, 8 + p)->null)   /* workspaces: known? */
+				ta_buf_addf(&t->head, "%s %.1f MiB %s", p ? "," : "",
+					    (double)ta_table_cell(t, r, 8 + p)->i / mib,
+					    parts[p]);
+		ta_buf_addf(&t->head, "%s\n", ta_table_cell(t, r, 11)->null ?
+			    " (workspaces among it: recorded without C++ frames)" : "");
 		if (!ta_table_cell(t, r, 14)->null && ta_table_cell(t, r, 13)->null)
 			ta_buf_addf(&t->head, "  the peak: %s\n", ta_table_cell(t, r, 14)->s);
 		else if (!ta_table_cell(t, r, 14)->null)
