@@ -235,6 +235,23 @@ static int launch(const struct shard *s, size_t n, ta_analysis_fn fn, void *ctx,
 	return 1;
 }
 
+/* Shard i's table onto all, and what its child said; its files closed. */
+static int take(FILE **out, FILE **errs, const int *status, size_t i, struct ta_table *all)
+{
+	int ok = status[i] == 1 && all;
+
+	if (ok) {
+		rewind(out[i]);
+		ok = read_table(out[i], all);
+	}
+	if (ok)
+		ta_stderr_replay(errs[i]);
+	fclose(out[i]);
+	fclose(errs[i]);
+	out[i] = errs[i] = NULL;
+	return ok;
+}
+
 /* Every shard's table, rank 0's here and the others in up to -j child
  * processes (each its own SQLite connection and model), appended in rank
  * order. Without -j 2 or more: one after another, here. */
@@ -246,7 +263,7 @@ static int run_all(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
 	FILE **out, **errs;
 	pid_t *pid;
 	int *status, ok;
-	size_t i, next = 1, running = 0;
+	size_t i, next = 1, running = 0, appended = 1;
 
 	if (jobs < 2 || n < 2) {
 		ok = run_one(s[0].path, fn, ctx, q, all);
@@ -276,18 +293,16 @@ static int run_all(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
 			if (pid[i] == p)
 				status[i] = WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 1 : -1;
 		running--;
+		/* tables in rank order as they come, their files closed: a
+		 * thousand shards must not hold two thousand files open */
+		while (ok && appended < next && status[appended] != 0)
+			ok = take(out, errs, status, appended++, *all);
 		if (ok)
 			ok = launch(s, n, fn, ctx, q, out, errs, pid, &next, &running, jobs);
 	}
+	while (ok && appended < n)
+		ok = status[appended] != 0 && take(out, errs, status, appended++, *all);
 	for (i = 1; i < n; i++) {
-		if (ok && status[i] == 1) {
-			rewind(out[i]);
-			ok = read_table(out[i], *all);
-		} else if (ok) {
-			ok = 0;
-		}
-		if (ok)
-			ta_stderr_replay(errs[i]);
 		if (out[i])
 			fclose(out[i]);
 		if (errs[i])

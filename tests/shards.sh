@@ -57,6 +57,16 @@ for c in temporal idle "idle --stats" membw steps ops; do
 		same "$c -j $j shard by shard" "$TMP/a" "$TMP/b"
 	done
 done
+# many shards, few file descriptors: each child's table is taken as it
+# comes (two files each were once kept open to the end, and 40 shards
+# under 'ulimit -n 48' fell back to merging)
+python3 tools/ranks.py "$TMP/r40src" 40 7 20000 > /dev/null
+$BIN ingest -q -j 4 "$TMP/r40src" -o "$TMP/r40/"
+rm -rf "$TRACEANALYZE_CACHE_DIR"
+(ulimit -n 48; $BIN temporal -q -j 4 --format csv "$TMP/r40") > "$TMP/b" 2>&1
+$BIN temporal -q -j 1 --no-cache --format csv "$TMP/r40src" > "$TMP/a" 2>&1
+same "40 shards under ulimit -n 48: the same table" "$TMP/a" "$TMP/b"
+check "... shard by shard, nothing merged" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
 rm -rf "$TRACEANALYZE_CACHE_DIR"
 $BIN temporal -q "$TMP/r6" > /dev/null
 check "temporal on shards: nothing merged into the cache" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
