@@ -35,6 +35,9 @@ void ta_warn_lines(struct ta_buf *b);
 /* What a child process wrote to f (its stderr), onto ours: messages of
  * work done in parallel, said in order. */
 void ta_stderr_replay(FILE *f);
+void ta_stderr_bytes(const char *s, size_t n);
+/* Appends what f holds, from its start. */
+void ta_buf_read_file(struct ta_buf *b, FILE *f);
 /* What --verbose says: "traceanalyze: ...", unless quiet. */
 void ta_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Cores this process may run on (at least 1). */

@@ -202,3 +202,19 @@ void ta_stderr_replay(FILE *f)
 	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
 		fwrite(buf, 1, n, stderr);
 }
+
+void ta_stderr_bytes(const char *s, size_t n)
+{
+	if (n)
+		fwrite(s, 1, n, stderr);
+}
+
+void ta_buf_read_file(struct ta_buf *b, FILE *f)
+{
+	char buf[4096];
+	size_t n;
+
+	rewind(f);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		ta_buf_add(b, buf, n);
+}

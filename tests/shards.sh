@@ -61,7 +61,8 @@ done
 # comes (two files each were once kept open to the end, and 40 shards
 # under 'ulimit -n 48' fell back to merging)
 python3 tools/ranks.py "$TMP/r40src" 40 7 20000 > /dev/null
-$BIN ingest -q -j 4 "$TMP/r40src" -o "$TMP/r40/"
+(ulimit -n 32; $BIN ingest -q -j 4 "$TMP/r40src" -o "$TMP/r40/")
+check "40 files, ingest -j 4 under ulimit -n 32: 40 shards" test "$(ls "$TMP/r40" | grep -c '\.tadb$')" = 40
 rm -rf "$TRACEANALYZE_CACHE_DIR"
 (ulimit -n 48; $BIN temporal -q -j 4 --format csv "$TMP/r40") > "$TMP/b" 2>&1
 $BIN temporal -q -j 1 --no-cache --format csv "$TMP/r40src" > "$TMP/a" 2>&1

@@ -22,6 +22,7 @@ int ta_shards_build(char *const *files, char *const *outs, size_t n,
 	struct ta_ingest_opts child = *o;
 	struct ta_error *errs;
 	FILE **said;
+	struct ta_buf *heard;
 	pid_t *pid;
 	size_t i, next = 0, running = 0;
 	int rc = 0;
@@ -42,11 +43,14 @@ int ta_shards_build(char *const *files, char *const *outs, size_t n,
 	}
 	memset(errs, 0, n * sizeof(*errs));
 	said = ta_xcalloc(n, sizeof(*said));
+	heard = ta_xcalloc(n, sizeof(*heard));
 	pid = ta_xcalloc(n, sizeof(*pid));
 	child.jobs = 1;
 	child.progress = NULL;         /* one terminal, many writers */
 	fflush(NULL);
 	while (next < n || running) {
+		pid_t p;
+
 		while (rc == 0 && next < n && running < (size_t)jobs) {
 			i = next++;
 			errs[i].code = -1;     /* not finished */
@@ -64,11 +68,17 @@ int ta_shards_build(char *const *files, char *const *outs, size_t n,
 			}
 			running++;
 		}
-		if (!running)
-			break;
-		if (wait(NULL) < 0)
+		if (!running || (p = wait(NULL)) < 0)
 			break;
 		running--;
+		/* what it said, kept in memory: a file each for a thousand
+		 * ranks would run out of descriptors */
+		for (i = 0; i < next; i++)
+			if (pid[i] == p && said[i]) {
+				ta_buf_read_file(&heard[i], said[i]);
+				fclose(said[i]);
+				said[i] = NULL;
+			}
 	}
 	for (i = 0; i < next; i++) {
 		if (rc == 0 && errs[i].code != 0) {
@@ -79,13 +89,15 @@ int ta_shards_build(char *const *files, char *const *outs, size_t n,
 		}
 	}
 	for (i = 0; i < next; i++) {
-		if (said[i] && (rc == 0 || !quiet_on_failure))
-			ta_stderr_replay(said[i]);
 		if (said[i])
 			fclose(said[i]);
+		if (rc == 0 || !quiet_on_failure)
+			ta_stderr_bytes(heard[i].s, heard[i].len);
+		ta_buf_free(&heard[i]);
 	}
 	munmap(errs, n * sizeof(*errs));
 	free(said);
+	free(heard);
 	free(pid);
 	return rc;
 }
