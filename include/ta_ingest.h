@@ -43,17 +43,22 @@ int ta_shards_merge(char *const *paths, size_t n, const char *out,
 /* The shards of a directory (*.tadb, sorted): 0 if none. */
 /* Each files[i] into its own database outs[i], up to o->jobs at once in
  * child processes (shard_build.c); -1 with the first failing file's error,
- * and with quiet_on_failure nothing the parsers said. A database already
- * there is replaced. */
+ * and with quiet_on_failure nothing the parsers said; with said_out what
+ * they said goes there, not to stderr. A database already there is
+ * replaced. */
 int ta_shards_build(char *const *files, char *const *outs, size_t n,
 		    const struct ta_ingest_opts *o, int quiet_on_failure,
-		    struct ta_error *err);
+		    struct ta_buf *said_out, struct ta_error *err);
 /* The shards PATH is read as: a directory of shards as it is, or for a
- * directory of several traces with three or more jobs and a cache, each
- * file's own cache entry, made where missing (paths allocated; 0: PATH
- * is read as one database). */
+ * directory of several traces with two or more jobs each file's own
+ * cache entry, made where missing, or without a cache its shard in a new
+ * directory *tmpdir (paths allocated; 0: PATH is read as one database);
+ * what parsing them said is in *said, for the caller to say if it uses
+ * them. ta_input_shards_free frees them, and removes the temporary ones. */
 size_t ta_input_shards(const char *path, const struct ta_ingest_opts *o,
-		       char ***paths, struct ta_error *err);
+		       char ***paths, char **tmpdir, struct ta_buf *said,
+		       struct ta_error *err);
+void ta_input_shards_free(char **paths, size_t n, char *tmpdir);
 size_t ta_shard_list(const char *dir, char ***paths);
 
 /* Whether path holds a pickle (gzipped or not). */

@@ -66,7 +66,7 @@ static int shards(struct ta_cli *cli, const char *dir)
 		}
 		free(files);
 	}
-	if (rc == TA_EXIT_OK && ta_shards_build(all, outs, n, &cli->ingest, 0, &err) < 0)
+	if (rc == TA_EXIT_OK && ta_shards_build(all, outs, n, &cli->ingest, 0, NULL, &err) < 0)
 		rc = ta_cli_error(&err);
 	if (rc == TA_EXIT_OK && !ta_quiet)
 		fprintf(stderr, "traceanalyze: %zu shard%s in %s\n", n, n == 1 ? "" : "s", dir);

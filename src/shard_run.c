@@ -334,14 +334,17 @@ int ta_shard_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
 	struct shard *s = NULL;
 	struct ta_table *all = NULL;
 	struct ta_error why = { 0, "" };   /* the merged way says it again */
-	char **paths = NULL;
+	char **paths = NULL, *tmpdir = NULL;
+	struct ta_buf said = { 0 };        /* parsing's warnings, said if used */
 	size_t n, i;
 	int ok = 1;
 
 	*out = NULL;
 	if (!applies(cli) || (n = ta_input_shards(cli->args[0], &cli->ingest, &paths,
-						  &why)) == 0)
+						  &tmpdir, &said, &why)) == 0) {
+		ta_buf_free(&said);
 		return 0;
+	}
 	s = ta_xcalloc(n, sizeof(*s));
 	for (i = 0; i < n && ok; i++) {
 		sqlite3 *db = NULL;
@@ -361,14 +364,15 @@ int ta_shard_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
 	q.sink = NULL;
 	if (ok)
 		ok = run_all(cli, fn, ctx, &q, s, n, &all);
-	for (i = 0; i < n; i++)
-		free(paths[i]);
-	free(paths);
+	ta_input_shards_free(paths, n, tmpdir);
 	free(s);
 	if (!ok) {
 		ta_table_free(all);
+		ta_buf_free(&said);
 		return 0;
 	}
+	ta_stderr_bytes(said.s, said.len);
+	ta_buf_free(&said);
 	*out = all;
 	return 1;
 }

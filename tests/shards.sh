@@ -57,6 +57,13 @@ for c in temporal idle "idle --stats" membw steps ops; do
 		same "$c -j $j shard by shard" "$TMP/a" "$TMP/b"
 	done
 done
+# --no-cache -j 2: each file a shard in a temporary directory, removed
+mkdir "$TMP/td"
+TMPDIR="$TMP/td" $BIN temporal -q --no-cache -j 2 --format csv "$TMP/r6src" > "$TMP/b" 2>&1
+$BIN temporal -q --no-cache -j 1 --format csv "$TMP/r6src" > "$TMP/a" 2>&1
+same "--no-cache -j 2: shards in a temporary directory, the same table" "$TMP/a" "$TMP/b"
+check "... and nothing left in TMPDIR" test "$(ls -A "$TMP/td" | wc -l)" = 0
+
 # many shards, few file descriptors: each child's table is taken as it
 # comes (two files each were once kept open to the end, and 40 shards
 # under 'ulimit -n 48' fell back to merging)

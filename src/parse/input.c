@@ -399,35 +399,115 @@ static const char *as_stdin(const char *path)
 	return path;
 }
 
-/* Several traces with three or more jobs: for the per-rank commands
- * (shard_run.c) each file gets a cache entry of its own, its shard,
- * parsed N at once by child processes; one rank file changed is one file
- * parsed again. What reads across ranks still parses into one database:
- * merging the entries took longer than that on 16 cores (16 ranks of
- * 200 MB: 51 s against 37 s for stragglers), the one writer being the
- * merge's limit too. */
-static int per_file(size_t n, const struct ta_ingest_opts *o)
+/* Several traces read by a per-rank command (shard_run.c) with two or
+ * more jobs: each file becomes a shard of its own, parsed N at once by
+ * child processes with a writer each, in the cache (one rank file
+ * changed is one file parsed again) or, without one, in a temporary
+ * directory. One database has one writer, which two files already keep
+ * busy: two 200 MB ranks take 0.60x of -j 1 that way, 0.52x as shards.
+ * With the default jobs only for 32 MB of files or more: below that a
+ * process per file gains nothing; -j asks for it at any size. What reads
+ * across ranks still parses into one database: merging the shards took
+ * longer than that on 16 cores (16 ranks of 200 MB: 51 s against 37 s
+ * for stragglers), the one writer being the merge's limit too. */
+static int per_file(char **files, size_t n, const struct ta_ingest_opts *o)
 {
-	return n >= 2 && (o->jobs > 0 ? o->jobs : ta_cores()) >= 3;
+	int64_t total = 0;
+	struct stat sb;
+	size_t i;
+
+	if (n < 2 || (o->jobs > 0 ? o->jobs : ta_cores()) < 2)
+		return 0;
+	if (o->jobs > 0)
+		return 1;
+	for (i = 0; i < n && total < ((int64_t)32 << 20); i++)
+		if (stat(files[i], &sb) == 0)
+			total += (int64_t)sb.st_size;
+	return total >= ((int64_t)32 << 20);
+}
+
+/* Without a cache: the files' shards in a new directory under TMPDIR
+ * (*tmpdir, which the caller removes with them). */
+static int temp_shards(char **files, size_t n, const struct ta_ingest_opts *o,
+		       char ***paths, char **tmpdir, struct ta_buf *said,
+		       struct ta_error *err)
+{
+	const char *t = getenv("TMPDIR");
+	char dir[PATH_MAX - 32];
+	size_t i;
+
+	ta_temp_clean(t && *t ? t : "/tmp", "traceanalyze.db.tmp.", "");
+	snprintf(dir, sizeof(dir), "%s/traceanalyze.shards.XXXXXX", t && *t ? t : "/tmp");
+	if (!mkdtemp(dir)) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "'%s': %s", dir, strerror(errno));
+		return -1;
+	}
+	*paths = ta_xcalloc(n + 1, sizeof(**paths));
+	for (i = 0; i < n; i++) {
+		(*paths)[i] = ta_xmalloc(strlen(dir) + 32);
+		sprintf((*paths)[i], "%s/%zu.db", dir, i);
+	}
+	*tmpdir = ta_xstrdup(dir);
+	if (ta_shards_build(files, *paths, n, o, 1, said, err) == 0)
+		return 0;
+	ta_input_shards_free(*paths, n, *tmpdir);
+	*paths = NULL;
+	*tmpdir = NULL;
+	return -1;
+}
+
+void ta_input_shards_free(char **paths, size_t n, char *tmpdir)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (tmpdir)
+			unlink(paths[i]);
+		free(paths[i]);
+	}
+	free(paths);
+	if (tmpdir)
+		rmdir(tmpdir);
+	free(tmpdir);
+}
+
+static void entry_name(char *e, size_t len, const char *dir, char **file)
+{
+	snprintf(e, len, "%s/%016llx-%016llx.db", dir,
+		 (unsigned long long)ta_cache_paths_key(file, 1),
+		 (unsigned long long)ta_cache_content_key(file, 1));
+}
+
+/* Whether every file has its entry: a read-only cache still serves. */
+static int all_entries(char **files, size_t n, const char *dir)
+{
+	char e[PATH_MAX];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		entry_name(e, sizeof(e), dir, &files[i]);
+		if (access(e, R_OK) != 0)
+			return 0;
+	}
+	return 1;
 }
 
 /* Each file's cache entry in dir (entries[i], allocated), made where
  * missing or stale. */
 static int file_entries(char **files, size_t n, const char *dir,
 			const struct ta_ingest_opts *o, char ***entries,
-			struct ta_error *err)
+			struct ta_buf *said, struct ta_error *err)
 {
 	char **todo = ta_xcalloc(n + 1, sizeof(*todo)), **outs = ta_xcalloc(n + 1, sizeof(*outs));
 	size_t i, k = 0;
 	int rc;
 
+	ta_temp_clean(dir, "", ".db.tmp.");   /* dead writers' leftovers */
 	*entries = ta_xcalloc(n + 1, sizeof(**entries));
 	for (i = 0; i < n; i++) {
 		char e[PATH_MAX];
 
-		snprintf(e, sizeof(e), "%s/%016llx-%016llx.db", dir,
-			 (unsigned long long)ta_cache_paths_key(&files[i], 1),
-			 (unsigned long long)ta_cache_content_key(&files[i], 1));
+		entry_name(e, sizeof(e), dir, &files[i]);
 		(*entries)[i] = ta_xstrdup(e);
 		if (access(e, F_OK) == 0) {
 			ta_cache_touch(e);
@@ -438,7 +518,7 @@ static int file_entries(char **files, size_t n, const char *dir,
 	}
 	if (k && o->verbose)
 		ta_note("parsing %zu of %zu files into cache entries of their own", k, n);
-	rc = ta_shards_build(todo, outs, k, o, 1, err);
+	rc = ta_shards_build(todo, outs, k, o, 1, said, err);
 	for (i = 0; rc == 0 && i < k; i++) {
 		ta_cache_added(outs[i], &todo[i], 1);
 		ta_cache_drop_older(dir, ta_cache_paths_key(&todo[i], 1), outs[i]);
@@ -453,25 +533,41 @@ static int file_entries(char **files, size_t n, const char *dir,
 }
 
 size_t ta_input_shards(const char *path, const struct ta_ingest_opts *o,
-		       char ***paths, struct ta_error *err)
+		       char ***paths, char **tmpdir, struct ta_buf *said,
+		       struct ta_error *err)
 {
 	char **files = NULL, dir[PATH_MAX - 64];
+	const char *why = NULL;
 	size_t n = ta_shard_list(path, paths), nf = 0;
 	struct stat sb;
+	int made;
 
-	if (n > 0 || !per_file(2, o) || o->no_cache || stat(path, &sb) < 0 ||
+	*tmpdir = NULL;
+	if (n > 0 || (o->jobs > 0 ? o->jobs : ta_cores()) < 2 || stat(path, &sb) < 0 ||
 	    !S_ISDIR(sb.st_mode))
 		return n;
 	/* quietly: the merged way, if it comes to that, says what it skips */
-	if (list_dir(path, &files, &nf, 1, err) == 0 && per_file(nf, o) &&
-	    !cache_dir(dir, sizeof(dir)) && !cache_unwritable(dir) &&
-	    file_entries(files, nf, dir, o, paths, err) == 0) {
-		n = nf;
+	if (list_dir(path, &files, &nf, 1, err) < 0 || !per_file(files, nf, o)) {
 		ta_input_list_free(files, nf);
-		files = NULL;
-		nf = 0;
-		list_dir(path, &files, &nf, 0, err);   /* now say it */
+		return 0;
 	}
+	if (!o->no_cache && !(why = cache_dir(dir, sizeof(dir))) &&
+	    (!(why = cache_unwritable(dir)) || all_entries(files, nf, dir))) {
+		made = file_entries(files, nf, dir, o, paths, said, err) == 0;
+	} else {
+		/* said as the merged way says it, once, if this way is taken */
+		if (why && !ta_quiet)
+			ta_buf_addf(said, "traceanalyze: warning: cache directory '%s': "
+				    "%s; not caching\n", dir, why);
+		made = temp_shards(files, nf, o, paths, tmpdir, said, err) == 0;
+	}
+	ta_input_list_free(files, nf);
+	if (!made)
+		return 0;
+	files = NULL;
+	n = nf;
+	nf = 0;
+	list_dir(path, &files, &nf, 0, err);   /* now say it */
 	ta_input_list_free(files, nf);
 	return n;
 }

@@ -4,7 +4,8 @@
  * What a child says on stderr is replayed in file order, its error comes
  * back through shared memory, and the first failing file's error is the
  * caller's (with quiet_on_failure, what they said goes unsaid then: the
- * caller reads the files another way, which says it). */
+ * caller reads the files another way, which says it; with said_out it is
+ * handed over instead, for the caller to say once it knows). */
 #include "ta_ingest.h"
 
 #include <stdio.h>
@@ -16,7 +17,7 @@
 
 int ta_shards_build(char *const *files, char *const *outs, size_t n,
 		    const struct ta_ingest_opts *o, int quiet_on_failure,
-		    struct ta_error *err)
+		    struct ta_buf *said_out, struct ta_error *err)
 {
 	int jobs = o->jobs > 0 ? o->jobs : ta_cores();
 	struct ta_ingest_opts child = *o;
@@ -29,7 +30,7 @@ int ta_shards_build(char *const *files, char *const *outs, size_t n,
 
 	if (n == 0)
 		return 0;
-	if ((jobs < 2 || n < 2) && !quiet_on_failure) {   /* here, in turn */
+	if ((jobs < 2 || n < 2) && !quiet_on_failure && !said_out) {   /* here, in turn */
 		for (i = 0; i < n; i++)
 			if (ta_ingest(&files[i], 1, outs[i], o, err) < 0)
 				return -1;
@@ -91,7 +92,9 @@ int ta_shards_build(char *const *files, char *const *outs, size_t n,
 	for (i = 0; i < next; i++) {
 		if (said[i])
 			fclose(said[i]);
-		if (rc == 0 || !quiet_on_failure)
+		if (said_out && rc == 0)
+			ta_buf_add(said_out, heard[i].s ? heard[i].s : "", heard[i].len);
+		else if (!said_out && (rc == 0 || !quiet_on_failure))
 			ta_stderr_bytes(heard[i].s, heard[i].len);
 		ta_buf_free(&heard[i]);
 	}
