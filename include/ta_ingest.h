@@ -41,6 +41,8 @@ int ta_snapshot_ingest(const char *path, const char *out, struct ta_error *err);
 int ta_shards_merge(char *const *paths, size_t n, const char *out,
 		    unsigned lazy_indexes, struct ta_error *err);
 /* The shards of a directory (*.tadb, sorted): 0 if none. */
+/* -j: the jobs asked for, else the cores this process may run on. */
+int ta_jobs(const struct ta_ingest_opts *o);
 /* Each files[i] into its own database outs[i], up to o->jobs at once in
  * child processes (shard_build.c); -1 with the first failing file's error,
  * and with quiet_on_failure nothing the parsers said; with said_out what

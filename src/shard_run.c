@@ -259,7 +259,7 @@ static int run_all(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
 		   const struct ta_query *q, const struct shard *s, size_t n,
 		   struct ta_table **all)
 {
-	int jobs = cli->ingest.jobs > 0 ? cli->ingest.jobs : ta_cores();
+	int jobs = ta_jobs(&cli->ingest);
 	FILE **out, **errs;
 	pid_t *pid;
 	int *status, ok;

@@ -195,12 +195,11 @@ size_t ta_edit_distance(const char *a, size_t la, const char *b)
 
 void ta_stderr_replay(FILE *f)
 {
-	char buf[4096];
-	size_t n;
+	struct ta_buf b = { 0 };
 
-	rewind(f);
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		fwrite(buf, 1, n, stderr);
+	ta_buf_read_file(&b, f);
+	ta_stderr_bytes(b.s, b.len);
+	ta_buf_free(&b);
 }
 
 void ta_stderr_bytes(const char *s, size_t n)

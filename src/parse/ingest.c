@@ -336,11 +336,16 @@ static void clean_beside(const char *out)
 	free(dir);
 }
 
+int ta_jobs(const struct ta_ingest_opts *o)
+{
+	return o->jobs > 0 ? o->jobs : ta_cores();
+}
+
 int ta_ingest(char *const *files, size_t n, const char *out,
 	      const struct ta_ingest_opts *o, struct ta_error *err)
 {
 	struct pool p = { .files = files, .n = n, .o = o, .err_file = (size_t)-1 };
-	int jobs = o->jobs > 0 ? o->jobs : ta_cores();
+	int jobs = ta_jobs(o);
 	char *tmp = NULL;
 	size_t i;
 	int rc = 0, fd;

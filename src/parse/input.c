@@ -416,7 +416,7 @@ static int per_file(char **files, size_t n, const struct ta_ingest_opts *o)
 	struct stat sb;
 	size_t i;
 
-	if (n < 2 || (o->jobs > 0 ? o->jobs : ta_cores()) < 2)
+	if (n < 2 || ta_jobs(o) < 2)
 		return 0;
 	if (o->jobs > 0)
 		return 1;
@@ -471,11 +471,12 @@ void ta_input_shards_free(char **paths, size_t n, char *tmpdir)
 	free(tmpdir);
 }
 
-static void entry_name(char *e, size_t len, const char *dir, char **file)
+/* DIR/PATHS-CONTENT.db: the cache entry of these files (man: CACHE). */
+static void entry_name(char *e, size_t len, const char *dir, char **files, size_t n)
 {
 	snprintf(e, len, "%s/%016llx-%016llx.db", dir,
-		 (unsigned long long)ta_cache_paths_key(file, 1),
-		 (unsigned long long)ta_cache_content_key(file, 1));
+		 (unsigned long long)ta_cache_paths_key(files, n),
+		 (unsigned long long)ta_cache_content_key(files, n));
 }
 
 /* Whether every file has its entry: a read-only cache still serves. */
@@ -485,7 +486,7 @@ static int all_entries(char **files, size_t n, const char *dir)
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		entry_name(e, sizeof(e), dir, &files[i]);
+		entry_name(e, sizeof(e), dir, &files[i], 1);
 		if (access(e, R_OK) != 0)
 			return 0;
 	}
@@ -507,7 +508,7 @@ static int file_entries(char **files, size_t n, const char *dir,
 	for (i = 0; i < n; i++) {
 		char e[PATH_MAX];
 
-		entry_name(e, sizeof(e), dir, &files[i]);
+		entry_name(e, sizeof(e), dir, &files[i], 1);
 		(*entries)[i] = ta_xstrdup(e);
 		if (access(e, F_OK) == 0) {
 			ta_cache_touch(e);
@@ -543,7 +544,7 @@ size_t ta_input_shards(const char *path, const struct ta_ingest_opts *o,
 	int made;
 
 	*tmpdir = NULL;
-	if (n > 0 || (o->jobs > 0 ? o->jobs : ta_cores()) < 2 || stat(path, &sb) < 0 ||
+	if (n > 0 || ta_jobs(o) < 2 || stat(path, &sb) < 0 ||
 	    !S_ISDIR(sb.st_mode))
 		return n;
 	/* quietly: the merged way, if it comes to that, says what it skips */
@@ -597,9 +598,7 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 		goto uncached;
 	ta_temp_clean(dir, "", ".db.tmp.");
 	paths = ta_cache_paths_key(files, n);
-	snprintf(cached, sizeof(cached), "%s/%016llx-%016llx.db", dir,
-		 (unsigned long long)paths,
-		 (unsigned long long)ta_cache_content_key(files, n));
+	entry_name(cached, sizeof(cached), dir, files, n);
 	/* a read-only cache still serves what it holds */
 	if (access(cached, F_OK) == 0) {
 		struct ta_error why_not = { 0, "" };

@@ -19,7 +19,7 @@ int ta_shards_build(char *const *files, char *const *outs, size_t n,
 		    const struct ta_ingest_opts *o, int quiet_on_failure,
 		    struct ta_buf *said_out, struct ta_error *err)
 {
-	int jobs = o->jobs > 0 ? o->jobs : ta_cores();
+	int jobs = ta_jobs(o);
 	struct ta_ingest_opts child = *o;
 	struct ta_error *errs;
 	FILE **said;
