@@ -153,6 +153,9 @@ struct ta_stragglers_opts {
 int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 		      const struct ta_stragglers_opts *o, struct ta_table **out,
 		      struct ta_error *err);
+/* A stragglers table put together from runs on one rank each: names each
+ * late peer's own cause, as one run over every rank does. */
+void ta_stragglers_join(struct ta_table *t);
 
 /* The events of one rank on its critical paths (--trace). */
 struct ta_path_node {
@@ -261,6 +264,10 @@ int ta_snapshot_place(sqlite3 *trace, const struct ta_query *q, struct ta_table 
 int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		    const struct ta_diagnose_opts *o, struct ta_table **out,
 		    struct ta_table **findings, struct ta_error *err);
+/* "wait_for_peer: rank P" in column cause_col becomes "wait_for_peer:
+ * rank P (P's own cause)", from P's row of the same step in t. */
+void ta_name_late_peers(struct ta_table *t, size_t rank_col, size_t step_col,
+			size_t cause_col);
 
 
 #endif

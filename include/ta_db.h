@@ -111,6 +111,12 @@ int ta_db_write(sqlite3 *db, int (*fn)(sqlite3 *rw, void *ctx,
 				       struct ta_error *err),
 		void *ctx, struct ta_error *err);
 
+/* Copies the rows of sql on from into table (made if absent, its columns
+ * named and declared as sql's) of to, in one transaction; values keep
+ * their types. How a shard's small views travel between processes. */
+int ta_db_copy_rows(sqlite3 *from, const char *sql, sqlite3 *to,
+		    const char *table, struct ta_error *err);
+
 /* Helper: prepare or fill err with SQLite's message. */
 int ta_db_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st,
 		  struct ta_error *err);

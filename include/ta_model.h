@@ -94,6 +94,13 @@ struct ta_query;
 int ta_model_prepare(sqlite3 *db, const struct ta_query *q, unsigned need,
 		     struct ta_error *err);
 
+/* Writes the rank's coll (TA_NEED_COLL) into table coll of a new database
+ * file: a shard's part of what cross-rank commands gather. Attached as
+ * schema "peers" to a connection, such a table of every rank's rows is
+ * the coll that connection's model uses. */
+int ta_model_export_coll(sqlite3 *db, const struct ta_query *q,
+			 const char *path, struct ta_error *err);
+
 /* Indexes (1 << enum ta_lazy_index) that ingestion builds while loading
  * for a command with these needs. */
 unsigned ta_model_lazy_indexes(unsigned need);

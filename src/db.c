@@ -1,6 +1,7 @@
 /* Opening a finished database, and SQLite helpers shared by all layers. */
 #include "ta_db.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* How long a run waits for another that writes the same database (an
@@ -187,4 +188,60 @@ int ta_db_open(const char *path, sqlite3 **db, struct ta_error *err)
 	sqlite3_exec(*db, "PRAGMA temp_store = FILE; PRAGMA cache_size = -2048",
 		     NULL, NULL, NULL);
 	return 0;
+}
+
+/* "CREATE TABLE IF NOT EXISTS table ("c1" decl1, ...)" from st's columns. */
+static char *create_like(sqlite3_stmt *st, const char *table)
+{
+	struct ta_buf b = { 0 };
+	int i, n = sqlite3_column_count(st);
+
+	ta_buf_addf(&b, "CREATE TABLE IF NOT EXISTS \"%s\" (", table);
+	for (i = 0; i < n; i++) {
+		const char *decl = sqlite3_column_decltype(st, i);
+
+		ta_buf_addf(&b, "%s\"%s\" %s", i ? ", " : "",
+			      sqlite3_column_name(st, i), decl ? decl : "");
+	}
+	ta_buf_adds(&b, ")");
+	return b.s;
+}
+
+int ta_db_copy_rows(sqlite3 *from, const char *sql, sqlite3 *to,
+		    const char *table, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL, *ins = NULL;
+	struct ta_buf q = { 0 };
+	char *create;
+	int i, n, rc = -1, step;
+
+	if (ta_db_prepare(from, sql, &st, err) < 0)
+		return -1;
+	n = sqlite3_column_count(st);
+	create = create_like(st, table);
+	ta_buf_addf(&q, "INSERT INTO \"%s\" VALUES (", table);
+	for (i = 0; i < n; i++)
+		ta_buf_adds(&q, i ? ", ?" : "?");
+	ta_buf_adds(&q, ")");
+	if (ta_db_exec(to, create, err) == 0 && ta_db_exec(to, "BEGIN", err) == 0 &&
+	    ta_db_prepare(to, q.s, &ins, err) == 0) {
+		while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+			/* values as they are: their types are the table's own */
+			for (i = 0; i < n; i++)
+				sqlite3_bind_value(ins, i + 1, sqlite3_column_value(st, i));
+			if (sqlite3_step(ins) != SQLITE_DONE)
+				break;
+			sqlite3_reset(ins);
+		}
+		rc = step == SQLITE_DONE ? ta_db_exec(to, "COMMIT", err)
+			: step == SQLITE_ROW ? ta_db_done(to, SQLITE_ERROR, err)
+			: ta_db_done(from, step, err);
+		if (rc < 0)
+			sqlite3_exec(to, "ROLLBACK", NULL, NULL, NULL);
+	}
+	sqlite3_finalize(ins);
+	sqlite3_finalize(st);
+	free(create);
+	ta_buf_free(&q);
+	return rc;
 }

@@ -6,9 +6,12 @@
  * byte on every format. Anything unusual (--ranks, --hta-compat, a shard
  * that fails, tables that differ in shape) goes the merged way. */
 #include "cli.h"
+#include "ta_analyses.h"
 #include "ta_db.h"
 #include "ta_ingest.h"
+#include "ta_model.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +25,47 @@ static const char *const per_rank[] = {
 	"temporal", "idle", "membw", "steps", "ops", NULL
 };
 
+/* Rows per rank, but what the other ranks did matters too, through their
+ * collectives alone: every shard's coll is gathered first (a small file,
+ * attached as "peers"), then each shard runs as above, its notes (about
+ * every rank: the matching) said once. Not here: critical-path, whose
+ * path crosses into other ranks' events; diagnose, whose findings and
+ * path check span ranks. */
+static const struct {
+	const char *name;
+	void (*join)(struct ta_table *t);  /* what only all rows tell */
+} cross_rank[] = {
+	{ "stragglers", ta_stragglers_join },
+	{ NULL, NULL },
+};
+
 struct shard {
 	char *path;
 	int64_t rank;
 };
+
+/* What each shard runs. */
+struct job {
+	ta_analysis_fn fn;
+	void *ctx;
+	const struct ta_query *q;
+	const char *peers;  /* every shard's collectives, or NULL */
+	int same_notes;     /* notes are about all ranks: said once */
+};
+
+/* Adds src's notes and warnings to dst's, or with same_notes checks
+ * they are dst's; 0 when they are not. */
+static int add_notes(struct ta_table *dst, const char *notes, size_t nlen,
+		     const char *warnings, size_t wlen, int same_notes)
+{
+	if (same_notes)
+		return nlen == dst->notes.len && wlen == dst->warnings.len &&
+		       (!nlen || memcmp(notes, dst->notes.s, nlen) == 0) &&
+		       (!wlen || memcmp(warnings, dst->warnings.s, wlen) == 0);
+	ta_buf_add(&dst->notes, notes ? notes : "", nlen);
+	ta_buf_add(&dst->warnings, warnings ? warnings : "", wlen);
+	return 1;
+}
 
 static int by_rank(const void *a, const void *b)
 {
@@ -35,7 +75,7 @@ static int by_rank(const void *a, const void *b)
 }
 
 /* Appends src's rows and messages to dst; 0 when they differ in shape. */
-static int append(struct ta_table *dst, const struct ta_table *src)
+static int append(struct ta_table *dst, const struct ta_table *src, int same_notes)
 {
 	size_t r, c;
 
@@ -61,19 +101,32 @@ static int append(struct ta_table *dst, const struct ta_table *src)
 				ta_table_set_text(dst, row, c, x->s);
 		}
 	}
-	ta_buf_add(&dst->notes, src->notes.s ? src->notes.s : "", src->notes.len);
-	ta_buf_add(&dst->warnings, src->warnings.s ? src->warnings.s : "", src->warnings.len);
 	dst->bad_utf8 += src->bad_utf8;
-	return 1;
+	return add_notes(dst, src->notes.s, src->notes.len, src->warnings.s,
+			 src->warnings.len, same_notes);
+}
+
+static int attach_peers(sqlite3 *db, const char *peers)
+{
+	sqlite3_stmt *st = NULL;
+	int ok;
+
+	if (!peers)
+		return 1;
+	ok = sqlite3_prepare_v2(db, "ATTACH ? AS peers", -1, &st, NULL) == SQLITE_OK &&
+	     sqlite3_bind_text(st, 1, peers, -1, SQLITE_STATIC) == SQLITE_OK &&
+	     sqlite3_step(st) == SQLITE_DONE;
+	sqlite3_finalize(st);
+	return ok;
 }
 
 /* One shard's table, in this process. */
-static int run_one(const char *path, ta_analysis_fn fn, void *ctx, const struct ta_query *q,
-		   struct ta_table **t)
+static int run_one(const char *path, const struct job *j, struct ta_table **t)
 {
 	struct ta_error err = { 0, "" };
 	sqlite3 *db = NULL;
-	int ok = ta_db_open(path, &db, &err) == 0 && fn(db, q, ctx, t, &err) == 0;
+	int ok = ta_db_open(path, &db, &err) == 0 && attach_peers(db, j->peers) &&
+		 j->fn(db, j->q, j->ctx, t, &err) == 0;
 
 	sqlite3_close(db);
 	if (!ok) {
@@ -154,11 +207,11 @@ static char *get_bytes(FILE *f, size_t *n)
 
 /* Appends what write_table wrote to dst; 0 if it differs in shape or is
  * cut short. */
-static int read_table(FILE *f, struct ta_table *dst)
+static int read_table(FILE *f, struct ta_table *dst, int same_notes)
 {
 	int64_t nc = get_i64(f), nr, k;
-	size_t c, n;
-	char *s;
+	size_t c, n, wn;
+	char *s, *w = NULL;
 	int ok = nc == (int64_t)dst->ncols;
 
 	for (c = 0; ok && c < dst->ncols; c++) {
@@ -192,12 +245,11 @@ static int read_table(FILE *f, struct ta_table *dst)
 			}
 		}
 	}
-	if (ok && (ok = (s = get_bytes(f, &n)) != NULL))
-		ta_buf_add(&dst->notes, s, n);
-	free(ok ? s : NULL);
-	if (ok && (ok = (s = get_bytes(f, &n)) != NULL))
-		ta_buf_add(&dst->warnings, s, n);
-	free(ok ? s : NULL);
+	s = ok ? get_bytes(f, &n) : NULL;
+	w = s ? get_bytes(f, &wn) : NULL;
+	ok = w && add_notes(dst, s, n, w, wn, same_notes);
+	free(s);
+	free(w);
 	if (ok) {
 		k = get_i64(f);
 		ok = k >= 0 && get_i64(f) == 0;
@@ -208,9 +260,9 @@ static int read_table(FILE *f, struct ta_table *dst)
 
 /* Starts children for the next shards while fewer than jobs - 1 run: a
  * child writes its table to out[i] and its stderr to errs[i]. */
-static int launch(const struct shard *s, size_t n, ta_analysis_fn fn, void *ctx,
-		  const struct ta_query *q, FILE **out, FILE **errs, pid_t *pid,
-		  size_t *next, size_t *running, int jobs)
+static int launch(const struct shard *s, size_t n, const struct job *j,
+		  FILE **out, FILE **errs, pid_t *pid, size_t *next, size_t *running,
+		  int jobs)
 {
 	while (*next < n && *running < (size_t)jobs - 1) {
 		size_t i = (*next)++;
@@ -224,7 +276,7 @@ static int launch(const struct shard *s, size_t n, ta_analysis_fn fn, void *ctx,
 			int r;
 
 			dup2(fileno(errs[i]), 2);
-			r = run_one(s[i].path, fn, ctx, q, &t);
+			r = run_one(s[i].path, j, &t);
 			if (r)
 				write_table(out[i], t);
 			fflush(NULL);
@@ -236,13 +288,14 @@ static int launch(const struct shard *s, size_t n, ta_analysis_fn fn, void *ctx,
 }
 
 /* Shard i's table onto all, and what its child said; its files closed. */
-static int take(FILE **out, FILE **errs, const int *status, size_t i, struct ta_table *all)
+static int take(FILE **out, FILE **errs, const int *status, size_t i,
+		struct ta_table *all, int same_notes)
 {
 	int ok = status[i] == 1 && all;
 
 	if (ok) {
 		rewind(out[i]);
-		ok = read_table(out[i], all);
+		ok = read_table(out[i], all, same_notes);
 	}
 	if (ok)
 		ta_stderr_replay(errs[i]);
@@ -255,9 +308,8 @@ static int take(FILE **out, FILE **errs, const int *status, size_t i, struct ta_
 /* Every shard's table, rank 0's here and the others in up to -j child
  * processes (each its own SQLite connection and model), appended in rank
  * order. Without -j 2 or more: one after another, here. */
-static int run_all(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
-		   const struct ta_query *q, const struct shard *s, size_t n,
-		   struct ta_table **all)
+static int run_all(const struct ta_cli *cli, const struct job *j,
+		   const struct shard *s, size_t n, struct ta_table **all)
 {
 	int jobs = ta_jobs(&cli->ingest);
 	FILE **out, **errs;
@@ -266,11 +318,11 @@ static int run_all(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
 	size_t i, next = 1, running = 0, appended = 1;
 
 	if (jobs < 2 || n < 2) {
-		ok = run_one(s[0].path, fn, ctx, q, all);
+		ok = run_one(s[0].path, j, all);
 		for (i = 1; ok && i < n; i++) {
 			struct ta_table *t = NULL;
 
-			ok = run_one(s[i].path, fn, ctx, q, &t) && append(*all, t);
+			ok = run_one(s[i].path, j, &t) && append(*all, t, j->same_notes);
 			ta_table_free(t);
 		}
 		return ok;
@@ -280,9 +332,9 @@ static int run_all(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
 	pid = ta_xcalloc(n, sizeof(*pid));
 	status = ta_xcalloc(n, sizeof(*status));
 	fflush(NULL);
-	ok = launch(s, n, fn, ctx, q, out, errs, pid, &next, &running, jobs);
+	ok = launch(s, n, j, out, errs, pid, &next, &running, jobs);
 	/* rank 0 here while the others run */
-	ok = run_one(s[0].path, fn, ctx, q, all) && ok;
+	ok = run_one(s[0].path, j, all) && ok;
 	while (running) {
 		int st;
 		pid_t p = wait(&st);
@@ -296,12 +348,13 @@ static int run_all(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
 		/* tables in rank order as they come, their files closed: a
 		 * thousand shards must not hold two thousand files open */
 		while (ok && appended < next && status[appended] != 0)
-			ok = take(out, errs, status, appended++, *all);
+			ok = take(out, errs, status, appended++, *all, j->same_notes);
 		if (ok)
-			ok = launch(s, n, fn, ctx, q, out, errs, pid, &next, &running, jobs);
+			ok = launch(s, n, j, out, errs, pid, &next, &running, jobs);
 	}
 	while (ok && appended < n)
-		ok = status[appended] != 0 && take(out, errs, status, appended++, *all);
+		ok = status[appended] != 0 &&
+		     take(out, errs, status, appended++, *all, j->same_notes);
 	for (i = 1; i < n; i++) {
 		if (out[i])
 			fclose(out[i]);
@@ -315,16 +368,108 @@ static int run_all(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
 	return ok;
 }
 
-static int applies(const struct ta_cli *cli)
+enum { NOT_HERE, PER_RANK, CROSS_RANK };
+
+static int in(const char *const *list, const char *name)
+{
+	for (; *list; list++)
+		if (strcmp(*list, name) == 0)
+			return 1;
+	return 0;
+}
+
+static size_t cross_rank_at(const char *name)
 {
 	size_t i;
 
-	if (!cli->cmd || cli->nargs != 1 || cli->query.hta_compat || cli->query.nranks)
-		return 0;
-	for (i = 0; per_rank[i]; i++)
-		if (strcmp(cli->cmd->name, per_rank[i]) == 0)
-			return 1;
+	for (i = 0; cross_rank[i].name; i++)
+		if (strcmp(cross_rank[i].name, name) == 0)
+			return i + 1;
 	return 0;
+}
+
+static int applies(const struct ta_cli *cli)
+{
+	if (!cli->cmd || cli->nargs != 1 || cli->query.hta_compat || cli->query.nranks)
+		return NOT_HERE;
+	return in(per_rank, cli->cmd->name) ? PER_RANK :
+	       cross_rank_at(cli->cmd->name) ? CROSS_RANK : NOT_HERE;
+}
+
+/* Phase one of a cross-rank command: the shard's collectives into
+ * DIR/coll-RANK.db; the table says nothing. */
+static int export_coll(sqlite3 *db, const struct ta_query *q, void *ctx,
+		       struct ta_table **t, struct ta_error *err)
+{
+	static const struct ta_col none[] = { { "rank", TA_COL_INT, TA_UNIT_NONE, 1 } };
+	char path[PATH_MAX];
+	int64_t rank;
+
+	if (ta_db_get_int(db, "SELECT rank FROM files", -1, &rank, err) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/coll-%lld.db", (const char *)ctx, (long long)rank);
+	if (ta_model_export_coll(db, q, path, err) < 0)
+		return -1;
+	*t = ta_table_new("collectives", none, 1);
+	return 0;
+}
+
+/* Every shard's collectives, in rank order, into DIR/peers.db. */
+static int gather_coll(const struct ta_cli *cli, const struct ta_query *q,
+		       const struct shard *s, size_t n, const char *dir)
+{
+	struct job j = { export_coll, (void *)dir, q, NULL, 1 };
+	struct ta_table *none = NULL;
+	struct ta_error err = { 0, "" };
+	char path[PATH_MAX];
+	sqlite3 *peers = NULL;
+	size_t i;
+	int ok = run_all(cli, &j, s, n, &none);
+
+	ta_table_free(none);
+	snprintf(path, sizeof(path), "%s/peers.db", dir);
+	ok = ok && sqlite3_open_v2(path, &peers, SQLITE_OPEN_READWRITE |
+				   SQLITE_OPEN_CREATE, NULL) == SQLITE_OK &&
+	     ta_db_exec(peers, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF",
+			&err) == 0;
+	for (i = 0; ok && i < n; i++) {
+		sqlite3 *part = NULL;
+
+		snprintf(path, sizeof(path), "%s/coll-%lld.db", dir, (long long)s[i].rank);
+		ok = sqlite3_open_v2(path, &part, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+		     ta_db_copy_rows(part, "SELECT * FROM coll", peers, "coll", &err) == 0;
+		sqlite3_close(part);
+		unlink(path);
+	}
+	sqlite3_close(peers);
+	return ok;
+}
+
+/* A private directory for the gathered collectives, removed by done_coll. */
+static char *start_coll(void)
+{
+	const char *t = getenv("TMPDIR");
+	char dir[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s/traceanalyze.peers.XXXXXX", t && *t ? t : "/tmp");
+	return mkdtemp(dir) ? ta_xstrdup(dir) : NULL;
+}
+
+static void done_coll(char *dir, const struct shard *s, size_t n)
+{
+	char path[PATH_MAX];
+	size_t i;
+
+	if (!dir)
+		return;
+	for (i = 0; i < n; i++) {  /* a failed run leaves parts */
+		snprintf(path, sizeof(path), "%s/coll-%lld.db", dir, (long long)s[i].rank);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/peers.db", dir);
+	unlink(path);
+	rmdir(dir);
+	free(dir);
 }
 
 int ta_shard_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
@@ -336,11 +481,13 @@ int ta_shard_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
 	struct ta_error why = { 0, "" };   /* the merged way says it again */
 	char **paths = NULL, *tmpdir = NULL;
 	struct ta_buf said = { 0 };        /* parsing's warnings, said if used */
+	struct job j = { fn, ctx, &q, NULL, 0 };
+	char peers[PATH_MAX], *coll_dir = NULL;
 	size_t n, i;
-	int ok = 1;
+	int ok = 1, how = applies(cli);
 
 	*out = NULL;
-	if (!applies(cli) || (n = ta_input_shards(cli->args[0], &cli->ingest, &paths,
+	if (how == NOT_HERE || (n = ta_input_shards(cli->args[0], &cli->ingest, &paths,
 						  &tmpdir, &said, &why)) == 0) {
 		ta_buf_free(&said);
 		return 0;
@@ -362,8 +509,18 @@ int ta_shard_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
 	for (i = 1; ok && i < n; i++)
 		ok = s[i].rank != s[i - 1].rank;  /* the merged way names the duplicate */
 	q.sink = NULL;
+	if (ok && how == CROSS_RANK) {
+		ok = (coll_dir = start_coll()) != NULL &&
+		     gather_coll(cli, &q, s, n, coll_dir);
+		snprintf(peers, sizeof(peers), "%s/peers.db", coll_dir ? coll_dir : "");
+		j.peers = peers;
+		j.same_notes = 1;
+	}
 	if (ok)
-		ok = run_all(cli, fn, ctx, &q, s, n, &all);
+		ok = run_all(cli, &j, s, n, &all);
+	if (ok && how == CROSS_RANK)
+		cross_rank[cross_rank_at(cli->cmd->name) - 1].join(all);
+	done_coll(coll_dir, s, n);
 	ta_input_shards_free(paths, n, tmpdir);
 	free(s);
 	if (!ok) {

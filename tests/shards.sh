@@ -79,7 +79,19 @@ rm -rf "$TRACEANALYZE_CACHE_DIR"
 $BIN temporal -q "$TMP/r6" > /dev/null
 check "temporal on shards: nothing merged into the cache" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
 $BIN stragglers -q "$TMP/r6" > /dev/null
-check "stragglers on shards: merged (reads across ranks)" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 1
+check "stragglers on shards: nothing merged (each shard's collectives gathered)" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
+# stragglers: every shard's collectives first, then shard by shard; the
+# same table as one database, with -j 1 (here) and -j 4 (children)
+mkdir -p "$TMP/td"
+for j in 1 4; do
+	for f in csv text; do
+		$BIN stragglers -j $j --no-cache --format $f "$TMP/r6src" > "$TMP/a" 2>&1
+		TMPDIR="$TMP/td" $BIN stragglers -j $j --format $f "$TMP/r6" > "$TMP/b" 2>&1
+		same "stragglers -j $j --format $f shard by shard (notes said once)" "$TMP/a" "$TMP/b"
+	done
+done
+check "... and the gathered collectives are gone from TMPDIR" test "$(ls -A "$TMP/td" | wc -l)" = 0
+check "... which the synthetic ranks have" grep -q "matched collectives" "$TMP/b"
 
 # a cache entry per file: one rank file changed, that file alone is
 # parsed again for what reads one rank at a time
@@ -89,13 +101,15 @@ $BIN temporal -q -j 4 "$TMP/r6c" > /dev/null
 $BIN temporal -q -j 4 "$TMP/r6c" > /dev/null
 check "-j 4, temporal twice: the six entries, nothing merged" test "$(ls "$TMP/cache5" | grep -c '\.db$')" = 6
 $BIN stragglers -q -j 4 "$TMP/r6c" > "$TMP/a"
-check "-j 4: six entries and the directory's database" test "$(ls "$TMP/cache5" | grep -c '\.db$')" = 7
+check "-j 4: stragglers reads the same six entries" test "$(ls "$TMP/cache5" | grep -c '\.db$')" = 6
 sleep 1; touch "$TMP/r6c/rank-3.json.gz"
 $BIN temporal -v -j 4 "$TMP/r6c" 2> "$TMP/v" > /dev/null
 check "one file touched: temporal parses it alone" grep -q "parsing 1 of 6 files" "$TMP/v"
-$BIN stragglers -q -j 4 "$TMP/r6c" > "$TMP/b"
-same "... and stragglers (one database, parsed again) says the same" "$TMP/a" "$TMP/b"
-check "the stale entries are gone" test "$(ls "$TMP/cache5" | grep -c '\.db$')" = 7
+sleep 1; touch "$TMP/r6c/rank-4.json.gz"
+$BIN stragglers -v -j 4 "$TMP/r6c" > "$TMP/b" 2> "$TMP/v"
+check "another touched: stragglers parses it alone" grep -q "parsing 1 of 6 files" "$TMP/v"
+same "... and says the same" "$TMP/a" "$TMP/b"
+check "the stale entries are gone" test "$(ls "$TMP/cache5" | grep -c '\.db$')" = 6
 export TRACEANALYZE_CACHE_DIR="$TMP/cache"
 
 # a directory with a file that is no trace among the ranks: with an entry

@@ -531,28 +531,54 @@ static int memory_findings(sqlite3 *db, const struct ta_query *q,
 	return 0;
 }
 
-/* The main cause of rank's step in the verdicts, unless that is itself a
- * wait for a peer (a chain names the first late rank only); NULL if the
- * rank was not diagnosed. */
-static const char *own_cause(const struct ta_table *t, int64_t rank, int64_t step)
+/* The main cause of rank's step in t's rows (columns: see
+ * ta_name_late_peers), unless that is itself a wait for a peer (a chain
+ * names the first late rank only); NULL if the rank was not diagnosed. */
+static const char *own_cause(const struct ta_table *t, const size_t *col,
+			     int64_t rank, int64_t step)
 {
 	size_t i;
 
 	for (i = 0; i < t->nrows; i++)
-		if (ta_table_cell(t, i, 0)->i == rank && !ta_table_cell(t, i, 1)->null &&
-		    ta_table_cell(t, i, 1)->i == step) {
-			const char *s = ta_table_cell(t, i, 5)->s;
+		if (ta_table_cell(t, i, col[0])->i == rank &&
+		    !ta_table_cell(t, i, col[1])->null &&
+		    ta_table_cell(t, i, col[1])->i == step) {
+			const char *s = ta_table_cell(t, i, col[2])->s;
 
 			return strncmp(s, "wait_for_peer", 13) == 0 ? NULL : s;
 		}
 	return NULL;
 }
 
+void ta_name_late_peers(struct ta_table *t, size_t rank_col, size_t step_col,
+			size_t cause_col)
+{
+	static const char prefix[] = "wait_for_peer: ";
+	const size_t col[3] = { rank_col, step_col, cause_col };
+	size_t i;
+
+	for (i = 0; i < t->nrows; i++) {
+		const char *s = ta_table_cell(t, i, cause_col)->s;
+		long long peer;
+		const char *cause;
+		char named[300];
+
+		if (!s || strncmp(s, prefix, sizeof(prefix) - 1) != 0 ||
+		    ta_table_cell(t, i, step_col)->null ||
+		    sscanf(s + sizeof(prefix) - 1, "rank %lld", &peer) != 1 ||
+		    strchr(s, '(') ||
+		    !(cause = own_cause(t, col, peer, ta_table_cell(t, i, step_col)->i)))
+			continue;
+		snprintf(named, sizeof(named), "%srank %lld (%.200s)", prefix, peer, cause);
+		ta_table_set_text(t, i, cause_col, named);
+	}
+}
+
 /* "rank 1" becomes "rank 1 (host_region: data_loading)": the late rank's
  * own cause, known once every rank is diagnosed. */
 static void name_late_peers(struct ta_table *t, struct findings *f)
 {
-	static const char prefix[] = "wait_for_peer: ";
+	static const size_t col[3] = { 0, 1, 5 };
 	size_t i;
 
 	for (i = 0; i < f->n; i++) {
@@ -561,23 +587,11 @@ static void name_late_peers(struct ta_table *t, struct findings *f)
 		const char *cause;
 
 		if (x->kind != F_WAIT_PEER || sscanf(x->where, "rank %lld", &peer) != 1 ||
-		    !(cause = own_cause(t, peer, x->step)))
+		    !(cause = own_cause(t, col, peer, x->step)))
 			continue;
 		snprintf(x->where, sizeof(x->where), "rank %lld (%.200s)", peer, cause);
 	}
-	for (i = 0; i < t->nrows; i++) {
-		const char *s = ta_table_cell(t, i, 5)->s;
-		long long peer;
-		const char *cause;
-		char named[300];
-
-		if (!s || strncmp(s, prefix, sizeof(prefix) - 1) != 0 ||
-		    sscanf(s + sizeof(prefix) - 1, "rank %lld", &peer) != 1 ||
-		    strchr(s, '(') || !(cause = own_cause(t, peer, ta_table_cell(t, i, 1)->i)))
-			continue;
-		snprintf(named, sizeof(named), "%srank %lld (%.200s)", prefix, peer, cause);
-		ta_table_set_text(t, i, 5, named);
-	}
+	ta_name_late_peers(t, col[0], col[1], col[2]);
 }
 
 /* The critical path's largest part in each step (critical.c): the

@@ -15,7 +15,7 @@
  * time. The k-th of group G in step N on rank A is the k-th on rank B.
  *
  * Every rank, whatever --ranks selects: a collective is matched with its
- * peers, which need not be selected. */
+ * peers, which need not be selected. On a shard, every shard's (below). */
 #include "model_int.h"
 
 static const char coll_sql[] =
@@ -63,7 +63,41 @@ static const char coll_sql[] =
 "  issue_ts, ts, end_ts, stream FROM t;"
 "CREATE INDEX temp.coll_match ON coll (pg, step, seq, rank);";
 
+/* A shard holds one rank: a cross-rank command on shards gathers every
+ * shard's coll first (shard_run.c) and attaches them as schema "peers",
+ * so matching sees every rank's collectives without their events. */
+static const char peers_coll_sql[] =
+"DROP TABLE IF EXISTS temp.coll;"
+"CREATE TEMP TABLE coll AS SELECT * FROM peers.coll;"
+"CREATE INDEX temp.coll_match ON coll (pg, step, seq, rank);";
+
 int ta_model_coll(sqlite3 *db, struct ta_error *err)
 {
-	return ta_db_exec(db, coll_sql, err);
+	int attached = ta_db_int(db, "SELECT count(*) FROM pragma_database_list"
+				 " WHERE name = 'peers'", 0) > 0;
+
+	return ta_db_exec(db, attached ? peers_coll_sql : coll_sql, err);
+}
+
+int ta_model_export_coll(sqlite3 *db, const struct ta_query *q,
+			 const char *path, struct ta_error *err)
+{
+	sqlite3 *out = NULL;
+	int rc = ta_model_prepare(db, q, TA_NEED_COLL, err);
+
+	if (rc < 0)
+		return -1;
+	if (sqlite3_open_v2(path, &out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+			    NULL) != SQLITE_OK) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "'%s': %s", path,
+			     out ? sqlite3_errmsg(out) : "cannot open");
+		sqlite3_close(out);
+		return -1;
+	}
+	/* a scratch file of this run: nothing to journal */
+	rc = ta_db_exec(out, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF", err);
+	if (rc == 0)
+		rc = ta_db_copy_rows(db, "SELECT * FROM temp.coll", out, "coll", err);
+	sqlite3_close(out);
+	return rc;
 }
