@@ -1,0 +1,37 @@
+#!/bin/sh
+# stragglers over many ranks: on shards (each shard's collectives gathered)
+# against one database. Measured on the 16-core device machine for the
+# README:   sh tools/bench_stragglers.sh BIN [OLD_BIN] [RANKS]
+# RANKS traces of 200 MB of JSON each (65 copies of train_stalled) in
+# .bench/r<RANKS>/ if missing; OLD_BIN, an earlier build, for "before".
+set -eu
+BIN=$1 OLD=${2:-} R=${3:-16}
+d=.bench/r$R s=.bench/sh$R
+mkdir -p "$d"
+i=0
+while [ $i -lt "$R" ]; do
+	[ -f "$d/rank-$i.json.gz" ] ||
+		python3 tools/scale.py testdata/train_stalled/rank-0.pt.trace.json.gz \
+			"$d/rank-$i.json.gz" 65 $i &
+	i=$((i + 1))
+done
+wait
+t() { /usr/bin/time -f "%e s wall, %U+%S s CPU, %M KB: $*" "$@" > /dev/null; }
+export TRACEANALYZE_CACHE_DIR=.bench/cache-strag
+rm -rf "$TRACEANALYZE_CACHE_DIR" "$s"
+t "$BIN" ingest -q -j "$R" "$d" -o "$s/"
+t "$BIN" stragglers -q -j "$R" "$s"
+t "$BIN" stragglers -q -j "$R" "$s"
+t "$BIN" stragglers -q -j 1 "$s"
+t "$BIN" stragglers -q -j "$R" "$d"
+t "$BIN" stragglers -q -j "$R" "$d"
+touch "$d/rank-3.json.gz"
+t "$BIN" stragglers -q -j "$R" "$d"
+t "$BIN" stragglers -q --no-cache -j "$R" "$d"
+[ -n "$OLD" ] || exit 0
+rm -rf "$TRACEANALYZE_CACHE_DIR"
+t "$OLD" stragglers -q --no-cache -j "$R" "$d"
+t "$OLD" stragglers -q -j "$R" "$s"
+"$BIN" stragglers -q -j "$R" --format csv "$s" > .bench/strag.new
+"$OLD" stragglers -q -j "$R" --format csv "$d" > .bench/strag.old
+cmp .bench/strag.new .bench/strag.old && echo "the same CSV"
