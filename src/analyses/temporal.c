@@ -16,12 +16,16 @@ static const struct ta_col cols[] = {
 	{ "non_compute_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
 };
 
-/* The GPU work of each rank's analysis window (the model's dev_win,
- * clipped to it; HTA's: every kept row) and the window itself. */
+/* Each rank's analysis window, then its GPU work (the model's dev_win,
+ * clipped to the window; HTA's: every kept row) in time order. Asked a
+ * rank at a time: one join of every rank with the view made SQLite copy
+ * the view, index the copy and sort it (55 of the 180 ms on a 200 MB
+ * trace). */
+static const char ranks_sql[] =
+	"SELECT s.rank, w.ts, w.end_ts FROM sel_ranks s"
+	" LEFT JOIN span w ON w.rank = s.rank ORDER BY s.rank";
 static const char rows_sql[] =
-	"SELECT s.rank, d.ts, d.dur, d.kind, w.ts, w.end_ts FROM sel_ranks s"
-	" LEFT JOIN span w ON w.rank = s.rank"
-	" LEFT JOIN dev_win d ON d.rank = s.rank ORDER BY s.rank, d.ts";
+	"SELECT ts, dur, kind FROM dev_win WHERE rank = ? ORDER BY ts";
 
 /* HTA divides first, then multiplies, then rounds: keep that order. */
 static double pct(int64_t part, int64_t whole)
@@ -60,48 +64,59 @@ static void add_rank(struct ta_table *t, int64_t rank, struct ta_union *all,
 	}
 }
 
+/* One rank's GPU work into all and compute. */
+static int rank_rows(sqlite3_stmt *st, int64_t rank, struct ta_union *all,
+		     struct ta_union *compute)
+{
+	int rc;
+
+	sqlite3_bind_int64(st, 1, rank);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t ts = sqlite3_column_int64(st, 0), dur = sqlite3_column_int64(st, 1);
+
+		ta_union_add(all, ts, dur);
+		if (sqlite3_column_int(st, 2) == TA_KIND_COMPUTE)
+			ta_union_add(compute, ts, dur);
+	}
+	sqlite3_reset(st);
+	return rc;
+}
+
 int ta_temporal_run(sqlite3 *db, const struct ta_query *q,
 		    struct ta_table **out, struct ta_error *err)
 {
 	/* only lengths are needed: stream, so memory stays flat */
 	struct ta_union all = { .streaming = 1 }, compute = { .streaming = 1 };
-	sqlite3_stmt *st = NULL;
+	sqlite3_stmt *ranks = NULL, *st = NULL;
 	struct ta_table *t;
-	int64_t rank = 0, w0 = 0, w1 = -1;
-	int have = 0, rc;
+	int rc = SQLITE_DONE, step;
 
 	*out = NULL;
 	if (ta_model_prepare(db, q, TA_NEED_DEV, err) < 0 ||
-	    ta_db_prepare(db, rows_sql, &st, err) < 0)
+	    ta_db_prepare(db, ranks_sql, &ranks, err) < 0)
 		return -1;
-	t = ta_table_new("Temporal breakdown", cols, sizeof(cols) / sizeof(cols[0]));
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t r = sqlite3_column_int64(st, 0);
-
-		if (have && r != rank) {
-			add_rank(t, rank, &all, &compute, w0, w1);
-			ta_union_reset(&all);
-			ta_union_reset(&compute);
-		}
-		rank = r;
-		have = 1;
-		if (!q->hta_compat && sqlite3_column_type(st, 4) != SQLITE_NULL) {
-			w0 = sqlite3_column_int64(st, 4);
-			w1 = sqlite3_column_int64(st, 5);
-		} else {
-			w0 = 0, w1 = -1;
-		}
-		if (sqlite3_column_type(st, 1) == SQLITE_NULL)
-			continue;
-		ta_union_add(&all, sqlite3_column_int64(st, 1),
-			     sqlite3_column_int64(st, 2));
-		if (sqlite3_column_int(st, 3) == TA_KIND_COMPUTE)
-			ta_union_add(&compute, sqlite3_column_int64(st, 1),
-				     sqlite3_column_int64(st, 2));
+	if (ta_db_prepare(db, rows_sql, &st, err) < 0) {
+		sqlite3_finalize(ranks);
+		return -1;
 	}
-	if (have)
-		add_rank(t, rank, &all, &compute, w0, w1);
+	t = ta_table_new("Temporal breakdown", cols, sizeof(cols) / sizeof(cols[0]));
+	while (rc == SQLITE_DONE && (step = sqlite3_step(ranks)) == SQLITE_ROW) {
+		int64_t rank = sqlite3_column_int64(ranks, 0), w0 = 0, w1 = -1;
+
+		if (!q->hta_compat && sqlite3_column_type(ranks, 1) != SQLITE_NULL) {
+			w0 = sqlite3_column_int64(ranks, 1);
+			w1 = sqlite3_column_int64(ranks, 2);
+		}
+		ta_union_reset(&all);
+		ta_union_reset(&compute);
+		rc = rank_rows(st, rank, &all, &compute);
+		if (rc == SQLITE_DONE)
+			add_rank(t, rank, &all, &compute, w0, w1);
+	}
+	if (rc == SQLITE_DONE)
+		rc = step;
 	sqlite3_finalize(st);
+	sqlite3_finalize(ranks);
 	ta_union_free(&all);
 	ta_union_free(&compute);
 	if (rc != SQLITE_DONE) {

@@ -107,9 +107,11 @@ static int remember(sqlite3 *db, const char *key, unsigned need,
 static int start_over(sqlite3 *db, const struct ta_query *q,
 		      struct ta_error *err)
 {
-	if (sqlite3_create_function(db, "ta_kind", 3,
-				    SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
-				    ta_model_sql_kind, NULL, NULL) != SQLITE_OK) {
+	/* (a new registration frees the last one's memo) */
+	if (sqlite3_create_function_v2(db, "ta_kind", 3,
+				       SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+				       ta_model_kind_memo_new(), ta_model_sql_kind,
+				       NULL, NULL, ta_model_kind_memo_free) != SQLITE_OK) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s",
 			     sqlite3_errmsg(db));
 		return -1;

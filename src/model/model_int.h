@@ -20,7 +20,10 @@ int ta_model_build(sqlite3 *db, int hta_compat, unsigned need,
 		   struct ta_error *err);
 /* coll (coll.c): every rank's collectives, matchable across ranks. */
 int ta_model_coll(sqlite3 *db, struct ta_error *err);
-/* SQL function ta_kind(name, cat, hta_compat): ta_classify. */
+/* SQL function ta_kind(name, cat, hta_compat): ta_classify, remembered
+ * in the user data that ta_model_kind_memo_new makes. */
 void ta_model_sql_kind(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void *ta_model_kind_memo_new(void);
+void ta_model_kind_memo_free(void *memo);
 
 #endif

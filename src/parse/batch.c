@@ -50,45 +50,64 @@ void ta_batch_meta(struct ta_buf *b, const char *key, const char *json,
 	put_text(b, json, (uint32_t)len);
 }
 
+/* Writes n bytes at *w: room was made beforehand. */
+static void emit(char **w, const void *p, size_t n)
+{
+	memcpy(*w, p, n);
+	*w += n;
+}
+
 /* 'E', index, flags, four times, cat, name, role, then the number of
- * present fields and each as (field, type, value). */
+ * present fields and each as (field, type, value). Room for the whole
+ * record is made once: this runs for every event. */
 void ta_batch_event(struct ta_buf *b, const struct ta_event *ev, int64_t cat,
 		    int64_t name, int role)
 {
 	unsigned char flags = (unsigned char)(ev->has_ts | ev->has_dur << 1);
 	unsigned char n = 0, r = (unsigned char)role;
-	size_t count_at;
+	uint64_t set = ev->set & ~(1ull << TA_F_CAT | 1ull << TA_F_NAME), s;
+	size_t need = 1 + 8 + 1 + 6 * 8 + 1 + 1;
+	char *w, *count_at;
 	int f;
 
-	ta_buf_addc(b, 'E');
-	put_i64(b, ev->index);
-	put(b, &flags, 1);
-	put_i64(b, ev->ts_ns);
-	put_i64(b, ev->dur_ns);
-	put_i64(b, ev->hta_ts_ns);
-	put_i64(b, ev->hta_dur_ns);
-	put_i64(b, cat);
-	put_i64(b, name);
-	put(b, &r, 1);
-	count_at = b->len;
-	put(b, &n, 1);
-	for (f = 0; f < TA_NFIELDS; f++) {
+	for (s = set, f = 0; s; s >>= 1, f++)
+		if (s & 1)
+			need += 2 + 8 + (ev->f[f].type == TA_VAL_TEXT ? ev->f[f].len : 0);
+	ta_buf_grow(b, need);
+	w = b->s + b->len;
+	*w++ = 'E';
+	emit(&w, &ev->index, 8);
+	*w++ = (char)flags;
+	emit(&w, &ev->ts_ns, 8);
+	emit(&w, &ev->dur_ns, 8);
+	emit(&w, &ev->hta_ts_ns, 8);
+	emit(&w, &ev->hta_dur_ns, 8);
+	emit(&w, &cat, 8);
+	emit(&w, &name, 8);
+	*w++ = (char)r;
+	count_at = w++;
+	for (f = 0; set; set >>= 1, f++) {
 		const struct ta_val *v = &ev->f[f];
-		unsigned char h[2] = { (unsigned char)f, (unsigned char)v->type };
+		uint32_t len;
 
-		if (v->type == TA_VAL_NONE || f == TA_F_CAT || f == TA_F_NAME)
+		if (!(set & 1) || v->type == TA_VAL_NONE)
 			continue;
-		put(b, h, 2);
-		if (v->type == TA_VAL_INT)
-			put_i64(b, v->i);
-		else if (v->type == TA_VAL_REAL)
-			put(b, &v->d, sizeof(v->d));
-		else
-			put_text(b, ta_event_text(ev, (enum ta_field)f),
-				 (uint32_t)v->len);
+		*w++ = (char)f;
+		*w++ = (char)v->type;
+		if (v->type == TA_VAL_INT) {
+			emit(&w, &v->i, 8);
+		} else if (v->type == TA_VAL_REAL) {
+			emit(&w, &v->d, 8);
+		} else {
+			len = (uint32_t)v->len;
+			emit(&w, &len, 4);
+			emit(&w, ta_event_text(ev, (enum ta_field)f), len);
+		}
 		n++;
 	}
-	b->s[count_at] = (char)n;
+	*count_at = (char)n;
+	b->len = (size_t)(w - b->s);
+	b->s[b->len] = '\0';
 }
 
 /* The event's text stays in the batch: the batch is its arena. */
@@ -97,8 +116,15 @@ static const char *next_event(const char *p, const struct ta_buf *b,
 {
 	struct ta_event *ev = &rec->ev;
 	unsigned char flags, n, r, i;
+	uint64_t set;
+	int f;
 
-	memset(ev->f, 0, sizeof(ev->f));
+	/* only what the last record set: a record is read into the same
+	 * place over and over */
+	for (set = ev->set, f = 0; set; set >>= 1, f++)
+		if (set & 1)
+			memset(&ev->f[f], 0, sizeof(ev->f[f]));
+	ev->set = 0;
 	take(&p, &ev->index, 8);
 	take(&p, &flags, 1);
 	ev->has_ts = flags & 1;
@@ -120,6 +146,7 @@ static const char *next_event(const char *p, const struct ta_buf *b,
 
 		take(&p, h, 2);
 		v = &ev->f[h[0]];
+		TA_EVENT_SET(ev, h[0]);
 		v->type = (enum ta_val_type)h[1];
 		if (v->type == TA_VAL_INT) {
 			take(&p, &v->i, 8);

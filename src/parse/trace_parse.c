@@ -46,11 +46,17 @@ static int in_args(const struct pstate *p)
 
 static void event_reset(struct pstate *p)
 {
-	struct ta_buf arena = p->ev.arena;
+	struct ta_event *ev = &p->ev;
+	uint64_t set;
+	int f;
 
-	ta_buf_reset(&arena);
-	memset(&p->ev, 0, sizeof(p->ev));
-	p->ev.arena = arena;
+	ta_buf_reset(&ev->arena);
+	for (set = ev->set, f = 0; set; set >>= 1, f++)
+		if (set & 1)
+			memset(&ev->f[f], 0, sizeof(ev->f[f]));
+	ev->set = 0;
+	ev->has_ts = ev->has_dur = ev->ts_is_float = 0;
+	ev->ts_ns = ev->dur_ns = ev->hta_ts_ns = ev->hta_dur_ns = 0;
 	p->ev.index = p->res->events;
 	p->ts_text[0] = p->dur_text[0] = '\0';
 	p->bad_time = 0;
@@ -60,6 +66,7 @@ static void put_text(struct pstate *p, int field, const char *s, size_t len)
 {
 	struct ta_val *v = &p->ev.f[field];
 
+	TA_EVENT_SET(&p->ev, field);
 	v->type = TA_VAL_TEXT;
 	v->off = p->ev.arena.len;
 	if (!memchr(s, '\0', len)) {
@@ -83,6 +90,7 @@ static void put_number(struct pstate *p, int field, const char *s, size_t len)
 	struct ta_val *v = &p->ev.f[field];
 	char tmp[64];
 
+	TA_EVENT_SET(&p->ev, field);
 	if (ta_parse_int64(s, len, &v->i) == 0) {
 		v->type = TA_VAL_INT;
 		return;
@@ -145,6 +153,7 @@ static void scalar(struct pstate *p, const char *s, size_t len, int is_num,
 	else if (p->cur >= 0 && is_str)
 		put_text(p, p->cur, s, len);
 	else if (p->cur >= 0 && len) { /* true / false */
+		TA_EVENT_SET(&p->ev, p->cur);
 		p->ev.f[p->cur].type = TA_VAL_INT;
 		p->ev.f[p->cur].i = s[0] == 't';
 	}
