@@ -33,29 +33,43 @@ timed() {
 	t1=$(now)
 	echo "$t1 - $t0" | bc
 }
-floor() { gzip -dc "$1" | json_verify -q; }
-ours() { /usr/bin/time -f %M -o "$DIR/rss" $BIN "$2" -q --no-cache "$1"; }
-jobs() { /usr/bin/time -f %M -o "$DIR/rss" $BIN temporal -q --no-cache -j "$2" "$1"; }
+# CPU seconds (user + system, children included) of one run in $DIR/cpu
+# shellcheck disable=SC2016
+floor() { /usr/bin/time -f '%U %S' -o "$DIR/cpu" sh -c 'gzip -dc "$1" | json_verify -q' sh "$1"; }
+ours() { /usr/bin/time -f '%M %U %S' -o "$DIR/rss" $BIN "$2" -q --no-cache "$1"; }
+cpu_of() { awk '{print $(NF - 1) + $NF}' "$1"; }
 
-printf '| input | JSON MB | events | floor s | command | ours s | ratio | events/s | MB/s | peak RSS MB |\n'
-printf '|---|---|---|---|---|---|---|---|---|---|\n'
+# the machine: ratios depend on it (a 512 KB L2 AMD EPYC gave 2.0x where
+# this README's machine gave 1.5x)
+model=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null)
+l2=$(lscpu 2>/dev/null | awk -F': *' '/^L2 cache/ {print $2}')
+printf 'machine: %s, %s CPUs, L2 %s\n\n' "${model:-unknown CPU}" "$(nproc)" "${l2:-unknown}"
+jobs() { /usr/bin/time -f '%M %U %S' -o "$DIR/rss" $BIN temporal -q --no-cache -j "$2" "$1"; }
+
+printf '| input | JSON MB | events | floor s | floor CPU s | command | ours s | ours CPU s | ratio | CPU ratio | events/s | MB/s | peak RSS MB |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
 for m in 1 2 4; do
 	f="$DIR/x$m/rank-0.json.gz"
 	mb=$(gzip -dc "$f" | wc -c | awk '{printf "%.0f", $1 / 1e6}')
 	for cmd in temporal report; do
 		: > "$DIR/floor.t"; : > "$DIR/ours.t"; : > "$DIR/rss.all"
+		: > "$DIR/floor.c"; : > "$DIR/ours.c"
 		i=0
 		while [ $i -lt "$RUNS" ]; do
 			timed floor "$f" >> "$DIR/floor.t"
+			cpu_of "$DIR/cpu" >> "$DIR/floor.c"
 			timed ours "$f" $cmd >> "$DIR/ours.t"
-			cat "$DIR/rss" >> "$DIR/rss.all"
+			cpu_of "$DIR/rss" >> "$DIR/ours.c"
+			awk '{print $1}' "$DIR/rss" >> "$DIR/rss.all"
 			i=$((i + 1))
 		done
 		fl=$(median < "$DIR/floor.t"); us=$(median < "$DIR/ours.t")
+		flc=$(median < "$DIR/floor.c"); usc=$(median < "$DIR/ours.c")
 		rss=$(sort -n "$DIR/rss.all" | tail -1)
 		ev=$($BIN ingest -q "$DIR/x$m" -o "$DIR/x$m.db" && sqlite3 "$DIR/x$m.db" 'select sum(events) from files'; rm -f "$DIR/x$m.db")
-		printf '| %dx | %s | %s | %.2f | %s | %.2f | %.2f | %.0f | %.0f | %.0f |\n' \
-			"$m" "$mb" "$ev" "$fl" "$cmd" "$us" "$(echo "$us / $fl" | bc -l)" \
+		printf '| %dx | %s | %s | %.2f | %.2f | %s | %.2f | %.2f | %.2f | %.2f | %.0f | %.0f | %.0f |\n' \
+			"$m" "$mb" "$ev" "$fl" "$flc" "$cmd" "$us" "$usc" "$(echo "$us / $fl" | bc -l)" \
+			"$(echo "$usc / $flc" | bc -l)" \
 			"$(echo "$ev / $us" | bc -l)" "$(echo "$mb / $us" | bc -l)" "$(echo "$rss / 1024" | bc -l)"
 	done
 done
@@ -88,19 +102,22 @@ for cmd in temporal idle "idle --stats" kernels "kernels --by type" overlap laun
 done
 
 # -j: two ranks, one after the other on one thread, or together
-: > "$DIR/j1.t"; : > "$DIR/j2.t"; : > "$DIR/rss.all"
+: > "$DIR/j1.t"; : > "$DIR/j2.t"; : > "$DIR/j1.c"; : > "$DIR/j2.c"; : > "$DIR/rss.all"
 i=0
 while [ $i -lt "$RUNS" ]; do
 	timed jobs "$DIR/r2" 1 >> "$DIR/j1.t"
+	cpu_of "$DIR/rss" >> "$DIR/j1.c"
 	timed jobs "$DIR/r2" 2 >> "$DIR/j2.t"
-	cat "$DIR/rss" >> "$DIR/rss.all"
+	cpu_of "$DIR/rss" >> "$DIR/j2.c"
+	awk '{print $1}' "$DIR/rss" >> "$DIR/rss.all"
 	i=$((i + 1))
 done
 j1=$(median < "$DIR/j1.t"); j2=$(median < "$DIR/j2.t")
 mb=$(gzip -dc "$DIR/r2/rank-0.json.gz" "$DIR/r2/rank-1.json.gz" | wc -c | awk '{printf "%.0f", $1 / 1e6}')
-printf '\n| input | JSON MB | temporal -j 1 s | temporal -j 2 s | -j 2 / -j 1 | peak RSS -j 2 MB |\n'
-printf '|---|---|---|---|---|---|\n'
-printf '| 2 ranks x 1x | %s | %.2f | %.2f | %.2f | %.0f |\n' "$mb" "$j1" "$j2" \
+printf '\n| input | JSON MB | temporal -j 1 s | CPU s | temporal -j 2 s | CPU s | -j 2 / -j 1 | peak RSS -j 2 MB |\n'
+printf '|---|---|---|---|---|---|---|---|\n'
+printf '| 2 ranks x 1x | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.0f |\n' "$mb" "$j1" \
+	"$(median < "$DIR/j1.c")" "$j2" "$(median < "$DIR/j2.c")" \
 	"$(echo "$j2 / $j1" | bc -l)" "$(sort -n "$DIR/rss.all" | tail -1 | awk '{print $1 / 1024}')"
 
 # many ranks: 1024 small synthetic ranks with a planted straggler
