@@ -6,7 +6,9 @@ SUITE=shards
 . "$(dirname "$0")/lib.sh"
 
 cmds="report temporal idle kernels overlap launch queue membw annotations ops diagnose stragglers critical-path steps"
-for s in ddp_straggler two_ranks fsdp2 train_stalled mem_leak; do
+# every sample with traces (snapshots alone are not traces)
+for s in $(cd testdata && ls -d */ | tr -d /); do
+	ls testdata/$s/*.json.gz > /dev/null 2>&1 || continue
 	d="$TMP/$s"
 	# one process per file, four at once
 	ls testdata/$s/*.json.gz | xargs -P 4 -I{} $BIN ingest -q {} -o "$d/"
