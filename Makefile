@@ -32,7 +32,7 @@ endif
 
 # everything but main.c goes into a library the tests link against
 LIB_SRC := $(wildcard src/parse/*.c src/model/*.c src/analyses/*.c src/report/*.c) \
-	src/util.c src/utf8.c src/files.c src/cache.c src/db.c src/intern.c src/cli.c src/shard_run.c \
+	src/util.c src/cleanup.c src/utf8.c src/files.c src/cache.c src/db.c src/intern.c src/cli.c src/shard_run.c \
 	$(wildcard src/cmd_*.c)
 LIB_OBJ := $(LIB_SRC:.c=.o)
 TEST_SRC := $(wildcard tests/check_*.c)
@@ -131,7 +131,7 @@ clean:
 
 # libFuzzer over the parser (clang): make fuzz FUZZ_SECONDS=600
 FUZZ_SECONDS ?= 60
-FUZZ_SRC := $(wildcard src/parse/*.c) src/util.c src/utf8.c src/files.c src/db.c src/cache.c \
+FUZZ_SRC := $(wildcard src/parse/*.c) src/util.c src/cleanup.c src/utf8.c src/files.c src/db.c src/cache.c \
 	src/intern.c src/report/gate.c src/report/table.c src/report/stream.c \
 	src/report/csv.c src/report/json.c src/report/format.c src/report/text.c
 fuzz/fuzz_parse: $(FUZZ_SRC) tests/fuzz/fuzz_parse.c $(HEADERS)

@@ -7,6 +7,7 @@
  * that fails, tables that differ in shape) goes the merged way. */
 #include "cli.h"
 #include "ta_analyses.h"
+#include "ta_cleanup.h"
 #include "ta_db.h"
 #include "ta_ingest.h"
 #include "ta_model.h"
@@ -261,8 +262,8 @@ static int read_table(FILE *f, struct ta_table *dst, int same_notes)
 /* Starts children for the next shards while fewer than jobs - 1 run: a
  * child writes its table to out[i] and its stderr to errs[i]. */
 static int launch(const struct shard *s, size_t n, const struct job *j,
-		  FILE **out, FILE **errs, pid_t *pid, size_t *next, size_t *running,
-		  int jobs)
+		  FILE **out, FILE **errs, pid_t *pid, void **child, size_t *next,
+		  size_t *running, int jobs)
 {
 	while (*next < n && *running < (size_t)jobs - 1) {
 		size_t i = (*next)++;
@@ -275,6 +276,7 @@ static int launch(const struct shard *s, size_t n, const struct job *j,
 			struct ta_table *t = NULL;
 			int r;
 
+			ta_cleanup_forked();
 			dup2(fileno(errs[i]), 2);
 			r = run_one(s[i].path, j, &t);
 			if (r)
@@ -282,6 +284,7 @@ static int launch(const struct shard *s, size_t n, const struct job *j,
 			fflush(NULL);
 			_exit(r && !ferror(out[i]) ? 0 : 1);
 		}
+		child[i] = ta_cleanup_child(pid[i]);
 		(*running)++;
 	}
 	return 1;
@@ -314,6 +317,7 @@ static int run_all(const struct ta_cli *cli, const struct job *j,
 	int jobs = ta_jobs(&cli->ingest);
 	FILE **out, **errs;
 	pid_t *pid;
+	void **child;  /* stopped on a signal until waited for */
 	int *status, ok;
 	size_t i, next = 1, running = 0, appended = 1;
 
@@ -330,9 +334,10 @@ static int run_all(const struct ta_cli *cli, const struct job *j,
 	out = ta_xcalloc(n, sizeof(*out));
 	errs = ta_xcalloc(n, sizeof(*errs));
 	pid = ta_xcalloc(n, sizeof(*pid));
+	child = ta_xcalloc(n, sizeof(*child));
 	status = ta_xcalloc(n, sizeof(*status));
 	fflush(NULL);
-	ok = launch(s, n, j, out, errs, pid, &next, &running, jobs);
+	ok = launch(s, n, j, out, errs, pid, child, &next, &running, jobs);
 	/* rank 0 here while the others run */
 	ok = run_one(s[0].path, j, all) && ok;
 	while (running) {
@@ -342,15 +347,17 @@ static int run_all(const struct ta_cli *cli, const struct job *j,
 		if (p < 0)
 			break;
 		for (i = 1; i < n; i++)
-			if (pid[i] == p)
+			if (pid[i] == p) {
 				status[i] = WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 1 : -1;
+				ta_cleanup_drop(child[i]);
+			}
 		running--;
 		/* tables in rank order as they come, their files closed: a
 		 * thousand shards must not hold two thousand files open */
 		while (ok && appended < next && status[appended] != 0)
 			ok = take(out, errs, status, appended++, *all, j->same_notes);
 		if (ok)
-			ok = launch(s, n, j, out, errs, pid, &next, &running, jobs);
+			ok = launch(s, n, j, out, errs, pid, child, &next, &running, jobs);
 	}
 	while (ok && appended < n)
 		ok = status[appended] != 0 &&
@@ -361,9 +368,12 @@ static int run_all(const struct ta_cli *cli, const struct job *j,
 		if (errs[i])
 			fclose(errs[i]);
 	}
+	for (i = 1; i < n; i++)  /* any left when wait failed */
+		ta_cleanup_drop(child[i]);
 	free(out);
 	free(errs);
 	free(pid);
+	free(child);
 	free(status);
 	return ok;
 }
@@ -445,14 +455,25 @@ static int gather_coll(const struct ta_cli *cli, const struct ta_query *q,
 	return ok;
 }
 
-/* A private directory for the gathered collectives, removed by done_coll. */
-static char *start_coll(void)
+/* A private directory for the gathered collectives, removed by done_coll
+ * (or by a signal, with what is in it). */
+static char *start_coll(const struct shard *s, size_t n)
 {
 	const char *t = getenv("TMPDIR");
-	char dir[PATH_MAX];
+	char dir[PATH_MAX - 64], path[PATH_MAX];
+	size_t i;
 
 	snprintf(dir, sizeof(dir), "%s/traceanalyze.peers.XXXXXX", t && *t ? t : "/tmp");
-	return mkdtemp(dir) ? ta_xstrdup(dir) : NULL;
+	if (!mkdtemp(dir))
+		return NULL;
+	ta_cleanup_path(dir);
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/coll-%lld.db", dir, (long long)s[i].rank);
+		ta_cleanup_path(path);
+	}
+	snprintf(path, sizeof(path), "%s/peers.db", dir);
+	ta_cleanup_path(path);
+	return ta_xstrdup(dir);
 }
 
 static void done_coll(char *dir, const struct shard *s, size_t n)
@@ -469,6 +490,7 @@ static void done_coll(char *dir, const struct shard *s, size_t n)
 	snprintf(path, sizeof(path), "%s/peers.db", dir);
 	unlink(path);
 	rmdir(dir);
+	ta_cleanup_drop_under(dir);
 	free(dir);
 }
 
@@ -510,7 +532,7 @@ int ta_shard_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
 		ok = s[i].rank != s[i - 1].rank;  /* the merged way names the duplicate */
 	q.sink = NULL;
 	if (ok && how == CROSS_RANK) {
-		ok = (coll_dir = start_coll()) != NULL &&
+		ok = (coll_dir = start_coll(s, n)) != NULL &&
 		     gather_coll(cli, &q, s, n, coll_dir);
 		snprintf(peers, sizeof(peers), "%s/peers.db", coll_dir ? coll_dir : "");
 		j.peers = peers;

@@ -66,6 +66,27 @@ $BIN temporal -q --no-cache -j 1 --format csv "$TMP/r6src" > "$TMP/a" 2>&1
 same "--no-cache -j 2: shards in a temporary directory, the same table" "$TMP/a" "$TMP/b"
 check "... and nothing left in TMPDIR" test "$(ls -A "$TMP/td" | wc -l)" = 0
 
+# interrupted (SIGTERM, SIGHUP) at any moment: no temporary shards or
+# gathered collectives left in TMPDIR, no child process left running
+mkdir -p "$TMP/big" "$TMP/td2"
+for r in 0 1; do
+	python3 tools/scale.py testdata/train_stalled/rank-0.pt.trace.json.gz \
+		"$TMP/big/rank-$r.json.gz" 12 $r
+done
+for round in 1 2 3 4 5 6; do
+	for c in stragglers temporal; do
+		sig=TERM; [ $((round % 2)) = 0 ] && sig=HUP
+		TMPDIR="$TMP/td2" $BIN $c -q --no-cache -j 2 "$TMP/big" > /dev/null 2>&1 &
+		pid=$!
+		sleep 0.$((round * 15))
+		kill -$sig $pid 2>/dev/null
+		wait $pid
+		sleep 0.2
+		check "$c killed with SIG$sig after 0.$((round * 15)) s: TMPDIR empty" test "$(ls -A "$TMP/td2" | wc -l)" = 0
+		check "... and no child left" test "$(pgrep -f -c "$TMP/big" || true)" = 0
+	done
+done
+
 # many shards, few file descriptors: each child's table is taken as it
 # comes (two files each were once kept open to the end, and 40 shards
 # under 'ulimit -n 48' fell back to merging)

@@ -1,11 +1,11 @@
 /* Parse every trace file into one database, one rank per file. */
+#include "ta_cleanup.h"
 #include "ta_db.h"
 #include "ta_files.h"
 #include "ta_ingest.h"
 #include "ta_parse.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -290,33 +290,6 @@ static void run_pool(struct pool *p, int jobs)
 	free(t);
 }
 
-/* An interrupted ingestion removes its unfinished database. */
-static char *volatile pending_tmp;
-
-static void on_signal(int sig)
-{
-	if (pending_tmp)
-		unlink(pending_tmp);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* Signals that end the process by default; SIGKILL cannot be caught,
- * and its leftovers are removed by the next run (ta_temp_clean). */
-static const int fatal_signals[] = {
-	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGXCPU,
-	SIGVTALRM, SIGPROF
-};
-
-static void guard(char *tmp)
-{
-	size_t i;
-
-	pending_tmp = tmp;
-	for (i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
-		signal(fatal_signals[i], tmp ? on_signal : SIG_DFL);
-}
-
 /* Leftovers of killed writers of this output: OUT.tmp.* beside it. */
 static void clean_beside(const char *out)
 {
@@ -347,6 +320,7 @@ int ta_ingest(char *const *files, size_t n, const char *out,
 	struct pool p = { .files = files, .n = n, .o = o, .err_file = (size_t)-1 };
 	int jobs = ta_jobs(o);
 	char *tmp = NULL;
+	void *doomed;
 	size_t i;
 	int rc = 0, fd;
 
@@ -370,7 +344,8 @@ int ta_ingest(char *const *files, size_t n, const char *out,
 		pthread_mutex_destroy(&p.lock);
 		return -1;
 	}
-	guard(tmp);
+	/* an interrupted ingestion removes its unfinished database */
+	doomed = ta_cleanup_path(tmp);
 	p.w = ta_db_writer_new(tmp, jobs > 1, o->lazy_indexes, err);
 	if (p.w) {
 		run_pool(&p, jobs);
@@ -400,7 +375,7 @@ int ta_ingest(char *const *files, size_t n, const char *out,
 	}
 	if (rc < 0)
 		unlink(tmp);
-	guard(NULL);
+	ta_cleanup_drop(doomed);
 	close(fd);
 	free(tmp);
 	for (i = 0; i < n; i++)

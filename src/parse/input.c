@@ -1,5 +1,6 @@
 /* PATH -> database: list trace files, reuse the cached database when the
  * files are unchanged, ingest otherwise. */
+#include "ta_cleanup.h"
 #include "ta_db.h"
 #include "ta_cache.h"
 #include "ta_files.h"
@@ -442,10 +443,13 @@ static int temp_shards(char **files, size_t n, const struct ta_ingest_opts *o,
 		ta_error_set(err, TA_EXIT_SYSTEM, "'%s': %s", dir, strerror(errno));
 		return -1;
 	}
+	/* an interrupted run removes them (ta_input_shards_free: done) */
+	ta_cleanup_path(dir);
 	*paths = ta_xcalloc(n + 1, sizeof(**paths));
 	for (i = 0; i < n; i++) {
 		(*paths)[i] = ta_xmalloc(strlen(dir) + 32);
 		sprintf((*paths)[i], "%s/%zu.db", dir, i);
+		ta_cleanup_path((*paths)[i]);
 	}
 	*tmpdir = ta_xstrdup(dir);
 	if (ta_shards_build(files, *paths, n, o, 1, said, err) == 0)
@@ -466,8 +470,10 @@ void ta_input_shards_free(char **paths, size_t n, char *tmpdir)
 		free(paths[i]);
 	}
 	free(paths);
-	if (tmpdir)
+	if (tmpdir) {
 		rmdir(tmpdir);
+		ta_cleanup_drop_under(tmpdir);
+	}
 	free(tmpdir);
 }
 

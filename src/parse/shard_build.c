@@ -6,6 +6,7 @@
  * caller's (with quiet_on_failure, what they said goes unsaid then: the
  * caller reads the files another way, which says it; with said_out it is
  * handed over instead, for the caller to say once it knows). */
+#include "ta_cleanup.h"
 #include "ta_ingest.h"
 
 #include <stdio.h>
@@ -25,6 +26,7 @@ int ta_shards_build(char *const *files, char *const *outs, size_t n,
 	FILE **said;
 	struct ta_buf *heard;
 	pid_t *pid;
+	void **doomed;           /* stopped on a signal until waited for */
 	size_t i, next = 0, running = 0;
 	int rc = 0;
 
@@ -46,6 +48,7 @@ int ta_shards_build(char *const *files, char *const *outs, size_t n,
 	said = ta_xcalloc(n, sizeof(*said));
 	heard = ta_xcalloc(n, sizeof(*heard));
 	pid = ta_xcalloc(n, sizeof(*pid));
+	doomed = ta_xcalloc(n, sizeof(*doomed));
 	child.jobs = 1;
 	child.progress = NULL;         /* one terminal, many writers */
 	fflush(NULL);
@@ -61,17 +64,22 @@ int ta_shards_build(char *const *files, char *const *outs, size_t n,
 				break;
 			}
 			if (pid[i] == 0) {
+				ta_cleanup_forked();
 				dup2(fileno(said[i]), 2);
 				if (ta_ingest(&files[i], 1, outs[i], &child, &errs[i]) == 0)
 					errs[i].code = 0;
 				fflush(NULL);
 				_exit(0);
 			}
+			doomed[i] = ta_cleanup_child(pid[i]);
 			running++;
 		}
 		if (!running || (p = wait(NULL)) < 0)
 			break;
 		running--;
+		for (i = 0; i < next; i++)
+			if (pid[i] == p)
+				ta_cleanup_drop(doomed[i]);
 		/* what it said, kept in memory: a file each for a thousand
 		 * ranks would run out of descriptors */
 		for (i = 0; i < next; i++)
@@ -101,6 +109,9 @@ int ta_shards_build(char *const *files, char *const *outs, size_t n,
 	munmap(errs, n * sizeof(*errs));
 	free(said);
 	free(heard);
+	for (i = 0; i < next; i++)  /* any left on an error */
+		ta_cleanup_drop(doomed[i]);
 	free(pid);
+	free(doomed);
 	return rc;
 }

@@ -1,0 +1,24 @@
+/* What a run that is interrupted (SIGINT, SIGTERM, ...) leaves behind:
+ * nothing. Temporary files and directories it made are removed, and the
+ * child processes it started are stopped and waited for first, so that
+ * none of them goes on writing or burning CPU after their parent is gone.
+ * SIGKILL cannot be caught: ta_temp_clean removes such leftovers later. */
+#ifndef TA_CLEANUP_H
+#define TA_CLEANUP_H
+
+#include <sys/types.h>
+
+/* Removes path (a file, or an empty directory) if a fatal signal comes;
+ * register a directory before the files in it. Returns a handle. */
+void *ta_cleanup_path(const char *path);
+/* Stops child pid (SIGTERM, then waits for it) if a fatal signal comes. */
+void *ta_cleanup_child(pid_t pid);
+/* The path or child is dealt with: the signal leaves it alone. */
+void ta_cleanup_drop(void *handle);
+/* Drops dir and every path under it. */
+void ta_cleanup_drop_under(const char *dir);
+/* In a child just forked: its parent's paths and children are not its
+ * own to remove or stop. */
+void ta_cleanup_forked(void);
+
+#endif
