@@ -27,17 +27,21 @@ static const char *const per_rank[] = {
 };
 
 /* Rows per rank, but what the other ranks did matters too, through their
- * collectives alone: every shard's coll is gathered first (a small file,
- * attached as "peers"), then each shard runs as above, its notes (about
- * every rank: the matching) said once. Not here: critical-path, whose
- * path crosses into other ranks' events; diagnose, whose findings and
- * path check span ranks. */
+ * collectives alone (a late peer's wait): every shard's coll is gathered
+ * first (a small file, attached as "peers"), then each shard runs as
+ * above; stragglers' notes are about every rank (the matching), said
+ * once. Not here: critical-path, whose path crosses into other ranks'
+ * events; diagnose, whose findings and path check span ranks; kernels
+ * --by type, which sums over ranks with a rule (negative durations) set
+ * by all of them. */
 static const struct {
 	const char *name;
 	void (*join)(struct ta_table *t);  /* what only all rows tell */
+	int same_notes;                    /* notes about all ranks, not one */
 } cross_rank[] = {
-	{ "stragglers", ta_stragglers_join },
-	{ NULL, NULL },
+	{ "stragglers", ta_stragglers_join, 1 },
+	{ "overlap", NULL, 0 },
+	{ NULL, NULL, 0 },
 };
 
 struct shard {
@@ -536,11 +540,11 @@ int ta_shard_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
 		     gather_coll(cli, &q, s, n, coll_dir);
 		snprintf(peers, sizeof(peers), "%s/peers.db", coll_dir ? coll_dir : "");
 		j.peers = peers;
-		j.same_notes = 1;
+		j.same_notes = cross_rank[cross_rank_at(cli->cmd->name) - 1].same_notes;
 	}
 	if (ok)
 		ok = run_all(cli, &j, s, n, &all);
-	if (ok && how == CROSS_RANK)
+	if (ok && how == CROSS_RANK && cross_rank[cross_rank_at(cli->cmd->name) - 1].join)
 		cross_rank[cross_rank_at(cli->cmd->name) - 1].join(all);
 	done_coll(coll_dir, s, n);
 	ta_input_shards_free(paths, n, tmpdir);

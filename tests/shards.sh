@@ -102,18 +102,22 @@ rm -rf "$TRACEANALYZE_CACHE_DIR"
 $BIN temporal -q "$TMP/r6" > /dev/null
 check "temporal on shards: nothing merged into the cache" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
 $BIN stragglers -q "$TMP/r6" > /dev/null
-check "stragglers on shards: nothing merged (each shard's collectives gathered)" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
+$BIN overlap -q "$TMP/r6" > /dev/null
+check "stragglers, overlap on shards: nothing merged (each shard's collectives gathered)" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
 # stragglers: every shard's collectives first, then shard by shard; the
 # same table as one database, with -j 1 (here) and -j 4 (children)
 mkdir -p "$TMP/td"
 for j in 1 4; do
-	for f in csv text; do
-		$BIN stragglers -j $j --no-cache --format $f "$TMP/r6src" > "$TMP/a" 2>&1
-		TMPDIR="$TMP/td" $BIN stragglers -j $j --format $f "$TMP/r6" > "$TMP/b" 2>&1
-		same "stragglers -j $j --format $f shard by shard (notes said once)" "$TMP/a" "$TMP/b"
+	for c in stragglers overlap; do
+		for f in csv text; do
+			$BIN $c -j $j --no-cache --format $f "$TMP/r6src" > "$TMP/a" 2>&1
+			TMPDIR="$TMP/td" $BIN $c -j $j --format $f "$TMP/r6" > "$TMP/b" 2>&1
+			same "$c -j $j --format $f shard by shard" "$TMP/a" "$TMP/b"
+		done
 	done
 done
 check "... and the gathered collectives are gone from TMPDIR" test "$(ls -A "$TMP/td" | wc -l)" = 0
+$BIN stragglers -j 4 "$TMP/r6" 2> "$TMP/b" > /dev/null
 check "... which the synthetic ranks have" grep -q "matched collectives" "$TMP/b"
 
 # a cache entry per file: one rank file changed, that file alone is
