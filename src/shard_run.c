@@ -1,7 +1,8 @@
 /* A per-rank command on a directory of shards: each shard analysed on its
  * own, its rows appended in rank order, with no merged copy of the rows
  * (merging costs more than parsing). The commands here give a rank's rows
- * from that rank's events alone, in rank order: the concatenation is the
+ * from that rank's events alone (and, for a few, every rank's collectives,
+ * gathered first), in rank order: the concatenation is the
  * table the merged database gives, which tests/shards.sh checks byte for
  * byte on every format. Anything unusual (--ranks, --hta-compat, a shard
  * that fails, tables that differ in shape) goes the merged way. */
@@ -32,8 +33,8 @@ static const char *const per_rank[] = {
  * above; stragglers' notes are about every rank (the matching), said
  * once. Not here: critical-path, whose path crosses into other ranks'
  * events; diagnose, whose findings and path check span ranks; kernels
- * --by type, which sums over ranks with a rule (negative durations) set
- * by all of them. */
+ * --by type and report, whose tables add up over ranks (a join that sums
+ * each shard's could serve them; not written yet). */
 static const struct {
 	const char *name;
 	void (*join)(struct ta_table *t);  /* what only all rows tell */
