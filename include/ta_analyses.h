@@ -49,6 +49,10 @@ int ta_sequences_run(sqlite3 *db, const struct ta_query *q,
 int ta_kernels_run(sqlite3 *db, const struct ta_query *q,
 		   const struct ta_kernels_opts *o, struct ta_table **out,
 		   struct ta_error *err);
+/* --by type tables of one rank each (shards), one after another: the
+ * table over all of them, as one run over every rank gives it (without
+ * --hta-compat). Frees t. */
+struct ta_table *ta_kernels_types_join(struct ta_table *t);
 
 int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
 		   struct ta_table **out, struct ta_error *err);
@@ -155,7 +159,7 @@ int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 		      struct ta_error *err);
 /* A stragglers table put together from runs on one rank each: names each
  * late peer's own cause, as one run over every rank does. */
-void ta_stragglers_join(struct ta_table *t);
+struct ta_table *ta_stragglers_join(struct ta_table *t);
 
 /* The events of one rank on its critical paths (--trace). */
 struct ta_path_node {

@@ -38,6 +38,15 @@ struct ta_cmd_info {
 	ta_analysis_fn run;
 };
 
+/* How a command's rows come from a directory of shards, each analysed on
+ * its own (shard_run.c). */
+struct ta_shard_rule {
+	int peers;        /* needs every shard's collectives (model: coll) */
+	int same_notes;   /* its notes are about all ranks: said once */
+	/* what only all rows tell: the table made whole (t or a new one) */
+	struct ta_table *(*join)(struct ta_table *t);
+};
+
 struct ta_cli {
 	enum ta_format format;
 	struct ta_query query;
@@ -56,6 +65,9 @@ struct ta_cli {
 	char **args;         /* positional arguments */
 	int nargs;
 	int64_t *ranks_buf;
+	/* set by a command whose rule depends on its options (else by name,
+	 * shard_run.c) */
+	const struct ta_shard_rule *shard_rule;
 };
 
 /* 0: parsed; 1: --help printed; -1: usage error printed. */
@@ -114,10 +126,18 @@ int ta_cli_error(const struct ta_error *err);
 /* Flushes stdout and checks for write errors; a closed pipe is quiet. */
 int ta_cli_finish_output(FILE *out, const char *name);
 
-/* A per-rank command on a directory of shards, run shard by shard
- * (shard_run.c): 1 with the table in *out, 0 when the merged database
- * must answer instead. */
+/* A command on a directory of shards (or of traces, with -j 2 or more:
+ * each file a shard), run shard by shard by its rule (shard_run.c): 1
+ * with the table in *out, 0 when the merged database must answer. */
 int ta_shard_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
 		 struct ta_table **out);
+/* The same in steps, for several analyses over the same shards (report):
+ * NULL when they do not apply; run returns 1 or 0 as above; close says
+ * parsing's warnings if used. */
+struct ta_shards;
+struct ta_shards *ta_shards_open(const struct ta_cli *cli);
+int ta_shards_run(struct ta_shards *sh, const struct ta_shard_rule *rule,
+		  ta_analysis_fn fn, void *ctx, struct ta_table **out);
+void ta_shards_close(struct ta_shards *sh, int used);
 
 #endif

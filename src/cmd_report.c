@@ -31,6 +31,59 @@ static int run_all(sqlite3 *db, const struct ta_cli *cli,
 	return 0;
 }
 
+/* On shards (or traces with -j 2 or more): each table shard by shard,
+ * by its command's rule; 0 when the merged database must answer. */
+static int temporal_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
+		       struct ta_table **out, struct ta_error *err)
+{
+	(void)ctx;
+	return ta_temporal_run(db, q, out, err);
+}
+
+static int idle_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
+		   struct ta_table **out, struct ta_error *err)
+{
+	return ta_idle_run(db, q, ctx, out, err);
+}
+
+static int types_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
+		    struct ta_table **out, struct ta_error *err)
+{
+	return ta_kernels_run(db, q, ctx, out, err);
+}
+
+static int overlap_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
+		      struct ta_table **out, struct ta_error *err)
+{
+	(void)ctx;
+	return ta_overlap_run(db, q, out, err);
+}
+
+static int run_shards(const struct ta_cli *cli, struct ta_table **t)
+{
+	static const struct ta_shard_rule per_rank = { 0, 0, NULL },
+		types = { 0, 0, ta_kernels_types_join }, peers = { 1, 0, NULL };
+	struct ta_idle_opts idle = { 30000, NULL, 0, 0 };
+	struct ta_kernels_opts by_type = { 1, 10, 0.8, 1 };
+	struct ta_shards *sh = ta_shards_open(cli);
+	int ok, i;
+
+	if (!sh)
+		return 0;
+	ok = ta_shards_run(sh, &per_rank, temporal_fn, NULL, &t[T_TEMPORAL]) &&
+	     ta_shards_run(sh, &per_rank, idle_fn, &idle, &t[T_IDLE]) &&
+	     ta_shards_run(sh, &types, types_fn, &by_type, &t[T_TYPES]) &&
+	     ta_shards_run(sh, &peers, overlap_fn, NULL, &t[T_OVERLAP]);
+	ta_shards_close(sh, ok);
+	for (i = 0; !ok && i < NTABLES; i++) {
+		ta_table_free(t[i]);
+		t[i] = NULL;
+	}
+	if (ok && cli->format == TA_FMT_TEXT)
+		ta_people_idle(t[T_IDLE]);
+	return ok;
+}
+
 static void write_all(FILE *out, struct ta_table **t, enum ta_format f)
 {
 	int i;
@@ -259,6 +312,9 @@ static int report(const struct ta_cli *cli, struct report_opts *ro)
 	}
 	if (ta_cli_check_output(cli, 0, &err) < 0)
 		return ta_cli_error(&err);
+	/* the page reads across ranks (diagnose, stragglers): one database */
+	if (!html && run_shards(cli, t))
+		goto write;
 again:
 	rc = ta_cli_open_input(cli, &db);
 	if (rc != TA_EXIT_OK)
@@ -290,6 +346,7 @@ again:
 		return rc;
 	}
 	sqlite3_close(db);
+write:
 	if (!(out = ta_cli_output_open(cli))) {
 		rc = TA_EXIT_SYSTEM;
 		goto done;

@@ -20,29 +20,31 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Checked option by option on seven multi-rank samples (overlap,
- * kernels --by type, queue --series, launch --by-op and annotations
- * --kernels read across ranks: they are not here) */
-static const char *const per_rank[] = {
-	"temporal", "idle", "membw", "steps", "ops", NULL
-};
+/* The rules by command. Per rank: checked option by option on seven
+ * multi-rank samples (overlap, kernels --by type, queue --series, launch
+ * --by-op and annotations --kernels read across ranks: they are not
+ * plain per-rank commands). */
+static const struct ta_shard_rule per_rank = { 0, 0, NULL };
 
 /* Rows per rank, but what the other ranks did matters too, through their
  * collectives alone (a late peer's wait): every shard's coll is gathered
  * first (a small file, attached as "peers"), then each shard runs as
  * above; stragglers' notes are about every rank (the matching), said
- * once. Not here: critical-path, whose path crosses into other ranks'
- * events; diagnose, whose findings and path check span ranks; kernels
- * --by type and report, whose tables add up over ranks (a join that sums
- * each shard's could serve them; not written yet). */
+ * once, and the late peers' causes are named over all rows. Not here:
+ * critical-path, whose path crosses into other ranks' events; diagnose,
+ * whose findings and path check span ranks. (kernels --by type, which
+ * adds up over ranks, sets its rule itself: it depends on an option.) */
+static const struct ta_shard_rule with_peers = { 1, 0, NULL };
+static const struct ta_shard_rule stragglers = { 1, 1, ta_stragglers_join };
+
 static const struct {
 	const char *name;
-	void (*join)(struct ta_table *t);  /* what only all rows tell */
-	int same_notes;                    /* notes about all ranks, not one */
-} cross_rank[] = {
-	{ "stragglers", ta_stragglers_join, 1 },
-	{ "overlap", NULL, 0 },
-	{ NULL, NULL, 0 },
+	const struct ta_shard_rule *rule;
+} rules[] = {
+	{ "temporal", &per_rank }, { "idle", &per_rank }, { "membw", &per_rank },
+	{ "steps", &per_rank }, { "ops", &per_rank },
+	{ "overlap", &with_peers }, { "stragglers", &stragglers },
+	{ NULL, NULL },
 };
 
 struct shard {
@@ -383,34 +385,6 @@ static int run_all(const struct ta_cli *cli, const struct job *j,
 	return ok;
 }
 
-enum { NOT_HERE, PER_RANK, CROSS_RANK };
-
-static int in(const char *const *list, const char *name)
-{
-	for (; *list; list++)
-		if (strcmp(*list, name) == 0)
-			return 1;
-	return 0;
-}
-
-static size_t cross_rank_at(const char *name)
-{
-	size_t i;
-
-	for (i = 0; cross_rank[i].name; i++)
-		if (strcmp(cross_rank[i].name, name) == 0)
-			return i + 1;
-	return 0;
-}
-
-static int applies(const struct ta_cli *cli)
-{
-	if (!cli->cmd || cli->nargs != 1 || cli->query.hta_compat || cli->query.nranks)
-		return NOT_HERE;
-	return in(per_rank, cli->cmd->name) ? PER_RANK :
-	       cross_rank_at(cli->cmd->name) ? CROSS_RANK : NOT_HERE;
-}
-
 /* Phase one of a cross-rank command: the shard's collectives into
  * DIR/coll-RANK.db; the table says nothing. */
 static int export_coll(sqlite3 *db, const struct ta_query *q, void *ctx,
@@ -499,64 +473,120 @@ static void done_coll(char *dir, const struct shard *s, size_t n)
 	free(dir);
 }
 
-int ta_shard_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
-		 struct ta_table **out)
-{
-	struct ta_query q = cli->query;
-	struct shard *s = NULL;
-	struct ta_table *all = NULL;
-	struct ta_error why = { 0, "" };   /* the merged way says it again */
-	char **paths = NULL, *tmpdir = NULL;
-	struct ta_buf said = { 0 };        /* parsing's warnings, said if used */
-	struct job j = { fn, ctx, &q, NULL, 0 };
-	char peers[PATH_MAX], *coll_dir = NULL;
-	size_t n, i;
-	int ok = 1, how = applies(cli);
+struct ta_shards {
+	const struct ta_cli *cli;
+	struct ta_query q;
+	struct shard *s;
+	size_t n;
+	char **paths, *tmpdir;
+	struct ta_buf said;   /* parsing's warnings, said if the shards serve */
+	char *coll_dir;       /* every shard's collectives, once gathered */
+	char peers[PATH_MAX];
+	int failed;           /* gathering failed: the merged way */
+};
 
-	*out = NULL;
-	if (how == NOT_HERE || (n = ta_input_shards(cli->args[0], &cli->ingest, &paths,
-						  &tmpdir, &said, &why)) == 0) {
+struct ta_shards *ta_shards_open(const struct ta_cli *cli)
+{
+	struct ta_shards *sh;
+	struct ta_error why = { 0, "" };   /* the merged way says it again */
+	struct ta_buf said = { 0 };
+	char **paths = NULL, *tmpdir = NULL;
+	size_t n, i;
+	int ok = 1;
+
+	if (!cli->cmd || cli->nargs != 1 || cli->query.hta_compat || cli->query.nranks ||
+	    (n = ta_input_shards(cli->args[0], &cli->ingest, &paths, &tmpdir, &said,
+				 &why)) == 0) {
 		ta_buf_free(&said);
-		return 0;
+		return NULL;
 	}
-	s = ta_xcalloc(n, sizeof(*s));
+	sh = ta_xcalloc(1, sizeof(*sh));
+	sh->cli = cli;
+	sh->q = cli->query;
+	sh->q.sink = NULL;
+	sh->s = ta_xcalloc(n, sizeof(*sh->s));
+	sh->n = n;
+	sh->paths = paths;
+	sh->tmpdir = tmpdir;
+	sh->said = said;
 	for (i = 0; i < n && ok; i++) {
 		sqlite3 *db = NULL;
 		struct ta_error err = { 0, "" };
 
-		s[i].path = paths[i];
+		sh->s[i].path = paths[i];
 		ok = ta_db_open(paths[i], &db, &err) == 0 &&
-		     ta_db_get_int(db, "SELECT rank FROM files", -1, &s[i].rank, &err) == 0 &&
+		     ta_db_get_int(db, "SELECT rank FROM files", -1, &sh->s[i].rank, &err) == 0 &&
 		     ta_db_int(db, "SELECT count(*) FROM files WHERE truncated OR bad_times",
 			       0) == 0;
 		sqlite3_close(db);
 	}
 	if (ok)
-		ta_qsort(s, n, sizeof(*s), by_rank);
+		ta_qsort(sh->s, n, sizeof(*sh->s), by_rank);
 	for (i = 1; ok && i < n; i++)
-		ok = s[i].rank != s[i - 1].rank;  /* the merged way names the duplicate */
-	q.sink = NULL;
-	if (ok && how == CROSS_RANK) {
-		ok = (coll_dir = start_coll(s, n)) != NULL &&
-		     gather_coll(cli, &q, s, n, coll_dir);
-		snprintf(peers, sizeof(peers), "%s/peers.db", coll_dir ? coll_dir : "");
-		j.peers = peers;
-		j.same_notes = cross_rank[cross_rank_at(cli->cmd->name) - 1].same_notes;
+		ok = sh->s[i].rank != sh->s[i - 1].rank;  /* the merged way names it */
+	if (!ok) {
+		ta_shards_close(sh, 0);
+		return NULL;
 	}
-	if (ok)
-		ok = run_all(cli, &j, s, n, &all);
-	if (ok && how == CROSS_RANK && cross_rank[cross_rank_at(cli->cmd->name) - 1].join)
-		cross_rank[cross_rank_at(cli->cmd->name) - 1].join(all);
-	done_coll(coll_dir, s, n);
-	ta_input_shards_free(paths, n, tmpdir);
-	free(s);
+	return sh;
+}
+
+int ta_shards_run(struct ta_shards *sh, const struct ta_shard_rule *rule,
+		  ta_analysis_fn fn, void *ctx, struct ta_table **out)
+{
+	struct job j = { fn, ctx, &sh->q, NULL, rule->same_notes };
+	struct ta_table *all = NULL;
+	int ok = !sh->failed;
+
+	*out = NULL;
+	if (ok && rule->peers && !sh->coll_dir) {
+		ok = (sh->coll_dir = start_coll(sh->s, sh->n)) != NULL &&
+		     gather_coll(sh->cli, &sh->q, sh->s, sh->n, sh->coll_dir);
+		snprintf(sh->peers, sizeof(sh->peers), "%s/peers.db",
+			 sh->coll_dir ? sh->coll_dir : "");
+		sh->failed = !ok;
+	}
+	if (rule->peers)
+		j.peers = sh->peers;
+	ok = ok && run_all(sh->cli, &j, sh->s, sh->n, &all);
+	if (ok && rule->join)
+		all = rule->join(all);
 	if (!ok) {
 		ta_table_free(all);
-		ta_buf_free(&said);
 		return 0;
 	}
-	ta_stderr_bytes(said.s, said.len);
-	ta_buf_free(&said);
 	*out = all;
 	return 1;
+}
+
+void ta_shards_close(struct ta_shards *sh, int used)
+{
+	if (!sh)
+		return;
+	done_coll(sh->coll_dir, sh->s, sh->n);
+	ta_input_shards_free(sh->paths, sh->n, sh->tmpdir);
+	if (used)
+		ta_stderr_bytes(sh->said.s, sh->said.len);
+	ta_buf_free(&sh->said);
+	free(sh->s);
+	free(sh);
+}
+
+int ta_shard_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
+		 struct ta_table **out)
+{
+	const struct ta_shard_rule *rule = cli->shard_rule;
+	struct ta_shards *sh;
+	size_t i;
+	int ok;
+
+	*out = NULL;
+	for (i = 0; !rule && cli->cmd && rules[i].name; i++)
+		if (strcmp(rules[i].name, cli->cmd->name) == 0)
+			rule = rules[i].rule;
+	if (!rule || !(sh = ta_shards_open(cli)))
+		return 0;
+	ok = ta_shards_run(sh, rule, fn, ctx, out);
+	ta_shards_close(sh, ok);
+	return ok;
 }

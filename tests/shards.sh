@@ -103,14 +103,21 @@ $BIN temporal -q "$TMP/r6" > /dev/null
 check "temporal on shards: nothing merged into the cache" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
 $BIN stragglers -q "$TMP/r6" > /dev/null
 $BIN overlap -q "$TMP/r6" > /dev/null
-check "stragglers, overlap on shards: nothing merged (each shard's collectives gathered)" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
+$BIN kernels --by type -q "$TMP/r6" > /dev/null
+$BIN kernels -q "$TMP/r6" > /dev/null
+$BIN report -q "$TMP/r6" > /dev/null
+check "stragglers, overlap, kernels, report on shards: nothing merged" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
+$BIN kernels --sequences -q "$TMP/r6" > /dev/null
+check "... kernels --sequences: merged (it ranks over all ranks)" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 1
 # stragglers: every shard's collectives first, then shard by shard; the
 # same table as one database, with -j 1 (here) and -j 4 (children)
 mkdir -p "$TMP/td"
 for j in 1 4; do
-	for c in stragglers overlap; do
+	for c in stragglers overlap "kernels --by type" kernels report; do
 		for f in csv text; do
+			# shellcheck disable=SC2086
 			$BIN $c -j $j --no-cache --format $f "$TMP/r6src" > "$TMP/a" 2>&1
+			# shellcheck disable=SC2086
 			TMPDIR="$TMP/td" $BIN $c -j $j --format $f "$TMP/r6" > "$TMP/b" 2>&1
 			same "$c -j $j --format $f shard by shard" "$TMP/a" "$TMP/b"
 		done

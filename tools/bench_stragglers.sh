@@ -1,6 +1,6 @@
 #!/bin/sh
-# stragglers over many ranks: on shards (each shard's collectives gathered)
-# against one database. Measured on the 16-core device machine for the
+# stragglers and report over many ranks: on shards (each shard's
+# collectives gathered, kernel types joined) against one database. Measured on the 16-core device machine for the
 # README:   sh tools/bench_stragglers.sh BIN [OLD_BIN] [RANKS]
 # RANKS traces of 200 MB of JSON each (65 copies of train_stalled) in
 # .bench/r<RANKS>/ if missing; OLD_BIN, an earlier build, for "before".
@@ -28,10 +28,16 @@ t "$BIN" stragglers -q -j "$R" "$d"
 touch "$d/rank-3.json.gz"
 t "$BIN" stragglers -q -j "$R" "$d"
 t "$BIN" stragglers -q --no-cache -j "$R" "$d"
+t "$BIN" report -q -j "$R" "$s"
+t "$BIN" report -q --no-cache -j "$R" "$d"
 [ -n "$OLD" ] || exit 0
 rm -rf "$TRACEANALYZE_CACHE_DIR"
 t "$OLD" stragglers -q --no-cache -j "$R" "$d"
 t "$OLD" stragglers -q -j "$R" "$s"
+t "$OLD" report -q --no-cache -j "$R" "$d"
 "$BIN" stragglers -q -j "$R" --format csv "$s" > .bench/strag.new
 "$OLD" stragglers -q -j "$R" --format csv "$d" > .bench/strag.old
 cmp .bench/strag.new .bench/strag.old && echo "the same CSV"
+"$BIN" report -q -j "$R" --format csv "$s" > .bench/report.new
+"$OLD" report -q -j "$R" --format csv "$d" > .bench/report.old
+cmp .bench/report.new .bench/report.old && echo "report: the same CSV"

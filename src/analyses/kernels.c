@@ -117,6 +117,37 @@ static int run_by_type(sqlite3 *db, const struct ta_kernels_opts *o,
 	return 0;
 }
 
+struct ta_table *ta_kernels_types_join(struct ta_table *t)
+{
+	struct ta_sweep acc;
+	struct ta_table *joined;
+	char label[128];
+	size_t r;
+	int i;
+
+	memset(&acc, 0, sizeof(acc));
+	for (r = 0; r < t->nrows; r++) {
+		const char *name = ta_table_cell(t, r, 0)->s;
+		double us = ta_table_cell(t, r, 1)->d;
+
+		for (i = 1; i < TA_SWEEP_LABELS; i++) {
+			label_text(i, label, sizeof(label));
+			if (name && strcmp(label, name) == 0)
+				break;
+		}
+		if (i == TA_SWEEP_LABELS)
+			continue;
+		/* us is ns / 1000.0: times 1000, rounded, gives the ns back */
+		acc.dur[i] += llround(us * 1000.0);
+		acc.seen[i] = 1;
+	}
+	joined = type_table(&acc, 0);
+	ta_buf_add(&joined->notes, t->notes.s ? t->notes.s : "", t->notes.len);
+	ta_buf_add(&joined->warnings, t->warnings.s ? t->warnings.s : "", t->warnings.len);
+	ta_table_free(t);
+	return joined;
+}
+
 static int cmp_out(const void *x, const void *y)
 {
 	const struct out_row *a = x, *b = y;

@@ -148,7 +148,8 @@ int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 	return 0;
 }
 
-void ta_stragglers_join(struct ta_table *t)
+struct ta_table *ta_stragglers_join(struct ta_table *t)
 {
 	ta_name_late_peers(t, 0, 1, 9);
+	return t;
 }
