@@ -47,6 +47,9 @@ struct ta_shard_rule {
 	struct ta_table *(*join)(struct ta_table *t);
 };
 
+/* A command whose rows for a rank come from that rank's events alone. */
+extern const struct ta_shard_rule ta_shard_per_rank;
+
 struct ta_cli {
 	enum ta_format format;
 	struct ta_query query;

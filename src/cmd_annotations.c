@@ -30,6 +30,16 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	return ta_annotations_run(db, q, ctx, out, err);
 }
 
+/* On shards: per rank, but --kernels reads across ranks (the merged
+ * database answers). */
+static void after_parse(void *ctx, struct ta_cli *cli)
+{
+	const struct ta_annotations_opts *o = ctx;
+
+	if (!o->kernels)
+		cli->shard_rule = &ta_shard_per_rank;
+}
+
 int cmd_annotations(int argc, char **argv)
 {
 	struct ta_annotations_opts o = { 0, 0, 1000, 0.8 };
@@ -42,5 +52,5 @@ int cmd_annotations(int argc, char **argv)
 		run
 	};
 
-	return ta_cli_main(argc, argv, &info, run, &o, NULL);
+	return ta_cli_main(argc, argv, &info, run, &o, after_parse);
 }

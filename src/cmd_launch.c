@@ -44,6 +44,16 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	return o->by_op ? ta_launch_ops_run(db, q, out, err) : ta_launch_run(db, q, ctx, out, err);
 }
 
+/* On shards: per rank, but --by-op reads across ranks (the merged
+ * database answers). */
+static void after_parse(void *ctx, struct ta_cli *cli)
+{
+	const struct ta_launch_opts *o = ctx;
+
+	if (!o->by_op)
+		cli->shard_rule = &ta_shard_per_rank;
+}
+
 int cmd_launch(int argc, char **argv)
 {
 	struct ta_launch_opts o = { 0, 0, 50000, 100000 };
@@ -58,5 +68,5 @@ int cmd_launch(int argc, char **argv)
 		run
 	};
 
-	return ta_cli_main(argc, argv, &info, run, &o, NULL);
+	return ta_cli_main(argc, argv, &info, run, &o, after_parse);
 }

@@ -37,6 +37,16 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	return ta_queue_run(db, q, ctx, out, err);
 }
 
+/* On shards: per rank, but --series reads across ranks (the merged
+ * database answers). */
+static void after_parse(void *ctx, struct ta_cli *cli)
+{
+	const struct ta_queue_opts *o = ctx;
+
+	if (!o->series)
+		cli->shard_rule = &ta_shard_per_rank;
+}
+
 int cmd_queue(int argc, char **argv)
 {
 	struct ta_queue_opts o = { 0, 0 };
@@ -50,5 +60,5 @@ int cmd_queue(int argc, char **argv)
 		run
 	};
 
-	return ta_cli_main(argc, argv, &info, run, &o, NULL);
+	return ta_cli_main(argc, argv, &info, run, &o, after_parse);
 }

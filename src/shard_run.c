@@ -20,11 +20,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* The rules by command. Per rank: checked option by option on seven
- * multi-rank samples (overlap, kernels --by type, queue --series, launch
- * --by-op and annotations --kernels read across ranks: they are not
- * plain per-rank commands). */
-static const struct ta_shard_rule per_rank = { 0, 0, NULL };
+/* The rules by command. Per rank: checked option by option on every
+ * sample (queue, launch and annotations set theirs: --series, --by-op and
+ * --kernels read across ranks; kernels too). */
+const struct ta_shard_rule ta_shard_per_rank = { 0, 0, NULL };
 
 /* Rows per rank, but what the other ranks did matters too, through their
  * collectives alone (a late peer's wait): every shard's coll is gathered
@@ -41,8 +40,10 @@ static const struct {
 	const char *name;
 	const struct ta_shard_rule *rule;
 } rules[] = {
-	{ "temporal", &per_rank }, { "idle", &per_rank }, { "membw", &per_rank },
-	{ "steps", &per_rank }, { "ops", &per_rank },
+	{ "temporal", &ta_shard_per_rank }, { "idle", &ta_shard_per_rank },
+	{ "membw", &ta_shard_per_rank }, { "steps", &ta_shard_per_rank },
+	{ "ops", &ta_shard_per_rank }, { "memory", &ta_shard_per_rank },
+	{ "counters", &ta_shard_per_rank },
 	{ "overlap", &with_peers }, { "stragglers", &stragglers },
 	{ NULL, NULL },
 };

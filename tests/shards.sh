@@ -50,7 +50,8 @@ done
 python3 tools/ranks.py "$TMP/r6src" 6 2 20000 > /dev/null
 $BIN ingest -q -j 3 "$TMP/r6src" -o "$TMP/r6/"
 rm -rf "$TRACEANALYZE_CACHE_DIR"
-for c in temporal idle "idle --stats" membw steps ops; do
+for c in temporal idle "idle --stats" membw steps ops queue "queue --blocked-at 2" \
+	launch "launch --summary" annotations "annotations --gpu"; do
 	for j in 1 4; do
 		# shellcheck disable=SC2086
 		$BIN $c -q -j $j --format csv "$TMP/r6src" > "$TMP/a" 2>&1
@@ -103,10 +104,12 @@ $BIN temporal -q "$TMP/r6" > /dev/null
 check "temporal on shards: nothing merged into the cache" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
 $BIN stragglers -q "$TMP/r6" > /dev/null
 $BIN overlap -q "$TMP/r6" > /dev/null
-$BIN kernels --by type -q "$TMP/r6" > /dev/null
-$BIN kernels -q "$TMP/r6" > /dev/null
-$BIN report -q "$TMP/r6" > /dev/null
-check "stragglers, overlap, kernels, report on shards: nothing merged" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
+for c in "kernels --by type" kernels report queue "queue --blocked-at 2" launch \
+	"launch --summary" annotations "annotations --gpu"; do
+	# shellcheck disable=SC2086
+	$BIN $c -q "$TMP/r6" > /dev/null
+done
+check "stragglers, overlap, kernels, report, queue, launch, annotations on shards: nothing merged" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
 $BIN kernels --sequences -q "$TMP/r6" > /dev/null
 check "... kernels --sequences: merged (it ranks over all ranks)" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 1
 # stragglers: every shard's collectives first, then shard by shard; the
