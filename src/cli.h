@@ -47,8 +47,9 @@ struct ta_shard_rule {
 	struct ta_table *(*join)(struct ta_table *t);
 };
 
-/* A command whose rows for a rank come from that rank's events alone. */
-extern const struct ta_shard_rule ta_shard_per_rank;
+/* A command whose rows for a rank come from that rank's events alone;
+ * and one that needs every rank's collectives too. */
+extern const struct ta_shard_rule ta_shard_per_rank, ta_shard_with_peers;
 
 struct ta_cli {
 	enum ta_format format;

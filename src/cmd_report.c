@@ -61,8 +61,7 @@ static int overlap_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
 
 static int run_shards(const struct ta_cli *cli, struct ta_table **t)
 {
-	static const struct ta_shard_rule types = { 0, 0, ta_kernels_types_join },
-		peers = { 1, 0, NULL };
+	static const struct ta_shard_rule types = { 0, 0, ta_kernels_types_join };
 	struct ta_idle_opts idle = { 30000, NULL, 0, 0 };
 	struct ta_kernels_opts by_type = { 1, 10, 0.8, 1 };
 	struct ta_shards *sh = ta_shards_open(cli);
@@ -73,7 +72,7 @@ static int run_shards(const struct ta_cli *cli, struct ta_table **t)
 	ok = ta_shards_run(sh, &ta_shard_per_rank, temporal_fn, NULL, &t[T_TEMPORAL]) &&
 	     ta_shards_run(sh, &ta_shard_per_rank, idle_fn, &idle, &t[T_IDLE]) &&
 	     ta_shards_run(sh, &types, types_fn, &by_type, &t[T_TYPES]) &&
-	     ta_shards_run(sh, &peers, overlap_fn, NULL, &t[T_OVERLAP]);
+	     ta_shards_run(sh, &ta_shard_with_peers, overlap_fn, NULL, &t[T_OVERLAP]);
 	ta_shards_close(sh, ok);
 	for (i = 0; !ok && i < NTABLES; i++) {
 		ta_table_free(t[i]);

@@ -33,7 +33,7 @@ const struct ta_shard_rule ta_shard_per_rank = { 0, 0, NULL };
  * critical-path, whose path crosses into other ranks' events; diagnose,
  * whose findings and path check span ranks. (kernels --by type, which
  * adds up over ranks, sets its rule itself: it depends on an option.) */
-static const struct ta_shard_rule with_peers = { 1, 0, NULL };
+const struct ta_shard_rule ta_shard_with_peers = { 1, 0, NULL };
 static const struct ta_shard_rule stragglers = { 1, 1, ta_stragglers_join };
 
 static const struct {
@@ -44,7 +44,7 @@ static const struct {
 	{ "membw", &ta_shard_per_rank }, { "steps", &ta_shard_per_rank },
 	{ "ops", &ta_shard_per_rank }, { "memory", &ta_shard_per_rank },
 	{ "counters", &ta_shard_per_rank },
-	{ "overlap", &with_peers }, { "stragglers", &stragglers },
+	{ "overlap", &ta_shard_with_peers }, { "stragglers", &stragglers },
 	{ NULL, NULL },
 };
 
