@@ -77,7 +77,7 @@ void ta_cli_progress(const char *path, int64_t done, int64_t total, size_t i,
 
 /* Progress of an analysis on a terminal: shown once it has run a second,
  * so quick runs print nothing, and wiped when done. */
-static void work_progress(const char *what, size_t done, size_t total)
+void ta_cli_work_progress(const char *what, size_t done, size_t total)
 {
 	static struct timespec start;
 	static int shown;
@@ -741,7 +741,7 @@ again:
 	ta_stream_init(&stream, open_output, (void *)cli, cli->format);
 	q.sink = cli->format != TA_FMT_TEXT && !cli->ngates && !cli->baseline ?
 		 &stream.sink : NULL;
-	q.progress = isatty(2) && !ta_quiet ? work_progress : NULL;
+	q.progress = isatty(2) && !ta_quiet ? ta_cli_work_progress : NULL;
 	rc = fn(db, &q, ctx, &t, &err);
 	/* a damaged cached database is built again, if nothing went out */
 	if (rc < 0 && ta_cli_damaged(db, stream.out ? NULL : &retried, &err)) {

@@ -60,7 +60,15 @@ struct job {
 	const struct ta_query *q;
 	const char *peers;  /* every shard's collectives, or NULL */
 	int same_notes;     /* notes are about all ranks: said once */
+	const char *what;   /* for the progress line */
 };
+
+/* Shard done of n on a terminal (ta_cli_work_progress). */
+static void progress(const struct job *j, size_t done, size_t n)
+{
+	if (isatty(2) && !ta_quiet)
+		ta_cli_work_progress(j->what, done, n);
+}
 
 /* Adds src's notes and warnings to dst's, or with same_notes checks
  * they are dst's; 0 when they are not. */
@@ -329,14 +337,17 @@ static int run_all(const struct ta_cli *cli, const struct job *j,
 	int *status, ok;
 	size_t i, next = 1, running = 0, appended = 1;
 
+	progress(j, 0, n);   /* the clock starts: shown after a second */
 	if (jobs < 2 || n < 2) {
 		ok = run_one(s[0].path, j, all);
 		for (i = 1; ok && i < n; i++) {
 			struct ta_table *t = NULL;
 
+			progress(j, i, n);
 			ok = run_one(s[i].path, j, &t) && append(*all, t, j->same_notes);
 			ta_table_free(t);
 		}
+		progress(j, n, n);
 		return ok;
 	}
 	out = ta_xcalloc(n, sizeof(*out));
@@ -364,6 +375,7 @@ static int run_all(const struct ta_cli *cli, const struct job *j,
 		 * thousand shards must not hold two thousand files open */
 		while (ok && appended < next && status[appended] != 0)
 			ok = take(out, errs, status, appended++, *all, j->same_notes);
+		progress(j, appended, n);
 		if (ok)
 			ok = launch(s, n, j, out, errs, pid, child, &next, &running, jobs);
 	}
@@ -383,6 +395,7 @@ static int run_all(const struct ta_cli *cli, const struct job *j,
 	free(pid);
 	free(child);
 	free(status);
+	progress(j, n, n);
 	return ok;
 }
 
@@ -408,7 +421,7 @@ static int export_coll(sqlite3 *db, const struct ta_query *q, void *ctx,
 static int gather_coll(const struct ta_cli *cli, const struct ta_query *q,
 		       const struct shard *s, size_t n, const char *dir)
 {
-	struct job j = { export_coll, (void *)dir, q, NULL, 1 };
+	struct job j = { export_coll, (void *)dir, q, NULL, 1, "collectives" };
 	struct ta_table *none = NULL;
 	struct ta_error err = { 0, "" };
 	char path[PATH_MAX];
@@ -535,7 +548,8 @@ struct ta_shards *ta_shards_open(const struct ta_cli *cli)
 int ta_shards_run(struct ta_shards *sh, const struct ta_shard_rule *rule,
 		  ta_analysis_fn fn, void *ctx, struct ta_table **out)
 {
-	struct job j = { fn, ctx, &sh->q, NULL, rule->same_notes };
+	struct job j = { fn, ctx, &sh->q, NULL, rule->same_notes,
+			 sh->cli->cmd ? sh->cli->cmd->name : "shards" };
 	struct ta_table *all = NULL;
 	int ok = !sh->failed;
 
