@@ -37,5 +37,19 @@ if command -v script >/dev/null; then
 		fail=$((fail + 1)); echo "FAIL tty: no bytes and rate while parsing:"; cat -v "$TMP/typescript" | head -5
 	fi
 fi
+# shard by shard (400 ranks, about 2 s here): "stragglers: rank N of
+# 400" after a second, wiped at the end (the last one is followed by
+# the erase sequence)
+if command -v script >/dev/null; then
+	python3 tools/ranks.py "$TMP/r400" 400 7 20000 > /dev/null
+	./traceanalyze ingest -q -j 2 "$TMP/r400" -o "$TMP/s400/"
+	script -q -c "./traceanalyze stragglers -j 2 $TMP/s400 > /dev/null" "$TMP/ts2" > /dev/null
+	if grep -q "stragglers: rank [0-9]* of 400" "$TMP/ts2" &&
+	   tr '\r' '\n' < "$TMP/ts2" | grep -A1 "stragglers: rank [0-9]* of 400" | tail -1 | grep -q "$(printf '\033')\[K"; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1)); echo "FAIL tty: no shard progress, or not wiped:"; tr '\r' '\n' < "$TMP/ts2" | tail -3 | cat -v
+	fi
+fi
 echo "tty: $pass passed, $fail failed"
 [ "$fail" = 0 ]
