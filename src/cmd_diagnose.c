@@ -81,11 +81,26 @@ static void present(struct ta_table *t, void *ctx)
 		ta_people_diagnose(t, c->found);
 }
 
+/* The verdicts alone (CSV, JSON) without the path: a rank's rows from
+ * its events and every rank's collectives; the late peers' causes are
+ * named over all rows. */
+static struct ta_table *join_verdicts(struct ta_table *t)
+{
+	ta_name_late_peers(t, 0, 1, 5);
+	return t;
+}
+
 static void after_parse(void *ctx, struct ta_cli *cli)
 {
-	(void)ctx;
+	static const struct ta_shard_rule verdicts = { 1, 0, join_verdicts };
+	const struct diag_cmd *c = ctx;
+
 	/* what the model will need: build its index while loading */
 	cli->ingest.lazy_indexes |= ta_model_lazy_indexes(TA_NEED_HOST);
+	/* on shards: the path crosses ranks, the findings are ranked over
+	 * all of them, and text shows them: those read the merged database */
+	if (!c->o.path && !c->findings && cli->format != TA_FMT_TEXT)
+		cli->shard_rule = &verdicts;
 }
 
 int cmd_diagnose(int argc, char **argv)

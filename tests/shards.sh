@@ -24,6 +24,12 @@ for s in $(cd testdata && ls -d */ | tr -d /); do
 			same "$s: $c --format $f, a cache entry per file" "$TMP/a" "$TMP/b"
 		done
 	done
+	# the verdicts without the path: shard by shard
+	for f in csv json; do
+		$BIN diagnose --no-path -q -j 1 --format $f testdata/$s > "$TMP/a" 2>&1
+		$BIN diagnose --no-path -q --format $f "$d" > "$TMP/b" 2>&1
+		same "$s: diagnose --no-path --format $f from shards" "$TMP/a" "$TMP/b"
+	done
 	for c in temporal idle kernels overlap queue; do
 		$BIN $c -q --hta-compat --format csv testdata/$s > "$TMP/a" 2>&1
 		$BIN $c -q --hta-compat --format csv "$d" > "$TMP/b" 2>&1
@@ -105,17 +111,22 @@ check "temporal on shards: nothing merged into the cache" test "$(ls "$TRACEANAL
 $BIN stragglers -q "$TMP/r6" > /dev/null
 $BIN overlap -q "$TMP/r6" > /dev/null
 for c in "kernels --by type" kernels report queue "queue --blocked-at 2" launch \
-	"launch --summary" annotations "annotations --gpu"; do
+	"launch --summary" annotations "annotations --gpu" "diagnose --no-path --format csv"; do
 	# shellcheck disable=SC2086
 	$BIN $c -q "$TMP/r6" > /dev/null
 done
 check "stragglers, overlap, kernels, report, queue, launch, annotations on shards: nothing merged" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
 $BIN kernels --sequences -q "$TMP/r6" > /dev/null
 check "... kernels --sequences: merged (it ranks over all ranks)" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 1
+$BIN diagnose -q "$TMP/r6" > /dev/null
+check "... diagnose with the path: merged" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 1
 # stragglers: every shard's collectives first, then shard by shard; the
 # same table as one database, with -j 1 (here) and -j 4 (children)
 mkdir -p "$TMP/td"
 for j in 1 4; do
+	$BIN diagnose --no-path -j $j --no-cache --format csv "$TMP/r6src" > "$TMP/a" 2>&1
+	TMPDIR="$TMP/td" $BIN diagnose --no-path -j $j --format csv "$TMP/r6" > "$TMP/b" 2>&1
+	same "diagnose --no-path -j $j --format csv shard by shard" "$TMP/a" "$TMP/b"
 	for c in stragglers overlap "kernels --by type" kernels report; do
 		for f in csv text; do
 			# shellcheck disable=SC2086
