@@ -48,6 +48,18 @@ struct ta_event {
 /* Present fields are marked, so that a hundred thousand events a second
  * are cleared, packed and bound field by field, not all TA_NFIELDS. */
 #define TA_EVENT_SET(ev, field) ((ev)->set |= 1ull << (field))
+
+/* Clears the present fields (and only those): an event is reused. */
+static inline void ta_event_clear_fields(struct ta_event *ev)
+{
+	uint64_t set;
+	int f;
+
+	for (set = ev->set, f = 0; set; set >>= 1, f++)
+		if (set & 1)
+			__builtin_memset(&ev->f[f], 0, sizeof(ev->f[f]));
+	ev->set = 0;
+}
 _Static_assert(TA_NFIELDS <= 64, "ta_event.set has a bit per field");
 
 static inline const char *ta_event_text(const struct ta_event *ev,

@@ -29,4 +29,7 @@ int ta_temp_create(const char *path, char **tmp, struct ta_error *err);
  * that no process holds. */
 void ta_temp_clean(const char *dir, const char *prefix, const char *match);
 
+/* Where scratch files go: $TMPDIR, or /tmp when it is unset or empty. */
+const char *ta_tmpdir(void);
+
 #endif

@@ -40,7 +40,6 @@ int ta_snapshot_ingest(const char *path, const char *out, struct ta_error *err);
  * (TA_NLAZY_INDEXES bits; the others are built when first needed). */
 int ta_shards_merge(char *const *paths, size_t n, const char *out,
 		    unsigned lazy_indexes, struct ta_error *err);
-/* The shards of a directory (*.tadb, sorted): 0 if none. */
 /* -j: the jobs asked for, else the cores this process may run on. */
 int ta_jobs(const struct ta_ingest_opts *o);
 /* Each files[i] into its own database outs[i], up to o->jobs at once in
@@ -61,6 +60,7 @@ size_t ta_input_shards(const char *path, const struct ta_ingest_opts *o,
 		       char ***paths, char **tmpdir, struct ta_buf *said,
 		       struct ta_error *err);
 void ta_input_shards_free(char **paths, size_t n, char *tmpdir);
+/* The shards of a directory (*.tadb, sorted): 0 if none. */
 size_t ta_shard_list(const char *dir, char ***paths);
 
 /* Whether path holds a pickle (gzipped or not). */

@@ -89,15 +89,14 @@ int cmd_kernels(int argc, char **argv)
 		opts, on_opt, &o, NULL,
 		run
 	};
-	/* on shards: per kernel name, a rank's rows are its own; --by type
-	 * adds up over ranks: each shard's table, joined; --sequences ranks
-	 * over all ranks (the merged database) */
-	static const struct ta_shard_rule by_type = { 0, 0, ta_kernels_types_join };
 	struct ta_cli cli;
 	int rc = ta_cli_parse(argc, argv, &info, &cli);
 
+	/* on shards: per kernel name, a rank's rows are its own; --by type
+	 * adds up over ranks: each shard's table, joined; --sequences ranks
+	 * over all ranks (the merged database) */
 	if (rc == 0 && !o.sequences)
-		cli.shard_rule = o.o.by_type ? &by_type : &ta_shard_per_rank;
+		cli.shard_rule = o.o.by_type ? &ta_shard_kernel_types : &ta_shard_per_rank;
 	if (rc == 0)
 		rc = ta_cli_run(&cli, run, &o);
 	else

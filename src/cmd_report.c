@@ -15,15 +15,16 @@ enum { T_TEMPORAL, T_IDLE, T_TYPES, T_OVERLAP, NTABLES };
 static const char *const keys[NTABLES] = { "temporal", "idle", "kernel_types",
 					   "overlap" };
 
+/* The options of report's idle and kernel-type tables, both ways. */
+static const struct ta_idle_opts report_idle = { 30000, NULL, 0, 0 };
+static const struct ta_kernels_opts report_types = { 1, 10, 0.8, 1 };
+
 static int run_all(sqlite3 *db, const struct ta_cli *cli,
 		   struct ta_table **t, struct ta_error *err)
 {
-	struct ta_idle_opts idle = { 30000, NULL, 0, 0 };
-	struct ta_kernels_opts types = { 1, 10, 0.8, 1 };
-
 	if (ta_temporal_run(db, &cli->query, &t[T_TEMPORAL], err) < 0 ||
-	    ta_idle_run(db, &cli->query, &idle, &t[T_IDLE], err) < 0 ||
-	    ta_kernels_run(db, &cli->query, &types, &t[T_TYPES], err) < 0 ||
+	    ta_idle_run(db, &cli->query, &report_idle, &t[T_IDLE], err) < 0 ||
+	    ta_kernels_run(db, &cli->query, &report_types, &t[T_TYPES], err) < 0 ||
 	    ta_overlap_run(db, &cli->query, &t[T_OVERLAP], err) < 0)
 		return -1;
 	if (cli->format == TA_FMT_TEXT)
@@ -43,13 +44,15 @@ static int temporal_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
 static int idle_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
 		   struct ta_table **out, struct ta_error *err)
 {
-	return ta_idle_run(db, q, ctx, out, err);
+	(void)ctx;
+	return ta_idle_run(db, q, &report_idle, out, err);
 }
 
 static int types_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
 		    struct ta_table **out, struct ta_error *err)
 {
-	return ta_kernels_run(db, q, ctx, out, err);
+	(void)ctx;
+	return ta_kernels_run(db, q, &report_types, out, err);
 }
 
 static int overlap_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
@@ -61,17 +64,14 @@ static int overlap_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
 
 static int run_shards(const struct ta_cli *cli, struct ta_table **t)
 {
-	static const struct ta_shard_rule types = { 0, 0, ta_kernels_types_join };
-	struct ta_idle_opts idle = { 30000, NULL, 0, 0 };
-	struct ta_kernels_opts by_type = { 1, 10, 0.8, 1 };
 	struct ta_shards *sh = ta_shards_open(cli);
 	int ok, i;
 
 	if (!sh)
 		return 0;
 	ok = ta_shards_run(sh, &ta_shard_per_rank, temporal_fn, NULL, &t[T_TEMPORAL]) &&
-	     ta_shards_run(sh, &ta_shard_per_rank, idle_fn, &idle, &t[T_IDLE]) &&
-	     ta_shards_run(sh, &types, types_fn, &by_type, &t[T_TYPES]) &&
+	     ta_shards_run(sh, &ta_shard_per_rank, idle_fn, NULL, &t[T_IDLE]) &&
+	     ta_shards_run(sh, &ta_shard_kernel_types, types_fn, NULL, &t[T_TYPES]) &&
 	     ta_shards_run(sh, &ta_shard_with_peers, overlap_fn, NULL, &t[T_OVERLAP]);
 	ta_shards_close(sh, ok);
 	for (i = 0; !ok && i < NTABLES; i++) {

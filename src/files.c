@@ -137,3 +137,10 @@ void ta_temp_clean(const char *dir, const char *prefix, const char *match)
 	}
 	closedir(d);
 }
+
+const char *ta_tmpdir(void)
+{
+	const char *t = getenv("TMPDIR");
+
+	return t && *t ? t : "/tmp";
+}

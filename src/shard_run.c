@@ -10,6 +10,7 @@
 #include "ta_analyses.h"
 #include "ta_cleanup.h"
 #include "ta_db.h"
+#include "ta_files.h"
 #include "ta_ingest.h"
 #include "ta_model.h"
 
@@ -35,6 +36,9 @@ const struct ta_shard_rule ta_shard_per_rank = { 0, 0, NULL };
  * adds up over ranks, sets its rule itself: it depends on an option.) */
 const struct ta_shard_rule ta_shard_with_peers = { 1, 0, NULL };
 static const struct ta_shard_rule stragglers = { 1, 1, ta_stragglers_join };
+/* kernels --by type (and report's table of it): each shard's time per
+ * type, added up */
+const struct ta_shard_rule ta_shard_kernel_types = { 0, 0, ta_kernels_types_join };
 
 static const struct {
 	const char *name;
@@ -399,8 +403,14 @@ static int run_all(const struct ta_cli *cli, const struct job *j,
 	return ok;
 }
 
-/* Phase one of a cross-rank command: the shard's collectives into
- * DIR/coll-RANK.db; the table says nothing. */
+/* DIR/coll-RANK.db: one shard's collectives, gathered into DIR/peers.db. */
+static void coll_part(char *path, size_t len, const char *dir, int64_t rank)
+{
+	snprintf(path, len, "%s/coll-%lld.db", dir, (long long)rank);
+}
+
+/* Phase one of a cross-rank command: the shard's collectives into its
+ * coll_part; the table says nothing. */
 static int export_coll(sqlite3 *db, const struct ta_query *q, void *ctx,
 		       struct ta_table **t, struct ta_error *err)
 {
@@ -410,7 +420,7 @@ static int export_coll(sqlite3 *db, const struct ta_query *q, void *ctx,
 
 	if (ta_db_get_int(db, "SELECT rank FROM files", -1, &rank, err) < 0)
 		return -1;
-	snprintf(path, sizeof(path), "%s/coll-%lld.db", (const char *)ctx, (long long)rank);
+	coll_part(path, sizeof(path), ctx, rank);
 	if (ta_model_export_coll(db, q, path, err) < 0)
 		return -1;
 	*t = ta_table_new("collectives", none, 1);
@@ -438,7 +448,7 @@ static int gather_coll(const struct ta_cli *cli, const struct ta_query *q,
 	for (i = 0; ok && i < n; i++) {
 		sqlite3 *part = NULL;
 
-		snprintf(path, sizeof(path), "%s/coll-%lld.db", dir, (long long)s[i].rank);
+		coll_part(path, sizeof(path), dir, s[i].rank);
 		ok = sqlite3_open_v2(path, &part, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
 		     ta_db_copy_rows(part, "SELECT * FROM coll", peers, "coll", &err) == 0;
 		sqlite3_close(part);
@@ -452,16 +462,15 @@ static int gather_coll(const struct ta_cli *cli, const struct ta_query *q,
  * (or by a signal, with what is in it). */
 static char *start_coll(const struct shard *s, size_t n)
 {
-	const char *t = getenv("TMPDIR");
 	char dir[PATH_MAX - 64], path[PATH_MAX];
 	size_t i;
 
-	snprintf(dir, sizeof(dir), "%s/traceanalyze.peers.XXXXXX", t && *t ? t : "/tmp");
+	snprintf(dir, sizeof(dir), "%s/traceanalyze.peers.XXXXXX", ta_tmpdir());
 	if (!mkdtemp(dir))
 		return NULL;
 	ta_cleanup_path(dir);
 	for (i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "%s/coll-%lld.db", dir, (long long)s[i].rank);
+		coll_part(path, sizeof(path), dir, s[i].rank);
 		ta_cleanup_path(path);
 	}
 	snprintf(path, sizeof(path), "%s/peers.db", dir);
@@ -477,7 +486,7 @@ static void done_coll(char *dir, const struct shard *s, size_t n)
 	if (!dir)
 		return;
 	for (i = 0; i < n; i++) {  /* a failed run leaves parts */
-		snprintf(path, sizeof(path), "%s/coll-%lld.db", dir, (long long)s[i].rank);
+		coll_part(path, sizeof(path), dir, s[i].rank);
 		unlink(path);
 	}
 	snprintf(path, sizeof(path), "%s/peers.db", dir);

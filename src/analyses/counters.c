@@ -175,7 +175,7 @@ int ta_counters_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out
 {
 	struct ta_table *t = ta_table_new("CUPTI counters per kernel", cols, 7);
 	sqlite3_stmt *st = NULL, *name_st = NULL;
-	int rc = 0, step_rc = SQLITE_DONE;
+	int rc = 0, step_rc = SQLITE_DONE, ranges = 0;
 	int64_t any;
 
 	*out = NULL;
@@ -185,19 +185,16 @@ int ta_counters_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out
 		rc = -1;
 	/* one look over every row first: a rank's own look is a scan too,
 	 * and 1024 of them took 18 s to find nothing */
-	if (rc == 0 && !ta_db_int(db, "SELECT EXISTS (SELECT 1 FROM counter_ranges)", 0))
-		step_rc = SQLITE_DONE;
-	else
-		step_rc = SQLITE_ROW;
-	while (rc == 0 && step_rc == SQLITE_ROW && (step_rc = sqlite3_step(st)) == SQLITE_ROW)
+	if (rc == 0)
+		ranges = ta_db_int(db, "SELECT EXISTS (SELECT 1 FROM counter_ranges)", 0) != 0;
+	while (rc == 0 && ranges && (step_rc = sqlite3_step(st)) == SQLITE_ROW)
 		rc = rank_rows(db, sqlite3_column_int64(st, 0), t, name_st, err);
 	sqlite3_finalize(st);
 	sqlite3_finalize(name_st);
 	if (rc == 0)
 		rc = ta_db_done(db, step_rc, err);
 	any = ta_db_int(db, "SELECT count(*) FROM files", 0);
-	if (rc == 0 && any > 0 && t->nrows == 0 &&
-	    ta_db_int(db, "SELECT count(*) FROM counter_ranges", 0) == 0) {
+	if (rc == 0 && any > 0 && !ranges) {
 		char *paths = ta_db_text(db, "SELECT CASE WHEN count(*) <= 4 THEN"
 					 " group_concat(path, ', ') ELSE min(path) || ' and '"
 					 " || (count(*) - 1) || ' more' END FROM files"

@@ -116,15 +116,9 @@ static const char *next_event(const char *p, const struct ta_buf *b,
 {
 	struct ta_event *ev = &rec->ev;
 	unsigned char flags, n, r, i;
-	uint64_t set;
-	int f;
 
-	/* only what the last record set: a record is read into the same
-	 * place over and over */
-	for (set = ev->set, f = 0; set; set >>= 1, f++)
-		if (set & 1)
-			memset(&ev->f[f], 0, sizeof(ev->f[f]));
-	ev->set = 0;
+	/* a record is read into the same place over and over */
+	ta_event_clear_fields(ev);
 	take(&p, &ev->index, 8);
 	take(&p, &flags, 1);
 	ev->has_ts = flags & 1;

@@ -283,12 +283,10 @@ int ta_is_pickle(const char *path)
  * quick to read). */
 static int open_snapshot(const char *path, sqlite3 **db, struct ta_error *err)
 {
-	const char *tmpdir = getenv("TMPDIR");
 	char base[PATH_MAX], *tmp = NULL;
 	int rc, fd;
 
-	snprintf(base, sizeof(base), "%s/traceanalyze.db",
-		 tmpdir && *tmpdir ? tmpdir : "/tmp");
+	snprintf(base, sizeof(base), "%s/traceanalyze.db", ta_tmpdir());
 	fd = ta_temp_create(base, &tmp, err);
 	if (fd < 0)
 		return -1;
@@ -335,14 +333,11 @@ static int open_uncached(char **files, size_t n, int shards,
 			 const struct ta_ingest_opts *o, sqlite3 **db,
 			 struct ta_error *err)
 {
-	const char *tmpdir = getenv("TMPDIR");
 	char base[PATH_MAX], *path = NULL;
 	int rc, fd;
 
-	snprintf(base, sizeof(base), "%s/traceanalyze.db",
-		 tmpdir && *tmpdir ? tmpdir : "/tmp");
-	ta_temp_clean(tmpdir && *tmpdir ? tmpdir : "/tmp", "traceanalyze.db.tmp.",
-		      "");
+	snprintf(base, sizeof(base), "%s/traceanalyze.db", ta_tmpdir());
+	ta_temp_clean(ta_tmpdir(), "traceanalyze.db.tmp.", "");
 	fd = ta_temp_create(base, &path, err);
 	if (fd < 0)
 		return -1;
@@ -433,12 +428,11 @@ static int temp_shards(char **files, size_t n, const struct ta_ingest_opts *o,
 		       char ***paths, char **tmpdir, struct ta_buf *said,
 		       struct ta_error *err)
 {
-	const char *t = getenv("TMPDIR");
 	char dir[PATH_MAX - 32];
 	size_t i;
 
-	ta_temp_clean(t && *t ? t : "/tmp", "traceanalyze.db.tmp.", "");
-	snprintf(dir, sizeof(dir), "%s/traceanalyze.shards.XXXXXX", t && *t ? t : "/tmp");
+	ta_temp_clean(ta_tmpdir(), "traceanalyze.db.tmp.", "");
+	snprintf(dir, sizeof(dir), "%s/traceanalyze.shards.XXXXXX", ta_tmpdir());
 	if (!mkdtemp(dir)) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "'%s': %s", dir, strerror(errno));
 		return -1;

@@ -77,16 +77,16 @@ int ta_shards_build(char *const *files, char *const *outs, size_t n,
 		if (!running || (p = wait(NULL)) < 0)
 			break;
 		running--;
-		for (i = 0; i < next; i++)
-			if (pid[i] == p)
-				ta_cleanup_drop(doomed[i]);
 		/* what it said, kept in memory: a file each for a thousand
 		 * ranks would run out of descriptors */
 		for (i = 0; i < next; i++)
-			if (pid[i] == p && said[i]) {
-				ta_buf_read_file(&heard[i], said[i]);
-				fclose(said[i]);
-				said[i] = NULL;
+			if (pid[i] == p) {
+				ta_cleanup_drop(doomed[i]);
+				if (said[i]) {
+					ta_buf_read_file(&heard[i], said[i]);
+					fclose(said[i]);
+					said[i] = NULL;
+				}
 			}
 	}
 	for (i = 0; i < next; i++) {

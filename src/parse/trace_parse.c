@@ -47,14 +47,9 @@ static int in_args(const struct pstate *p)
 static void event_reset(struct pstate *p)
 {
 	struct ta_event *ev = &p->ev;
-	uint64_t set;
-	int f;
 
 	ta_buf_reset(&ev->arena);
-	for (set = ev->set, f = 0; set; set >>= 1, f++)
-		if (set & 1)
-			memset(&ev->f[f], 0, sizeof(ev->f[f]));
-	ev->set = 0;
+	ta_event_clear_fields(ev);
 	ev->has_ts = ev->has_dur = ev->ts_is_float = 0;
 	ev->ts_ns = ev->dur_ns = ev->hta_ts_ns = ev->hta_dur_ns = 0;
 	p->ev.index = p->res->events;
