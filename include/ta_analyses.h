@@ -197,6 +197,31 @@ int ta_critical_run(sqlite3 *db, const struct ta_query *q,
 		    const struct ta_critical_opts *o, struct ta_table **out,
 		    struct ta_table **top, struct ta_error *err);
 
+/* The critical path on shards, which hold a rank each: a path walked on
+ * one shard stops where a collective waited for a late member in another
+ * shard, and goes on in that shard in the next round.
+ * ta_critical_pieces walks the shard's own steps (req NULL) or goes on
+ * with the paths that came to its rank (req: those for other ranks are
+ * passed over), giving the pieces' rows; ta_critical_exits says where the
+ * pieces of one round go on (-1 if a path would come back where it has
+ * been: no progress); ta_critical_join adds up the pieces of every round
+ * (in order) into ta_critical_run's tables, the same rows. */
+struct ta_critical_request {
+	int64_t home, walk;      /* whose path: its rank, and which of its walks */
+	int64_t start_job;       /* the step's start, on the job's clock */
+	int64_t rank, ts;        /* where it goes on: the late member's kernel */
+};
+
+int ta_critical_pieces(sqlite3 *db, const struct ta_query *q,
+		       const struct ta_critical_opts *o,
+		       const struct ta_critical_request *req, size_t nreq,
+		       struct ta_table **out, struct ta_error *err);
+long ta_critical_exits(const struct ta_table *pieces, struct ta_intern *seen,
+		       struct ta_critical_request **req);
+int ta_critical_join(struct ta_table *const *rounds, size_t n,
+		     const struct ta_critical_opts *o, struct ta_table **out,
+		     struct ta_table **top, struct ta_error *err);
+
 /* --hta-compat: per rank, HTA's critical path of one annotation instance
  * by what bounds it (out, HTA's summary()), and the sizes of its graph and
  * path (graph). */

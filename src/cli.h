@@ -40,11 +40,19 @@ struct ta_cmd_info {
 
 /* How a command's rows come from a directory of shards, each analysed on
  * its own (shard_run.c). */
+struct ta_shards;
 struct ta_shard_rule {
 	int peers;        /* needs every shard's collectives (model: coll) */
 	int same_notes;   /* its notes are about all ranks: said once */
 	/* what only all rows tell: the table made whole (t or a new one) */
 	struct ta_table *(*join)(struct ta_table *t);
+	/* what each shard runs instead of the command's analysis, or NULL */
+	ta_analysis_fn fn;
+	/* rounds after the first, on some shards again (a path that goes on
+	 * in another rank: critical-path): the table made whole from the
+	 * first round's (freed), NULL to go the merged way */
+	struct ta_table *(*rounds)(struct ta_shards *sh, struct ta_table *first,
+				   void *ctx);
 };
 
 /* A command whose rows for a rank come from that rank's events alone;
@@ -144,10 +152,14 @@ int ta_shard_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
 /* The same in steps, for several analyses over the same shards (report):
  * NULL when they do not apply; run returns 1 or 0 as above; close says
  * parsing's warnings if used. */
-struct ta_shards;
 struct ta_shards *ta_shards_open(const struct ta_cli *cli);
 int ta_shards_run(struct ta_shards *sh, const struct ta_shard_rule *rule,
 		  ta_analysis_fn fn, void *ctx, struct ta_table **out);
+/* The same on the shards of some ranks only (sorted, each once); 0 also
+ * when one of them has no shard. */
+int ta_shards_run_ranks(struct ta_shards *sh, const struct ta_shard_rule *rule,
+			ta_analysis_fn fn, void *ctx, const int64_t *ranks,
+			size_t n, struct ta_table **out);
 void ta_shards_close(struct ta_shards *sh, int used);
 
 #endif

@@ -92,7 +92,7 @@ static struct ta_table *join_verdicts(struct ta_table *t)
 
 static void after_parse(void *ctx, struct ta_cli *cli)
 {
-	static const struct ta_shard_rule verdicts = { 1, 0, join_verdicts };
+	static const struct ta_shard_rule verdicts = { 1, 0, join_verdicts, NULL, NULL };
 	const struct diag_cmd *c = ctx;
 
 	/* what the model will need: build its index while loading */

@@ -24,21 +24,23 @@
 /* The rules by command. Per rank: checked option by option on every
  * sample (queue, launch and annotations set theirs: --series, --by-op and
  * --kernels read across ranks; kernels too). */
-const struct ta_shard_rule ta_shard_per_rank = { 0, 0, NULL };
+const struct ta_shard_rule ta_shard_per_rank = { 0, 0, NULL, NULL, NULL };
 
 /* Rows per rank, but what the other ranks did matters too, through their
  * collectives alone (a late peer's wait): every shard's coll is gathered
  * first (a small file, attached as "peers"), then each shard runs as
  * above; stragglers' notes are about every rank (the matching), said
  * once, and the late peers' causes are named over all rows. Not here:
- * critical-path, whose path crosses into other ranks' events; diagnose,
- * whose findings and path check span ranks. (kernels --by type, which
- * adds up over ranks, sets its rule itself: it depends on an option.) */
-const struct ta_shard_rule ta_shard_with_peers = { 1, 0, NULL };
-static const struct ta_shard_rule stragglers = { 1, 1, ta_stragglers_join };
+ * diagnose, whose findings and path check span ranks. (kernels --by type,
+ * which adds up over ranks, and critical-path, whose paths go on in other
+ * shards in further rounds, set their rules themselves: they depend on
+ * options.) */
+const struct ta_shard_rule ta_shard_with_peers = { 1, 0, NULL, NULL, NULL };
+static const struct ta_shard_rule stragglers = { 1, 1, ta_stragglers_join, NULL, NULL };
 /* kernels --by type (and report's table of it): each shard's time per
  * type, added up */
-const struct ta_shard_rule ta_shard_kernel_types = { 0, 0, ta_kernels_types_join };
+const struct ta_shard_rule ta_shard_kernel_types = { 0, 0, ta_kernels_types_join, NULL,
+							    NULL };
 
 static const struct {
 	const char *name;
@@ -554,11 +556,13 @@ struct ta_shards *ta_shards_open(const struct ta_cli *cli)
 	return sh;
 }
 
-int ta_shards_run(struct ta_shards *sh, const struct ta_shard_rule *rule,
-		  ta_analysis_fn fn, void *ctx, struct ta_table **out)
+/* The rule's analysis on shards s[0..n-1]. */
+static int run_rule(struct ta_shards *sh, const struct ta_shard_rule *rule,
+		    ta_analysis_fn fn, void *ctx, const struct shard *s, size_t n,
+		    struct ta_table **out)
 {
-	struct job j = { fn, ctx, &sh->q, NULL, rule->same_notes,
-			 sh->cli->cmd ? sh->cli->cmd->name : "shards" };
+	struct job j = { rule->fn ? rule->fn : fn, ctx, &sh->q, NULL,
+			 rule->same_notes, sh->cli->cmd ? sh->cli->cmd->name : "shards" };
 	struct ta_table *all = NULL;
 	int ok = !sh->failed;
 
@@ -572,7 +576,7 @@ int ta_shards_run(struct ta_shards *sh, const struct ta_shard_rule *rule,
 	}
 	if (rule->peers)
 		j.peers = sh->peers;
-	ok = ok && run_all(sh->cli, &j, sh->s, sh->n, &all);
+	ok = ok && n && run_all(sh->cli, &j, s, n, &all);
 	if (ok && rule->join)
 		all = rule->join(all);
 	if (!ok) {
@@ -581,6 +585,29 @@ int ta_shards_run(struct ta_shards *sh, const struct ta_shard_rule *rule,
 	}
 	*out = all;
 	return 1;
+}
+
+int ta_shards_run(struct ta_shards *sh, const struct ta_shard_rule *rule,
+		  ta_analysis_fn fn, void *ctx, struct ta_table **out)
+{
+	return run_rule(sh, rule, fn, ctx, sh->s, sh->n, out);
+}
+
+int ta_shards_run_ranks(struct ta_shards *sh, const struct ta_shard_rule *rule,
+			ta_analysis_fn fn, void *ctx, const int64_t *ranks,
+			size_t n, struct ta_table **out)
+{
+	struct shard *some = ta_xcalloc(n + 1, sizeof(*some));
+	size_t i, k = 0;
+	int ok;
+
+	*out = NULL;
+	for (i = 0; i < sh->n && k < n; i++)   /* both in rank order */
+		if (sh->s[i].rank == ranks[k])
+			some[k++] = sh->s[i];
+	ok = k == n && run_rule(sh, rule, fn, ctx, some, n, out);
+	free(some);
+	return ok;
 }
 
 void ta_shards_close(struct ta_shards *sh, int used)
@@ -611,6 +638,8 @@ int ta_shard_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
 	if (!rule || !(sh = ta_shards_open(cli)))
 		return 0;
 	ok = ta_shards_run(sh, rule, fn, ctx, out);
+	if (ok && rule->rounds)
+		ok = (*out = rule->rounds(sh, *out, ctx)) != NULL;
 	ta_shards_close(sh, ok);
 	return ok;
 }

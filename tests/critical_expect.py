@@ -72,6 +72,15 @@ for r in table("testdata/train_stalled", "--what-if", "cpu:data_loading=0"):
           abs(float(r["predicted_us"]) - healthy) < 0.1 * healthy)
 for r in table("testdata/train_healthy", "--what-if", "kernel:*=1"):
     check("what-if: a factor of 1 predicts the step", abs(float(r["predicted_us"]) - float(r["path_us"])) < 0.01)
+# the sentences name a part of the path, never predicted_us (read as a
+# ninth part it named whatever lay past the list)
+out = subprocess.run(["./traceanalyze", "critical-path", "-q", "--what-if", "cpu:data_loading=0",
+                      "testdata/train_stalled"], capture_output=True, text=True, check=True).stdout
+said = [line for line in out.splitlines() if "% of the critical path is" in line]
+check("what-if, text: each step's sentence names a part (%d)" % len(said),
+      said and all(line.split("% of the critical path is ")[1].startswith(
+          ("on the CPU", "in launches", "in compute", "in communication", "in copies",
+           "in gaps", "in syncs", "on other ranks")) for line in said))
 check("--step keeps one step", {r["step"] for r in table("testdata/train_stalled", "--step", "3")} == {"3"})
 
 d = tempfile.mkdtemp()

@@ -111,11 +111,12 @@ check "temporal on shards: nothing merged into the cache" test "$(ls "$TRACEANAL
 $BIN stragglers -q "$TMP/r6" > /dev/null
 $BIN overlap -q "$TMP/r6" > /dev/null
 for c in "kernels --by type" kernels report queue "queue --blocked-at 2" launch \
-	"launch --summary" annotations "annotations --gpu" "diagnose --no-path --format csv"; do
+	"launch --summary" annotations "annotations --gpu" "diagnose --no-path --format csv" \
+	critical-path "critical-path --top 5"; do
 	# shellcheck disable=SC2086
 	$BIN $c -q "$TMP/r6" > /dev/null
 done
-check "stragglers, overlap, kernels, report, queue, launch, annotations on shards: nothing merged" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
+check "stragglers, overlap, kernels, report, queue, launch, annotations, critical-path on shards: nothing merged" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
 $BIN kernels --sequences -q "$TMP/r6" > /dev/null
 check "... kernels --sequences: merged (it ranks over all ranks)" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 1
 $BIN diagnose -q "$TMP/r6" > /dev/null
@@ -138,6 +139,35 @@ for j in 1 4; do
 	done
 done
 check "... and the gathered collectives are gone from TMPDIR" test "$(ls -A "$TMP/td" | wc -l)" = 0
+
+# critical-path on shards: each shard walks its own steps; a path that
+# reaches a late member in another shard goes on there in the next round.
+# A different rank late at every collective: paths hop from rank to rank
+# (up to four times a step) and come back to their own
+python3 tools/ranks.py "$TMP/rotsrc" 6 -1 20000 3 4 > /dev/null
+$BIN ingest -q -j 3 "$TMP/rotsrc" -o "$TMP/rot/"
+$BIN critical-path -q -j 1 --no-cache --top 50 --format csv "$TMP/rotsrc" > "$TMP/a"
+check "rotating stragglers: paths run through other ranks" grep -q ",rank 3: between kernels," "$TMP/a"
+check "... and come back to their own" grep -q "^0,1,gap,before the first kernel," "$TMP/a"
+for j in 1 4; do
+	for o in "" "--top 7" "--step 2" "--what-if kernel:gemm=0.5" "--what-if gap:*=0"; do
+		for f in csv json text; do
+			# shellcheck disable=SC2086
+			$BIN critical-path -j $j --no-cache $o --format $f "$TMP/rotsrc" > "$TMP/a" 2>&1
+			# shellcheck disable=SC2086
+			TMPDIR="$TMP/td" $BIN critical-path -j $j $o --format $f "$TMP/rot" > "$TMP/b" 2>&1
+			same "critical-path -j $j $o --format $f shard by shard" "$TMP/a" "$TMP/b"
+		done
+	done
+done
+rm -rf "$TRACEANALYZE_CACHE_DIR"
+$BIN critical-path -v "$TMP/rot" 2> "$TMP/v" > /dev/null
+check "critical-path on rotating stragglers: five rounds" grep -q "critical path: 5 rounds" "$TMP/v"
+check "... nothing merged" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
+check "... and nothing left in TMPDIR" test "$(ls -A "$TMP/td" | wc -l)" = 0
+# --trace rewrites one rank's file, --hta-compat draws HTA's graph: merged
+$BIN critical-path -q --hta-compat "$TMP/rot" > /dev/null
+check "critical-path --hta-compat: merged" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 1
 $BIN stragglers -j 4 "$TMP/r6" 2> "$TMP/b" > /dev/null
 check "... which the synthetic ranks have" grep -q "matched collectives" "$TMP/b"
 

@@ -14,6 +14,10 @@ last member arrives; the straggler spends LATE_US (default 30000) in a
 "data_loading" range at each step's start, so everyone waits for it at
 the step's first collective. Rank r's clock is shifted by r * 1.5 ms, so
 the offsets must be estimated to find the straggler.
+
+STRAGGLER -1: a different rank is late at every collective (the k-th of
+the job waits for rank k mod N's data loading), so a critical path hops
+from rank to rank and comes back.
 """
 import gzip
 import json
@@ -30,15 +34,17 @@ def trace(rank, n, straggler, late_us, steps, colls):
         step = {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % s,
                 "pid": 1, "tid": 1, "ts": t + skew, "dur": 0}
         ev.append(step)
-        late = late_us if rank == straggler else 0.0
-        if late:
-            ev.append({"ph": "X", "cat": "user_annotation", "name": "data_loading",
-                       "pid": 1, "tid": 1, "ts": t + skew, "dur": late})
         ready = t  # when every member may start computing
         for c in range(colls):
-            # 2 ms of compute, a little longer on higher ranks; the first
-            # collective waits for the straggler's data loading
-            arrive = [ready + (late_us if (r == straggler and c == 0) else 0.0)
+            # the first collective waits for the straggler's data loading
+            # (STRAGGLER -1: each collective for another rank's)
+            slow = ((s - 1) * colls + c) % n if straggler < 0 else \
+                straggler if c == 0 else -1
+            if rank == slow:
+                ev.append({"ph": "X", "cat": "user_annotation", "name": "data_loading",
+                           "pid": 1, "tid": 1, "ts": ready + skew, "dur": late_us})
+            # 2 ms of compute, a little longer on higher ranks
+            arrive = [ready + (late_us if r == slow else 0.0)
                       + 2000.0 + r for r in range(n)]
             kend = max(arrive) + 1000.0
             me = arrive[rank]

@@ -20,22 +20,15 @@
  *     a thread with nothing running (the autograd engine's, between
  *     tasks) waits for the main thread.
  * Each step of the walk goes back in time, so it ends. */
+#include "critical_int.h"
 #include "host.h"
 #include "peers.h"
-#include "ta_analyses.h"
 #include "ta_db.h"
-#include "ta_intern.h"
 
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum cat { C_CPU, C_LAUNCH, C_COMPUTE, C_COMM, C_MEMORY, C_GAP, C_SYNC, C_PEER,
-	   NCAT };
-
-const char *const ta_critical_parts[NCAT + 1] = { "cpu", "launch",
-	"kernel_compute", "kernel_comm", "kernel_memory", "gap", "sync",
-	"peer_wait", NULL };
 #define cat_names ta_critical_parts
 
 /* A collective's last member is followed when it came this much later. */
@@ -78,23 +71,15 @@ struct cp_rank {
 	int loaded;
 };
 
-struct item {
-	int kind;                   /* enum cat */
-	char *name;
-	int64_t ns, count;
-};
-
-struct acc {
-	int64_t cat[NCAT];
-	struct ta_intern *keys;
-	struct item *items;
-	size_t n;
-};
-
 struct walk {
 	sqlite3 *db;
 	struct cp_rank *ranks;
 	size_t nranks, home;
+	int64_t home_rank;          /* whose path: its own parts, others' peer_wait */
+	/* on a shard: the walk stops at a late peer of another shard, and
+	 * says where it would go on (exit_rank, exit_ts: that peer's kernel) */
+	int pieces, exited;
+	int64_t exit_rank, exit_ts;
 	const struct ta_peers *peers;
 	int64_t start_job;          /* the step's start, on the job's clock */
 	struct acc acc;
@@ -117,7 +102,7 @@ static void node(struct walk *w, size_t ri, int64_t idx, int64_t ts,
 {
 	struct ta_path_nodes *n = w->o ? w->o->nodes : NULL;
 
-	if (!n || ri != w->home || w->ranks[ri].rank != n->rank)
+	if (!n || w->ranks[ri].rank != w->home_rank || w->ranks[ri].rank != n->rank)
 		return;
 	if (n->n && n->v[n->n - 1].idx == idx && n->v[n->n - 1].step == w->step)
 		return;
@@ -371,33 +356,22 @@ static int what_if(const struct walk *w, enum cat c, const char *name)
 static void add(struct walk *w, size_t ri, enum cat c, int64_t ns,
 		const char *name)
 {
-	struct item *it;
 	struct ta_buf key = { 0 };
-	int64_t id;
-	int is_new;
+	int home = w->ranks[ri].rank == w->home_rank;
 
 	if (ns <= 0)
 		return;
-	w->acc.cat[ri == w->home ? c : C_PEER] += ns;
+	w->acc.cat[home ? c : C_PEER] += ns;
 	if (what_if(w, c, name))
 		w->matched += ns;
 	if (!w->names)
 		return;
-	if (ri != w->home)
-		ta_buf_addf(&key, "%d\x1frank %lld: %s", (int)c,
-			    (long long)w->ranks[ri].rank, name);
-	else
-		ta_buf_addf(&key, "%d\x1f%s", (int)c, name);
-	id = ta_intern(w->acc.keys, key.s, key.len, &is_new);
-	if (is_new) {
-		w->acc.items = ta_xrealloc(w->acc.items, (size_t)id * sizeof(*w->acc.items));
-		w->acc.items[id - 1] = (struct item){ (int)c,
-			ta_xstrdup(strchr(key.s, '\x1f') + 1), 0, 0 };
-		w->acc.n = (size_t)id;
+	if (home) {
+		cp_acc_item(&w->acc, (int)c, name, ns, 1);
+		return;
 	}
-	it = &w->acc.items[id - 1];
-	it->ns += ns;
-	it->count++;
+	ta_buf_addf(&key, "rank %lld: %s", (long long)w->ranks[ri].rank, name);
+	cp_acc_item(&w->acc, (int)c, key.s, ns, 1);
 	ta_buf_free(&key);
 }
 
@@ -545,13 +519,13 @@ static const struct ta_sync *sync_before(const struct cp_rank *r, int64_t tid,
 	return best;
 }
 
-/* The last member of a matched collective k waited for, if another rank
- * arrived after k started: its rank index and its kernel. */
-static int peer_of(struct walk *w, size_t ri, const struct cp_kernel *k,
-		   size_t *pri, long *pk, int64_t *arrival)
+/* The wait of collective k (of rank index ri) for its last member, if
+ * another rank arrived after k started; NULL if none. */
+static const struct ta_peer_wait *wait_of(const struct walk *w, size_t ri,
+					  const struct cp_kernel *k)
 {
 	const struct ta_peers *p = w->peers;
-	size_t lo = 0, hi = p->nwaits, j;
+	size_t lo = 0, hi = p->nwaits;
 	int64_t rank = w->ranks[ri].rank;
 
 	while (lo < hi) {
@@ -564,38 +538,71 @@ static int peer_of(struct walk *w, size_t ri, const struct cp_kernel *k,
 			hi = m;
 	}
 	if (lo >= p->nwaits || p->waits[lo].rank != rank || p->waits[lo].ts != k->ts)
-		return 0;
-	for (j = 0; j < w->nranks; j++)
-		if (w->ranks[j].rank == p->waits[lo].peer)
-			break;
-	if (j == w->nranks)
-		return 0;
-	*pri = j;
-	*arrival = p->waits[lo].end;
-	if (!w->ranks[j].loaded) {
-		struct ta_error e = { 0, "" };
+		return NULL;
+	return &p->waits[lo];
+}
 
-		if (load_rank(w->db, &w->ranks[j], &e) < 0) {
-			w->failed = 1;
-			return 0;
-		}
+/* The first kernel of r that starts at ts, -1 if none. */
+static long kernel_at(const struct cp_rank *r, int64_t ts)
+{
+	size_t a = 0, b = r->nk;
+
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+
+		if (r->k[m].ts < ts)
+			a = m + 1;
+		else
+			b = m;
 	}
-	{
-		const struct cp_rank *q = &w->ranks[j];
-		size_t a = 0, b = q->nk;
+	return a < r->nk && r->k[a].ts == ts ? (long)a : -1;
+}
 
-		while (a < b) {
-			size_t m = a + (b - a) / 2;
+static int rank_index(const struct walk *w, int64_t rank)
+{
+	size_t i;
 
-			if (q->k[m].ts < p->waits[lo].peer_ts)
-				a = m + 1;
-			else
-				b = m;
-		}
-		if (a >= q->nk || q->k[a].ts != p->waits[lo].peer_ts)
+	for (i = 0; i < w->nranks; i++)
+		if (w->ranks[i].rank == rank)
+			return (int)i;
+	return -1;
+}
+
+/* Rank index ri, loaded; 0 if it cannot be. */
+static int loaded(struct walk *w, size_t ri)
+{
+	struct ta_error e = { 0, "" };
+
+	if (w->ranks[ri].loaded)
+		return 1;
+	if (load_rank(w->db, &w->ranks[ri], &e) < 0)
+		w->failed = 1;
+	return !w->failed;
+}
+
+/* The late member that collective k waited for, when the path goes on
+ * there: its rank index and kernel, with the time it arrived (on k's
+ * clock). On a shard, a member of another shard: w->exited, 0. */
+static int peer_of(struct walk *w, size_t ri, const struct cp_kernel *k,
+		   size_t *pri, long *pk, int64_t *arrival)
+{
+	const struct ta_peer_wait *pw = wait_of(w, ri, k);
+	int j;
+
+	if (!pw)
+		return 0;
+	*arrival = pw->end;
+	if ((j = rank_index(w, pw->peer)) < 0) {
+		if (!w->pieces)
 			return 0;
-		*pk = (long)a;
+		w->exited = 1;
+		w->exit_rank = pw->peer;
+		w->exit_ts = pw->peer_ts;
+		return 0;
 	}
+	if (!loaded(w, (size_t)j) || (*pk = kernel_at(&w->ranks[j], pw->peer_ts)) < 0)
+		return 0;
+	*pri = (size_t)j;
 	return 1;
 }
 
@@ -625,36 +632,36 @@ static void walk_back(struct walk *w, size_t ri, long ki, int64_t tid, int64_t t
 		struct cp_rank *r = &w->ranks[ri];
 		int64_t lo = w->start_job + r->offset;   /* the step's start here */
 
-		if (!r->loaded) {
-			struct ta_error e = { 0, "" };
-
-			if (load_rank(w->db, r, &e) < 0) {
-				w->failed = 1;
-				return;
-			}
-		}
+		if (!loaded(w, ri))
+			return;
 		if (t <= lo)
 			return;
 		if (ki >= 0) { /* on a kernel, at t <= its end */
 			const struct cp_kernel *k = &r->k[ki];
 			int64_t from = k->ts > lo ? k->ts : lo, ready = INT64_MIN;
-			size_t pri;
-			long pk, other, best = -1;
+			size_t pri = 0;
+			long pk = -1, other, best = -1;
 			int64_t arrival;
 			enum { NONE, STREAM, LAUNCH, OTHER } by = NONE;
 
 			/* a member later by less than PEER_NS is no straggler: the
 			 * path stays here (balanced ranks would make it hop) */
-			if (k->kind == TA_KIND_COMM && peer_of(w, ri, k, &pri, &pk, &arrival) &&
+			w->exited = 0;
+			if (k->kind == TA_KIND_COMM && (peer_of(w, ri, k, &pri, &pk, &arrival) ||
+							w->exited) &&
 			    arrival - from >= PEER_NS && arrival <= t) {
 				/* the transfer after the last member came; then that
-				 * member, on its own clock */
+				 * member, on its own clock (in its own shard: the
+				 * walk stops, exited) */
 				add(w, ri, C_COMM, t - arrival, name_of(w, k->name));
+				if (w->exited)
+					return;
 				ri = pri;
 				ki = pk;
 				t = w->ranks[pri].k[pk].ts;
 				continue;
 			}
+			w->exited = 0;
 			add(w, ri, kernel_cat(k->kind), t - from, name_of(w, k->name));
 			node(w, ri, k->idx, k->ts, k->pid, k->tid, k->ids);
 			if (from == lo)
@@ -719,79 +726,6 @@ static void walk_back(struct walk *w, size_t ri, long ki, int64_t tid, int64_t t
 	w->why = "the critical path walk made no progress";
 }
 
-static const struct ta_col path_cols[] = {
-	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
-	{ "step", TA_COL_INT, TA_UNIT_NONE, 1 },
-	{ "path_us", TA_COL_REAL, TA_UNIT_US, 0 },
-	{ "cpu_us", TA_COL_REAL, TA_UNIT_US, 0 },
-	{ "launch_us", TA_COL_REAL, TA_UNIT_US, 0 },
-	{ "kernel_compute_us", TA_COL_REAL, TA_UNIT_US, 0 },
-	{ "kernel_comm_us", TA_COL_REAL, TA_UNIT_US, 0 },
-	{ "kernel_memory_us", TA_COL_REAL, TA_UNIT_US, 0 },
-	{ "gap_us", TA_COL_REAL, TA_UNIT_US, 0 },
-	{ "sync_us", TA_COL_REAL, TA_UNIT_US, 0 },
-	{ "peer_wait_us", TA_COL_REAL, TA_UNIT_US, 0 },
-	{ "predicted_us", TA_COL_REAL, TA_UNIT_US, 0 },   /* --what-if only */
-};
-
-static const struct ta_col top_cols[] = {
-	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
-	{ "step", TA_COL_INT, TA_UNIT_NONE, 1 },
-	{ "kind", TA_COL_TEXT, TA_UNIT_NONE, 1 },
-	{ "name", TA_COL_TEXT, TA_UNIT_NONE, 1 },
-	{ "path_us", TA_COL_REAL, TA_UNIT_US, 0 },
-	{ "count", TA_COL_INT, TA_UNIT_NONE, 0 },
-};
-
-static int cmp_item(const void *x, const void *y)
-{
-	const struct item *a = x, *b = y;
-
-	if (a->ns != b->ns)
-		return a->ns > b->ns ? -1 : 1;
-	return strcmp(a->name, b->name);
-}
-
-static void reset_acc(struct acc *a)
-{
-	size_t i;
-
-	for (i = 0; i < a->n; i++)
-		free(a->items[i].name);
-	free(a->items);
-	ta_intern_free(a->keys);
-	memset(a, 0, sizeof(*a));
-	a->keys = ta_intern_new();
-}
-
-static void emit(struct ta_table *t, struct ta_table *top, struct walk *w,
-		 int64_t rank, int64_t step, int64_t len, size_t ntop)
-{
-	size_t r = ta_table_add_row(t), c, i;
-
-	ta_table_set_int(t, r, 0, rank);
-	if (step >= 0)
-		ta_table_set_int(t, r, 1, step);
-	ta_table_set_real(t, r, 2, (double)len / 1e3);
-	for (c = 0; c < NCAT; c++)
-		ta_table_set_real(t, r, 3 + c, (double)w->acc.cat[c] / 1e3);
-	if (t->ncols > 3 + NCAT) /* first order: the path itself, shortened */
-		ta_table_set_real(t, r, 3 + NCAT, ((double)len - (1 - w->o->what_factor) *
-						   (double)w->matched) / 1e3);
-	ta_qsort(w->acc.items, w->acc.n, sizeof(*w->acc.items), cmp_item);
-	for (i = 0; i < w->acc.n && i < ntop; i++) {
-		size_t q = ta_table_add_row(top);
-
-		ta_table_set_int(top, q, 0, rank);
-		if (step >= 0)
-			ta_table_set_int(top, q, 1, step);
-		ta_table_set_text(top, q, 2, cat_names[w->acc.items[i].kind]);
-		ta_table_set_text(top, q, 3, w->acc.items[i].name);
-		ta_table_set_real(top, q, 4, (double)w->acc.items[i].ns / 1e3);
-		ta_table_set_int(top, q, 5, w->acc.items[i].count);
-	}
-}
-
 /* Where the walk starts: the kernel that ended at the window's end, else
  * the main thread there. */
 static void walk_step(struct walk *w, int64_t e)
@@ -816,30 +750,24 @@ static int selected(const struct ta_query *q, int64_t rank)
 	return !q->ranks;
 }
 
-static int rank_index(struct walk *w, int64_t rank)
-{
-	size_t i;
+/* What each walked step gives: a row of the path table (one database),
+ * or the rows of its piece (a shard). */
+typedef void (*step_fn)(struct walk *w, int64_t walk_no, int64_t step, int64_t len,
+			void *ctx);
 
-	for (i = 0; i < w->nranks; i++)
-		if (w->ranks[i].rank == rank)
-			return (int)i;
-	return -1;
-}
-
-int ta_critical_run(sqlite3 *db, const struct ta_query *q,
-		    const struct ta_critical_opts *o, struct ta_table **out,
-		    struct ta_table **top, struct ta_error *err)
+/* The model, the collectives matched, and the ranks of q (on a shard:
+ * its own) with their clock offsets. */
+static int walk_open(sqlite3 *db, const struct ta_query *q,
+		     const struct ta_critical_opts *o, int pieces, struct walk *w,
+		     struct ta_peers *peers, struct ta_error *err)
 {
 	struct ta_query every = *q;
-	struct ta_peers peers;
-	struct walk w;
 	sqlite3_stmt *st = NULL;
-	struct ta_table *t, *tt;
 	size_t i;
 	int rc;
 
-	*out = *top = NULL;
-	memset(&w, 0, sizeof(w));
+	memset(w, 0, sizeof(*w));
+	memset(peers, 0, sizeof(*peers));
 	/* the model of every rank: a path may run through one not selected
 	 * (building the selected ones' first says if one is not there) */
 	if (q->ranks && ta_model_prepare(db, q, 0, err) < 0)
@@ -847,95 +775,236 @@ int ta_critical_run(sqlite3 *db, const struct ta_query *q,
 	every.ranks = NULL;
 	every.nranks = 0;
 	if (ta_model_prepare(db, &every, TA_NEED_DEV | TA_NEED_HOST, err) < 0 ||
-	    ta_peers_match(db, &every, &peers, err) < 0)
+	    ta_peers_match(db, &every, peers, err) < 0)
 		return -1;
-	w.db = db;
-	w.peers = &peers;
+	w->db = db;
+	w->peers = peers;
+	w->pieces = pieces;
 	/* names cost a third of the walk: only --top, prose and --trace need them */
-	w.names = o->top > 0 || o->nodes;
-	w.o = o;
-	w.seen = ta_intern_new();
-	w.acc.keys = ta_intern_new();
-	/* every selected rank, and every rank with collectives (a path may
-	 * run through a peer) */
+	w->names = o->top > 0 || o->nodes;
+	w->o = o;
+	w->seen = ta_intern_new();
+	w->acc.keys = ta_intern_new();
+	/* every rank (a path may run through a peer); on a shard, its own */
 	if (ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY 1", &st, err) < 0)
-		goto fail;
+		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		w.ranks = ta_xrealloc(w.ranks, (w.nranks + 1) * sizeof(*w.ranks));
-		memset(&w.ranks[w.nranks], 0, sizeof(*w.ranks));
-		w.ranks[w.nranks++].rank = sqlite3_column_int64(st, 0);
+		w->ranks = ta_xrealloc(w->ranks, (w->nranks + 1) * sizeof(*w->ranks));
+		memset(&w->ranks[w->nranks], 0, sizeof(*w->ranks));
+		w->ranks[w->nranks++].rank = sqlite3_column_int64(st, 0);
 	}
 	sqlite3_finalize(st);
 	if (ta_db_done(db, rc, err) < 0)
-		goto fail;
-	for (i = 0; i < peers.nranks; i++) {
-		int j = rank_index(&w, peers.ranks[i]);
+		return -1;
+	for (i = 0; i < peers->nranks; i++) {
+		int j = rank_index(w, peers->ranks[i]);
 
 		if (j >= 0)
-			w.ranks[j].offset = peers.offset_ns[i];
+			w->ranks[j].offset = peers->offset_ns[i];
 	}
-	t = ta_table_new("Critical path per step", path_cols, o->what_kind ? 12 : 11);
-	tt = ta_table_new("On the critical path, by time", top_cols, 6);
-	ta_table_set_values(tt, 2, cat_names);
-	if (ta_db_prepare(db, "SELECT w.rank, w.step, w.ts, w.end_ts FROM step_win w"
+	return 0;
+}
+
+static void walk_close(struct walk *w, struct ta_peers *peers)
+{
+	size_t i;
+
+	for (i = 0; i < w->nranks; i++)
+		free_rank(&w->ranks[i]);
+	free(w->ranks);
+	for (i = 0; i < w->ncache; i++)
+		free(w->cache[i]);
+	free(w->cache);
+	ta_intern_free(w->seen);
+	sqlite3_finalize(w->name_st);
+	cp_acc_free(&w->acc);
+	ta_peers_free(peers);
+}
+
+/* A failed walk's error, if the database did not say one. */
+static int walk_failed(struct walk *w, struct ta_error *err)
+{
+	if (!w->failed)
+		return 0;
+	if (!err->msg[0] && w->why)
+		ta_error_set(err, TA_EXIT_SYSTEM, "%s", w->why);
+	else if (!err->msg[0])
+		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(w->db));
+	return -1;
+}
+
+/* Walks each selected rank's steps (--step: that one), each from its end
+ * back, and hands each to fn. */
+static int walk_steps(struct walk *w, const struct ta_query *q, step_fn fn,
+		      void *ctx, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t walk_no = 0, last = INT64_MIN;
+	int rc;
+
+	if (ta_db_prepare(w->db, "SELECT w.rank, w.step, w.ts, w.end_ts FROM step_win w"
 			  " JOIN sel_ranks s ON s.rank = w.rank WHERE ?1 < 0 OR w.step = ?1"
 			  " UNION ALL SELECT p.rank, -1, p.ts, p.end_ts FROM span p"
 			  " JOIN sel_ranks s ON s.rank = p.rank WHERE ?1 < 0 AND NOT EXISTS"
 			  " (SELECT 1 FROM step_win x WHERE x.rank = p.rank) ORDER BY 1, 3",
-			  &st, err) < 0) {
-		ta_table_free(t);
-		ta_table_free(tt);
-		goto fail;
-	}
-	sqlite3_bind_int64(st, 1, o->step);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW && !w.failed) {
-		int home = rank_index(&w, sqlite3_column_int64(st, 0));
+			  &st, err) < 0)
+		return -1;
+	sqlite3_bind_int64(st, 1, w->o->step);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && !w->failed) {
+		int64_t rank = sqlite3_column_int64(st, 0);
+		int home = rank_index(w, rank);
 		int64_t s = sqlite3_column_int64(st, 2), e = sqlite3_column_int64(st, 3);
 
-		if (!selected(q, sqlite3_column_int64(st, 0)))
+		if (!selected(q, rank))
 			continue;
-		if (home < 0 || load_rank(db, &w.ranks[home], err) < 0) {
-			w.failed = 1;
+		if (home < 0 || load_rank(w->db, &w->ranks[home], err) < 0) {
+			w->failed = 1;
 			break;
 		}
-		w.home = (size_t)home;
-		w.start_job = s - w.ranks[home].offset;
-		w.step = sqlite3_column_int64(st, 1);
-		w.matched = 0;
-		reset_acc(&w.acc);
-		walk_step(&w, e);
-		emit(t, tt, &w, w.ranks[home].rank, sqlite3_column_int64(st, 1), e - s,
-		     o->top);
+		walk_no = rank == last ? walk_no + 1 : 0;
+		last = rank;
+		w->home = (size_t)home;
+		w->home_rank = rank;
+		w->start_job = s - w->ranks[home].offset;
+		w->step = sqlite3_column_int64(st, 1);
+		w->matched = 0;
+		w->exited = 0;
+		cp_acc_reset(&w->acc);
+		walk_step(w, e);
+		fn(w, walk_no, w->step, e - s, ctx);
 	}
 	sqlite3_finalize(st);
-	if (w.failed && !err->msg[0]) {
-		if (w.why)
-			ta_error_set(err, TA_EXIT_SYSTEM, "%s", w.why);
-		else
-			ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+	if (walk_failed(w, err) < 0)
+		return -1;
+	return ta_db_done(w->db, rc, err);
+}
+
+struct tables {
+	struct ta_table *path, *top;
+};
+
+static void emit_step(struct walk *w, int64_t walk_no, int64_t step, int64_t len,
+		      void *ctx)
+{
+	struct tables *t = ctx;
+
+	(void)walk_no;
+	cp_emit(t->path, t->top, w->o, &w->acc, w->matched, w->home_rank, step,
+		len, w->o->top);
+}
+
+int ta_critical_run(sqlite3 *db, const struct ta_query *q,
+		    const struct ta_critical_opts *o, struct ta_table **out,
+		    struct ta_table **top, struct ta_error *err)
+{
+	struct ta_peers peers;
+	struct walk w;
+	struct tables t = { NULL, NULL };
+	int rc = -1;
+
+	*out = *top = NULL;
+	if (walk_open(db, q, o, 0, &w, &peers, err) == 0) {
+		t.path = cp_path_table(o->what_kind != NULL);
+		t.top = cp_top_table();
+		rc = walk_steps(&w, q, emit_step, &t, err);
 	}
-	if (w.failed || ta_db_done(db, rc, err) < 0) {
+	walk_close(&w, &peers);
+	if (rc < 0) {
+		ta_table_free(t.path);
+		ta_table_free(t.top);
+		return -1;
+	}
+	*out = t.path;
+	*top = t.top;
+	return 0;
+}
+
+/* A piece's rows (critical_int.h, enum piece_col): its walk, then its
+ * items in the order met. */
+static void emit_piece(struct walk *w, int64_t walk_no, int64_t step, int64_t len,
+		       void *ctx)
+{
+	struct ta_table *t = ctx;
+	size_t r = ta_table_add_row(t), c, i;
+
+	ta_table_set_int(t, r, P_HOME, w->home_rank);
+	ta_table_set_int(t, r, P_WALK, walk_no);
+	if (step >= 0)
+		ta_table_set_int(t, r, P_STEP, step);
+	if (len >= 0)
+		ta_table_set_int(t, r, P_LEN, len);
+	ta_table_set_int(t, r, P_START, w->start_job);
+	if (w->exited) {
+		ta_table_set_int(t, r, P_EXIT_RANK, w->exit_rank);
+		ta_table_set_int(t, r, P_EXIT_TS, w->exit_ts);
+	}
+	ta_table_set_int(t, r, P_MATCHED, w->matched);
+	for (c = 0; c < NCAT; c++)
+		ta_table_set_int(t, r, P_CAT + c, w->acc.cat[c]);
+	for (i = 0; i < w->acc.n; i++) {
+		r = ta_table_add_row(t);
+		ta_table_set_int(t, r, P_HOME, w->home_rank);
+		ta_table_set_int(t, r, P_WALK, walk_no);
+		ta_table_set_int(t, r, P_KIND, w->acc.items[i].kind);
+		ta_table_set_text(t, r, P_NAME, w->acc.items[i].name);
+		ta_table_set_int(t, r, P_NS, w->acc.items[i].ns);
+		ta_table_set_int(t, r, P_COUNT, w->acc.items[i].count);
+	}
+}
+
+/* The paths that came to this shard's rank from others: each goes on
+ * from the late member's kernel, for its home's step. */
+static int walk_requests(struct walk *w, const struct ta_critical_request *req,
+			 size_t nreq, struct ta_table *t, struct ta_error *err)
+{
+	size_t i;
+
+	for (i = 0; i < nreq && !w->failed; i++) {
+		int ri = rank_index(w, req[i].rank);
+		long k;
+
+		if (ri < 0)
+			continue;
+		if (!loaded(w, (size_t)ri))
+			break;
+		if ((k = kernel_at(&w->ranks[ri], req[i].ts)) < 0) {
+			w->failed = 1;   /* the merged way says what it does */
+			w->why = "a collective's late member has no kernel there";
+			break;
+		}
+		w->home_rank = req[i].home;
+		w->start_job = req[i].start_job;
+		w->step = -1;
+		w->matched = 0;
+		w->exited = 0;
+		cp_acc_reset(&w->acc);
+		walk_back(w, (size_t)ri, k, -1, w->ranks[ri].k[k].ts);
+		emit_piece(w, req[i].walk, -1, -1, t);
+	}
+	return walk_failed(w, err);
+}
+
+int ta_critical_pieces(sqlite3 *db, const struct ta_query *q,
+		       const struct ta_critical_opts *o,
+		       const struct ta_critical_request *req, size_t nreq,
+		       struct ta_table **out, struct ta_error *err)
+{
+	struct ta_peers peers;
+	struct walk w;
+	struct ta_table *t = NULL;
+	int rc = -1;
+
+	*out = NULL;
+	if (walk_open(db, q, o, 1, &w, &peers, err) == 0) {
+		t = cp_piece_table();
+		rc = req ? walk_requests(&w, req, nreq, t, err) :
+		     walk_steps(&w, q, emit_piece, t, err);
+	}
+	walk_close(&w, &peers);
+	if (rc < 0) {
 		ta_table_free(t);
-		ta_table_free(tt);
-		goto fail;
+		return -1;
 	}
 	*out = t;
-	*top = tt;
-	rc = 0;
-	goto done;
-fail:
-	rc = -1;
-done:
-	for (i = 0; i < w.nranks; i++)
-		free_rank(&w.ranks[i]);
-	free(w.ranks);
-	for (i = 0; i < w.ncache; i++)
-		free(w.cache[i]);
-	free(w.cache);
-	ta_intern_free(w.seen);
-	sqlite3_finalize(w.name_st);
-	reset_acc(&w.acc);
-	ta_intern_free(w.acc.keys);
-	ta_peers_free(&peers);
-	return rc;
+	return 0;
 }

@@ -246,7 +246,8 @@ void ta_people_critical(struct ta_table *t, const struct ta_table *items)
 		const struct ta_cell *step = ta_table_cell(t, r, 1);
 		int64_t rank = ta_table_cell(t, r, 0)->i;
 
-		for (c = 3; c < t->ncols; c++)
+		/* the parts only: --what-if's predicted_us comes after them */
+		for (c = 3; c < t->ncols && c - 3 < sizeof(says) / sizeof(*says); c++)
 			if (ta_table_cell(t, r, c)->d > best)
 				best = ta_table_cell(t, r, c)->d, bc = c - 3;
 		if (step->null)

@@ -1,0 +1,128 @@
+/* A critical path's parts and items, and its rows (critical_int.h): one
+ * way to write them, for the walk over one database and for the join of
+ * pieces walked on shards. */
+#include "critical_int.h"
+#include "ta_table.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *const ta_critical_parts[NCAT + 1] = { "cpu", "launch",
+	"kernel_compute", "kernel_comm", "kernel_memory", "gap", "sync",
+	"peer_wait", NULL };
+
+static const struct ta_col path_cols[] = {
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "step", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "path_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "cpu_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "launch_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "kernel_compute_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "kernel_comm_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "kernel_memory_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "gap_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "sync_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "peer_wait_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "predicted_us", TA_COL_REAL, TA_UNIT_US, 0 },   /* --what-if only */
+};
+
+static const struct ta_col top_cols[] = {
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "step", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "kind", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+	{ "name", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+	{ "path_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "count", TA_COL_INT, TA_UNIT_NONE, 0 },
+};
+
+struct ta_table *cp_path_table(int with_what)
+{
+	return ta_table_new("Critical path per step", path_cols, with_what ? 12 : 11);
+}
+
+struct ta_table *cp_top_table(void)
+{
+	struct ta_table *t = ta_table_new("On the critical path, by time", top_cols, 6);
+
+	ta_table_set_values(t, 2, ta_critical_parts);
+	return t;
+}
+
+void cp_acc_item(struct acc *a, int kind, const char *name, int64_t ns,
+		 int64_t count)
+{
+	struct ta_buf key = { 0 };
+	struct item *it;
+	int64_t id;
+	int is_new;
+
+	if (!a->keys)
+		a->keys = ta_intern_new();
+	ta_buf_addf(&key, "%d\x1f%s", kind, name);
+	id = ta_intern(a->keys, key.s, key.len, &is_new);
+	if (is_new) {
+		a->items = ta_xrealloc(a->items, (size_t)id * sizeof(*a->items));
+		a->items[id - 1] = (struct item){ kind, ta_xstrdup(name), 0, 0 };
+		a->n = (size_t)id;
+	}
+	it = &a->items[id - 1];
+	it->ns += ns;
+	it->count += count;
+	ta_buf_free(&key);
+}
+
+void cp_acc_free(struct acc *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->n; i++)
+		free(a->items[i].name);
+	free(a->items);
+	ta_intern_free(a->keys);
+	memset(a, 0, sizeof(*a));
+}
+
+void cp_acc_reset(struct acc *a)
+{
+	cp_acc_free(a);
+	a->keys = ta_intern_new();
+}
+
+/* Most time first; a tie by name. */
+static int cmp_item(const void *x, const void *y)
+{
+	const struct item *a = x, *b = y;
+
+	if (a->ns != b->ns)
+		return a->ns > b->ns ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+void cp_emit(struct ta_table *t, struct ta_table *top,
+	     const struct ta_critical_opts *o, struct acc *a, int64_t matched,
+	     int64_t rank, int64_t step, int64_t len, size_t ntop)
+{
+	size_t r = ta_table_add_row(t), c, i;
+
+	ta_table_set_int(t, r, 0, rank);
+	if (step >= 0)
+		ta_table_set_int(t, r, 1, step);
+	ta_table_set_real(t, r, 2, (double)len / 1e3);
+	for (c = 0; c < NCAT; c++)
+		ta_table_set_real(t, r, 3 + c, (double)a->cat[c] / 1e3);
+	if (t->ncols > 3 + NCAT) /* first order: the path itself, shortened */
+		ta_table_set_real(t, r, 3 + NCAT, ((double)len - (1 - o->what_factor) *
+						   (double)matched) / 1e3);
+	ta_qsort(a->items, a->n, sizeof(*a->items), cmp_item);
+	for (i = 0; i < a->n && i < ntop; i++) {
+		size_t q = ta_table_add_row(top);
+
+		ta_table_set_int(top, q, 0, rank);
+		if (step >= 0)
+			ta_table_set_int(top, q, 1, step);
+		ta_table_set_text(top, q, 2, ta_critical_parts[a->items[i].kind]);
+		ta_table_set_text(top, q, 3, a->items[i].name);
+		ta_table_set_real(top, q, 4, (double)a->items[i].ns / 1e3);
+		ta_table_set_int(top, q, 5, a->items[i].count);
+	}
+}

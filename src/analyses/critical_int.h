@@ -1,0 +1,54 @@
+/* What the critical path's walk (critical.c) and the join of its pieces
+ * walked on shards (critical_join.c) share: what a path consists of, and
+ * how a step's row and its items are written. */
+#ifndef TA_CRITICAL_INT_H
+#define TA_CRITICAL_INT_H
+
+#include "ta_analyses.h"
+#include "ta_intern.h"
+
+enum cat { C_CPU, C_LAUNCH, C_COMPUTE, C_COMM, C_MEMORY, C_GAP, C_SYNC, C_PEER,
+	   NCAT };
+
+struct item {
+	int kind;                   /* enum cat */
+	char *name;
+	int64_t ns, count;
+};
+
+/* A path's time by part, and its items in the order first met. */
+struct acc {
+	int64_t cat[NCAT];
+	struct ta_intern *keys;     /* "KIND\x1fNAME" */
+	struct item *items;
+	size_t n;
+};
+
+/* Adds ns (> 0) and count to the item (kind, name). */
+void cp_acc_item(struct acc *a, int kind, const char *name, int64_t ns,
+		 int64_t count);
+/* Frees a's items and starts it again, empty. */
+void cp_acc_reset(struct acc *a);
+void cp_acc_free(struct acc *a);
+
+/* The tables ta_critical_run gives: with_what adds predicted_us. */
+struct ta_table *cp_path_table(int with_what);
+struct ta_table *cp_top_table(void);
+/* One step's row of t (step < 0: none) and its ntop items with the most
+ * time onto top; matched: path time of the --what-if items. Sorts a's
+ * items. */
+void cp_emit(struct ta_table *t, struct ta_table *top,
+	     const struct ta_critical_opts *o, struct acc *a, int64_t matched,
+	     int64_t rank, int64_t step, int64_t len, size_t ntop);
+
+/* A piece of a path walked on a shard (ta_critical_pieces): a row for
+ * the walk (P_KIND null), then a row per item. P_LEN: the step's length,
+ * on the walk from its end (round one) only; P_EXIT_*: where it goes on,
+ * null if it ends here. All in ns. */
+enum piece_col { P_HOME, P_WALK, P_STEP, P_LEN, P_START, P_EXIT_RANK,
+		 P_EXIT_TS, P_MATCHED, P_CAT, P_KIND = P_CAT + NCAT, P_NAME, P_NS,
+		 P_COUNT, P_NCOLS };
+
+struct ta_table *cp_piece_table(void);
+
+#endif
