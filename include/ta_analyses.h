@@ -197,6 +197,11 @@ int ta_critical_run(sqlite3 *db, const struct ta_query *q,
 		    const struct ta_critical_opts *o, struct ta_table **out,
 		    struct ta_table **top, struct ta_error *err);
 
+/* Matches the collectives in db's table coll (every shard's, gathered)
+ * and writes the result beside it, so that each shard reads its part of
+ * it instead of matching every rank's collectives again (peers.c). */
+int ta_peers_save(sqlite3 *db, struct ta_error *err);
+
 /* The critical path on shards, which hold a rank each: a path walked on
  * one shard stops where a collective waited for a late member in another
  * shard, and goes on in that shard in the next round.

@@ -58,7 +58,7 @@
  *                                     allocator recorder's clock
  *   snapshot_segments, _blocks,       an allocator snapshot's tables
  *     _events                         (schema: snap_*)
- *   coll (rank, idx, pg, pg_ranks,    every rank's collective kernels with
+ *   coll (rank, idx, pg, pg_size,     every rank's collective kernels with
  *     name, in_nelems, out_nelems,    the op that issued them, and their
  *     dtype, step, seq, issue_ts,     place in their group's step
  *     ts, end_ts, stream)             (TA_NEED_COLL; coll.c)

@@ -456,6 +456,9 @@ static int gather_coll(const struct ta_cli *cli, const struct ta_query *q,
 		sqlite3_close(part);
 		unlink(path);
 	}
+	/* matched here once, not again in every shard (a cost per shard
+	 * that grows with the ranks) */
+	ok = ok && ta_peers_save(peers, &err) == 0;
 	sqlite3_close(peers);
 	return ok;
 }

@@ -144,3 +144,28 @@ printf '| %d ranks | %s | %.2f | %.2f | %.0f | %s(planted %d) |\n' $R "$mb" \
 	"$(median < "$DIR/u.t")" "$(median < "$DIR/c.t")" \
 	"$(echo "$(sort -n "$DIR/rss.all" | tail -1) / 1024" | bc -l)" "$found" $PLANT
 [ "$found" = "$PLANT " ] || { echo "bench: the planted straggler was not found"; exit 1; }
+
+# the same jobs as shards (ingest -o DIR/): a command that reads across
+# ranks gathers the collectives and matches them once, then reads each
+# shard once, so the time per shard must not grow with the ranks (it did:
+# every shard matched every rank's collectives, 0.46 s a shard at 1024)
+printf '\n| shards | ingest -j %s s | stragglers s | ms a shard | critical-path s | ms a shard | peak RSS MB |\n' "$(nproc)"
+printf '|---|---|---|---|---|---|---|\n'
+for n in 256 $R; do
+	[ -f "$DIR/r$n/rank-$((n - 1)).json.gz" ] || python3 tools/ranks.py "$DIR/r$n" $n $((n / 2))
+	rm -rf "$DIR/s$n"
+	ti=$(timed $BIN ingest -q -j "$(nproc)" "$DIR/r$n" -o "$DIR/s$n/")
+	: > "$DIR/s.t"; : > "$DIR/p.t"; : > "$DIR/rss.all"
+	i=0
+	while [ $i -lt "$RUNS" ]; do
+		timed /usr/bin/time -f %M -o "$DIR/rss" $BIN stragglers -q --no-cache "$DIR/s$n" >> "$DIR/s.t"
+		cat "$DIR/rss" >> "$DIR/rss.all"
+		timed /usr/bin/time -f %M -o "$DIR/rss" $BIN critical-path -q --no-cache "$DIR/s$n" >> "$DIR/p.t"
+		cat "$DIR/rss" >> "$DIR/rss.all"
+		i=$((i + 1))
+	done
+	ts=$(median < "$DIR/s.t"); tp=$(median < "$DIR/p.t")
+	printf '| %d | %.2f | %.2f | %.1f | %.2f | %.1f | %.0f |\n' $n "$ti" "$ts" \
+		"$(echo "1000 * $ts / $n" | bc -l)" "$tp" "$(echo "1000 * $tp / $n" | bc -l)" \
+		"$(echo "$(sort -n "$DIR/rss.all" | tail -1) / 1024" | bc -l)"
+done

@@ -69,24 +69,65 @@ long ta_critical_exits(const struct ta_table *pieces, struct ta_intern *seen,
 	return (long)n;
 }
 
-/* One step's path: its pieces added up. */
-struct path {
-	int64_t home, walk, step, len, matched;
-	struct acc acc;
+/* A row of some round's pieces, with the path it belongs to. */
+struct ref {
+	size_t path, round, row;
 };
+
+static int cmp_ref(const void *x, const void *y)
+{
+	const struct ref *a = x, *b = y;
+
+	if (a->path != b->path)
+		return a->path < b->path ? -1 : 1;
+	if (a->round != b->round)
+		return a->round < b->round ? -1 : 1;
+	return a->row < b->row ? -1 : a->row > b->row;
+}
+
+/* Adds up one path's rows (in the order walked) and writes its row and
+ * items. */
+static void emit_path(struct ta_table *const *rounds, const struct ref *refs,
+		      size_t n, const struct ta_critical_opts *o, struct ta_table *out,
+		      struct ta_table *top)
+{
+	const struct ta_table *first = rounds[refs[0].round];
+	size_t r0 = refs[0].row, i, c;
+	struct acc acc;
+	int64_t matched = 0;
+
+	memset(&acc, 0, sizeof(acc));
+	for (i = 0; i < n; i++) {
+		const struct ta_table *t = rounds[refs[i].round];
+		size_t r = refs[i].row;
+
+		if (!null(t, r, P_KIND)) {
+			cp_acc_item(&acc, (int)cell(t, r, P_KIND), ta_table_cell(t, r, P_NAME)->s,
+				    cell(t, r, P_NS), cell(t, r, P_COUNT));
+			continue;
+		}
+		matched += cell(t, r, P_MATCHED);
+		for (c = 0; c < NCAT; c++)
+			acc.cat[c] += cell(t, r, P_CAT + c);
+	}
+	cp_emit(out, top, o, &acc, matched, cell(first, r0, P_HOME),
+		null(first, r0, P_STEP) ? -1 : cell(first, r0, P_STEP),
+		cell(first, r0, P_LEN), o->top);
+	cp_acc_free(&acc);
+}
 
 int ta_critical_join(struct ta_table *const *rounds, size_t n,
 		     const struct ta_critical_opts *o, struct ta_table **out,
 		     struct ta_table **top, struct ta_error *err)
 {
 	struct ta_intern *ids = ta_intern_new();  /* "home walk" -> path */
-	struct path *p = NULL;
-	size_t np = 0, i, r, c;
-	int64_t cur = 0;
+	struct ref *refs = NULL;
+	size_t nrefs = 0, i, r, j;
 
 	*out = cp_path_table(o->what_kind != NULL);
 	*top = cp_top_table();
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		refs = ta_xrealloc(refs, (nrefs + rounds[i]->nrows + 1) * sizeof(*refs));
 		for (r = 0; r < rounds[i]->nrows; r++) {
 			const struct ta_table *t = rounds[i];
 			char key[64];
@@ -94,49 +135,32 @@ int ta_critical_join(struct ta_table *const *rounds, size_t n,
 
 			snprintf(key, sizeof(key), "%lld %lld", (long long)cell(t, r, P_HOME),
 				 (long long)cell(t, r, P_WALK));
-			cur = ta_intern(ids, key, strlen(key), &is_new);
-			if (is_new) {
-				if (!null(t, r, P_KIND) || null(t, r, P_LEN)) {
-					ta_error_set(err, TA_EXIT_SYSTEM, "critical path: "
-						     "a piece of no step (%s)", key);
-					goto fail;
-				}
-				p = ta_xrealloc(p, (size_t)cur * sizeof(*p));
-				memset(&p[cur - 1], 0, sizeof(*p));
-				p[cur - 1].home = cell(t, r, P_HOME);
-				p[cur - 1].walk = cell(t, r, P_WALK);
-				p[cur - 1].step = null(t, r, P_STEP) ? -1 : cell(t, r, P_STEP);
-				p[cur - 1].len = cell(t, r, P_LEN);
-				np = (size_t)cur;
+			refs[nrefs] = (struct ref){ (size_t)ta_intern(ids, key, strlen(key),
+								      &is_new), i, r };
+			/* a path starts in the first round, with its step's row */
+			if (is_new && (i > 0 || !null(t, r, P_KIND) || null(t, r, P_LEN))) {
+				ta_error_set(err, TA_EXIT_SYSTEM, "critical path: a piece of "
+					     "no step (%s)", key);
+				free(refs);
+				ta_intern_free(ids);
+				ta_table_free(*out);
+				ta_table_free(*top);
+				*out = *top = NULL;
+				return -1;
 			}
-			struct path *x = &p[cur - 1];
-
-			if (!null(t, r, P_KIND)) {
-				cp_acc_item(&x->acc, (int)cell(t, r, P_KIND),
-					    ta_table_cell(t, r, P_NAME)->s, cell(t, r, P_NS),
-					    cell(t, r, P_COUNT));
-				continue;
-			}
-			x->matched += cell(t, r, P_MATCHED);
-			for (c = 0; c < NCAT; c++)
-				x->acc.cat[c] += cell(t, r, P_CAT + c);
+			nrefs++;
 		}
-	/* in the order of the first round: by rank, then step */
-	for (i = 0; i < np; i++)
-		cp_emit(*out, *top, o, &p[i].acc, p[i].matched, p[i].home, p[i].step,
-			p[i].len, o->top);
-	for (i = 0; i < np; i++)
-		cp_acc_free(&p[i].acc);
-	free(p);
+	}
+	/* each path's rows together, in the order walked; the paths in the
+	 * order of the first round (by rank, then step); one path's items at
+	 * a time (thousands of paths, each with its own table of items) */
+	ta_qsort(refs, nrefs, sizeof(*refs), cmp_ref);
+	for (i = 0; i < nrefs; i = j) {
+		for (j = i + 1; j < nrefs && refs[j].path == refs[i].path; j++)
+			;
+		emit_path(rounds, refs + i, j - i, o, *out, *top);
+	}
+	free(refs);
 	ta_intern_free(ids);
 	return 0;
-fail:
-	for (i = 0; i < np; i++)
-		cp_acc_free(&p[i].acc);
-	free(p);
-	ta_intern_free(ids);
-	ta_table_free(*out);
-	ta_table_free(*top);
-	*out = *top = NULL;
-	return -1;
 }

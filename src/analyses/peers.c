@@ -19,22 +19,10 @@ struct member {
 	int64_t rank, step, seq, ts, end, in_nelems;
 	int64_t pg, name;      /* interned */
 	int has_in, sized;     /* in_nelems known; sizes must agree */
-	size_t group_size;     /* from pg_ranks; 0: unknown */
+	size_t group_size;     /* the group's members; 0: unknown */
 	size_t ri;             /* index in ranks */
 	int valid;             /* in a matched group */
 };
-
-/* "[0, 1, 2]": 3; NULL or unreadable: 0 (unknown). */
-static size_t count_ranks(const char *s)
-{
-	size_t n = 1;
-
-	if (!s || !strchr(s, '[') || strstr(s, "[]"))
-		return 0;
-	for (; *s; s++)
-		n += *s == ',';
-	return n;
-}
 
 static size_t rank_index(const struct ta_peers *p, int64_t rank)
 {
@@ -68,7 +56,7 @@ static int load(sqlite3 *db, struct ta_peers *p, struct ta_intern *names,
 	if (ta_db_done(db, rc, err) < 0)
 		return -1;
 	p->offset_ns = ta_xcalloc(p->nranks + 1, sizeof(*p->offset_ns));
-	if (ta_db_prepare(db, "SELECT rank, pg, pg_ranks, name, in_nelems, step, seq,"
+	if (ta_db_prepare(db, "SELECT rank, pg, pg_size, name, in_nelems, step, seq,"
 			  " ts, end_ts FROM coll WHERE step IS NOT NULL"
 			  " ORDER BY pg, step, seq, rank", &st, err) < 0)
 		return -1;
@@ -80,7 +68,7 @@ static int load(sqlite3 *db, struct ta_peers *p, struct ta_intern *names,
 
 		m.rank = sqlite3_column_int64(st, 0);
 		m.pg = ta_intern(names, pg ? pg : "", pg ? strlen(pg) : 0, &is_new);
-		m.group_size = count_ranks((const char *)sqlite3_column_text(st, 2));
+		m.group_size = (size_t)sqlite3_column_int64(st, 2);
 		m.name = ta_intern(names, name ? name : "", name ? strlen(name) : 0, &is_new);
 		/* all-to-all sizes differ from rank to rank by design */
 		m.sized = !name || (!strstr(name, "all_to_all") && !strstr(name, "alltoall"));
@@ -246,26 +234,207 @@ static int cmp_wait(const void *x, const void *y)
 	return a->ts < b->ts ? -1 : a->ts > b->ts;
 }
 
-int ta_peers_match(sqlite3 *db, const struct ta_query *q, struct ta_peers *p,
-		   struct ta_error *err)
+static int cmp_most(const void *x, const void *y)
+{
+	const struct ta_peer_most *a = x, *b = y;
+
+	return a->step < b->step ? -1 : a->step > b->step;
+}
+
+/* The largest lateness in each step (v by rank then step: steps are few,
+ * ranks may be thousands). */
+static void most_late(struct ta_peers *p)
+{
+	size_t i, j;
+
+	for (i = 0; i < p->n; i++) {
+		for (j = 0; j < p->nmost && p->most[j].step != p->v[i].step; j++)
+			;
+		if (j == p->nmost) {
+			p->most = ta_xrealloc(p->most, (p->nmost + 1) * sizeof(*p->most));
+			p->most[p->nmost++] = (struct ta_peer_most){ p->v[i].step, 0 };
+		}
+		if (p->v[i].late_ns > p->most[j].late_ns)
+			p->most[j].late_ns = p->v[i].late_ns;
+	}
+	ta_qsort(p->most, p->nmost, sizeof(*p->most), cmp_most);
+}
+
+/* Matches the table coll (the model's, or the gathered one). */
+static int compute(sqlite3 *db, struct ta_peers *p, struct ta_error *err)
 {
 	struct ta_intern *names = ta_intern_new();
 	struct member *m = NULL;
 	size_t n = 0;
-	int rc;
+	int rc = load(db, p, names, &m, &n, err);
 
-	memset(p, 0, sizeof(*p));
-	rc = ta_model_prepare(db, q, TA_NEED_COLL, err);
-	if (rc == 0)
-		rc = load(db, p, names, &m, &n, err);
 	if (rc == 0) {
 		match_groups(p, m, n);
 		measure(p, m, n);
 		ta_qsort(p->v, p->n, sizeof(*p->v), cmp_step);
 		ta_qsort(p->waits, p->nwaits, sizeof(*p->waits), cmp_wait);
+		most_late(p);
 	}
 	free(m);
 	ta_intern_free(names);
+	return rc;
+}
+
+/* What ta_peers_save writes: the structs' int64 fields in order. */
+#define NSTEP ((int)(sizeof(struct ta_peer_step) / sizeof(int64_t)))
+#define NWAIT ((int)(sizeof(struct ta_peer_wait) / sizeof(int64_t)))
+#define NMOST ((int)(sizeof(struct ta_peer_most) / sizeof(int64_t)))
+_Static_assert(sizeof(struct ta_peer_step) == 9 * sizeof(int64_t) &&
+	       sizeof(struct ta_peer_wait) == 6 * sizeof(int64_t) &&
+	       sizeof(struct ta_peer_most) == 2 * sizeof(int64_t),
+	       "the saved tables' columns are the structs' fields");
+static const char saved_sql[] =
+"CREATE TABLE peer_counts (matched, mismatched, partial, lone);"
+"CREATE TABLE peer_offsets (rank, offset_ns);"
+"CREATE TABLE peer_steps (rank, step, comm_ns, wait_ns, late_ns, ncoll, nlast,"
+" peer, peer_wait_ns);"
+"CREATE TABLE peer_waits (rank, step, ts, end_ns, peer, peer_ts);"
+"CREATE TABLE peer_most (step, late_ns);";
+
+/* n rows of ncols int64s each, stride apart, into table. */
+static int put(sqlite3 *db, const char *table, const int64_t *v, size_t n,
+	       int ncols, size_t stride, struct ta_error *err)
+{
+	struct ta_buf q = { 0 };
+	sqlite3_stmt *st = NULL;
+	size_t i;
+	int c, rc = 0;
+
+	ta_buf_addf(&q, "INSERT INTO %s VALUES (?", table);
+	for (c = 1; c < ncols; c++)
+		ta_buf_adds(&q, ", ?");
+	ta_buf_adds(&q, ")");
+	if (ta_db_prepare(db, q.s, &st, err) < 0)
+		rc = -1;
+	for (i = 0; rc == 0 && i < n; i++) {
+		for (c = 0; c < ncols; c++)
+			sqlite3_bind_int64(st, c + 1, v[i * stride + (size_t)c]);
+		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : ta_db_done(db, SQLITE_ERROR, err);
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	ta_buf_free(&q);
+	return rc;
+}
+
+int ta_peers_save(sqlite3 *db, struct ta_error *err)
+{
+	struct ta_peers p;
+	int64_t counts[4];
+	size_t i;
+	int rc;
+
+	memset(&p, 0, sizeof(p));
+	rc = compute(db, &p, err);
+	counts[0] = (int64_t)p.matched;
+	counts[1] = (int64_t)p.mismatched;
+	counts[2] = (int64_t)p.partial;
+	counts[3] = (int64_t)p.lone;
+	if (rc == 0)
+		rc = ta_db_exec(db, saved_sql, err) == 0 && ta_db_exec(db, "BEGIN", err) == 0 &&
+		     put(db, "peer_counts", counts, 1, 4, 4, err) == 0 &&
+		     put(db, "peer_steps", (const int64_t *)p.v, p.n, NSTEP, NSTEP, err) == 0 &&
+		     put(db, "peer_waits", (const int64_t *)p.waits, p.nwaits, NWAIT, NWAIT,
+			 err) == 0 &&
+		     put(db, "peer_most", (const int64_t *)p.most, p.nmost, NMOST, NMOST,
+			 err) == 0 ? 0 : -1;
+	for (i = 0; rc == 0 && i < p.nranks; i++) {
+		int64_t ro[2] = { p.ranks[i], p.offset_ns[i] };
+
+		rc = put(db, "peer_offsets", ro, 1, 2, 2, err);
+	}
+	if (rc == 0)
+		rc = ta_db_exec(db, "COMMIT; CREATE INDEX peer_steps_rank ON peer_steps"
+				" (rank); CREATE INDEX peer_waits_rank ON peer_waits (rank)", err);
+	ta_peers_free(&p);
+	return rc;
+}
+
+/* Rows of sql as int64s, ncols each, appended to *v (n of them). */
+static int get(sqlite3 *db, const char *sql, int64_t **v, size_t *n, int ncols,
+	       struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0;
+	int c, rc;
+
+	if (ta_db_prepare(db, sql, &st, err) < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 64;
+			*v = ta_xrealloc(*v, cap * (size_t)ncols * sizeof(**v));
+		}
+		for (c = 0; c < ncols; c++)
+			(*v)[*n * (size_t)ncols + (size_t)c] = sqlite3_column_int64(st, c);
+		(*n)++;
+	}
+	sqlite3_finalize(st);
+	return ta_db_done(db, rc, err);
+}
+
+/* The saved matching: every rank's offset, the own ranks' steps and
+ * waits (sel_ranks: a shard's own), in the order compute sorts them. */
+static int load_saved(sqlite3 *db, struct ta_peers *p, struct ta_error *err)
+{
+	int64_t *counts = NULL, *ro = NULL, *steps = NULL, *waits = NULL, *most = NULL;
+	size_t nc = 0, nro = 0, i;
+	int rc;
+
+	rc = get(db, "SELECT matched, mismatched, partial, lone FROM peers.peer_counts",
+		 &counts, &nc, 4, err);
+	if (rc == 0 && nc != 1) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "the gathered collectives: no matching");
+		rc = -1;
+	}
+	if (rc == 0) {
+		p->matched = (size_t)counts[0];
+		p->mismatched = (size_t)counts[1];
+		p->partial = (size_t)counts[2];
+		p->lone = (size_t)counts[3];
+		rc = get(db, "SELECT rank, offset_ns FROM peers.peer_offsets ORDER BY rank",
+			 &ro, &nro, 2, err);
+	}
+	if (rc == 0) {
+		p->ranks = ta_xcalloc(nro + 1, sizeof(*p->ranks));
+		p->offset_ns = ta_xcalloc(nro + 1, sizeof(*p->offset_ns));
+		for (i = 0; i < nro; i++)
+			p->ranks[i] = ro[2 * i], p->offset_ns[i] = ro[2 * i + 1];
+		p->nranks = nro;
+		rc = get(db, "SELECT * FROM peers.peer_steps WHERE rank IN"
+			 " (SELECT rank FROM sel_ranks) ORDER BY rank, step",
+			 &steps, &p->n, NSTEP, err);
+	}
+	p->v = (struct ta_peer_step *)steps;
+	if (rc == 0)
+		rc = get(db, "SELECT * FROM peers.peer_waits WHERE rank IN"
+			 " (SELECT rank FROM sel_ranks) ORDER BY rank, ts",
+			 &waits, &p->nwaits, NWAIT, err);
+	p->waits = (struct ta_peer_wait *)waits;
+	if (rc == 0)
+		rc = get(db, "SELECT * FROM peers.peer_most ORDER BY step",
+			 &most, &p->nmost, NMOST, err);
+	p->most = (struct ta_peer_most *)most;
+	free(counts);
+	free(ro);
+	return rc;
+}
+
+int ta_peers_match(sqlite3 *db, const struct ta_query *q, struct ta_peers *p,
+		   struct ta_error *err)
+{
+	int rc, saved = ta_db_int(db, "SELECT count(*) FROM pragma_database_list"
+				  " WHERE name = 'peers'", 0) > 0;
+
+	memset(p, 0, sizeof(*p));
+	rc = ta_model_prepare(db, q, saved ? 0 : TA_NEED_COLL, err);
+	if (rc == 0)
+		rc = saved ? load_saved(db, p, err) : compute(db, p, err);
 	if (rc < 0)
 		ta_peers_free(p);
 	return rc;
@@ -316,6 +485,7 @@ void ta_peers_free(struct ta_peers *p)
 {
 	free(p->v);
 	free(p->waits);
+	free(p->most);
 	free(p->ranks);
 	free(p->offset_ns);
 	memset(p, 0, sizeof(*p));

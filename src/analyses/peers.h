@@ -24,6 +24,11 @@ struct ta_peer_wait {
 	int64_t rank, step, ts, end, peer, peer_ts;
 };
 
+/* The largest lateness of any rank in a step. */
+struct ta_peer_most {
+	int64_t step, late_ns;
+};
+
 struct ta_peers {
 	struct ta_peer_step *v;     /* by rank, then step */
 	size_t n;
@@ -31,13 +36,18 @@ struct ta_peers {
 	size_t nwaits;
 	int64_t *ranks, *offset_ns; /* every rank with collectives, its offset */
 	size_t nranks;
+	struct ta_peer_most *most;  /* by step, over every rank */
+	size_t nmost;
 	size_t matched;     /* collectives matched over two or more ranks */
 	size_t mismatched;  /* members disagreeing on name or size: left out */
 	size_t partial;     /* matched without some members' traces */
 	size_t lone;        /* on one rank only (a window edge): left out */
 };
 
-/* Builds the model's coll (every rank) and matches it. */
+/* Builds the model's coll (every rank) and matches it. On a shard with
+ * the gathered collectives attached ("peers", shard_run.c), the matching
+ * ta_peers_save made there once: v and waits of the shard's own ranks,
+ * the rest whole. */
 int ta_peers_match(sqlite3 *db, const struct ta_query *q, struct ta_peers *p,
 		   struct ta_error *err);
 const struct ta_peer_step *ta_peers_find(const struct ta_peers *p,

@@ -24,38 +24,14 @@ static const struct ta_col cols[] = {
 	{ "cause", TA_COL_TEXT, TA_UNIT_NONE, 0 },
 };
 
-/* The largest lateness of any rank in each step: (step, late) pairs,
- * one per step, in one pass (steps are few, ranks may be thousands). */
-struct step_max {
-	int64_t step, late;
-};
-
-static struct step_max *most_late(const struct ta_peers *p, size_t *n)
-{
-	struct step_max *m = NULL;
-	size_t i, j;
-
-	*n = 0;
-	for (i = 0; i < p->n; i++) {
-		for (j = 0; j < *n && m[j].step != p->v[i].step; j++)
-			;
-		if (j == *n) {
-			m = ta_xrealloc(m, (*n + 1) * sizeof(*m));
-			m[(*n)++] = (struct step_max){ p->v[i].step, 0 };
-		}
-		if (p->v[i].late_ns > m[j].late)
-			m[j].late = p->v[i].late_ns;
-	}
-	return m;
-}
-
-static int64_t late_of(const struct step_max *m, size_t n, int64_t step)
+/* The largest lateness of any rank in the step, 0 if none. */
+static int64_t late_of(const struct ta_peers *p, int64_t step)
 {
 	size_t j;
 
-	for (j = 0; j < n; j++)
-		if (m[j].step == step)
-			return m[j].late;
+	for (j = 0; j < p->nmost; j++)
+		if (p->most[j].step == step)
+			return p->most[j].late_ns;
 	return 0;
 }
 
@@ -104,8 +80,7 @@ int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 	struct ta_diagnose_opts dopts = { 90, 50000, 10000, 0 };
 	struct ta_table *verdicts = NULL, *findings = NULL, *t;
 	struct ta_peers p;
-	struct step_max *most;
-	size_t i, nmost;
+	size_t i;
 
 	*out = NULL;
 	if (ta_diagnose_run(db, q, &dopts, &verdicts, &findings, err) < 0)
@@ -116,7 +91,6 @@ int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 		return -1;
 	}
 	t = ta_table_new("Stragglers per rank and step", cols, 10);
-	most = most_late(&p, &nmost);
 	for (i = 0; i < verdicts->nrows; i++) {
 		const struct ta_cell *step = ta_table_cell(verdicts, i, 1);
 		int64_t rank = ta_table_cell(verdicts, i, 0)->i;
@@ -137,11 +111,10 @@ int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 				  (double)x->nlast / (double)x->ncoll : 0);
 		ta_table_set_int(t, r, 8, x && x->late_ns > 0 &&
 				 (double)x->late_ns / 1e3 >= o->late_pct / 100 * step_us &&
-				 x->late_ns == late_of(most, nmost, x->step));
+				 x->late_ns == late_of(&p, x->step));
 		ta_table_set_text(t, r, 9, ta_table_cell(verdicts, i, 5)->s);
 	}
 	say_matching(t, &p);
-	free(most);
 	ta_peers_free(&p);
 	ta_table_free(verdicts);
 	*out = t;

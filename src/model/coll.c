@@ -6,8 +6,12 @@
  * the kernel's own args win). The launch call's External id is the op's;
  * some kernels carry it themselves.
  *
- *   coll (rank, idx, pg, pg_ranks, name, in_nelems, out_nelems, dtype,
+ *   coll (rank, idx, pg, pg_size, name, in_nelems, out_nelems, dtype,
  *         step, seq, issue_ts, ts, end_ts, stream)
+ *
+ * pg_size: the members the group's rank list names ("[0, 1, 2]": 3), 0 if
+ * unknown. Not the list itself: a row per collective per rank, each with
+ * a list of every rank, grows as ranks squared (1024 ranks: 100 MB).
  *
  * step: the ProfilerStep#N the op (else the launch call, else the kernel)
  * falls in, NULL outside every step; seq: the collective's place among
@@ -57,7 +61,10 @@ static const char coll_sql[] =
 "   AND st.ts_ns <= s.issue_ts AND st.ts_ns + st.dur_ns > s.issue_ts"
 "   AND sn.name GLOB 'ProfilerStep#[0-9]*' ORDER BY st.ts_ns DESC LIMIT 1) AS step,"
 "  s.issue_ts, s.ts, s.end_ts, s.stream FROM s)"
-" SELECT rank, idx, pg, pg_ranks, name, in_nelems, out_nelems, dtype, step,"
+" SELECT rank, idx, pg,"
+"  CASE WHEN instr(pg_ranks, '[') > 0 AND instr(pg_ranks, '[]') = 0"
+"   THEN length(pg_ranks) - length(replace(pg_ranks, ',', '')) + 1 ELSE 0 END"
+"   AS pg_size, name, in_nelems, out_nelems, dtype, step,"
 "  CASE WHEN step IS NULL THEN NULL ELSE row_number() OVER"
 "   (PARTITION BY rank, pg, step ORDER BY issue_ts, idx) END AS seq,"
 "  issue_ts, ts, end_ts, stream FROM t;"
