@@ -298,6 +298,11 @@ int ta_snapshot_place(sqlite3 *trace, const struct ta_query *q, struct ta_table 
 int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		    const struct ta_diagnose_opts *o, struct ta_table **out,
 		    struct ta_table **findings, struct ta_error *err);
+/* The verdicts' second opinion: each step's row of the critical path
+ * (ta_critical_run's first table, walked with these options) fills its
+ * path_bound, path_pct and verdict_path_pct. */
+extern const struct ta_critical_opts ta_diagnose_path_opts;
+void ta_diagnose_confirm(struct ta_table *verdicts, const struct ta_table *path);
 /* "wait_for_peer: rank P" in column cause_col becomes "wait_for_peer:
  * rank P (P's own cause)", from P's row of the same step in t. */
 void ta_name_late_peers(struct ta_table *t, size_t rank_col, size_t step_col,

@@ -162,4 +162,24 @@ int ta_shards_run_ranks(struct ta_shards *sh, const struct ta_shard_rule *rule,
 			size_t n, struct ta_table **out);
 void ta_shards_close(struct ta_shards *sh, int used);
 
+/* The critical path on shards (shard_critical.c): o for every walk; req,
+ * nreq: the paths going on in the round running. */
+struct ta_shard_critical {
+	struct ta_critical_opts o;
+	struct ta_critical_request *req;
+	size_t nreq;
+	size_t rounds;      /* how many it took */
+};
+/* One shard's pieces (ctx: a struct ta_shard_critical). */
+int ta_shard_critical_pieces(sqlite3 *db, const struct ta_query *q, void *ctx,
+			     struct ta_table **out, struct ta_error *err);
+/* After the first round's pieces (first, freed), the rounds after: 1 with
+ * ta_critical_run's two tables, 0 when the merged way must answer. */
+int ta_shards_critical_rounds(struct ta_shards *sh, struct ta_table *first,
+			      struct ta_shard_critical *sc, struct ta_table **path,
+			      struct ta_table **items);
+/* Every round, the first too. */
+int ta_shards_critical(struct ta_shards *sh, struct ta_shard_critical *sc,
+		       struct ta_table **path, struct ta_table **items);
+
 #endif

@@ -2,7 +2,6 @@
 #include "cli.h"
 #include "commands.h"
 #include "ta_db.h"
-#include "ta_intern.h"
 #include "ta_people.h"
 #include "ta_report.h"
 
@@ -32,10 +31,9 @@ struct cp_cmd {
 	int hta_only;            /* an option only --hta-compat reads was given */
 	int default_only;        /* one it does not read was given */
 	struct ta_table *items;  /* text: the first item of each step, for prose */
-	const struct ta_shard_rule *rule;          /* on shards */
-	struct ta_critical_request *req;  /* on shards: paths going on */
-	size_t nreq;
-	int verbose;                      /* -v: say how many rounds */
+	const struct ta_shard_rule *rule;  /* on shards */
+	struct ta_shard_critical sc;       /* on shards: the walks, the rounds */
+	int verbose;                       /* -v: say how many rounds */
 };
 
 /* "kernel:*gemm*=0.5": kind, glob, factor. */
@@ -211,83 +209,28 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	return 0;
 }
 
-/* On shards (ta_shard_run): each shard walks its own steps, stopping
- * where a path goes on in another rank; then, round after round, the
- * shards those paths went to go on with them; the pieces add up to the
- * rows one database gives. Only the gathered collectives (the model's
- * coll, "peers") and the pieces travel between shards. */
+/* On shards (ta_shard_run, shard_critical.c): each shard walks its own
+ * steps, then the paths that cross into other ranks go on there, round
+ * after round. */
 static int pieces(sqlite3 *db, const struct ta_query *q, void *ctx,
 		  struct ta_table **out, struct ta_error *err)
 {
 	struct cp_cmd *c = ctx;
-	struct ta_critical_opts o = c->o;
 
-	if (!c->top)
-		o.top = 50;
-	return ta_critical_pieces(db, q, &o, c->req, c->nreq, out, err);
-}
-
-static int by_rank(const void *a, const void *b)
-{
-	const int64_t *x = a, *y = b;
-
-	return *x < *y ? -1 : *x > *y;
-}
-
-/* The ranks the requests go to, sorted, each once. */
-static size_t request_ranks(const struct ta_critical_request *req, size_t n,
-			    int64_t *ranks)
-{
-	size_t i, k = 0;
-
-	for (i = 0; i < n; i++)
-		ranks[i] = req[i].rank;
-	ta_qsort(ranks, n, sizeof(*ranks), by_rank);
-	for (i = 0; i < n; i++)
-		if (!k || ranks[k - 1] != ranks[i])
-			ranks[k++] = ranks[i];
-	return k;
+	return ta_shard_critical_pieces(db, q, &c->sc, out, err);
 }
 
 static struct ta_table *rounds(struct ta_shards *sh, struct ta_table *first,
 			       void *ctx)
 {
 	struct cp_cmd *c = ctx;
-	struct ta_critical_opts o = c->o;
-	struct ta_table **round = ta_xcalloc(1, sizeof(*round)), *path = NULL,
-			*items = NULL;
-	struct ta_intern *seen = ta_intern_new();
-	struct ta_error err = { 0, "" };
-	size_t n = 1, i;
-	long nreq;
-	int ok = 1;
+	struct ta_table *path, *items;
 
-	round[0] = first;
-	while (ok && (nreq = ta_critical_exits(round[n - 1], seen, &c->req)) > 0) {
-		int64_t *ranks = ta_xcalloc((size_t)nreq, sizeof(*ranks));
-		size_t nr = request_ranks(c->req, (size_t)nreq, ranks);
-
-		c->nreq = (size_t)nreq;
-		round = ta_xrealloc(round, (n + 1) * sizeof(*round));
-		ok = ta_shards_run_ranks(sh, c->rule, pieces, c, ranks, nr, &round[n]);
-		n += ok;
-		free(ranks);
-		free(c->req);
-		c->req = NULL;
-		c->nreq = 0;
-	}
-	if (!c->top)
-		o.top = 50;
-	/* nreq < 0: a path came back where it had been; the merged way
-	 * says so */
-	ok = ok && nreq == 0 && ta_critical_join(round, n, &o, &path, &items, &err) == 0;
-	if (ok && c->verbose)
-		ta_note("critical path: %zu rounds over the shards", n);
-	for (i = 0; i < n; i++)
-		ta_table_free(round[i]);
-	free(round);
-	ta_intern_free(seen);
-	return ok ? give(c, path, items) : NULL;
+	if (!ta_shards_critical_rounds(sh, first, &c->sc, &path, &items))
+		return NULL;
+	if (c->verbose)
+		ta_note("critical path: %zu rounds over the shards", c->sc.rounds);
+	return give(c, path, items);
 }
 
 static void present(struct ta_table *t, void *ctx)
@@ -304,6 +247,9 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 
 	cli->ingest.lazy_indexes |= ta_model_lazy_indexes(TA_NEED_HOST);
 	c->verbose = cli->ingest.verbose;
+	c->sc.o = c->o;
+	if (!c->top)
+		c->sc.o.top = 50;  /* for the text's sentences, as run() */
 	/* --trace rewrites one file, --hta-compat draws HTA's graph of one
 	 * rank: the merged way */
 	if (!c->trace && !c->hta_only && !cli->query.hta_compat)
@@ -314,7 +260,7 @@ int cmd_critical(int argc, char **argv)
 {
 	static const struct ta_shard_rule on_shards = { 1, 0, NULL, pieces, rounds };
 	struct cp_cmd c = { { -1, 0, NULL, NULL, 1, NULL, "ProfilerStep", 0, 0 },
-			    "", NULL, 0, 0, 0, 0, NULL, &on_shards, NULL, 0, 0 };
+			    "", NULL, 0, 0, 0, 0, NULL, &on_shards, { { 0 }, NULL, 0, 0 }, 0 };
 	const struct ta_cmd_info info = {
 		"critical-path", "[options] PATH",
 		"Per rank and step, the critical path: the chain of work the step's "

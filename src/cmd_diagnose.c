@@ -90,17 +90,52 @@ static struct ta_table *join_verdicts(struct ta_table *t)
 	return t;
 }
 
+/* With the path, each shard's verdicts without it, then the critical
+ * path over the shards (shard_critical.c) confirms them. */
+static int verdicts_alone(sqlite3 *db, const struct ta_query *q, void *ctx,
+			  struct ta_table **out, struct ta_error *err)
+{
+	struct diag_cmd *c = ctx;
+	struct ta_diagnose_opts o = c->o;
+	struct ta_table *found = NULL;
+
+	o.path = 0;
+	if (ta_diagnose_run(db, q, &o, out, &found, err) < 0)
+		return -1;
+	ta_table_free(found);
+	return 0;
+}
+
+static struct ta_table *confirm(struct ta_shards *sh, struct ta_table *t,
+				void *ctx)
+{
+	struct ta_shard_critical sc = { ta_diagnose_path_opts, NULL, 0, 0 };
+	struct ta_table *path, *items;
+
+	(void)ctx;
+	if (!ta_shards_critical(sh, &sc, &path, &items)) {
+		ta_table_free(t);
+		return NULL;
+	}
+	ta_diagnose_confirm(t, path);
+	ta_table_free(path);
+	ta_table_free(items);
+	return t;
+}
+
 static void after_parse(void *ctx, struct ta_cli *cli)
 {
 	static const struct ta_shard_rule verdicts = { 1, 0, join_verdicts, NULL, NULL };
+	static const struct ta_shard_rule with_path = { 1, 0, join_verdicts,
+							verdicts_alone, confirm };
 	const struct diag_cmd *c = ctx;
 
 	/* what the model will need: build its index while loading */
 	cli->ingest.lazy_indexes |= ta_model_lazy_indexes(TA_NEED_HOST);
-	/* on shards: the path crosses ranks, the findings are ranked over
-	 * all of them, and text shows them: those read the merged database */
-	if (!c->o.path && !c->findings && cli->format != TA_FMT_TEXT)
-		cli->shard_rule = &verdicts;
+	/* on shards, the verdicts (CSV, JSON): the findings are ranked over
+	 * every rank, and text shows them: those read the merged database */
+	if (!c->findings && cli->format != TA_FMT_TEXT)
+		cli->shard_rule = c->o.path ? &with_path : &verdicts;
 }
 
 int cmd_diagnose(int argc, char **argv)

@@ -112,15 +112,15 @@ $BIN stragglers -q "$TMP/r6" > /dev/null
 $BIN overlap -q "$TMP/r6" > /dev/null
 for c in "kernels --by type" kernels report queue "queue --blocked-at 2" launch \
 	"launch --summary" annotations "annotations --gpu" "diagnose --no-path --format csv" \
-	critical-path "critical-path --top 5"; do
+	critical-path "critical-path --top 5" "diagnose --format csv" "diagnose --format json"; do
 	# shellcheck disable=SC2086
 	$BIN $c -q "$TMP/r6" > /dev/null
 done
-check "stragglers, overlap, kernels, report, queue, launch, annotations, critical-path on shards: nothing merged" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
+check "stragglers, overlap, kernels, report, queue, launch, annotations, critical-path, diagnose (CSV, JSON) on shards: nothing merged" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
 $BIN kernels --sequences -q "$TMP/r6" > /dev/null
 check "... kernels --sequences: merged (it ranks over all ranks)" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 1
 $BIN diagnose -q "$TMP/r6" > /dev/null
-check "... diagnose with the path: merged" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 1
+check "... diagnose in text (its findings ranked over all ranks): merged" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 1
 # stragglers: every shard's collectives first, then shard by shard; the
 # same table as one database, with -j 1 (here) and -j 4 (children)
 mkdir -p "$TMP/td"
@@ -158,6 +158,12 @@ for j in 1 4; do
 			TMPDIR="$TMP/td" $BIN critical-path -j $j $o --format $f "$TMP/rot" > "$TMP/b" 2>&1
 			same "critical-path -j $j $o --format $f shard by shard" "$TMP/a" "$TMP/b"
 		done
+	done
+	# diagnose's verdicts, checked by the path walked the same way
+	for f in csv json; do
+		$BIN diagnose -j $j --no-cache --format $f "$TMP/rotsrc" > "$TMP/a" 2>&1
+		TMPDIR="$TMP/td" $BIN diagnose -j $j --format $f "$TMP/rot" > "$TMP/b" 2>&1
+		same "diagnose -j $j --format $f shard by shard, path and all" "$TMP/a" "$TMP/b"
 	done
 done
 rm -rf "$TRACEANALYZE_CACHE_DIR"

@@ -594,17 +594,13 @@ static void name_late_peers(struct ta_table *t, struct findings *f)
 	ta_name_late_peers(t, col[0], col[1], col[2]);
 }
 
-/* The critical path's largest part in each step (critical.c): the
- * verdict's second opinion, by another method. */
-static int confirm_with_path(sqlite3 *db, const struct ta_query *q,
-			     struct ta_table *t, struct ta_error *err)
+const struct ta_critical_opts ta_diagnose_path_opts = { -1, 0, NULL, NULL, 1, NULL,
+							 NULL, 0, 0 };
+
+void ta_diagnose_confirm(struct ta_table *t, const struct ta_table *path)
 {
-	struct ta_critical_opts o = { -1, 0, NULL, NULL, 1, NULL, NULL, 0, 0 };
-	struct ta_table *path, *top;
 	size_t r, p;
 
-	if (ta_critical_run(db, q, &o, &path, &top, err) < 0)
-		return -1;
 	for (r = 0; r < t->nrows; r++)
 		for (p = 0; p < path->nrows; p++) {
 			const struct ta_cell *step = ta_table_cell(path, p, 1);
@@ -636,6 +632,18 @@ static int confirm_with_path(sqlite3 *db, const struct ta_query *q,
 			}
 			break;
 		}
+}
+
+/* The critical path's largest part in each step (critical.c): the
+ * verdict's second opinion, by another method. */
+static int confirm_with_path(sqlite3 *db, const struct ta_query *q,
+			     struct ta_table *t, struct ta_error *err)
+{
+	struct ta_table *path, *top;
+
+	if (ta_critical_run(db, q, &ta_diagnose_path_opts, &path, &top, err) < 0)
+		return -1;
+	ta_diagnose_confirm(t, path);
 	ta_table_free(path);
 	ta_table_free(top);
 	return 0;
