@@ -302,6 +302,11 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
  * (ta_critical_run's first table, walked with these options) fills its
  * path_bound, path_pct and verdict_path_pct. */
 extern const struct ta_critical_opts ta_diagnose_path_opts;
+/* Diagnose run shard by shard, put together: the verdicts and findings
+ * of every rank, in rank order; names each late peer's own cause, in the
+ * findings (may be NULL) and the verdicts, and puts memory's findings
+ * last, as one run over every rank does. */
+void ta_diagnose_join(struct ta_table *verdicts, struct ta_table *findings);
 void ta_diagnose_confirm(struct ta_table *verdicts, const struct ta_table *path);
 /* "wait_for_peer: rank P" in column cause_col becomes "wait_for_peer:
  * rank P (P's own cause)", from P's row of the same step in t. */

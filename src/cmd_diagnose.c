@@ -22,6 +22,7 @@ struct diag_cmd {
 	struct ta_diagnose_opts o;
 	int findings;            /* the findings table instead of verdicts */
 	struct ta_table *found;  /* text mode: summarised after the verdicts */
+	int want_findings;       /* on shards: gather them (text, --findings) */
 };
 
 static int on_opt(void *ctx, int key, const char *arg)
@@ -81,17 +82,12 @@ static void present(struct ta_table *t, void *ctx)
 		ta_people_diagnose(t, c->found);
 }
 
-/* The verdicts alone (CSV, JSON) without the path: a rank's rows from
- * its events and every rank's collectives; the late peers' causes are
- * named over all rows. */
-static struct ta_table *join_verdicts(struct ta_table *t)
-{
-	ta_name_late_peers(t, 0, 1, 5);
-	return t;
-}
-
-/* With the path, each shard's verdicts without it, then the critical
- * path over the shards (shard_critical.c) confirms them. */
+/* On shards (or traces with -j 2 or more), shard by shard: each
+ * shard's verdicts, from its events and every rank's collectives; with
+ * the path, the critical path walked over the shards (shard_critical.c)
+ * confirms them; for text and --findings, each shard's findings too.
+ * Then what only all rows tell: each late peer's own cause, and memory's
+ * findings last (ta_diagnose_join). */
 static int verdicts_alone(sqlite3 *db, const struct ta_query *q, void *ctx,
 			  struct ta_table **out, struct ta_error *err)
 {
@@ -106,41 +102,69 @@ static int verdicts_alone(sqlite3 *db, const struct ta_query *q, void *ctx,
 	return 0;
 }
 
-static struct ta_table *confirm(struct ta_shards *sh, struct ta_table *t,
-				void *ctx)
+static int findings_alone(sqlite3 *db, const struct ta_query *q, void *ctx,
+			  struct ta_table **out, struct ta_error *err)
 {
-	struct ta_shard_critical sc = { ta_diagnose_path_opts, NULL, 0, 0 };
-	struct ta_table *path, *items;
+	struct diag_cmd *c = ctx;
+	struct ta_diagnose_opts o = c->o;
+	struct ta_table *verdicts = NULL;
 
-	(void)ctx;
-	if (!ta_shards_critical(sh, &sc, &path, &items)) {
+	o.path = 0;
+	if (ta_diagnose_run(db, q, &o, &verdicts, out, err) < 0)
+		return -1;
+	ta_table_free(verdicts);
+	return 0;
+}
+
+static struct ta_table *join(struct ta_shards *sh, struct ta_table *t, void *ctx)
+{
+	static const struct ta_shard_rule each = { 1, 0, NULL, NULL, NULL };
+	struct diag_cmd *c = ctx;
+	struct ta_shard_critical sc = { ta_diagnose_path_opts, NULL, 0, 0 };
+	struct ta_table *path = NULL, *items = NULL, *found = NULL;
+	int ok = !c->want_findings ||
+		 ta_shards_run(sh, &each, findings_alone, c, &found);
+
+	if (ok && c->o.path && !c->findings) {
+		ok = ta_shards_critical(sh, &sc, &path, &items);
+		if (ok)
+			ta_diagnose_confirm(t, path);
+		ta_table_free(path);
+		ta_table_free(items);
+	}
+	if (!ok) {
 		ta_table_free(t);
+		ta_table_free(found);
 		return NULL;
 	}
-	ta_diagnose_confirm(t, path);
-	ta_table_free(path);
-	ta_table_free(items);
+	ta_diagnose_join(t, found);
+	ta_table_free(c->found);
+	c->found = NULL;
+	if (c->findings) {
+		ta_table_free(t);
+		return found;
+	}
+	c->found = found;
 	return t;
 }
 
 static void after_parse(void *ctx, struct ta_cli *cli)
 {
-	static const struct ta_shard_rule verdicts = { 1, 0, join_verdicts, NULL, NULL };
-	static const struct ta_shard_rule with_path = { 1, 0, join_verdicts,
-							verdicts_alone, confirm };
-	const struct diag_cmd *c = ctx;
+	static const struct ta_shard_rule on_shards = { 1, 0, NULL, verdicts_alone,
+							join };
+	struct diag_cmd *c = ctx;
 
 	/* what the model will need: build its index while loading */
 	cli->ingest.lazy_indexes |= ta_model_lazy_indexes(TA_NEED_HOST);
-	/* on shards, the verdicts (CSV, JSON): the findings are ranked over
-	 * every rank, and text shows them: those read the merged database */
-	if (!c->findings && cli->format != TA_FMT_TEXT)
-		cli->shard_rule = c->o.path ? &with_path : &verdicts;
+	/* the findings: for --findings, and for the text's summary */
+	c->want_findings = c->findings || cli->format == TA_FMT_TEXT;
+	if (!cli->query.hta_compat)
+		cli->shard_rule = &on_shards;
 }
 
 int cmd_diagnose(int argc, char **argv)
 {
-	struct diag_cmd o = { { 90, 50000, 10000, 1 }, 0, NULL };
+	struct diag_cmd o = { { 90, 50000, 10000, 1 }, 0, NULL, 0 };
 	const struct ta_cmd_info info = {
 		"diagnose", "[options] PATH",
 		"Per rank and ProfilerStep, what bounds the step: compute-bound, "

@@ -452,7 +452,8 @@ static int gather_coll(const struct ta_cli *cli, const struct ta_query *q,
 
 		coll_part(path, sizeof(path), dir, s[i].rank);
 		ok = sqlite3_open_v2(path, &part, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-		     ta_db_copy_rows(part, "SELECT * FROM coll", peers, "coll", &err) == 0;
+		     ta_db_copy_rows(part, "SELECT * FROM coll", peers, "coll", &err) == 0 &&
+		     ta_db_copy_rows(part, "SELECT * FROM traits", peers, "traits", &err) == 0;
 		sqlite3_close(part);
 		unlink(path);
 	}

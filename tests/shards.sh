@@ -24,11 +24,13 @@ for s in $(cd testdata && ls -d */ | tr -d /); do
 			same "$s: $c --format $f, a cache entry per file" "$TMP/a" "$TMP/b"
 		done
 	done
-	# the verdicts without the path: shard by shard
-	for f in csv json; do
-		$BIN diagnose --no-path -q -j 1 --format $f testdata/$s > "$TMP/a" 2>&1
-		$BIN diagnose --no-path -q --format $f "$d" > "$TMP/b" 2>&1
-		same "$s: diagnose --no-path --format $f from shards" "$TMP/a" "$TMP/b"
+	# the verdicts without the path, and the findings: shard by shard
+	for f in csv json text; do
+		for o in --no-path --findings; do
+			$BIN diagnose $o -q -j 1 --format $f testdata/$s > "$TMP/a" 2>&1
+			$BIN diagnose $o -q --format $f "$d" > "$TMP/b" 2>&1
+			same "$s: diagnose $o --format $f from shards" "$TMP/a" "$TMP/b"
+		done
 	done
 	for c in temporal idle kernels overlap queue; do
 		$BIN $c -q --hta-compat --format csv testdata/$s > "$TMP/a" 2>&1
@@ -112,15 +114,14 @@ $BIN stragglers -q "$TMP/r6" > /dev/null
 $BIN overlap -q "$TMP/r6" > /dev/null
 for c in "kernels --by type" kernels report queue "queue --blocked-at 2" launch \
 	"launch --summary" annotations "annotations --gpu" "diagnose --no-path --format csv" \
-	critical-path "critical-path --top 5" "diagnose --format csv" "diagnose --format json"; do
+	critical-path "critical-path --top 5" diagnose "diagnose --findings"; do
 	# shellcheck disable=SC2086
 	$BIN $c -q "$TMP/r6" > /dev/null
 done
-check "stragglers, overlap, kernels, report, queue, launch, annotations, critical-path, diagnose (CSV, JSON) on shards: nothing merged" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
+check "stragglers, overlap, kernels, report, queue, launch, annotations, critical-path, diagnose on shards: nothing merged" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
 $BIN kernels --sequences -q "$TMP/r6" > /dev/null
 check "... kernels --sequences: merged (it ranks over all ranks)" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 1
-$BIN diagnose -q "$TMP/r6" > /dev/null
-check "... diagnose in text (its findings ranked over all ranks): merged" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 1
+
 # stragglers: every shard's collectives first, then shard by shard; the
 # same table as one database, with -j 1 (here) and -j 4 (children)
 mkdir -p "$TMP/td"
@@ -165,7 +166,36 @@ for j in 1 4; do
 		TMPDIR="$TMP/td" $BIN diagnose -j $j --format $f "$TMP/rot" > "$TMP/b" 2>&1
 		same "diagnose -j $j --format $f shard by shard, path and all" "$TMP/a" "$TMP/b"
 	done
+	# the text's summary and --findings: every shard's findings, named
+	for o in "" --findings; do
+		# shellcheck disable=SC2086
+		$BIN diagnose -j $j --no-cache $o "$TMP/rotsrc" > "$TMP/a" 2>&1
+		# shellcheck disable=SC2086
+		TMPDIR="$TMP/td" $BIN diagnose -j $j $o "$TMP/rot" > "$TMP/b" 2>&1
+		same "diagnose -j $j $o (text) shard by shard" "$TMP/a" "$TMP/b"
+	done
 done
+# advice weighs what the whole job uses: a rank with CUDA graphs beside
+# one without (each shard's traits are gathered with its collectives)
+mkdir -p "$TMP/mix"
+python3 tools/scale.py testdata/decode_graph/*.json.gz "$TMP/mix/rank-0.json.gz" 1 0
+python3 tools/scale.py testdata/decode_eager/*.json.gz "$TMP/mix/rank-1.json.gz" 1 1
+$BIN ingest -q -j 2 "$TMP/mix" -o "$TMP/mix_sh/"
+$BIN diagnose --findings -q -j 1 --no-cache --format csv "$TMP/mix" > "$TMP/a"
+check "mixed ranks: rank 1's advice knows the job uses CUDA graphs" \
+	grep -q "^1,.*although the run uses CUDA graphs" "$TMP/a"
+$BIN diagnose --findings -q --no-cache --format csv "$TMP/mix_sh" > "$TMP/b"
+same "... and says so from the shards" "$TMP/a" "$TMP/b"
+# memory's findings come after every rank's others, as one run says them
+mkdir -p "$TMP/mm"
+python3 tools/scale.py testdata/mem_leak/*.json.gz "$TMP/mm/rank-0.json.gz" 1 0
+python3 tools/scale.py testdata/mem_train/*.json.gz "$TMP/mm/rank-1.json.gz" 1 1
+$BIN ingest -q -j 2 "$TMP/mm" -o "$TMP/mm_sh/"
+$BIN diagnose --findings -q -j 1 --no-cache --format csv "$TMP/mm" > "$TMP/a"
+check "two ranks with [memory] events: memory's findings last" \
+	sh -c "tail -1 '$TMP/a' | grep -q '^1,,memory_peak'"
+$BIN diagnose --findings -q --no-cache --format csv "$TMP/mm_sh" > "$TMP/b"
+same "... from the shards too" "$TMP/a" "$TMP/b"
 rm -rf "$TRACEANALYZE_CACHE_DIR"
 $BIN critical-path -v "$TMP/rot" 2> "$TMP/v" > /dev/null
 check "critical-path on rotating stragglers: five rounds" grep -q "critical path: 5 rounds" "$TMP/v"

@@ -1,6 +1,7 @@
 #!/bin/sh
-# stragglers and report over many ranks: on shards (each shard's
-# collectives gathered, kernel types joined) against one database. Measured on the 16-core device machine for the
+# stragglers, report, critical-path and diagnose over many ranks: on
+# shards (each shard's collectives gathered, kernel types joined, paths
+# walked round by round) against one database. Measured on the 16-core device machine for the
 # README:   sh tools/bench_stragglers.sh BIN [OLD_BIN] [RANKS]
 # RANKS traces of 200 MB of JSON each (65 copies of train_stalled) in
 # .bench/r<RANKS>/ if missing; OLD_BIN, an earlier build, for "before".
@@ -30,6 +31,9 @@ t "$BIN" stragglers -q -j "$R" "$d"
 t "$BIN" stragglers -q --no-cache -j "$R" "$d"
 t "$BIN" report -q -j "$R" "$s"
 t "$BIN" report -q --no-cache -j "$R" "$d"
+t "$BIN" critical-path -q -j "$R" "$s"
+t "$BIN" critical-path -q --no-cache -j "$R" "$d"
+t "$BIN" diagnose -q --format csv -j "$R" "$s"
 [ -n "$OLD" ] || exit 0
 rm -rf "$TRACEANALYZE_CACHE_DIR"
 t "$OLD" stragglers -q --no-cache -j "$R" "$d"
@@ -38,6 +42,17 @@ t "$OLD" report -q --no-cache -j "$R" "$d"
 "$BIN" stragglers -q -j "$R" --format csv "$s" > .bench/strag.new
 "$OLD" stragglers -q -j "$R" --format csv "$d" > .bench/strag.old
 cmp .bench/strag.new .bench/strag.old && echo "the same CSV"
+rm -rf "$TRACEANALYZE_CACHE_DIR"
+t "$OLD" critical-path -q --no-cache -j "$R" "$d"
+t "$OLD" critical-path -q -j "$R" "$s"
+rm -rf "$TRACEANALYZE_CACHE_DIR"
+t "$OLD" diagnose -q --format csv -j "$R" "$s"
+"$BIN" critical-path -q -j "$R" --format csv "$s" > .bench/cp.new
+"$OLD" critical-path -q -j "$R" --format csv "$d" > .bench/cp.old
+cmp .bench/cp.new .bench/cp.old && echo "critical-path: the same CSV"
+"$BIN" diagnose -q -j "$R" --format csv "$s" > .bench/dg.new
+"$OLD" diagnose -q -j "$R" --format csv "$d" > .bench/dg.old
+cmp .bench/dg.new .bench/dg.old && echo "diagnose: the same CSV"
 "$BIN" report -q -j "$R" --format csv "$s" > .bench/report.new
 "$OLD" report -q -j "$R" --format csv "$d" > .bench/report.old
 cmp .bench/report.new .bench/report.old && echo "report: the same CSV"

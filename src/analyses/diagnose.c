@@ -574,6 +574,38 @@ void ta_name_late_peers(struct ta_table *t, size_t rank_col, size_t step_col,
 	}
 }
 
+/* Memory's findings come after the others, whose order is by rank. */
+static int memory_last(const struct ta_table *t, size_t a, size_t b)
+{
+	const char *x = ta_table_cell(t, a, 2)->s, *y = ta_table_cell(t, b, 2)->s;
+	int mx = strncmp(x, "memory_", 7) == 0, my = strncmp(y, "memory_", 7) == 0;
+
+	return mx - my;
+}
+
+void ta_diagnose_join(struct ta_table *verdicts, struct ta_table *findings)
+{
+	static const size_t col[3] = { 0, 1, 5 };
+	char where[sizeof(((struct finding *)0)->where)];
+	size_t i;
+
+	for (i = 0; findings && i < findings->nrows; i++) {
+		const struct ta_cell *step = ta_table_cell(findings, i, 1);
+		const char *w = ta_table_cell(findings, i, 5)->s, *cause;
+		long long peer;
+
+		if (strcmp(ta_table_cell(findings, i, 2)->s, ta_finding_names[F_WAIT_PEER]) != 0 ||
+		    sscanf(w, "rank %lld", &peer) != 1 ||
+		    !(cause = own_cause(verdicts, col, peer, step->null ? -1 : step->i)))
+			continue;
+		snprintf(where, sizeof(where), "rank %lld (%.200s)", peer, cause);
+		ta_table_set_text(findings, i, 5, where);
+	}
+	if (findings)
+		ta_table_sort(findings, memory_last);
+	ta_name_late_peers(verdicts, col[0], col[1], col[2]);
+}
+
 /* "rank 1" becomes "rank 1 (host_region: data_loading)": the late rank's
  * own cause, known once every rank is diagnosed. */
 static void name_late_peers(struct ta_table *t, struct findings *f)

@@ -14,13 +14,20 @@ static const char traits_sql[] =
 	" EXISTS (SELECT 1 FROM names"
 	"  WHERE name GLOB '*_MultiProcessingDataLoaderIter*')";
 
+/* On a shard with every shard's part gathered ("peers", shard_run.c):
+ * the job's, from each shard's own (ta_model_export_coll). */
+static const char peers_traits_sql[] =
+	"SELECT max(graphs), max(triton), max(pinned), max(loader_workers)"
+	" FROM peers.traits";
+
 int ta_model_traits(sqlite3 *db, struct ta_traits *t, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
-	int rc;
+	int rc, peers = ta_db_int(db, "SELECT count(*) FROM pragma_database_list"
+				  " WHERE name = 'peers'", 0) > 0;
 
 	*t = (struct ta_traits){ 0, 0, 0, 0 };
-	if (ta_db_prepare(db, traits_sql, &st, err) < 0)
+	if (ta_db_prepare(db, peers ? peers_traits_sql : traits_sql, &st, err) < 0)
 		return -1;
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		*t = (struct ta_traits){ sqlite3_column_int(st, 0),
@@ -28,4 +35,24 @@ int ta_model_traits(sqlite3 *db, struct ta_traits *t, struct ta_error *err)
 			sqlite3_column_int(st, 3) };
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW ? 0 : ta_db_done(db, rc, err);
+}
+
+int ta_model_save_traits(sqlite3 *db, sqlite3 *out, struct ta_error *err)
+{
+	struct ta_traits t;
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (ta_model_traits(db, &t, err) < 0 ||
+	    ta_db_exec(out, "CREATE TABLE traits (graphs, triton, pinned,"
+		       " loader_workers)", err) < 0 ||
+	    ta_db_prepare(out, "INSERT INTO traits VALUES (?, ?, ?, ?)", &st, err) < 0)
+		return -1;
+	sqlite3_bind_int(st, 1, t.graphs);
+	sqlite3_bind_int(st, 2, t.triton);
+	sqlite3_bind_int(st, 3, t.pinned);
+	sqlite3_bind_int(st, 4, t.loader_workers);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : ta_db_done(out, rc, err);
 }
