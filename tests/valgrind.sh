@@ -31,6 +31,9 @@ stragglers testdata/ddp_straggler
 ingest -j 1 testdata/ddp_straggler/rank-0.pt.trace.json.gz testdata/ddp_straggler/rank-1.pt.trace.json.gz -o $TMP/shards/
 stragglers -j 1 $TMP/shards
 temporal -j 1 $TMP/shards
+critical-path -j 1 --top 5 $TMP/shards
+diagnose -j 1 $TMP/shards
+diagnose -j 1 --findings --format csv $TMP/shards
 critical-path --top 3 --trace $TMP/path.json.gz testdata/ddp_straggler --ranks 1
 overlap testdata/fsdp2
 temporal --fail-if idle_pct>1 testdata/copies
