@@ -175,26 +175,26 @@ for j in 1 4; do
 		same "diagnose -j $j $o (text) shard by shard" "$TMP/a" "$TMP/b"
 	done
 done
+# two one-rank samples as ranks 0 and 1 of a job: diagnose --findings
+# (CSV) on the traces in $TMP/a, on their shards in $TMP/b
+pair() {
+	mkdir -p "$TMP/$1"
+	python3 tools/scale.py testdata/"$2"/*.json.gz "$TMP/$1/rank-0.json.gz" 1 0
+	python3 tools/scale.py testdata/"$3"/*.json.gz "$TMP/$1/rank-1.json.gz" 1 1
+	$BIN ingest -q -j 2 "$TMP/$1" -o "$TMP/$1_sh/"
+	$BIN diagnose --findings -q -j 1 --no-cache --format csv "$TMP/$1" > "$TMP/a"
+	$BIN diagnose --findings -q --no-cache --format csv "$TMP/$1_sh" > "$TMP/b"
+}
 # advice weighs what the whole job uses: a rank with CUDA graphs beside
 # one without (each shard's traits are gathered with its collectives)
-mkdir -p "$TMP/mix"
-python3 tools/scale.py testdata/decode_graph/*.json.gz "$TMP/mix/rank-0.json.gz" 1 0
-python3 tools/scale.py testdata/decode_eager/*.json.gz "$TMP/mix/rank-1.json.gz" 1 1
-$BIN ingest -q -j 2 "$TMP/mix" -o "$TMP/mix_sh/"
-$BIN diagnose --findings -q -j 1 --no-cache --format csv "$TMP/mix" > "$TMP/a"
+pair mix decode_graph decode_eager
 check "mixed ranks: rank 1's advice knows the job uses CUDA graphs" \
 	grep -q "^1,.*although the run uses CUDA graphs" "$TMP/a"
-$BIN diagnose --findings -q --no-cache --format csv "$TMP/mix_sh" > "$TMP/b"
 same "... and says so from the shards" "$TMP/a" "$TMP/b"
 # memory's findings come after every rank's others, as one run says them
-mkdir -p "$TMP/mm"
-python3 tools/scale.py testdata/mem_leak/*.json.gz "$TMP/mm/rank-0.json.gz" 1 0
-python3 tools/scale.py testdata/mem_train/*.json.gz "$TMP/mm/rank-1.json.gz" 1 1
-$BIN ingest -q -j 2 "$TMP/mm" -o "$TMP/mm_sh/"
-$BIN diagnose --findings -q -j 1 --no-cache --format csv "$TMP/mm" > "$TMP/a"
+pair mm mem_leak mem_train
 check "two ranks with [memory] events: memory's findings last" \
 	sh -c "tail -1 '$TMP/a' | grep -q '^1,,memory_peak'"
-$BIN diagnose --findings -q --no-cache --format csv "$TMP/mm_sh" > "$TMP/b"
 same "... from the shards too" "$TMP/a" "$TMP/b"
 rm -rf "$TRACEANALYZE_CACHE_DIR"
 $BIN critical-path -v "$TMP/rot" 2> "$TMP/v" > /dev/null
