@@ -34,6 +34,7 @@ t "$BIN" report -q --no-cache -j "$R" "$d"
 t "$BIN" critical-path -q -j "$R" "$s"
 t "$BIN" critical-path -q --no-cache -j "$R" "$d"
 t "$BIN" diagnose -q --format csv -j "$R" "$s"
+t "$BIN" diagnose -q -j "$R" "$s"
 [ -n "$OLD" ] || exit 0
 rm -rf "$TRACEANALYZE_CACHE_DIR"
 t "$OLD" stragglers -q --no-cache -j "$R" "$d"
@@ -47,12 +48,16 @@ t "$OLD" critical-path -q --no-cache -j "$R" "$d"
 t "$OLD" critical-path -q -j "$R" "$s"
 rm -rf "$TRACEANALYZE_CACHE_DIR"
 t "$OLD" diagnose -q --format csv -j "$R" "$s"
+t "$OLD" diagnose -q -j "$R" "$s"
 "$BIN" critical-path -q -j "$R" --format csv "$s" > .bench/cp.new
 "$OLD" critical-path -q -j "$R" --format csv "$d" > .bench/cp.old
 cmp .bench/cp.new .bench/cp.old && echo "critical-path: the same CSV"
 "$BIN" diagnose -q -j "$R" --format csv "$s" > .bench/dg.new
 "$OLD" diagnose -q -j "$R" --format csv "$d" > .bench/dg.old
 cmp .bench/dg.new .bench/dg.old && echo "diagnose: the same CSV"
+"$BIN" diagnose -q -j "$R" "$s" > .bench/dgt.new
+"$OLD" diagnose -q -j "$R" "$d" > .bench/dgt.old
+cmp .bench/dgt.new .bench/dgt.old && echo "diagnose: the same text"
 "$BIN" report -q -j "$R" --format csv "$s" > .bench/report.new
 "$OLD" report -q -j "$R" --format csv "$d" > .bench/report.old
 cmp .bench/report.new .bench/report.old && echo "report: the same CSV"
