@@ -92,6 +92,9 @@ int ta_steps_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
  * count and the mean delays op -> first launch -> its kernel. */
 int ta_launch_ops_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 		      struct ta_error *err);
+/* --by-op tables of one rank each (shards), one after another, in the
+ * order one run over every rank gives. */
+struct ta_table *ta_launch_ops_join(struct ta_table *t);
 
 struct ta_queue_opts {
 	int series;               /* the time series instead */

@@ -95,10 +95,10 @@ int ta_model_prepare(sqlite3 *db, const struct ta_query *q, unsigned need,
 		     struct ta_error *err);
 
 /* Writes the rank's coll (TA_NEED_COLL) into table coll of a new database
- * file, and its traits into table traits: a shard's part of what
- * cross-rank commands gather. Attached as schema "peers" to a
- * connection, such tables of every rank's rows are the coll and traits
- * that connection's model uses. */
+ * file, its traits into table traits and its earliest time into table
+ * clock: a shard's part of what cross-rank commands gather. Attached as
+ * schema "peers" to a connection, such tables of every rank's rows are
+ * the coll, traits and job's start that connection's model uses. */
 int ta_model_export_coll(sqlite3 *db, const struct ta_query *q,
 			 const char *path, struct ta_error *err);
 
@@ -125,7 +125,8 @@ int ta_model_traits(sqlite3 *db, struct ta_traits *t, struct ta_error *err);
 /* db's own traits as table traits of out (a shard's part, gathered). */
 int ta_model_save_traits(sqlite3 *db, sqlite3 *out, struct ta_error *err);
 
-/* Earliest timestamp of the whole job (HTA's alignment, §6). */
+/* Earliest timestamp of the whole job (HTA's alignment, §6); on a shard
+ * with every shard's part attached ("peers"), every shard's. */
 int64_t ta_model_min_ts(sqlite3 *db, int hta_compat);
 
 #endif

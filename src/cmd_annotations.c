@@ -30,14 +30,13 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	return ta_annotations_run(db, q, ctx, out, err);
 }
 
-/* On shards: per rank, but --kernels reads across ranks (the merged
- * database answers). */
+/* On shards: per rank; --kernels gives times from the job's start, which
+ * every shard's part gathered says (ta_model_min_ts). */
 static void after_parse(void *ctx, struct ta_cli *cli)
 {
 	const struct ta_annotations_opts *o = ctx;
 
-	if (!o->kernels)
-		cli->shard_rule = &ta_shard_per_rank;
+	cli->shard_rule = o->kernels ? &ta_shard_with_peers : &ta_shard_per_rank;
 }
 
 int cmd_annotations(int argc, char **argv)

@@ -44,14 +44,15 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	return o->by_op ? ta_launch_ops_run(db, q, out, err) : ta_launch_run(db, q, ctx, out, err);
 }
 
-/* On shards: per rank, but --by-op reads across ranks (the merged
- * database answers). */
+/* On shards: per rank; --by-op too (a launch's op is on its own rank;
+ * only --hta-compat, which goes the merged way, counts ranks before), its
+ * rows sorted again over all ranks. */
 static void after_parse(void *ctx, struct ta_cli *cli)
 {
+	static const struct ta_shard_rule by_op = { 0, 0, ta_launch_ops_join, NULL, NULL };
 	const struct ta_launch_opts *o = ctx;
 
-	if (!o->by_op)
-		cli->shard_rule = &ta_shard_per_rank;
+	cli->shard_rule = o->by_op ? &by_op : &ta_shard_per_rank;
 }
 
 int cmd_launch(int argc, char **argv)

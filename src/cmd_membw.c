@@ -26,6 +26,15 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	return ta_membw_run(db, q, ctx, out, err);
 }
 
+/* On shards: per rank; --series gives times from the job's start, which
+ * every shard's part gathered says (ta_model_min_ts). */
+static void after_parse(void *ctx, struct ta_cli *cli)
+{
+	const struct ta_membw_opts *o = ctx;
+
+	cli->shard_rule = o->series ? &ta_shard_with_peers : &ta_shard_per_rank;
+}
+
 int cmd_membw(int argc, char **argv)
 {
 	struct ta_membw_opts o = { 0 };
@@ -39,5 +48,5 @@ int cmd_membw(int argc, char **argv)
 		run
 	};
 
-	return ta_cli_main(argc, argv, &info, run, &o, NULL);
+	return ta_cli_main(argc, argv, &info, run, &o, after_parse);
 }

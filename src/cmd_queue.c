@@ -37,14 +37,13 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	return ta_queue_run(db, q, ctx, out, err);
 }
 
-/* On shards: per rank, but --series reads across ranks (the merged
- * database answers). */
+/* On shards: per rank; --series gives times from the job's start, which
+ * every shard's part gathered says (ta_model_min_ts). */
 static void after_parse(void *ctx, struct ta_cli *cli)
 {
 	const struct ta_queue_opts *o = ctx;
 
-	if (!o->series)
-		cli->shard_rule = &ta_shard_per_rank;
+	cli->shard_rule = o->series ? &ta_shard_with_peers : &ta_shard_per_rank;
 }
 
 int cmd_queue(int argc, char **argv)

@@ -47,7 +47,7 @@ static const struct {
 	const struct ta_shard_rule *rule;
 } rules[] = {
 	{ "temporal", &ta_shard_per_rank }, { "idle", &ta_shard_per_rank },
-	{ "membw", &ta_shard_per_rank }, { "steps", &ta_shard_per_rank },
+	{ "steps", &ta_shard_per_rank },
 	{ "ops", &ta_shard_per_rank }, { "memory", &ta_shard_per_rank },
 	{ "counters", &ta_shard_per_rank },
 	{ "overlap", &ta_shard_with_peers }, { "stragglers", &stragglers },
@@ -453,7 +453,8 @@ static int gather_coll(const struct ta_cli *cli, const struct ta_query *q,
 		coll_part(path, sizeof(path), dir, s[i].rank);
 		ok = sqlite3_open_v2(path, &part, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
 		     ta_db_copy_rows(part, "SELECT * FROM coll", peers, "coll", &err) == 0 &&
-		     ta_db_copy_rows(part, "SELECT * FROM traits", peers, "traits", &err) == 0;
+		     ta_db_copy_rows(part, "SELECT * FROM traits", peers, "traits", &err) == 0 &&
+		     ta_db_copy_rows(part, "SELECT * FROM clock", peers, "clock", &err) == 0;
 		sqlite3_close(part);
 		unlink(path);
 	}

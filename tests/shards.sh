@@ -32,6 +32,18 @@ for s in $(cd testdata && ls -d */ | tr -d /); do
 			same "$s: diagnose $o --format $f from shards" "$TMP/a" "$TMP/b"
 		done
 	done
+	# options that need the job's start (series), or a sort over all
+	# ranks (--by-op), or each rank's own step (ops --step)
+	for c in "membw --series" "queue --series" "annotations --kernels" \
+		"launch --by-op" "ops --step 2 --kernels"; do
+		for f in csv text; do
+			# shellcheck disable=SC2086
+			$BIN $c -q -j 1 --format $f testdata/$s > "$TMP/a" 2>&1
+			# shellcheck disable=SC2086
+			$BIN $c -q --format $f "$d" > "$TMP/b" 2>&1
+			same "$s: $c --format $f from shards" "$TMP/a" "$TMP/b"
+		done
+	done
 	for c in temporal idle kernels overlap queue; do
 		$BIN $c -q --hta-compat --format csv testdata/$s > "$TMP/a" 2>&1
 		$BIN $c -q --hta-compat --format csv "$d" > "$TMP/b" 2>&1
@@ -114,11 +126,12 @@ $BIN stragglers -q "$TMP/r6" > /dev/null
 $BIN overlap -q "$TMP/r6" > /dev/null
 for c in "kernels --by type" kernels report queue "queue --blocked-at 2" launch \
 	"launch --summary" annotations "annotations --gpu" "diagnose --no-path --format csv" \
-	critical-path "critical-path --top 5" diagnose "diagnose --findings"; do
+	critical-path "critical-path --top 5" diagnose "diagnose --findings" \
+	"membw --series" "queue --series" "annotations --kernels" "launch --by-op"; do
 	# shellcheck disable=SC2086
 	$BIN $c -q "$TMP/r6" > /dev/null
 done
-check "stragglers, overlap, kernels, report, queue, launch, annotations, critical-path, diagnose on shards: nothing merged" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
+check "stragglers, overlap, kernels, report, queue, launch, annotations, critical-path, diagnose, series on shards: nothing merged" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
 $BIN kernels --sequences -q "$TMP/r6" > /dev/null
 check "... kernels --sequences: merged (it ranks over all ranks)" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 1
 

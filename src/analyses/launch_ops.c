@@ -338,3 +338,10 @@ int ta_launch_ops_run(sqlite3 *db, const struct ta_query *q, struct ta_table **o
 	*out = t;
 	return 0;
 }
+
+struct ta_table *ta_launch_ops_join(struct ta_table *t)
+{
+	/* stable: rank order within ties, as one run's */
+	ta_table_sort(t, cmp_rows);
+	return t;
+}

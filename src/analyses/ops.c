@@ -53,13 +53,21 @@ struct names {
 	size_t n;
 };
 
+/* --step: each rank's own ProfilerStep#N (ranks' clocks differ: one
+ * window over them all would take in another rank's step). */
+struct step_win {
+	int64_t rank, ts, end;
+};
+
 struct walker {
 	const struct ta_ops_opts *o;
 	struct aggs *aggs;
 	struct node *stack;
 	size_t depth, cap;
 	int64_t rank;
-	int64_t step_ts, step_end;   /* --step window, or the whole trace */
+	int64_t step_ts, step_end;   /* the rank's --step window, or all */
+	const struct step_win *wins; /* --step: by rank; NULL: the whole trace */
+	size_t nwins;
 };
 
 static struct op_agg *agg_for(struct aggs *a, int64_t rank, const char *name,
@@ -307,39 +315,65 @@ static void free_names(struct names *nm)
 
 static const char kernels_sql[] =
 	"SELECT g.rank, n.name, count(*), sum(g.dur) FROM gpu g"
+	" JOIN names n ON n.name_id = g.name GROUP BY g.rank, n.name";
+/* --step N: in the rank's own step */
+static const char step_kernels_sql[] =
+	"SELECT g.rank, n.name, count(*), sum(g.dur) FROM gpu g"
 	" JOIN names n ON n.name_id = g.name"
-	" WHERE g.ts >= ? AND g.ts <= ? GROUP BY g.rank, n.name";
+	" JOIN (SELECT rank, min(ts) AS ts, max(end_ts) AS end_ts FROM steps"
+	"  WHERE step = ? GROUP BY rank) w ON w.rank = g.rank"
+	" WHERE g.ts >= w.ts AND g.ts <= w.end_ts GROUP BY g.rank, n.name";
 
 static const char step_sql[] =
-	"SELECT min(ts), max(end_ts) FROM steps WHERE step = ?";
+	"SELECT rank, min(ts), max(end_ts) FROM steps WHERE step = ?"
+	" GROUP BY rank ORDER BY rank";
 
-static int step_window(sqlite3 *db, const struct ta_ops_opts *o, int64_t *ts,
-		       int64_t *end, struct ta_error *err)
+/* --step N: each rank's window; an error when no rank has that step. */
+static int step_windows(sqlite3 *db, const struct ta_ops_opts *o,
+			struct step_win **wins, size_t *n, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	*ts = INT64_MIN;
-	*end = INT64_MAX;
+	*wins = NULL;
+	*n = 0;
 	if (o->step < 0)
 		return 0;
 	if (ta_db_prepare(db, step_sql, &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, o->step);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
-		*ts = sqlite3_column_int64(st, 0);
-		*end = sqlite3_column_int64(st, 1);
-		rc = SQLITE_DONE;
-	} else if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
-		ta_error_set(err, TA_EXIT_INPUT, "no ProfilerStep#%lld in the trace",
-			     (long long)o->step);
-		rc = SQLITE_ERROR;
-		sqlite3_finalize(st);
-		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*wins = ta_xrealloc(*wins, (*n + 1) * sizeof(**wins));
+		(*wins)[(*n)++] = (struct step_win){ sqlite3_column_int64(st, 0),
+			sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2) };
 	}
 	sqlite3_finalize(st);
-	return ta_db_done(db, rc, err);
+	if (ta_db_done(db, rc, err) < 0)
+		return -1;
+	if (*n == 0) {
+		ta_error_set(err, TA_EXIT_INPUT, "no ProfilerStep#%lld in the trace",
+			     (long long)o->step);
+		return -1;
+	}
+	return 0;
+}
+
+/* The rank's window: its step, none if it has not that step, or all. */
+static void rank_window(struct walker *w, int64_t rank)
+{
+	size_t i;
+
+	w->step_ts = INT64_MIN;
+	w->step_end = INT64_MAX;
+	if (!w->wins)
+		return;
+	w->step_ts = INT64_MAX;
+	w->step_end = INT64_MIN;
+	for (i = 0; i < w->nwins; i++)
+		if (w->wins[i].rank == rank) {
+			w->step_ts = w->wins[i].ts;
+			w->step_end = w->wins[i].end;
+		}
 }
 
 static const struct ta_col base_cols[] = {
@@ -457,9 +491,9 @@ static struct ta_table *to_table(struct aggs *a, const struct ta_ops_opts *o)
 }
 
 static int walk(sqlite3 *db, const struct ta_ops_opts *o, struct aggs *aggs,
-		int64_t step_ts, int64_t step_end, struct ta_error *err)
+		const struct step_win *wins, size_t nwins, struct ta_error *err)
 {
-	struct walker w = { o, aggs, NULL, 0, 0, 0, step_ts, step_end };
+	struct walker w = { o, aggs, NULL, 0, 0, 0, INT64_MIN, INT64_MAX, wins, nwins };
 	struct names nm = { NULL, 0 };
 	sqlite3_stmt *st = NULL;
 	char sql[sizeof(host_sql) + 32];
@@ -486,6 +520,8 @@ static int walk(sqlite3 *db, const struct ta_ops_opts *o, struct aggs *aggs,
 		    tid != pid_tid_key[1])
 			while (w.depth)
 				finish(&w); /* a new thread */
+		if (first || rank != w.rank)
+			rank_window(&w, rank);
 		first = 0;
 		w.rank = rank;
 		pid_tid_key[0] = pid, pid_tid_key[1] = tid;
@@ -510,16 +546,16 @@ static int walk(sqlite3 *db, const struct ta_ops_opts *o, struct aggs *aggs,
 }
 
 /* --kernels: one row per GPU activity name, as the profiler lists them. */
-static int add_kernels(sqlite3 *db, struct aggs *aggs, int64_t ts, int64_t end,
+static int add_kernels(sqlite3 *db, struct aggs *aggs, int64_t step,
 		       struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if (ta_db_prepare(db, kernels_sql, &st, err) < 0)
+	if (ta_db_prepare(db, step < 0 ? kernels_sql : step_kernels_sql, &st, err) < 0)
 		return -1;
-	sqlite3_bind_int64(st, 1, ts);
-	sqlite3_bind_int64(st, 2, end);
+	if (step >= 0)
+		sqlite3_bind_int64(st, 1, step);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct op_agg *a = agg_for(aggs, sqlite3_column_int64(st, 0),
 					   (const char *)sqlite3_column_text(st, 1),
@@ -537,8 +573,8 @@ int ta_ops_run(sqlite3 *db, const struct ta_query *q, const struct ta_ops_opts *
 	       struct ta_table **out, struct ta_error *err)
 {
 	struct aggs aggs = { ta_intern_new(), NULL, 0, 0 };
-	int64_t ts, end;
-	size_t i;
+	struct step_win *wins = NULL;
+	size_t i, nwins = 0;
 	int rc;
 
 	*out = NULL;
@@ -546,11 +582,12 @@ int ta_ops_run(sqlite3 *db, const struct ta_query *q, const struct ta_ops_opts *
 	if (rc == 0)
 		rc = ta_db_exec(db, gpu_sql, err);
 	if (rc == 0)
-		rc = step_window(db, o, &ts, &end, err);
+		rc = step_windows(db, o, &wins, &nwins, err);
 	if (rc == 0)
-		rc = walk(db, o, &aggs, ts, end, err);
+		rc = walk(db, o, &aggs, wins, nwins, err);
 	if (rc == 0 && o->kernels)
-		rc = add_kernels(db, &aggs, ts, end, err);
+		rc = add_kernels(db, &aggs, o->step, err);
+	free(wins);
 	if (rc == 0)
 		*out = to_table(&aggs, o);
 	for (i = 0; i < aggs.n; i++) {

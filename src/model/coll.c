@@ -105,9 +105,13 @@ int ta_model_export_coll(sqlite3 *db, const struct ta_query *q,
 	rc = ta_db_exec(out, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF", err);
 	if (rc == 0)
 		rc = ta_db_copy_rows(db, "SELECT * FROM temp.coll", out, "coll", err);
-	/* and what advice asks of the whole job (traits.c) */
+	/* and what advice asks of the whole job (traits.c), and where the
+	 * job's clock starts (series relative to it: ta_model_min_ts) */
 	if (rc == 0)
 		rc = ta_model_save_traits(db, out, err);
+	if (rc == 0)
+		rc = ta_db_copy_rows(db, "SELECT min(min_ts_ns) AS min_ts_ns FROM files",
+				     out, "clock", err);
 	sqlite3_close(out);
 	return rc;
 }

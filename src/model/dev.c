@@ -264,7 +264,11 @@ int ta_model_dev(sqlite3 *db, const struct ta_query *q, struct ta_error *err)
 
 int64_t ta_model_min_ts(sqlite3 *db, int hta_compat)
 {
-	/* both read every row: the loader and keep_hta_rows noted them */
+	/* both read every row: the loader and keep_hta_rows noted them; on
+	 * a shard with every shard's part attached, the job's */
+	if (!hta_compat && ta_db_int(db, "SELECT count(*) FROM pragma_database_list"
+				     " WHERE name = 'peers'", 0) > 0)
+		return ta_db_int(db, "SELECT min(min_ts_ns) FROM peers.clock", 0);
 	if (!hta_compat)
 		return ta_db_int(db, "SELECT min(min_ts_ns) FROM files", 0);
 	if (ta_db_has(db, "table", "hta_rows"))
