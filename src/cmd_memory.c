@@ -135,12 +135,45 @@ static void present(struct ta_table *t, void *ctx)
 		ta_people_snapshot(t);
 }
 
+/* On shards, text: the sentences come from every rank's findings, which
+ * each shard's run kept to itself (its child's or, for the first, this
+ * process's): a second pass gathers them, in rank order as one run. */
+static int findings_only(sqlite3 *db, const struct ta_query *q, void *ctx,
+			 struct ta_table **out, struct ta_error *err)
+{
+	struct mem_cmd *c = ctx;
+	struct ta_table *t = NULL;
+
+	if (ta_memory_run(db, q, &c->o, &t, out, err) < 0)
+		return -1;
+	ta_table_free(t);
+	return 0;
+}
+
+static struct ta_table *gather_findings(struct ta_shards *sh, struct ta_table *t,
+					void *ctx)
+{
+	struct mem_cmd *c = ctx;
+	struct ta_table *found = NULL;
+
+	if (!ta_shards_run(sh, &ta_shard_per_rank, findings_only, c, &found)) {
+		ta_table_free(t);
+		return NULL;
+	}
+	ta_table_free(c->found);
+	c->found = found;
+	return t;
+}
+
 static void after_parse(void *ctx, struct ta_cli *cli)
 {
+	static const struct ta_shard_rule text = { 0, 0, NULL, NULL, gather_findings };
 	struct mem_cmd *c = ctx;
 
 	cli->ingest.lazy_indexes |= ta_model_lazy_indexes(TA_NEED_HOST | TA_NEED_MEM);
 	c->ingest = cli->ingest;    /* --trace's, read in run() */
+	if (cli->format == TA_FMT_TEXT && !c->findings && !c->o.series)
+		cli->shard_rule = &text;
 }
 
 int cmd_memory(int argc, char **argv)

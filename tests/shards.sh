@@ -209,6 +209,12 @@ pair mm mem_leak mem_train
 check "two ranks with [memory] events: memory's findings last" \
 	sh -c "tail -1 '$TMP/a' | grep -q '^1,,memory_peak'"
 same "... from the shards too" "$TMP/a" "$TMP/b"
+# memory's sentences (text) name every rank's leak and peak, not the
+# first shard's alone
+$BIN memory -q -j 1 --no-cache "$TMP/mm" > "$TMP/a"
+check "memory, text: both ranks' peaks said" test "$(grep -c ': peak ' "$TMP/a")" = 2
+$BIN memory -q --no-cache "$TMP/mm_sh" > "$TMP/b"
+same "... from the shards too" "$TMP/a" "$TMP/b"
 rm -rf "$TRACEANALYZE_CACHE_DIR"
 $BIN critical-path -v "$TMP/rot" 2> "$TMP/v" > /dev/null
 check "critical-path on rotating stragglers: five rounds" grep -q "critical path: 5 rounds" "$TMP/v"
