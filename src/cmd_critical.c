@@ -31,7 +31,6 @@ struct cp_cmd {
 	int hta_only;            /* an option only --hta-compat reads was given */
 	int default_only;        /* one it does not read was given */
 	struct ta_table *items;  /* text: the first item of each step, for prose */
-	const struct ta_shard_rule *rule;  /* on shards */
 	struct ta_shard_critical sc;       /* on shards: the walks, the rounds */
 	int verbose;                       /* -v: say how many rounds */
 };
@@ -233,6 +232,10 @@ static struct ta_table *rounds(struct ta_shards *sh, struct ta_table *first,
 	return give(c, path, items);
 }
 
+/* Every shard's collectives first (a path follows late members), then
+ * the pieces, then the rounds after. */
+static const struct ta_shard_rule on_shards = { 1, 0, NULL, pieces, rounds };
+
 static void present(struct ta_table *t, void *ctx)
 {
 	struct cp_cmd *c = ctx;
@@ -253,14 +256,13 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 	/* --trace rewrites one file, --hta-compat draws HTA's graph of one
 	 * rank: the merged way */
 	if (!c->trace && !c->hta_only && !cli->query.hta_compat)
-		cli->shard_rule = c->rule;
+		cli->shard_rule = &on_shards;
 }
 
 int cmd_critical(int argc, char **argv)
 {
-	static const struct ta_shard_rule on_shards = { 1, 0, NULL, pieces, rounds };
 	struct cp_cmd c = { { -1, 0, NULL, NULL, 1, NULL, "ProfilerStep", 0, 0 },
-			    "", NULL, 0, 0, 0, 0, NULL, &on_shards, { { 0 }, NULL, 0, 0 }, 0 };
+			    "", NULL, 0, 0, 0, 0, NULL, { { 0 }, NULL, 0, 0 }, 0 };
 	const struct ta_cmd_info info = {
 		"critical-path", "[options] PATH",
 		"Per rank and step, the critical path: the chain of work the step's "
