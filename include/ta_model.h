@@ -101,6 +101,9 @@ int ta_model_prepare(sqlite3 *db, const struct ta_query *q, unsigned need,
  * the coll, traits and job's start that connection's model uses. */
 int ta_model_export_coll(sqlite3 *db, const struct ta_query *q,
 			 const char *path, struct ta_error *err);
+/* Whether db is a shard with every shard's parts attached as "peers"
+ * (shard_run.c): then coll, the traits and the job's start are the job's. */
+int ta_model_gathered(sqlite3 *db);
 
 /* Indexes (1 << enum ta_lazy_index) that ingestion builds while loading
  * for a command with these needs. */

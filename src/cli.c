@@ -840,3 +840,16 @@ int ta_cli_parse_count(const char *arg, long max, long *v)
 	*v = strtol(arg, &end, 10);
 	return end != arg && !*end && *v >= 0 && *v <= max ? 0 : -1;
 }
+
+struct ta_table *ta_cli_pick(struct ta_table *first, struct ta_table *second,
+			     int want_second, struct ta_table **kept)
+{
+	ta_table_free(*kept);
+	*kept = NULL;
+	if (want_second) {
+		ta_table_free(first);
+		return second;
+	}
+	*kept = second;
+	return first;
+}

@@ -125,6 +125,12 @@ int ta_cli_parse_real(const char *arg, double lo, double hi, double *v);
 /* A non-negative number of µs to ns; -1 if it is not one. */
 int ta_cli_parse_us(const char *arg, int64_t *ns);
 
+/* Of an analysis' two tables, the one asked for: second if want_second
+ * (first freed, nothing kept), else first, with second kept in *kept for
+ * the text's sentences; what *kept held before is freed. */
+struct ta_table *ta_cli_pick(struct ta_table *first, struct ta_table *second,
+			     int want_second, struct ta_table **kept);
+
 /* Opens the one PATH of the command line; an exit code (errors printed). */
 int ta_cli_open_input(const struct ta_cli *cli, sqlite3 **db);
 /* -o FILE is never an input; replaces (ingest, which renames over it):

@@ -145,14 +145,7 @@ static int trace_source(sqlite3 *db, const struct ta_query *q, int64_t *rank,
 static struct ta_table *give(struct cp_cmd *c, struct ta_table *path,
 			     struct ta_table *items)
 {
-	ta_table_free(c->items);
-	c->items = NULL;
-	if (c->top) {
-		ta_table_free(path);
-		return items;
-	}
-	c->items = items;
-	return path;
+	return ta_cli_pick(path, items, c->top, &c->items);
 }
 
 static int run(sqlite3 *db, const struct ta_query *q, void *ctx,

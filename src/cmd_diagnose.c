@@ -62,15 +62,7 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 		c->o.path = 0; /* the findings table does not show it */
 	if (ta_diagnose_run(db, q, &c->o, &verdicts, &found, err) < 0)
 		return -1;
-	ta_table_free(c->found);
-	c->found = NULL;
-	if (c->findings) {
-		ta_table_free(verdicts);
-		*out = found;
-	} else {
-		*out = verdicts;
-		c->found = found;
-	}
+	*out = ta_cli_pick(verdicts, found, c->findings, &c->found);
 	return 0;
 }
 
@@ -88,32 +80,31 @@ static void present(struct ta_table *t, void *ctx)
  * confirms them; for text and --findings, each shard's findings too.
  * Then what only all rows tell: each late peer's own cause, and memory's
  * findings last (ta_diagnose_join). */
+static int shard_table(sqlite3 *db, const struct ta_query *q,
+		       const struct diag_cmd *c, int findings,
+		       struct ta_table **out, struct ta_error *err)
+{
+	struct ta_diagnose_opts o = c->o;
+	struct ta_table *verdicts = NULL, *found = NULL;
+
+	o.path = 0;
+	if (ta_diagnose_run(db, q, &o, &verdicts, &found, err) < 0)
+		return -1;
+	*out = findings ? found : verdicts;
+	ta_table_free(findings ? verdicts : found);
+	return 0;
+}
+
 static int verdicts_alone(sqlite3 *db, const struct ta_query *q, void *ctx,
 			  struct ta_table **out, struct ta_error *err)
 {
-	struct diag_cmd *c = ctx;
-	struct ta_diagnose_opts o = c->o;
-	struct ta_table *found = NULL;
-
-	o.path = 0;
-	if (ta_diagnose_run(db, q, &o, out, &found, err) < 0)
-		return -1;
-	ta_table_free(found);
-	return 0;
+	return shard_table(db, q, ctx, 0, out, err);
 }
 
 static int findings_alone(sqlite3 *db, const struct ta_query *q, void *ctx,
 			  struct ta_table **out, struct ta_error *err)
 {
-	struct diag_cmd *c = ctx;
-	struct ta_diagnose_opts o = c->o;
-	struct ta_table *verdicts = NULL;
-
-	o.path = 0;
-	if (ta_diagnose_run(db, q, &o, &verdicts, out, err) < 0)
-		return -1;
-	ta_table_free(verdicts);
-	return 0;
+	return shard_table(db, q, ctx, 1, out, err);
 }
 
 static struct ta_table *join(struct ta_shards *sh, struct ta_table *t, void *ctx)
@@ -138,14 +129,7 @@ static struct ta_table *join(struct ta_shards *sh, struct ta_table *t, void *ctx
 		return NULL;
 	}
 	ta_diagnose_join(t, found);
-	ta_table_free(c->found);
-	c->found = NULL;
-	if (c->findings) {
-		ta_table_free(t);
-		return found;
-	}
-	c->found = found;
-	return t;
+	return ta_cli_pick(t, found, c->findings, &c->found);
 }
 
 static void after_parse(void *ctx, struct ta_cli *cli)

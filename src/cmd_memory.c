@@ -113,15 +113,7 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 		ta_table_free(f);
 		return -1;
 	}
-	ta_table_free(c->found);
-	c->found = NULL;
-	if (c->findings) {
-		ta_table_free(t);
-		*out = f;
-	} else {
-		*out = t;
-		c->found = f;
-	}
+	*out = ta_cli_pick(t, f, c->findings, &c->found);
 	return 0;
 }
 

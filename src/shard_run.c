@@ -429,6 +429,10 @@ static int export_coll(sqlite3 *db, const struct ta_query *q, void *ctx,
 	return 0;
 }
 
+/* What a shard's part holds (ta_model_export_coll): its collectives, its
+ * traits, its earliest time. */
+static const char *const part_tables[] = { "coll", "traits", "clock" };
+
 /* Every shard's collectives, in rank order, into DIR/peers.db. */
 static int gather_coll(const struct ta_cli *cli, const struct ta_query *q,
 		       const struct shard *s, size_t n, const char *dir)
@@ -449,12 +453,16 @@ static int gather_coll(const struct ta_cli *cli, const struct ta_query *q,
 			&err) == 0;
 	for (i = 0; ok && i < n; i++) {
 		sqlite3 *part = NULL;
+		size_t t;
 
 		coll_part(path, sizeof(path), dir, s[i].rank);
-		ok = sqlite3_open_v2(path, &part, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-		     ta_db_copy_rows(part, "SELECT * FROM coll", peers, "coll", &err) == 0 &&
-		     ta_db_copy_rows(part, "SELECT * FROM traits", peers, "traits", &err) == 0 &&
-		     ta_db_copy_rows(part, "SELECT * FROM clock", peers, "clock", &err) == 0;
+		ok = sqlite3_open_v2(path, &part, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK;
+		for (t = 0; ok && t < sizeof(part_tables) / sizeof(*part_tables); t++) {
+			char sql[64];
+
+			snprintf(sql, sizeof(sql), "SELECT * FROM %s", part_tables[t]);
+			ok = ta_db_copy_rows(part, sql, peers, part_tables[t], &err) == 0;
+		}
 		sqlite3_close(part);
 		unlink(path);
 	}

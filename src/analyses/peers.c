@@ -325,12 +325,15 @@ static int put(sqlite3 *db, const char *table, const int64_t *v, size_t n,
 int ta_peers_save(sqlite3 *db, struct ta_error *err)
 {
 	struct ta_peers p;
-	int64_t counts[4];
+	int64_t counts[4], *ro;
 	size_t i;
 	int rc;
 
 	memset(&p, 0, sizeof(p));
 	rc = compute(db, &p, err);
+	ro = ta_xcalloc(2 * p.nranks + 1, sizeof(*ro));
+	for (i = 0; i < p.nranks; i++)
+		ro[2 * i] = p.ranks[i], ro[2 * i + 1] = p.offset_ns[i];
 	counts[0] = (int64_t)p.matched;
 	counts[1] = (int64_t)p.mismatched;
 	counts[2] = (int64_t)p.partial;
@@ -342,12 +345,9 @@ int ta_peers_save(sqlite3 *db, struct ta_error *err)
 		     put(db, "peer_waits", (const int64_t *)p.waits, p.nwaits, NWAIT, NWAIT,
 			 err) == 0 &&
 		     put(db, "peer_most", (const int64_t *)p.most, p.nmost, NMOST, NMOST,
-			 err) == 0 ? 0 : -1;
-	for (i = 0; rc == 0 && i < p.nranks; i++) {
-		int64_t ro[2] = { p.ranks[i], p.offset_ns[i] };
-
-		rc = put(db, "peer_offsets", ro, 1, 2, 2, err);
-	}
+			 err) == 0 &&
+		     put(db, "peer_offsets", ro, p.nranks, 2, 2, err) == 0 ? 0 : -1;
+	free(ro);
 	if (rc == 0)
 		rc = ta_db_exec(db, "COMMIT; CREATE INDEX peer_steps_rank ON peer_steps"
 				" (rank); CREATE INDEX peer_waits_rank ON peer_waits (rank)", err);
@@ -428,8 +428,7 @@ static int load_saved(sqlite3 *db, struct ta_peers *p, struct ta_error *err)
 int ta_peers_match(sqlite3 *db, const struct ta_query *q, struct ta_peers *p,
 		   struct ta_error *err)
 {
-	int rc, saved = ta_db_int(db, "SELECT count(*) FROM pragma_database_list"
-				  " WHERE name = 'peers'", 0) > 0;
+	int rc, saved = ta_model_gathered(db);
 
 	memset(p, 0, sizeof(*p));
 	rc = ta_model_prepare(db, q, saved ? 0 : TA_NEED_COLL, err);

@@ -78,12 +78,15 @@ static const char peers_coll_sql[] =
 "CREATE TEMP TABLE coll AS SELECT * FROM peers.coll;"
 "CREATE INDEX temp.coll_match ON coll (pg, step, seq, rank);";
 
+int ta_model_gathered(sqlite3 *db)
+{
+	return ta_db_int(db, "SELECT count(*) FROM pragma_database_list"
+			 " WHERE name = 'peers'", 0) > 0;
+}
+
 int ta_model_coll(sqlite3 *db, struct ta_error *err)
 {
-	int attached = ta_db_int(db, "SELECT count(*) FROM pragma_database_list"
-				 " WHERE name = 'peers'", 0) > 0;
-
-	return ta_db_exec(db, attached ? peers_coll_sql : coll_sql, err);
+	return ta_db_exec(db, ta_model_gathered(db) ? peers_coll_sql : coll_sql, err);
 }
 
 int ta_model_export_coll(sqlite3 *db, const struct ta_query *q,

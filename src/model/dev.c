@@ -266,8 +266,7 @@ int64_t ta_model_min_ts(sqlite3 *db, int hta_compat)
 {
 	/* both read every row: the loader and keep_hta_rows noted them; on
 	 * a shard with every shard's part attached, the job's */
-	if (!hta_compat && ta_db_int(db, "SELECT count(*) FROM pragma_database_list"
-				     " WHERE name = 'peers'", 0) > 0)
+	if (!hta_compat && ta_model_gathered(db))
 		return ta_db_int(db, "SELECT min(min_ts_ns) FROM peers.clock", 0);
 	if (!hta_compat)
 		return ta_db_int(db, "SELECT min(min_ts_ns) FROM files", 0);

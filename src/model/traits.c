@@ -23,11 +23,11 @@ static const char peers_traits_sql[] =
 int ta_model_traits(sqlite3 *db, struct ta_traits *t, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
-	int rc, peers = ta_db_int(db, "SELECT count(*) FROM pragma_database_list"
-				  " WHERE name = 'peers'", 0) > 0;
+	int rc;
 
 	*t = (struct ta_traits){ 0, 0, 0, 0 };
-	if (ta_db_prepare(db, peers ? peers_traits_sql : traits_sql, &st, err) < 0)
+	if (ta_db_prepare(db, ta_model_gathered(db) ? peers_traits_sql : traits_sql,
+			  &st, err) < 0)
 		return -1;
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		*t = (struct ta_traits){ sqlite3_column_int(st, 0),
