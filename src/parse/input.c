@@ -341,6 +341,10 @@ static int open_uncached(char **files, size_t n, int shards,
 	fd = ta_temp_create(base, &path, err);
 	if (fd < 0)
 		return -1;
+	/* the name is ours (mkstemp); the database lands on it by rename, and
+	 * ext4 flushes a file renamed over another one (auto_da_alloc): 0.1 s
+	 * of writeback on a 200 MB trace for a file that is deleted next */
+	unlink(path);
 	rc = shards ? ta_shards_merge(files, n, path, o->lazy_indexes, err) :
 		      ta_ingest(files, n, path, o, err);
 	if (rc == 0)
