@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -162,6 +163,12 @@ static void *reader_main(void *arg)
 {
 	struct ta_gzr *r = arg;
 	int done = 0;
+
+	/* a few chunks ahead of the parser, at a quarter of its work: when
+	 * the cores are taken (2 cores: this, the parser and the SQLite
+	 * thread) the parser, which everything waits for, goes first.
+	 * 200 MB trace on 2 cores: 1.03 -> 0.99 s (median of 9) */
+	setpriority(PRIO_PROCESS, (id_t)gettid(), 5);
 
 	while (!done) {
 		struct chunk *c = &r->ring[r->next_fill];
