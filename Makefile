@@ -91,12 +91,13 @@ test: traceanalyze $(TEST_BIN)
 
 # the unit tests and a few CLI runs under valgrind: no error, no leak
 valgrind: traceanalyze $(TEST_BIN)
-	CK_FORK=no CK_DEFAULT_TIMEOUT=600 valgrind -q --error-exitcode=1 \
+	CK_FORK=no CK_DEFAULT_TIMEOUT=600 TA_CHECK_LIGHT=1 valgrind -q --error-exitcode=1 \
 		--leak-check=full --errors-for-leak-kinds=definite,indirect ./$(TEST_BIN)
 	sh tests/valgrind.sh
 
 # parallel ingestion under ThreadSanitizer: make DEVELOPER=1 SANITIZE=thread tsan
-tsan: traceanalyze
+tsan: traceanalyze $(TEST_BIN)
+	TSAN_OPTIONS="halt_on_error=1" TA_CHECK_LIGHT=1 CK_RUN_SUITE=split ./$(TEST_BIN)
 	TSAN_OPTIONS="halt_on_error=1" sh tests/jobs.sh
 	TSAN_OPTIONS="halt_on_error=1" python3 tests/bad/corpus.py
 	TSAN_OPTIONS="halt_on_error=1" sh tests/golden.sh

@@ -73,6 +73,23 @@ int ta_db_feed_meta(struct ta_db_feed *f, const char *key, const char *json,
  * file. Frees the feed, as do the next two. */
 int ta_db_feed_end(struct ta_db_feed *f, int64_t rank,
 		   const struct ta_parse_result *res, struct ta_error *err);
+/* Lanes: one file parsed by several threads, a feed each (split.c).
+ * From ta_db_feed_hold on, the feed's rows wait until cut off as a piece
+ * (everything packed since the last cut) and released: in document order,
+ * each event's index moved by idx_base, or with rows 0 for the piece's new
+ * names only (its rows are not the file's). Dropping a piece is for when
+ * the file ends before it. ta_db_feed_room waits until the writer has
+ * room for another piece of the feed. Only with a threaded writer. */
+struct ta_db_piece;
+void ta_db_feed_hold(struct ta_db_feed *f);
+int ta_db_feed_room(struct ta_db_feed *f);
+struct ta_db_piece *ta_db_feed_cut(struct ta_db_feed *f);
+void ta_db_piece_release(struct ta_db_piece *p, int64_t idx_base, int rows);
+void ta_db_piece_drop(struct ta_db_piece *p);
+/* Takes a lane's rows (drained) into another feed of the same file and
+ * frees the lane: ending or discarding that one covers both. */
+int ta_db_feed_absorb(struct ta_db_feed *into, struct ta_db_feed *lane,
+		      struct ta_error *err);
 /* Drops what was written for the file (it was not a trace). */
 int ta_db_feed_discard(struct ta_db_feed *f, struct ta_error *err);
 /* Gives up on the file; its rows stay (the database is being abandoned). */

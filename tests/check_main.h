@@ -14,6 +14,7 @@ Suite *suite_more(void);
 Suite *suite_hostile(void);
 Suite *suite_errors(void);
 Suite *suite_report(void);
+Suite *suite_split(void);
 
 /* Writes text to a fresh temp file (gzipped if gz) and returns its path. */
 char *tmp_file(const char *suffix, const char *text, size_t len, int gz);

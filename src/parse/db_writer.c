@@ -12,7 +12,13 @@
  *
  * Without a thread (-j 1) a full batch is inserted by whoever filled it.
  * The connection is used by one thread at a time: the SQLite thread, or a
- * feed ending its file, under db_lock. */
+ * feed ending its file, under db_lock.
+ *
+ * A file parsed by several threads at once (lanes, split.c) has a feed
+ * per lane that holds its batches back: each piece of the document a lane
+ * parsed is cut off (ta_db_feed_cut) and released in document order, its
+ * events' indexes moved by the elements before it, or released for its
+ * names only when the piece turned out not to be one. */
 #include "batch.h"
 #include "event_row.h"
 #include "ta_intern.h"
@@ -35,8 +41,14 @@
 struct batch {
 	struct ta_buf buf;
 	struct ta_db_feed *feed;
-	struct batch *next;     /* in the writer's queue */
-	int busy;               /* queued or being inserted */
+	struct batch *next;     /* in the writer's queue, a piece, or free */
+	int64_t idx_base;       /* added to its events' indexes */
+	int names_only;         /* a piece that was not one: its names only */
+};
+
+/* Batches a lane filled for one piece of the document, held back. */
+struct ta_db_piece {
+	struct batch *head, *tail;
 };
 
 /* Rowids lo..hi of one table that belong to a feed. */
@@ -51,10 +63,18 @@ struct ta_db_feed {
 	struct ta_intern *names;     /* this file's names -> local ids */
 	signed char *roles;          /* by local cat id: role, -1 unknown */
 	size_t nroles;
-	struct batch batch[FEED_BATCHES];
 	struct batch *cur;           /* being filled */
+	int holding;                 /* a lane's feed: full batches wait in held */
+	struct ta_db_piece held;
+	/* under w->lock */
+	struct batch *spare;         /* batches inserted, ready for reuse */
+	int queued;                  /* batches queued or being inserted */
 	/* SQLite's side */
-	int64_t *global;             /* local name id -> names.name_id */
+	/* by local name id: names.name_id, 0 until an event of the file's
+	 * uses it (so names get their ids in the order events use them, as
+	 * in a file read in sequence, whatever a void piece announced) */
+	int64_t *global;
+	char **local;                /* the name, until then */
 	size_t nglobal;
 	struct spans events, meta;
 	int64_t rank;                /* provisional, until the file ends */
@@ -254,30 +274,51 @@ static int insert_pending(struct ta_db_writer *w, struct ta_db_feed *f,
 	return 0;
 }
 
-/* A name new to this file: the database's id for it, added if new there. */
-static int map_name(struct ta_db_writer *w, struct ta_db_feed *f,
-		    const struct ta_batch_rec *r)
+/* A name new to this file: kept until an event uses it. */
+static void note_name(struct ta_db_feed *f, const struct ta_batch_rec *r)
 {
-	int is_new;
-	int64_t id = ta_intern(w->names, r->s, r->len, &is_new);
-
 	if ((size_t)r->id >= f->nglobal) {
 		size_t n = (size_t)r->id * 2 + 16;
 
 		f->global = ta_xrealloc(f->global, n * sizeof(*f->global));
+		f->local = ta_xrealloc(f->local, n * sizeof(*f->local));
 		memset(f->global + f->nglobal, 0,
 		       (n - f->nglobal) * sizeof(*f->global));
+		memset(f->local + f->nglobal, 0,
+		       (n - f->nglobal) * sizeof(*f->local));
 		f->nglobal = n;
 	}
-	f->global[r->id] = id;
+	free(f->local[r->id]);
+	f->local[r->id] = ta_xmalloc(r->len + 1);
+	memcpy(f->local[r->id], r->s, r->len);
+	f->local[r->id][r->len] = '\0';
+	f->global[r->id] = 0;
+}
+
+/* The database's id for a local name id, the name added if new there;
+ * -1 if it cannot be. */
+static int64_t global_id(struct ta_db_writer *w, struct ta_db_feed *f,
+			 int64_t local)
+{
+	const char *name;
+	size_t len;
+	int is_new;
+	int64_t id;
+
+	if (!local || f->global[local])
+		return local ? f->global[local] : 0;
+	name = f->local[local];
+	len = strlen(name);
+	id = ta_intern(w->names, name, len, &is_new);
+	f->global[local] = id;
 	if (!is_new)
-		return 0;
+		return id;
 	sqlite3_bind_int64(w->ins_name, 1, id);
-	sqlite3_bind_text(w->ins_name, 2, r->s, (int)r->len, SQLITE_STATIC);
+	sqlite3_bind_text(w->ins_name, 2, name, (int)len, SQLITE_STATIC);
 	if (sqlite3_step(w->ins_name) != SQLITE_DONE)
 		return -1;
 	sqlite3_reset(w->ins_name);
-	return 0;
+	return id;
 }
 
 static int insert_meta(struct ta_db_writer *w, struct ta_db_feed *f,
@@ -302,15 +343,19 @@ static int process(struct ta_db_writer *w, const struct batch *b)
 
 		p = ta_batch_next(p, &b->buf, r);
 		if (r->tag == 'N') {
-			if (map_name(w, f, r) < 0)
-				return -1;
+			note_name(f, r);
+		} else if (b->names_only) {
+			continue;
 		} else if (r->tag == 'M') {
 			if (insert_pending(w, f, n) < 0 || insert_meta(w, f, r) < 0)
 				return -1;
 			n = 0;
 		} else {
-			r->cat = r->cat ? f->global[r->cat] : 0;
-			r->name = r->name ? f->global[r->name] : 0;
+			r->ev.index += b->idx_base;
+			r->cat = global_id(w, f, r->cat);
+			r->name = global_id(w, f, r->name);
+			if (r->cat < 0 || r->name < 0)
+				return -1;
 			if (++n == MULTI_ROWS) {
 				if (insert_pending(w, f, n) < 0)
 					return -1;
@@ -331,6 +376,53 @@ static int process_locked(struct ta_db_writer *w, const struct batch *b)
 		snprintf(w->errmsg, sizeof(w->errmsg), "%s", sqlite3_errmsg(w->db));
 	pthread_mutex_unlock(&w->db_lock);
 	return rc;
+}
+
+/* A batch inserted goes back to its feed (under w->lock). */
+static void give_back(struct batch *b)
+{
+	b->buf.len = 0;
+	b->idx_base = 0;
+	b->names_only = 0;
+	b->next = b->feed->spare;
+	b->feed->spare = b;
+	b->feed->queued--;
+}
+
+/* A batch to fill (under w->lock). */
+static struct batch *take_spare(struct ta_db_feed *f)
+{
+	struct batch *b = f->spare;
+
+	if (!b) {
+		b = ta_xcalloc(1, sizeof(*b));
+		b->feed = f;
+		return b;
+	}
+	f->spare = b->next;
+	b->next = NULL;
+	return b;
+}
+
+static void enqueue(struct ta_db_writer *w, struct batch *b)
+{
+	b->next = NULL;
+	if (w->tail)
+		w->tail->next = b;
+	else
+		w->head = b;
+	w->tail = b;
+	b->feed->queued++;
+}
+
+static void piece_add(struct ta_db_piece *p, struct batch *b)
+{
+	b->next = NULL;
+	if (p->tail)
+		p->tail->next = b;
+	else
+		p->head = b;
+	p->tail = b;
 }
 
 static void *writer_main(void *arg)
@@ -356,20 +448,20 @@ static void *writer_main(void *arg)
 			failed = 1;
 		pthread_mutex_lock(&w->lock);
 		w->failed |= failed;
-		b->buf.len = 0;
-		b->busy = 0;
+		give_back(b);
 		pthread_cond_broadcast(&w->cond);
 	}
 	pthread_mutex_unlock(&w->lock);
 	return NULL;
 }
 
-/* Hands the feed's current batch over and continues in a free one. */
+/* Hands the feed's current batch over (or, holding, aside) and continues
+ * in another. */
 static int submit(struct ta_db_feed *f)
 {
 	struct ta_db_writer *w = f->w;
 	struct batch *b = f->cur;
-	int failed, i;
+	int failed;
 
 	if (!w->threaded) {
 		if (!w->failed && process_locked(w, b) < 0)
@@ -378,21 +470,29 @@ static int submit(struct ta_db_feed *f)
 		return w->failed ? -1 : 0;
 	}
 	pthread_mutex_lock(&w->lock);
-	b->busy = 1;
-	b->next = NULL;
-	if (w->tail)
-		w->tail->next = b;
-	else
-		w->head = b;
-	w->tail = b;
-	pthread_cond_broadcast(&w->cond);
-	for (f->cur = NULL; !f->cur;) {
-		for (i = 0; i < FEED_BATCHES && !f->cur; i++)
-			if (!f->batch[i].busy)
-				f->cur = &f->batch[i];
-		if (!f->cur)
+	if (f->holding) {
+		piece_add(&f->held, b);
+	} else {
+		enqueue(w, b);
+		pthread_cond_broadcast(&w->cond);
+		while (f->queued >= FEED_BATCHES)
 			pthread_cond_wait(&w->cond, &w->lock);
 	}
+	f->cur = take_spare(f);
+	failed = w->failed;
+	pthread_mutex_unlock(&w->lock);
+	return failed ? -1 : 0;
+}
+
+/* Waits until at most `most` of the feed's batches are queued. */
+static int wait_queued(struct ta_db_feed *f, int most)
+{
+	struct ta_db_writer *w = f->w;
+	int failed;
+
+	pthread_mutex_lock(&w->lock);
+	while (f->queued > most)
+		pthread_cond_wait(&w->cond, &w->lock);
 	failed = w->failed;
 	pthread_mutex_unlock(&w->lock);
 	return failed ? -1 : 0;
@@ -401,34 +501,82 @@ static int submit(struct ta_db_feed *f)
 /* Waits until every record the feed packed is in the database. */
 static int drain(struct ta_db_feed *f)
 {
-	struct ta_db_writer *w = f->w;
-	int i, busy, failed;
-
-	if (f->cur->buf.len && submit(f) < 0)
+	if (!f->holding && f->cur->buf.len && submit(f) < 0)
 		return -1;
-	pthread_mutex_lock(&w->lock);
-	do {
-		for (busy = 0, i = 0; i < FEED_BATCHES; i++)
-			busy |= f->batch[i].busy;
-		if (busy)
-			pthread_cond_wait(&w->cond, &w->lock);
-	} while (busy);
-	failed = w->failed;
-	pthread_mutex_unlock(&w->lock);
-	return failed ? -1 : 0;
+	return wait_queued(f, 0);
+}
+
+void ta_db_feed_hold(struct ta_db_feed *f)
+{
+	f->holding = f->w->threaded;
+}
+
+int ta_db_feed_room(struct ta_db_feed *f)
+{
+	return wait_queued(f, FEED_BATCHES - 1);
+}
+
+struct ta_db_piece *ta_db_feed_cut(struct ta_db_feed *f)
+{
+	struct ta_db_piece *p = ta_xmalloc(sizeof(*p));
+
+	pthread_mutex_lock(&f->w->lock);
+	if (f->cur->buf.len) {
+		piece_add(&f->held, f->cur);
+		f->cur = take_spare(f);
+	}
+	pthread_mutex_unlock(&f->w->lock);
+	*p = f->held;
+	f->held.head = f->held.tail = NULL;
+	return p;
+}
+
+void ta_db_piece_release(struct ta_db_piece *p, int64_t idx_base, int rows)
+{
+	struct batch *b, *next;
+	struct ta_db_writer *w;
+
+	if (!p)
+		return;
+	for (b = p->head; b; b = next) {
+		next = b->next;
+		w = b->feed->w;
+		pthread_mutex_lock(&w->lock);
+		b->idx_base = idx_base;
+		b->names_only = !rows;
+		enqueue(w, b);
+		pthread_cond_broadcast(&w->cond);
+		pthread_mutex_unlock(&w->lock);
+	}
+	free(p);
+}
+
+void ta_db_piece_drop(struct ta_db_piece *p)
+{
+	struct batch *b, *next;
+	struct ta_db_writer *w;
+
+	if (!p)
+		return;
+	for (b = p->head; b; b = next) {
+		next = b->next;
+		w = b->feed->w;
+		pthread_mutex_lock(&w->lock);
+		b->feed->queued++;   /* give_back counts it out */
+		give_back(b);
+		pthread_mutex_unlock(&w->lock);
+	}
+	free(p);
 }
 
 struct ta_db_feed *ta_db_feed_new(struct ta_db_writer *w, const char *path,
 				  int64_t bytes, int64_t mtime_ns, int64_t rank)
 {
 	struct ta_db_feed *f = ta_xcalloc(1, sizeof(*f));
-	int i;
 
 	f->w = w;
 	f->names = ta_intern_new();
-	for (i = 0; i < FEED_BATCHES; i++)
-		f->batch[i].feed = f;
-	f->cur = &f->batch[0];
+	f->cur = take_spare(f);
 	f->rank = rank;
 	f->path = ta_xstrdup(path);
 	f->bytes = bytes;
@@ -546,6 +694,31 @@ int ta_db_feed_end(struct ta_db_feed *f, int64_t rank,
 	return rc;
 }
 
+static void spans_take(struct spans *into, const struct spans *from)
+{
+	size_t i;
+
+	for (i = 0; i < from->n; i++)
+		spans_add(into, from->v[i].lo, from->v[i].hi);
+}
+
+int ta_db_feed_absorb(struct ta_db_feed *into, struct ta_db_feed *lane,
+		      struct ta_error *err)
+{
+	int rc = drain(lane);
+
+	if (rc < 0) {
+		fail_feed(lane, err);
+	} else {
+		pthread_mutex_lock(&into->w->db_lock);
+		spans_take(&into->events, &lane->events);
+		spans_take(&into->meta, &lane->meta);
+		pthread_mutex_unlock(&into->w->db_lock);
+	}
+	ta_db_feed_free(lane);
+	return rc;
+}
+
 int ta_db_feed_discard(struct ta_db_feed *f, struct ta_error *err)
 {
 	struct ta_db_writer *w = f->w;
@@ -567,21 +740,33 @@ int ta_db_feed_discard(struct ta_db_feed *f, struct ta_error *err)
 
 void ta_db_feed_free(struct ta_db_feed *f)
 {
-	int i;
+	struct batch *b, *next;
+	size_t i;
 
 	if (!f)
 		return;
 	/* the SQLite thread may still hold a batch of a failed feed */
 	pthread_mutex_lock(&f->w->lock);
-	for (i = 0; i < FEED_BATCHES; i++)
-		while (f->batch[i].busy)
-			pthread_cond_wait(&f->w->cond, &f->w->lock);
+	while (f->queued > 0)
+		pthread_cond_wait(&f->w->cond, &f->w->lock);
 	pthread_mutex_unlock(&f->w->lock);
-	for (i = 0; i < FEED_BATCHES; i++)
-		ta_buf_free(&f->batch[i].buf);
+	f->cur->next = f->spare;
+	for (b = f->cur; b; b = next) {
+		next = b->next;
+		ta_buf_free(&b->buf);
+		free(b);
+	}
+	for (b = f->held.head; b; b = next) {
+		next = b->next;
+		ta_buf_free(&b->buf);
+		free(b);
+	}
 	ta_intern_free(f->names);
 	free(f->roles);
 	free(f->global);
+	for (i = 0; i < f->nglobal; i++)
+		free(f->local[i]);
+	free(f->local);
 	free(f->events.v);
 	free(f->meta.v);
 	free(f->path);

@@ -4,6 +4,7 @@
 #include "ta_files.h"
 #include "ta_ingest.h"
 #include "ta_parse.h"
+#include "parse_int.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -34,6 +35,7 @@ struct pool {
 	const struct ta_ingest_opts *o;
 	struct ta_db_writer *w;
 	int threaded_gz;        /* decompress on a thread of each parser */
+	int lanes;              /* threads that parse one (large) file */
 	struct job *jobs;
 	size_t nseen;
 	int64_t events, raw_done, raw_total;
@@ -152,6 +154,100 @@ static int claim_rank(struct pool *p, size_t i, int64_t rank,
 	return rc;
 }
 
+/* Lanes: a large file parsed by two threads when cores are spare (two
+ * threads are enough: the SQLite thread is then the slowest one). */
+#define LANES 2
+int64_t ta_split_min = (int64_t)8 << 20;
+
+static void *lane_cut(void *ctx)
+{
+	return ta_db_feed_cut(((struct ingest_ctx *)ctx)->feed);
+}
+
+static void lane_release(void *piece, int64_t base, int rows)
+{
+	ta_db_piece_release(piece, base, rows);
+}
+
+static void lane_drop(void *piece)
+{
+	ta_db_piece_drop(piece);
+}
+
+static void lane_room(void *ctx)
+{
+	struct ingest_ctx *c = ctx;
+
+	if (ta_db_feed_room(c->feed) < 0)
+		c->failed = 1;
+}
+
+/* ta_parse_file on lanes: a feed each, taken into c's at the end. */
+/* A new feed for file i, under the rank its name suggests until the end. */
+static struct ta_db_feed *new_feed(struct pool *p, size_t i)
+{
+	struct job *j = &p->jobs[i];
+	int64_t guess = ta_rank_from_filename(j->path);
+
+	return ta_db_feed_new(p->w, j->path, j->size, j->mtime_ns,
+			      guess < 0 ? 0 : guess);
+}
+
+static int parse_lanes(struct pool *p, struct ingest_ctx *c, int n,
+		       struct ta_parse_result *res, struct ta_error *err)
+{
+	struct job *j = &p->jobs[c->i];
+	struct ingest_ctx ctx[LANES];
+	struct ta_lane lanes[LANES];
+	int l, rc;
+
+	for (l = 0; l < n; l++) {
+		ctx[l] = *c;
+		if (l > 0)
+			ctx[l].feed = new_feed(p, c->i);
+		ta_db_feed_hold(ctx[l].feed);
+		lanes[l] = (struct ta_lane){
+			{ &ctx[l], sink_event, sink_meta,
+			  p->o->progress ? sink_progress : NULL },
+			lane_cut, lane_release, lane_drop, lane_room
+		};
+	}
+	rc = ta_parse_file_lanes(j->path, lanes, n, res, err);
+	for (l = 1; l < n; l++) {
+		struct ta_error e = { 0 };
+
+		if (ta_db_feed_absorb(c->feed, ctx[l].feed, &e) < 0)
+			ctx[l].failed = 1;
+		ctx[0].failed |= ctx[l].failed;
+	}
+	c->failed = ctx[0].failed;
+	return rc;
+}
+
+/* Parses file i into c's feed: on lanes when it is large and cores are
+ * spare, else in sequence. */
+static int parse_into(struct pool *p, struct ingest_ctx *c,
+		      const struct ta_sink *sink, struct ta_parse_result *res,
+		      struct ta_error *err)
+{
+	struct job *j = &p->jobs[c->i];
+	int rc;
+
+	if (p->lanes < 2 || j->size < ta_split_min)
+		return ta_parse_file(j->path, p->threaded_gz, sink, res, err);
+	rc = parse_lanes(p, c, p->lanes, res, err);
+	if (rc != TA_PARSE_AGAIN || c->failed)
+		return rc == TA_PARSE_AGAIN ? -1 : rc;
+	/* an element longer than the lanes look ahead: start over */
+	if (ta_db_feed_discard(c->feed, err) < 0) {
+		c->feed = NULL;
+		c->failed = 1;
+		return -1;
+	}
+	c->feed = new_feed(p, c->i);
+	return ta_parse_file(j->path, p->threaded_gz, sink, res, err);
+}
+
 /* Parses file i into a feed. 1: skipped (not a trace), -1: error. */
 static int ingest_one(struct pool *p, size_t i, struct ta_error *err)
 {
@@ -160,12 +256,11 @@ static int ingest_one(struct pool *p, size_t i, struct ta_error *err)
 	struct ta_sink sink = { &c, sink_event, sink_meta,
 				p->o->progress ? sink_progress : NULL };
 	struct ta_parse_result res;
-	int64_t rank, guess = ta_rank_from_filename(j->path);
+	int64_t rank;
 	int parsed;
 
-	c.feed = ta_db_feed_new(p->w, j->path, j->size, j->mtime_ns,
-				guess < 0 ? 0 : guess);
-	parsed = ta_parse_file(j->path, p->threaded_gz, &sink, &res, err);
+	c.feed = new_feed(p, i);
+	parsed = parse_into(p, &c, &sink, &res, err);
 	if (parsed < 0 && atomic_load(&p->stop)) {
 		err->msg[0] = '\0'; /* cut short: another file failed */
 		goto fail;
@@ -279,6 +374,9 @@ static void run_pool(struct pool *p, int jobs)
 		workers = MAX_IN_FLIGHT;
 	t = ta_xcalloc(workers, sizeof(*t));
 	p->threaded_gz = (size_t)jobs > workers;
+	p->lanes = jobs > 1 ? jobs / (int)workers : 1; /* a threaded writer */
+	if (p->lanes > LANES)
+		p->lanes = LANES;
 	for (k = 1; k < workers; k++)
 		if (pthread_create(&t[k], NULL, worker, p) == 0)
 			started = k;

@@ -32,6 +32,8 @@ struct pstate {
 	int stopped;
 	int64_t ncb;        /* callbacks so far: none in a piece = a long token */
 	int long_string;    /* the next string is a too-long one, cut short */
+	int boundary;       /* the next '{' is asked: does an event start here? */
+	int at_boundary;    /* its answer */
 };
 
 static int in_event(const struct pstate *p)
@@ -351,6 +353,10 @@ static int open_container(struct pstate *p, char bracket)
 		}
 		return 1;
 	}
+	if (p->boundary)
+		p->at_boundary = p->events_depth && p->depth == p->events_depth &&
+				 bracket == '{';
+	p->boundary = 0;
 	if (p->events_depth && p->depth == p->events_depth) {
 		if (bracket == '{') {
 			event_reset(p);
@@ -845,11 +851,107 @@ int ta_parse_buffer(const char *data, size_t len, const struct ta_sink *sink,
 	return rc;
 }
 
+/* One parser over a piece of a document: the whole of it, or (split.c)
+ * from an element of traceEvents in the middle onwards. */
+struct ta_piece {
+	struct parser ps;
+	struct feeder f;
+	int live;
+};
+
+struct ta_piece *ta_piece_new(void)
+{
+	return ta_xcalloc(1, sizeof(struct ta_piece));
+}
+
+static void piece_clear(struct ta_piece *pc)
+{
+	if (pc->live) {
+		ta_buf_free(&pc->f.pend);
+		parser_free(&pc->ps);
+	}
+	memset(&pc->f, 0, sizeof(pc->f));
+	pc->live = 0;
+}
+
+void ta_piece_free(struct ta_piece *pc)
+{
+	if (!pc)
+		return;
+	piece_clear(pc);
+	free(pc);
+}
+
+void ta_piece_start(struct ta_piece *pc, const struct ta_sink *sink,
+		    struct ta_parse_result *res, int64_t offset,
+		    int events_depth)
+{
+	/* what puts a new parser where one that read the document from its
+	 * start is between two elements of traceEvents */
+	static const char *const prefix[] = { "", "[", "{\"traceEvents\":[" };
+
+	piece_clear(pc);
+	parser_init(&pc->ps, sink, res);
+	pc->live = 1;
+	if (events_depth > 0) {
+		size_t n = strlen(prefix[events_depth]);
+
+		pc->ps.offset = offset - (int64_t)n;
+		parser_feed(&pc->ps, prefix[events_depth], n);
+	}
+}
+
+void ta_piece_feed(struct ta_piece *pc, const char *data, size_t len)
+{
+	feeder_take(&pc->ps, &pc->f, data, len);
+}
+
+int ta_piece_done(const struct ta_piece *pc)
+{
+	return pc->ps.done;
+}
+
+int64_t ta_piece_offset(const struct ta_piece *pc)
+{
+	return pc->ps.offset;
+}
+
+int ta_piece_boundary(struct ta_piece *pc, const char *brace, int events_depth)
+{
+	struct pstate *p = &pc->ps.st;
+	int64_t before = p->ncb;
+
+	/* in the middle of a token, the brace is part of it */
+	if (pc->ps.done || pc->f.stall || pc->f.skipping) {
+		feeder_take(&pc->ps, &pc->f, brace, 1);
+		return 0;
+	}
+	p->boundary = 1;
+	p->at_boundary = 0;
+	feed_piece(&pc->ps, &pc->f, brace, 1);
+	p->boundary = 0;
+	/* the brace alone gave a callback: no token was pending before it */
+	return p->at_boundary && p->ncb == before + 1 && !pc->ps.done &&
+	       p->events_depth == events_depth;
+}
+
+void ta_piece_read_error(struct ta_piece *pc, const char *msg)
+{
+	feeder_end(&pc->ps, &pc->f);
+	damage(&pc->ps, pc->ps.offset, msg);
+}
+
+int ta_piece_finish(struct ta_piece *pc, const char *what,
+		    struct ta_error *err)
+{
+	feeder_end(&pc->ps, &pc->f);
+	return parser_finish(&pc->ps, err, what);
+}
+
 int ta_parse_file(const char *path, int threaded, const struct ta_sink *sink,
 		  struct ta_parse_result *res, struct ta_error *err)
 {
-	struct parser ps;
-	struct feeder f = { 0 };
+	struct ta_piece *pc;
 	struct ta_gzr *r;
 	const char *chunk;
 	long n;
@@ -860,20 +962,19 @@ int ta_parse_file(const char *path, int threaded, const struct ta_sink *sink,
 		memset(res, 0, sizeof(*res));
 		return -1;
 	}
-	parser_init(&ps, sink, res);
-	while (!ps.done && (n = ta_gzr_read(r, &chunk)) != 0) {
+	pc = ta_piece_new();
+	ta_piece_start(pc, sink, res, 0, 0);
+	while (!ta_piece_done(pc) && (n = ta_gzr_read(r, &chunk)) != 0) {
 		if (n < 0) {
-			feeder_end(&ps, &f);
-			damage(&ps, ps.offset, ta_gzr_error(r));
+			ta_piece_read_error(pc, ta_gzr_error(r));
 			break;
 		}
-		feeder_take(&ps, &f, chunk, (size_t)n);
+		ta_piece_feed(pc, chunk, (size_t)n);
 		if (sink->progress)
 			sink->progress(sink->ctx, ta_gzr_raw_offset(r));
 	}
-	feeder_end(&ps, &f);
-	rc = parser_finish(&ps, err, path);
-	parser_free(&ps);
+	rc = ta_piece_finish(pc, path, err);
+	ta_piece_free(pc);
 	ta_gzr_close(r);
 	return rc;
 }
