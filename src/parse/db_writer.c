@@ -34,9 +34,9 @@
  * Six, not three: two files in flight then keep both cores busy (-j 2 on
  * two 200 MB ranks 1.47 -> 1.37 s) for 3 MB more per file */
 #define FEED_BATCHES 6
-/* rows per INSERT: fewer statement executions; 16 x 35 parameters stay
- * far below SQLite's limit */
-#define MULTI_ROWS 16
+/* rows per INSERT: fewer statement executions; 64 x 43 parameters stay
+ * far below SQLite's limit (16 -> 64: 0.9 % fewer instructions in all, callgrind) */
+#define MULTI_ROWS 64
 
 struct batch {
 	struct ta_buf buf;
