@@ -54,6 +54,10 @@ struct ta_table {
 	 * can hold (verdicts, kinds): a gate comparing it with anything else
 	 * is a typo */
 	const char *const **values;
+	/* a second table that travels with this one: what a shard's run
+	 * hands back beside the rows shown (diagnose's findings for its
+	 * text); freed with it */
+	struct ta_table *also;
 };
 
 struct ta_table *ta_table_new(const char *title, const struct ta_col *cols,

@@ -75,48 +75,37 @@ static void present(struct ta_table *t, void *ctx)
 }
 
 /* On shards (or traces with -j 2 or more), shard by shard: each
- * shard's verdicts, from its events and every rank's collectives; with
+ * shard's verdicts, from its events and every rank's collectives, and for
+ * text and --findings its findings with them (one run, two tables); with
  * the path, the critical path walked over the shards (shard_critical.c)
- * confirms them; for text and --findings, each shard's findings too.
- * Then what only all rows tell: each late peer's own cause, and memory's
- * findings last (ta_diagnose_join). */
-static int shard_table(sqlite3 *db, const struct ta_query *q,
-		       const struct diag_cmd *c, int findings,
-		       struct ta_table **out, struct ta_error *err)
+ * confirms them. Then what only all rows tell: each late peer's own
+ * cause, and memory's findings last (ta_diagnose_join). */
+static int shard_tables(sqlite3 *db, const struct ta_query *q, void *ctx,
+			struct ta_table **out, struct ta_error *err)
 {
+	const struct diag_cmd *c = ctx;
 	struct ta_diagnose_opts o = c->o;
-	struct ta_table *verdicts = NULL, *found = NULL;
+	struct ta_table *found = NULL;
 
 	o.path = 0;
-	if (ta_diagnose_run(db, q, &o, &verdicts, &found, err) < 0)
+	if (ta_diagnose_run(db, q, &o, out, &found, err) < 0)
 		return -1;
-	*out = findings ? found : verdicts;
-	ta_table_free(findings ? verdicts : found);
+	if (c->want_findings)
+		(*out)->also = found;
+	else
+		ta_table_free(found);
 	return 0;
-}
-
-static int verdicts_alone(sqlite3 *db, const struct ta_query *q, void *ctx,
-			  struct ta_table **out, struct ta_error *err)
-{
-	return shard_table(db, q, ctx, 0, out, err);
-}
-
-static int findings_alone(sqlite3 *db, const struct ta_query *q, void *ctx,
-			  struct ta_table **out, struct ta_error *err)
-{
-	return shard_table(db, q, ctx, 1, out, err);
 }
 
 static struct ta_table *join(struct ta_shards *sh, struct ta_table *t, void *ctx)
 {
-	static const struct ta_shard_rule each = { 1, 0, NULL, NULL, NULL };
 	struct diag_cmd *c = ctx;
 	struct ta_shard_critical sc = { ta_diagnose_path_opts, NULL, 0, 0 };
-	struct ta_table *path = NULL, *items = NULL, *found = NULL;
-	int ok = !c->want_findings ||
-		 ta_shards_run(sh, &each, findings_alone, c, &found);
+	struct ta_table *path = NULL, *items = NULL, *found = t->also;
+	int ok = 1;
 
-	if (ok && c->o.path && !c->findings) {
+	t->also = NULL;
+	if (c->o.path && !c->findings) {
 		ok = ta_shards_critical(sh, &sc, &path, &items);
 		if (ok)
 			ta_diagnose_confirm(t, path);
@@ -134,7 +123,7 @@ static struct ta_table *join(struct ta_shards *sh, struct ta_table *t, void *ctx
 
 static void after_parse(void *ctx, struct ta_cli *cli)
 {
-	static const struct ta_shard_rule on_shards = { 1, 0, NULL, verdicts_alone,
+	static const struct ta_shard_rule on_shards = { 1, 0, NULL, shard_tables,
 							join };
 	struct diag_cmd *c = ctx;
 

@@ -128,17 +128,17 @@ static void present(struct ta_table *t, void *ctx)
 }
 
 /* On shards, text: the sentences come from every rank's findings, which
- * each shard's run kept to itself (its child's or, for the first, this
- * process's): a second pass gathers them, in rank order as one run. */
-static int findings_only(sqlite3 *db, const struct ta_query *q, void *ctx,
+ * each shard's run hands back with its rows (a second table), gathered in
+ * rank order as one run. */
+static int with_findings(sqlite3 *db, const struct ta_query *q, void *ctx,
 			 struct ta_table **out, struct ta_error *err)
 {
 	struct mem_cmd *c = ctx;
-	struct ta_table *t = NULL;
+	struct ta_table *f = NULL;
 
-	if (ta_memory_run(db, q, &c->o, &t, out, err) < 0)
+	if (ta_memory_run(db, q, &c->o, out, &f, err) < 0)
 		return -1;
-	ta_table_free(t);
+	(*out)->also = f;
 	return 0;
 }
 
@@ -146,20 +146,18 @@ static struct ta_table *gather_findings(struct ta_shards *sh, struct ta_table *t
 					void *ctx)
 {
 	struct mem_cmd *c = ctx;
-	struct ta_table *found = NULL;
 
-	if (!ta_shards_run(sh, &ta_shard_per_rank, findings_only, c, &found)) {
-		ta_table_free(t);
-		return NULL;
-	}
+	(void)sh;
 	ta_table_free(c->found);
-	c->found = found;
+	c->found = t->also;
+	t->also = NULL;
 	return t;
 }
 
 static void after_parse(void *ctx, struct ta_cli *cli)
 {
-	static const struct ta_shard_rule text = { 0, 0, NULL, NULL, gather_findings };
+	static const struct ta_shard_rule text = { 0, 0, NULL, with_findings,
+						   gather_findings };
 	struct mem_cmd *c = ctx;
 
 	cli->ingest.lazy_indexes |= ta_model_lazy_indexes(TA_NEED_HOST | TA_NEED_MEM);

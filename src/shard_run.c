@@ -97,12 +97,15 @@ static int by_rank(const void *a, const void *b)
 	return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
-/* Appends src's rows and messages to dst; 0 when they differ in shape. */
+/* Appends src's rows and messages to dst, and its second table to dst's;
+ * 0 when they differ in shape. */
 static int append(struct ta_table *dst, const struct ta_table *src, int same_notes)
 {
 	size_t r, c;
 
-	if (dst->ncols != src->ncols || src->head.len || src->tail.len)
+	if (dst->ncols != src->ncols || src->head.len || src->tail.len ||
+	    !dst->also != !src->also ||
+	    (src->also && !append(dst->also, src->also, same_notes)))
 		return 0;
 	for (c = 0; c < dst->ncols; c++)
 		if (strcmp(dst->cols[c].name, src->cols[c].name) != 0 ||
@@ -160,7 +163,8 @@ static int run_one(const char *path, const struct job *j, struct ta_table **t)
 }
 
 /* A child's table, to its parent through a file: the cells, then notes,
- * warnings and replaced bytes; head and tail must be empty (append). */
+ * warnings and replaced bytes, then its second table if it has one; head
+ * and tail must be empty (append). */
 static void put_i64(FILE *f, int64_t v)
 {
 	fwrite(&v, sizeof(v), 1, f);
@@ -208,6 +212,9 @@ static void write_table(FILE *f, const struct ta_table *t)
 	put_bytes(f, t->warnings.s, t->warnings.len);
 	put_i64(f, (int64_t)t->bad_utf8);
 	put_i64(f, (int64_t)(t->head.len + t->tail.len));
+	put_i64(f, t->also != NULL);
+	if (t->also)
+		write_table(f, t->also);
 }
 
 /* Up to 64 MiB of text, or NULL. */
@@ -277,6 +284,11 @@ static int read_table(FILE *f, struct ta_table *dst, int same_notes)
 		k = get_i64(f);
 		ok = k >= 0 && get_i64(f) == 0;
 		dst->bad_utf8 += ok ? (size_t)k : 0;
+	}
+	if (ok) {
+		k = get_i64(f);
+		ok = (k == 0 && !dst->also) ||
+		     (k == 1 && dst->also && read_table(f, dst->also, same_notes));
 	}
 	return ok;
 }

@@ -187,6 +187,7 @@ void ta_table_free(struct ta_table *t)
 {
 	if (!t)
 		return;
+	ta_table_free(t->also);
 	ta_intern_free(t->texts);
 	free(t->cells);
 	ta_buf_free(&t->notes);
