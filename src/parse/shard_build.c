@@ -49,7 +49,9 @@ int ta_shards_build(char *const *files, char *const *outs, size_t n,
 	heard = ta_xcalloc(n, sizeof(*heard));
 	pid = ta_xcalloc(n, sizeof(*pid));
 	doomed = ta_xcalloc(n, sizeof(*doomed));
-	child.jobs = 1;
+	/* cores left over when files are fewer: each child's own threads
+	 * (decompression, a second parser for a large file) */
+	child.jobs = n < (size_t)jobs ? jobs / (int)n : 1;
 	child.progress = NULL;         /* one terminal, many writers */
 	fflush(NULL);
 	while (next < n || running) {
