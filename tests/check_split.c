@@ -187,6 +187,17 @@ static void same_doc(const char *text, size_t len, int gz)
 	free(path);
 }
 
+/* doc() then same_doc() */
+static void same_made(int n, const char *head, const char *x, const char *tail,
+		      int gz)
+{
+	size_t len;
+	char *t = doc(n, head, x, tail, &len);
+
+	same_doc(t, len, gz);
+	free(t);
+}
+
 #define HEAD "{\"schemaVersion\": 1,\n\"traceEvents\": [\n"
 #define TAIL "],\n\"distributedInfo\": {\"rank\": 3},\n\"traceName\": \"x\"}\n"
 
@@ -200,14 +211,10 @@ START_TEST(test_split_misleading)
 		", \"deep\": {\"x\": {\"y\": 1},\n \"z\": [{}, {}]}",
 		", \"esc\": \"\\\"}, {\\\\\"",
 	};
-	size_t i, len;
+	size_t i;
 
-	for (i = 0; i < sizeof(extras) / sizeof(extras[0]); i++) {
-		char *t = doc(300, HEAD, extras[i], TAIL, &len);
-
-		same_doc(t, len, i % 2);
-		free(t);
-	}
+	for (i = 0; i < sizeof(extras) / sizeof(extras[0]); i++)
+		same_made(300, HEAD, extras[i], TAIL, (int)(i % 2));
 }
 END_TEST
 
@@ -215,24 +222,13 @@ END_TEST
  * order mark, no events, nothing after the array */
 START_TEST(test_split_forms)
 {
-	size_t len;
-	char *t;
-
-	t = doc(300, "[\n", "", "]\n", &len);
-	same_doc(t, len, 0);
-	free(t);
-	t = doc(300, "\xEF\xBB\xBF" HEAD, "", TAIL, &len);
-	same_doc(t, len, 1);
-	free(t);
-	t = doc(0, HEAD, "", TAIL, &len);
-	same_doc(t, len, 0);
-	free(t);
+	same_made(300, "[\n", "", "]\n", 0);
+	same_made(300, "\xEF\xBB\xBF" HEAD, "", TAIL, 1);
+	same_made(0, HEAD, "", TAIL, 0);
 	same_doc("{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,\"dur\":2},{\"ph\":\"X\","
 		 "\"ts\":3},{\"ph\":\"i\",\"ts\":4}],\"x\":[{},{}]}", 90, 0);
-	t = doc(300, "{\"deviceProperties\": [{\"id\": 0},\n {\"id\": 1}],"
-		"\n\"traceEvents\": [\n", "", "]}", &len);
-	same_doc(t, len, 1);
-	free(t);
+	same_made(300, "{\"deviceProperties\": [{\"id\": 0},\n {\"id\": 1}],"
+		"\n\"traceEvents\": [\n", "", "]}", 1);
 }
 END_TEST
 
@@ -269,12 +265,8 @@ START_TEST(test_split_damage)
 	memcpy(t + len / 2, "}}}}", 4);
 	same_doc(t, len, 0);
 	free(t);
-	t = doc(300, HEAD, "", "], \"traceEvents\": [{\"ph\": \"X\"}]}", &len);
-	same_doc(t, len, 1);
-	free(t);
-	t = doc(300, "[1, \"a\", [2, {\"b\": 3}],\n", "", "]", &len);
-	same_doc(t, len, 0);
-	free(t);
+	same_made(300, HEAD, "", "], \"traceEvents\": [{\"ph\": \"X\"}]}", 1);
+	same_made(300, "[1, \"a\", [2, {\"b\": 3}],\n", "", "]", 0);
 }
 END_TEST
 
@@ -282,17 +274,13 @@ END_TEST
 START_TEST(test_split_long_element)
 {
 	struct ta_buf x = { 0 };
-	size_t len;
-	char *t;
 	int i;
 
 	ta_buf_adds(&x, ", \"stack\": [");
 	for (i = 0; i < 2000; i++)
 		ta_buf_addf(&x, "%s\"frame %d\"", i ? ", " : "", i);
 	ta_buf_adds(&x, "]");
-	t = doc(20, HEAD, x.s, TAIL, &len);
-	same_doc(t, len, 1);
-	free(t);
+	same_made(20, HEAD, x.s, TAIL, 1);
 	ta_buf_free(&x);
 }
 END_TEST

@@ -531,42 +531,44 @@ struct ta_db_piece *ta_db_feed_cut(struct ta_db_feed *f)
 	return p;
 }
 
-void ta_db_piece_release(struct ta_db_piece *p, int64_t idx_base, int rows)
+/* A piece's batches queued (keep) or given back unused; the piece freed.
+ * They are all of one feed. */
+static void piece_end(struct ta_db_piece *p, int keep, int64_t idx_base,
+		      int rows)
 {
 	struct batch *b, *next;
 	struct ta_db_writer *w;
 
 	if (!p)
 		return;
-	for (b = p->head; b; b = next) {
-		next = b->next;
-		w = b->feed->w;
+	if (p->head) {
+		w = p->head->feed->w;
 		pthread_mutex_lock(&w->lock);
-		b->idx_base = idx_base;
-		b->names_only = !rows;
-		enqueue(w, b);
+		for (b = p->head; b; b = next) {
+			next = b->next;
+			if (keep) {
+				b->idx_base = idx_base;
+				b->names_only = !rows;
+				enqueue(w, b);
+			} else {
+				b->feed->queued++;   /* give_back counts it out */
+				give_back(b);
+			}
+		}
 		pthread_cond_broadcast(&w->cond);
 		pthread_mutex_unlock(&w->lock);
 	}
 	free(p);
 }
 
+void ta_db_piece_release(struct ta_db_piece *p, int64_t idx_base, int rows)
+{
+	piece_end(p, 1, idx_base, rows);
+}
+
 void ta_db_piece_drop(struct ta_db_piece *p)
 {
-	struct batch *b, *next;
-	struct ta_db_writer *w;
-
-	if (!p)
-		return;
-	for (b = p->head; b; b = next) {
-		next = b->next;
-		w = b->feed->w;
-		pthread_mutex_lock(&w->lock);
-		b->feed->queued++;   /* give_back counts it out */
-		give_back(b);
-		pthread_mutex_unlock(&w->lock);
-	}
-	free(p);
+	piece_end(p, 0, 0, 0);
 }
 
 struct ta_db_feed *ta_db_feed_new(struct ta_db_writer *w, const char *path,
