@@ -45,6 +45,14 @@ struct ta_sequences_opts {
 int ta_sequences_run(sqlite3 *db, const struct ta_query *q,
 		     const struct ta_sequences_opts *o, struct ta_table **out,
 		     struct ta_error *err);
+/* On shards: a shard's every pattern, sums in ns (pattern,count,gpu_ns,
+ * cpu_ns,gap_ns); then the table ta_sequences_run gives from all of them
+ * appended (parts freed). Not for --hta-compat (rank 0 alone). */
+int ta_sequences_parts(sqlite3 *db, const struct ta_query *q,
+		       const struct ta_sequences_opts *o, struct ta_table **out,
+		       struct ta_error *err);
+struct ta_table *ta_sequences_join(struct ta_table *parts,
+				   const struct ta_sequences_opts *o);
 
 int ta_kernels_run(sqlite3 *db, const struct ta_query *q,
 		   const struct ta_kernels_opts *o, struct ta_table **out,

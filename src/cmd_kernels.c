@@ -76,8 +76,29 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	return ta_kernels_run(db, q, &c->o, out, err);
 }
 
+/* --sequences on shards: each shard's patterns with exact sums, ranked
+ * over all of them (ta_sequences_join) */
+static int sequence_parts(sqlite3 *db, const struct ta_query *q, void *ctx,
+			  struct ta_table **out, struct ta_error *err)
+{
+	struct kernels_cmd *c = ctx;
+
+	return ta_sequences_parts(db, q, &c->s, out, err);
+}
+
+static struct ta_table *rank_sequences(struct ta_shards *sh, struct ta_table *parts,
+				       void *ctx)
+{
+	struct kernels_cmd *c = ctx;
+
+	(void)sh;
+	return ta_sequences_join(parts, &c->s);
+}
+
 int cmd_kernels(int argc, char **argv)
 {
+	static const struct ta_shard_rule sequences = { 0, 0, NULL, sequence_parts,
+							rank_sequences };
 	struct kernels_cmd o = { { 0, 10, 0.8, 1 }, { NULL, 3, 5 }, 0, 0 };
 	const struct ta_cmd_info info = {
 		"kernels", "[options] PATH",
@@ -93,9 +114,11 @@ int cmd_kernels(int argc, char **argv)
 	int rc = ta_cli_parse(argc, argv, &info, &cli);
 
 	/* on shards: per kernel name, a rank's rows are its own; --by type
-	 * adds up over ranks: each shard's table, joined; --sequences ranks
-	 * over all ranks (the merged database) */
-	if (rc == 0 && !o.sequences)
+	 * adds up over ranks: each shard's table, joined; --sequences too
+	 * (HTA's reads rank 0 alone: the merged database) */
+	if (rc == 0 && o.sequences && !cli.query.hta_compat)
+		cli.shard_rule = &sequences;
+	else if (rc == 0 && !o.sequences)
 		cli.shard_rule = o.o.by_type ? &ta_shard_kernel_types : &ta_shard_per_rank;
 	if (rc == 0)
 		rc = ta_cli_run(&cli, run, &o);

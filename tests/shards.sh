@@ -35,7 +35,8 @@ for s in $(cd testdata && ls -d */ | tr -d /); do
 	# options that need the job's start (series), or a sort over all
 	# ranks (--by-op), or each rank's own step (ops --step)
 	for c in "membw --series" "queue --series" "annotations --kernels" \
-		"launch --by-op" "ops --step 2 --kernels"; do
+		"launch --by-op" "ops --step 2 --kernels" "kernels --sequences" \
+		"kernels --sequences --top 0 --min-len 1" "kernels --sequences --op aten"; do
 		for f in csv text; do
 			# shellcheck disable=SC2086
 			$BIN $c -q -j 1 --format $f testdata/$s > "$TMP/a" 2>&1
@@ -127,13 +128,14 @@ $BIN overlap -q "$TMP/r6" > /dev/null
 for c in "kernels --by type" kernels report queue "queue --blocked-at 2" launch \
 	"launch --summary" annotations "annotations --gpu" "diagnose --no-path --format csv" \
 	critical-path "critical-path --top 5" diagnose "diagnose --findings" \
-	"membw --series" "queue --series" "annotations --kernels" "launch --by-op"; do
+	"membw --series" "queue --series" "annotations --kernels" "launch --by-op" \
+	"kernels --sequences"; do
 	# shellcheck disable=SC2086
 	$BIN $c -q "$TMP/r6" > /dev/null
 done
-check "stragglers, overlap, kernels, report, queue, launch, annotations, critical-path, diagnose, series on shards: nothing merged" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
-$BIN kernels --sequences -q "$TMP/r6" > /dev/null
-check "... kernels --sequences: merged (it ranks over all ranks)" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 1
+check "stragglers, overlap, kernels (--sequences too), report, queue, launch, annotations, critical-path, diagnose, series on shards: nothing merged" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
+$BIN kernels --sequences --hta-compat -q "$TMP/r6" > /dev/null
+check "... kernels --sequences --hta-compat: merged (HTA's reads rank 0's call graph)" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 1
 
 # stragglers: every shard's collectives first, then shard by shard; the
 # same table as one database, with -j 1 (here) and -j 4 (children)

@@ -491,24 +491,18 @@ static int cmp_gap(const struct ta_table *t, size_t a, size_t b)
 	return cmp_hta(t, a, b);
 }
 
-int ta_sequences_run(sqlite3 *db, const struct ta_query *q,
-		     const struct ta_sequences_opts *o, struct ta_table **out,
-		     struct ta_error *err)
+/* Every rank's patterns into keys and acc. */
+static int collect(sqlite3 *db, const struct ta_query *q,
+		   const struct ta_sequences_opts *o, struct ta_intern *keys,
+		   struct pattern_acc **acc, size_t *nacc, struct ta_error *err)
 {
-	struct ta_intern *keys = ta_intern_new();
-	struct pattern_acc *acc = NULL;
-	struct ta_table *t;
 	sqlite3_stmt *st = NULL;
-	size_t nacc = 0, i;
 	int rc = 0, step_rc = SQLITE_DONE;
 
-	*out = NULL;
 	if (ta_model_prepare(db, q, TA_NEED_DEV | TA_NEED_THREAD, err) < 0 ||
 	    ta_db_prepare(db, q->hta_compat ? "SELECT min(rank) FROM sel_ranks" :
-			  "SELECT rank FROM sel_ranks ORDER BY 1", &st, err) < 0) {
-		ta_intern_free(keys);
+			  "SELECT rank FROM sel_ranks ORDER BY 1", &st, err) < 0)
 		return -1;
-	}
 	while (rc == 0 && (step_rc = sqlite3_step(st)) == SQLITE_ROW &&
 	       sqlite3_column_type(st, 0) != SQLITE_NULL) {
 		struct seqs s = { NULL, 0, NULL, 0 };
@@ -522,7 +516,7 @@ int ta_sequences_run(sqlite3 *db, const struct ta_query *q,
 				link_backward(db, &s, ng, gpu);
 			attach(&s);
 			rc = patterns(db, &s, q->hta_compat, o->op != NULL, o->min_len,
-				      keys, &acc, &nacc, err);
+				      keys, acc, nacc, err);
 		}
 		free(gpu);
 		free(s.r);
@@ -531,12 +525,17 @@ int ta_sequences_run(sqlite3 *db, const struct ta_query *q,
 	sqlite3_finalize(st);
 	if (rc == 0 && step_rc != SQLITE_ROW)
 		rc = ta_db_done(db, step_rc, err);
-	if (rc < 0) {
-		free(acc);
-		ta_intern_free(keys);
-		return -1;
-	}
-	t = ta_table_new("Frequent kernel sequences", cols, 5);
+	return rc;
+}
+
+/* The table of the patterns, ranked, the top kept. */
+static struct ta_table *ranked(const struct ta_intern *keys,
+			       const struct pattern_acc *acc, size_t nacc,
+			       int hta, int top)
+{
+	struct ta_table *t = ta_table_new("Frequent kernel sequences", cols, 5);
+	size_t i;
+
 	for (i = 0; i < nacc; i++) {
 		size_t r = ta_table_add_row(t);
 
@@ -546,12 +545,96 @@ int ta_sequences_run(sqlite3 *db, const struct ta_query *q,
 		ta_table_set_real(t, r, 3, (double)acc[i].cpu / 1000.0);
 		ta_table_set_real(t, r, 4, (double)acc[i].gap / 1000.0);
 	}
-	ta_table_sort(t, q->hta_compat ? cmp_hta : cmp_gap);
+	ta_table_sort(t, hta ? cmp_hta : cmp_gap);
 	/* HTA returns every pattern; the default keeps the top */
-	if (!q->hta_compat && o->top > 0 && t->nrows > (size_t)o->top)
-		t->nrows = (size_t)o->top;
+	if (!hta && top > 0 && t->nrows > (size_t)top)
+		t->nrows = (size_t)top;
+	return t;
+}
+
+int ta_sequences_run(sqlite3 *db, const struct ta_query *q,
+		     const struct ta_sequences_opts *o, struct ta_table **out,
+		     struct ta_error *err)
+{
+	struct ta_intern *keys = ta_intern_new();
+	struct pattern_acc *acc = NULL;
+	size_t nacc = 0;
+	int rc = collect(db, q, o, keys, &acc, &nacc, err);
+
+	*out = rc == 0 ? ranked(keys, acc, nacc, q->hta_compat, o->top) : NULL;
 	free(acc);
 	ta_intern_free(keys);
-	*out = t;
-	return 0;
+	return rc;
+}
+
+/* On shards: each shard's every pattern with its sums in ns (exact, so
+ * that adding them up gives one database's numbers), then the ranking
+ * over them all. */
+static const struct ta_col part_cols[] = {
+	{ "pattern", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+	{ "count", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "gpu_ns", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "cpu_ns", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "gap_ns", TA_COL_INT, TA_UNIT_NONE, 0 },
+};
+
+int ta_sequences_parts(sqlite3 *db, const struct ta_query *q,
+		       const struct ta_sequences_opts *o, struct ta_table **out,
+		       struct ta_error *err)
+{
+	struct ta_intern *keys = ta_intern_new();
+	struct pattern_acc *acc = NULL;
+	size_t nacc = 0, i;
+	int rc = collect(db, q, o, keys, &acc, &nacc, err);
+
+	*out = NULL;
+	if (rc == 0) {
+		*out = ta_table_new("Kernel sequence parts", part_cols, 5);
+		for (i = 0; i < nacc; i++) {
+			size_t r = ta_table_add_row(*out);
+
+			ta_table_set_text(*out, r, 0, ta_intern_str(keys, (int64_t)i + 1));
+			ta_table_set_int(*out, r, 1, acc[i].count);
+			ta_table_set_int(*out, r, 2, acc[i].gpu);
+			ta_table_set_int(*out, r, 3, acc[i].cpu);
+			ta_table_set_int(*out, r, 4, acc[i].gap);
+		}
+	}
+	free(acc);
+	ta_intern_free(keys);
+	return rc;
+}
+
+struct ta_table *ta_sequences_join(struct ta_table *parts,
+				   const struct ta_sequences_opts *o)
+{
+	struct ta_intern *keys = ta_intern_new();
+	struct pattern_acc *acc = NULL;
+	struct ta_table *t;
+	size_t nacc = 0, r;
+
+	for (r = 0; r < parts->nrows; r++) {
+		const char *k = ta_table_cell(parts, r, 0)->s;
+		int is_new;
+		int64_t id = ta_intern(keys, k, strlen(k), &is_new);
+
+		if (is_new) {
+			acc = ta_xrealloc(acc, (size_t)id * sizeof(*acc));
+			memset(&acc[id - 1], 0, sizeof(*acc));
+			nacc = (size_t)id;
+		}
+		acc[id - 1].count += ta_table_cell(parts, r, 1)->i;
+		acc[id - 1].gpu += ta_table_cell(parts, r, 2)->i;
+		acc[id - 1].cpu += ta_table_cell(parts, r, 3)->i;
+		acc[id - 1].gap += ta_table_cell(parts, r, 4)->i;
+	}
+	t = ranked(keys, acc, nacc, 0, o->top);
+	if (parts->notes.len)
+		ta_buf_add(&t->notes, parts->notes.s, parts->notes.len);
+	if (parts->warnings.len)
+		ta_buf_add(&t->warnings, parts->warnings.s, parts->warnings.len);
+	free(acc);
+	ta_intern_free(keys);
+	ta_table_free(parts);
+	return t;
 }
