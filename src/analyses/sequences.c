@@ -375,6 +375,22 @@ struct pattern_acc {
 	int64_t count, gpu, cpu, gap;
 };
 
+/* The sums of a pattern, zeroed the first time it is seen. */
+static struct pattern_acc *acc_of(struct ta_intern *keys, const char *key,
+				  size_t len, struct pattern_acc **acc,
+				  size_t *nacc)
+{
+	int is_new;
+	int64_t id = ta_intern(keys, key, len, &is_new);
+
+	if (is_new) {
+		*acc = ta_xrealloc(*acc, (size_t)id * sizeof(**acc));
+		memset(&(*acc)[id - 1], 0, sizeof(**acc));
+		*nacc = (size_t)id;
+	}
+	return &(*acc)[id - 1];
+}
+
 static const char *name_text(sqlite3_stmt *st, int64_t id)
 {
 	const char *t = NULL;
@@ -437,8 +453,8 @@ static int patterns(sqlite3 *db, struct seqs *s, int hta, int have_op, int min_l
 	}
 	for (i = 0; i < no; i = j) {
 		const struct srow *r = &s->r[o[i].root];
-		int64_t first = INT64_MAX, last = INT64_MIN, busy = 0, id;
-		int is_new;
+		int64_t first = INT64_MAX, last = INT64_MIN, busy = 0;
+		struct pattern_acc *a;
 
 		for (j = i; j < no && o[j].root == o[i].root; j++)
 			;
@@ -453,17 +469,12 @@ static int patterns(sqlite3 *db, struct seqs *s, int hta, int have_op, int min_l
 			last = x->ts + x->dur > last ? x->ts + x->dur : last;
 			busy += x->dur;
 		}
-		id = ta_intern(keys, key.s, key.len, &is_new);
-		if (is_new) {
-			*acc = ta_xrealloc(*acc, (size_t)id * sizeof(**acc));
-			memset(&(*acc)[id - 1], 0, sizeof(**acc));
-			*nacc = (size_t)id;
-		}
-		(*acc)[id - 1].count++;
-		(*acc)[id - 1].gpu += r->ksum;
-		(*acc)[id - 1].cpu += r->dur;
+		a = acc_of(keys, key.s, key.len, acc, nacc);
+		a->count++;
+		a->gpu += r->ksum;
+		a->cpu += r->dur;
 		if (last - first > busy)
-			(*acc)[id - 1].gap += last - first - busy;
+			a->gap += last - first - busy;
 	}
 	sqlite3_finalize(st);
 	ta_buf_free(&key);
@@ -615,18 +626,12 @@ struct ta_table *ta_sequences_join(struct ta_table *parts,
 
 	for (r = 0; r < parts->nrows; r++) {
 		const char *k = ta_table_cell(parts, r, 0)->s;
-		int is_new;
-		int64_t id = ta_intern(keys, k, strlen(k), &is_new);
+		struct pattern_acc *a = acc_of(keys, k, strlen(k), &acc, &nacc);
 
-		if (is_new) {
-			acc = ta_xrealloc(acc, (size_t)id * sizeof(*acc));
-			memset(&acc[id - 1], 0, sizeof(*acc));
-			nacc = (size_t)id;
-		}
-		acc[id - 1].count += ta_table_cell(parts, r, 1)->i;
-		acc[id - 1].gpu += ta_table_cell(parts, r, 2)->i;
-		acc[id - 1].cpu += ta_table_cell(parts, r, 3)->i;
-		acc[id - 1].gap += ta_table_cell(parts, r, 4)->i;
+		a->count += ta_table_cell(parts, r, 1)->i;
+		a->gpu += ta_table_cell(parts, r, 2)->i;
+		a->cpu += ta_table_cell(parts, r, 3)->i;
+		a->gap += ta_table_cell(parts, r, 4)->i;
 	}
 	t = ranked(keys, acc, nacc, 0, o->top);
 	if (parts->notes.len)

@@ -46,7 +46,8 @@ struct batch {
 	int names_only;         /* a piece that was not one: its names only */
 };
 
-/* Batches a lane filled for one piece of the document, held back. */
+/* Batches in order: the writer's queue, or those a lane filled for one
+ * piece of the document, held back. */
 struct ta_db_piece {
 	struct batch *head, *tail;
 };
@@ -94,9 +95,9 @@ struct ta_db_writer {
 	/* the SQLite thread and its queue */
 	int threaded, started;
 	pthread_t thread;
-	pthread_mutex_t lock;        /* queue, busy flags, failed */
+	pthread_mutex_t lock;        /* queue, feeds' spare and queued, failed */
 	pthread_cond_t cond;
-	struct batch *head, *tail;
+	struct ta_db_piece queue;
 	int stop;
 	int failed;
 	char errmsg[256];            /* SQLite's message when failed */
@@ -404,17 +405,6 @@ static struct batch *take_spare(struct ta_db_feed *f)
 	return b;
 }
 
-static void enqueue(struct ta_db_writer *w, struct batch *b)
-{
-	b->next = NULL;
-	if (w->tail)
-		w->tail->next = b;
-	else
-		w->head = b;
-	w->tail = b;
-	b->feed->queued++;
-}
-
 static void piece_add(struct ta_db_piece *p, struct batch *b)
 {
 	b->next = NULL;
@@ -423,6 +413,12 @@ static void piece_add(struct ta_db_piece *p, struct batch *b)
 	else
 		p->head = b;
 	p->tail = b;
+}
+
+static void enqueue(struct ta_db_writer *w, struct batch *b)
+{
+	piece_add(&w->queue, b);
+	b->feed->queued++;
 }
 
 static void *writer_main(void *arg)
@@ -434,14 +430,14 @@ static void *writer_main(void *arg)
 		struct batch *b;
 		int failed;
 
-		while (!w->head && !w->stop)
+		while (!w->queue.head && !w->stop)
 			pthread_cond_wait(&w->cond, &w->lock);
-		if (!w->head)
+		if (!w->queue.head)
 			break;
-		b = w->head;
-		w->head = b->next;
-		if (!w->head)
-			w->tail = NULL;
+		b = w->queue.head;
+		w->queue.head = b->next;
+		if (!w->queue.head)
+			w->queue.tail = NULL;
 		failed = w->failed;
 		pthread_mutex_unlock(&w->lock);
 		if (!failed && process_locked(w, b) < 0)

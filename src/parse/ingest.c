@@ -182,7 +182,6 @@ static void lane_room(void *ctx)
 		c->failed = 1;
 }
 
-/* ta_parse_file on lanes: a feed each, taken into c's at the end. */
 /* A new feed for file i, under the rank its name suggests until the end. */
 static struct ta_db_feed *new_feed(struct pool *p, size_t i)
 {
@@ -193,6 +192,7 @@ static struct ta_db_feed *new_feed(struct pool *p, size_t i)
 			      guess < 0 ? 0 : guess);
 }
 
+/* ta_parse_file on lanes: a feed each, taken into c's at the end. */
 static int parse_lanes(struct pool *p, struct ingest_ctx *c, int n,
 		       struct ta_parse_result *res, struct ta_error *err)
 {

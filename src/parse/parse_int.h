@@ -22,8 +22,6 @@ void ta_piece_start(struct ta_piece *pc, const struct ta_sink *sink,
 void ta_piece_feed(struct ta_piece *pc, const char *data, size_t len);
 /* Damage found, or the sink said stop: feeding more does nothing. */
 int ta_piece_done(const struct ta_piece *pc);
-/* Bytes of the document fed so far, the prefix included. */
-int64_t ta_piece_offset(const struct ta_piece *pc);
 /* Feeds brace, a '{': 1 if it starts an element of the traceEvents array
  * at events_depth, with nothing pending before it (the piece then ends
  * there: that element is not its to finish). */

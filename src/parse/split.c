@@ -82,7 +82,6 @@ struct split {
 	int64_t end_at;     /* the chunk index where the document ends, or -1 */
 	int end_kind;       /* there: 1 its end, -1 a read error */
 	char end_msg[256];
-	int64_t end_raw;
 	struct schunk slot[NSLOT];
 	int64_t need[LANES_MAX]; /* chunk each lane reads now, NONE idle */
 	/* segments */

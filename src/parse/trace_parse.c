@@ -911,11 +911,6 @@ int ta_piece_done(const struct ta_piece *pc)
 	return pc->ps.done;
 }
 
-int64_t ta_piece_offset(const struct ta_piece *pc)
-{
-	return pc->ps.offset;
-}
-
 int ta_piece_boundary(struct ta_piece *pc, const char *brace, int events_depth)
 {
 	struct pstate *p = &pc->ps.st;
