@@ -236,8 +236,9 @@ static int parse_into(struct pool *p, struct ingest_ctx *c,
 	if (p->lanes < 2 || j->size < ta_split_min)
 		return ta_parse_file(j->path, p->threaded_gz, sink, res, err);
 	rc = parse_lanes(p, c, p->lanes, res, err);
+	/* a database that failed is said by the caller, from c->failed */
 	if (rc != TA_PARSE_AGAIN || c->failed)
-		return rc == TA_PARSE_AGAIN ? -1 : rc;
+		return rc == TA_PARSE_AGAIN ? 0 : rc;
 	/* an element longer than the lanes look ahead: start over */
 	if (ta_db_feed_discard(c->feed, err) < 0) {
 		c->feed = NULL;
