@@ -26,7 +26,7 @@ static const struct ta_opt common_opts[] = {
 	{ "output", 1, OPT_OUTPUT, "FILE", "write the result to FILE instead of stdout" },
 	{ "no-cache", 0, OPT_NO_CACHE, NULL, "parse the traces again; do not use or fill the cache" },
 	{ "strict", 0, OPT_STRICT, NULL, "a truncated or damaged trace is an error" },
-	{ "jobs", 1, OPT_JOBS, "N", "threads for parsing: N files at once (default: all cores)" },
+	{ "jobs", 1, OPT_JOBS, "N", "threads for parsing: N files at once, a large one on two (default: all cores)" },
 	{ "quiet", 0, OPT_QUIET, NULL, "no warnings or progress on stderr" },
 	{ "verbose", 0, OPT_VERBOSE, NULL, "say whether the traces were parsed or the cache used" },
 	{ "fail-if", 1, OPT_FAIL_IF, "EXPR", "exit 1 if a row matches, e.g. 'idle_pct > 12' (repeatable)" },
