@@ -6,7 +6,7 @@
 
 #include "ta_event.h"
 
-#define TA_SCHEMA_VERSION 15
+#define TA_SCHEMA_VERSION 16
 
 /* events.role, set at ingestion from the category. Macros, so that SQL
  * text splices them: "role = " TA_SQL(TA_ROLE_GPU). */

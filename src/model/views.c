@@ -12,7 +12,7 @@ static const char common_sql[] =
 "CREATE TEMP VIEW gpu AS SELECT rank, idx, name, cat, ts_ns AS ts,"
 "  max(dur_ns, 0) AS dur, stream, correlation, pid, tid FROM main.events"
 "  WHERE role = " R(GPU) " AND " IN_SEL " AND dur_ns IS NOT NULL;"
-/* events_ann serves it: (rank, ts, name) over record_function ranges */
+/* events_ann serves it: (rank, ts, name, dur, idx) over record_function ranges */
 "CREATE TEMP VIEW steps AS SELECT e.rank,"
 "  CAST(substr(n.name, 14) AS INTEGER) AS step, e.name, e.ts_ns AS ts,"
 "  e.dur_ns AS dur, e.ts_ns + e.dur_ns AS end_ts, e.idx"
