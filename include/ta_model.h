@@ -9,8 +9,9 @@
  *     stream, correlation, gbps,      window (HTA: its rows and step
  *     kind, idle_kernel, launch_ts,   filter); kind: TA_KIND_*; launch_ts:
  *     ord, pid, tid)                  the launching call's start, or NULL
- *   dev_win (as dev)                  dev clipped to each rank's span: what
- *                                     per-rank breakdowns measure (HTA: dev)
+ *   dev_win (as dev, sort_ts)         dev clipped to each rank's span: what
+ *                                     per-rank breakdowns measure (HTA: dev);
+ *                                     ORDER BY sort_ts: ts's order, no sort
  *   win (rank, last_start)            default: where a rank's window ends
  *   step_win (rank, step, ts,         each kept step's window (window.c)
  *     end_ts)

@@ -153,6 +153,48 @@ START_TEST(test_analyses_temporal_step_window)
 }
 END_TEST
 
+/* Three ProfilerSteps with a gap between the first two, the last cut.
+ * Work launched before the first step (k0) moves the first window's start
+ * to its end (1020); work launched in the gap (k2) belongs to no step, so
+ * it does not stretch the second window past that step's end (1250); k3,
+ * listed first, is the second step's. Windows 1020..1130..1250: 230, of
+ * which k1 and k2 cover 1060..1250. */
+static const char gapped[] =
+	"{\"traceEvents\": ["
+	"{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\","
+	" \"pid\": 1, \"tid\": 1, \"ts\": 1000, \"dur\": 100},"
+	"{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#2\","
+	" \"pid\": 1, \"tid\": 1, \"ts\": 1150, \"dur\": 100},"
+	"{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#3\","
+	" \"pid\": 1, \"tid\": 1, \"ts\": 1300, \"dur\": 100},"
+	R("cudaLaunchKernel", 1200, 5, 4) ","
+	K("k3", "kernel", 1210, 30, 7, 4) ","
+	R("cudaLaunchKernel", 990, 5, 1) ","
+	R("cudaLaunchKernel", 1050, 5, 2) ","
+	R("cudaLaunchKernel", 1120, 5, 3) ","
+	R("cudaLaunchKernel", 1310, 5, 5) ","
+	K("k0", "kernel", 995, 25, 7, 1) ","
+	K("k1", "kernel", 1060, 70, 7, 2) ","
+	K("k2", "kernel", 1125, 165, 7, 3) ","
+	K("k4", "kernel", 1320, 50, 7, 5) "]}";
+
+START_TEST(test_analyses_temporal_step_gap)
+{
+	struct fixture fx = { tmp_dir(), NULL };
+	struct ta_table *t;
+
+	write_file(fx.dir, "rank-0.json", gapped);
+	open_db(&fx);
+	t = temporal(&fx, 0);
+	ck_assert(num(t, 0, "kernel_us") == 230);
+	ck_assert(num(t, 0, "idle_us") == 40);
+	ta_table_free(t);
+	sqlite3_close(fx.db);
+	rm_tree(fx.dir);
+	free(fx.dir);
+}
+END_TEST
+
 START_TEST(test_analyses_rank_selection)
 {
 	struct fixture fx = { tmp_dir(), NULL };
@@ -411,6 +453,7 @@ Suite *suite_analyses(void)
 
 	tcase_add_test(tc, test_analyses_temporal_two_ranks);
 	tcase_add_test(tc, test_analyses_temporal_step_window);
+	tcase_add_test(tc, test_analyses_temporal_step_gap);
 	tcase_add_test(tc, test_analyses_rank_selection);
 	tcase_add_test(tc, test_analyses_duplicate_rank);
 	tcase_add_test(tc, test_analyses_idle);

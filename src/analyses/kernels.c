@@ -89,8 +89,8 @@ static int run_by_type(sqlite3 *db, const struct ta_kernels_opts *o,
 	int have = 0;
 
 	/* over each rank's analysis window, as temporal */
-	if (ta_db_prepare(db, "SELECT rank, ts, dur, kind FROM dev_win ORDER BY rank, ts",
-			  &st, err) < 0)
+	if (ta_db_prepare(db, "SELECT rank, ts, dur, kind FROM dev_win"
+			  " ORDER BY rank, sort_ts", &st, err) < 0)
 		return -1;
 	/* one sweep per rank, their label times added up */
 	ta_sweeper_init(&sw, bits, (size_t)nkinds, compat,

@@ -25,7 +25,7 @@ static const char ranks_sql[] =
 	"SELECT s.rank, w.ts, w.end_ts FROM sel_ranks s"
 	" LEFT JOIN span w ON w.rank = s.rank ORDER BY s.rank";
 static const char rows_sql[] =
-	"SELECT ts, dur, kind FROM dev_win WHERE rank = ? ORDER BY ts";
+	"SELECT ts, dur, kind FROM dev_win WHERE rank = ? ORDER BY sort_ts";
 
 /* HTA divides first, then multiplies, then rounds: keep that order. */
 static double pct(int64_t part, int64_t whole)

@@ -19,6 +19,16 @@ struct kind_memo {
 	signed char *kind;       /* by key id */
 	size_t cap;
 	struct ta_buf key;
+	/* the same by name and category ids (ta_kind_known, ta_kind_learn):
+	 * a kernel name is 300 bytes on average, fetched and hashed per row */
+	struct ta_intern *ids;   /* struct id_key's bytes */
+	signed char *id_kind;
+	size_t id_cap;
+};
+
+struct id_key {
+	int64_t name, cat;
+	char rules, null_name, null_cat;
 };
 
 void *ta_model_kind_memo_new(void)
@@ -26,6 +36,7 @@ void *ta_model_kind_memo_new(void)
 	struct kind_memo *m = ta_xcalloc(1, sizeof(*m));
 
 	m->keys = ta_intern_new();
+	m->ids = ta_intern_new();
 	return m;
 }
 
@@ -36,7 +47,9 @@ void ta_model_kind_memo_free(void *p)
 	if (!m)
 		return;
 	ta_intern_free(m->keys);
+	ta_intern_free(m->ids);
 	free(m->kind);
+	free(m->id_kind);
 	ta_buf_free(&m->key);
 	free(m);
 }
@@ -68,6 +81,54 @@ void ta_model_sql_kind(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	if (is_new)
 		m->kind[id] = (signed char)ta_classify(name, cat, hta);
 	sqlite3_result_int(ctx, m->kind[id]);
+}
+
+static struct id_key id_key_of(sqlite3_value **argv)
+{
+	struct id_key k;
+
+	memset(&k, 0, sizeof(k)); /* padding too: the key is hashed as bytes */
+	k.name = sqlite3_value_int64(argv[0]);
+	k.cat = sqlite3_value_int64(argv[1]);
+	k.rules = (char)(sqlite3_value_int(argv[2]) != 0);
+	k.null_name = sqlite3_value_type(argv[0]) == SQLITE_NULL;
+	k.null_cat = sqlite3_value_type(argv[1]) == SQLITE_NULL;
+	return k;
+}
+
+void ta_model_sql_kind_known(sqlite3_context *ctx, int argc,
+			     sqlite3_value **argv)
+{
+	struct kind_memo *m = sqlite3_user_data(ctx);
+	struct id_key k = id_key_of(argv);
+	int64_t id = ta_intern_find(m->ids, (const char *)&k, sizeof(k));
+
+	(void)argc;
+	if (id > 0)
+		sqlite3_result_int(ctx, m->id_kind[id]);
+	else
+		sqlite3_result_null(ctx);
+}
+
+void ta_model_sql_kind_learn(sqlite3_context *ctx, int argc,
+			     sqlite3_value **argv)
+{
+	struct kind_memo *m = sqlite3_user_data(ctx);
+	struct id_key k = id_key_of(argv);
+	int is_new, kind;
+	int64_t id = ta_intern(m->ids, (const char *)&k, sizeof(k), &is_new);
+
+	(void)argc;
+	if ((size_t)id >= m->id_cap) {
+		size_t n = (size_t)id * 2 + 64;
+
+		m->id_kind = ta_xrealloc(m->id_kind, n);
+		m->id_cap = n;
+	}
+	kind = ta_classify((const char *)sqlite3_value_text(argv[3]),
+			   (const char *)sqlite3_value_text(argv[4]), k.rules);
+	m->id_kind[id] = (signed char)kind;
+	sqlite3_result_int(ctx, kind);
 }
 
 /* The last CPU row of each correlation: the partner of §4. */
@@ -229,27 +290,31 @@ static int prepare_hta(sqlite3 *db, struct ta_error *err)
  * two or more steps are cut, and GPU work is kept or dropped by when it
  * was launched (or started, when no launch was recorded). */
 static const char default_dev_sql[] =
-"INSERT INTO dev SELECT e.rank, e.idx, e.name, e.ts_ns AS ts,"
-"  max(e.dur_ns, 0) AS dur, e.stream, e.correlation,"
-"  COALESCE(e.gbps, 0.0) AS gbps,"
-"  ta_kind(n.name, c.name, 0) AS kind, 1 AS idle_kernel,"
-"  CASE WHEN e.correlation = -1 THEN NULL ELSE (SELECT r.ts_ns FROM events r"
-"   WHERE r.role = " TA_SQL(TA_ROLE_RUNTIME) " AND r.rank = e.rank AND r.correlation = e.correlation"
-"   ORDER BY r.idx DESC LIMIT 1) END AS launch_ts,"
-"  e.idx AS ord, e.pid, e.tid"
-" FROM events e JOIN names c ON c.name_id = e.cat"
-" LEFT JOIN names n ON n.name_id = e.name"
-" WHERE e.role = " TA_SQL(TA_ROLE_GPU) " AND e.rank IN (SELECT rank FROM sel_ranks)"
-"  AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL;"
 "CREATE TEMP TABLE win AS SELECT e.rank, max(e.ts_ns) AS last_start"
 " FROM events e INDEXED BY events_ann JOIN names n ON n.name_id = e.name"
 " WHERE e.role = " TA_SQL(TA_ROLE_CPU_ANN) " AND e.rank IN (SELECT rank FROM sel_ranks)"
 "  AND n.name GLOB " STEP_GLOB " AND e.dur_ns IS NOT NULL"
 " GROUP BY e.rank HAVING count(DISTINCT e.name) >= 2;"
-/* by rank: the DELETE looks a rank up per row (quadratic in ranks without) */
+/* by rank: the filter looks a rank up per row (quadratic in ranks without) */
 "CREATE INDEX temp.win_rank ON win (rank);"
-"DELETE FROM dev WHERE COALESCE(launch_ts, ts) >="
-" (SELECT last_start FROM win w WHERE w.rank = dev.rank);";
+/* the cut as the rows go in: a DELETE after cost a scan of every row and
+ * undoing their index entries (20 of 90 ms on 200 MB); LIMIT -1 keeps the
+ * inner SELECT whole, so its launch lookup runs once a row */
+"INSERT INTO dev SELECT * FROM (SELECT e.rank, e.idx, e.name, e.ts_ns AS ts,"
+"  max(e.dur_ns, 0) AS dur, e.stream, e.correlation,"
+"  COALESCE(e.gbps, 0.0) AS gbps,"
+"  COALESCE(ta_kind_known(e.name, e.cat, 0), ta_kind_learn(e.name, e.cat, 0,"
+"   (SELECT name FROM names WHERE name_id = e.name),"
+"   (SELECT name FROM names WHERE name_id = e.cat))) AS kind, 1 AS idle_kernel,"
+"  CASE WHEN e.correlation = -1 THEN NULL ELSE (SELECT r.ts_ns FROM events r"
+"   WHERE r.role = " TA_SQL(TA_ROLE_RUNTIME) " AND r.rank = e.rank AND r.correlation = e.correlation"
+"   ORDER BY r.idx DESC LIMIT 1) END AS launch_ts,"
+"  e.idx AS ord, e.pid, e.tid"
+" FROM events e"
+" WHERE e.role = " TA_SQL(TA_ROLE_GPU) " AND e.rank IN (SELECT rank FROM sel_ranks)"
+"  AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL LIMIT -1) x"
+" WHERE COALESCE(x.launch_ts, x.ts) < COALESCE((SELECT last_start FROM win w"
+"  WHERE w.rank = x.rank), 9223372036854775807);";
 
 
 int ta_model_dev(sqlite3 *db, const struct ta_query *q, struct ta_error *err)

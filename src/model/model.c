@@ -107,11 +107,20 @@ static int remember(sqlite3 *db, const char *key, unsigned need,
 static int start_over(sqlite3 *db, const struct ta_query *q,
 		      struct ta_error *err)
 {
-	/* (a new registration frees the last one's memo) */
+	void *memo = ta_model_kind_memo_new();
+
+	/* (a new registration frees the last one's memo; the two that share
+	 * it are registered again at once, before any statement runs) */
 	if (sqlite3_create_function_v2(db, "ta_kind", 3,
 				       SQLITE_UTF8 | SQLITE_DETERMINISTIC,
-				       ta_model_kind_memo_new(), ta_model_sql_kind,
-				       NULL, NULL, ta_model_kind_memo_free) != SQLITE_OK) {
+				       memo, ta_model_sql_kind,
+				       NULL, NULL, ta_model_kind_memo_free) != SQLITE_OK ||
+	    sqlite3_create_function_v2(db, "ta_kind_known", 3, SQLITE_UTF8,
+				       memo, ta_model_sql_kind_known,
+				       NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_create_function_v2(db, "ta_kind_learn", 5, SQLITE_UTF8,
+				       memo, ta_model_sql_kind_learn,
+				       NULL, NULL, NULL) != SQLITE_OK) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s",
 			     sqlite3_errmsg(db));
 		return -1;

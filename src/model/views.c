@@ -73,12 +73,14 @@ static const char common_sql[] =
 "  AND " IN_SEL " AND ts_ns IS NOT NULL;";
 
 /* Default: the GPU work clipped to each rank's analysis window (span,
- * window.c): what the per-rank breakdowns measure. */
+ * window.c): what the per-rank breakdowns measure. sort_ts, the start
+ * before clipping, orders rows as ts does, and dev's (rank, ts) index
+ * serves it: ORDER BY ts sorted every row (18 of 120 ms on 200 MB). */
 #define DEV_WIN_SQL \
 "CREATE TEMP VIEW dev_win AS SELECT d.rank, d.idx, d.name, max(d.ts, w.ts) AS ts," \
 "  min(d.ts + d.dur, w.end_ts) - max(d.ts, w.ts) AS dur, d.stream," \
 "  d.correlation, d.gbps, d.kind, d.idle_kernel, d.launch_ts, d.ord, d.pid," \
-"  d.tid FROM dev d JOIN span w ON w.rank = d.rank" \
+"  d.tid, d.ts AS sort_ts FROM dev d JOIN span w ON w.rank = d.rank" \
 "  WHERE d.ts <= w.end_ts AND d.ts + d.dur >= w.ts;"
 
 /* Default: a correlation's GPU work was launched by its last runtime or
@@ -128,7 +130,7 @@ ANN_VIEW("gpu_ann_win", "gpu_user_annotation");
 
 static const char hta_sql[] =
 /* HTA measures every kept row: no window to clip to */
-"CREATE TEMP VIEW dev_win AS SELECT * FROM dev;"
+"CREATE TEMP VIEW dev_win AS SELECT *, ts AS sort_ts FROM dev;"
 "CREATE TEMP VIEW launch AS SELECT c.rank, c.correlation, c.idx, c.ts, c.dur,"
 "  c.name, c.tid FROM hrows c WHERE c.stream = -1 AND c.correlation != -1"
 "  AND EXISTS (SELECT 1 FROM hrows x JOIN main.names xn ON xn.name_id = x.name"

@@ -18,62 +18,110 @@
 
 struct step {
 	int64_t step, ts, end, gpu_end;
+	int64_t reach; /* the latest end of this and every earlier step */
 };
 
-static int load_steps(sqlite3 *db, int64_t rank, struct step **v, size_t *n,
+/* A rank's kept steps, in time order, and the end of the GPU work
+ * launched before the first. */
+struct rank_steps {
+	int64_t rank, before;
+	struct step *v;
+	size_t n;
+};
+
+static int load_steps(sqlite3_stmt *st, struct rank_steps *r,
 		      struct ta_error *err)
 {
-	sqlite3_stmt *st = NULL;
 	size_t cap = 0;
 	int rc;
 
-	*n = 0;
-	if (ta_db_prepare(db, "SELECT step, ts, end_ts FROM steps WHERE rank = ?"
-			  " ORDER BY ts", &st, err) < 0)
-		return -1;
-	sqlite3_bind_int64(st, 1, rank);
+	sqlite3_bind_int64(st, 1, r->rank);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (*n == cap) {
+		if (r->n == cap) {
 			cap = cap ? 2 * cap : 16;
-			*v = ta_xrealloc(*v, cap * sizeof(**v));
+			r->v = ta_xrealloc(r->v, cap * sizeof(*r->v));
 		}
-		(*v)[*n] = (struct step){ sqlite3_column_int64(st, 0),
+		r->v[r->n] = (struct step){ sqlite3_column_int64(st, 0),
 			sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-			INT64_MIN };
-		(*n)++;
+			INT64_MIN, 0 };
+		r->n++;
 	}
-	sqlite3_finalize(st);
-	return ta_db_done(db, rc, err);
+	sqlite3_reset(st);
+	if (r->n >= 2)
+		r->n--; /* the last step is cut short by the profiler */
+	for (size_t k = 0; k < r->n; k++)
+		r->v[k].reach = k && r->v[k - 1].reach > r->v[k].end ?
+				r->v[k - 1].reach : r->v[k].end;
+	r->before = INT64_MIN;
+	return ta_db_done(sqlite3_db_handle(st), rc, err);
+}
+
+/* The step that work launched at l belongs to: the first whose end is
+ * after l (what a walk over the work in launch order finds), if l is not
+ * before its start. reach is sorted, so a binary search finds it. */
+static struct step *step_of(struct rank_steps *r, int64_t l)
+{
+	size_t lo = 0, hi = r->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->v[mid].reach > l)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo < r->n && l >= r->v[lo].ts ? &r->v[lo] : NULL;
+}
+
+static struct rank_steps *find_rank(struct rank_steps *rs, size_t n,
+				    int64_t rank)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rs[mid].rank == rank)
+			return &rs[mid];
+		if (rs[mid].rank < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
 }
 
 /* The end of the GPU work launched inside each step (launched: its
  * launch call's start, or its own start when none was recorded), and of
- * the work launched before the first. One pass over the rank's work. */
-static int gpu_ends(sqlite3 *db, int64_t rank, struct step *v, size_t n,
-		    int64_t *before, struct ta_error *err)
+ * the work launched before the first. One pass over dev in any order: a
+ * sort of every row by launch time cost more than the rest together. */
+static int gpu_ends(sqlite3 *db, struct rank_steps *rs, size_t n,
+		    struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
-	size_t k = 0;
+	struct rank_steps *r = NULL;
 	int rc;
 
-	*before = INT64_MIN;
-	if (ta_db_prepare(db, "SELECT COALESCE(launch_ts, ts) AS l, ts + dur"
-			  " FROM dev WHERE rank = ? ORDER BY l", &st, err) < 0)
+	if (ta_db_prepare(db, "SELECT rank, COALESCE(launch_ts, ts), ts + dur"
+			  " FROM dev", &st, err) < 0)
 		return -1;
-	sqlite3_bind_int64(st, 1, rank);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t l = sqlite3_column_int64(st, 0);
-		int64_t end = sqlite3_column_int64(st, 1);
+		int64_t rank = sqlite3_column_int64(st, 0);
+		int64_t l = sqlite3_column_int64(st, 1);
+		int64_t end = sqlite3_column_int64(st, 2);
+		struct step *k;
 
-		if (l < v[0].ts) {
-			if (end > *before)
-				*before = end;
+		if (!r || r->rank != rank)
+			r = find_rank(rs, n, rank);
+		if (!r || r->n == 0)
 			continue;
+		if (l < r->v[0].ts) {
+			if (end > r->before)
+				r->before = end;
+		} else if ((k = step_of(r, l)) && end > k->gpu_end) {
+			k->gpu_end = end;
 		}
-		while (k < n && l >= v[k].end)
-			k++;
-		if (k < n && l >= v[k].ts && end > v[k].gpu_end)
-			v[k].gpu_end = end;
 	}
 	sqlite3_finalize(st);
 	return ta_db_done(db, rc, err);
@@ -92,60 +140,78 @@ static int put(sqlite3_stmt *st, int64_t rank, int64_t step, int64_t ts,
 	return 0;
 }
 
-static int rank_windows(sqlite3 *db, sqlite3_stmt *ins, int64_t rank,
-			struct ta_error *err)
+static int rank_windows(sqlite3 *db, sqlite3_stmt *ins,
+			const struct rank_steps *r, struct ta_error *err)
 {
-	struct step *v = NULL;
-	size_t n, k;
-	int64_t before, prev;
-	int rc = load_steps(db, rank, &v, &n, err);
+	const struct step *v = r->v;
+	int64_t prev = 0;
 
-	if (rc == 0 && n >= 2)
-		n--; /* the last step is cut short by the profiler */
-	if (rc == 0 && n > 0)
-		rc = gpu_ends(db, rank, v, n, &before, err);
-	prev = n > 0 ? (before > v[0].ts ? before : v[0].ts) : 0;
-	for (k = 0; rc == 0 && k < n; k++) {
+	if (r->n > 0)
+		prev = r->before > v[0].ts ? r->before : v[0].ts;
+	for (size_t k = 0; k < r->n; k++) {
 		int64_t end = v[k].end;
 
 		if (v[k].gpu_end > end)
 			end = v[k].gpu_end;
 		if (end < prev) /* the previous step's work outlasts this one */
 			end = prev;
-		if (put(ins, rank, v[k].step, prev, end) < 0)
-			rc = ta_db_done(db, SQLITE_ERROR, err);
+		if (put(ins, r->rank, v[k].step, prev, end) < 0)
+			return ta_db_done(db, SQLITE_ERROR, err);
 		prev = end;
 	}
-	free(v);
+	return 0;
+}
+
+/* Every selected rank's steps (ranks in order), then one pass over the
+ * GPU work, then the windows. */
+static int step_windows(sqlite3 *db, struct ta_error *err)
+{
+	sqlite3_stmt *ranks = NULL, *steps = NULL, *ins = NULL;
+	struct rank_steps *rs = NULL;
+	size_t n = 0, cap = 0, i;
+	int rc = -1, step;
+
+	if (ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank",
+			  &ranks, err) < 0 ||
+	    ta_db_prepare(db, "SELECT step, ts, end_ts FROM steps WHERE rank = ?"
+			  " ORDER BY ts", &steps, err) < 0 ||
+	    ta_db_prepare(db, "INSERT INTO temp.step_win VALUES (?, ?, ?, ?)",
+			  &ins, err) < 0)
+		goto out;
+	while ((step = sqlite3_step(ranks)) == SQLITE_ROW) {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			rs = ta_xrealloc(rs, cap * sizeof(*rs));
+		}
+		rs[n] = (struct rank_steps){ .rank = sqlite3_column_int64(ranks, 0) };
+		if (load_steps(steps, &rs[n++], err) < 0)
+			goto out;
+	}
+	if (ta_db_done(db, step, err) < 0 || gpu_ends(db, rs, n, err) < 0)
+		goto out;
+	for (i = 0; i < n; i++)
+		if (rank_windows(db, ins, &rs[i], err) < 0)
+			goto out;
+	rc = 0;
+out:
+	for (i = 0; i < n; i++)
+		free(rs[i].v);
+	free(rs);
+	sqlite3_finalize(ranks);
+	sqlite3_finalize(steps);
+	sqlite3_finalize(ins);
 	return rc;
 }
 
 int ta_model_windows(sqlite3 *db, int by_steps, struct ta_error *err)
 {
-	sqlite3_stmt *ranks = NULL, *ins = NULL;
-	int rc;
-
 	if (ta_db_exec(db, "DROP TABLE IF EXISTS temp.step_win;"
 		       "DROP TABLE IF EXISTS temp.span;"
 		       "CREATE TEMP TABLE step_win (rank INTEGER, step INTEGER,"
 		       "  ts INTEGER, end_ts INTEGER);", err) < 0)
 		return -1;
-	if (by_steps) {
-		if (ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank",
-				  &ranks, err) < 0 ||
-		    ta_db_prepare(db, "INSERT INTO temp.step_win VALUES (?, ?, ?, ?)",
-				  &ins, err) < 0) {
-			sqlite3_finalize(ranks);
-			return -1;
-		}
-		while ((rc = sqlite3_step(ranks)) == SQLITE_ROW &&
-		       rank_windows(db, ins, sqlite3_column_int64(ranks, 0), err) == 0)
-			;
-		sqlite3_finalize(ranks);
-		sqlite3_finalize(ins);
-		if (rc == SQLITE_ROW || ta_db_done(db, rc, err) < 0)
-			return -1;
-	}
+	if (by_steps && step_windows(db, err) < 0)
+		return -1;
 	/* ranks without steps (or --window span): first to last GPU work */
 	return ta_db_exec(db, "CREATE TEMP TABLE span AS"
 			  " SELECT rank, min(ts) AS ts, max(end_ts) AS end_ts"
