@@ -13,6 +13,9 @@
 	"{\"ph\": \"X\", \"cat\": \"" cat "\", \"name\": \"" name "\", \"pid\": 0," \
 	" \"tid\": " #stream ", \"ts\": " #ts ", \"dur\": " #dur ", \"args\":" \
 	" {\"stream\": " #stream ", \"correlation\": " #corr "}}"
+#define STEP(n, ts, dur) \
+	"{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#" #n "\"," \
+	" \"pid\": 1, \"tid\": 1, \"ts\": " #ts ", \"dur\": " #dur "}"
 #define R(name, ts, dur, corr) \
 	"{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"" name "\"," \
 	" \"pid\": 1, \"tid\": 1, \"ts\": " #ts ", \"dur\": " #dur "," \
@@ -121,10 +124,8 @@ END_TEST
  * the work launched in it (230); HTA's runs from the first kernel. */
 static const char stepped[] =
 	"{\"traceEvents\": ["
-	"{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\","
-	" \"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 200},"
-	"{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#2\","
-	" \"pid\": 1, \"tid\": 1, \"ts\": 200, \"dur\": 200},"
+	STEP(1, 0, 200) ","
+	STEP(2, 200, 200) ","
 	R("cudaLaunchKernel", 10, 5, 1) ","
 	R("cudaLaunchKernel", 150, 5, 2) ","
 	R("cudaLaunchKernel", 210, 5, 3) ","
@@ -161,12 +162,9 @@ END_TEST
  * which k1 and k2 cover 1060..1250. */
 static const char gapped[] =
 	"{\"traceEvents\": ["
-	"{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\","
-	" \"pid\": 1, \"tid\": 1, \"ts\": 1000, \"dur\": 100},"
-	"{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#2\","
-	" \"pid\": 1, \"tid\": 1, \"ts\": 1150, \"dur\": 100},"
-	"{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#3\","
-	" \"pid\": 1, \"tid\": 1, \"ts\": 1300, \"dur\": 100},"
+	STEP(1, 1000, 100) ","
+	STEP(2, 1150, 100) ","
+	STEP(3, 1300, 100) ","
 	R("cudaLaunchKernel", 1200, 5, 4) ","
 	K("k3", "kernel", 1210, 30, 7, 4) ","
 	R("cudaLaunchKernel", 990, 5, 1) ","

@@ -54,6 +54,16 @@ void ta_model_kind_memo_free(void *p)
 	free(m);
 }
 
+/* The class of key id in a table grown as ids come. */
+static signed char *kind_slot(signed char **kind, size_t *cap, int64_t id)
+{
+	if ((size_t)id >= *cap) {
+		*cap = (size_t)id * 2 + 64;
+		*kind = ta_xrealloc(*kind, *cap);
+	}
+	return &(*kind)[id];
+}
+
 void ta_model_sql_kind(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	struct kind_memo *m = sqlite3_user_data(ctx);
@@ -72,14 +82,9 @@ void ta_model_sql_kind(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	ta_buf_addc(&m->key, cat ? 'c' : '-');   /* NULL and '' differ */
 	ta_buf_addc(&m->key, name ? 'n' : '-');
 	id = ta_intern(m->keys, m->key.s, m->key.len, &is_new);
-	if ((size_t)id >= m->cap) {
-		size_t n = (size_t)id * 2 + 64;
-
-		m->kind = ta_xrealloc(m->kind, n);
-		m->cap = n;
-	}
 	if (is_new)
-		m->kind[id] = (signed char)ta_classify(name, cat, hta);
+		*kind_slot(&m->kind, &m->cap, id) =
+			(signed char)ta_classify(name, cat, hta);
 	sqlite3_result_int(ctx, m->kind[id]);
 }
 
@@ -119,15 +124,10 @@ void ta_model_sql_kind_learn(sqlite3_context *ctx, int argc,
 	int64_t id = ta_intern(m->ids, (const char *)&k, sizeof(k), &is_new);
 
 	(void)argc;
-	if ((size_t)id >= m->id_cap) {
-		size_t n = (size_t)id * 2 + 64;
-
-		m->id_kind = ta_xrealloc(m->id_kind, n);
-		m->id_cap = n;
-	}
+	(void)is_new; /* a pair asked for again: classified again, the same */
 	kind = ta_classify((const char *)sqlite3_value_text(argv[3]),
 			   (const char *)sqlite3_value_text(argv[4]), k.rules);
-	m->id_kind[id] = (signed char)kind;
+	*kind_slot(&m->id_kind, &m->id_cap, id) = (signed char)kind;
 	sqlite3_result_int(ctx, kind);
 }
 
