@@ -199,8 +199,12 @@ struct ta_critical_opts {
 	long instance_first, instance_last;
 };
 
-/* What a path consists of: its table's columns (cpu_us...) without _us. */
+/* What a path consists of: its table's columns (cpu_us...) without _us;
+ * the first TA_PATH_PARTS add up to path_us, then on_peers (of the path,
+ * the time on other ranks' work: not a part). */
 extern const char *const ta_critical_parts[];
+#define TA_PATH_PARTS 8
+#define TA_PATH_COLS 9
 
 /* Per rank and step, the critical path's length by what lies on it (out),
  * and the items on it with the most time (top). */

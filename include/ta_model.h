@@ -121,6 +121,7 @@ struct ta_traits {
 	int triton;          /* compiled kernels: torch.compile, Triton */
 	int pinned;          /* host-to-device copies from pinned memory */
 	int loader_workers;  /* DataLoader worker processes */
+	int stacks;          /* profiled with_stack: Python frames recorded */
 };
 
 /* The job's traits: every rank's (on a shard with the gathered parts

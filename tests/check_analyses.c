@@ -291,7 +291,24 @@ START_TEST(test_analyses_idle)
 			       100.0 / 170) < (compat ? 0.005 : 1e-12));
 		/* one kernel on stream 13: no gap; HTA still shows "other" */
 		ck_assert(ta_table_cell(t, find_row(t, 13, "other"), 4)->null);
-		ck_assert_int_eq(t->nrows, compat ? 4 : 6);
+		ck_assert_int_eq(t->nrows, compat ? 4 : 9);
+		if (!compat) { /* the whole GPU (stream NULL): temporal's 130 */
+			size_t r, n = 0;
+			double sum = 0;
+
+			for (r = 0; r < t->nrows; r++) {
+				if (!ta_table_cell(t, r, 1)->null)
+					continue;
+				n++;
+				sum += ta_table_cell(t, r, 3)->d;
+				if (strcmp(ta_table_cell(t, r, 2)->s, "host_wait") == 0)
+					ck_assert(ta_table_cell(t, r, 3)->d == 100);
+				if (strcmp(ta_table_cell(t, r, 2)->s, "other") == 0)
+					ck_assert(ta_table_cell(t, r, 3)->d == 30);
+			}
+			ck_assert_int_eq(n, 3);
+			ck_assert(sum == 130);
+		}
 		ta_table_free(t);
 	}
 	t = run_idle(&fx, 0, 1);

@@ -57,13 +57,15 @@ for r in table("testdata/decode_eager"):
 s = table("testdata/ddp_straggler")
 for r in s:
     if r["rank"] == "0" and r["step"] == "3":
-        check("straggler: rank 0's steady step runs through rank 1 (%.0f %%)" % (100 * share(r, "peer_wait_us")),
-              share(r, "peer_wait_us") > 0.5)
+        check("straggler: rank 0's steady step runs through rank 1 (%.0f %%)" % (100 * share(r, "on_peers_us")),
+              share(r, "on_peers_us") > 0.5)
 top = table("testdata/ddp_straggler", "--ranks", "0", "--step", "3", "--top", "1")
 check("straggler: on rank 0's path, rank 1's data loading costs most",
       len(top) == 1 and top[0]["name"] == "rank 1: data_loading")
 for r in table("testdata/ddp_balanced"):
-    check("balanced: rank %s step %s stays on its own rank" % (r["rank"], r["step"]), share(r, "peer_wait_us") < 0.1)
+    check("balanced: rank %s step %s stays on its own rank" % (r["rank"], r["step"]), share(r, "on_peers_us") < 0.1)
+    check("balanced: rank %s step %s reads compute-bound (%.0f %% compute kernels)" % (
+          r["rank"], r["step"], 100 * share(r, "kernel_compute_us")), share(r, "kernel_compute_us") > 0.8)
 # what-if, first order, against what was measured: the stalled step
 # without its data step predicts about the healthy step (profiler off)
 healthy = json.load(open("testdata/oracle/train_healthy.measured.json"))["step_wall_us"]
@@ -80,15 +82,15 @@ said = [line for line in out.splitlines() if "% of the critical path is" in line
 check("what-if, text: each step's sentence names a part (%d)" % len(said),
       said and all(line.split("% of the critical path is ")[1].startswith(
           ("on the CPU", "in launches", "in compute", "in communication", "in copies",
-           "in gaps", "in syncs", "on other ranks")) for line in said))
+           "in gaps", "in syncs", "waiting for ranks")) for line in said))
 check("--step keeps one step", {r["step"] for r in table("testdata/train_stalled", "--step", "3")} == {"3"})
 
 d = tempfile.mkdtemp()
 subprocess.run([sys.executable, "tools/ranks.py", d, "4", "2", "20000"], check=True)
 for r in table(d, "--no-cache"):
     if r["rank"] != "2":
-        check("synthetic: rank %s step %s waits on rank 2's 20 ms (peer %s us)" % (r["rank"], r["step"], r["peer_wait_us"]),
-              float(r["peer_wait_us"]) >= 20000)
+        check("synthetic: rank %s step %s waits on rank 2's 20 ms (on rank 2's work %s us)" % (
+              r["rank"], r["step"], r["on_peers_us"]), float(r["on_peers_us"]) >= 20000)
 
 # --trace: the trace again, every event as it was, the path's events
 # marked in args, and flows along the path with a start and an end each

@@ -75,7 +75,7 @@ for case in ("snap_train", "snap_leak", "snap_profiled"):
         check("%s: baseline %s against memory_allocated() between steps %d (within 2 %%)" % (
               case, r["baseline_bytes"], between), abs(int(r["baseline_bytes"]) - between) <= 0.02 * between)
     parts = sum(int(r[k] or 0) for k in ("parameters_bytes", "gradients_bytes", "optimizer_bytes",
-                                         "workspace_bytes", "other_baseline_bytes"))
+                                         "workspace_bytes", "other_baseline_bytes", "unrecorded_bytes"))
     check("%s: workspaces known only with C++ frames (%r)" % (case, r["workspace_bytes"]),
           (r["workspace_bytes"] == "") == (case != "snap_profiled"))
     check("%s: the parts add up to the baseline" % case, parts == int(r["baseline_bytes"]))

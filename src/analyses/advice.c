@@ -44,7 +44,12 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 	static const char *const ddp[] = { "distributeddataparallel", NULL };
 
 	if (strcmp(where, "(no annotation)") == 0)
-		return "the CPU launched nothing here and no range names it: "
+		return run->stacks ?
+		       "the CPU launched nothing here and neither a range nor a "
+		       "Python frame of the trace names it (native code, or "
+		       "Python the profiler did not record): wrap the step's "
+		       "parts in record_function to see what ran" :
+		       "the CPU launched nothing here and no range names it: "
 		       "profile with with_stack=True, or wrap the step's parts "
 		       "in record_function, to see what ran";
 	if (mentions(where, ddp))
@@ -70,6 +75,16 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 	if (mentions(where, save))
 		return "saving holds the step: checkpoint less often, or "
 		       "asynchronously (torch.distributed.checkpoint.async_save)";
+	/* a Python frame of the user's own code (not torch's, not a
+	 * library's) over a hole: Python work that launches nothing (a
+	 * tokenizer, a loop over samples), not the dispatch overhead that
+	 * graphs or compile would remove */
+	if (strstr(where, ".py(") && !strstr(where, "torch/") &&
+	    !strstr(where, "site-packages/") && !strstr(where, "dist-packages/"))
+		return "Python code of this frame ran with the GPU idle and "
+		       "launched nothing: make it cheaper, run it less often, or "
+		       "move it off the step (DataLoader workers, a background "
+		       "thread or process, prefetching)";
 	if (strncmp(where, "aten::", 6) == 0 || strncmp(where, "<built-in", 9) == 0 ||
 	    strstr(where, ".py(") || strncmp(where, "nn.Module:", 10) == 0) {
 		if (run->graphs)

@@ -75,7 +75,7 @@ struct walk {
 	sqlite3 *db;
 	struct cp_rank *ranks;
 	size_t nranks, home;
-	int64_t home_rank;          /* whose path: its own parts, others' peer_wait */
+	int64_t home_rank;          /* whose path (others' time: also C_ON_PEERS) */
 	/* on a shard: the walk stops at a late peer of another shard, and
 	 * says where it would go on (exit_rank, exit_ts: that peer's kernel) */
 	int pieces, exited;
@@ -361,7 +361,9 @@ static void add(struct walk *w, size_t ri, enum cat c, int64_t ns,
 
 	if (ns <= 0)
 		return;
-	w->acc.cat[home ? c : C_PEER] += ns;
+	w->acc.cat[c] += ns;
+	if (!home)
+		w->acc.cat[C_ON_PEERS] += ns;
 	if (what_if(w, c, name))
 		w->matched += ns;
 	if (!w->names)
@@ -647,6 +649,7 @@ static void walk_back(struct walk *w, size_t ri, long ki, int64_t tid, int64_t t
 			/* a member later by less than PEER_NS is no straggler: the
 			 * path stays here (balanced ranks would make it hop) */
 			w->exited = 0;
+			arrival = INT64_MIN;
 			if (k->kind == TA_KIND_COMM && (peer_of(w, ri, k, &pri, &pk, &arrival) ||
 							w->exited) &&
 			    arrival - from >= PEER_NS && arrival <= t) {
@@ -662,13 +665,30 @@ static void walk_back(struct walk *w, size_t ri, long ki, int64_t tid, int64_t t
 				continue;
 			}
 			w->exited = 0;
+			if (k->kind == TA_KIND_COMM && arrival != INT64_MIN &&
+			    arrival - from >= PEER_NS && arrival <= t) {
+				/* a late member the walk cannot follow (its rank
+				 * not analysed): the wait for it, then the kernel */
+				char who[32];
+
+				snprintf(who, sizeof(who), "rank %lld (not analysed)",
+					 (long long)wait_of(w, ri, k)->peer);
+				add(w, ri, C_COMM, t - arrival, name_of(w, k->name));
+				add(w, ri, C_PEER, arrival - from, who);
+				t = from;
+			}
 			add(w, ri, kernel_cat(k->kind), t - from, name_of(w, k->name));
 			node(w, ri, k->idx, k->ts, k->pid, k->tid, k->ids);
 			if (from == lo)
 				return;
 			t = k->ts;
-			if (k->prev >= 0 && r->k[k->prev].end <= t)
-				ready = r->k[k->prev].end, by = STREAM, best = k->prev;
+			/* the stream's previous kernel, even when it ended after
+			 * this one began: Hopper's programmatic dependent launch
+			 * overlaps them by a few hundred ns, and a launch made
+			 * long before is then no reason to leave the stream */
+			if (k->prev >= 0 && r->k[k->prev].ts < t)
+				ready = r->k[k->prev].end < t ? r->k[k->prev].end : t,
+				by = STREAM, best = k->prev;
 			if (k->has_call && (k->call_end < t ? k->call_end : t) > ready)
 				ready = k->call_end < t ? k->call_end : t, by = LAUNCH;
 			other = ended_before(r, t, INT64_MIN, k->stream);
@@ -677,6 +697,12 @@ static void walk_back(struct walk *w, size_t ri, long ki, int64_t tid, int64_t t
 				ready = r->k[other].end, by = OTHER, best = other;
 			if (by == NONE) {
 				add(w, ri, C_GAP, t - lo, "before the first kernel");
+				return;
+			}
+			/* nothing before the step's start is its path */
+			if (ready < lo) {
+				add(w, ri, by == LAUNCH ? C_LAUNCH : C_GAP, t - lo,
+				    by == LAUNCH ? "launch delay" : "between kernels");
 				return;
 			}
 			if (by == LAUNCH) {
@@ -711,8 +737,10 @@ static void walk_back(struct walk *w, size_t ri, long ki, int64_t tid, int64_t t
 			if (k >= 0) {
 				const struct cp_span *op = span_at(r, tid, s->ts + (s->end - s->ts) / 2);
 
-				add(w, ri, C_SYNC, s->end - r->k[k].end, op ?
-				    name_of(w, op->name) : "(sync)");
+				add(w, ri, C_SYNC, s->end - (r->k[k].end > lo ? r->k[k].end : lo),
+				    op ? name_of(w, op->name) : "(sync)");
+				if (r->k[k].end <= lo)
+					return;
 				t = r->k[k].end;
 				ki = k;
 				continue;

@@ -9,7 +9,7 @@
 
 const char *const ta_critical_parts[NCAT + 1] = { "cpu", "launch",
 	"kernel_compute", "kernel_comm", "kernel_memory", "gap", "sync",
-	"peer_wait", NULL };
+	"peer_wait", "on_peers", NULL };
 
 static const struct ta_col path_cols[] = {
 	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
@@ -23,6 +23,7 @@ static const struct ta_col path_cols[] = {
 	{ "gap_us", TA_COL_REAL, TA_UNIT_US, 0 },
 	{ "sync_us", TA_COL_REAL, TA_UNIT_US, 0 },
 	{ "peer_wait_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "on_peers_us", TA_COL_REAL, TA_UNIT_US, 0 },     /* not a part */
 	{ "predicted_us", TA_COL_REAL, TA_UNIT_US, 0 },   /* --what-if only */
 };
 
@@ -37,7 +38,8 @@ static const struct ta_col top_cols[] = {
 
 struct ta_table *cp_path_table(int with_what)
 {
-	return ta_table_new("Critical path per step", path_cols, with_what ? 12 : 11);
+	return ta_table_new("Critical path per step", path_cols,
+			    with_what ? 4 + NCAT : 3 + NCAT);
 }
 
 struct ta_table *cp_top_table(void)

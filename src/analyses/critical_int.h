@@ -7,8 +7,15 @@
 #include "ta_analyses.h"
 #include "ta_intern.h"
 
+/* The parts of a path, C_CPU to C_PEER, add up to it; time on another
+ * rank's work counts as the part it is (that rank's cpu, kernels, ...)
+ * and again in C_ON_PEERS, which is not a part: how much of the path the
+ * home rank spent on other ranks' work. C_PEER is a wait for a late
+ * member the walk cannot follow (its rank not analysed). */
 enum cat { C_CPU, C_LAUNCH, C_COMPUTE, C_COMM, C_MEMORY, C_GAP, C_SYNC, C_PEER,
-	   NCAT };
+	   C_ON_PEERS, NCAT };
+_Static_assert(C_ON_PEERS == TA_PATH_PARTS && NCAT == TA_PATH_COLS,
+	       "ta_analyses.h's count of parts");
 
 struct item {
 	int kind;                   /* enum cat */

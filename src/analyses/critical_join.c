@@ -18,7 +18,7 @@ static const struct ta_col piece_cols[P_NCOLS] = {
 	INT("matched_ns", 0), INT("cpu_ns", 0), INT("launch_ns", 0),
 	INT("kernel_compute_ns", 0), INT("kernel_comm_ns", 0),
 	INT("kernel_memory_ns", 0), INT("gap_ns", 0), INT("sync_ns", 0),
-	INT("peer_wait_ns", 0), INT("kind", 0),
+	INT("peer_wait_ns", 0), INT("on_peers_ns", 0), INT("kind", 0),
 	{ "name", TA_COL_TEXT, TA_UNIT_NONE, 0 }, INT("ns", 0), INT("count", 0),
 };
 #undef INT

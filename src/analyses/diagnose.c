@@ -26,6 +26,7 @@ struct gpu_row {
 	int kind;          /* enum ta_kind */
 	int pageable, misaligned;
 	int64_t correlation;
+	int64_t stream, launched;  /* launched: its call's start, INT64_MAX */
 };
 
 struct finding {
@@ -46,6 +47,7 @@ struct rank_data {
 	struct gpu_row *gpu;
 	size_t ngpu, capgpu;
 	int64_t max_dur;             /* longest GPU row */
+	int64_t first_corr;          /* the first launch call's correlation */
 	struct ta_host host;         /* its syncs, and names for its times */
 };
 
@@ -111,9 +113,11 @@ static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 	if (ta_db_prepare(db, "SELECT g.ts, g.ts + g.dur,"
 			  " ta_kind(n.name, c.name, 0), n.name GLOB '*Pageable*',"
 			  " (n.name GLOB '*align1*' OR n.name GLOB '*align2*')"
-			  " AND n.name NOT GLOB '*simt*', g.correlation"
+			  " AND n.name NOT GLOB '*simt*', g.correlation, g.stream, l.ts"
 			  " FROM gpu g JOIN names n ON n.name_id = g.name"
-			  " JOIN names c ON c.name_id = g.cat WHERE g.rank = ?"
+			  " JOIN names c ON c.name_id = g.cat LEFT JOIN launch l"
+			  " ON l.rank = g.rank AND l.correlation = g.correlation"
+			  " AND g.correlation != -1 WHERE g.rank = ?"
 			  " AND g.ts IS NOT NULL ORDER BY g.ts", &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, rank);
@@ -125,7 +129,9 @@ static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 		d->gpu[d->ngpu] = (struct gpu_row){ sqlite3_column_int64(st, 0),
 			sqlite3_column_int64(st, 1), sqlite3_column_int(st, 2),
 			sqlite3_column_int(st, 3), sqlite3_column_int(st, 4),
-			sqlite3_column_int64(st, 5) };
+			sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 6),
+			sqlite3_column_type(st, 7) == SQLITE_NULL ? INT64_MAX :
+			sqlite3_column_int64(st, 7) };
 		if (d->gpu[d->ngpu].end - d->gpu[d->ngpu].ts > d->max_dur)
 			d->max_dur = d->gpu[d->ngpu].end - d->gpu[d->ngpu].ts;
 		d->ngpu++;
@@ -133,12 +139,22 @@ static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 	sqlite3_finalize(st);
 	if (ta_db_done(db, rc, err) < 0)
 		return -1;
+	if (ta_db_prepare(db, "SELECT COALESCE(min(correlation), -1) FROM launch"
+			  " WHERE rank = ?", &st, err) < 0)
+		return -1;
+	sqlite3_bind_int64(st, 1, rank);
+	rc = sqlite3_step(st);
+	d->first_corr = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && ta_db_done(db, rc, err) < 0)
+		return -1;
 	return ta_host_load(db, rank, &d->host, err);
 }
 
 /* A step's length, GPU busy time and its losses. */
 struct step_result {
 	int64_t busy, span, host, launch, comm, copy, wait;
+	int64_t early;  /* holes ended by work launched before the trace */
 };
 
 struct diag_ctx {
@@ -151,7 +167,62 @@ struct diag_ctx {
 	int failed;           /* a query failed: the results are not whole */
 };
 
-static void hole(struct diag_ctx *c, int64_t a, int64_t b, struct step_result *r)
+/* The first GPU row that can reach into [s, ...): rows are sorted by
+ * start, and none lasts longer than max_dur. */
+static size_t first_row(const struct rank_data *d, int64_t s)
+{
+	size_t lo = 0, hi = d->ngpu;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->gpu[mid].ts < s - d->max_dur)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* What ended a hole [a, b) of the GPU, when the host did not: its next
+ * work was queued before the hole began (or before the trace: warm-up's
+ * work, whose correlation precedes every launch call in it). */
+enum ended_by { BY_HOST, BY_COMM_QUEUE, BY_EARLY };
+
+/* Queued behind a collective: a collective starts as the hole ends (one
+ * that began before the profiler's window and waited there for a late
+ * peer, in the first kept step of a straggler's job, leaves exactly
+ * this). Launched before the trace: the GPU ran work the profiler did
+ * not record (Kineto drops what started before its window), so the hole
+ * is not known to be idle at all. */
+static enum ended_by hole_end(const struct diag_ctx *c, int64_t a, int64_t b)
+{
+	const struct rank_data *d = c->d;
+	size_t i;
+	int queued = 0, early = 0, comm = 0;
+
+	for (i = first_row(d, b); i < d->ngpu && d->gpu[i].ts <= b + c->o->host_gap_ns;
+	     i++) {
+		const struct gpu_row *g = &d->gpu[i];
+		int e;
+
+		if (g->ts < b)
+			continue;
+		comm |= g->kind == TA_KIND_COMM;
+		if (g->ts - b > 1000) /* what ended the hole: its first microsecond */
+			continue;
+		e = g->launched == INT64_MAX && g->correlation >= 0 &&
+		    d->first_corr >= 0 && g->correlation < d->first_corr;
+		early |= e;
+		queued |= e || g->launched <= a;
+	}
+	return queued && comm ? BY_COMM_QUEUE : early ? BY_EARLY : BY_HOST;
+}
+
+/* A hole [a, b) of the GPU: whose is it? queued: whether work may have
+ * been queued before it (a hole between kernels). */
+static void hole(struct diag_ctx *c, int64_t a, int64_t b, int queued,
+		 struct step_result *r)
 {
 	const struct ta_sync *sync;
 	char where[256];
@@ -163,6 +234,24 @@ static void hole(struct diag_ctx *c, int64_t a, int64_t b, struct step_result *r
 		r->launch += len;
 		return;
 	}
+	if (queued) {
+		enum ended_by by = hole_end(c, a, b);
+		const struct ta_peer_step *x = ta_peers_find(c->peers, c->rank, c->step);
+
+		if (by == BY_COMM_QUEUE && x && x->peer >= 0) {
+			snprintf(where, sizeof(where), "rank %lld", (long long)x->peer);
+			add_finding(c->f, c->rank, c->step, F_WAIT_PEER, len, where);
+			r->wait += len;
+			return;
+		}
+		if (by != BY_HOST) {
+			r->early += len;
+			return;
+		}
+	}
+	/* a hole after a sync is the sync's, even when Python ran in it
+	 * after the sync returned: without the sync that Python would have
+	 * run while the GPU worked (critical-path names what ran) */
 	sync = ta_host_sync_in(&c->d->host, a, b);
 	if (sync) {
 		char op[256], site[256];
@@ -185,23 +274,6 @@ static void hole(struct diag_ctx *c, int64_t a, int64_t b, struct step_result *r
 		add_finding(c->f, c->rank, c->step, F_HOST_REGION, len, where);
 	}
 	r->host += len;
-}
-
-/* The first GPU row that can reach into [s, ...): rows are sorted by
- * start, and none lasts longer than max_dur. */
-static size_t first_row(const struct rank_data *d, int64_t s)
-{
-	size_t lo = 0, hi = d->ngpu;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->gpu[mid].ts < s - d->max_dur)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 /* GPU work of one kind, clipped to [s, e], as a union. */
@@ -231,7 +303,7 @@ static void comm_not_exposed(void *ctx, int64_t a, int64_t b)
 {
 	struct comm_host *h = ctx;
 
-	hole(h->c, a, b, h->r);
+	hole(h->c, a, b, 0, h->r);
 }
 
 static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
@@ -239,6 +311,7 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 {
 	struct ta_union all = { 0 }, comm = { 0 }, comp = { 0 }, work = { 0 };
 	struct ta_union waits = { 0 };
+	struct ta_queue queue = { 0 };
 	struct comm_host h = { c, r };
 	struct ta_exposed ex;
 	int64_t prev = s, small = 0, nsmall = 0, page = 0;
@@ -248,18 +321,26 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 	r->span = e - s;
 	clipped_union(c->d, TA_KIND_COMPUTE | TA_KIND_COMM | TA_KIND_MEMORY, s, e, &all);
 	for (i = 0; i < all.n; i++) {
-		hole(c, prev, all.v[i].start, r);
+		hole(c, prev, all.v[i].start, 1, r);
 		prev = all.v[i].end;
 	}
-	hole(c, prev, e, r);
+	hole(c, prev, e, 0, r);
 	r->busy = ta_union_length(&all);
 	clipped_union(c->d, TA_KIND_COMM, s, e, &comm);
 	clipped_union(c->d, TA_KIND_COMPUTE, s, e, &comp);
 	clipped_union(c->d, TA_KIND_COMPUTE | TA_KIND_COMM, s, e, &work);
 	ta_peers_wait_union(c->peers, c->rank, s, e, &waits);
-	ta_exposed_comm(&comm, &comp, &waits, c->o->host_gap_ns, &ex,
-			comm_not_exposed, &h);
-	r->wait = ex.wait;
+	for (i = first_row(c->d, s); i < c->d->ngpu &&
+	     c->d->gpu[i].ts <= e + c->o->host_gap_ns; i++)
+		if (c->d->gpu[i].ts >= s)
+			ta_queue_add(&queue, c->d->gpu[i].stream,
+				     c->d->gpu[i].kind == TA_KIND_COMM,
+				     c->d->gpu[i].ts, c->d->gpu[i].launched);
+	ta_queue_finish(&queue);
+	ta_exposed_comm(&comm, &comp, queue.v, queue.n, &waits, c->o->host_gap_ns,
+			&ex, comm_not_exposed, &h);
+	ta_queue_free(&queue);
+	r->wait += ex.wait;
 	r->comm = ex.exposed - ex.wait;
 	/* copy time with no computation or communication under it */
 	r->copy = r->busy - ta_union_length(&work);
@@ -318,7 +399,7 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
  * order of struct step_result's losses. */
 static const char *const verdict_names[] = { "compute-bound", "host-stalled",
 	"launch-bound", "communication-bound", "copy-bound", "waiting-for-peer",
-	NULL };
+	"unrecorded", NULL };
 
 static const struct ta_col verdict_cols[] = {
 	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
@@ -340,9 +421,12 @@ static const unsigned verdict_parts[] = {
 	1u << 2,                        /* compute-bound: kernel_compute */
 	1u << 0 | 1u << 6,              /* host-stalled: cpu, sync */
 	1u << 0 | 1u << 1 | 1u << 5,    /* launch-bound: cpu, launch, gap */
-	1u << 3 | 1u << 7,              /* communication-bound: comm, peers */
+	1u << 3 | 1u << 7,              /* communication-bound: comm, peer wait */
 	1u << 4,                        /* copy-bound: kernel_memory */
-	1u << 7 | 1u << 3,              /* waiting-for-peer: peers, comm */
+	1u << 7 | 1u << 8,              /* waiting-for-peer: peer wait, the
+					 * path on other ranks (not a part) */
+	1u << 5,                        /* unrecorded: the gap before the
+					 * first recorded kernel */
 };
 
 static const struct ta_col finding_cols[] = {
@@ -375,17 +459,17 @@ static const struct finding *top_finding(const struct findings *f, int64_t rank,
 static void verdict_row(struct ta_table *t, const struct diag_ctx *c,
 			const struct step_result *r)
 {
-	int64_t loss[5] = { r->host, r->launch, r->comm, r->copy, r->wait };
+	int64_t loss[6] = { r->host, r->launch, r->comm, r->copy, r->wait, r->early };
 	static const char *const *verdicts = verdict_names + 1;
-	static const unsigned kinds[5] = { 1u << F_HOST_REGION | 1u << F_SYNC,
-		1u << F_LAUNCH, 1u << F_COMM, 1u << F_PAGEABLE, 1u << F_WAIT_PEER };
+	static const unsigned kinds[6] = { 1u << F_HOST_REGION | 1u << F_SYNC,
+		1u << F_LAUNCH, 1u << F_COMM, 1u << F_PAGEABLE, 1u << F_WAIT_PEER, 0 };
 	double busy = r->span > 0 ? 100.0 * (double)r->busy / (double)r->span : 0;
 	const struct finding *f;
 	char cause[300];
 	size_t row = ta_table_add_row(t);
 	int v = 0, i;
 
-	for (i = 1; i < 5; i++)
+	for (i = 1; i < 6; i++)
 		if (loss[i] > loss[v])
 			v = i;
 	ta_table_set_int(t, row, 0, c->rank);
@@ -404,7 +488,9 @@ static void verdict_row(struct ta_table *t, const struct diag_ctx *c,
 	if (f)
 		snprintf(cause, sizeof(cause), "%s: %s", ta_finding_names[f->kind], f->where);
 	else
-		snprintf(cause, sizeof(cause), "%s", v == 3 ? "copies" : verdicts[v]);
+		snprintf(cause, sizeof(cause), "%s", v == 3 ? "copies" : v == 5 ?
+			 "GPU work launched before the trace began (warm-up)" :
+			 verdicts[v]);
 	ta_table_set_text(t, row, 5, cause);
 	ta_table_set_real(t, row, 6, (double)loss[v] / 1000.0);
 }
@@ -649,10 +735,10 @@ void ta_diagnose_confirm(struct ta_table *t, const struct ta_table *path)
 
 			for (v = 0; strcmp(verdict_names[v], verdict) != 0; v++)
 				;
-			for (c = 3; c < 11; c++) {
+			for (c = 3; c < 3 + TA_PATH_COLS && c < path->ncols; c++) {
 				double d = ta_table_cell(path, p, c)->d;
 
-				if (d > best)
+				if (d > best && c < 3 + TA_PATH_PARTS)
 					best = d, bc = c - 3;
 				if (verdict_parts[v] & 1u << (c - 3))
 					blamed += d;

@@ -433,6 +433,10 @@ static int idle_split(sqlite3 *db, const struct ta_query *q,
 	for (r = 0; r < t->nrows; r++) {
 		double us = ta_table_cell(t, r, 3)->d;
 
+		/* the whole GPU's rows (stream NULL) are the rank's idle
+		 * time; HTA's streams overlap (--hta-compat has only them) */
+		if (!q->hta_compat && !ta_table_cell(t, r, 1)->null)
+			continue;
 		for (i = 0; i < n; i++)
 			if (out[i].rank == ta_table_cell(t, r, 0)->i) {
 				out[i].idle_us += us;

@@ -6,11 +6,19 @@
  *
  * A stretch of communication without computation is exposed when it ends
  * with the communication and computation resumes within resume_ns, or
- * when the next such stretch follows within resume_ns (collectives back to
- * back, copies between them) and is exposed itself. */
+ * work queued before its end (launched already: the GPU, not the host,
+ * held it back) starts within resume_ns of it, or when the next such
+ * stretch follows within resume_ns (collectives back to back, copies
+ * between them) and is exposed itself. Under a slow profiled host (one
+ * bucket after backward, with_stack) the optimizer's kernels come late,
+ * but the gradients' copy DDP queued behind the all-reduce starts as it
+ * ends: without the queue the whole all-reduce read as hidden. */
 #include "exposed.h"
 
+#include "ta.h"
+
 #include <stdlib.h>
+#include <string.h>
 
 struct stretch {
 	int64_t a, b;
@@ -72,19 +80,39 @@ static struct stretch *stretches(const struct ta_union *comm,
 	return s;
 }
 
+/* Whether work of q launched by b starts in [b, b + resume_ns]; *k moves
+ * on (the stretches come in order). */
+static int waited_for(const struct ta_queued *q, size_t n, size_t *k,
+		      int64_t b, int64_t resume_ns)
+{
+	size_t i;
+
+	while (*k < n && q[*k].start < b)
+		(*k)++;
+	for (i = *k; i < n && q[i].start - b <= resume_ns; i++)
+		if (q[i].launched <= b)
+			return 1;
+	return 0;
+}
+
 void ta_exposed_comm(const struct ta_union *comm, const struct ta_union *comp,
+		     const struct ta_queued *queued, size_t nqueued,
 		     const struct ta_union *waits, int64_t resume_ns,
 		     struct ta_exposed *out,
 		     void (*other)(void *ctx, int64_t a, int64_t b), void *ctx)
 {
-	size_t n, i, w = 0;
+	size_t n, i, w = 0, q = 0;
 	struct stretch *s = stretches(comm, comp, &n);
 	char *exposed = calloc(n + 1, 1);
 
 	if (!exposed)
 		abort();
+	for (i = 0; i < n; i++) /* in order: the queue is searched forward */
+		if (s[i].ends_with_comm &&
+		    waited_for(queued, nqueued, &q, s[i].b, resume_ns))
+			exposed[i] = 1;
 	for (i = n; i-- > 0;) { /* from the end: a chain is exposed by its last */
-		if (!s[i].ends_with_comm)
+		if (!s[i].ends_with_comm || exposed[i])
 			continue;
 		if (s[i].next_comp - s[i].b <= resume_ns)
 			exposed[i] = 1;
@@ -103,4 +131,113 @@ void ta_exposed_comm(const struct ta_union *comm, const struct ta_union *comp,
 	}
 	free(exposed);
 	free(s);
+}
+
+void ta_queue_add(struct ta_queue *q, int64_t stream, int is_comm,
+		  int64_t start, int64_t launched)
+{
+	size_t i;
+
+	if (is_comm) {
+		for (i = 0; i < q->ncomm; i++)
+			if (q->comm_streams[i] == stream)
+				return;
+		if (q->ncomm == q->capcomm) {
+			q->capcomm = q->capcomm ? 2 * q->capcomm : 8;
+			q->comm_streams = ta_xrealloc(q->comm_streams,
+						      q->capcomm * sizeof(*q->comm_streams));
+		}
+		q->comm_streams[q->ncomm++] = stream;
+		return;
+	}
+	if (q->n == q->cap) {
+		q->cap = q->cap ? 2 * q->cap : 1024;
+		q->v = ta_xrealloc(q->v, q->cap * sizeof(*q->v));
+		q->stream = ta_xrealloc(q->stream, q->cap * sizeof(*q->stream));
+	}
+	q->v[q->n] = (struct ta_queued){ start, launched };
+	q->stream[q->n++] = stream;
+}
+
+void ta_queue_finish(struct ta_queue *q)
+{
+	size_t i, j, k = 0;
+
+	for (i = 0; i < q->n; i++) {
+		for (j = 0; j < q->ncomm && q->comm_streams[j] != q->stream[i]; j++)
+			;
+		if (j == q->ncomm)
+			q->v[k] = q->v[i], q->stream[k++] = q->stream[i];
+	}
+	q->n = k;
+}
+
+void ta_queue_reset(struct ta_queue *q)
+{
+	q->n = 0;
+	q->ncomm = 0;
+}
+
+void ta_queue_free(struct ta_queue *q)
+{
+	free(q->v);
+	free(q->stream);
+	free(q->comm_streams);
+	memset(q, 0, sizeof(*q));
+}
+
+/* Length of [a, b) covered by comm, a union by start (binary search:
+ * kernels of several streams come out of order of their ends). */
+static int64_t overlapped(const struct ta_union *comm, int64_t a, int64_t b)
+{
+	size_t lo = 0, hi = comm->n;
+
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+
+		if (comm->v[m].end <= a)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return covered(comm, &lo, a, b);
+}
+
+static int cmp_kernel(const void *x, const void *y)
+{
+	const struct ta_comp_kernel *a = x, *b = y;
+
+	if (a->name != b->name)
+		return a->name < b->name ? -1 : 1;
+	if ((a->over > 0) != (b->over > 0))
+		return a->over > 0 ? 1 : -1;   /* those alone first */
+	return a->dur < b->dur ? -1 : a->dur > b->dur;
+}
+
+int64_t ta_comm_slowdown(struct ta_comp_kernel *k, size_t n,
+			 const struct ta_union *comm)
+{
+	size_t i, j, alone;
+	int64_t total = 0;
+
+	for (i = 0; i < n; i++)
+		k[i].over = comm->n ? overlapped(comm, k[i].ts, k[i].ts + k[i].dur) : 0;
+	ta_qsort(k, n, sizeof(*k), cmp_kernel);
+	for (i = 0; i < n; i = j) {
+		int64_t median;
+
+		for (alone = i; alone < n && k[alone].name == k[i].name &&
+		     k[alone].over == 0; alone++)
+			;
+		for (j = alone; j < n && k[j].name == k[i].name; j++)
+			;
+		if (alone == i)
+			continue; /* never alone: nothing to compare with */
+		median = k[i + (alone - i) / 2].dur;
+		for (size_t x = alone; x < j; x++)
+			if (k[x].dur > median && k[x].dur > 0)
+				total += (int64_t)((double)(k[x].dur - median) *
+						   (double)k[x].over / (double)k[x].dur);
+	}
+	return total;
 }

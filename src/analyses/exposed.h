@@ -9,16 +9,59 @@ struct ta_exposed {
 	int64_t wait;     /* of it, the collectives' wait for a late peer */
 };
 
-/* comm, comp and waits: disjoint groups in ascending order (ta_union) of
+/* Work other than communication, on a stream that carries none: when it
+ * started and when it was launched (INT64_MAX: not known). Such work that
+ * was queued before a collective ended and started as it ended was
+ * waiting for it, whatever the host did next. */
+struct ta_queued {
+	int64_t start, launched;
+};
+
+/* A rank's GPU work, added by start, becomes its queue: the rows on
+ * streams without communication. */
+struct ta_queue {
+	struct ta_queued *v;
+	int64_t *stream;
+	size_t n, cap;
+	int64_t *comm_streams;
+	size_t ncomm, capcomm;
+};
+
+void ta_queue_add(struct ta_queue *q, int64_t stream, int is_comm,
+		  int64_t start, int64_t launched);
+/* Drops the rows of streams that carry communication; q->v[0..n) is the
+ * queue. */
+void ta_queue_finish(struct ta_queue *q);
+void ta_queue_reset(struct ta_queue *q);
+void ta_queue_free(struct ta_queue *q);
+
+/* queued[nqueued]: by start. comm, comp and waits: disjoint groups in ascending order (ta_union) of
  * a rank's communication, computation and peer waits in one window. A
  * stretch in which communication runs and computation does not is
  * exposed when it ends with the communication and computation resumes
- * within resume_ns: computation was waiting for it. Any other such
+ * within resume_ns, or when work of queued that was launched before it
+ * ended starts within resume_ns of its end: computation (or a copy it
+ * needs) was waiting for it. Any other such
  * stretch (computation idle for the host's reasons, not the network's)
  * goes to other(ctx, a, b). */
 void ta_exposed_comm(const struct ta_union *comm, const struct ta_union *comp,
+		     const struct ta_queued *queued, size_t nqueued,
 		     const struct ta_union *waits, int64_t resume_ns,
 		     struct ta_exposed *out,
 		     void (*other)(void *ctx, int64_t a, int64_t b), void *ctx);
+
+/* A computation kernel: its name id, start and length. */
+struct ta_comp_kernel {
+	int64_t name, ts, dur, over;  /* over: scratch */
+};
+
+/* How much longer computation ran because communication ran beside it:
+ * each kernel overlapped by comm against the median length of the kernels
+ * of its name that ran alone, for the part of it comm overlapped. NCCL
+ * takes SMs and memory bandwidth, so bucketed DDP hides its all-reduces
+ * and still costs the step: the step less the step without gradient sync
+ * is this plus the exposed time. Reorders k. */
+int64_t ta_comm_slowdown(struct ta_comp_kernel *k, size_t n,
+			 const struct ta_union *comm);
 
 #endif

@@ -1,6 +1,13 @@
 /* Idle time per stream (hta-semantics §9.6): each gap before a kernel is
  * host wait (the launch came after the stream drained), kernel wait (a
- * short gap between kernels) or other. */
+ * short gap between kernels) or other.
+ *
+ * Streams' idle times overlap (a NCCL stream idles between collectives
+ * while the compute stream is busy), so their sum explains nothing about
+ * the GPU. By default each rank also gets rows for the whole GPU (stream
+ * NULL): the time no stream ran anything in the rank's analysis window,
+ * the same time temporal calls idle, split by the same rules, the gap
+ * before the window's first kernel and after its last included. */
 #include "intervals.h"
 #include "stats.h"
 #include "ta_analyses.h"
@@ -44,6 +51,7 @@ struct stream_acc {
 	int keep_gaps;
 	int64_t sum_ns[NCAT];        /* exact totals */
 	int n;                       /* kernels seen */
+	int whole;                   /* the whole GPU: stream NULL */
 	int64_t prev_end;
 };
 
@@ -115,10 +123,12 @@ static void emit_idle(struct ta_table *t, struct stream_acc *s, int compat)
 			continue;
 		r = ta_table_add_row(t);
 		ta_table_set_int(t, r, 0, s->rank);
-		ta_table_set_int(t, r, 1, s->stream);
+		if (!s->whole)
+			ta_table_set_int(t, r, 1, s->stream);
 		ta_table_set_text(t, r, 2, cat_names[c]);
 		ta_table_set_real(t, r, 3, maybe_round(sum[c], compat));
-		ta_table_set_real(t, r, 4, maybe_round(sum[c] / total, compat));
+		if (total > 0)
+			ta_table_set_real(t, r, 4, maybe_round(sum[c] / total, compat));
 	}
 }
 
@@ -173,6 +183,98 @@ static const char idle_sql[] =
 	"  GROUP BY rank, stream) f ON f.rank = d.rank AND f.stream = d.stream"
 	" WHERE d.idle_kernel ORDER BY d.rank, f.first, d.ts, d.ord";
 
+/* The rank's idle time as temporal measures it (same window, same rows),
+ * split by what ended each gap: rows for the whole GPU, stream NULL. */
+static const char ranks_sql[] =
+	"SELECT s.rank, w.ts, w.end_ts FROM sel_ranks s"
+	" LEFT JOIN span w ON w.rank = s.rank ORDER BY s.rank";
+static const char rank_rows_sql[] =
+	"SELECT ts, dur, launch_ts FROM dev_win WHERE rank = ? ORDER BY sort_ts";
+
+static void add_gap(struct stream_acc *s, int64_t gap, int cat)
+{
+	if (gap <= 0)
+		return;
+	s->present[cat] = 1;
+	s->sum_ns[cat] += gap;
+}
+
+/* One rank: w1 < w0 is the first-to-last span of its GPU work. The gap
+ * after the last kernel is host wait: nothing the window launched was
+ * left to run. */
+static int whole_gpu(struct ta_table *t, sqlite3_stmt *st, int64_t rank,
+		     int64_t w0, int64_t w1, int64_t wait_ns)
+{
+	struct stream_acc s;
+	int64_t end = w0;
+	int rc, any = 0;
+
+	memset(&s, 0, sizeof(s));
+	s.rank = rank;
+	s.whole = 1;
+	sqlite3_bind_int64(st, 1, rank);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t ts = sqlite3_column_int64(st, 0);
+		int64_t e = ts + sqlite3_column_int64(st, 1);
+
+		if (!any++ && w1 < w0)
+			end = ts;
+		if (ts > end) {
+			int host = sqlite3_column_type(st, 2) != SQLITE_NULL &&
+				   sqlite3_column_int64(st, 2) > end;
+
+			add_gap(&s, ts - end, host ? HOST_WAIT :
+				ts - end < wait_ns ? KERNEL_WAIT : OTHER);
+		}
+		if (e > end)
+			end = e;
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return rc;
+	if (!any)
+		return SQLITE_DONE;
+	if (w1 >= w0)
+		add_gap(&s, w1 - end, HOST_WAIT);
+	for (int c = 0; c < NCAT; c++)
+		s.present[c] = 1;
+	s.n = 1;
+	emit_idle(t, &s, 0);
+	return SQLITE_DONE;
+}
+
+static int whole_gpu_rows(sqlite3 *db, const struct ta_query *q,
+			  struct ta_table *t, int64_t wait_ns, struct ta_error *err)
+{
+	sqlite3_stmt *ranks = NULL, *st = NULL;
+	int rc = SQLITE_DONE, step;
+
+	if (ta_db_prepare(db, ranks_sql, &ranks, err) < 0)
+		return -1;
+	if (ta_db_prepare(db, rank_rows_sql, &st, err) < 0) {
+		sqlite3_finalize(ranks);
+		return -1;
+	}
+	while (rc == SQLITE_DONE && (step = sqlite3_step(ranks)) == SQLITE_ROW) {
+		int64_t w0 = 0, w1 = -1;
+
+		if (sqlite3_column_type(ranks, 1) != SQLITE_NULL) {
+			w0 = sqlite3_column_int64(ranks, 1);
+			w1 = sqlite3_column_int64(ranks, 2);
+		}
+		rc = whole_gpu(t, st, sqlite3_column_int64(ranks, 0), w0, w1, wait_ns);
+	}
+	if (rc == SQLITE_DONE)
+		rc = step;
+	sqlite3_finalize(st);
+	sqlite3_finalize(ranks);
+	if (rc != SQLITE_DONE) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+		return -1;
+	}
+	return 0;
+}
+
 int ta_idle_run(sqlite3 *db, const struct ta_query *q,
 		const struct ta_idle_opts *o, struct ta_table **out,
 		struct ta_error *err)
@@ -211,6 +313,11 @@ int ta_idle_run(sqlite3 *db, const struct ta_query *q,
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+		ta_table_free(t);
+		return -1;
+	}
+	if (!compat && !o->stats && !o->streams &&
+	    whole_gpu_rows(db, q, t, o->kernel_wait_ns, err) < 0) {
 		ta_table_free(t);
 		return -1;
 	}

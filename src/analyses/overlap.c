@@ -8,6 +8,7 @@
 #include "ta_analyses.h"
 #include "ta_db.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const struct ta_col cols[] = {
@@ -18,6 +19,7 @@ static const struct ta_col cols[] = {
 	{ "overlap_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
 	{ "exposed_us", TA_COL_REAL, TA_UNIT_US, 0 },
 	{ "wait_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "slowed_us", TA_COL_REAL, TA_UNIT_US, 0 },
 };
 
 /* Computation resumes this soon after communication it waited for
@@ -27,6 +29,9 @@ static const struct ta_col cols[] = {
 /* Default mode: the unions exposed.c needs, and the peers' waits. */
 struct exposure {
 	struct ta_union comm, comp, waits;
+	struct ta_queue queue;
+	struct ta_comp_kernel *k;       /* computation, for the slowdown */
+	size_t nk, capk;
 	const struct ta_peers *peers;
 };
 
@@ -34,13 +39,22 @@ static void add_exposed(struct ta_table *t, size_t r, int64_t rank,
 			struct exposure *x)
 {
 	struct ta_exposed ex;
+	int64_t slowed, comm = ta_union_length(&x->comm), cost;
 
 	ta_peers_wait_union(x->peers, rank, INT64_MIN, INT64_MAX, &x->waits);
-	ta_exposed_comm(&x->comm, &x->comp, &x->waits, RESUME_NS, &ex, NULL, NULL);
-	ta_table_set_real(t, r, 5, (double)ex.exposed / 1000.0);
+	ta_queue_finish(&x->queue);
+	ta_exposed_comm(&x->comm, &x->comp, x->queue.v, x->queue.n, &x->waits,
+			RESUME_NS, &ex, NULL, NULL);
+	slowed = ta_comm_slowdown(x->k, x->nk, &x->comm);
+	/* what communication cost: waited for, or slowing computation down */
+	cost = ex.exposed + slowed < comm ? ex.exposed + slowed : comm;
+	ta_table_set_real(t, r, 5, (double)cost / 1000.0);
 	ta_table_set_real(t, r, 6, (double)ex.wait / 1000.0);
+	ta_table_set_real(t, r, 7, (double)(cost - ex.exposed) / 1000.0);
+	x->nk = 0;
 	ta_union_reset(&x->comm);
 	ta_union_reset(&x->comp);
+	ta_queue_reset(&x->queue);
 }
 
 static void add_rank(struct ta_table *t, int64_t rank, struct ta_sweeper *sw,
@@ -78,7 +92,7 @@ int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
 	sqlite3_stmt *st = NULL;
 	struct ta_table *t;
 	struct ta_peers peers;
-	struct exposure x = { { 0 }, { 0 }, { 0 }, &peers }, *xp = NULL;
+	struct exposure x = { .peers = &peers }, *xp = NULL;
 	int64_t rank = 0;
 	int have = 0, any_comm = 0, rc;
 
@@ -90,16 +104,17 @@ int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
 		xp = &x;
 	}
 	if (ta_model_prepare(db, q, TA_NEED_DEV, err) < 0 ||
-	    ta_db_prepare(db, "SELECT s.rank, d.ts, d.dur, d.kind FROM sel_ranks s"
+	    ta_db_prepare(db, "SELECT s.rank, d.ts, d.dur, d.kind, d.stream,"
+			  " d.launch_ts, d.name FROM sel_ranks s"
 			  " LEFT JOIN dev_win d ON d.rank = s.rank AND d.kind IN (" TA_SQL(TA_KIND_COMPUTE)
-			  ", " TA_SQL(TA_KIND_COMM) ")"
+			  ", " TA_SQL(TA_KIND_COMM) ", " TA_SQL(TA_KIND_MEMORY) ")"
 			  " ORDER BY s.rank, d.ts", &st, err) < 0) {
 		ta_peers_free(&peers);
 		return -1;
 	}
 	ta_sweeper_init(&sw, bits, 2, 0, !ta_model_negative_dur(db));
 	t = ta_table_new("Communication hidden under computation", cols,
-			 q->hta_compat ? 5 : 7);
+			 q->hta_compat ? 5 : 8);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t r = sqlite3_column_int64(st, 0);
 
@@ -114,6 +129,21 @@ int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
 		if (sqlite3_column_type(st, 1) == SQLITE_NULL)
 			continue;
 		comm = sqlite3_column_int(st, 3) == TA_KIND_COMM;
+		if (xp)
+			ta_queue_add(&x.queue, sqlite3_column_int64(st, 4), comm,
+				     sqlite3_column_int64(st, 1),
+				     sqlite3_column_type(st, 5) == SQLITE_NULL ? INT64_MAX :
+				     sqlite3_column_int64(st, 5));
+		if (sqlite3_column_int(st, 3) == TA_KIND_MEMORY)
+			continue; /* only queued: overlap is compute and comm */
+		if (xp && !comm) {
+			if (x.nk == x.capk) {
+				x.capk = x.capk ? 2 * x.capk : 1024;
+				x.k = ta_xrealloc(x.k, x.capk * sizeof(*x.k));
+			}
+			x.k[x.nk++] = (struct ta_comp_kernel){ sqlite3_column_int64(st, 6),
+				sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), 0 };
+		}
 		any_comm |= comm;
 		ta_sweeper_add(&sw, comm ? 0 : 1, sqlite3_column_int64(st, 1),
 			       sqlite3_column_int64(st, 2));
@@ -128,6 +158,8 @@ int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
 	ta_union_free(&x.comm);
 	ta_union_free(&x.comp);
 	ta_union_free(&x.waits);
+	ta_queue_free(&x.queue);
+	free(x.k);
 	ta_peers_free(&peers);
 	if (rc != SQLITE_DONE) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));

@@ -32,6 +32,7 @@ static const struct ta_col sum_cols[] = {
 	{ "other_baseline_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
 	{ "peak_step", TA_COL_INT, TA_UNIT_NONE, 0 },
 	{ "peak_op", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+	{ "unrecorded_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
 };
 #define NSUM (sizeof(sum_cols) / sizeof(sum_cols[0]))
 
@@ -171,8 +172,10 @@ static int in_baseline(int64_t addr, void *ctx)
 	int len = snprintf(key, sizeof(key), "%lld", (long long)addr);
 	int64_t id = ta_intern_find(b->addrs, key, (size_t)len);
 
-	return id <= 0 || b->peak_at == (size_t)-1 || !b->lv[id - 1].on ||
-	       b->lv[id - 1].at <= b->peak_at;
+	if (id <= 0)
+		return BASE_UNRECORDED;
+	return b->peak_at == (size_t)-1 || !b->lv[id - 1].on ||
+	       b->lv[id - 1].at <= b->peak_at ? BASE_YES : BASE_NO;
 }
 
 /* Replays one device: the summary row, the sites live at the peak, the
@@ -188,7 +191,7 @@ static int replay(sqlite3 *db, const struct device_run *d, const char *dev,
 	struct live *lv = NULL;
 	size_t nlv = 0, i, k, peak_at = (size_t)-1;
 	int64_t net = 0, rnet = 0, a, r, peak, r_peak, peak_time = 0, freed_after = 0;
-	int64_t pre_live, parts[NPARTS], known = 0;
+	int64_t pre_live, parts[NPARTS], known = 0, unrecorded = 0;
 	char key[48];
 	int rc, cxx = 0;
 
@@ -276,7 +279,7 @@ static int replay(sqlite3 *db, const struct device_run *d, const char *dev,
 		struct baseline_ctx bc = { addrs, lv, peak_at };
 		size_t row = ta_table_add_row(sum), p;
 
-		rc = snap_parts(db, d->dev, in_baseline, &bc, parts, &cxx, err);
+		rc = snap_parts(db, d->dev, in_baseline, &bc, parts, &unrecorded, &cxx, err);
 		ta_table_set_text(sum, row, 0, dev);
 		ta_table_set_int(sum, row, 1, peak - freed_after);
 		ta_table_set_int(sum, row, 2, peak);
@@ -290,9 +293,15 @@ static int replay(sqlite3 *db, const struct device_run *d, const char *dev,
 			/* recorded without C++ frames: workspaces unknown */
 			if (p == PART_WORKSPACE && !cxx)
 				continue;
+			/* blocks without history may be of any part: none
+			 * found is not none there */
+			if (parts[p] == 0 && unrecorded > 0)
+				continue;
 			ta_table_set_int(sum, row, 8 + p, parts[p]);
 			known += parts[p];
 		}
+		known += unrecorded;
+		ta_table_set_int(sum, row, NSUM - 1, unrecorded);
 		/* the rest: inputs, caches, the allocator's rounding */
 		ta_table_set_int(sum, row, 8 + NPARTS,
 				 peak - freed_after > known ? peak - freed_after - known : 0);

@@ -125,7 +125,8 @@ static int take(const int64_t *v, char *used, size_t n, int64_t want)
 }
 
 int snap_parts(sqlite3 *db, int64_t dev, int (*in_baseline)(int64_t addr, void *ctx),
-	       void *ctx, int64_t sums[NPARTS], int *cxx_frames, struct ta_error *err)
+	       void *ctx, int64_t sums[NPARTS], int64_t *unrecorded, int *cxx_frames,
+	       struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	struct blk *b = NULL;
@@ -135,6 +136,7 @@ int snap_parts(sqlite3 *db, int64_t dev, int (*in_baseline)(int64_t addr, void *
 	int rc;
 
 	memset(sums, 0, NPARTS * sizeof(*sums));
+	*unrecorded = 0;
 	*cxx_frames = 0;
 	if (ta_db_prepare(db, "SELECT addr, requested, COALESCE(stack, '') FROM snapshot_blocks"
 			  " WHERE device = ? AND state = 'active_allocated' ORDER BY addr",
@@ -142,8 +144,14 @@ int snap_parts(sqlite3 *db, int64_t dev, int (*in_baseline)(int64_t addr, void *
 		return -1;
 	sqlite3_bind_int64(st, 1, dev);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (!in_baseline(sqlite3_column_int64(st, 0), ctx))
+		int base = in_baseline(sqlite3_column_int64(st, 0), ctx);
+
+		if (base == BASE_NO)
 			continue;
+		if (base == BASE_UNRECORDED) { /* its stack is not its own */
+			*unrecorded += sqlite3_column_int64(st, 1);
+			continue;
+		}
 		if (n == cap) {
 			cap = cap ? 2 * cap : 256;
 			b = ta_xrealloc(b, cap * sizeof(*b));

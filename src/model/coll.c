@@ -18,6 +18,13 @@
  * its rank's collectives of the same group in that step, from 1, by issue
  * time. The k-th of group G in step N on rank A is the k-th on rank B.
  *
+ * A collective launched before the trace began (warm-up: its correlation
+ * precedes every runtime call of the rank, so no call or op names it) runs
+ * in the first step's window on one rank and may be missing on another,
+ * whose profiler started later. Such collectives belong to the step before
+ * the first (step = first - 1) and are numbered from the last (seq -1,
+ * -2, ...): the last warm-up collective is the last on every rank.
+ *
  * Every rank, whatever --ranks selects: a collective is matched with its
  * peers, which need not be selected. On a shard, every shard's (below). */
 #include "model_int.h"
@@ -48,24 +55,36 @@ static const char coll_sql[] =
 "  AND p.idx = (SELECT min(y.idx) FROM main.events y WHERE y.pg_name IS NOT NULL"
 "   AND y.role = " TA_SQL(TA_ROLE_CPU_OP) " AND y.rank = c.rank"
 "   AND y.external_id = COALESCE(c.ext, c.call_ext))),"
-" s AS (SELECT o.*, COALESCE(o.op_ts, o.call_ts, o.ts) AS issue_ts FROM o),"
+" s AS (SELECT o.*, COALESCE(o.op_ts, o.call_ts, o.ts) AS issue_ts,"
+"  o.op_ts IS NULL AND o.call_ts IS NULL AND o.correlation != -1"
+"  AND o.correlation < (SELECT min(r.correlation) FROM main.events r"
+"   WHERE r.role = " TA_SQL(TA_ROLE_RUNTIME) " AND r.rank = o.rank"
+"   AND r.correlation != -1) AS early FROM o),"
+" first AS (SELECT st.rank, min(CAST(substr(sn.name, 14) AS INTEGER)) AS n"
+"  FROM main.events st JOIN main.names sn ON sn.name_id = st.name"
+"  WHERE st.role = " TA_SQL(TA_ROLE_CPU_ANN)
+"  AND sn.name GLOB 'ProfilerStep#[0-9]*' GROUP BY st.rank),"
 " t AS (SELECT s.rank, s.idx, COALESCE(s.pg_name, s.op_pg, '') AS pg,"
 "  COALESCE(s.pg_ranks, s.op_ranks) AS pg_ranks,"
 "  COALESCE(s.collective, s.op_coll, s.kname) AS name,"
 "  COALESCE(s.in_nelems, s.op_in) AS in_nelems,"
 "  COALESCE(s.out_nelems, s.op_out) AS out_nelems,"
 "  COALESCE(s.dtype, s.op_dtype) AS dtype,"
-"  (SELECT CAST(substr(sn.name, 14) AS INTEGER) FROM main.events st"
+"  CASE WHEN s.early THEN (SELECT f.n - 1 FROM first f WHERE f.rank = s.rank)"
+"  ELSE (SELECT CAST(substr(sn.name, 14) AS INTEGER) FROM main.events st"
 "   JOIN main.names sn ON sn.name_id = st.name"
 "   WHERE st.role = " TA_SQL(TA_ROLE_CPU_ANN) " AND st.rank = s.rank"
 "   AND st.ts_ns <= s.issue_ts AND st.ts_ns + st.dur_ns > s.issue_ts"
-"   AND sn.name GLOB 'ProfilerStep#[0-9]*' ORDER BY st.ts_ns DESC LIMIT 1) AS step,"
+"   AND sn.name GLOB 'ProfilerStep#[0-9]*' ORDER BY st.ts_ns DESC LIMIT 1) END"
+"   AS step, s.early,"
 "  s.issue_ts, s.ts, s.end_ts, s.stream FROM s)"
 " SELECT rank, idx, pg,"
 "  CASE WHEN instr(pg_ranks, '[') > 0 AND instr(pg_ranks, '[]') = 0"
 "   THEN length(pg_ranks) - length(replace(pg_ranks, ',', '')) + 1 ELSE 0 END"
 "   AS pg_size, name, in_nelems, out_nelems, dtype, step,"
-"  CASE WHEN step IS NULL THEN NULL ELSE row_number() OVER"
+"  CASE WHEN step IS NULL THEN NULL WHEN early THEN -row_number() OVER"
+"   (PARTITION BY rank, pg, step ORDER BY issue_ts DESC, idx DESC)"
+"  ELSE row_number() OVER"
 "   (PARTITION BY rank, pg, step ORDER BY issue_ts, idx) END AS seq,"
 "  issue_ts, ts, end_ts, stream FROM t;"
 "CREATE INDEX temp.coll_match ON coll (pg, step, seq, rank);";

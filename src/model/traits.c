@@ -12,27 +12,31 @@ static const char traits_sql[] =
 	" EXISTS (SELECT 1 FROM names WHERE name GLOB 'triton_*'),"
 	" EXISTS (SELECT 1 FROM names WHERE name GLOB 'Memcpy HtoD (Pinned*'),"
 	" EXISTS (SELECT 1 FROM names"
-	"  WHERE name GLOB '*_MultiProcessingDataLoaderIter*')";
+	"  WHERE name GLOB '*_MultiProcessingDataLoaderIter*'),"
+	/* the trace says so in its top-level keys; or its Python frames do */
+	" EXISTS (SELECT 1 FROM meta WHERE key = 'with_stack'"
+	"  AND value IN ('1', 'true'))"
+	" OR EXISTS (SELECT 1 FROM names WHERE name = 'python_function')";
 
 /* On a shard with every shard's part gathered ("peers", shard_run.c):
  * the job's, from each shard's own (ta_model_export_coll). */
 static const char peers_traits_sql[] =
-	"SELECT max(graphs), max(triton), max(pinned), max(loader_workers)"
-	" FROM peers.traits";
+	"SELECT max(graphs), max(triton), max(pinned), max(loader_workers),"
+	" max(stacks) FROM peers.traits";
 
 int ta_model_traits(sqlite3 *db, struct ta_traits *t, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	*t = (struct ta_traits){ 0, 0, 0, 0 };
+	*t = (struct ta_traits){ 0, 0, 0, 0, 0 };
 	if (ta_db_prepare(db, ta_model_gathered(db) ? peers_traits_sql : traits_sql,
 			  &st, err) < 0)
 		return -1;
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		*t = (struct ta_traits){ sqlite3_column_int(st, 0),
 			sqlite3_column_int(st, 1), sqlite3_column_int(st, 2),
-			sqlite3_column_int(st, 3) };
+			sqlite3_column_int(st, 3), sqlite3_column_int(st, 4) };
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW ? 0 : ta_db_done(db, rc, err);
 }
@@ -45,13 +49,14 @@ int ta_model_save_traits(sqlite3 *db, sqlite3 *out, struct ta_error *err)
 
 	if (ta_model_traits(db, &t, err) < 0 ||
 	    ta_db_exec(out, "CREATE TABLE traits (graphs, triton, pinned,"
-		       " loader_workers)", err) < 0 ||
-	    ta_db_prepare(out, "INSERT INTO traits VALUES (?, ?, ?, ?)", &st, err) < 0)
+		       " loader_workers, stacks)", err) < 0 ||
+	    ta_db_prepare(out, "INSERT INTO traits VALUES (?, ?, ?, ?, ?)", &st, err) < 0)
 		return -1;
 	sqlite3_bind_int(st, 1, t.graphs);
 	sqlite3_bind_int(st, 2, t.triton);
 	sqlite3_bind_int(st, 3, t.pinned);
 	sqlite3_bind_int(st, 4, t.loader_workers);
+	sqlite3_bind_int(st, 5, t.stacks);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : ta_db_done(out, rc, err);

@@ -262,7 +262,8 @@ static void temporal(FILE *o, const struct ta_table *t)
 	free(rows);
 }
 
-/* idle rows are per rank, stream and category: summed per rank. */
+/* idle rows are per rank, stream and category: the whole GPU's (stream
+ * empty) where there are, else summed per rank. */
 static void idle(FILE *o, const struct ta_table *t)
 {
 	static const char *const cats[] = { "host_wait", "kernel_wait", "other" };
@@ -272,15 +273,20 @@ static void idle(FILE *o, const struct ta_table *t)
 	double (*v)[3] = calloc(t->nrows + 1, sizeof(*v));
 	size_t n = 0, r, i, k, shown;
 	char label[32];
+	int whole = 0;
 
 	if (!ranks || !v || rank_c < 0 || cat_c < 0) {
 		free(ranks), free(v);
 		return;
 	}
+	for (r = 0; r < t->nrows; r++)
+		whole |= ta_table_cell(t, r, 1)->null;
 	for (r = 0; r < t->nrows; r++) {
 		int64_t rank = ta_table_cell(t, r, (size_t)rank_c)->i;
 		const char *cat = ta_table_cell(t, r, (size_t)cat_c)->s;
 
+		if (whole && !ta_table_cell(t, r, 1)->null)
+			continue;
 		for (i = 0; i < n && ranks[i] != rank; i++)
 			;
 		if (i == n)
@@ -327,7 +333,9 @@ static void idle(FILE *o, const struct ta_table *t)
 			p[k] = (struct part){ cats[k], colours[k], 0 };
 		legend(o, 26.0 * (double)shown + 8, p, 3);
 	}
-	figure_close(o, "Idle time per rank by cause, over all its streams (idle).");
+	figure_close(o, whole ? "Idle time per rank by cause: the time no stream "
+		     "ran anything (idle's rows for the whole GPU)." :
+		     "Idle time per rank by cause, over all its streams (idle).");
 	table(o, t, "t-idle");
 	fputs("</section>\n", o);
 	free(ranks);

@@ -2,6 +2,7 @@
  * are the analysis's, the same as CSV and JSON get; here they are only
  * ordered differently and given a few lines of prose, computed from them. */
 #include "ta_people.h"
+#include "ta_analyses.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -31,37 +32,55 @@ static int cmp_largest(const struct ta_table *t, size_t a, size_t b)
 	return x > y ? -1 : x < y;
 }
 
-/* Per rank: idle time summed over streams, and how it splits. */
+/* Within a rank, the whole GPU's rows (stream NULL) first, then the
+ * largest first. */
+static int cmp_idle(const struct ta_table *t, size_t a, size_t b)
+{
+	int na = ta_table_cell(t, a, 1)->null, nb = ta_table_cell(t, b, 1)->null;
+
+	if (ta_table_cell(t, a, 0)->i == ta_table_cell(t, b, 0)->i && na != nb)
+		return na ? -1 : 1;
+	return cmp_largest(t, a, b);
+}
+
+/* Per rank: its idle time and how it splits. The whole GPU's rows say it
+ * (temporal's idle time); HTA's tables have only streams, whose idle
+ * times overlap: their sum is said as such. */
 void ta_people_idle(struct ta_table *t)
 {
 	size_t cat = col(t, "category"), us = col(t, "idle_us"), r = 0;
 
 	if (us == t->ncols) /* --stats */
 		return;
+	sort_col = us;
+	ta_table_sort(t, cmp_idle);
 	while (r < t->nrows) {
 		int64_t rank = ta_table_cell(t, r, 0)->i;
-		double sum[3] = { 0, 0, 0 }, total;
+		double sum[3] = { 0, 0, 0 }, whole[3] = { 0, 0, 0 }, total, *v;
+		int any_whole = 0;
 
 		for (; r < t->nrows && ta_table_cell(t, r, 0)->i == rank; r++) {
 			const char *c = ta_table_cell(t, r, cat)->s;
+			int w = ta_table_cell(t, r, 1)->null;
 
-			sum[strcmp(c, "host_wait") == 0 ? 0 :
-			    strcmp(c, "kernel_wait") == 0 ? 1 : 2] +=
+			any_whole |= w;
+			(w ? whole : sum)[strcmp(c, "host_wait") == 0 ? 0 :
+					  strcmp(c, "kernel_wait") == 0 ? 1 : 2] +=
 				ta_table_cell(t, r, us)->d;
 		}
-		total = sum[0] + sum[1] + sum[2];
+		v = any_whole ? whole : sum;
+		total = v[0] + v[1] + v[2];
 		if (total <= 0)
 			ta_buf_addf(&t->head, "rank %lld: no idle time between "
 				    "kernels\n", (long long)rank);
 		else
-			ta_buf_addf(&t->head, "rank %lld: %.3f ms idle summed over "
-				    "streams: host wait %.1f %%, kernel wait %.1f %%, "
-				    "other %.1f %%\n", (long long)rank, total / 1000.0,
-				    100 * sum[0] / total, 100 * sum[1] / total,
-				    100 * sum[2] / total);
+			ta_buf_addf(&t->head, "rank %lld: %.3f ms idle %s: host wait "
+				    "%.1f %%, kernel wait %.1f %%, other %.1f %%\n",
+				    (long long)rank, total / 1000.0, any_whole ?
+				    "(no stream busy; stream '-' rows)" :
+				    "summed over streams", 100 * v[0] / total,
+				    100 * v[1] / total, 100 * v[2] / total);
 	}
-	sort_col = us;
-	ta_table_sort(t, cmp_largest);
 }
 
 void ta_people_ops(struct ta_table *t)
@@ -88,9 +107,9 @@ static int cmp_sum(const void *x, const void *y)
 
 #define SUMMARY_LINES 8
 
-/* Steps whose critical path holds little of what the verdict blames:
- * both opinions, for a person to weigh. */
-#define CONFIRM_PCT 10.0
+/* Steps whose critical path's largest part is not what the verdict
+ * blames: both opinions, for a person to weigh (the verdict weighs what
+ * the GPU lost; the path, what the step waited on). */
 
 static void path_disagrees(struct ta_table *t)
 {
@@ -103,7 +122,8 @@ static void path_disagrees(struct ta_table *t)
 		const struct ta_cell *b = ta_table_cell(t, r, blamed);
 		const struct ta_cell *step = ta_table_cell(t, r, 1);
 
-		if (b->null || b->d >= CONFIRM_PCT)
+		/* the largest part is among what the verdict blames */
+		if (b->null || b->d + 0.005 >= ta_table_cell(t, r, pct)->d)
 			continue;
 		if (!head++)
 			ta_buf_adds(&t->tail, "\nWhere the critical path disagrees "
@@ -233,11 +253,10 @@ void ta_people_stragglers(struct ta_table *t)
  * of that kind. */
 void ta_people_critical(struct ta_table *t, const struct ta_table *items)
 {
-	static const char *const says[] = { "on the CPU", "in launches",
-		"in compute kernels", "in communication kernels", "in copies",
-		"in gaps between kernels", "in syncs", "on other ranks" };
-	static const char *const kinds[] = { "cpu", "launch", "kernel_compute",
-		"kernel_comm", "kernel_memory", "gap", "sync", NULL };
+	static const char *const says[TA_PATH_PARTS] = { "on the CPU",
+		"in launches", "in compute kernels", "in communication kernels",
+		"in copies", "in gaps between kernels", "in syncs",
+		"waiting for ranks not analysed" };
 	size_t r, c, i;
 
 	for (r = 0; r < t->nrows; r++) {
@@ -245,9 +264,10 @@ void ta_people_critical(struct ta_table *t, const struct ta_table *items)
 		size_t bc = 0;
 		const struct ta_cell *step = ta_table_cell(t, r, 1);
 		int64_t rank = ta_table_cell(t, r, 0)->i;
+		double on_peers = ta_table_cell(t, r, 3 + TA_PATH_PARTS)->d;
 
 		/* the parts only: --what-if's predicted_us comes after them */
-		for (c = 3; c < t->ncols && c - 3 < sizeof(says) / sizeof(*says); c++)
+		for (c = 3; c < 3 + TA_PATH_PARTS; c++)
 			if (ta_table_cell(t, r, c)->d > best)
 				best = ta_table_cell(t, r, c)->d, bc = c - 3;
 		if (step->null)
@@ -264,9 +284,7 @@ void ta_people_critical(struct ta_table *t, const struct ta_table *items)
 			    ta_table_cell(items, i, 1)->null != step->null ||
 			    (!step->null && ta_table_cell(items, i, 1)->i != step->i))
 				continue;
-			if (bc == 7 ? strncmp(ta_table_cell(items, i, 3)->s, "rank ", 5) == 0 :
-			    kinds[bc] && strcmp(kind, kinds[bc]) == 0 &&
-			    strncmp(ta_table_cell(items, i, 3)->s, "rank ", 5) != 0) {
+			if (strcmp(kind, ta_critical_parts[bc]) == 0) {
 				const char *n = ta_table_cell(items, i, 3)->s;
 				size_t nl = strlen(n);
 
@@ -280,6 +298,9 @@ void ta_people_critical(struct ta_table *t, const struct ta_table *items)
 				break;
 			}
 		}
+		if (on_peers >= 0.005 * len && len > 0)
+			ta_buf_addf(&t->head, " (%.0f %% of the path on other ranks' "
+				    "work)", 100 * on_peers / len);
 		ta_buf_adds(&t->head, "\n");
 	}
 }
@@ -428,6 +449,7 @@ void ta_people_snapshot(struct ta_table *t)
 	static const char *const parts[] = { "parameters", "gradients",
 		"optimizer state", "workspaces", "other" };
 	size_t r, p;
+	int sep;
 
 	for (r = 0; r < t->nrows; r++) {
 		double mib = 1 << 20;
@@ -442,9 +464,14 @@ void ta_people_snapshot(struct ta_table *t)
 		if (t->ncols < 15)
 			continue;
 		ta_buf_addf(&t->head, "  baseline:");
-		for (p = 0; p < 5; p++)
-			if (!ta_table_cell(t, r, 8 + p)->null)   /* workspaces: known? */
-				ta_buf_addf(&t->head, "%s %.1f MiB %s", p ? "," : "",
+		if (t->ncols > 15 && ta_table_cell(t, r, 15)->i > 0) {
+			ta_buf_addf(&t->head, " %.1f MiB allocated before recording "
+				    "started (what it holds, the snapshot does not say),",
+				    (double)ta_table_cell(t, r, 15)->i / mib);
+		}
+		for (p = 0, sep = 0; p < 5; p++)
+			if (!ta_table_cell(t, r, 8 + p)->null)   /* known? */
+				ta_buf_addf(&t->head, "%s %.1f MiB %s", sep++ ? "," : "",
 					    (double)ta_table_cell(t, r, 8 + p)->i / mib,
 					    parts[p]);
 		ta_buf_addf(&t->head, "%s\n", ta_table_cell(t, r, 11)->null ?

@@ -4,7 +4,7 @@ a CUDA GPU).
 
 usage: capture_snapshot.py OUTDIR
 
-Three scenarios, each recorded with
+Four scenarios, the first three recorded with
 torch.cuda.memory._record_memory_history from before the model is made,
 and dumped with _dump_snapshot (then gzipped); the first two with
 stacks="python" through 2 warm-up steps and 3 measured ones:
@@ -12,7 +12,9 @@ stacks="python" through 2 warm-up steps and 3 measured ones:
   snap_leak   the same, keeping a 4 MiB tensor a step in a Python list;
   snap_profiled  the training step recorded (the recorder's defaults: C++
               frames too) and profiled at once, 5 steps (its trace of
-              steps 1-4 beside the snapshot), each step's window kept.
+              steps 1-4 beside the snapshot), each step's window kept;
+  snap_late   snap_train recorded only from after the model, its
+              gradients and its optimizer state exist (after the warm-up).
 Each writes OUTDIR/<name>/snapshot.pickle.gz and measured.json: per
 recorded step max_memory_allocated() after reset_peak_memory_stats() and
 memory_allocated() before and after, and the bytes of the parameters,
@@ -43,10 +45,12 @@ def keep_leak(kept):  # its own frame: the site memory --by stack names
     kept.append(torch.empty(LEAK, dtype=torch.uint8, device=DEV))
 
 
-def scenario(out, name, leak):
+def scenario(out, name, leak, late=False):
     # recorded from before the model is made: every block has the frames
-    # of its allocation, the parameters' included
-    torch.cuda.memory._record_memory_history(max_entries=100000, stacks="python")
+    # of its allocation, the parameters' included; late: from after the
+    # model, its optimizer state and its gradients exist (the common case)
+    if not late:
+        torch.cuda.memory._record_memory_history(max_entries=100000, stacks="python")
     model = make_model(d=512, layers=2)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     lossf = nn.CrossEntropyLoss()
@@ -66,6 +70,8 @@ def scenario(out, name, leak):
     for _ in range(2):
         step()
     torch.cuda.synchronize()
+    if late:
+        torch.cuda.memory._record_memory_history(max_entries=100000, stacks="python")
     steps = []
     for i in range(3):
         torch.cuda.synchronize()
@@ -89,7 +95,8 @@ def scenario(out, name, leak):
     state = [t for s in opt.state.values() for t in s.values()]
     info = {"scenario": name, "leak_bytes_per_step": LEAK if leak else 0, "steps": steps,
             "params_bytes": nbytes(params), "grads_bytes": nbytes([p.grad for p in params]),
-            "optimizer_state_bytes": nbytes(state),
+            "optimizer_state_bytes": nbytes(state), "recorded_from": "after the model" if late
+            else "before the model",
             "note": "per recorded step: memory_allocated() before and after (synchronised), "
                     "max_memory_allocated() over it; the baseline is params + grads + optimizer "
                     "state (grads kept: zero_grad(set_to_none=False))"}
@@ -160,6 +167,7 @@ def main():
     scenario(sys.argv[1], "snap_train", leak=False)
     scenario(sys.argv[1], "snap_leak", leak=True)
     profiled(sys.argv[1])
+    scenario(sys.argv[1], "snap_late", leak=False, late=True)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""Capture real traces of other model libraries and schedules (one GPU).
+
+usage: capture_hf.py OUTDIR [SCENARIO ...]
+
+Unlike capture.py's hand-written models, these run what users run:
+transformers' GPT2LMHeadModel (its own causal-mask code, which syncs the
+host once a step through aten::is_nonzero) and torchvision's ResNet-50,
+under other profiler schedules. Each writes OUTDIR/<name>/rank-0.pt.trace.json.gz
+and OUTDIR/<name>/measured.json (profiler off, the same script):
+
+  gpt2_train    GPT-2 (6 layers) training step, bf16 autocast, batch 16 x 1024,
+                model(input_ids=x, labels=x): GPU-bound; record_shapes and
+                with_stack; schedule(wait=1, warmup=1, active=3)
+  gpt2_sync     the same with a data check at the start of every step
+                (`if (x == pad).any():`, as attention-mask code does): the host
+                blocks in cudaStreamSynchronize while the GPU drains the last
+                step, then launches this one
+  gpt2_stalled  gpt2_sync with a ~40 ms pure-Python "fake_tokenize" after the
+                check, with no record_function around it: the GPU has drained,
+                so the stall is exposed
+  gpt2_long     a 2-layer GPT-2, 30 active steps (schedule(wait=2, warmup=2,
+                active=30)); large: kept out of testdata/
+  resnet_train  torchvision ResNet-50, channels_last, bf16, SGD, batch 128;
+                schedule(skip_first=2, wait=1, warmup=2, active=4)
+
+measured.json: step_wall_us (mean of 10 steps after 3 warm-ups, profiler
+off), gpu_util_pct (NVML's utilization sampled over those steps) and for
+gpt2_stalled fake_tokenize_us (the stall alone) and step_wall_us_no_stall.
+"""
+import gzip
+import json
+import os
+import shutil
+import sys
+import threading
+import time
+
+import torch
+from torch.profiler import ProfilerActivity, profile, schedule
+
+DEV = "cuda"
+torch.backends.cuda.matmul.allow_tf32 = True
+
+
+def gzip_move(raw):
+    with open(raw, "rb") as f, gzip.open(raw + ".gz", "wb", compresslevel=9) as g:
+        shutil.copyfileobj(f, g)
+    os.remove(raw)
+
+
+def profiled(outdir, name, step_fn, sched, steps, with_stack=True, shapes=True):
+    d = os.path.join(outdir, name)
+    os.makedirs(d, exist_ok=True)
+    raw = os.path.join(d, "rank-0.pt.trace.json")
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                 schedule=sched, on_trace_ready=lambda p: p.export_chrome_trace(raw),
+                 record_shapes=shapes, with_stack=with_stack) as prof:
+        for _ in range(steps):
+            step_fn()
+            prof.step()
+    torch.cuda.synchronize()
+    gzip_move(raw)
+    return d
+
+
+def utilization_during(fn):
+    """NVML's GPU utilization, sampled every 20 ms while fn runs."""
+    samples, stop = [], threading.Event()
+
+    def sample():
+        while not stop.is_set():
+            try:
+                samples.append(torch.cuda.utilization())
+            except Exception:  # no NVML: leave it out
+                return
+            time.sleep(0.02)
+
+    t = threading.Thread(target=sample)
+    t.start()
+    try:
+        r = fn()
+    finally:
+        stop.set()
+        t.join()
+    return r, (sum(samples) / len(samples) if samples else None)
+
+
+def wall_us(step_fn, n=10):
+    for _ in range(3):
+        step_fn()
+    torch.cuda.synchronize()
+
+    def run():
+        t0 = time.perf_counter()
+        for _ in range(n):
+            step_fn()
+        torch.cuda.synchronize()
+        return (time.perf_counter() - t0) / n * 1e6
+    return utilization_during(run)
+
+
+def gpt2_step(layers, batch, seq, stall=None, check=False):
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=layers, n_embd=768, n_head=12, n_positions=seq)
+    model = GPT2LMHeadModel(cfg).to(DEV)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    x = torch.randint(0, cfg.vocab_size, (batch, seq), device=DEV)
+
+    def step():
+        if check and (x == -1).any():  # aten::is_nonzero: a sync
+            raise ValueError("padding in the batch")
+        if stall:  # after the sync: the GPU has drained, the stall shows
+            stall()
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(input_ids=x, labels=x).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+    return step
+
+
+SPIN = [0]
+
+
+def fake_tokenize():
+    """About 40 ms of pure Python, launching nothing and calling nothing (a
+    loop of bytecode: with_stack records every call, a loop of calls would
+    make the trace huge)."""
+    i, n = 0, SPIN[0]
+    while i < n:
+        i += 1
+    return i
+
+
+def calibrate_spin():
+    n = 200000
+    t0 = time.perf_counter()
+    SPIN[0] = n
+    fake_tokenize()
+    SPIN[0] = int(n * 0.040 / (time.perf_counter() - t0))
+
+
+def write(d, info):
+    with open(os.path.join(d, "measured.json"), "w") as f:
+        json.dump(info, f, indent=1)
+
+
+def gpt2_train(out):
+    step = gpt2_step(6, 16, 1024)
+    d = profiled(out, "gpt2_train", step, schedule(wait=1, warmup=1, active=3), 5)
+    us, util = wall_us(step)
+    write(d, {"scenario": "gpt2_train", "step_wall_us": us, "gpu_util_pct": util,
+              "note": "profiler off: mean of 10 steps after 3 warm-ups; NVML utilization "
+                      "sampled every 20 ms over them"})
+
+
+def gpt2_sync(out):
+    step = gpt2_step(6, 16, 1024, check=True)
+    d = profiled(out, "gpt2_sync", step, schedule(wait=1, warmup=1, active=3), 5)
+    us, util = wall_us(step)
+    write(d, {"scenario": "gpt2_sync", "step_wall_us": us, "gpu_util_pct": util,
+              "note": "profiler off: mean of 10 steps after 3 warm-ups"})
+
+
+def gpt2_stalled(out):
+    calibrate_spin()
+    step = gpt2_step(6, 16, 1024, stall=fake_tokenize, check=True)
+    plain = gpt2_step(6, 16, 1024, check=True)
+    d = profiled(out, "gpt2_stalled", step, schedule(wait=1, warmup=1, active=3), 5)
+    us, util = wall_us(step)
+    no_stall, _ = wall_us(plain)
+    t0 = time.perf_counter()
+    for _ in range(5):
+        fake_tokenize()
+    tok = (time.perf_counter() - t0) / 5 * 1e6
+    write(d, {"scenario": "gpt2_stalled", "step_wall_us": us, "gpu_util_pct": util,
+              "step_wall_us_no_stall": no_stall, "fake_tokenize_us": tok,
+              "note": "profiler off: the step with the Python stall, without it, and the "
+                      "stall alone"})
+
+
+def gpt2_long(out):
+    step = gpt2_step(2, 8, 1024)
+    d = profiled(out, "gpt2_long", step, schedule(wait=2, warmup=2, active=30), 34,
+                 with_stack=False, shapes=False)
+    us, util = wall_us(step)
+    write(d, {"scenario": "gpt2_long", "step_wall_us": us, "gpu_util_pct": util})
+
+
+def resnet_train(out):
+    import torchvision
+    torch.manual_seed(0)
+    model = torchvision.models.resnet50().to(DEV, memory_format=torch.channels_last)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x = torch.randn(128, 3, 224, 224, device=DEV).to(memory_format=torch.channels_last)
+    y = torch.randint(0, 1000, (128,), device=DEV)
+    lossf = torch.nn.CrossEntropyLoss()
+
+    def step():
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = lossf(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+    d = profiled(out, "resnet_train", step,
+                 schedule(skip_first=2, wait=1, warmup=2, active=4), 10, with_stack=False)
+    us, util = wall_us(step)
+    write(d, {"scenario": "resnet_train", "step_wall_us": us, "gpu_util_pct": util})
+
+
+SCENARIOS = {"gpt2_train": gpt2_train, "gpt2_sync": gpt2_sync, "gpt2_stalled": gpt2_stalled,
+             "gpt2_long": gpt2_long, "resnet_train": resnet_train}
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    out = sys.argv[1]
+    for name in sys.argv[2:] or SCENARIOS:
+        t0 = time.time()
+        SCENARIOS[name](out)
+        torch.cuda.empty_cache()
+        print(f"{name}: {time.time() - t0:.1f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
