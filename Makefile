@@ -74,6 +74,7 @@ test: traceanalyze $(TEST_BIN)
 	python3 tests/stragglers_expect.py
 	sh tests/cache.sh
 	python3 tests/critical_expect.py
+	python3 tests/invariants.py
 	python3 tests/diff_expect.py
 	python3 tests/memory_expect.py
 	python3 tests/steps_expect.py

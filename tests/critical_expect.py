@@ -214,6 +214,37 @@ if os.path.isdir(SA) and os.path.isdir(EXP):
 else:
     print("critical: HTA's checks skipped: %s not found" % SA)
 
+# captures of other libraries and schedules (tools/capture/capture_hf.py),
+# against the step measured with the profiler off in the same script
+# (the first kept step carries warm-up's work: the steady ones are checked)
+for case in ("gpt2_train", "gpt2_sync", "mlp_long"):
+    m = json.load(open("testdata/oracle/%s.measured.json" % case))["step_wall_us"]
+    rows = table("testdata/" + case)
+    busy = {(r["rank"], r["step"]): float(r["gpu_busy_pct"]) for r in
+            csv.DictReader(io.StringIO(subprocess.run(
+                ["./traceanalyze", "diagnose", "-q", "--format", "csv", "testdata/" + case],
+                capture_output=True, text=True, check=True).stdout))}
+    for r in rows[1:]:
+        k = share(r, "kernel_compute_us", "kernel_comm_us", "kernel_memory_us")
+        b = busy[(r["rank"], r["step"])] / 100
+        check("%s step %s: GPU-bound, kernels %.0f %% of the path (GPU busy %.0f %%)" % (
+              case, r["step"], 100 * k, 100 * b), k > 0.8 and abs(k - b) <= 0.1)
+        check("%s step %s: the path %.0f us against the step measured without the profiler %.0f us "
+              "(10 %%)" % (case, r["step"], float(r["path_us"]), m),
+              abs(float(r["path_us"]) - m) <= 0.1 * m)
+# a 40 ms Python stall after a sync: on the path, by its frame's name; the
+# step without it is predicted to first order
+m = json.load(open("testdata/oracle/gpt2_stalled.measured.json"))
+stall = m["step_wall_us"] - m["step_wall_us_no_stall"]
+top = table("testdata/gpt2_stalled", "--top", "1", "--step", "3")
+check("gpt2_stalled: the costliest item is fake_tokenize (%s)" % [r["name"] for r in top],
+      top and top[0]["kind"] == "cpu" and top[0]["name"].endswith(": fake_tokenize") and
+      float(top[0]["path_us"]) >= 0.8 * stall)
+for r in table("testdata/gpt2_stalled", "--what-if", "cpu:*fake_tokenize=0")[1:]:
+    check("gpt2_stalled step %s: without fake_tokenize %s us predicted, %.0f measured (15 %%)" % (
+          r["step"], r["predicted_us"], m["step_wall_us_no_stall"]),
+          abs(float(r["predicted_us"]) - m["step_wall_us_no_stall"]) <= 0.15 * m["step_wall_us_no_stall"])
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL critical:", n)

@@ -192,6 +192,18 @@ out = subprocess.run(["./traceanalyze", "diagnose", "-q", "testdata/train_stalle
                      text=True, check=True).stdout
 check("text names the steps where the path disagrees",
       "Where the critical path disagrees" in out and "rank 0 step 2: host-stalled, but 35 %" in out)
+# advice that fits: a user's pure-Python stall is not told CUDA graphs; a
+# trace profiled with_stack is not told to use with_stack
+f = findings("gpt2_stalled")
+tok = [r for r in f if r["where"].endswith("fake_tokenize")]
+check("gpt2_stalled: fake_tokenize is not told CUDA graphs or compile (%s)" % [r["advice"][:50] for r in tok],
+      all("CUDA graphs" not in r["advice"] and "compile" not in r["advice"] for r in tok))
+na = [r for r in f if r["where"] == "(no annotation)"]
+check("gpt2_stalled (with_stack: 1): '(no annotation)' is not told with_stack=True (%d)" % len(na),
+      na and all("with_stack=True" not in r["advice"] for r in na))
+na = [r for r in findings("resnet_train") if r["where"] == "(no annotation)"]
+check("resnet_train (no with_stack): '(no annotation)' is told with_stack=True (%d)" % len(na),
+      na and all("with_stack=True" in r["advice"] for r in na))
 v = run("train_stalled", "--no-path")
 check("--no-path leaves the path's columns empty", v and all(r["path_bound"] == "" and r["verdict_path_pct"] == ""
                                                            for r in v))

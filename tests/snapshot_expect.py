@@ -79,6 +79,19 @@ for case in ("snap_train", "snap_leak", "snap_profiled"):
     check("%s: workspaces known only with C++ frames (%r)" % (case, r["workspace_bytes"]),
           (r["workspace_bytes"] == "") == (case != "snap_profiled"))
     check("%s: the parts add up to the baseline" % case, parts == int(r["baseline_bytes"]))
+# recorded only after the model, its gradients and its optimizer state
+# were made: their blocks have no history, and no part is said to be 0
+m = json.load(open("testdata/oracle/snap_late.measured.json"))
+r = rows("testdata/snap_late/snapshot.pickle.gz")[0]
+known = m["params_bytes"] + m["grads_bytes"] + m["optimizer_state_bytes"]
+check("snap_late: %s bytes allocated before recording started, at least the %d of parameters, "
+      "gradients and optimizer state" % (r["unrecorded_bytes"], known), int(r["unrecorded_bytes"] or 0) >= known)
+check("snap_late: no part is 0 of what was not recorded (%s)" % [r[k] for k in (
+      "parameters_bytes", "gradients_bytes", "optimizer_bytes")],
+      all(r[k] == "" for k in ("parameters_bytes", "gradients_bytes", "optimizer_bytes")))
+out = run("testdata/snap_late/snapshot.pickle.gz").stdout
+check("snap_late: the text says what was allocated before recording started",
+      "allocated before recording started" in out and "0.0 MiB parameters" not in out)
 prof = "testdata/snap_profiled/snapshot.pickle.gz"
 r = rows(prof)[0]
 check("snap_profiled: the cuBLAS workspaces named from C++ frames (%s bytes)" % r["workspace_bytes"],

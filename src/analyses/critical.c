@@ -909,6 +909,7 @@ static int walk_steps(struct walk *w, const struct ta_query *q, step_fn fn,
 
 struct tables {
 	struct ta_table *path, *top;
+	int matched;                /* some --what-if item was on a path */
 };
 
 static void emit_step(struct walk *w, int64_t walk_no, int64_t step, int64_t len,
@@ -919,6 +920,7 @@ static void emit_step(struct walk *w, int64_t walk_no, int64_t step, int64_t len
 	(void)walk_no;
 	cp_emit(t->path, t->top, w->o, &w->acc, w->matched, w->home_rank, step,
 		len, w->o->top);
+	t->matched |= w->matched > 0;
 }
 
 int ta_critical_run(sqlite3 *db, const struct ta_query *q,
@@ -927,7 +929,7 @@ int ta_critical_run(sqlite3 *db, const struct ta_query *q,
 {
 	struct ta_peers peers;
 	struct walk w;
-	struct tables t = { NULL, NULL };
+	struct tables t = { NULL, NULL, 0 };
 	int rc = -1;
 
 	*out = *top = NULL;
@@ -935,6 +937,8 @@ int ta_critical_run(sqlite3 *db, const struct ta_query *q,
 		t.path = cp_path_table(o->what_kind != NULL);
 		t.top = cp_top_table();
 		rc = walk_steps(&w, q, emit_step, &t, err);
+		if (rc == 0)
+			cp_what_if_check(t.path, o, t.matched);
 	}
 	walk_close(&w, &peers);
 	if (rc < 0) {

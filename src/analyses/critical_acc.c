@@ -128,3 +128,11 @@ void cp_emit(struct ta_table *t, struct ta_table *top,
 		ta_table_set_int(top, q, 5, a->items[i].count);
 	}
 }
+
+void cp_what_if_check(struct ta_table *t, const struct ta_critical_opts *o, int any)
+{
+	if (o->what_kind && !any && t->nrows > 0)
+		ta_table_warn(t, "--what-if '%s:%s' matches nothing on any step's "
+			      "critical path: its prediction is the path itself "
+			      "(--top lists what lies on it)", o->what_kind, o->what_glob);
+}

@@ -44,6 +44,9 @@ struct ta_table *cp_top_table(void);
 /* One step's row of t (step < 0: none) and its ntop items with the most
  * time onto top; matched: path time of the --what-if items. Sorts a's
  * items. */
+/* Warns on t when --what-if's items were on no step's path (any: some
+ * were): a pattern that matches nothing predicts no change, silently. */
+void cp_what_if_check(struct ta_table *t, const struct ta_critical_opts *o, int any);
 void cp_emit(struct ta_table *t, struct ta_table *top,
 	     const struct ta_critical_opts *o, struct acc *a, int64_t matched,
 	     int64_t rank, int64_t step, int64_t len, size_t ntop);

@@ -87,7 +87,7 @@ static int cmp_ref(const void *x, const void *y)
 
 /* Adds up one path's rows (in the order walked) and writes its row and
  * items. */
-static void emit_path(struct ta_table *const *rounds, const struct ref *refs,
+static int emit_path(struct ta_table *const *rounds, const struct ref *refs,
 		      size_t n, const struct ta_critical_opts *o, struct ta_table *out,
 		      struct ta_table *top)
 {
@@ -114,6 +114,7 @@ static void emit_path(struct ta_table *const *rounds, const struct ref *refs,
 		null(first, r0, P_STEP) ? -1 : cell(first, r0, P_STEP),
 		cell(first, r0, P_LEN), o->top);
 	cp_acc_free(&acc);
+	return matched > 0;
 }
 
 int ta_critical_join(struct ta_table *const *rounds, size_t n,
@@ -123,6 +124,7 @@ int ta_critical_join(struct ta_table *const *rounds, size_t n,
 	struct ta_intern *ids = ta_intern_new();  /* "home walk" -> path */
 	struct ref *refs = NULL;
 	size_t nrefs = 0, i, r, j;
+	int any = 0;
 
 	*out = cp_path_table(o->what_kind != NULL);
 	*top = cp_top_table();
@@ -158,8 +160,9 @@ int ta_critical_join(struct ta_table *const *rounds, size_t n,
 	for (i = 0; i < nrefs; i = j) {
 		for (j = i + 1; j < nrefs && refs[j].path == refs[i].path; j++)
 			;
-		emit_path(rounds, refs + i, j - i, o, *out, *top);
+		any |= emit_path(rounds, refs + i, j - i, o, *out, *top);
 	}
+	cp_what_if_check(*out, o, any);
 	free(refs);
 	ta_intern_free(ids);
 	return 0;

@@ -275,6 +275,18 @@ static int whole_gpu_rows(sqlite3 *db, const struct ta_query *q,
 	return 0;
 }
 
+/* By rank, the whole GPU's rows first; the rest keep their order (the
+ * sort is stable). */
+static int cmp_rank_whole_first(const struct ta_table *t, size_t a, size_t b)
+{
+	int64_t ra = ta_table_cell(t, a, 0)->i, rb = ta_table_cell(t, b, 0)->i;
+	int wa = ta_table_cell(t, a, 1)->null, wb = ta_table_cell(t, b, 1)->null;
+
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	return wb - wa;
+}
+
 int ta_idle_run(sqlite3 *db, const struct ta_query *q,
 		const struct ta_idle_opts *o, struct ta_table **out,
 		struct ta_error *err)
@@ -316,10 +328,13 @@ int ta_idle_run(sqlite3 *db, const struct ta_query *q,
 		ta_table_free(t);
 		return -1;
 	}
-	if (!compat && !o->stats && !o->streams &&
-	    whole_gpu_rows(db, q, t, o->kernel_wait_ns, err) < 0) {
-		ta_table_free(t);
-		return -1;
+	if (!compat && !o->stats && !o->streams) {
+		if (whole_gpu_rows(db, q, t, o->kernel_wait_ns, err) < 0) {
+			ta_table_free(t);
+			return -1;
+		}
+		/* a rank's rows together, as a shard gives them */
+		ta_table_sort(t, cmp_rank_whole_first);
 	}
 	*out = t;
 	return 0;

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""Invariants that hold on every trace, checked on every capture in
+testdata/ and on generated jobs (tools/ranks.py): parts add up to the
+whole, two commands that report one quantity agree, and what was planted
+or measured with the profiler off (testdata/oracle/) is what is found.
+
+Each check can fail: run with BIN=/path/to/an/older/traceanalyze to see
+which an older build breaks. Prints one line per failed check and a
+count; exit 1 on any failure.
+
+  - critical-path: the parts add up to path_us, which is diagnose's
+    step_us; where the host blocks in a sync and the GPU is >= 90 % busy,
+    the path's kernel share is within 10 points of the GPU's busy share;
+  - idle: the whole GPU's categories (stream empty) add up to temporal's
+    idle_us, rank by rank;
+  - diagnose: the verdict blames the path's largest part, or the text
+    says where the path disagrees;
+  - overlap: exposed_us <= comm_us; where step - step_no_sync was
+    measured, exposed_us a kept step is within 25 % or 2 ms of it;
+  - stragglers: at most one straggler a step; where one was planted, it
+    is that rank in every kept step, the first included;
+  - critical-path --what-if with a pattern that matches nothing warns.
+"""
+import csv
+import glob
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+BIN = os.environ.get("BIN", "./traceanalyze")
+PARTS = ["cpu_us", "launch_us", "kernel_compute_us", "kernel_comm_us", "kernel_memory_us",
+         "gap_us", "sync_us", "peer_wait_us"]
+KERNELS = ["kernel_compute_us", "kernel_comm_us", "kernel_memory_us"]
+# the rank that was made late, where one was (tools/capture/capture_nccl.py)
+PLANTED = {"ddp_straggler": "1", "ddp_dataload": "1"}
+
+checks = []
+
+
+def check(name, cond):
+    checks.append((name, bool(cond)))
+
+
+def run(cmd, path, *extra, fmt="csv", quiet=True):
+    p = subprocess.run([BIN, cmd, *(["-q"] if quiet else []), "--format", fmt, *extra, path],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        return None, p.stderr
+    if fmt != "csv":
+        return p.stdout, p.stderr
+    return list(csv.DictReader(io.StringIO(p.stdout))), p.stderr
+
+
+def num(row, col):
+    v = row.get(col) if row else None
+    return float(v) if v not in (None, "") else None
+
+
+def key(r):
+    return (r["rank"], r["step"])
+
+
+def critical_and_diagnose(name, path):
+    cp, _ = run("critical-path", path)
+    dg, _ = run("diagnose", path)
+    if cp is None or dg is None:
+        check("%s: critical-path and diagnose run" % name, False)
+        return
+    steps = {key(r): r for r in dg}
+    for r in cp:
+        parts = sum(num(r, c) or 0 for c in PARTS)
+        path_us = num(r, "path_us")
+        check("%s rank %s step %s: the path's parts add up to path_us (%.1f of %.1f us)" % (
+              name, r["rank"], r["step"], parts, path_us), abs(parts - path_us) <= 0.01 + 1e-6 * path_us)
+        d = steps.get(key(r))
+        check("%s rank %s step %s: path_us is diagnose's step_us (%s, %s)" % (
+              name, r["rank"], r["step"], path_us, d and d["step_us"]),
+              d is not None and abs(num(d, "step_us") - path_us) < 0.01)
+    # where the host blocks in a sync and the GPU is busy, the path is the
+    # GPU's work (the walk waits through the sync for the kernel it awaited)
+    findings, _ = run("diagnose", path, "--findings")
+    synced = {key(f) for f in findings or [] if f["kind"] == "sync"}
+    for r in cp:
+        d = steps.get(key(r))
+        # (a rank whose GPU is busy in a collective waiting for a peer has
+        # its path on that peer: not this rule's case)
+        if d is None or key(r) not in synced or num(d, "gpu_busy_pct") < 90 or \
+                (num(r, "on_peers_us") or 0) > 0.1 * num(r, "path_us"):
+            continue
+        share = 100 * sum(num(r, c) or 0 for c in KERNELS) / num(r, "path_us")
+        check("%s rank %s step %s: a sync with the GPU %.1f %% busy: kernels %.1f %% of the path" % (
+              name, r["rank"], r["step"], num(d, "gpu_busy_pct"), share),
+              abs(share - num(d, "gpu_busy_pct")) <= 10)
+    # the verdict and the path agree, or the text says where they do not
+    text, _ = run("diagnose", path, fmt="text")
+    for d in dg:
+        if d["verdict_path_pct"] in ("", None):
+            continue
+        agrees = num(d, "verdict_path_pct") + 0.005 >= num(d, "path_pct")
+        said = text is not None and ("rank %s step %s: %s, but" % (d["rank"], d["step"], d["verdict"])
+                                     in text)
+        check("%s rank %s step %s: %s blames the path's largest part (%s %s %%, blamed %s %%) or the "
+              "text says why" % (name, d["rank"], d["step"], d["verdict"], d["path_bound"], d["path_pct"],
+                                 d["verdict_path_pct"]), agrees or said)
+
+
+def idle_and_temporal(name, path):
+    idle, _ = run("idle", path)
+    temporal, _ = run("temporal", path)
+    if idle is None or temporal is None:
+        check("%s: idle and temporal run" % name, False)
+        return
+    for t in temporal:
+        whole = [r for r in idle if r["rank"] == t["rank"] and r["stream"] == ""]
+        got = sum(num(r, "idle_us") for r in whole)
+        check("%s rank %s: idle's categories for the whole GPU add up to temporal's idle (%.3f, %s us)" % (
+              name, t["rank"], got, t["idle_us"]), whole and abs(got - num(t, "idle_us")) < 0.01)
+
+
+def overlap(name, path, measured):
+    ov, _ = run("overlap", path)
+    steps, _ = run("steps", path)
+    if ov is None or steps is None:
+        check("%s: overlap and steps run" % name, False)
+        return
+    for r in ov:
+        check("%s rank %s: exposed_us %s <= comm_us %s" % (name, r["rank"], r["exposed_us"], r["comm_us"]),
+              num(r, "exposed_us") is not None and num(r, "exposed_us") <= num(r, "comm_us") + 0.001)
+        m = [x for x in (measured or {}).get("ranks", []) if str(x.get("rank")) == r["rank"]]
+        if not m or "step_wall_us_no_sync" not in m[0]:
+            continue
+        want = m[0]["step_wall_us"] - m[0]["step_wall_us_no_sync"]
+        kept = len([s for s in steps if s["rank"] == r["rank"] and s["kept"] == "1"])
+        per = (num(r, "exposed_us") or 0) / max(kept, 1)
+        check("%s rank %s: exposed %.0f us a step against step - step_no_sync %.0f us (25 %% or 2 ms)" % (
+              name, r["rank"], per, want), abs(per - want) <= max(0.25 * want, 2000))
+
+
+def stragglers(name, path, planted):
+    s, _ = run("stragglers", path)
+    if s is None:
+        check("%s: stragglers runs" % name, False)
+        return
+    by_step = {}
+    for r in s:
+        by_step.setdefault(r["step"], []).append(r)
+    for step, rows in sorted(by_step.items()):
+        flagged = [r["rank"] for r in rows if r["straggler"] == "1"]
+        check("%s step %s: at most one straggler (%s)" % (name, step, flagged), len(flagged) <= 1)
+        if planted is not None:
+            check("%s step %s: the straggler is the planted rank %s (%s)" % (name, step, planted, flagged),
+                  flagged == [planted])
+
+
+def what_if(name, path):
+    _, err = run("critical-path", path, "--what-if", "cpu:*no-such-thing-on-any-path*=0", quiet=False)
+    check("%s: a --what-if pattern that matches nothing warns" % name, "matches nothing" in (err or ""))
+
+
+def job(name, path, measured=None, planted=None, multi=False):
+    critical_and_diagnose(name, path)
+    idle_and_temporal(name, path)
+    if multi:
+        overlap(name, path, measured)
+        stragglers(name, path, planted)
+
+
+def main():
+    os.environ["TRACEANALYZE_CACHE_DIR"] = tempfile.mkdtemp()
+    for d in sorted(glob.glob("testdata/*/")):
+        name = os.path.basename(d.rstrip("/"))
+        traces = glob.glob(d + "rank-*.json*")
+        if not traces:
+            continue  # snapshots, oracle
+        m = "testdata/oracle/%s.measured.json" % name
+        measured = json.load(open(m)) if os.path.exists(m) else None
+        job(name, d, measured, PLANTED.get(name), multi=len(traces) > 1)
+    what_if("train_stalled", "testdata/train_stalled")
+    # generated: 4 ranks, rank 2 planted 20 ms late at every step's start
+    g = tempfile.mkdtemp()
+    subprocess.run([sys.executable, "tools/ranks.py", g, "4", "2", "20000"], check=True)
+    job("ranks.py", g, planted="2", multi=True)
+    failed = [n for n, ok in checks if not ok]
+    for n in failed:
+        print("FAIL invariants: " + n)
+    print("invariants: %d passed, %d failed" % (len(checks) - len(failed), len(failed)))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
