@@ -90,6 +90,27 @@ test: traceanalyze $(TEST_BIN)
 	sh tests/install.sh
 	sh tests/demo.sh
 
+# the sanitizer pass of CI (make DEVELOPER=1 SANITIZE=address,undefined
+# sanitize): every suite that runs the analyses on real and hostile input;
+# not those that check output across processes, machines and installs
+# (jobs, shards, slurm, install, demo, tty, html: make check runs them)
+sanitize: traceanalyze $(TEST_BIN)
+	CK_DEFAULT_TIMEOUT=120 ./$(TEST_BIN)
+	sh tests/golden.sh
+	sh tests/stream.sh
+	python3 tests/bad/corpus.py
+	sh tests/hostile.sh
+	python3 tests/diagnose_expect.py
+	python3 tests/stragglers_expect.py
+	sh tests/cache.sh
+	python3 tests/critical_expect.py
+	python3 tests/invariants.py
+	python3 tests/diff_expect.py
+	python3 tests/memory_expect.py
+	python3 tests/steps_expect.py
+	python3 tests/snapshot_expect.py
+	sh tests/conform.sh
+
 # the unit tests and a few CLI runs under valgrind: no error, no leak
 valgrind: traceanalyze $(TEST_BIN)
 	CK_FORK=no CK_DEFAULT_TIMEOUT=600 TA_CHECK_LIGHT=1 valgrind -q --error-exitcode=1 \
@@ -130,7 +151,7 @@ uninstall:
 clean:
 	rm -f traceanalyze libtraceanalyze.a $(TEST_BIN) src/*.o src/*/*.o
 
-.PHONY: all check test tsan deps demo valgrind bench lint install uninstall clean
+.PHONY: all check test sanitize tsan deps demo valgrind bench lint install uninstall clean
 
 # libFuzzer over the parser (clang): make fuzz FUZZ_SECONDS=600
 FUZZ_SECONDS ?= 60

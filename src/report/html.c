@@ -345,12 +345,13 @@ static void idle(FILE *o, const struct ta_table *t)
 static const char *verdict_colour(const char *v)
 {
 	static const char *const names[] = { "compute-bound", "host-stalled",
-		"launch-bound", "communication-bound", "copy-bound", "waiting-for-peer" };
+		"launch-bound", "communication-bound", "copy-bound", "waiting-for-peer",
+		"unrecorded" };
 	static const char *const colours[] = { C_GREEN, C_VERMILLION, C_ORANGE,
-		C_BLUE, C_PURPLE, C_SKY };
+		C_BLUE, C_PURPLE, C_SKY, C_GREY };
 	size_t i;
 
-	for (i = 0; i < 6; i++)
+	for (i = 0; i < 7; i++)
 		if (strcmp(v, names[i]) == 0)
 			return colours[i];
 	return C_GREY;
@@ -387,7 +388,8 @@ static size_t *costliest(const struct ta_table *f, long cost, long kind)
 static void diagnose(FILE *o, const struct ta_table *t, const struct ta_table *f)
 {
 	static const char *const names[] = { "compute-bound", "host-stalled",
-		"launch-bound", "communication-bound", "copy-bound", "waiting-for-peer" };
+		"launch-bound", "communication-bound", "copy-bound", "waiting-for-peer",
+		"unrecorded" };
 	long rank_c = col(t, "rank"), step_c = col(t, "step"), v_c = col(t, "verdict");
 	int64_t last = INT64_MIN;
 	size_t r, row = 0, x = 0, shown = 0, k;
@@ -424,12 +426,12 @@ static void diagnose(FILE *o, const struct ta_table *t, const struct ta_table *f
 		last = rank;
 	}
 	{
-		struct part p[6];
+		struct part p[7];
 
-		for (k = 0; k < 6; k++)
+		for (k = 0; k < 7; k++)
 			p[k] = (struct part){ names[k], verdict_colour(names[k]), 0 };
-		legend(o, 20.0 * (double)shown + 6, p, 3);
-		legend(o, 20.0 * (double)shown + 26, p + 3, 3);
+		legend(o, 20.0 * (double)shown + 6, p, 4);
+		legend(o, 20.0 * (double)shown + 26, p + 4, 3);
 	}
 	figure_close(o, "diagnose's verdict for each kept step of each rank "
 		     "(hover a box for its step).");
