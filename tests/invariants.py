@@ -183,6 +183,18 @@ def main():
     g = tempfile.mkdtemp()
     subprocess.run([sys.executable, "tools/ranks.py", g, "4", "2", "20000"], check=True)
     job("ranks.py", g, planted="2", multi=True)
+    # the same with a GPU-side straggler: rank 2's extra matmuls, not its
+    # host, hold the others back; its cause is its GPU work
+    g = tempfile.mkdtemp()
+    subprocess.run([sys.executable, "tools/ranks.py", g, "4", "2", "20000", "4", "4", "gpu"], check=True)
+    job("ranks.py gpu", g, planted="2", multi=True)
+    s, _ = run("stragglers", g)
+    causes = [r["cause"] for r in s or [] if r["rank"] == "2" and r["step"] != "1"]
+    check("ranks.py gpu: the late rank's cause is its GPU work (%s)" % causes,
+          causes and all(c == "gpu_busy" for c in causes))
+    top, _ = run("critical-path", g, "--ranks", "0", "--top", "1")
+    check("ranks.py gpu: rank 0's path holds rank 2's extra matmul first (%s)" % [
+          r["name"] for r in top or []], top and all(r["name"] == "rank 2: gemm_extra" for r in top))
     failed = [n for n, ok in checks if not ok]
     for n in failed:
         print("FAIL invariants: " + n)

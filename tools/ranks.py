@@ -3,7 +3,7 @@
 planted straggler and a clock offset per rank, for stragglers' tests and
 its many-rank benchmark.
 
-usage: ranks.py OUTDIR N [STRAGGLER [LATE_US [STEPS [COLLS]]]]
+usage: ranks.py OUTDIR N [STRAGGLER [LATE_US [STEPS [COLLS [gpu]]]]]
 
 Each rank has STEPS ProfilerStep#N ranges (default 4); in each, COLLS
 all-reduces (default 4), each issued by record_param_comms (process group
@@ -15,6 +15,10 @@ last member arrives; the straggler spends LATE_US (default 30000) in a
 the step's first collective. Rank r's clock is shifted by r * 1.5 ms, so
 the offsets must be estimated to find the straggler.
 
+gpu: the straggler's LATE_US is kernel time, not host time (extra
+matmuls launched at once: its GPU, not its CPU, is what the others wait
+for).
+
 STRAGGLER -1: a different rank is late at every collective (the k-th of
 the job waits for rank k mod N's data loading), so a critical path hops
 from rank to rank and comes back.
@@ -25,7 +29,7 @@ import os
 import sys
 
 
-def trace(rank, n, straggler, late_us, steps, colls):
+def trace(rank, n, straggler, late_us, steps, colls, gpu=False):
     ev = []
     skew = rank * 1500.0
     corr = ext = 0
@@ -40,7 +44,15 @@ def trace(rank, n, straggler, late_us, steps, colls):
             # (STRAGGLER -1: each collective for another rank's)
             slow = ((s - 1) * colls + c) % n if straggler < 0 else \
                 straggler if c == 0 else -1
-            if rank == slow:
+            if rank == slow and gpu:
+                corr += 1
+                ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",
+                           "pid": 1, "tid": 1, "ts": ready - 20.0 + skew, "dur": 10,
+                           "args": {"correlation": 100000 + corr}})
+                ev.append({"ph": "X", "cat": "kernel", "name": "gemm_extra", "pid": 0,
+                           "tid": 7, "ts": ready + skew, "dur": late_us - 5.0,
+                           "args": {"stream": 7, "correlation": 100000 + corr}})
+            elif rank == slow:
                 ev.append({"ph": "X", "cat": "user_annotation", "name": "data_loading",
                            "pid": 1, "tid": 1, "ts": ready + skew, "dur": late_us})
             # 2 ms of compute, a little longer on higher ranks
@@ -80,10 +92,11 @@ def main():
     late_us = float(sys.argv[4]) if len(sys.argv) > 4 else 30000.0
     steps = int(sys.argv[5]) if len(sys.argv) > 5 else 4
     colls = int(sys.argv[6]) if len(sys.argv) > 6 else 4
+    gpu = len(sys.argv) > 7 and sys.argv[7] == "gpu"
     os.makedirs(out, exist_ok=True)
     for r in range(n):
         with gzip.open(os.path.join(out, "rank-%d.json.gz" % r), "wt", compresslevel=1) as f:
-            json.dump(trace(r, n, straggler, late_us, steps, colls), f)
+            json.dump(trace(r, n, straggler, late_us, steps, colls, gpu), f)
 
 
 if __name__ == "__main__":
