@@ -104,8 +104,14 @@ for r in steady:
           abs(ex - one["allreduce_alone_us"]) <= 0.25 * one["allreduce_alone_us"])
     check("one bucket: rank %s exposed %.0f us within 25%% of the measured %.0f us" % (r["rank"], ex, one["exposed_comm_us"]),
           abs(ex - one["exposed_comm_us"]) <= 0.25 * one["exposed_comm_us"])
+# 25 MB buckets hide 95 % of the all-reduces, yet cost 11.1 ms of a 78.4 ms
+# step (the step less the step under no_sync): NCCL slows the GEMMs beside
+# it and DDP's reducer scales every bucket. diagnose says what overlap says
 bk = [r for r in table("diagnose", "testdata/ddp_bucketed") if r["step"] == "3"]
-check("bucketed: the steady step is not communication-bound", bk and all(r["verdict"] != "communication-bound" for r in bk))
+want = measured("ddp_bucketed")[0]["exposed_comm_us"]
+check("bucketed: the steady step's communication costs %s us, measured %.0f (25 %%)" % (
+      [r["cause_us"] for r in bk], want), bk and all(r["verdict"] == "communication-bound" and
+                                                  abs(float(r["cause_us"]) - want) <= 0.25 * want for r in bk))
 ov = table("overlap", "testdata/ddp_onebucket")
 check("overlap: one bucket's exposed_us is all its communication (HTA's overlap 0 %)",
       ov and all(abs(float(r["exposed_us"]) - float(r["comm_us"])) < 1 for r in ov))

@@ -26,6 +26,7 @@
 #include "ta_db.h"
 
 #include <fnmatch.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,9 @@
 
 /* A collective's last member is followed when it came this much later. */
 #define PEER_NS 50000
+/* CPU time under no range is named by sampling the ops under it. */
+#define CPU_SAMPLE_NS 50000
+#define CPU_SAMPLES 16
 /* How far back a search for the span over a point looks. */
 #define SPAN_SCAN 4096
 
@@ -60,6 +64,7 @@ struct cp_span {                    /* host ops and ranges, by thread, start */
 
 struct cp_rank {
 	int64_t rank, offset, main_tid;
+	int64_t first_ts;           /* its trace's first event: nothing before */
 	struct cp_kernel *k;        /* by start */
 	size_t nk;
 	long *by_end;               /* kernel indices by end */
@@ -268,10 +273,15 @@ static int load_host(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 
 static int load_rank(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 {
+	char sql[128];
+
 	if (r->loaded)
 		return 0;
 	r->loaded = 1;
-	if (load_kernels(db, r, err) < 0 || load_host(db, r, err) < 0)
+	snprintf(sql, sizeof(sql), "SELECT min(first_ts) FROM rank_span WHERE rank = %lld",
+		 (long long)r->rank);
+	if (load_kernels(db, r, err) < 0 || load_host(db, r, err) < 0 ||
+	    ta_db_get_int(db, sql, INT64_MIN, &r->first_ts, err) < 0)
 		return -1;
 	link_kernels(r);
 	return 0;
@@ -353,8 +363,18 @@ static int what_if(const struct walk *w, enum cat c, const char *name)
 	return fnmatch(w->o->what_glob, name, 0) == 0;
 }
 
+static void add_n(struct walk *w, size_t ri, enum cat c, int64_t ns,
+		  const char *name, int64_t count);
+
 static void add(struct walk *w, size_t ri, enum cat c, int64_t ns,
 		const char *name)
+{
+	add_n(w, ri, c, ns, name, 1);
+}
+
+/* ns of the path in an item, met count times more. */
+static void add_n(struct walk *w, size_t ri, enum cat c, int64_t ns,
+		  const char *name, int64_t count)
 {
 	struct ta_buf key = { 0 };
 	int home = w->ranks[ri].rank == w->home_rank;
@@ -369,11 +389,11 @@ static void add(struct walk *w, size_t ri, enum cat c, int64_t ns,
 	if (!w->names)
 		return;
 	if (home) {
-		cp_acc_item(&w->acc, (int)c, name, ns, 1);
+		cp_acc_item(&w->acc, (int)c, name, ns, count);
 		return;
 	}
 	ta_buf_addf(&key, "rank %lld: %s", (long long)w->ranks[ri].rank, name);
-	cp_acc_item(&w->acc, (int)c, key.s, ns, 1);
+	cp_acc_item(&w->acc, (int)c, key.s, ns, count);
 	ta_buf_free(&key);
 }
 
@@ -484,7 +504,8 @@ static void cpu_time(struct walk *w, size_t ri, int64_t tid, int64_t a, int64_t 
 			}
 		for (i = 0; i + 1 < np; i++) {
 			int64_t p = pts[i], q = pts[i + 1], mid = p + (q - p) / 2, part;
-			const struct cp_span *in = NULL;
+			const struct cp_span *in = NULL, *last;
+			int64_t k, nk;
 
 			if (q <= p)
 				continue;
@@ -492,14 +513,33 @@ static void cpu_time(struct walk *w, size_t ri, int64_t tid, int64_t a, int64_t 
 				if (rg[j]->ts <= mid && rg[j]->end >= mid &&
 				    (!in || rg[j]->ts > in->ts))
 					in = rg[j];
-			if (!in)
-				in = span_at(r, tid, mid);
-			if (in)
-				node(w, ri, in->idx, in->ts, in->pid, in->tid, in->ids);
 			part = i + 2 == np ? cpu - given :
 			       (int64_t)((double)(q - p) * (double)cpu / (double)(b - a));
 			given += part;
-			add(w, ri, C_CPU, part, in ? name_of(w, in->name) : "(no op or range)");
+			if (in) {
+				node(w, ri, in->idx, in->ts, in->pid, in->tid, in->ids);
+				add(w, ri, C_CPU, part, name_of(w, in->name));
+				continue;
+			}
+			/* no range over it: the ops (or Python frames) under it,
+			 * sampled every 50 us at most 16 times, share it; the op
+			 * over its middle alone took a 40 ms stall's name for
+			 * what ran beside it, or 6 ms of dispatch for one
+			 * aten::empty_strided */
+			nk = (q - p) / CPU_SAMPLE_NS;
+			nk = nk < 1 ? 1 : nk > CPU_SAMPLES ? CPU_SAMPLES : nk;
+			for (k = 0, last = NULL; k < nk; k++) {
+				int64_t at = p + (2 * k + 1) * (q - p) / (2 * nk);
+				int64_t share = k + 1 == nk ? part - part / nk * (nk - 1) : part / nk;
+				const struct cp_span *op = span_at(r, tid, at);
+
+				if (op && op != last)
+					node(w, ri, op->idx, op->ts, op->pid, op->tid, op->ids);
+				/* an op sampled again is met once */
+				add_n(w, ri, C_CPU, share, op ? name_of(w, op->name) :
+				      "(no op or range)", k == 0 || op != last);
+				last = op;
+			}
 		}
 	}
 }
@@ -638,6 +678,12 @@ static void walk_back(struct walk *w, size_t ri, long ki, int64_t tid, int64_t t
 			return;
 		if (t <= lo)
 			return;
+		/* another rank's trace may begin inside this step: what its host
+		 * did before is not recorded, not its CPU time */
+		if (t <= r->first_ts) {
+			add(w, ri, C_GAP, t - lo, "before the trace began");
+			return;
+		}
 		if (ki >= 0) { /* on a kernel, at t <= its end */
 			const struct cp_kernel *k = &r->k[ki];
 			int64_t from = k->ts > lo ? k->ts : lo, ready = INT64_MIN;
@@ -729,6 +775,11 @@ static void walk_back(struct walk *w, size_t ri, long ki, int64_t tid, int64_t t
 				tid = r->main_tid; /* an idle worker waits for the main thread */
 			s = sync_before(r, tid, lo, t);
 			a = s ? s->end : lo;
+			if (a < r->first_ts) {
+				cpu_time(w, ri, tid, r->first_ts, t);
+				add(w, ri, C_GAP, r->first_ts - a, "before the trace began");
+				return;
+			}
 			cpu_time(w, ri, tid, a, t);
 			if (!s)
 				return;

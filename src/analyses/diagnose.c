@@ -27,6 +27,9 @@ struct gpu_row {
 	int pageable, misaligned;
 	int64_t correlation;
 	int64_t stream, launched;  /* launched: its call's start, INT64_MAX */
+	int64_t name;
+	int64_t comm_cost;         /* what communication added to it: slowed
+				    * beside it, or launched by gradient sync */
 };
 
 struct finding {
@@ -102,8 +105,37 @@ static void add_finding(struct findings *f, int64_t rank, int64_t step,
 	f->n++;
 }
 
+/* What communication added to each computation row, as overlap counts
+ * it (exposed.h): slowed beside a collective, or launched by gradient
+ * sync's own ops. */
+static void comm_costs(int64_t rank, struct rank_data *d, struct ta_sync_ops *sync)
+{
+	struct ta_union comm = { 0 };
+	struct ta_comp_kernel *k = ta_xcalloc(d->ngpu + 1, sizeof(*k));
+	size_t i, n = 0;
+
+	for (i = 0; i < d->ngpu; i++) {
+		const struct gpu_row *g = &d->gpu[i];
+
+		if (g->kind == TA_KIND_COMM)
+			ta_union_add(&comm, g->ts, g->end - g->ts);
+		else if (g->kind == TA_KIND_COMPUTE)
+			k[n++] = (struct ta_comp_kernel){ g->name, g->ts, g->end - g->ts,
+				0, 0, (int64_t)i };
+	}
+	ta_comm_slowdown(k, n, &comm);
+	for (i = 0; i < n; i++)
+		d->gpu[k[i].at].comm_cost = k[i].slowed;
+	for (i = 0; sync->n && i < d->ngpu; i++)
+		if (d->gpu[i].kind != TA_KIND_COMM && d->gpu[i].launched != INT64_MAX &&
+		    ta_sync_ops_launched(sync, rank, d->gpu[i].launched))
+			d->gpu[i].comm_cost = d->gpu[i].end - d->gpu[i].ts;
+	free(k);
+	ta_union_free(&comm);
+}
+
 static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
-		     struct ta_error *err)
+		     struct ta_sync_ops *sync, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
@@ -113,7 +145,7 @@ static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 	if (ta_db_prepare(db, "SELECT g.ts, g.ts + g.dur,"
 			  " ta_kind(n.name, c.name, 0), n.name GLOB '*Pageable*',"
 			  " (n.name GLOB '*align1*' OR n.name GLOB '*align2*')"
-			  " AND n.name NOT GLOB '*simt*', g.correlation, g.stream, l.ts"
+			  " AND n.name NOT GLOB '*simt*', g.correlation, g.stream, l.ts, g.name"
 			  " FROM gpu g JOIN names n ON n.name_id = g.name"
 			  " JOIN names c ON c.name_id = g.cat LEFT JOIN launch l"
 			  " ON l.rank = g.rank AND l.correlation = g.correlation"
@@ -131,7 +163,7 @@ static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 			sqlite3_column_int(st, 3), sqlite3_column_int(st, 4),
 			sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 6),
 			sqlite3_column_type(st, 7) == SQLITE_NULL ? INT64_MAX :
-			sqlite3_column_int64(st, 7) };
+			sqlite3_column_int64(st, 7), sqlite3_column_int64(st, 8), 0 };
 		if (d->gpu[d->ngpu].end - d->gpu[d->ngpu].ts > d->max_dur)
 			d->max_dur = d->gpu[d->ngpu].end - d->gpu[d->ngpu].ts;
 		d->ngpu++;
@@ -139,6 +171,7 @@ static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 	sqlite3_finalize(st);
 	if (ta_db_done(db, rc, err) < 0)
 		return -1;
+	comm_costs(rank, d, sync);
 	if (ta_db_prepare(db, "SELECT COALESCE(min(correlation), -1) FROM launch"
 			  " WHERE rank = ?", &st, err) < 0)
 		return -1;
@@ -267,6 +300,19 @@ static void hole(struct diag_ctx *c, int64_t a, int64_t b, int queued,
 			snprintf(where, sizeof(where), "%.120s at %.120s", op, site);
 		else
 			snprintf(where, sizeof(where), "%s", op);
+		/* the hole went on after the sync returned: say what the host
+		 * did then (a Python stall that, without the sync, would have
+		 * run while the GPU worked) */
+		if (b - sync->end >= c->o->host_gap_ns) {
+			char then[256], both[256];
+
+			c->failed |= ta_host_name(&c->d->host, sync->end > a ? sync->end : a,
+						 b, 0, then, sizeof(then)) < 0;
+			if (strcmp(then, "(no annotation)") != 0) {
+				snprintf(both, sizeof(both), "%.120s, then %.120s", where, then);
+				memcpy(where, both, sizeof(where));
+			}
+		}
 		add_finding(c->f, c->rank, c->step, F_SYNC, len, where);
 	} else {
 		c->failed |= ta_host_name(&c->d->host, a, b, 0, where,
@@ -314,7 +360,7 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 	struct ta_queue queue = { 0 };
 	struct comm_host h = { c, r };
 	struct ta_exposed ex;
-	int64_t prev = s, small = 0, nsmall = 0, page = 0;
+	int64_t prev = s, small = 0, nsmall = 0, page = 0, added = 0;
 	size_t i;
 
 	memset(r, 0, sizeof(*r));
@@ -342,6 +388,15 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 	ta_queue_free(&queue);
 	r->wait += ex.wait;
 	r->comm = ex.exposed - ex.wait;
+	/* and what it added to computation, as overlap's exposed_us: at
+	 * most the step's communication */
+	for (i = first_row(c->d, s); i < c->d->ngpu && c->d->gpu[i].ts < e; i++)
+		if (c->d->gpu[i].ts >= s)
+			added += c->d->gpu[i].comm_cost;
+	if (ex.exposed + added > ta_union_length(&comm))
+		added = ta_union_length(&comm) > ex.exposed ?
+			ta_union_length(&comm) - ex.exposed : 0;
+	r->comm += added;
 	/* copy time with no computation or communication under it */
 	r->copy = r->busy - ta_union_length(&work);
 	for (i = first_row(c->d, s); i < c->d->ngpu && c->d->gpu[i].ts < e; i++) {
@@ -782,6 +837,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	sqlite3_stmt *ranks = NULL;
 	struct ta_traits run;
 	struct ta_peers peers;
+	struct ta_sync_ops sync = { 0 };
 	int64_t *steps = NULL, nranks, done = 0;
 	size_t nsteps, i;
 	int rc = 0, step_rc = SQLITE_DONE;
@@ -800,7 +856,9 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		ta_intern_free(f.keys);
 		return -1;
 	}
-	if (ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &ranks, err) < 0) {
+	if (ta_sync_ops_load(db, &sync, err) < 0 ||
+	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &ranks, err) < 0) {
+		ta_sync_ops_free(&sync);
 		ta_peers_free(&peers);
 		ta_table_free(t);
 		ta_intern_free(f.keys);
@@ -810,7 +868,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		struct diag_ctx c = { db, o, &f, &d, &peers,
 				      sqlite3_column_int64(ranks, 0), -1, 0 };
 
-		rc = load_rank(db, c.rank, &d, err);
+		rc = load_rank(db, c.rank, &d, &sync, err);
 		if (rc == 0)
 			rc = steps_of(db, c.rank, &steps, &nsteps, err);
 		for (i = 0; rc == 0 && i < nsteps; i++) {
@@ -836,6 +894,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		rc = memory_findings(db, q, *findings, &run, err);
 	}
 	ta_peers_free(&peers);
+	ta_sync_ops_free(&sync);
 	free(steps);
 	free(d.gpu);
 	ta_host_free(&d.host);

@@ -16,6 +16,7 @@
 #include "exposed.h"
 
 #include "ta.h"
+#include "ta_db.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -220,8 +221,10 @@ int64_t ta_comm_slowdown(struct ta_comp_kernel *k, size_t n,
 	size_t i, j, alone;
 	int64_t total = 0;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		k[i].over = comm->n ? overlapped(comm, k[i].ts, k[i].ts + k[i].dur) : 0;
+		k[i].slowed = 0;
+	}
 	ta_qsort(k, n, sizeof(*k), cmp_kernel);
 	for (i = 0; i < n; i = j) {
 		int64_t median;
@@ -235,9 +238,59 @@ int64_t ta_comm_slowdown(struct ta_comp_kernel *k, size_t n,
 			continue; /* never alone: nothing to compare with */
 		median = k[i + (alone - i) / 2].dur;
 		for (size_t x = alone; x < j; x++)
-			if (k[x].dur > median && k[x].dur > 0)
-				total += (int64_t)((double)(k[x].dur - median) *
-						   (double)k[x].over / (double)k[x].dur);
+			if (k[x].dur > median && k[x].dur > 0) {
+				k[x].slowed = (int64_t)((double)(k[x].dur - median) *
+							(double)k[x].over / (double)k[x].dur);
+				total += k[x].slowed;
+			}
 	}
 	return total;
+}
+
+int ta_sync_ops_load(sqlite3 *db, struct ta_sync_ops *o, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0;
+	int rc;
+
+	memset(o, 0, sizeof(*o));
+	/* a trace without them costs no scan of the host's ops */
+	if (!ta_db_int(db, "SELECT EXISTS (SELECT 1 FROM names WHERE name GLOB"
+		       " 'torch::distributed::*')", 0))
+		return 0;
+	if (ta_db_prepare(db, "SELECT h.rank, h.ts, h.ts + h.dur FROM host h"
+			  " WHERE h.name IN (SELECT name_id FROM names WHERE name GLOB"
+			  " 'torch::distributed::*') AND h.dur > 0"
+			  " AND h.rank IN (SELECT rank FROM sel_ranks)"
+			  " ORDER BY h.rank, h.ts", &st, err) < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (o->n == cap) {
+			cap = cap ? 2 * cap : 64;
+			o->v = ta_xrealloc(o->v, 3 * cap * sizeof(*o->v));
+		}
+		for (int c = 0; c < 3; c++)
+			o->v[3 * o->n + (size_t)c] = sqlite3_column_int64(st, c);
+		o->n++;
+	}
+	sqlite3_finalize(st);
+	return ta_db_done(db, rc, err);
+}
+
+int ta_sync_ops_launched(struct ta_sync_ops *o, int64_t rank, int64_t l)
+{
+	size_t i;
+
+	while (o->at < o->n && o->v[3 * o->at] < rank)
+		o->at++;
+	for (i = o->at; i < o->n && o->v[3 * i] == rank && o->v[3 * i + 1] <= l; i++)
+		if (l <= o->v[3 * i + 2])
+			return 1;
+	return 0;
+}
+
+void ta_sync_ops_free(struct ta_sync_ops *o)
+{
+	free(o->v);
+	memset(o, 0, sizeof(*o));
 }

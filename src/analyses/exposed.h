@@ -3,6 +3,7 @@
 #define TA_EXPOSED_H
 
 #include "intervals.h"
+#include "ta_analyses.h"
 
 struct ta_exposed {
 	int64_t exposed;  /* communication that computation waited for */
@@ -50,9 +51,10 @@ void ta_exposed_comm(const struct ta_union *comm, const struct ta_union *comp,
 		     struct ta_exposed *out,
 		     void (*other)(void *ctx, int64_t a, int64_t b), void *ctx);
 
-/* A computation kernel: its name id, start and length. */
+/* A computation kernel: its name id, start and length; over: scratch;
+ * slowed: what ta_comm_slowdown found it lost; at: the caller's. */
 struct ta_comp_kernel {
-	int64_t name, ts, dur, over;  /* over: scratch */
+	int64_t name, ts, dur, over, slowed, at;
 };
 
 /* How much longer computation ran because communication ran beside it:
@@ -63,5 +65,19 @@ struct ta_comp_kernel {
  * is this plus the exposed time. Reorders k. */
 int64_t ta_comm_slowdown(struct ta_comp_kernel *k, size_t n,
 			 const struct ta_union *comm);
+
+/* Gradient sync's own ops, which launch work on the compute stream that
+ * is absent under no_sync() (DDP's reducer scaling each bucket: ops named
+ * torch::distributed::*), of the selected ranks: their times. */
+struct ta_sync_ops {
+	int64_t *v;          /* rank, start, end: by rank, then start */
+	size_t n, at;
+};
+
+int ta_sync_ops_load(sqlite3 *db, struct ta_sync_ops *o, struct ta_error *err);
+/* Whether work launched at l on rank was launched inside one of them
+ * (asked in order of rank). */
+int ta_sync_ops_launched(struct ta_sync_ops *o, int64_t rank, int64_t l);
+void ta_sync_ops_free(struct ta_sync_ops *o);
 
 #endif

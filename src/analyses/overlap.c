@@ -33,6 +33,8 @@ struct exposure {
 	struct ta_comp_kernel *k;       /* computation, for the slowdown */
 	size_t nk, capk;
 	const struct ta_peers *peers;
+	struct ta_sync_ops sync;        /* gradient sync's own ops, */
+	int64_t sync_work;              /* the GPU time launched in them */
 };
 
 static void add_exposed(struct ta_table *t, size_t r, int64_t rank,
@@ -45,9 +47,11 @@ static void add_exposed(struct ta_table *t, size_t r, int64_t rank,
 	ta_queue_finish(&x->queue);
 	ta_exposed_comm(&x->comm, &x->comp, x->queue.v, x->queue.n, &x->waits,
 			RESUME_NS, &ex, NULL, NULL);
-	slowed = ta_comm_slowdown(x->k, x->nk, &x->comm);
-	/* what communication cost: waited for, or slowing computation down */
+	slowed = ta_comm_slowdown(x->k, x->nk, &x->comm) + x->sync_work;
+	/* what communication cost: waited for, slowing computation down, or
+	 * adding work to it */
 	cost = ex.exposed + slowed < comm ? ex.exposed + slowed : comm;
+	x->sync_work = 0;
 	ta_table_set_real(t, r, 5, (double)cost / 1000.0);
 	ta_table_set_real(t, r, 6, (double)ex.wait / 1000.0);
 	ta_table_set_real(t, r, 7, (double)(cost - ex.exposed) / 1000.0);
@@ -112,6 +116,11 @@ int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
 		ta_peers_free(&peers);
 		return -1;
 	}
+	if (xp && ta_sync_ops_load(db, &x.sync, err) < 0) {
+		sqlite3_finalize(st);
+		ta_peers_free(&peers);
+		return -1;
+	}
 	ta_sweeper_init(&sw, bits, 2, 0, !ta_model_negative_dur(db));
 	t = ta_table_new("Communication hidden under computation", cols,
 			 q->hta_compat ? 5 : 8);
@@ -134,6 +143,9 @@ int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
 				     sqlite3_column_int64(st, 1),
 				     sqlite3_column_type(st, 5) == SQLITE_NULL ? INT64_MAX :
 				     sqlite3_column_int64(st, 5));
+		if (xp && !comm && x.sync.n && sqlite3_column_type(st, 5) != SQLITE_NULL &&
+		    ta_sync_ops_launched(&x.sync, r, sqlite3_column_int64(st, 5)))
+			x.sync_work += sqlite3_column_int64(st, 2);
 		if (sqlite3_column_int(st, 3) == TA_KIND_MEMORY)
 			continue; /* only queued: overlap is compute and comm */
 		if (xp && !comm) {
@@ -142,7 +154,7 @@ int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
 				x.k = ta_xrealloc(x.k, x.capk * sizeof(*x.k));
 			}
 			x.k[x.nk++] = (struct ta_comp_kernel){ sqlite3_column_int64(st, 6),
-				sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), 0 };
+				sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), 0, 0, 0 };
 		}
 		any_comm |= comm;
 		ta_sweeper_add(&sw, comm ? 0 : 1, sqlite3_column_int64(st, 1),
@@ -160,6 +172,7 @@ int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
 	ta_union_free(&x.waits);
 	ta_queue_free(&x.queue);
 	free(x.k);
+	ta_sync_ops_free(&x.sync);
 	ta_peers_free(&peers);
 	if (rc != SQLITE_DONE) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));

@@ -288,7 +288,9 @@ static int prepare_hta(sqlite3 *db, struct ta_error *err)
  * the launch is the runtime call with the same correlation. The last
  * ProfilerStep is left out as HTA intends, but per rank: only ranks with
  * two or more steps are cut, and GPU work is kept or dropped by when it
- * was launched (or started, when no launch was recorded). */
+ * was launched (or started, when no launch was recorded); work launched
+ * before the trace began (no call, a correlation below every call's:
+ * warm-up's, which may start late, held behind a collective) is kept. */
 static const char default_dev_sql[] =
 "CREATE TEMP TABLE win AS SELECT e.rank, max(e.ts_ns) AS last_start"
 " FROM events e INDEXED BY events_ann JOIN names n ON n.name_id = e.name"
@@ -313,7 +315,10 @@ static const char default_dev_sql[] =
 " FROM events e"
 " WHERE e.role = " TA_SQL(TA_ROLE_GPU) " AND e.rank IN (SELECT rank FROM sel_ranks)"
 "  AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL LIMIT -1) x"
-" WHERE COALESCE(x.launch_ts, x.ts) < COALESCE((SELECT last_start FROM win w"
+" WHERE (x.launch_ts IS NULL AND x.correlation >= 0 AND x.correlation <"
+"   (SELECT min(r.correlation) FROM events r WHERE r.role = " TA_SQL(TA_ROLE_RUNTIME)
+"    AND r.rank = x.rank AND r.correlation >= 0))"
+"  OR COALESCE(x.launch_ts, x.ts) < COALESCE((SELECT last_start FROM win w"
 "  WHERE w.rank = x.rank), 9223372036854775807);";
 
 

@@ -22,9 +22,11 @@ struct step {
 };
 
 /* A rank's kept steps, in time order, and the end of the GPU work
- * launched before the first. */
+ * launched before the first; first_corr: the correlation of the first
+ * launch call in the trace (work with a smaller one and no call was
+ * launched before the trace began: warm-up's), -1 if none. */
 struct rank_steps {
-	int64_t rank, before;
+	int64_t rank, before, first_corr;
 	struct step *v;
 	size_t n;
 };
@@ -103,7 +105,8 @@ static int gpu_ends(sqlite3 *db, struct rank_steps *rs, size_t n,
 	struct rank_steps *r = NULL;
 	int rc;
 
-	if (ta_db_prepare(db, "SELECT rank, COALESCE(launch_ts, ts), ts + dur"
+	if (ta_db_prepare(db, "SELECT rank, COALESCE(launch_ts, ts), ts + dur,"
+			  " launch_ts IS NULL AND correlation >= 0, correlation"
 			  " FROM dev", &st, err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -116,6 +119,10 @@ static int gpu_ends(sqlite3 *db, struct rank_steps *rs, size_t n,
 			r = find_rank(rs, n, rank);
 		if (!r || r->n == 0)
 			continue;
+		/* warm-up's work, running into the first step: before it */
+		if (sqlite3_column_int(st, 3) && r->first_corr >= 0 &&
+		    sqlite3_column_int64(st, 4) < r->first_corr)
+			l = INT64_MIN;
 		if (l < r->v[0].ts) {
 			if (end > r->before)
 				r->before = end;
@@ -171,8 +178,10 @@ static int step_windows(sqlite3 *db, struct ta_error *err)
 	size_t n = 0, cap = 0, i;
 	int rc = -1, step;
 
-	if (ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank",
-			  &ranks, err) < 0 ||
+	if (ta_db_prepare(db, "SELECT s.rank, COALESCE((SELECT min(e.correlation)"
+			  " FROM main.events e WHERE e.role = " TA_SQL(TA_ROLE_RUNTIME)
+			  " AND e.rank = s.rank AND e.correlation >= 0), -1)"
+			  " FROM sel_ranks s ORDER BY s.rank", &ranks, err) < 0 ||
 	    ta_db_prepare(db, "SELECT step, ts, end_ts FROM steps WHERE rank = ?"
 			  " ORDER BY ts", &steps, err) < 0 ||
 	    ta_db_prepare(db, "INSERT INTO temp.step_win VALUES (?, ?, ?, ?)",
@@ -183,7 +192,8 @@ static int step_windows(sqlite3 *db, struct ta_error *err)
 			cap = cap ? 2 * cap : 16;
 			rs = ta_xrealloc(rs, cap * sizeof(*rs));
 		}
-		rs[n] = (struct rank_steps){ .rank = sqlite3_column_int64(ranks, 0) };
+		rs[n] = (struct rank_steps){ .rank = sqlite3_column_int64(ranks, 0),
+			.first_corr = sqlite3_column_int64(ranks, 1) };
 		if (load_steps(steps, &rs[n++], err) < 0)
 			goto out;
 	}
