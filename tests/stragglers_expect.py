@@ -45,7 +45,7 @@ check("straggler: rank 0's waits are rank 1's lateness",
 text = subprocess.run(["./traceanalyze", "stragglers", "-q", "testdata/ddp_straggler"],
                       capture_output=True, text=True, check=True).stdout
 check("straggler: the text leads with the culprit",
-      "rank 1 holds the others back by" in text and "host_region: data_loading" in text.split("\n")[2])
+      "rank 1 holds the others back: they wait" in text and "host_region: data_loading" in text.split("\n")[2])
 notes = subprocess.run(["./traceanalyze", "stragglers", "testdata/ddp_straggler"],
                        capture_output=True, text=True, check=True).stderr
 offs = [float(l.split("clock offset ")[1].split(" ms")[0]) for l in notes.splitlines() if "clock offset" in l]

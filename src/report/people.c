@@ -227,8 +227,11 @@ void ta_people_stragglers(struct ta_table *t)
 		if (s[i].straggles && (!worst || s[i].late_us > worst->late_us))
 			worst = &s[i];
 	if (worst)
-		ta_buf_addf(&t->head, "rank %lld holds the others back by %.1f ms "
-			    "per step (%.0f %%): %s\n", (long long)worst->rank,
+		/* what the others waited in collectives, not what the step
+		 * lost: their own work may have filled part of the wait */
+		ta_buf_addf(&t->head, "rank %lld holds the others back: they wait "
+			    "%.1f ms per step for it in collectives (%.0f %% of its "
+			    "step): %s\n", (long long)worst->rank,
 			    worst->late_us / (double)worst->steps / 1e3,
 			    100 * worst->late_us / worst->step_us,
 			    worst->cause ? worst->cause : "cause unknown");
