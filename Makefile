@@ -75,6 +75,7 @@ test: traceanalyze $(TEST_BIN)
 	sh tests/cache.sh
 	python3 tests/critical_expect.py
 	python3 tests/invariants.py
+	python3 tests/hostile_walk.py
 	python3 tests/diff_expect.py
 	python3 tests/memory_expect.py
 	python3 tests/steps_expect.py
@@ -105,6 +106,7 @@ sanitize: traceanalyze $(TEST_BIN)
 	sh tests/cache.sh
 	python3 tests/critical_expect.py
 	python3 tests/invariants.py
+	python3 tests/hostile_walk.py
 	python3 tests/diff_expect.py
 	python3 tests/memory_expect.py
 	python3 tests/steps_expect.py

@@ -428,8 +428,9 @@ static int parse_rank_item(const char *s, const char *e, int64_t *lo,
 	const char *dash = memchr(s, '-', (size_t)(e - s));
 	char *end;
 
+	errno = 0;
 	*lo = strtoll(s, &end, 10);
-	if (end == s || *lo < 0)
+	if (end == s || *lo < 0 || errno == ERANGE || *lo == INT64_MAX)
 		return -1;
 	if (!dash) {
 		*hi = *lo;
@@ -438,7 +439,9 @@ static int parse_rank_item(const char *s, const char *e, int64_t *lo,
 	if (end != dash)
 		return -1;
 	*hi = strtoll(dash + 1, &end, 10);
-	return end == e && *hi >= *lo && *hi - *lo < 1000000 ? 0 : -1;
+	/* INT64_MAX would overflow the caller's loop */
+	return end == e && errno != ERANGE && *hi < INT64_MAX && *hi >= *lo &&
+	       *hi - *lo < 1000000 ? 0 : -1;
 }
 
 int ta_cli_parse_ranks(const char *s, int64_t **ranks, size_t *n)

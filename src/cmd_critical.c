@@ -5,6 +5,8 @@
 #include "ta_people.h"
 #include "ta_report.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +45,8 @@ static int what_if(struct cp_cmd *c, const char *arg)
 	char *colon, *eq, *end;
 	size_t i;
 
+	if (strlen(arg) >= sizeof(c->what))
+		return -1; /* cut short, its factor would change */
 	snprintf(c->what, sizeof(c->what), "%s", arg);
 	colon = strchr(c->what, ':');
 	eq = strrchr(c->what, '=');
@@ -52,7 +56,8 @@ static int what_if(struct cp_cmd *c, const char *arg)
 	for (i = 0; kinds[i] && strcmp(kinds[i], c->what) != 0; i++)
 		;
 	c->o.what_factor = strtod(eq + 1, &end);
-	if (!kinds[i] || *end || end == eq + 1 || !(c->o.what_factor >= 0))
+	if (!kinds[i] || *end || end == eq + 1 || !(c->o.what_factor >= 0) ||
+	    !isfinite(c->o.what_factor) || c->o.what_factor > 1e6)
 		return -1;
 	c->o.what_kind = c->what;
 	c->o.what_glob = colon + 1;
@@ -91,8 +96,9 @@ static int on_opt(void *ctx, int key, const char *arg)
 		       c->o.instance_last < c->o.instance_first ? -1 : 0;
 	}
 	c->default_only = 1;
+	errno = 0;
 	n = strtoll(arg, &end, 10);
-	if (*end || end == arg || n < 0)
+	if (*end || end == arg || n < 0 || errno == ERANGE)
 		return -1;
 	if (key == OPT_STEP)
 		c->o.step = n;

@@ -94,6 +94,7 @@ struct walk {
 	int failed;
 	const char *why;            /* what failed, if not the database */
 	int64_t step;               /* the step walked */
+	int stuck;                  /* walks stopped by contradicting times */
 	sqlite3_stmt *name_st;      /* names by id, */
 	struct ta_intern *seen;     /* the ids read, */
 	char **cache;               /* and their names, by ta_intern's id - 1 */
@@ -544,18 +545,33 @@ static void cpu_time(struct walk *w, size_t ri, int64_t tid, int64_t a, int64_t 
 	}
 }
 
-/* The latest blocking sync on tid that returned in (lo, t]; NULL if none. */
+/* The latest blocking sync on tid that returned in (lo, t]; NULL if none.
+ * Syncs are by start: back from t, until none could end late enough (a
+ * scan from the first made the walk quadratic in syncs). */
 static const struct ta_sync *sync_before(const struct cp_rank *r, int64_t tid,
 					 int64_t lo, int64_t t)
 {
 	const struct ta_sync *best = NULL;
-	size_t i;
+	size_t a = 0, b = r->host.nsyncs;
+	int64_t md = r->host.max_sync_dur;
 
-	for (i = 0; i < r->host.nsyncs && r->host.syncs[i].ts < t; i++) {
-		const struct ta_sync *s = &r->host.syncs[i];
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
 
+		if (r->host.syncs[m].ts < t)
+			a = m + 1;
+		else
+			b = m;
+	}
+	while (a-- > 0) {
+		const struct ta_sync *s = &r->host.syncs[a];
+		int64_t floor = best && best->end > lo ? best->end : lo;
+
+		if (s->ts < INT64_MAX - md && s->ts + md <= floor)
+			break; /* it and every earlier one end by floor */
+		/* of equal ends, the earliest started (as a scan forward) */
 		if (s->tid == tid && s->end <= t && s->end > lo && s->end > s->ts &&
-		    (!best || s->end > best->end))
+		    (!best || s->end >= best->end))
 			best = s;
 	}
 	return best;
@@ -702,6 +718,14 @@ static void walk_back(struct walk *w, size_t ri, long ki, int64_t tid, int64_t t
 				/* the transfer after the last member came; then that
 				 * member, on its own clock (in its own shard: the
 				 * walk stops, exited) */
+				/* a member that started, on the job's clock, after
+				 * this point (collectives paired wrongly in a
+				 * damaged trace) is not followed: time goes back */
+				if (!w->exited && w->ranks[pri].k[pk].ts - w->ranks[pri].offset >
+				    t - r->offset) {
+					w->exited = 0;
+					goto own_kernel;
+				}
 				add(w, ri, C_COMM, t - arrival, name_of(w, k->name));
 				if (w->exited)
 					return;
@@ -710,6 +734,7 @@ static void walk_back(struct walk *w, size_t ri, long ki, int64_t tid, int64_t t
 				t = w->ranks[pri].k[pk].ts;
 				continue;
 			}
+own_kernel:
 			w->exited = 0;
 			if (k->kind == TA_KIND_COMM && arrival != INT64_MIN &&
 			    arrival - from >= PEER_NS && arrival <= t) {
@@ -756,7 +781,9 @@ static void walk_back(struct walk *w, size_t ri, long ki, int64_t tid, int64_t t
 				t = ready;
 				cpu_time(w, ri, k->call_tid, k->call_ts > lo ? k->call_ts : lo, t);
 				tid = k->call_tid;
-				t = k->call_ts;
+				/* a call stamped after its kernel began (a damaged
+				 * trace) must not move the walk forward */
+				t = k->call_ts < t ? k->call_ts : t;
 				ki = -1;
 				continue;
 			}
@@ -801,8 +828,12 @@ static void walk_back(struct walk *w, size_t ri, long ki, int64_t tid, int64_t t
 			t = s->ts;
 		}
 	}
-	w->failed = 1; /* no progress: cannot happen on a DAG */
-	w->why = "the critical path walk made no progress";
+	/* no progress: times that contradict each other (a damaged trace);
+	 * the rest of the step is a gap, and the run says so */
+	if (t > w->start_job + w->ranks[ri].offset)
+		add(w, ri, C_GAP, t - (w->start_job + w->ranks[ri].offset),
+		    "walk stopped: inconsistent times");
+	w->stuck++;
 }
 
 /* Where the walk starts: the kernel that ended at the window's end, else
@@ -990,6 +1021,11 @@ int ta_critical_run(sqlite3 *db, const struct ta_query *q,
 		rc = walk_steps(&w, q, emit_step, &t, err);
 		if (rc == 0)
 			cp_what_if_check(t.path, o, t.matched);
+		if (rc == 0 && w.stuck)
+			ta_table_warn(t.path, "%d step%s: the critical path could not be "
+				      "walked back through times that contradict each "
+				      "other (a damaged trace?); the rest of the step is "
+				      "counted as gap", w.stuck, w.stuck == 1 ? "" : "s");
 	}
 	walk_close(&w, &peers);
 	if (rc < 0) {

@@ -115,7 +115,7 @@ void ta_exposed_comm(const struct ta_union *comm, const struct ta_union *comp,
 	for (i = n; i-- > 0;) { /* from the end: a chain is exposed by its last */
 		if (!s[i].ends_with_comm || exposed[i])
 			continue;
-		if (s[i].next_comp - s[i].b <= resume_ns)
+		if (s[i].next_comp != INT64_MAX && s[i].next_comp - s[i].b <= resume_ns)
 			exposed[i] = 1;
 		else if (i + 1 < n && exposed[i + 1] && s[i + 1].a - s[i].b <= resume_ns &&
 			 s[i].next_comp >= s[i + 1].a)

@@ -285,9 +285,20 @@ int ta_host_launching_op(struct ta_host *d, int64_t corr, char *buf, size_t len)
 const struct ta_sync *ta_host_sync_in(const struct ta_host *d, int64_t a,
 				      int64_t b)
 {
-	size_t i;
+	size_t i, lo = 0, hi = d->nsyncs;
 
-	for (i = 0; i < d->nsyncs; i++) {
+	/* only a sync that began at most max_sync_dur before a can end in
+	 * [a, b]: a search, not a scan of every sync for every hole */
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+
+		if (d->syncs[m].ts < (a < INT64_MIN + d->max_sync_dur ? INT64_MIN :
+				      a - d->max_sync_dur))
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	for (i = lo; i < d->nsyncs && d->syncs[i].ts <= a; i++) {
 		const struct ta_sync *c = &d->syncs[i];
 
 		if (c->end < a || c->end > b || c->end - c->ts <= 0)
@@ -343,6 +354,10 @@ int ta_host_load(sqlite3 *db, int64_t rank, struct ta_host *h,
 	sqlite3_finalize(st);
 	find_spins(h, q, nq);
 	free(q);
+	h->max_sync_dur = 0;
+	for (size_t i = 0; i < h->nsyncs; i++)
+		if (h->syncs[i].end - h->syncs[i].ts > h->max_sync_dur)
+			h->max_sync_dur = h->syncs[i].end - h->syncs[i].ts;
 	return ta_db_done(db, rc, err);
 }
 

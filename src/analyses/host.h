@@ -20,6 +20,7 @@ struct ta_host {
 	int64_t rank;
 	struct ta_sync *syncs;        /* by start */
 	size_t nsyncs, capsyncs;
+	int64_t max_sync_dur;         /* the longest: searches stop by it */
 	int64_t max_op_dur;           /* longest cpu_op, -1 until asked */
 	struct host_frame *frames;    /* the user's Python frames, by start, */
 	size_t nframes, capframes;    /* read at the first call site asked */

@@ -102,6 +102,13 @@ static int device_of(struct rank_mem *m, int64_t type, int64_t id)
 
 /* A rank's events in time order, their totals filled in where missing
  * (the running sum), and its kept steps. */
+#define MAX_BYTES ((int64_t)1 << 50)
+
+static int64_t clamp_bytes(int64_t v)
+{
+	return v > MAX_BYTES ? MAX_BYTES : v < -MAX_BYTES ? -MAX_BYTES : v;
+}
+
 static int load(sqlite3 *db, struct rank_mem *m, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
@@ -126,9 +133,11 @@ static int load(sqlite3 *db, struct rank_mem *m, struct ta_error *err)
 		e->dev = device_of(m, sqlite3_column_int64(st, 2),
 				   sqlite3_column_int64(st, 3));
 		e->addr = sqlite3_column_int64(st, 4);
-		e->bytes = sqlite3_column_int64(st, 5);
+		/* a trace's numbers may be anything: no allocation is a PiB,
+		 * and sums of such must not overflow */
+		e->bytes = clamp_bytes(sqlite3_column_int64(st, 5));
 		e->allocated = sqlite3_column_type(st, 6) == SQLITE_NULL ? INT64_MIN :
-			       sqlite3_column_int64(st, 6);
+			       clamp_bytes(sqlite3_column_int64(st, 6));
 		e->reserved = sqlite3_column_int64(st, 7);
 		e->site = -1;
 		e->in_window = 0;

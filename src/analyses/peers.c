@@ -195,7 +195,10 @@ static void measure(struct ta_peers *p, const struct member *m, size_t n)
 			int64_t wait = last - a, dur = m[k].end - m[k].ts;
 
 			r->comm_ns += dur;
-			r->wait_ns += wait;
+			/* a wait longer than the kernel pairs members that are
+			 * not one collective (a damaged trace): at most the
+			 * kernel, as its wait record says */
+			r->wait_ns += wait < dur ? wait : dur;
 			r->late_ns += a - first;
 			r->ncoll++;
 			r->nlast += a == last && last > first;

@@ -173,7 +173,8 @@ int snap_parts(sqlite3 *db, int64_t dev, int (*in_baseline)(int64_t addr, void *
 	}
 	/* each parameter's size matches one gradient at most: AccumulateGrad's
 	 * take theirs first */
-	qsort(psize, np, sizeof(*psize), cmp_size);
+	if (np) /* none recorded: qsort must not see NULL */
+		qsort(psize, np, sizeof(*psize), cmp_size);
 	used = ta_xcalloc(np ? np : 1, 1);
 	for (i = 0; i < n; i++)
 		if (b[i].part == PART_GRADS)

@@ -267,7 +267,8 @@ int ta_report_overlay(const char *src, const struct ta_path_nodes *nodes,
 	for (i = 0; i < nodes->n; i++)
 		idx[i] = nodes->v[i].idx;
 	ta_qsort(idx, nodes->n, sizeof(*idx), cmp_i64);
-	memcpy(flow, nodes->v, nodes->n * sizeof(*flow));
+	if (nodes->n) /* an empty path: v may be NULL */
+		memcpy(flow, nodes->v, nodes->n * sizeof(*flow));
 	ta_qsort(flow, nodes->n, sizeof(*flow), cmp_node);
 	c.marked = idx;
 	c.nmarked = nodes->n;

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Hostile input for the critical path's walk, exposed communication and
+memory sums: traces whose times contradict each other (a launch call
+stamped after its kernel began, collectives missing on one rank, times
+before the epoch, absurd byte counts) and options at their limits. Each
+case once crashed under UBSan, ran the walk forward in time, stopped a
+whole run with exit 4, or gave parts that do not add up; each must now
+give a table whose parts add up, or a usage error.
+
+Prints one line per failed check and a count; exit 1 on any failure."""
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+BIN = os.environ.get("BIN", "./traceanalyze")
+NCCL = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+PARTS = ["cpu_us", "launch_us", "kernel_compute_us", "kernel_comm_us", "kernel_memory_us",
+         "gap_us", "sync_us", "peer_wait_us"]
+checks = []
+TMP = tempfile.mkdtemp()
+
+
+def check(name, cond):
+    checks.append((name, bool(cond)))
+
+
+def X(cat, name, ts, dur, pid=1, tid=1, **args):
+    return {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur,
+            "args": args}
+
+
+def K(name, ts, dur, corr, stream=7):
+    return X("kernel", name, ts, dur, pid=0, tid=stream, stream=stream, correlation=corr)
+
+
+def R(name, ts, dur, corr):
+    return X("cuda_runtime", name, ts, dur, correlation=corr)
+
+
+def STEP(n, ts, dur):
+    return X("user_annotation", "ProfilerStep#%d" % n, ts, dur)
+
+
+def write(name, ranks):
+    d = os.path.join(TMP, name)
+    os.makedirs(d)
+    for i, ev in enumerate(ranks):
+        t = {"traceEvents": ev}
+        if len(ranks) > 1:
+            t["distributedInfo"] = {"backend": "nccl", "rank": i, "world_size": len(ranks)}
+        json.dump(t, open(os.path.join(d, "rank-%d.pt.trace.json" % i), "w"))
+    return d
+
+
+def run(*args):
+    p = subprocess.run([BIN, *args], capture_output=True, text=True,
+                       env=dict(os.environ, TRACEANALYZE_CACHE_DIR=os.path.join(TMP, "cache")))
+    return p.returncode, p.stdout, p.stderr
+
+
+def path_adds_up(name, d):
+    rc, out, err = run("critical-path", "-q", "--format", "csv", d)
+    rows = list(csv.DictReader(io.StringIO(out))) if rc == 0 else []
+    check("%s: critical-path gives a table (exit %d: %s)" % (name, rc, err.strip()[:80]), rc == 0 and rows)
+    for r in rows:
+        parts = sum(float(r[c] or 0) for c in PARTS)
+        check("%s rank %s step %s: the parts %.1f add up to path_us %s" % (
+              name, r["rank"], r["step"], parts, r["path_us"]), abs(parts - float(r["path_us"])) < 0.01)
+    rc, _, err = run("diagnose", "-q", d)
+    check("%s: diagnose runs (exit %d: %s)" % (name, rc, err.strip()[:80]), rc == 0)
+
+
+# a launch call stamped 300 us after its kernel began, and a sync that
+# returned while the kernel ran: the walk went forward and round
+path_adds_up("launch after its kernel", write("loop", [[
+    STEP(1, 1000, 2000), STEP(2, 3000, 2000),
+    R("cudaLaunchKernel", 1010, 10, 1), K("gemmA", 1100, 200, 1),
+    K("gemmB", 1400, 200, 2), R("cudaDeviceSynchronize", 1450, 170, 3),
+    R("cudaLaunchKernel", 1700, 10, 2),
+    R("cudaLaunchKernel", 3010, 10, 4), K("gemmC", 3100, 200, 4)]]))
+path_adds_up("launch after its kernel, sync over its end", write("fwd", [[
+    STEP(1, 1000, 2000), STEP(2, 3000, 2000),
+    R("cudaLaunchKernel", 1010, 10, 1), K("gemmA", 1100, 200, 1),
+    K("gemmB", 1400, 400, 2), R("cudaLaunchKernel", 1500, 10, 2),
+    R("cudaDeviceSynchronize", 1520, 300, 3),
+    R("cudaLaunchKernel", 3010, 10, 4), K("gemmC", 3100, 200, 4)]]))
+
+# a job whose rank 1 lacks one collective: the rest are paired wrongly
+g = os.path.join(TMP, "drop")
+subprocess.run([sys.executable, "tools/ranks.py", g, "2", "1", "20000", "2", "2"], check=True)
+import gzip  # noqa: E402
+f = os.path.join(g, "rank-1.json.gz")
+t = json.load(gzip.open(f))
+nccl = [i for i, e in enumerate(t["traceEvents"]) if e["name"].startswith("ncclDev")]
+del t["traceEvents"][nccl[0]]
+json.dump(t, gzip.open(f, "wt"))
+path_adds_up("a collective missing on one rank", g)
+rc, out, _ = run("stragglers", "-q", "--format", "csv", g)
+rows = list(csv.DictReader(io.StringIO(out))) if rc == 0 else []
+check("a collective missing on one rank: wait_us <= comm_us (%s)" % [
+      (r["wait_us"], r["comm_us"]) for r in rows],
+      rows and all(float(r["wait_us"]) <= float(r["comm_us"]) + 0.001 for r in rows))
+
+# times before the epoch: the same exposure as after it (an overflow
+# once made the collective exposed)
+B = -5000000
+ev = lambda b: [STEP(1, b, 3000), STEP(2, b + 3000, 3000),  # noqa: E731
+                R("cudaLaunchKernel", b + 10, 5, 1), K("gemm", b + 20, 1000, 1),
+                R("cudaLaunchKernel", b + 20, 5, 2), K(NCCL, b + 1100, 1500, 2, stream=17),
+                R("cudaLaunchKernel", b + 3010, 5, 3), K("gemm", b + 3020, 1000, 3)]
+neg = run("overlap", "-q", "--format", "csv", write("neg", [ev(B)]))[1]
+pos = run("overlap", "-q", "--format", "csv", write("pos", [ev(-B)]))[1]
+check("negative times: overlap as with positive ones (%r, %r)" % (neg, pos), neg == pos and neg)
+
+# [memory] events with absurd Bytes: no overflow, a table
+M = lambda ts, b, addr: {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]",  # noqa: E731
+                         "pid": 1, "tid": 1, "ts": ts,
+                         "args": {"Total Reserved": 0, "Total Allocated": b, "Bytes": b,
+                                  "Device Id": 0, "Device Type": 1, "Addr": addr}}
+d = write("memhuge", [[STEP(1, 1000, 1000), R("cudaLaunchKernel", 1010, 5, 1), K("gemm", 1020, 100, 1),
+                        M(1100, 2**63 - 1, 4096), M(1200, 2**63 - 1, 8192)]])
+rc, _, err = run("memory", "-q", d)
+check("absurd Bytes: memory runs (exit %d: %s)" % (rc, err.strip()[:80]), rc == 0)
+
+# options at their limits: usage errors, never a changed value or a loop
+for args, why in ((["temporal", "--ranks", "9223372036854775807"], "a rank at INT64_MAX"),
+                  (["temporal", "--ranks", "0-99999999999999999999"], "a rank past INT64_MAX"),
+                  (["critical-path", "--step", "99999999999999999999"], "a step past INT64_MAX"),
+                  (["critical-path", "--what-if", "kernel:" + "*" * 600 + "=0.5"], "a 600-byte --what-if"),
+                  (["critical-path", "--what-if", "kernel:*=inf"], "an infinite factor"),
+                  (["critical-path", "--what-if", "kernel:*=1e308"], "a factor of 1e308")):
+    rc, _, err = run(*args, "testdata/spin")
+    check("%s is a usage error (exit %d)" % (why, rc), rc == 2)
+# an empty path with --trace writes the trace, marks nothing
+rc, _, err = run("critical-path", "-q", "--ranks", "0", "--step", "99", "--trace",
+                 os.path.join(TMP, "o.json"), "testdata/ddp_straggler")
+check("--trace of an empty path (exit %d: %s)" % (rc, err.strip()[:80]), rc == 0)
+
+failed = [n for n, ok in checks if not ok]
+for n in failed:
+    print("FAIL hostile_walk:", n)
+print("hostile_walk: %d passed, %d failed" % (len(checks) - len(failed), len(failed)))
+sys.exit(1 if failed else 0)
