@@ -76,6 +76,7 @@ test: traceanalyze $(TEST_BIN)
 	python3 tests/critical_expect.py
 	python3 tests/invariants.py
 	python3 tests/hostile_walk.py
+	python3 tests/hostile_output.py
 	python3 tests/diff_expect.py
 	python3 tests/memory_expect.py
 	python3 tests/steps_expect.py
@@ -107,6 +108,7 @@ sanitize: traceanalyze $(TEST_BIN)
 	python3 tests/critical_expect.py
 	python3 tests/invariants.py
 	python3 tests/hostile_walk.py
+	python3 tests/hostile_output.py
 	python3 tests/diff_expect.py
 	python3 tests/memory_expect.py
 	python3 tests/steps_expect.py

@@ -21,6 +21,9 @@ int ta_report_overlay(const char *src, const struct ta_path_nodes *nodes,
 		      const char *dst, struct ta_error *err);
 /* --wide: text columns are never cut (else to $COLUMNS, or 60). */
 extern int ta_text_wide;
+/* --csv-raw: text cells as they are; else a cell a spreadsheet would read
+ * as a formula (= + - @ TAB CR first) gets a leading ' (OWASP). */
+extern int ta_csv_raw;
 void ta_report_csv(FILE *out, const struct ta_table *t);
 /* JSON: an array of objects keyed by column name. */
 void ta_report_json(FILE *out, const struct ta_table *t);

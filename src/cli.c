@@ -15,7 +15,7 @@ enum {
 	OPT_FORMAT = 1000, OPT_RANKS, OPT_HTA, OPT_NO_CACHE, OPT_STRICT,
 	OPT_HELP, OPT_QUIET, OPT_OUTPUT, OPT_FAIL_IF, OPT_BASELINE,
 	OPT_MAX_INCREASE, OPT_JOBS, OPT_VERBOSE, OPT_COLUMNS, OPT_WINDOW,
-	OPT_MISSING, OPT_ALLOW_TRUNCATED, OPT_FAIL_ON_NEW, OPT_WIDE
+	OPT_MISSING, OPT_ALLOW_TRUNCATED, OPT_FAIL_ON_NEW, OPT_CSV_RAW, OPT_WIDE
 };
 
 static const struct ta_opt common_opts[] = {
@@ -36,6 +36,7 @@ static const struct ta_opt common_opts[] = {
 	{ "missing", 1, OPT_MISSING, "HOW", "a gate on a missing value: fail (default) or pass" },
 	{ "allow-truncated", 0, OPT_ALLOW_TRUNCATED, NULL, "gate a truncated trace anyway (an error by default)" },
 	{ "wide", 0, OPT_WIDE, NULL, "text: never cut long names (else to $COLUMNS, or 60 characters)" },
+	{ "csv-raw", 0, OPT_CSV_RAW, NULL, "CSV: names as they are (else one starting with = + - @ TAB CR gets a leading ')" },
 	{ "columns", 0, OPT_COLUMNS, NULL, "list the result's columns (name, type, unit) and exit" },
 	{ "help", 0, OPT_HELP, NULL, "show this help" },
 	{ NULL, 0, 0, NULL, NULL }
@@ -349,6 +350,9 @@ static int common_opt(struct ta_cli *cli, const struct ta_cmd_info *cmd,
 		return 0;
 	case OPT_WIDE:
 		ta_text_wide = 1;
+		return 0;
+	case OPT_CSV_RAW:
+		ta_csv_raw = 1;
 		return 0;
 	case OPT_ALLOW_TRUNCATED:
 		cli->allow_truncated = 1;

@@ -51,6 +51,10 @@ static void on_field(void *s, size_t len, void *data)
 	struct old_csv *o = data;
 
 	o->cur = ta_xrealloc(o->cur, (o->ncur + 1) * sizeof(*o->cur));
+	/* a name the CSV writer neutralised for spreadsheets ('=...) is
+	 * the name itself (csv.c) */
+	if (s && len >= 2 && ((char *)s)[0] == '\'' && strchr("=+-@\t\r", ((char *)s)[1]))
+		s = (char *)s + 1, len--;
 	o->cur[o->ncur++] = ta_xstrndup(s ? s : "", s ? len : 0);
 }
 
@@ -212,6 +216,10 @@ void ta_row_key(const struct ta_table *t, size_t row, char *buf, size_t len)
 		used += (size_t)snprintf(buf + used, len - used, "%s%s=%s",
 					 used ? " " : "", t->cols[c].name, v);
 	}
+	/* names are anyone's: no control character reaches a terminal */
+	for (c = 0; buf[c]; c++)
+		if ((unsigned char)buf[c] < 0x20 || buf[c] == 0x7f)
+			buf[c] = '?';
 }
 
 /* Old rows by their key columns: built once, so matching is a lookup
@@ -321,9 +329,20 @@ void ta_baseline_free(struct ta_baseline *b)
 /* Lines about rows (new, gone, changed) stop here: the count says the rest. */
 #define MAX_LINES 20
 
+/* A baseline's number: finite, and all of the cell (inf, 1e999 or abc
+ * would make a limit infinite or read as 0: a gate passing on nothing). */
+static int old_number(const char *s, double *v)
+{
+	char *end;
+
+	*v = strtod(s, &end);
+	return end != s && !*end && isfinite(*v) ? 0 : -1;
+}
+
 static int check_row(const struct ta_table *t, size_t row, char **old,
-		     const int *map, const struct ta_increase *inc, size_t ninc,
-		     FILE *diag)
+		     size_t old_row, const struct ta_baseline *b, const int *map,
+		     const struct ta_increase *inc, size_t ninc, FILE *diag,
+		     struct ta_error *err)
 {
 	size_t i, c;
 	int rises = 0;
@@ -336,7 +355,12 @@ static int check_row(const struct ta_table *t, size_t row, char **old,
 			;
 		if (ta_table_cell(t, row, c)->null || !old[map[c]][0])
 			continue;
-		was = strtod(old[map[c]], NULL);
+		if (old_number(old[map[c]], &was) < 0) {
+			ta_error_set(err, TA_EXIT_INPUT, "baseline '%s': row %zu, column "
+				     "%s: '%.40s' is not a finite number", b->path,
+				     old_row + 1, inc[i].column, old[map[c]]);
+			return -1;
+		}
 		now = t->cols[c].type == TA_COL_INT ?
 		      (double)ta_table_cell(t, row, c)->i : ta_table_cell(t, row, c)->d;
 		limit = inc[i].relative ? fabs(was) * inc[i].limit / 100 : inc[i].limit;
@@ -465,8 +489,15 @@ int ta_baseline_check(const struct ta_table *t, const struct ta_baseline *b,
 			continue;
 		}
 		matched++;
-		used[ix.row[ta_intern_find(ix.keys, key.s ? key.s : "", key.len)]] = 1;
-		rises += check_row(t, r, old, map, inc, ninc, diag);
+		size_t oi = ix.row[ta_intern_find(ix.keys, key.s ? key.s : "", key.len)];
+		int rose;
+
+		used[oi] = 1;
+		if ((rose = check_row(t, r, old, oi, b, map, inc, ninc, diag, err)) < 0) {
+			rises = -1;
+			goto out;
+		}
+		rises += rose;
 		if (!ninc && !ta_quiet)
 			changed = show_changes(t, r, old, map, changed, diag);
 	}

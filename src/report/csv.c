@@ -4,6 +4,16 @@
 #include <csv.h>
 #include <string.h>
 
+int ta_csv_raw;
+
+/* A spreadsheet runs a cell that starts with one of these as a formula
+ * (=HYPERLINK(...) from a kernel or frame name): a leading ' makes it
+ * text, and is what the spreadsheet shows. */
+static int formula_like(const char *s)
+{
+	return *s && strchr("=+-@\t\r", *s) != NULL;
+}
+
 static void write_text(FILE *out, const char *s)
 {
 	if (strpbrk(s, ",\"\r\n"))
@@ -20,7 +30,15 @@ static void write_cell(FILE *out, const struct ta_col *col,
 	if (c->null)
 		return;
 	if (col->type == TA_COL_TEXT) {
-		write_text(out, c->s);
+		if (!ta_csv_raw && formula_like(c->s)) {
+			struct ta_buf b = { 0 };
+
+			ta_buf_addf(&b, "'%s", c->s);
+			write_text(out, b.s);
+			ta_buf_free(&b);
+		} else {
+			write_text(out, c->s);
+		}
 	} else if (col->type == TA_COL_INT) {
 		fprintf(out, "%lld", (long long)c->i);
 	} else {

@@ -57,6 +57,42 @@ static void fixed3(char *buf, size_t len, double v)
 		snprintf(buf, len, "0");
 }
 
+/* Control characters in names (a trace's strings are anyone's) would
+ * reach the terminal: ESC sequences, BEL, CR, a newline that forges a
+ * row. They are shown in caret notation (ESC as ^[), as less and cat -v
+ * do; C1 controls (U+0080-U+009F, CSI among them) as '?'. keep_nl: the
+ * prose's own line breaks stay. */
+static void escape_controls(char *dst, size_t len, const char *s, int keep_nl)
+{
+	size_t o = 0;
+
+	for (; *s && o + 3 < len; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if ((ch < 0x20 && !(keep_nl && ch == '\n')) || ch == 0x7f) {
+			dst[o++] = '^';
+			dst[o++] = (char)(ch ^ 0x40);
+		} else if (ch == 0xc2 && (unsigned char)s[1] >= 0x80 &&
+			   (unsigned char)s[1] <= 0x9f) {
+			dst[o++] = '?';
+			s++;
+		} else {
+			dst[o++] = (char)ch;
+		}
+	}
+	dst[o] = '\0';
+}
+
+static void put_prose(FILE *out, const char *s)
+{
+	size_t n = strlen(s) * 2 + 4;
+	char *e = ta_xmalloc(n);
+
+	escape_controls(e, n, s, 1);
+	fputs(e, out);
+	free(e);
+}
+
 static void cell_text(char *buf, size_t len, const struct ta_col *col,
 		      const struct ta_cell *c)
 {
@@ -66,7 +102,7 @@ static void cell_text(char *buf, size_t len, const struct ta_col *col,
 	}
 	switch (col->type) {
 	case TA_COL_TEXT:
-		snprintf(buf, len, "%s", c->s);
+		escape_controls(buf, len, c->s, 0);
 		return;
 	case TA_COL_INT:
 		if (col->unit == TA_UNIT_US)
@@ -227,8 +263,10 @@ void ta_report_text(FILE *out, const struct ta_table *t)
 			       widen_until_distinct(t, c, text_limit(t, w, c), w[c]);
 	if (t->title)
 		fprintf(out, "%s\n\n", t->title);
-	if (t->head.len)
-		fprintf(out, "%s\n", t->head.s);
+	if (t->head.len) {
+		put_prose(out, t->head.s);
+		fputc('\n', out);
+	}
 	for (c = 0; c < t->ncols; c++) {
 		if (c)
 			fputs("  ", out);
@@ -249,6 +287,6 @@ void ta_report_text(FILE *out, const struct ta_table *t)
 		fputc('\n', out);
 	}
 	if (t->tail.len)
-		fputs(t->tail.s, out);
+		put_prose(out, t->tail.s);
 	free(w);
 }

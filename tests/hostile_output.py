@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""What reaches a spreadsheet or a terminal from a trace's names, and
+baselines that would make a gate pass on nothing (issue 35's classes):
+
+  - CSV: a name starting with = + - @ TAB or CR gets a leading ' (a
+    spreadsheet would run it as a formula); --csv-raw writes it as it is;
+    a baseline saved either way matches;
+  - text: control characters in names (ESC sequences, BEL, CR, a newline
+    that forges a row) are shown in caret notation;
+  - a baseline value that is not a finite number under --max-increase is
+    exit 3 naming the file, row and column.
+
+Prints one line per failed check and a count; exit 1 on any failure."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+BIN = os.environ.get("BIN", "./traceanalyze")
+TMP = tempfile.mkdtemp()
+checks = []
+
+
+def check(name, cond):
+    checks.append((name, bool(cond)))
+
+
+def run(*args):
+    p = subprocess.run([BIN, *args], capture_output=True,
+                       env=dict(os.environ, TRACEANALYZE_CACHE_DIR=os.path.join(TMP, "cache")))
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def kernel(name, ts, corr):
+    return [{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+             "ts": ts - 5, "dur": 3, "args": {"correlation": corr}},
+            {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": ts, "dur": 10 + corr,
+             "args": {"stream": 7, "correlation": corr}}]
+
+
+FORMULA = '=HYPERLINK("http://x.invalid/","click")'
+ESC = "gemm\x1b[2J\x1b]8;;http://x.invalid\x07link\x1b]8;;\x07\rX\nforged"
+ev = kernel(FORMULA, 100, 1) + kernel("-2+3", 200, 2) + kernel(ESC, 300, 3) + kernel("@sum", 400, 4)
+d = os.path.join(TMP, "names")
+os.makedirs(d)
+json.dump({"traceEvents": ev}, open(os.path.join(d, "rank-0.json"), "w"))
+
+rc, out, _ = run("kernels", "-q", "--format", "csv", d)
+lines = out.splitlines()
+check("csv: a formula-like name gets a leading ' (%s)" % [x for x in lines if "HYPERLINK" in x],
+      any(x.split(",")[2].startswith("\"'=HYPERLINK") for x in lines if "HYPERLINK" in x))
+check("csv: '-2+3' and '@sum' too", any(",'-2+3," in x for x in lines) and any(",'@sum," in x for x in lines))
+rc, raw, _ = run("kernels", "-q", "--format", "csv", "--csv-raw", d)
+check("csv --csv-raw: the name as it is", any(x.split(",")[2].startswith("\"=HYPERLINK") for x in
+                                               raw.splitlines() if "HYPERLINK" in x))
+# a baseline saved either way matches this run's rows
+for name, saved in (("neutralised", out), ("raw", raw)):
+    b = os.path.join(TMP, "base_%s.csv" % name)
+    open(b, "w").write(saved)
+    rc, _, err = run("kernels", "-q", "--format", "csv", "--baseline", b, "--fail-on-new", d)
+    check("a %s baseline matches every row (exit %d: %s)" % (name, rc, err.strip()[:100]), rc == 0)
+
+rc, text, _ = run("kernels", "-q", d)
+check("text: no ESC, BEL or CR reaches the terminal", not any(c in text for c in "\x1b\x07\r"))
+check("text: ESC is shown as ^[", "^[" in text)
+check("text: a newline in a name forges no row", "forged" not in "".join(
+      x for x in text.splitlines() if x.lstrip().startswith("forged")))
+
+# a baseline whose value is not a finite number
+for bad in ("inf", "1e999", "-inf", "abc", "nan"):
+    b = os.path.join(TMP, "bad_%s.csv" % bad)
+    rows = out.splitlines()
+    hdr = rows[0].split(",")
+    col = hdr.index("total_us")
+    fixed = [rows[0]] + [",".join(r.split(",")[:col] + [bad] + r.split(",")[col + 1:])
+                         if "@sum" in r else r for r in rows[1:]]
+    open(b, "w").write("\n".join(fixed) + "\n")
+    rc, _, err = run("kernels", "-q", "--format", "csv", "--baseline", b, "--max-increase", "total_us=10%", d)
+    check("baseline value '%s' is exit 3 naming row and column (exit %d: %s)" % (bad, rc, err.strip()[:90]),
+          rc == 3 and "total_us" in err and "row" in err)
+
+failed = [n for n, ok in checks if not ok]
+for n in failed:
+    print("FAIL hostile_output:", n)
+print("hostile_output: %d passed, %d failed" % (len(checks) - len(failed), len(failed)))
+sys.exit(1 if failed else 0)
