@@ -179,6 +179,19 @@ static int by_use(const void *x, const void *y)
 	return a->used < b->used ? -1 : a->used > b->used;
 }
 
+static int own_name(const char *name)
+{
+	size_t i;
+
+	if (strlen(name) != 16 + 1 + 16 + 3 || strcmp(name + 33, ".db") != 0 ||
+	    name[16] != '-')
+		return 0;
+	for (i = 0; i < 33; i++)
+		if (i != 16 && !strchr("0123456789abcdef", name[i]))
+			return 0;
+	return 1;
+}
+
 int ta_cache_entries(const char *dir, struct ta_cache_entry **v, size_t *n)
 {
 	DIR *d = opendir(dir);
@@ -189,11 +202,13 @@ int ta_cache_entries(const char *dir, struct ta_cache_entry **v, size_t *n)
 	if (!d)
 		return -1;
 	while ((e = readdir(d))) {
-		size_t len = strlen(e->d_name);
 		char path[PATH_MAX];
 		struct stat sb;
 
-		if (len < 4 || strcmp(e->d_name + len - 3, ".db") != 0)
+		/* only what the cache named itself (16 hex digits, '-', 16,
+		 * '.db'): an ingest output or notes.db beside it are not ours to
+		 * list, prune or evict */
+		if (!own_name(e->d_name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		if (lstat(path, &sb) < 0 || !S_ISREG(sb.st_mode))

@@ -66,6 +66,17 @@ static int shards(struct ta_cli *cli, const char *dir)
 		}
 		free(files);
 	}
+	/* two traces of one name (a/trace.json and b/trace.json, or
+	 * rank-0.json and rank-0.json.gz) would be one shard: one rank gone */
+	for (i = 0; rc == TA_EXIT_OK && i < n; i++)
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(outs[i], outs[j]) == 0) {
+				fprintf(stderr, "traceanalyze: '%s' and '%s' would both be "
+					"the shard '%s': rename one (shards are named after "
+					"their trace's file name)\n", all[j], all[i], outs[i]);
+				rc = TA_EXIT_USAGE;
+				break;
+			}
 	if (rc == TA_EXIT_OK && ta_shards_build(all, outs, n, &cli->ingest, 0, NULL, &err) < 0)
 		rc = ta_cli_error(&err);
 	if (rc == TA_EXIT_OK && !ta_quiet)

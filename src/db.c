@@ -17,6 +17,9 @@ void ta_db_global_init(void)
 	 * to a temp file: 250 by default, 16 MB at our 64 KB page size. 16
 	 * pages, with the 2 MB page cache, keep every sort within 2 MB. */
 	sqlite3_config(SQLITE_CONFIG_PMASZ, 16);
+	/* a path is a path: 'file:x.db' (Debian's SQLite reads URIs by
+	 * default) would open something else and leave an empty file */
+	sqlite3_config(SQLITE_CONFIG_URI, 0);
 }
 
 int ta_db_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st,

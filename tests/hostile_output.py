@@ -8,7 +8,9 @@ baselines that would make a gate pass on nothing (issue 35's classes):
   - text: control characters in names (ESC sequences, BEL, CR, a newline
     that forges a row) are shown in caret notation;
   - a baseline value that is not a finite number under --max-increase is
-    exit 3 naming the file, row and column.
+    exit 3 naming the file, row and column;
+  - the user's files: two traces that would be one shard, the cache's
+    clear and prune touching only its own entries, 'file:x.db' as a path.
 
 Prints one line per failed check and a count; exit 1 on any failure."""
 import json
@@ -79,6 +81,31 @@ for bad in ("inf", "1e999", "-inf", "abc", "nan"):
     rc, _, err = run("kernels", "-q", "--format", "csv", "--baseline", b, "--max-increase", "total_us=10%", d)
     check("baseline value '%s' is exit 3 naming row and column (exit %d: %s)" % (bad, rc, err.strip()[:90]),
           rc == 3 and "total_us" in err and "row" in err)
+
+# the user's files: two traces that would be one shard are refused; the
+# cache lists and prunes only what it named itself; 'file:x.db' is a path
+import shutil  # noqa: E402
+for sub in ("a", "b"):
+    os.makedirs(os.path.join(TMP, "two", sub))
+    shutil.copy("testdata/spin/rank-0.pt.trace.json.gz", os.path.join(TMP, "two", sub, "trace.json.gz"))
+rc, _, err = run("ingest", os.path.join(TMP, "two/a/trace.json.gz"), os.path.join(TMP, "two/b/trace.json.gz"),
+                 "-o", os.path.join(TMP, "two/out/"))
+check("two traces of one name into one shard: exit 2 naming both (exit %d: %s)" % (rc, err.strip()[:80]),
+      rc == 2 and "a/trace.json.gz" in err and "b/trace.json.gz" in err)
+cache = os.path.join(TMP, "cache")
+run("temporal", "-q", "testdata/spin")
+open(os.path.join(cache, "notes.db"), "w").write("mine\n")
+run("ingest", "-q", "testdata/spin", "-o", os.path.join(cache, "run.db"))
+run("cache", "clear")
+check("cache clear keeps files it did not make (%s)" % sorted(os.listdir(cache)),
+      {"notes.db", "run.db"} <= set(os.listdir(cache)))
+cwd = os.getcwd()
+os.makedirs(os.path.join(TMP, "uri"))
+p = subprocess.run([os.path.join(cwd, BIN), "ingest", "-q", os.path.join(cwd, "testdata/spin"), "-o", "file:x.db"],
+                   cwd=os.path.join(TMP, "uri"), capture_output=True)
+got = os.listdir(os.path.join(TMP, "uri"))
+check("ingest -o file:x.db writes the file named so (%s)" % got,
+      p.returncode == 0 and got == ["file:x.db"] and os.path.getsize(os.path.join(TMP, "uri", "file:x.db")) > 0)
 
 failed = [n for n, ok in checks if not ok]
 for n in failed:
