@@ -269,7 +269,8 @@ int cmd_critical(int argc, char **argv)
 		"(kernels on a stream,\nlaunches, cross-stream waits, host syncs, "
 		"collectives' last members), and\nwhat it consists of: "
 		"rank,step,path_us,cpu_us,launch_us,kernel_compute_us,\n"
-		"kernel_comm_us,kernel_memory_us,gap_us,sync_us,peer_wait_us.\n"
+		"kernel_comm_us,kernel_memory_us,gap_us,sync_us,peer_wait_us (the parts),\n"
+		"on_peers_us (of the path, the time on other ranks' work).\n"
 		"With --hta-compat, HTA's critical path of one annotation instance "
 		"per rank,\nby what bounds it (HTA's summary()): "
 		"rank,bound_by,path_us,path_pct.",

@@ -59,8 +59,9 @@ int cmd_idle(int argc, char **argv)
 		"idle", "[options] PATH",
 		"Idle time per rank and stream, by cause: host_wait (the kernel was "
 		"launched\nonly after its stream had drained), kernel_wait (a gap "
-		"shorter than\n--kernel-wait-us between kernels) or other; --stats: "
-		"statistics of the intervals.",
+		"shorter than\n--kernel-wait-us between kernels) or other; rows with "
+		"an empty stream: the\nwhole GPU (no stream busy), which add up to "
+		"temporal's idle_us; --stats:\nstatistics of the intervals.",
 		opts, on_opt, &c, present,
 		run
 	};

@@ -15,7 +15,9 @@ int cmd_overlap(int argc, char **argv)
 		"overlap", "[options] PATH",
 		"Per rank, the share of communication (NCCL) kernel time during which "
 		"a\ncomputation kernel also ran (overlap_pct is empty for a rank "
-		"without\ncommunication).",
+		"without\ncommunication), and what communication cost: exposed_us, "
+		"the time computation\nwaited for it or ran slower beside it "
+		"(slowed_us), wait_us of it a late peer.",
 		NULL, ta_cli_no_opts, NULL, NULL,
 		run
 	};

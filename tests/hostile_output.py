@@ -82,6 +82,13 @@ for bad in ("inf", "1e999", "-inf", "abc", "nan"):
     check("baseline value '%s' is exit 3 naming row and column (exit %d: %s)" % (bad, rc, err.strip()[:90]),
           rc == 3 and "total_us" in err and "row" in err)
 
+# a limit that is no limit: refused as the option the user typed
+for spec in ("step_us=inf", "step_us=5,min=inf", "step_us=1e999%"):
+    rc, _, err = run("diff", "-q", "--steps", "--max-increase", spec, "testdata/train_healthy",
+                     "testdata/train_stalled")
+    check("--max-increase %s is a usage error naming it (exit %d: %s)" % (spec, rc, err.strip()[:70]),
+          rc == 2 and "--max-increase" in err)
+
 # the user's files: two traces that would be one shard are refused; the
 # cache lists and prunes only what it named itself; 'file:x.db' is a path
 import shutil  # noqa: E402

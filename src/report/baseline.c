@@ -23,7 +23,8 @@ int ta_increase_parse(const char *spec, struct ta_increase *inc)
 	inc->column[eq - spec] = '\0';
 	inc->limit = strtod(eq + 1, &end);
 	inc->min = 0;
-	if (end == eq + 1 || !(inc->limit >= 0))
+	/* inf would be no limit at all: a gate that cannot trip */
+	if (end == eq + 1 || !(inc->limit >= 0) || !isfinite(inc->limit))
 		return -1;
 	inc->relative = *end == '%';
 	if (inc->relative)
@@ -32,7 +33,7 @@ int ta_increase_parse(const char *spec, struct ta_increase *inc)
 		const char *m = end + 5;
 
 		inc->min = strtod(m, &end);
-		if (end == m || !(inc->min >= 0))
+		if (end == m || !(inc->min >= 0) || !isfinite(inc->min))
 			return -1;
 	}
 	return *end == '\0' ? 0 : -1;

@@ -3,6 +3,7 @@
  * the analyses give in CSV: every figure sits above its table, whose
  * numbers are written as CSV writes them. */
 #include "ta_html.h"
+#include "ta_utf8.h"
 #include "ta_report.h"
 
 #include <math.h>
@@ -475,10 +476,14 @@ static void bars(FILE *o, const struct ta_table *t, const char *label_col,
 	figure_open(o, 22.0 * (double)n + 8, alt);
 	for (r = 0; r < n; r++) {
 		const char *s = ta_table_cell(t, r, (size_t)lc)->s;
-		char shortl[24];
+		char shortl[96];
 		double w = top > 0 ? (BAR_W - 80) * num(t, r, vc) / top : 0;
+		/* 20 columns, cut between characters: %.20s split a UTF-8
+		 * character and made the page invalid */
+		size_t cut = s ? ta_utf8_prefix(s, 20) : 0;
 
-		snprintf(shortl, sizeof(shortl), "%.20s", s ? s : "");
+		snprintf(shortl, sizeof(shortl), "%.*s", (int)(cut < 90 ? cut : 90),
+			 s ? s : "");
 		fprintf(o, "<text x=\"114\" y=\"%.0f\" text-anchor=\"end\" class=\"small\">",
 			22.0 * (double)r + 13);
 		esc(o, shortl);
