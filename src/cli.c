@@ -573,11 +573,35 @@ int ta_cli_open_input(const struct ta_cli *cli, sqlite3 **db)
 	return TA_EXIT_OK;
 }
 
+void ta_cli_add_input(struct ta_cli *cli, const char *path)
+{
+	if (path && cli->nmore < (int)(sizeof(cli->more_inputs) / sizeof(*cli->more_inputs)))
+		cli->more_inputs[cli->nmore++] = path;
+}
+
+int ta_cli_is_input(const struct ta_cli *cli, const char *path)
+{
+	struct stat sb, is;
+	int i;
+
+	if (!path || strcmp(path, "-") == 0 || stat(path, &sb) < 0)
+		return 0; /* a new name: nothing to lose */
+	for (i = 0; i < cli->nargs; i++)
+		if (ta_input_contains(cli->args[i], &sb))
+			return 1;
+	if (cli->baseline && strcmp(cli->baseline, "-") != 0 &&
+	    stat(cli->baseline, &is) == 0 && ta_same_file(&is, &sb))
+		return 1;
+	for (i = 0; i < cli->nmore; i++)
+		if (ta_input_contains(cli->more_inputs[i], &sb))
+			return 1;
+	return 0;
+}
+
 int ta_cli_check_output(const struct ta_cli *cli, int replaces,
 			struct ta_error *err)
 {
 	struct stat sb;
-	int i;
 
 	if (!cli->output || (!replaces && strcmp(cli->output, "-") == 0))
 		return 0;
@@ -588,17 +612,8 @@ int ta_cli_check_output(const struct ta_cli *cli, int replaces,
 			     "file only", cli->output, ta_file_kind(sb.st_mode));
 		return -1;
 	}
-	for (i = 0; i < cli->nargs; i++)
-		if (ta_input_contains(cli->args[i], &sb))
-			goto is_input;
-	if (cli->baseline && strcmp(cli->baseline, "-") != 0) {
-		struct stat bs;
-
-		if (stat(cli->baseline, &bs) == 0 && ta_same_file(&bs, &sb))
-			goto is_input;
-	}
-	return 0;
-is_input:
+	if (!ta_cli_is_input(cli, cli->output))
+		return 0;
 	ta_error_set(err, TA_EXIT_USAGE, "'%s' is an input; refusing to write "
 		     "over it", cli->output);
 	return -1;

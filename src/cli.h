@@ -78,6 +78,10 @@ struct ta_cli {
 	int columns;         /* --columns: list them and exit */
 	char **args;         /* positional arguments */
 	int nargs;
+	/* inputs named by options (report --snapshot, memory --trace, diff's
+	 * BASE): no output may be written over them either */
+	const char *more_inputs[4];
+	int nmore;
 	int64_t *ranks_buf;
 	/* set by a command whose rule depends on its options (else by name,
 	 * shard_run.c) */
@@ -88,6 +92,11 @@ struct ta_cli {
 int ta_cli_parse(int argc, char **argv, const struct ta_cmd_info *cmd,
 		 struct ta_cli *cli);
 void ta_cli_usage(FILE *out, const struct ta_cmd_info *cmd);
+/* An input named by an option (at most 4; more are ignored). */
+void ta_cli_add_input(struct ta_cli *cli, const char *path);
+/* Whether writing path would write over an input of cli: a trace or
+ * shard of its paths, a database, its baseline, an input of an option. */
+int ta_cli_is_input(const struct ta_cli *cli, const char *path);
 void ta_cli_free(struct ta_cli *cli);
 
 /* Shows ingestion progress on stderr (used when stderr is a terminal). */

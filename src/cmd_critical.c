@@ -35,6 +35,7 @@ struct cp_cmd {
 	struct ta_table *items;  /* text: the first item of each step, for prose */
 	struct ta_shard_critical sc;       /* on shards: the walks, the rounds */
 	int verbose;                       /* -v: say how many rounds */
+	int trace_over_input;              /* --trace OUT names an input */
 };
 
 /* "kernel:*gemm*=0.5": kind, glob, factor. */
@@ -175,6 +176,11 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 
 	if (!c->top)
 		o.top = 50; /* for the text's sentences */
+	if (c->trace_over_input) {
+		ta_error_set(err, TA_EXIT_USAGE, "'%s' is an input; refusing to "
+			     "write over it", c->trace);
+		return -1;
+	}
 	if (c->trace && trace_source(db, q, &nodes.rank, src, sizeof(src), err) < 0)
 		return -1;
 	if (c->trace)
@@ -249,6 +255,9 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 
 	cli->ingest.lazy_indexes |= ta_model_lazy_indexes(TA_NEED_HOST);
 	c->verbose = cli->ingest.verbose;
+	/* any trace, shard or database read is an input, not only the rank's
+	 * trace --trace rewrites */
+	c->trace_over_input = c->trace && ta_cli_is_input(cli, c->trace);
 	c->sc.o = c->o;
 	if (!c->top)
 		c->sc.o.top = 50;  /* for the text's sentences, as run() */

@@ -215,6 +215,7 @@ int cmd_diff(int argc, char **argv)
 			rc = ta_cli_error(&err);
 			goto out;
 		}
+		ta_cli_add_input(&cli, cli.args[0]); /* still an input */
 		cli.args++;
 		cli.nargs--;
 	}

@@ -162,6 +162,7 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 
 	cli->ingest.lazy_indexes |= ta_model_lazy_indexes(TA_NEED_HOST | TA_NEED_MEM);
 	c->ingest = cli->ingest;    /* --trace's, read in run() */
+	ta_cli_add_input(cli, c->trace);
 	if (cli->format == TA_FMT_TEXT && !c->findings && !c->o.series)
 		cli->shard_rule = &text;
 }

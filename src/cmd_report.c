@@ -309,8 +309,19 @@ static int report(const struct ta_cli *cli, struct report_opts *ro)
 		      "analysis itself (e.g. temporal --fail-if)\n", stderr);
 		return TA_EXIT_USAGE;
 	}
-	if (ta_cli_check_output(cli, 0, &err) < 0)
-		return ta_cli_error(&err);
+	/* --html and -o never write over an input, --snapshot's included */
+	{
+		struct ta_cli with = *cli;
+
+		ta_cli_add_input(&with, ro->snapshot);
+		if (ta_cli_check_output(&with, 0, &err) < 0)
+			return ta_cli_error(&err);
+		if (html && ta_cli_is_input(&with, html)) {
+			ta_error_set(&err, TA_EXIT_USAGE, "'%s' is an input; refusing "
+				     "to write over it", html);
+			return ta_cli_error(&err);
+		}
+	}
 	/* the page reads across ranks (diagnose, stragglers): one database */
 	if (!html && run_shards(cli, t))
 		goto write;

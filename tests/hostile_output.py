@@ -10,7 +10,9 @@ baselines that would make a gate pass on nothing (issue 35's classes):
   - a baseline value that is not a finite number under --max-increase is
     exit 3 naming the file, row and column;
   - the user's files: two traces that would be one shard, the cache's
-    clear and prune touching only its own entries, 'file:x.db' as a path.
+    clear and prune touching only its own entries, 'file:x.db' as a path,
+    no output (-o, --html, --trace) over any input (a trace, a shard, a
+    database, --snapshot, memory's --trace, diff's BASE).
 
 Prints one line per failed check and a count; exit 1 on any failure."""
 import json
@@ -113,6 +115,30 @@ p = subprocess.run([os.path.join(cwd, BIN), "ingest", "-q", os.path.join(cwd, "t
 got = os.listdir(os.path.join(TMP, "uri"))
 check("ingest -o file:x.db writes the file named so (%s)" % got,
       p.returncode == 0 and got == ["file:x.db"] and os.path.getsize(os.path.join(TMP, "uri", "file:x.db")) > 0)
+
+# no output over any input: traces, shards, databases, snapshots, option
+# inputs; each case below overwrote its input with exit 0
+oi = os.path.join(TMP, "oi")
+os.makedirs(oi)
+snap = os.path.join(oi, "s.pickle.gz")
+shutil.copy("testdata/snap_profiled/snapshot.pickle.gz", snap)
+shutil.copytree("testdata/ddp_straggler", os.path.join(oi, "d"))
+d0, d1 = (os.path.join(oi, "d", "rank-%d.pt.trace.json.gz" % i) for i in (0, 1))
+run("ingest", "-q", d1, "-o", os.path.join(oi, "sh") + "/")
+run("ingest", "-q", os.path.join(oi, "d"), "-o", os.path.join(oi, "base.db"))
+shard = os.path.join(oi, "sh", "rank-1.pt.trace.tadb")
+before = {p: open(p, "rb").read() for p in (snap, d0, d1, shard, os.path.join(oi, "base.db"))}
+for args in (["report", "--html", snap, "--snapshot", snap, os.path.join(oi, "d")],
+             ["memory", "--trace", d0, "-o", d0, snap],
+             ["critical-path", "--ranks", "0", "--trace", d1, os.path.join(oi, "d")],
+             ["critical-path", "--trace", os.path.join(oi, "base.db"), os.path.join(oi, "base.db")],
+             ["temporal", os.path.join(oi, "sh"), "-o", shard],
+             ["diff", os.path.join(oi, "base.db"), os.path.join(oi, "d"), "-o", os.path.join(oi, "base.db")]):
+    rc, _, err = run("-q" if False else args[0], "-q", *args[1:])
+    check("%s over an input: exit 2, the input kept (exit %d: %s)" % (" ".join(args[:3]), rc, err.strip()[:60]),
+          rc == 2 and "is an input" in err)
+check("every input byte for byte as before",
+      all(open(p, "rb").read() == b for p, b in before.items()))
 
 failed = [n for n, ok in checks if not ok]
 for n in failed:

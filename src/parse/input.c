@@ -142,7 +142,11 @@ int ta_input_contains(const char *path, const struct stat *target)
 	while (!found && (de = readdir(d)) != NULL) {
 		char full[PATH_MAX];
 
-		if (de->d_name[0] == '.' || !is_trace_name(de->d_name))
+		size_t nl = strlen(de->d_name);
+
+		/* traces, and shards (a directory of them is an input too) */
+		if (de->d_name[0] == '.' || (!is_trace_name(de->d_name) &&
+		    !(nl > 5 && strcmp(de->d_name + nl - 5, ".tadb") == 0)))
 			continue;
 		snprintf(full, sizeof(full), "%s/%s", path, de->d_name);
 		found = stat(full, &sb) == 0 && ta_same_file(&sb, target);
