@@ -2,6 +2,7 @@
  * and --help. Options may come before or after PATH. */
 #include "cli.h"
 #include "ta_files.h"
+#include "ta_cleanup.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -619,17 +620,82 @@ int ta_cli_check_output(const struct ta_cli *cli, int replaces,
 	return -1;
 }
 
+/* Outputs to regular files are written under a temporary name beside
+ * them and renamed over them once whole: a failed write (a full disk,
+ * ulimit -f, a kill) leaves the old file as it was, never half a new one.
+ * A device or FIFO is written as it is. */
+static struct pending {
+	FILE *f;
+	char *tmp, *final;
+	void *cleanup;
+} pending[4];
+
 FILE *ta_cli_output_open(const struct ta_cli *cli)
 {
+	struct stat sb;
 	FILE *out;
+	size_t i;
 
 	if (!cli->output || strcmp(cli->output, "-") == 0)
 		return stdout;
+	if (stat(cli->output, &sb) < 0 || S_ISREG(sb.st_mode)) {
+		for (i = 0; i < sizeof(pending) / sizeof(*pending) && pending[i].f; i++)
+			;
+		if (i < sizeof(pending) / sizeof(*pending)) {
+			size_t n = strlen(cli->output) + 16;
+			char *tmp = ta_xmalloc(n);
+			int fd;
+
+			snprintf(tmp, n, "%s.tmp.XXXXXX", cli->output);
+			if ((fd = mkstemp(tmp)) >= 0 && (out = fdopen(fd, "w"))) {
+				/* the mode a new file would have had */
+				mode_t um = umask(0);
+
+				umask(um);
+				fchmod(fd, S_ISREG(sb.st_mode) && stat(cli->output, &sb) == 0 ?
+				       sb.st_mode & 07777 : 0666 & ~um);
+				pending[i] = (struct pending){ out, tmp,
+					ta_xstrdup(cli->output), ta_cleanup_path(tmp) };
+				return out;
+			}
+			if (fd >= 0) {
+				close(fd);
+				unlink(tmp);
+			}
+			free(tmp); /* a directory we may not write: open in place */
+		}
+	}
 	out = fopen(cli->output, "w");
 	if (!out)
 		fprintf(stderr, "traceanalyze: cannot write '%s': %s\n",
 			cli->output, strerror(errno));
 	return out;
+}
+
+/* Closes out: renamed over its name if written whole, else removed. */
+static int output_fclose(FILE *out, int ok)
+{
+	size_t i;
+	int rc = fclose(out);
+
+	for (i = 0; i < sizeof(pending) / sizeof(*pending); i++) {
+		struct pending *p = &pending[i];
+
+		if (p->f != out)
+			continue;
+		if (ok && rc == 0 && rename(p->tmp, p->final) < 0) {
+			fprintf(stderr, "traceanalyze: cannot write '%s': %s\n",
+				p->final, strerror(errno));
+			rc = -1;
+		}
+		if (!ok || rc != 0)
+			unlink(p->tmp);
+		ta_cleanup_drop(p->cleanup);
+		free(p->tmp);
+		free(p->final);
+		memset(p, 0, sizeof(*p));
+	}
+	return rc;
 }
 
 int ta_cli_output_close(const struct ta_cli *cli, FILE *out,
@@ -638,7 +704,7 @@ int ta_cli_output_close(const struct ta_cli *cli, FILE *out,
 	int rc = ta_cli_finish_output(out, cli->output ? cli->output : "stdout");
 	size_t i;
 
-	if (out != stdout && fclose(out) != 0 && rc == TA_EXIT_OK)
+	if (out != stdout && output_fclose(out, rc == TA_EXIT_OK) != 0 && rc == TA_EXIT_OK)
 		rc = TA_EXIT_SYSTEM;
 	for (i = 0; i < n; i++)
 		ta_warn_lines(&t[i]->warnings);
@@ -773,7 +839,7 @@ again:
 	sqlite3_close(db);
 	if (rc < 0) {
 		if (stream.out && stream.out != stdout)
-			fclose(stream.out);
+			output_fclose(stream.out, 0); /* the old file stays */
 		ta_baseline_free(base);
 		return ta_cli_error(&err);
 	}

@@ -270,7 +270,7 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 int cmd_critical(int argc, char **argv)
 {
 	struct cp_cmd c = { { -1, 0, NULL, NULL, 1, NULL, "ProfilerStep", 0, 0 },
-			    "", NULL, 0, 0, 0, 0, NULL, { { 0 }, NULL, 0, 0 }, 0 };
+			    "", NULL, 0, 0, 0, 0, NULL, { { 0 }, NULL, 0, 0 }, 0, 0 };
 	const struct ta_cmd_info info = {
 		"critical-path", "[options] PATH",
 		"Per rank and step, the critical path: the chain of work the step's "

@@ -12,7 +12,9 @@ baselines that would make a gate pass on nothing (issue 35's classes):
   - the user's files: two traces that would be one shard, the cache's
     clear and prune touching only its own entries, 'file:x.db' as a path,
     no output (-o, --html, --trace) over any input (a trace, a shard, a
-    database, --snapshot, memory's --trace, diff's BASE).
+    database, --snapshot, memory's --trace, diff's BASE), and a failed
+    write (ulimit -f, a trace that cannot be read again) leaves the old
+    output as it was.
 
 Prints one line per failed check and a count; exit 1 on any failure."""
 import json
@@ -139,6 +141,35 @@ for args in (["report", "--html", snap, "--snapshot", snap, os.path.join(oi, "d"
           rc == 2 and "is an input" in err)
 check("every input byte for byte as before",
       all(open(p, "rb").read() == b for p, b in before.items()))
+
+# a failed write leaves the old output as it was (written beside it,
+# renamed once whole), and no temporary behind
+def limited(limit_kb, *args):
+    return subprocess.run(["bash", "-c", 'ulimit -f %d; exec "$@"' % limit_kb, "-", BIN, *args],
+                          capture_output=True,
+                          env=dict(os.environ, TRACEANALYZE_CACHE_DIR=os.path.join(TMP, "cache")))
+
+
+for args, name in ((["report", "-q", "--html"], "page.html"), (["kernels", "-q", "--format", "csv", "-o"],
+                                                                 "old.csv")):
+    out = os.path.join(oi, name)
+    open(out, "w").write("OLD\n")
+    p = limited(1, *args, out, os.path.join(oi, "d"))
+    left = [f for f in os.listdir(oi) if ".tmp." in f]
+    check("%s under ulimit -f: exit 4, the old file kept, no temporary (exit %d, %r, %s)" % (
+          name, p.returncode, open(out).read()[:10], left),
+          p.returncode == 4 and open(out).read() == "OLD\n" and not left)
+tr = os.path.join(oi, "tr")
+os.makedirs(tr)
+shutil.copy("testdata/spin/rank-0.pt.trace.json.gz", tr)
+run("ingest", "-q", tr, "-o", os.path.join(oi, "tr.db"))
+open(os.path.join(tr, "rank-0.pt.trace.json.gz"), "wb").write(
+    open("testdata/spin/rank-0.pt.trace.json.gz", "rb").read()[:3000])
+old = os.path.join(oi, "old.json")
+open(old, "w").write("OLD\n")
+rc, _, err = run("critical-path", "-q", "--trace", old, os.path.join(oi, "tr.db"))
+check("--trace whose source cannot be read again: exit 3, the old file kept (exit %d, %r)" % (
+      rc, open(old).read()[:10]), rc == 3 and open(old).read() == "OLD\n")
 
 failed = [n for n, ok in checks if not ok]
 for n in failed:

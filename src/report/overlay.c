@@ -8,8 +8,10 @@
 #include "ta_report.h"
 
 #include "ta_files.h"
+#include "ta_cleanup.h"
 
 #include <errno.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -261,6 +263,8 @@ int ta_report_overlay(const char *src, const struct ta_path_nodes *nodes,
 	size_t len = strlen(dst), i;
 	gzFile in = gzopen(src, "rb");
 	yajl_handle h = NULL;
+	char *tmp = NULL;
+	void *tmp_clean = NULL;
 	int n, rc = 0;
 
 	memset(&c, 0, sizeof(c));
@@ -289,12 +293,29 @@ int ta_report_overlay(const char *src, const struct ta_path_nodes *nodes,
 			goto out;
 		}
 	}
+	/* written beside dst and renamed once whole: a trace that cannot be
+	 * read again, or a full disk, leaves an old dst as it was */
+	if (strcmp(dst, "-") != 0) {
+		struct stat ds;
+		int fd;
+
+		tmp = ta_xmalloc(len + 16);
+		snprintf(tmp, len + 16, "%s.tmp.XXXXXX", dst);
+		if ((stat(dst, &ds) == 0 && !S_ISREG(ds.st_mode)) ||
+		    (fd = mkstemp(tmp)) < 0) {
+			free(tmp); /* a device, a FIFO, a directory we may not write */
+			tmp = NULL;
+		} else {
+			close(fd);
+			tmp_clean = ta_cleanup_path(tmp);
+		}
+	}
 	if (strcmp(dst, "-") == 0)
 		o.f = stdout;
 	else if (len > 3 && strcmp(dst + len - 3, ".gz") == 0)
-		o.gz = gzopen(dst, "wb6");
+		o.gz = gzopen(tmp ? tmp : dst, "wb6");
 	else
-		o.f = fopen(dst, "w");
+		o.f = fopen(tmp ? tmp : dst, "w");
 	if (!o.f && !o.gz) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "cannot write '%s': %s", dst, strerror(errno));
 		rc = -1;
@@ -318,9 +339,19 @@ int ta_report_overlay(const char *src, const struct ta_path_nodes *nodes,
 		ta_error_set(err, TA_EXIT_SYSTEM, "cannot write '%s'", dst);
 		rc = -1;
 	}
+	if (tmp && !rc && rename(tmp, dst) < 0) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "cannot write '%s': %s", dst, strerror(errno));
+		rc = -1;
+	}
 	yajl_free(h);
 	yajl_gen_free(c.g);
 out:
+	if (tmp) {
+		if (rc)
+			unlink(tmp);
+		ta_cleanup_drop(tmp_clean);
+		free(tmp);
+	}
 	if (in)
 		gzclose(in);
 	free(idx);
