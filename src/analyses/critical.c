@@ -532,7 +532,17 @@ static void cpu_time(struct walk *w, size_t ri, int64_t tid, int64_t a, int64_t 
 			for (k = 0, last = NULL; k < nk; k++) {
 				int64_t at = p + (2 * k + 1) * (q - p) / (2 * nk);
 				int64_t share = k + 1 == nk ? part - part / nk * (nk - 1) : part / nk;
-				const struct cp_span *op = span_at(r, tid, at);
+				const struct cp_span *op;
+
+				/* the last one again, when it still covers at and
+				 * no span began since (spans by start): the
+				 * search backwards is what costs */
+				if (last && last->ts <= at && last->end >= at &&
+				    (last + 1 == r->spans + r->nspans || last[1].tid != tid ||
+				     last[1].ts > at))
+					op = last;
+				else
+					op = span_at(r, tid, at);
 
 				if (op && op != last)
 					node(w, ri, op->idx, op->ts, op->pid, op->tid, op->ids);
