@@ -36,6 +36,7 @@ struct cp_cmd {
 	struct ta_shard_critical sc;       /* on shards: the walks, the rounds */
 	int verbose;                       /* -v: say how many rounds */
 	int trace_over_input;              /* --trace OUT names an input */
+	int trace_and_table_on_stdout;     /* --trace - without -o FILE */
 };
 
 /* "kernel:*gemm*=0.5": kind, glob, factor. */
@@ -176,6 +177,11 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 
 	if (!c->top)
 		o.top = 50; /* for the text's sentences */
+	if (c->trace_and_table_on_stdout) {
+		ta_error_set(err, TA_EXIT_USAGE, "--trace - writes the trace to "
+			     "standard output: give the table a file (-o FILE)");
+		return -1;
+	}
 	if (c->trace_over_input) {
 		ta_error_set(err, TA_EXIT_USAGE, "'%s' is an input; refusing to "
 			     "write over it", c->trace);
@@ -258,6 +264,9 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 	/* any trace, shard or database read is an input, not only the rank's
 	 * trace --trace rewrites */
 	c->trace_over_input = c->trace && ta_cli_is_input(cli, c->trace);
+	/* one standard output cannot carry the trace and the table */
+	c->trace_and_table_on_stdout = c->trace && strcmp(c->trace, "-") == 0 &&
+		(!cli->output || strcmp(cli->output, "-") == 0);
 	c->sc.o = c->o;
 	if (!c->top)
 		c->sc.o.top = 50;  /* for the text's sentences, as run() */
@@ -270,7 +279,7 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 int cmd_critical(int argc, char **argv)
 {
 	struct cp_cmd c = { { -1, 0, NULL, NULL, 1, NULL, "ProfilerStep", 0, 0 },
-			    "", NULL, 0, 0, 0, 0, NULL, { { 0 }, NULL, 0, 0 }, 0, 0 };
+			    "", NULL, 0, 0, 0, 0, NULL, { { 0 }, NULL, 0, 0 }, 0, 0, 0 };
 	const struct ta_cmd_info info = {
 		"critical-path", "[options] PATH",
 		"Per rank and step, the critical path: the chain of work the step's "

@@ -171,6 +171,14 @@ rc, _, err = run("critical-path", "-q", "--trace", old, os.path.join(oi, "tr.db"
 check("--trace whose source cannot be read again: exit 3, the old file kept (exit %d, %r)" % (
       rc, open(old).read()[:10]), rc == 3 and open(old).read() == "OLD\n")
 
+# one standard output cannot carry both the trace and the table
+rc, out, err = run("critical-path", "-q", "--ranks", "0", "--trace", "-", "testdata/ddp_straggler")
+check("--trace - without -o: exit 2, nothing mixed on stdout (exit %d)" % rc, rc == 2 and not out)
+tbl = os.path.join(TMP, "tbl.txt")
+rc, out, err = run("critical-path", "-q", "--ranks", "0", "--trace", "-", "-o", tbl, "testdata/ddp_straggler")
+check("--trace - -o FILE: the trace on stdout, the table in FILE (exit %d)" % rc,
+      rc == 0 and out.startswith("{") and open(tbl).read().startswith("Critical path"))
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL hostile_output:", n)
