@@ -62,42 +62,24 @@ check: deps
 
 test: traceanalyze $(TEST_BIN)
 	CK_DEFAULT_TIMEOUT=60 ./$(TEST_BIN)
-	sh tests/golden.sh
 	sh tests/jobs.sh
 	sh tests/compat_cache.sh
-	sh tests/stream.sh
-	python3 tests/bad/corpus.py
-	sh tests/hostile.sh
 	python3 tests/ops_oracle.py
 	python3 tests/ops_stack.py
-	python3 tests/diagnose_expect.py
-	python3 tests/stragglers_expect.py
-	sh tests/cache.sh
-	python3 tests/critical_expect.py
-	python3 tests/invariants.py
-	python3 tests/hostile_walk.py
-	python3 tests/hostile_output.py
-	python3 tests/diff_expect.py
-	python3 tests/memory_expect.py
-	python3 tests/steps_expect.py
 	python3 tests/counters_expect.py
-	python3 tests/snapshot_expect.py
+	$(MAKE) suites
 	sh tests/html.sh
 	sh tests/shards.sh
 	sh tests/slurm.sh
-	sh tests/conform.sh
 	sh tests/manlint.sh
 	sh tests/layers.sh
 	sh tests/tty.sh
 	sh tests/install.sh
 	sh tests/demo.sh
 
-# the sanitizer pass of CI (make DEVELOPER=1 SANITIZE=address,undefined
-# sanitize): every suite that runs the analyses on real and hostile input;
-# not those that check output across processes, machines and installs
-# (jobs, shards, slurm, install, demo, tty, html: make check runs them)
-sanitize: traceanalyze $(TEST_BIN)
-	CK_DEFAULT_TIMEOUT=120 ./$(TEST_BIN)
+# the suites that run the analyses on real and hostile input: make check
+# runs them, and CI's sanitizer pass (make sanitize) runs them alone
+suites: traceanalyze $(TEST_BIN)
 	sh tests/golden.sh
 	sh tests/stream.sh
 	python3 tests/bad/corpus.py
@@ -114,6 +96,13 @@ sanitize: traceanalyze $(TEST_BIN)
 	python3 tests/steps_expect.py
 	python3 tests/snapshot_expect.py
 	sh tests/conform.sh
+
+# the sanitizer pass of CI (make DEVELOPER=1 SANITIZE=address,undefined
+# sanitize): the unit tests and the analyses' suites; not those that check
+# output across processes, machines and installs (make check runs them)
+sanitize: traceanalyze $(TEST_BIN)
+	CK_DEFAULT_TIMEOUT=120 ./$(TEST_BIN)
+	$(MAKE) suites
 
 # the unit tests and a few CLI runs under valgrind: no error, no leak
 valgrind: traceanalyze $(TEST_BIN)
@@ -155,7 +144,7 @@ uninstall:
 clean:
 	rm -f traceanalyze libtraceanalyze.a $(TEST_BIN) src/*.o src/*/*.o
 
-.PHONY: all check test sanitize tsan deps demo valgrind bench lint install uninstall clean
+.PHONY: all check test suites sanitize tsan deps demo valgrind bench lint install uninstall clean
 
 # libFuzzer over the parser (clang): make fuzz FUZZ_SECONDS=600
 FUZZ_SECONDS ?= 60

@@ -732,10 +732,8 @@ static void walk_back(struct walk *w, size_t ri, long ki, int64_t tid, int64_t t
 				 * this point (collectives paired wrongly in a
 				 * damaged trace) is not followed: time goes back */
 				if (!w->exited && w->ranks[pri].k[pk].ts - w->ranks[pri].offset >
-				    t - r->offset) {
-					w->exited = 0;
+				    t - r->offset)
 					goto own_kernel;
-				}
 				add(w, ri, C_COMM, t - arrival, name_of(w, k->name));
 				if (w->exited)
 					return;

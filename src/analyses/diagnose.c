@@ -172,7 +172,7 @@ static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 	if (ta_db_done(db, rc, err) < 0)
 		return -1;
 	comm_costs(rank, d, sync);
-	if (ta_db_prepare(db, "SELECT COALESCE(min(correlation), -1) FROM launch"
+	if (ta_db_prepare(db, "SELECT COALESCE(correlation, -1) FROM first_call"
 			  " WHERE rank = ?", &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, rank);

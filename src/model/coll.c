@@ -56,10 +56,8 @@ static const char coll_sql[] =
 "   AND y.role = " TA_SQL(TA_ROLE_CPU_OP) " AND y.rank = c.rank"
 "   AND y.external_id = COALESCE(c.ext, c.call_ext))),"
 " s AS (SELECT o.*, COALESCE(o.op_ts, o.call_ts, o.ts) AS issue_ts,"
-"  o.op_ts IS NULL AND o.call_ts IS NULL AND o.correlation != -1"
-"  AND o.correlation < (SELECT min(r.correlation) FROM main.events r"
-"   WHERE r.role = " TA_SQL(TA_ROLE_RUNTIME) " AND r.rank = o.rank"
-"   AND r.correlation != -1) AS early FROM o),"
+"  o.op_ts IS NULL AND o.call_ts IS NULL AND o.correlation >= 0"
+"  AND o.correlation < " TA_FIRST_CALL_SQL("o.rank") " AS early FROM o),"
 " first AS (SELECT st.rank, min(CAST(substr(sn.name, 14) AS INTEGER)) AS n"
 "  FROM main.events st JOIN main.names sn ON sn.name_id = st.name"
 "  WHERE st.role = " TA_SQL(TA_ROLE_CPU_ANN)

@@ -316,8 +316,7 @@ static const char default_dev_sql[] =
 " WHERE e.role = " TA_SQL(TA_ROLE_GPU) " AND e.rank IN (SELECT rank FROM sel_ranks)"
 "  AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL LIMIT -1) x"
 " WHERE (x.launch_ts IS NULL AND x.correlation >= 0 AND x.correlation <"
-"   (SELECT min(r.correlation) FROM events r WHERE r.role = " TA_SQL(TA_ROLE_RUNTIME)
-"    AND r.rank = x.rank AND r.correlation >= 0))"
+"   " TA_FIRST_CALL_SQL("x.rank") ")"
 "  OR COALESCE(x.launch_ts, x.ts) < COALESCE((SELECT last_start FROM win w"
 "  WHERE w.rank = x.rank), 9223372036854775807);";
 

@@ -32,6 +32,13 @@ void ta_model_sql_kind_known(sqlite3_context *ctx, int argc,
 			     sqlite3_value **argv);
 void ta_model_sql_kind_learn(sqlite3_context *ctx, int argc,
 			     sqlite3_value **argv);
+/* SQL: the correlation of rank's first launch call in the trace, NULL if
+ * none. GPU work with a smaller correlation and no call of its own was
+ * launched before the trace began (warm-up's): one rule for dev's cut,
+ * the first window, coll's numbering and diagnose (view first_call). */
+#define TA_FIRST_CALL_SQL(rank) \
+	"(SELECT min(fc.correlation) FROM main.events fc WHERE fc.role = " \
+	TA_SQL(TA_ROLE_RUNTIME) " AND fc.rank = " rank " AND fc.correlation >= 0)"
 void *ta_model_kind_memo_new(void);
 void ta_model_kind_memo_free(void *memo);
 

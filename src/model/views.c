@@ -96,6 +96,9 @@ DEV_WIN_SQL
 "  AND r.correlation != -1 AND r.idx = (SELECT max(x.idx)"
 "  FROM main.events x WHERE x.role = " R(RUNTIME) " AND x.rank = r.rank"
 "  AND x.correlation = r.correlation);"
+/* each rank's first launch call (warm-up's work came before it) */
+"CREATE TEMP VIEW first_call AS SELECT s.rank, " TA_FIRST_CALL_SQL("s.rank")
+"  AS correlation FROM sel_ranks s;"
 /* ingestion noted each file's extent */
 "CREATE TEMP VIEW rank_span AS SELECT rank, min_ts_ns AS first_ts,"
 "  max_ts_ns AS last_ts"
@@ -173,7 +176,7 @@ static const char host_copy_sql[] =
 
 static const char *const view_names[] = {
 	"gpu", "steps", "ranges", "calls", "host", "host_thread", "gpu_ann", "step_host", "mem", "counter_ranges", "counter_vals", "snapshot_segments", "snapshot_blocks", "snapshot_events", "rank_clock", "dev_win", "launch",
-	"enqueue", "cpu_ann", "gpu_ann_win", "rank_span", NULL
+	"enqueue", "cpu_ann", "gpu_ann_win", "rank_span", "first_call", NULL
 };
 
 /* Drops a TEMP view or table of that name, whichever it is. */

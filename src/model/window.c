@@ -178,10 +178,8 @@ static int step_windows(sqlite3 *db, struct ta_error *err)
 	size_t n = 0, cap = 0, i;
 	int rc = -1, step;
 
-	if (ta_db_prepare(db, "SELECT s.rank, COALESCE((SELECT min(e.correlation)"
-			  " FROM main.events e WHERE e.role = " TA_SQL(TA_ROLE_RUNTIME)
-			  " AND e.rank = s.rank AND e.correlation >= 0), -1)"
-			  " FROM sel_ranks s ORDER BY s.rank", &ranks, err) < 0 ||
+	if (ta_db_prepare(db, "SELECT s.rank, COALESCE(" TA_FIRST_CALL_SQL("s.rank")
+			  ", -1) FROM sel_ranks s ORDER BY s.rank", &ranks, err) < 0 ||
 	    ta_db_prepare(db, "SELECT step, ts, end_ts FROM steps WHERE rank = ?"
 			  " ORDER BY ts", &steps, err) < 0 ||
 	    ta_db_prepare(db, "INSERT INTO temp.step_win VALUES (?, ?, ?, ?)",

@@ -41,6 +41,9 @@ import time
 import torch
 from torch.profiler import ProfilerActivity, profile, schedule
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from capture import measure as wall_us  # noqa: E402  (mean step, profiler off)
+
 DEV = "cuda"
 LAYERS = 2  # the LM head (50257 x 768) keeps it GPU-bound; the trace small
 torch.backends.cuda.matmul.allow_tf32 = True
@@ -65,18 +68,6 @@ def profiled(outdir, name, step_fn, sched, steps, with_stack=True, shapes=True):
     torch.cuda.synchronize()
     gzip_move(raw)
     return d
-
-
-def wall_us(step_fn, n=10):
-    for _ in range(3):
-        step_fn()
-    torch.cuda.synchronize()
-
-    t0 = time.perf_counter()
-    for _ in range(n):
-        step_fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - t0) / n * 1e6
 
 
 def gpt2_step(layers, batch, seq, stall=None, check=False, fused=False):
