@@ -96,9 +96,6 @@ DEV_WIN_SQL
 "  AND r.correlation != -1 AND r.idx = (SELECT max(x.idx)"
 "  FROM main.events x WHERE x.role = " R(RUNTIME) " AND x.rank = r.rank"
 "  AND x.correlation = r.correlation);"
-/* each rank's first launch call (warm-up's work came before it) */
-"CREATE TEMP VIEW first_call AS SELECT s.rank, " TA_FIRST_CALL_SQL("s.rank")
-"  AS correlation FROM sel_ranks s;"
 /* ingestion noted each file's extent */
 "CREATE TEMP VIEW rank_span AS SELECT rank, min_ts_ns AS first_ts,"
 "  max_ts_ns AS last_ts"
@@ -174,6 +171,12 @@ static const char host_copy_sql[] =
 "  WHERE role = " R(CPU_OP) " OR role = " R(CPU_ANN) ";"
 "CREATE INDEX temp.host_time ON host (rank, ts, dur);";
 
+/* Both rules: each rank's first launch call (warm-up's work came before
+ * it). */
+#define FIRST_CALL_VIEW \
+"CREATE TEMP VIEW first_call AS SELECT s.rank, " TA_FIRST_CALL_SQL("s.rank") \
+"  AS correlation FROM sel_ranks s;"
+
 static const char *const view_names[] = {
 	"gpu", "steps", "ranges", "calls", "host", "host_thread", "gpu_ann", "step_host", "mem", "counter_ranges", "counter_vals", "snapshot_segments", "snapshot_blocks", "snapshot_events", "rank_clock", "dev_win", "launch",
 	"enqueue", "cpu_ann", "gpu_ann_win", "rank_span", "first_call", NULL
@@ -202,6 +205,7 @@ int ta_model_views(sqlite3 *db, int hta_compat, struct ta_error *err)
 		if (drop(db, view_names[i], err) < 0)
 			return -1;
 	return ta_db_exec(db, common_sql, err) < 0 ||
+	       ta_db_exec(db, FIRST_CALL_VIEW, err) < 0 ||
 	       ta_db_exec(db, hta_compat ? hta_sql : default_sql, err) < 0 ? -1 : 0;
 }
 
