@@ -279,8 +279,11 @@ int ta_is_pickle(const char *path)
 	}
 	got = gzread(f, head, 2);
 	gzclose(f);
-	/* PROTO 2 to 5: what pickle.dump and torch write */
-	return got == 2 && head[0] == 0x80 && head[1] >= 2 && head[1] <= 5;
+	/* PROTO 2 to 5: what pickle.dump and torch write; protocols 0 and 1
+	 * have no header, so a name says so */
+	return (got == 2 && head[0] == 0x80 && head[1] >= 2 && head[1] <= 5) ||
+	       (got > 0 && (ends_with(path, ".pickle") || ends_with(path, ".pickle.gz") ||
+			    ends_with(path, ".pkl") || ends_with(path, ".pkl.gz")));
 }
 
 /* A snapshot: read into a private temp database each time (small, and
@@ -288,16 +291,20 @@ int ta_is_pickle(const char *path)
 static int open_snapshot(const char *path, sqlite3 **db, struct ta_error *err)
 {
 	char base[PATH_MAX], *tmp = NULL;
+	void *doomed;
 	int rc, fd;
 
 	snprintf(base, sizeof(base), "%s/traceanalyze.db", ta_tmpdir());
 	fd = ta_temp_create(base, &tmp, err);
 	if (fd < 0)
 		return -1;
+	/* removed by a signal too: a big snapshot takes a while */
+	doomed = ta_cleanup_path(tmp);
 	rc = ta_snapshot_ingest(path, tmp, err);
 	if (rc == 0)
 		rc = ta_db_open(tmp, db, err);
 	unlink(tmp);
+	ta_cleanup_drop(doomed);
 	close(fd);
 	free(tmp);
 	return rc;

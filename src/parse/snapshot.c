@@ -55,40 +55,144 @@ static void cxx_name(const char *name, const char **a, const char **z)
 	*z = p;
 }
 
+/* What reading the values may cost: values may be shared through the
+ * memo (a block listed 10^5 times in a segment listed 10^5 times), so the
+ * work is counted, and bounded by the pickle's own length. */
+struct reader {
+	uint64_t work, limit;
+	uint64_t sizes;                 /* every size added: bounds the sums */
+	const char *where;              /* "segment 3", for messages */
+	struct ta_error *err;
+};
+
+#define MAX_SIZE ((int64_t)1 << 48)     /* no GPU has 256 TB */
+#define MAX_SIZES ((uint64_t)1 << 62)
+#define MAX_FRAMES 256                  /* of a stack, read for its site */
+
+static int too_much(struct reader *r)
+{
+	if (r->work <= r->limit)
+		return 0;
+	ta_error_set(r->err, TA_EXIT_INPUT, "its values are shared far more than a "
+		     "snapshot's are (reading them would take over %llu steps, 64 a byte); "
+		     "refused", (unsigned long long)r->limit);
+	return -1;
+}
+
+static const struct ta_pv *get(struct reader *r, const struct ta_pv *d, const char *key)
+{
+	if (d && d->t == TA_PV_DICT)
+		r->work += d->n / 2 + 1;
+	return ta_pv_get(d, key);
+}
+
+static const char *const type_names[] = { "None", "a bool", "an integer", "a float",
+	"a string", "bytes", "a list", "a tuple", "a dict", "a set" };
+
+static int wrong(struct reader *r, const char *key, const char *want, const struct ta_pv *v)
+{
+	ta_error_set(r->err, TA_EXIT_INPUT, "%s: %s is %s, not %s", r->where, key,
+		     v ? type_names[v->t] : "missing", want);
+	return -1;
+}
+
+/* An integer field: absent is dflt when not required; a size is
+ * 0..256 TB and counted. */
+enum { OPTIONAL, REQUIRED, SIZE, REQUIRED_SIZE, TIME };
+
+static int field(struct reader *r, const struct ta_pv *d, const char *key, int how,
+		 int64_t dflt, int64_t *out)
+{
+	const struct ta_pv *v = get(r, d, key);
+	int size = how == SIZE || how == REQUIRED_SIZE;
+
+	*out = dflt;
+	if (!v && (how == OPTIONAL || how == SIZE || how == TIME))
+		return 0;
+	if (!v || v->t != TA_PV_INT)
+		return wrong(r, key, "an integer", v);
+	if ((size && (v->i < 0 || v->i > MAX_SIZE)) ||
+	    (how == TIME && (v->i < 0 || v->i > ((int64_t)1 << 62)))) {
+		ta_error_set(r->err, TA_EXIT_INPUT, "%s: %s is %lld, not a %s", r->where, key,
+			     (long long)v->i, size ? "size (0 to 256 TB)" : "time");
+		return -1;
+	}
+	if (size && (r->sizes += (uint64_t)v->i) > MAX_SIZES) {
+		ta_error_set(r->err, TA_EXIT_INPUT, "%s: the sizes add up past 2^62 bytes", r->where);
+		return -1;
+	}
+	*out = v->i;
+	return 0;
+}
+
+/* A string field, or "" when absent. */
+static int text_field(struct reader *r, const struct ta_pv *d, const char *key, int required,
+		      const char **out)
+{
+	const struct ta_pv *v = get(r, d, key);
+
+	*out = "";
+	if (!v && !required)
+		return 0;
+	if (!v || v->t != TA_PV_STR)
+		return wrong(r, key, "a string", v);
+	*out = v->s;
+	return 0;
+}
+
+/* A list field, or NULL when absent. */
+static int list_field(struct reader *r, const struct ta_pv *d, const char *key,
+		      const struct ta_pv **out)
+{
+	const struct ta_pv *v = get(r, d, key);
+
+	*out = NULL;
+	if (!v || v->t == TA_PV_NONE)
+		return 0;
+	if (v->t != TA_PV_LIST && v->t != TA_PV_TUPLE)
+		return wrong(r, key, "a list", v);
+	*out = v;
+	return 0;
+}
+
+static size_t frames_of(const struct ta_pv *frames)
+{
+	return frames ? (frames->n < MAX_FRAMES ? frames->n : MAX_FRAMES) : 0;
+}
+
 /* The innermost Python frame of the user's own code (not torch's), else
  * the innermost Python frame, else the first C++ frame below the
  * allocator: "keep_leak at train.py(29)", "at::cuda::setWorkspaceForHandle
- * (C++)". */
-static void site_of(const struct ta_pv *frames, char *buf, size_t len)
+ * (C++)". Of the first MAX_FRAMES frames. */
+static void site_of(struct reader *r, const struct ta_pv *frames, char *buf, size_t len)
 {
 	const struct ta_pv *pick = NULL, *py = NULL;
 	const char *file, *base, *name;
-	size_t i;
+	size_t i, n = frames_of(frames);
 
 	snprintf(buf, len, "(no Python frame)");
-	if (!frames || frames->t != TA_PV_LIST)
-		return;
-	for (i = 0; i < frames->n && !pick; i++) {
+	for (i = 0; i < n && !pick; i++) {
 		if (!is_python(frames->v[i]))
 			continue;
-		file = ta_pv_str(ta_pv_get(frames->v[i], "filename"));
+		file = ta_pv_str(get(r, frames->v[i], "filename"));
 		if (!py)
 			py = frames->v[i];
 		if (!strstr(file, "/torch/") && !strstr(file, "/site-packages/"))
 			pick = frames->v[i];
 	}
+	r->work += 2 * i;
 	if (!pick)
 		pick = py;
 	if (pick) {
-		file = ta_pv_str(ta_pv_get(pick, "filename"));
+		file = ta_pv_str(get(r, pick, "filename"));
 		base = strrchr(file, '/');
-		name = ta_pv_str(ta_pv_get(pick, "name"));
+		name = ta_pv_str(get(r, pick, "name"));
 		snprintf(buf, len, "%s at %s(%lld)", name ? name : "?", base ? base + 1 : file,
-			 (long long)ta_pv_int(ta_pv_get(pick, "line"), 0));
+			 (long long)ta_pv_int(get(r, pick, "line"), 0));
 		return;
 	}
-	for (i = 0; i < frames->n; i++) {
-		name = ta_pv_str(ta_pv_get(frames->v[i], "name"));
+	for (i = 0; i < n; i++) {
+		name = ta_pv_str(get(r, frames->v[i], "name"));
 		if (name && !is_plumbing(name)) {
 			const char *a, *z;
 
@@ -102,32 +206,163 @@ static void site_of(const struct ta_pv *frames, char *buf, size_t len)
 /* A block's whole stack, a frame a line ("name\tfile:line"): what the
  * analysis reads to tell parameters, gradients, optimizer state and
  * workspaces apart. At most 128 frames. */
-static void stack_of(const struct ta_pv *frames, struct ta_buf *b)
+static void stack_of(struct reader *r, const struct ta_pv *frames, struct ta_buf *b)
 {
 	size_t i;
 
 	b->len = 0;
 	if (b->s)
 		b->s[0] = '\0';
-	for (i = 0; frames && frames->t == TA_PV_LIST && i < frames->n && i < 128; i++) {
-		const char *name = ta_pv_str(ta_pv_get(frames->v[i], "name"));
-		const char *file = ta_pv_str(ta_pv_get(frames->v[i], "filename"));
+	for (i = 0; i < frames_of(frames) && i < 128; i++) {
+		const char *name = ta_pv_str(get(r, frames->v[i], "name"));
+		const char *file = ta_pv_str(get(r, frames->v[i], "filename"));
 
 		ta_buf_addf(b, "%s%.300s\t%.300s:%lld", i ? "\n" : "", name ? name : "",
-			    file ? file : "", (long long)ta_pv_int(ta_pv_get(frames->v[i], "line"), 0));
+			    file ? file : "", (long long)ta_pv_int(get(r, frames->v[i], "line"), 0));
 	}
 }
 
-static int load(sqlite3 *db, const struct ta_pv *root, struct ta_error *err)
+static int step(sqlite3 *db, sqlite3_stmt *st, struct ta_error *err)
 {
-	const struct ta_pv *segs = ta_pv_get(root, "segments");
-	const struct ta_pv *traces = ta_pv_get(root, "device_traces");
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+
+	sqlite3_reset(st);
+	if (rc < 0)
+		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+	return rc;
+}
+
+static int load_block(struct reader *r, sqlite3 *db, sqlite3_stmt *blk, int64_t dev,
+		      int64_t seg, const struct ta_pv *b, struct ta_buf *stack)
+{
+	const struct ta_pv *frames;
+	const char *state;
+	int64_t addr, size, req;
+	char site[512];
+
+	if (!b || b->t != TA_PV_DICT)
+		return wrong(r, "it", "a dict", b);
+	if (field(r, b, "address", REQUIRED, 0, &addr) < 0 ||
+	    field(r, b, "size", REQUIRED_SIZE, 0, &size) < 0 ||
+	    field(r, b, "requested_size", SIZE, 0, &req) < 0 ||
+	    text_field(r, b, "state", 0, &state) < 0 ||
+	    list_field(r, b, "frames", &frames) < 0)
+		return -1;
+	site_of(r, frames, site, sizeof(site));
+	stack_of(r, frames, stack);
+	sqlite3_bind_int64(blk, 1, dev);
+	sqlite3_bind_int64(blk, 2, seg);
+	sqlite3_bind_int64(blk, 3, addr);
+	sqlite3_bind_int64(blk, 4, size);
+	sqlite3_bind_int64(blk, 5, req);
+	sqlite3_bind_text(blk, 6, state, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(blk, 7, site, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(blk, 8, stack->s ? stack->s : "", -1, SQLITE_TRANSIENT);
+	return step(db, blk, r->err);
+}
+
+static int load_segment(struct reader *r, sqlite3 *db, sqlite3_stmt *seg, sqlite3_stmt *blk,
+			size_t n, const struct ta_pv *s, struct ta_buf *stack)
+{
+	const struct ta_pv *blocks;
+	int64_t dev, addr, total, alloc, stream;
+	char where[64];
+	size_t j;
+
+	snprintf(where, sizeof(where), "segment %zu", n);
+	r->where = where;
+	if (!s || s->t != TA_PV_DICT)
+		return wrong(r, "it", "a dict", s);
+	if (field(r, s, "device", REQUIRED, 0, &dev) < 0 ||
+	    field(r, s, "address", REQUIRED, 0, &addr) < 0 ||
+	    field(r, s, "total_size", REQUIRED_SIZE, 0, &total) < 0 ||
+	    field(r, s, "allocated_size", SIZE, 0, &alloc) < 0 ||
+	    field(r, s, "stream", OPTIONAL, 0, &stream) < 0 ||
+	    list_field(r, s, "blocks", &blocks) < 0)
+		return -1;
+	if (dev < 0 || dev > 65535) {
+		ta_error_set(r->err, TA_EXIT_INPUT, "%s: device %lld is not a device number",
+			     where, (long long)dev);
+		return -1;
+	}
+	sqlite3_bind_int64(seg, 1, dev);
+	sqlite3_bind_int64(seg, 2, addr);
+	sqlite3_bind_int64(seg, 3, total);
+	sqlite3_bind_int64(seg, 4, alloc);
+	sqlite3_bind_int64(seg, 5, stream);
+	if (step(db, seg, r->err) < 0)
+		return -1;
+	for (j = 0; blocks && j < blocks->n; j++) {
+		snprintf(where, sizeof(where), "segment %zu, block %zu", n, j);
+		if (load_block(r, db, blk, dev, addr, blocks->v[j], stack) < 0 || too_much(r) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int load_event(struct reader *r, sqlite3 *db, sqlite3_stmt *evt, size_t dev,
+		      size_t n, const struct ta_pv *e)
+{
+	const struct ta_pv *frames;
+	const char *action;
+	int64_t addr, size, stream, time;
+	char where[64], site[512];
+
+	snprintf(where, sizeof(where), "device %zu's trace entry %zu", dev, n);
+	r->where = where;
+	if (!e || e->t != TA_PV_DICT)
+		return wrong(r, "it", "a dict", e);
+	if (text_field(r, e, "action", 1, &action) < 0 ||
+	    field(r, e, "addr", OPTIONAL, 0, &addr) < 0 ||
+	    field(r, e, "size", SIZE, 0, &size) < 0 ||
+	    field(r, e, "stream", OPTIONAL, 0, &stream) < 0 ||
+	    field(r, e, "time_us", TIME, 0, &time) < 0 ||
+	    list_field(r, e, "frames", &frames) < 0)
+		return -1;
+	site_of(r, frames, site, sizeof(site));
+	sqlite3_bind_int64(evt, 1, (int64_t)dev);
+	sqlite3_bind_int64(evt, 2, (int64_t)n);
+	sqlite3_bind_text(evt, 3, action, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(evt, 4, addr);
+	sqlite3_bind_int64(evt, 5, size);
+	sqlite3_bind_int64(evt, 6, stream);
+	sqlite3_bind_int64(evt, 7, time);
+	sqlite3_bind_text(evt, 8, site, -1, SQLITE_TRANSIENT);
+	return step(db, evt, r->err);
+}
+
+/* A segment listed twice would count its memory twice: refused. */
+static int no_duplicates(sqlite3 *db, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (ta_db_prepare(db, "SELECT device, addr, count(*) FROM snap_segments"
+			  " GROUP BY device, addr HAVING count(*) > 1 LIMIT 1", &st, err) < 0)
+		return -1;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		ta_error_set(err, TA_EXIT_INPUT, "the segment at address %lld of device %lld "
+			     "is listed %lld times", (long long)sqlite3_column_int64(st, 1),
+			     (long long)sqlite3_column_int64(st, 0),
+			     (long long)sqlite3_column_int64(st, 2));
+	else if (rc != SQLITE_DONE)
+		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int load(sqlite3 *db, const struct ta_pickle *pk, struct ta_error *err)
+{
+	const struct ta_pv *root = ta_pickle_root(pk), *segs, *traces;
 	sqlite3_stmt *seg = NULL, *blk = NULL, *evt = NULL;
 	struct ta_buf stack = { 0 };
-	char site[512];
+	struct reader r = { 0, 64 * ta_pickle_bytes(pk) + 1000000, 0, "the snapshot", err };
 	size_t i, j;
 	int rc = 0;
 
+	segs = get(&r, root, "segments");
+	traces = get(&r, root, "device_traces");
 	if (!segs || segs->t != TA_PV_LIST || !traces || traces->t != TA_PV_LIST) {
 		ta_error_set(err, TA_EXIT_INPUT, "a pickle, but not an allocator "
 			     "snapshot (no segments and device_traces)");
@@ -139,58 +374,21 @@ static int load(sqlite3 *db, const struct ta_pv *root, struct ta_error *err)
 		rc = -1;
 		goto out;
 	}
-	for (i = 0; i < segs->n && rc == 0; i++) {
-		const struct ta_pv *s = segs->v[i], *blocks = ta_pv_get(s, "blocks");
-		int64_t dev = ta_pv_int(ta_pv_get(s, "device"), 0);
-		int64_t addr = ta_pv_int(ta_pv_get(s, "address"), 0);
-
-		sqlite3_bind_int64(seg, 1, dev);
-		sqlite3_bind_int64(seg, 2, addr);
-		sqlite3_bind_int64(seg, 3, ta_pv_int(ta_pv_get(s, "total_size"), 0));
-		sqlite3_bind_int64(seg, 4, ta_pv_int(ta_pv_get(s, "allocated_size"), 0));
-		sqlite3_bind_int64(seg, 5, ta_pv_int(ta_pv_get(s, "stream"), 0));
-		rc = sqlite3_step(seg) == SQLITE_DONE ? 0 : -1;
-		sqlite3_reset(seg);
-		for (j = 0; rc == 0 && blocks && blocks->t == TA_PV_LIST && j < blocks->n; j++) {
-			const struct ta_pv *b = blocks->v[j];
-			const char *state = ta_pv_str(ta_pv_get(b, "state"));
-
-			site_of(ta_pv_get(b, "frames"), site, sizeof(site));
-			sqlite3_bind_int64(blk, 1, dev);
-			sqlite3_bind_int64(blk, 2, addr);
-			sqlite3_bind_int64(blk, 3, ta_pv_int(ta_pv_get(b, "address"), 0));
-			sqlite3_bind_int64(blk, 4, ta_pv_int(ta_pv_get(b, "size"), 0));
-			sqlite3_bind_int64(blk, 5, ta_pv_int(ta_pv_get(b, "requested_size"), 0));
-			sqlite3_bind_text(blk, 6, state ? state : "", -1, SQLITE_TRANSIENT);
-			sqlite3_bind_text(blk, 7, site, -1, SQLITE_TRANSIENT);
-			stack_of(ta_pv_get(b, "frames"), &stack);
-			sqlite3_bind_text(blk, 8, stack.s ? stack.s : "", -1, SQLITE_TRANSIENT);
-			rc = sqlite3_step(blk) == SQLITE_DONE ? 0 : -1;
-			sqlite3_reset(blk);
-		}
-	}
+	for (i = 0; i < segs->n && rc == 0; i++)
+		rc = load_segment(&r, db, seg, blk, i, segs->v[i], &stack);
 	for (i = 0; i < traces->n && rc == 0; i++) {
 		const struct ta_pv *t = traces->v[i];
 
-		for (j = 0; rc == 0 && t && t->t == TA_PV_LIST && j < t->n; j++) {
-			const struct ta_pv *e = t->v[j];
-			const char *action = ta_pv_str(ta_pv_get(e, "action"));
-
-			site_of(ta_pv_get(e, "frames"), site, sizeof(site));
-			sqlite3_bind_int64(evt, 1, (int64_t)i);
-			sqlite3_bind_int64(evt, 2, (int64_t)j);
-			sqlite3_bind_text(evt, 3, action ? action : "", -1, SQLITE_TRANSIENT);
-			sqlite3_bind_int64(evt, 4, ta_pv_int(ta_pv_get(e, "addr"), 0));
-			sqlite3_bind_int64(evt, 5, ta_pv_int(ta_pv_get(e, "size"), 0));
-			sqlite3_bind_int64(evt, 6, ta_pv_int(ta_pv_get(e, "stream"), 0));
-			sqlite3_bind_int64(evt, 7, ta_pv_int(ta_pv_get(e, "time_us"), 0));
-			sqlite3_bind_text(evt, 8, site, -1, SQLITE_TRANSIENT);
-			rc = sqlite3_step(evt) == SQLITE_DONE ? 0 : -1;
-			sqlite3_reset(evt);
+		if (t->t != TA_PV_LIST) {
+			r.where = "device_traces";
+			rc = wrong(&r, "an entry", "a list", t);
 		}
+		for (j = 0; rc == 0 && j < t->n; j++)
+			if ((rc = load_event(&r, db, evt, i, j, t->v[j])) == 0)
+				rc = too_much(&r);
 	}
-	if (rc < 0)
-		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+	if (rc == 0)
+		rc = no_duplicates(db, err);
 out:
 	ta_buf_free(&stack);
 	sqlite3_finalize(seg);
@@ -232,7 +430,7 @@ int ta_snapshot_ingest(const char *path, const char *out, struct ta_error *err)
 		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
 		goto done;
 	}
-	rc = load(db, ta_pickle_root(pk), err);
+	rc = load(db, pk, err);
 	if (rc == 0) {
 		char sql[256];
 
@@ -241,9 +439,12 @@ int ta_snapshot_ingest(const char *path, const char *out, struct ta_error *err)
 			 TA_SCHEMA_VERSION, TA_VERSION);
 		rc = ta_db_exec(db, sql, err);
 	}
-	if (rc < 0 && strncmp(err->msg, "a pickle", 8) == 0)
-		ta_error_set(err, TA_EXIT_INPUT, "'%.200s': a pickle, but not an "
-			     "allocator snapshot (no segments and device_traces)", path);
+	if (rc < 0 && err->code == TA_EXIT_INPUT) {
+		char msg[sizeof(err->msg)];
+
+		snprintf(msg, sizeof(msg), "%s", err->msg);
+		ta_error_set(err, TA_EXIT_INPUT, "'%.200s': %s", path, msg);
+	}
 done:
 	sqlite3_close(db);
 	ta_pickle_free(pk);
