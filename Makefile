@@ -96,6 +96,7 @@ suites: traceanalyze $(TEST_BIN)
 	python3 tests/steps_expect.py
 	python3 tests/snapshot_expect.py
 	python3 tests/hostile_snapshot.py
+	python3 tests/hostile_db.py
 	sh tests/conform.sh
 
 # the sanitizer pass of CI (make DEVELOPER=1 SANITIZE=address,undefined

@@ -97,12 +97,23 @@ void ta_db_feed_free(struct ta_db_feed *f);
 /* Commits, once every feed has ended. The writer is freed either way. */
 int ta_db_writer_finish(struct ta_db_writer *w, struct ta_error *err);
 void ta_db_writer_abort(struct ta_db_writer *w);
+/* A file left out (not a trace): what was said of it, kept in info as
+ * 'skipped:N', so that every later read of the database says it again
+ * (and a gate trips on it). */
+void ta_db_writer_skipped(struct ta_db_writer *w, const char *what);
 
 /* Process-wide SQLite settings; call before any other SQLite use. */
 void ta_db_global_init(void);
 
-/* Opens a finished database read-only; checks the schema version. */
+/* Opens a finished database read-only, as data another may have made: a
+ * regular file (never a FIFO, never a dangling link), in SQLite's
+ * defensive mode with an untrusted schema, whose views and triggers are
+ * ours and whose schema version is ours (exit 3 otherwise). */
 int ta_db_open(const char *path, sqlite3 **db, struct ta_error *err);
+/* What an open database holds, checked once before a command reads a
+ * database or shard it did not make in this run: integer ranks (exactly
+ * one file when one_rank: a shard), every event's rank one of them. */
+int ta_db_validate(sqlite3 *db, const char *path, int one_rank, struct ta_error *err);
 
 /* Makes sure a lazy index exists: a cached database is written without
  * them, and gets each when first needed. */

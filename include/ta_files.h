@@ -14,6 +14,9 @@ const char *ta_file_kind(mode_t mode);
  * kind, on purpose). A FIFO, socket, device or directory is an error
  * naming it (exit 3), found without blocking. Returns an fd or -1. */
 int ta_open_read(const char *path, const char *what, struct ta_error *err);
+/* The exit status for a failed system call's errno: 4 for the machine's
+ * limits and faults (too many open files, no memory, I/O), 3 otherwise. */
+int ta_errno_exit(int e);
 
 /* Whether a and b are the same file (device and inode). */
 int ta_same_file(const struct stat *a, const struct stat *b);

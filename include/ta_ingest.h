@@ -55,9 +55,20 @@ int ta_shards_build(char *const *files, char *const *outs, size_t n,
  * cache entry, made where missing, or without a cache its shard in a new
  * directory *tmpdir (paths allocated; 0: PATH is read as one database);
  * what parsing them said is in *said, for the caller to say if it uses
- * them. ta_input_shards_free frees them, and removes the temporary ones. */
+ * them. ta_input_shards_free frees them, and removes the temporary ones.
+ * *given: the shards are the user's (a directory of them), not made here,
+ * so to be validated before they are read. */
+/* Input files left out of this run's answer (not traces), counted as
+ * they are skipped or, for a database made earlier, as it is opened: a
+ * gate never passes while it is not 0. */
+size_t ta_input_skipped(void);
+void ta_input_add_skipped(size_t n);
+/* A directory of shards that also holds traces: each trace must be one a
+ * shard was made from (name, size, modification time), else exit 3 (its
+ * rank would be silently left out). */
+int ta_shard_dir_check(const char *dir, char *const *shards, size_t n, struct ta_error *err);
 size_t ta_input_shards(const char *path, const struct ta_ingest_opts *o,
-		       char ***paths, char **tmpdir, struct ta_buf *said,
+		       char ***paths, char **tmpdir, int *given, struct ta_buf *said,
 		       struct ta_error *err);
 void ta_input_shards_free(char **paths, size_t n, char *tmpdir);
 /* The shards of a directory (*.tadb, sorted): 0 if none. */

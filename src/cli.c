@@ -553,6 +553,16 @@ static int check_gates(const struct ta_cli *cli, struct ta_gate **g, int rises,
 		       const struct ta_table *t, int rc)
 {
 	int trips = run_gates(cli, g, t);
+	size_t skipped = ta_input_skipped();
+
+	/* a rank it did not read is data that is not there */
+	if (skipped && !cli->missing_pass && (cli->ngates || cli->baseline)) {
+		fprintf(stderr, "traceanalyze: gate tripped: %zu input file%s left out "
+			"(said above), so the answer lacks %s (--missing pass lets it "
+			"pass)\n", skipped, skipped == 1 ? " was" : "s were",
+			skipped == 1 ? "a rank" : "ranks");
+		trips++;
+	}
 
 	if (rc != TA_EXIT_OK)
 		return rc;

@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "ta_db.h"
+#include "ta_files.h"
 #include "ta_people.h"
 #include "ta_report.h"
 
@@ -9,6 +10,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 enum { OPT_STEP = 1, OPT_TOP, OPT_WHAT_IF, OPT_TRACE, OPT_ANNOTATION,
        OPT_INSTANCE, OPT_GRAPH };
@@ -117,19 +120,24 @@ static int trace_source(sqlite3 *db, const struct ta_query *q, int64_t *rank,
 			char *path, size_t len, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
-	int rc, n = 0;
+	int64_t bytes = -1, mtime_ns = -1;
+	struct stat sb;
+	int rc, n = 0, fd;
 
 	if (q->ranks && q->nranks != 1) {
 		ta_error_set(err, TA_EXIT_USAGE, "--trace writes one rank's trace: "
 			     "give one rank (--ranks N)");
 		return -1;
 	}
-	if (ta_db_prepare(db, "SELECT rank, path FROM files ORDER BY rank", &st, err) < 0)
+	if (ta_db_prepare(db, "SELECT rank, path, bytes, mtime_ns FROM files ORDER BY rank",
+			  &st, err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		if (!q->ranks || sqlite3_column_int64(st, 0) == q->ranks[0]) {
 			*rank = sqlite3_column_int64(st, 0);
 			snprintf(path, len, "%s", (const char *)sqlite3_column_text(st, 1));
+			bytes = sqlite3_column_int64(st, 2);
+			mtime_ns = sqlite3_column_int64(st, 3);
 			n++;
 		}
 	sqlite3_finalize(st);
@@ -143,6 +151,19 @@ static int trace_source(sqlite3 *db, const struct ta_query *q, int64_t *rank,
 	if (strcmp(path, "-") == 0) {
 		ta_error_set(err, TA_EXIT_USAGE, "--trace reads the trace again: "
 			     "give a file, not standard input");
+		return -1;
+	}
+	/* the path as ingest was given it: from elsewhere, or after the
+	 * file changed, it may name another trace; a FIFO would wait */
+	if ((fd = ta_open_read(path, "--trace reads the trace again: ", err)) < 0)
+		return -1;
+	rc = fstat(fd, &sb);
+	close(fd);
+	if (rc < 0 || (int64_t)sb.st_size != bytes ||
+	    (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec != mtime_ns) {
+		ta_error_set(err, TA_EXIT_INPUT, "'%s': not the trace the database was made "
+			     "from (its size or modification time differ); ingest it again, "
+			     "or give the trace itself", path);
 		return -1;
 	}
 	return 0;

@@ -1,8 +1,12 @@
 /* Opening a finished database, and SQLite helpers shared by all layers. */
 #include "ta_db.h"
 
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* How long a run waits for another that writes the same database (an
  * index or HTA's rows on a cached database, a few seconds). */
@@ -169,9 +173,128 @@ int ta_db_need_index(sqlite3 *db, enum ta_lazy_index which,
 			   err);
 }
 
+/* A database that cannot be read: damaged (the words ta_cli_damaged
+ * uses), or not one at all. */
+static void unreadable(sqlite3 *db, const char *path, struct ta_error *err)
+{
+	int code = sqlite3_errcode(db) & 0xff;
+
+	ta_error_set(err, TA_EXIT_INPUT, code == SQLITE_CORRUPT ? "'%s': damaged database (%s)" :
+		     "'%s': not a database we can read: %s", path, sqlite3_errmsg(db));
+}
+
+/* The schema objects we make, to tell a database's own from planted ones:
+ * built once, from the schema itself, in memory. */
+struct object {
+	char *type, *name, *sql;
+};
+
+static struct object *ours;
+static size_t nours;
+static pthread_once_t ours_once = PTHREAD_ONCE_INIT;
+
+static void make_ours(void)
+{
+	sqlite3 *mem = NULL;
+	sqlite3_stmt *st = NULL;
+	int k;
+
+	if (sqlite3_open(":memory:", &mem) != SQLITE_OK ||
+	    sqlite3_exec(mem, ta_db_schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(mem, ta_db_index_sql, NULL, NULL, NULL) != SQLITE_OK) {
+		/* only a broken build gets here */
+		fprintf(stderr, "traceanalyze: the schema does not build: %s\n",
+			sqlite3_errmsg(mem));
+		exit(TA_EXIT_SYSTEM);
+	}
+	for (k = 0; k < TA_NLAZY_INDEXES; k++)
+		sqlite3_exec(mem, ta_db_lazy_index_sql[k], NULL, NULL, NULL);
+	if (sqlite3_prepare_v2(mem, "SELECT type, name, sql FROM sqlite_master", -1, &st,
+			       NULL) == SQLITE_OK) {
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			struct object *o;
+			const char *sql = (const char *)sqlite3_column_text(st, 2);
+
+			ours = ta_xrealloc(ours, (nours + 1) * sizeof(*ours));
+			o = &ours[nours++];
+			o->type = ta_xstrdup((const char *)sqlite3_column_text(st, 0));
+			o->name = ta_xstrdup((const char *)sqlite3_column_text(st, 1));
+			o->sql = sql ? ta_xstrdup(sql) : NULL;
+		}
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(mem);
+}
+
+/* Reading a database's schema and its small tables takes a few thousand
+ * steps; a planted recursion would take forever. */
+#define VET_STEPS 1000
+#define VET_CALLS 100000       /* 10^8 steps */
+
+static int vet_progress(void *ctx)
+{
+	return ++*(long *)ctx > VET_CALLS;
+}
+
+/* Every view and trigger must be ours, word for word, and every name we
+ * use must be what we made it: a view named info that recurses, or a
+ * trigger, is refused (tables and indexes of other names are harmless in
+ * a database opened read-only). */
+static int check_objects(sqlite3 *db, const char *path, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	char why[200] = "";
+	size_t i;
+	int rc;
+
+	pthread_once(&ours_once, make_ours);
+	if (sqlite3_prepare_v2(db, "SELECT type, name, sql FROM sqlite_master", -1, &st,
+			       NULL) != SQLITE_OK) {
+		unreadable(db, path, err);
+		return -1;
+	}
+	while (!why[0] && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *type = (const char *)sqlite3_column_text(st, 0);
+		const char *name = (const char *)sqlite3_column_text(st, 1);
+		const char *sql = (const char *)sqlite3_column_text(st, 2);
+
+		if (!type || !name)
+			continue;
+		for (i = 0; i < nours && strcmp(ours[i].name, name) != 0; i++)
+			;
+		if (i == nours && (strcmp(type, "view") == 0 || strcmp(type, "trigger") == 0))
+			snprintf(why, sizeof(why), "a %.20s '%.60s' that traceanalyze "
+				 "did not make", type, name);
+		else if (i < nours && (strcmp(type, ours[i].type) != 0 ||
+				       (strcmp(type, "view") == 0 &&
+					(!sql || !ours[i].sql || strcmp(sql, ours[i].sql) != 0))))
+			snprintf(why, sizeof(why), "its %.20s '%.60s' is not the one "
+				 "traceanalyze makes", type, name);
+	}
+	sqlite3_finalize(st);
+	if (why[0]) {
+		ta_error_set(err, TA_EXIT_INPUT, "'%s': %s; refused", path, why);
+		return -1;
+	}
+	if (rc != SQLITE_DONE) {
+		unreadable(db, path, err);
+		return -1;
+	}
+	return 0;
+}
+
 int ta_db_open(const char *path, sqlite3 **db, struct ta_error *err)
 {
+	struct stat sb;
+	long calls = 0;
+
 	*db = NULL;
+	/* a FIFO would wait forever, a dangling link would be created */
+	if (stat(path, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		ta_error_set(err, TA_EXIT_INPUT, "'%s': %s", path,
+			     stat(path, &sb) < 0 ? strerror(errno) : "not a regular file");
+		return -1;
+	}
 	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
 		ta_error_set(err, TA_EXIT_INPUT, "'%s': %s", path,
 			     *db ? sqlite3_errmsg(*db) : "cannot open");
@@ -179,11 +302,17 @@ int ta_db_open(const char *path, sqlite3 **db, struct ta_error *err)
 		*db = NULL;
 		return -1;
 	}
-	if (check_version(*db, path, err) < 0) {
+	/* a database is data: its schema may not call functions with side
+	 * effects, nor be written around SQLite's checks */
+	sqlite3_db_config(*db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	sqlite3_db_config(*db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+	sqlite3_progress_handler(*db, VET_STEPS, vet_progress, &calls);
+	if (check_objects(*db, path, err) < 0 || check_version(*db, path, err) < 0) {
 		sqlite3_close(*db);
 		*db = NULL;
 		return -1;
 	}
+	sqlite3_progress_handler(*db, 0, NULL, NULL);
 	/* another run adding an index or HTA's rows holds the file for a
 	 * moment: wait for it rather than fail */
 	sqlite3_busy_timeout(*db, BUSY_MS);
@@ -191,6 +320,50 @@ int ta_db_open(const char *path, sqlite3 **db, struct ta_error *err)
 	sqlite3_exec(*db, "PRAGMA temp_store = FILE; PRAGMA cache_size = -2048",
 		     NULL, NULL, NULL);
 	return 0;
+}
+
+int ta_db_validate(sqlite3 *db, const char *path, int one_rank, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	/* the files' ranks: integers, one for a shard; every event's rank
+	 * one of them (a shard's events under another rank would be
+	 * dropped by the analyses that join the two) */
+	if (ta_db_prepare(db, "SELECT (SELECT count(*) FROM files),"
+			  " (SELECT count(*) FROM files WHERE typeof(rank) != 'integer'),"
+			  " (SELECT rank FROM events WHERE typeof(rank) != 'integer' OR rank NOT IN"
+			  "  (SELECT rank FROM files) LIMIT 1),"
+			  " (SELECT min(rank) FROM files)", &st, err) < 0)
+		return -1;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		int64_t nfiles = sqlite3_column_int64(st, 0);
+
+		if (nfiles == 0 || (one_rank && nfiles != 1))
+			ta_error_set(err, TA_EXIT_INPUT, "'%s': a %s holds %s trace file%s, "
+				     "not %lld", path, one_rank ? "shard" : "database",
+				     one_rank ? "one" : "at least one", one_rank ? "" : "s",
+				     (long long)nfiles);
+		else if (sqlite3_column_int64(st, 1))
+			ta_error_set(err, TA_EXIT_INPUT, "'%s': a rank that is not an "
+				     "integer", path);
+		else if (sqlite3_column_type(st, 2) != SQLITE_NULL && one_rank)
+			ta_error_set(err, TA_EXIT_INPUT, "'%s': events of rank '%.40s' in "
+				     "the shard of rank %lld", path,
+				     (const char *)sqlite3_column_text(st, 2),
+				     (long long)sqlite3_column_int64(st, 3));
+		else if (sqlite3_column_type(st, 2) != SQLITE_NULL)
+			ta_error_set(err, TA_EXIT_INPUT, "'%s': events of rank '%.40s', "
+				     "which has no file", path,
+				     (const char *)sqlite3_column_text(st, 2));
+		else
+			rc = SQLITE_DONE;
+	} else {
+		unreadable(db, path, err);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
 }
 
 /* "CREATE TABLE IF NOT EXISTS table ("c1" decl1, ...)" from st's columns. */

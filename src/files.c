@@ -26,6 +26,14 @@ const char *ta_file_kind(mode_t mode)
 	return S_ISREG(mode) ? "a regular file" : "not a regular file";
 }
 
+int ta_errno_exit(int e)
+{
+	/* the machine's limits and faults, not the file's: never a file to
+	 * skip, always a system error */
+	return e == EMFILE || e == ENFILE || e == ENOMEM || e == EIO || e == ENOBUFS ||
+	       e == ENOSPC || e == EDQUOT ? TA_EXIT_SYSTEM : TA_EXIT_INPUT;
+}
+
 int ta_open_read(const char *path, const char *what, struct ta_error *err)
 {
 	struct stat sb;
@@ -41,7 +49,7 @@ int ta_open_read(const char *path, const char *what, struct ta_error *err)
 	/* O_NONBLOCK: opening a FIFO without a writer would wait forever */
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
-		ta_error_set(err, TA_EXIT_INPUT, "%s'%s': %s", what, path,
+		ta_error_set(err, ta_errno_exit(errno), "%s'%s': %s", what, path,
 			     strerror(errno));
 		return -1;
 	}

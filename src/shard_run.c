@@ -542,10 +542,10 @@ struct ta_shards *ta_shards_open(const struct ta_cli *cli)
 	struct ta_buf said = { 0 };
 	char **paths = NULL, *tmpdir = NULL;
 	size_t n, i;
-	int ok = 1;
+	int ok = 1, given = 0;
 
 	if (!cli->cmd || cli->nargs != 1 || cli->query.hta_compat || cli->query.nranks ||
-	    (n = ta_input_shards(cli->args[0], &cli->ingest, &paths, &tmpdir, &said,
+	    (n = ta_input_shards(cli->args[0], &cli->ingest, &paths, &tmpdir, &given, &said,
 				 &why)) == 0) {
 		ta_buf_free(&said);
 		return NULL;
@@ -565,6 +565,7 @@ struct ta_shards *ta_shards_open(const struct ta_cli *cli)
 
 		sh->s[i].path = paths[i];
 		ok = ta_db_open(paths[i], &db, &err) == 0 &&
+		     (!given || ta_db_validate(db, paths[i], 1, &err) == 0) &&
 		     ta_db_get_int(db, "SELECT rank FROM files", -1, &sh->s[i].rank, &err) == 0 &&
 		     ta_db_int(db, "SELECT count(*) FROM files WHERE truncated OR bad_times",
 			       0) == 0;

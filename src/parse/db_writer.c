@@ -101,6 +101,8 @@ struct ta_db_writer {
 	int stop;
 	int failed;
 	char errmsg[256];            /* SQLite's message when failed */
+	struct ta_buf skipped;       /* INSERTs into info (under lock) */
+	int nskipped;
 };
 
 static void *writer_main(void *arg);
@@ -798,16 +800,31 @@ int ta_db_writer_finish(struct ta_db_writer *w, struct ta_error *err)
 		 "INSERT INTO info VALUES ('schema_version', %d),"
 		 " ('tool_version', '%s');", TA_SCHEMA_VERSION, TA_VERSION);
 	rc = ta_db_exec(w->db, sql, err);
+	if (rc == 0 && w->skipped.len)
+		rc = ta_db_exec(w->db, w->skipped.s, err);
 	if (rc == 0)
 		rc = ta_db_exec(w->db, "COMMIT", err);
 	ta_db_writer_abort(w);
 	return rc;
 }
 
+void ta_db_writer_skipped(struct ta_db_writer *w, const char *what)
+{
+	char *sql;
+
+	pthread_mutex_lock(&w->lock);
+	sql = sqlite3_mprintf("INSERT OR REPLACE INTO info VALUES ('skipped:%d', %Q);",
+			      w->nskipped++, what);
+	ta_buf_adds(&w->skipped, sql);
+	sqlite3_free(sql);
+	pthread_mutex_unlock(&w->lock);
+}
+
 void ta_db_writer_abort(struct ta_db_writer *w)
 {
 	if (!w)
 		return;
+	ta_buf_free(&w->skipped);
 	stop_thread(w);
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->cond);

@@ -249,6 +249,27 @@ static int parse_into(struct pool *p, struct ingest_ctx *c,
 	return ta_parse_file(j->path, p->threaded_gz, sink, res, err);
 }
 
+static atomic_size_t skipped_inputs;
+
+size_t ta_input_skipped(void)
+{
+	return atomic_load(&skipped_inputs);
+}
+
+void ta_input_add_skipped(size_t n)
+{
+	atomic_fetch_add(&skipped_inputs, n);
+}
+
+/* Leaves file j out, said now and kept in the database for later reads. */
+static int skip(struct pool *p, struct job *j, struct ta_db_feed *feed, struct ta_error *err)
+{
+	note(j, "%s; skipped", err->msg);
+	ta_db_writer_skipped(p->w, err->msg);
+	ta_input_add_skipped(1);
+	return ta_db_feed_discard(feed, err) < 0 ? -1 : 1;
+}
+
 /* Parses file i into a feed. 1: skipped (not a trace), -1: error. */
 static int ingest_one(struct pool *p, size_t i, struct ta_error *err)
 {
@@ -267,10 +288,11 @@ static int ingest_one(struct pool *p, size_t i, struct ta_error *err)
 		goto fail;
 	}
 	if (parsed < 0) {
-		if (c.failed || p->n == 1)
+		/* a system error (too many open files, I/O) is never a file
+		 * to leave out: that rank would be missing from the answer */
+		if (c.failed || p->n == 1 || err->code == TA_EXIT_SYSTEM)
 			goto fail;
-		note(j, "%s; skipped", err->msg);
-		return ta_db_feed_discard(c.feed, err) < 0 ? -1 : 1;
+		return skip(p, j, c.feed, err);
 	}
 	if (c.failed) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "'%s': cannot write database",
@@ -285,8 +307,7 @@ static int ingest_one(struct pool *p, size_t i, struct ta_error *err)
 			     (long long)res.damage_offset);
 		if (p->n == 1)
 			goto fail;
-		note(j, "%s; skipped", err->msg);
-		return ta_db_feed_discard(c.feed, err) < 0 ? -1 : 1;
+		return skip(p, j, c.feed, err);
 	}
 	if (check_damage(j, &res, p->o, err) < 0)
 		goto fail;

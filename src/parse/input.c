@@ -67,9 +67,11 @@ static int list_dir(const char *path, char ***files, size_t *n, int quiet,
 		 * dangling or looping link, or the kind of file it is */
 		gone = stat(full, &sb) < 0;
 		if (gone || !S_ISREG(sb.st_mode)) {
-			if (!quiet)
+			if (!quiet) {
 				ta_warn("'%s': %s; skipped", full, gone ? strerror(errno) :
 					ta_file_kind(sb.st_mode));
+				ta_input_add_skipped(1);   /* a gate trips on it */
+			}
 			free(full);
 			continue;
 		}
@@ -187,11 +189,30 @@ static int mkdir_p(const char *dir)
 }
 
 /* Damage found when the database was built is reported on every use. */
+/* Files left out when the database was made: said again, and counted. */
+static void report_skipped(sqlite3 *db)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(db, "SELECT value FROM info WHERE key GLOB 'skipped:*'"
+			       " ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
+		return;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *v = (const char *)sqlite3_column_text(st, 0);
+
+		ta_warn("%s; skipped", v ? v : "a file");
+		ta_input_add_skipped(1);
+	}
+	sqlite3_finalize(st);
+}
+
 static int report_damage(sqlite3 *db, const struct ta_ingest_opts *o,
 			 struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = 0;
+
+	report_skipped(db);
 
 	if (ta_db_prepare(db, "SELECT path, damage, (SELECT count(*) FROM events e"
 			  " WHERE e.rank = files.rank), truncated, bad_times"
@@ -227,7 +248,7 @@ static int open_checked(const char *path, const struct ta_ingest_opts *o,
 {
 	if (ta_db_open(path, db, err) < 0)
 		return -1;
-	if (report_damage(*db, o, err) < 0) {
+	if (ta_db_validate(*db, path, 0, err) < 0 || report_damage(*db, o, err) < 0) {
 		sqlite3_close(*db);
 		*db = NULL;
 		return -1;
@@ -262,6 +283,62 @@ size_t ta_shard_list(const char *dir, char ***paths)
 	closedir(d);
 	ta_qsort(*paths, n, sizeof(**paths), cmp_str);
 	return n;
+}
+
+/* Whether a shard was made from trace file f: its stored path ends in f's
+ * name, and the size and modification time are f's. */
+static int shard_of(char *const *shards, size_t n, const char *f)
+{
+	const char *base = strrchr(f, '/') ? strrchr(f, '/') + 1 : f;
+	struct stat sb;
+	size_t i;
+	int found = 0;
+
+	if (stat(f, &sb) < 0)
+		return 0;
+	for (i = 0; i < n && !found; i++) {
+		struct ta_error ignored = { 0, "" };
+		sqlite3 *db = NULL;
+		sqlite3_stmt *st = NULL;
+
+		if (ta_db_open(shards[i], &db, &ignored) == 0 &&
+		    sqlite3_prepare_v2(db, "SELECT path, bytes, mtime_ns FROM files", -1, &st,
+				       NULL) == SQLITE_OK &&
+		    sqlite3_step(st) == SQLITE_ROW) {
+			const char *p = (const char *)sqlite3_column_text(st, 0);
+			const char *pb = p && strrchr(p, '/') ? strrchr(p, '/') + 1 : p;
+
+			found = pb && strcmp(pb, base) == 0 &&
+				sqlite3_column_int64(st, 1) == (int64_t)sb.st_size &&
+				sqlite3_column_int64(st, 2) == (int64_t)sb.st_mtim.tv_sec *
+				1000000000 + sb.st_mtim.tv_nsec;
+		}
+		sqlite3_finalize(st);
+		sqlite3_close(db);
+	}
+	return found;
+}
+
+int ta_shard_dir_check(const char *dir, char *const *shards, size_t n, struct ta_error *err)
+{
+	struct ta_error none = { 0, "" };
+	char **traces = NULL;
+	size_t nt = 0, i;
+	int rc = 0;
+
+	/* quietly: a directory of shards alone has no traces */
+	if (list_dir(dir, &traces, &nt, 1, &none) < 0)
+		return 0;
+	for (i = 0; i < nt && rc == 0; i++)
+		if (!shard_of(shards, n, traces[i])) {
+			ta_error_set(err, TA_EXIT_INPUT, "'%s': a trace beside shards (*.tadb) "
+				     "that no shard was made from; its rank would be left out "
+				     "(ingest it into the shards, or move one or the other)",
+				     traces[i]);
+			rc = -1;
+		}
+	ta_input_list_free(traces, nt);
+	return rc;
 }
 
 int ta_is_pickle(const char *path)
@@ -551,7 +628,7 @@ static int file_entries(char **files, size_t n, const char *dir,
 }
 
 size_t ta_input_shards(const char *path, const struct ta_ingest_opts *o,
-		       char ***paths, char **tmpdir, struct ta_buf *said,
+		       char ***paths, char **tmpdir, int *given, struct ta_buf *said,
 		       struct ta_error *err)
 {
 	char **files = NULL, dir[PATH_MAX - 64];
@@ -561,6 +638,12 @@ size_t ta_input_shards(const char *path, const struct ta_ingest_opts *o,
 	int made;
 
 	*tmpdir = NULL;
+	*given = n > 0;
+	if (n > 0 && ta_shard_dir_check(path, *paths, n, err) < 0) {
+		ta_input_list_free(*paths, n);
+		*paths = NULL;
+		return 0;
+	}
 	if (n > 0 || ta_jobs(o) < 2 || stat(path, &sb) < 0 ||
 	    !S_ISDIR(sb.st_mode))
 		return n;
@@ -608,6 +691,10 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 	/* a directory of shards (ingest FILE... -o DIR) is read as them */
 	n = ta_shard_list(path, &files);
 	shards = n > 0;
+	if (shards && ta_shard_dir_check(path, files, n, err) < 0) {
+		ta_input_list_free(files, n);
+		return -1;
+	}
 	if (!shards && ta_input_list(path, &files, &n, err) < 0)
 		return -1;
 	if (o->no_cache || strcmp(path, "-") == 0 ||

@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Databases and shards another person or program made (#35): each is
+refused with exit 3 and a message naming it, in bounded time, and nothing
+is created or read that the user did not name:
+
+  - a FIFO named rank-1.tadb in a shard directory, or named by a
+    database's stored trace path (critical-path --trace): no wait;
+  - a dangling x.tadb symlink: its target is not created;
+  - a database whose info table is a recursive view (as PATH, as a shard),
+    a planted trigger, a view of ours rewritten: refused, no hang;
+  - shards whose files.rank is not their events' rank, a text rank, two
+    files in one shard;
+  - a directory holding shards and a trace no shard was made from;
+  - critical-path --trace when the stored trace path names another file
+    (run from elsewhere, or the trace changed since);
+  - gates without the data: an empty or unparsable rank file, or a
+    dangling rank link, trips --fail-if (fresh, cached, -j 4) unless
+    --missing pass; too many open files is exit 4, never a skipped rank.
+
+Prints one line per check and a count; exit 1 on any failure."""
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+BIN = os.path.abspath(os.environ.get("BIN", "./traceanalyze"))
+TMP = tempfile.mkdtemp()
+SRC = os.path.abspath("testdata/two_ranks")
+checks = []
+
+
+def check(name, cond):
+    checks.append((name, bool(cond)))
+
+
+def run(*args, cwd=None, timeout=30):
+    try:
+        p = subprocess.run([BIN, *args], capture_output=True, cwd=cwd, timeout=timeout,
+                           env=dict(os.environ, TRACEANALYZE_CACHE_DIR=os.path.join(TMP, "cache")))
+    except subprocess.TimeoutExpired:
+        return -1, "", "timed out"
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def refused(name, rc, err, said):
+    check("%s: exit 3, said '%s' (rc %d: %s)" % (name, said, rc, err.strip()[:160]),
+          rc == 3 and said in err)
+
+
+def shards(name):
+    d = os.path.join(TMP, name)
+    rc, _, err = run("ingest", "-q", os.path.join(SRC, "rank-0.pt.trace.json.gz"),
+                     os.path.join(SRC, "rank-1.pt.trace.json.gz"), "-o", d + "/")
+    assert rc == 0, err
+    return d
+
+
+good = shards("good")
+rc, want, err = run("temporal", "-q", "--format", "csv", good)
+check("two good shards read (rc %d)" % rc, rc == 0 and want.count("\n") >= 3)
+names = sorted(os.listdir(good))
+
+# A FIFO named like a shard.
+d = shards("fifo")
+os.unlink(os.path.join(d, names[1]))
+os.mkfifo(os.path.join(d, names[1]))
+for jobs in ("1", "4"):
+    rc, _, err = run("temporal", "-q", "-j", jobs, d)
+    refused("a FIFO as a shard, -j %s" % jobs, rc, err, "not a regular file")
+
+# A dangling symlink: ATTACH would create its target.
+d = shards("dangling")
+target = os.path.join(TMP, "nowhere", "created.db")
+os.makedirs(os.path.dirname(target))
+os.symlink(target, os.path.join(d, "x.tadb"))
+rc, _, err = run("temporal", "-q", d)
+refused("a dangling x.tadb", rc, err, "No such file")
+check("the dangling link's target is not created", not os.path.exists(target))
+
+
+def planted(name, sql, shard=True):
+    d = shards(name)
+    db = os.path.join(d, names[1])
+    c = sqlite3.connect(db)
+    c.executescript(sql)
+    c.commit()
+    c.close()
+    return d if shard else db
+
+
+RECURSIVE = ("ALTER TABLE info RENAME TO info_old;"
+             "CREATE VIEW info AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)"
+             " SELECT 'schema_version' AS key, x AS value FROM c WHERE x < 0;")
+for jobs in ("1", "4"):
+    rc, _, err = run("temporal", "-q", "-j", jobs, planted("recursive" + jobs, RECURSIVE), timeout=60)
+    refused("a recursive view named info, as a shard, -j %s" % jobs, rc, err, "info")
+rc, _, err = run("temporal", "-q", planted("recursive_db", RECURSIVE, shard=False), timeout=60)
+refused("a recursive view named info, as PATH", rc, err, "info")
+rc, _, err = run("temporal", "-q", planted("trigger", "CREATE TRIGGER t AFTER INSERT ON names"
+                                                      " BEGIN DELETE FROM events; END;"))
+refused("a planted trigger", rc, err, "did not make")
+rc, _, err = run("temporal", "-q", planted("view", "DROP VIEW kernels; CREATE VIEW kernels AS"
+                                                   " SELECT * FROM gpu_ops;"))
+refused("a view of ours rewritten", rc, err, "kernels")
+
+# Shards that do not hold what they say.
+rc, _, err = run("temporal", "-q", planted("rank_mismatch", "UPDATE files SET rank = 7;"))
+refused("files.rank not the events' rank", rc, err, "events of rank")
+rc, _, err = run("temporal", "-q", planted("text_rank", "UPDATE files SET rank = 'one';"
+                                                        " UPDATE events SET rank = 'one';"))
+refused("a text rank", rc, err, "not an integer")
+rc, _, err = run("temporal", "-q", planted("two_files", "INSERT INTO files (rank, path)"
+                                                        " VALUES (9, 'x');"))
+refused("two files in one shard", rc, err, "holds one trace file")
+db = planted("rank_mismatch_db", "UPDATE files SET rank = 7;", shard=False)
+rc, _, err = run("temporal", "-q", db)
+refused("a database whose events' rank has no file", rc, err, "events of rank")
+
+# Shards beside a trace none was made from; beside the traces they were.
+d = shards("mixed")
+shutil.copy(os.path.join(SRC, "rank-1.pt.trace.json.gz"), os.path.join(d, "rank-2.pt.trace.json.gz"))
+for jobs in ("1", "4"):
+    rc, _, err = run("temporal", "-q", "-j", jobs, d)
+    refused("shards beside a trace no shard was made from, -j %s" % jobs, rc, err, "rank-2")
+d = os.path.join(TMP, "beside")
+shutil.copytree(SRC, d)
+rc, _, err = run("ingest", "-q", os.path.join(d, "rank-0.pt.trace.json.gz"),
+                 os.path.join(d, "rank-1.pt.trace.json.gz"), "-o", d + "/")
+rc, out, err = run("temporal", "-q", "--format", "csv", d)
+check("shards beside the traces they were made from read as the shards (rc %d: %s)"
+      % (rc, err.strip()[:100]), rc == 0 and out == want)
+
+# critical-path --trace re-reads the stored path.
+w = os.path.join(TMP, "work")
+os.makedirs(w)
+shutil.copy(os.path.join(SRC, "rank-0.pt.trace.json.gz"), os.path.join(w, "t.json.gz"))
+rc, _, err = run("ingest", "-q", "t.json.gz", "-o", "t.db", cwd=w)
+out = os.path.join(TMP, "marked.json")
+rc, _, err = run("critical-path", "-q", "--trace", out, "t.db", cwd=w)
+check("--trace from where ingest ran (rc %d: %s)" % (rc, err.strip()[:100]), rc == 0 and os.path.exists(out))
+other = os.path.join(TMP, "other")
+os.makedirs(other)
+shutil.copy(os.path.join(SRC, "rank-1.pt.trace.json.gz"), os.path.join(other, "t.json.gz"))
+rc, _, err = run("critical-path", "-q", "--trace", out + "2", os.path.join(w, "t.db"), cwd=other)
+refused("--trace from another directory, where t.json.gz is another trace", rc, err,
+        "not the trace the database was made from")
+check("... and writes nothing", not os.path.exists(out + "2"))
+os.unlink(os.path.join(other, "t.json.gz"))
+os.mkfifo(os.path.join(other, "t.json.gz"))
+rc, _, err = run("critical-path", "-q", "--trace", out + "3", os.path.join(w, "t.db"), cwd=other)
+refused("--trace where the stored path is a FIFO", rc, err, "not a regular file")
+os.utime(os.path.join(w, "t.json.gz"), (1, 1))
+rc, _, err = run("critical-path", "-q", "--trace", out + "4", "t.db", cwd=w)
+refused("--trace after the trace changed", rc, err, "not the trace the database was made from")
+
+# Gates never pass on a rank they did not read.
+g = os.path.join(TMP, "gated")
+os.makedirs(g)
+shutil.copy(os.path.join(SRC, "rank-0.pt.trace.json.gz"), g)
+open(os.path.join(g, "rank-1.json"), "w").close()
+for args in ((), (), ("--no-cache", "-j", "4")):
+    rc, _, err = run("temporal", *args, "--fail-if", "idle_pct > 99", g)
+    check("an empty rank-1.json under --fail-if %s: the gate trips (rc %d: %s)"
+          % (" ".join(args) or "(cached the second time)", rc, err.strip()[-120:]),
+          rc == 1 and "skipped" in err and "left out" in err)
+rc, _, err = run("temporal", "--fail-if", "idle_pct > 99", "--missing", "pass", g)
+check("... --missing pass lets it pass (rc %d)" % rc, rc == 0 and "skipped" in err)
+rc, _, err = run("temporal", g)
+check("... and without a gate it is a warning (rc %d)" % rc, rc == 0 and "skipped" in err)
+os.unlink(os.path.join(g, "rank-1.json"))
+with open(os.path.join(g, "rank-1.json"), "w") as f:
+    f.write('{"traceEvents": [{"ph": "X", "name": ')
+rc, _, err = run("temporal", "--fail-if", "idle_pct > 99", g)
+check("an unparsable rank-1.json: the gate trips (rc %d)" % rc, rc == 1)
+os.unlink(os.path.join(g, "rank-1.json"))
+os.symlink(os.path.join(TMP, "gone.json"), os.path.join(g, "rank-1.json"))
+rc, _, err = run("temporal", "--fail-if", "idle_pct > 99", g)
+check("a dangling rank-1.json link: the gate trips (rc %d)" % rc, rc == 1 and "left out" in err)
+rc, _, err = run("diff", SRC, g, "--fail-if", "diff_us > 1e12")
+check("diff: a rank left out of TEST trips its gate (rc %d)" % rc, rc == 1)
+m = os.path.join(TMP, "many")
+os.makedirs(m)
+for i in range(60):
+    shutil.copy(os.path.join(SRC, "rank-0.pt.trace.json.gz"), os.path.join(m, "rank-%d.json.gz" % i))
+p = subprocess.run("ulimit -n 7; exec %s temporal -q --no-cache -j 4 %s" % (BIN, m), shell=True,
+                   capture_output=True, text=True)
+check("too many open files: exit 4, no rank skipped (rc %d: %s)" % (p.returncode, p.stderr.strip()[:100]),
+      p.returncode == 4 and "skipped" not in p.stderr)
+
+failed = [n for n, ok in checks if not ok]
+for n, ok in checks:
+    print(("ok   " if ok else "FAIL ") + "hostile_db: " + n)
+print(f"hostile_db: {len(checks) - len(failed)} passed, {len(failed)} failed")
+sys.exit(1 if failed else 0)
