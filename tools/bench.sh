@@ -169,3 +169,40 @@ for n in 256 $R; do
 		"$(echo "1000 * $ts / $n" | bc -l)" "$tp" "$(echo "1000 * $tp / $n" | bc -l)" \
 		"$(echo "$(sort -n "$DIR/rss.all" | tail -1) / 1024" | bc -l)"
 done
+
+# many tiny ranks (two events each, issue 35): diagnose and critical-path
+# per rank must not grow with the ranks, nor memory with them (was 86 KB
+# a rank and quadratic: 26.8 s at 20k)
+printf '\n| tiny ranks | diagnose s | ms a rank | critical-path s | ms a rank | peak RSS MB |\n'
+printf '|---|---|---|---|---|---|\n'
+for n in 2500 10000; do
+	d="$DIR/tiny$n"
+	[ -f "$d/rank-$((n - 1)).json" ] || python3 -c '
+import json, os, sys
+d, n = sys.argv[1], int(sys.argv[2])
+os.makedirs(d, exist_ok=True)
+ev = [{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 100,
+       "dur": 3, "args": {"correlation": 1}},
+      {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 110, "dur": 10,
+       "args": {"stream": 7, "correlation": 1}}]
+for r in range(n):
+    json.dump({"distributedInfo": {"rank": r}, "traceEvents": ev}, open("%s/rank-%d.json" % (d, r), "w"))
+' "$d" $n
+	rm -rf "$DIR/cache"
+	TRACEANALYZE_CACHE_DIR="$DIR/cache" $BIN temporal -q "$d" > /dev/null
+	: > "$DIR/d.t"; : > "$DIR/p.t"; : > "$DIR/rss.all"
+	i=0
+	while [ $i -lt "$RUNS" ]; do
+		TRACEANALYZE_CACHE_DIR="$DIR/cache" timed /usr/bin/time -f %M -o "$DIR/rss" \
+			$BIN diagnose -q "$d" >> "$DIR/d.t"
+		cat "$DIR/rss" >> "$DIR/rss.all"
+		TRACEANALYZE_CACHE_DIR="$DIR/cache" timed /usr/bin/time -f %M -o "$DIR/rss" \
+			$BIN critical-path -q "$d" >> "$DIR/p.t"
+		cat "$DIR/rss" >> "$DIR/rss.all"
+		i=$((i + 1))
+	done
+	td=$(median < "$DIR/d.t"); tp=$(median < "$DIR/p.t")
+	printf '| %d | %.2f | %.3f | %.2f | %.3f | %.0f |\n' $n "$td" \
+		"$(echo "1000 * $td / $n" | bc -l)" "$tp" "$(echo "1000 * $tp / $n" | bc -l)" \
+		"$(echo "$(sort -n "$DIR/rss.all" | tail -1) / 1024" | bc -l)"
+done

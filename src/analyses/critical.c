@@ -99,6 +99,10 @@ struct walk {
 	struct ta_intern *seen;     /* the ids read, */
 	char **cache;               /* and their names, by ta_intern's id - 1 */
 	size_t ncache;
+	size_t nloaded;             /* ranks loaded now */
+	size_t bound;               /* steps a walk may take: 64 + 4 x (the
+				     * loaded ranks' kernels, syncs and calls +
+				     * 16 a rank) */
 };
 
 /* The home rank's trace entries on the path, for --trace (in the order walked:
@@ -136,7 +140,7 @@ static int load_kernels(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 	sqlite3_bind_int64(st, 1, r->rank);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (r->nk == cap) {
-			cap = cap ? 2 * cap : 1024;
+			cap = cap ? 2 * cap : 16;
 			r->k = ta_xrealloc(r->k, cap * sizeof(*r->k));
 		}
 		r->k[r->nk] = (struct cp_kernel){ sqlite3_column_int64(st, 0),
@@ -220,7 +224,7 @@ static int load_host(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 	sqlite3_bind_int64(st, 1, r->rank);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (r->ncalls == cap) {
-			cap = cap ? 2 * cap : 1024;
+			cap = cap ? 2 * cap : 16;
 			r->calls = ta_xrealloc(r->calls, cap * sizeof(*r->calls));
 		}
 		const char *name = (const char *)sqlite3_column_text(st, 3);
@@ -245,7 +249,7 @@ static int load_host(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 	r->main_tid = INT64_MIN;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (r->nspans == cap) {
-			cap = cap ? 2 * cap : 1024;
+			cap = cap ? 2 * cap : 16;
 			r->spans = ta_xrealloc(r->spans, cap * sizeof(*r->spans));
 		}
 		r->spans[r->nspans++] = (struct cp_span){ sqlite3_column_int64(st, 0),
@@ -626,14 +630,61 @@ static long kernel_at(const struct cp_rank *r, int64_t ts)
 	return a < r->nk && r->k[a].ts == ts ? (long)a : -1;
 }
 
+/* ranks[] is in rank order (walk_open): a binary search, as a scan per
+ * lookup made 10^4 ranks quadratic. */
 static int rank_index(const struct walk *w, int64_t rank)
+{
+	size_t lo = 0, hi = w->nranks;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (w->ranks[mid].rank < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < w->nranks && w->ranks[lo].rank == rank ? (int)lo : -1;
+}
+
+/* Loads rank ri, its work counted in the walk's bound. */
+static int load_walked(struct walk *w, size_t ri, struct ta_error *err)
+{
+	struct cp_rank *r = &w->ranks[ri];
+	int rc;
+
+	if (r->loaded)
+		return 0;
+	rc = load_rank(w->db, r, err);
+	w->bound += 4 * (r->nk + r->host.nsyncs + r->ncalls);
+	w->nloaded++;
+	return rc;
+}
+
+/* Between home ranks, with more than MAX_LOADED loaded, all are let go
+ * (to be loaded again if a path reaches them): memory stays bounded by
+ * the ranks one rank's walks reach, whatever the job's size. */
+#define MAX_LOADED 256
+
+static void unload_all(struct walk *w)
 {
 	size_t i;
 
-	for (i = 0; i < w->nranks; i++)
-		if (w->ranks[i].rank == rank)
-			return (int)i;
-	return -1;
+	if (w->nloaded <= MAX_LOADED)
+		return;
+	for (i = 0; i < w->nranks; i++) {
+		struct cp_rank *r = &w->ranks[i];
+		int64_t rank = r->rank, offset = r->offset;
+
+		if (!r->loaded)
+			continue;
+		free_rank(r);
+		memset(r, 0, sizeof(*r));
+		r->rank = rank;
+		r->offset = offset;
+	}
+	w->nloaded = 0;
+	/* the bound keeps what it counted: it only ever grows */
 }
 
 /* Rank index ri, loaded; 0 if it cannot be. */
@@ -643,7 +694,7 @@ static int loaded(struct walk *w, size_t ri)
 
 	if (w->ranks[ri].loaded)
 		return 1;
-	if (load_rank(w->db, &w->ranks[ri], &e) < 0)
+	if (load_walked(w, ri, &e) < 0)
 		w->failed = 1;
 	return !w->failed;
 }
@@ -684,16 +735,14 @@ static enum cat kernel_cat(int kind)
  * thread tid. */
 static void walk_back(struct walk *w, size_t ri, long ki, int64_t tid, int64_t t)
 {
-	size_t guard = 0, limit = 0, i;
+	size_t guard = 0, limit = 0;
 
 	for (;;) {
 		/* each step moves back in time or to an earlier kernel: a bound on
 		 * the steps (ranks load as the walk reaches them), so that no input
 		 * can make it spin */
 		if (++guard > limit) {
-			for (limit = 64, i = 0; i < w->nranks; i++)
-				limit += 4 * (w->ranks[i].nk + w->ranks[i].host.nsyncs +
-					      w->ranks[i].ncalls + 16);
+			limit = w->bound;
 			if (guard > limit)
 				break;
 		}
@@ -881,7 +930,7 @@ static int walk_open(sqlite3 *db, const struct ta_query *q,
 {
 	struct ta_query every = *q;
 	sqlite3_stmt *st = NULL;
-	size_t i;
+	size_t i, cap = 0;
 	int rc;
 
 	memset(w, 0, sizeof(*w));
@@ -907,13 +956,17 @@ static int walk_open(sqlite3 *db, const struct ta_query *q,
 	if (ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY 1", &st, err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		w->ranks = ta_xrealloc(w->ranks, (w->nranks + 1) * sizeof(*w->ranks));
+		if (w->nranks == cap) {
+			cap = cap ? 2 * cap : 16;
+			w->ranks = ta_xrealloc(w->ranks, cap * sizeof(*w->ranks));
+		}
 		memset(&w->ranks[w->nranks], 0, sizeof(*w->ranks));
 		w->ranks[w->nranks++].rank = sqlite3_column_int64(st, 0);
 	}
 	sqlite3_finalize(st);
 	if (ta_db_done(db, rc, err) < 0)
 		return -1;
+	w->bound = 64 + 64 * w->nranks;
 	for (i = 0; i < peers->nranks; i++) {
 		int j = rank_index(w, peers->ranks[i]);
 
@@ -975,7 +1028,9 @@ static int walk_steps(struct walk *w, const struct ta_query *q, step_fn fn,
 
 		if (!selected(q, rank))
 			continue;
-		if (home < 0 || load_rank(w->db, &w->ranks[home], err) < 0) {
+		if (rank != last)
+			unload_all(w);
+		if (home < 0 || load_walked(w, (size_t)home, err) < 0) {
 			w->failed = 1;
 			break;
 		}

@@ -675,29 +675,94 @@ static int memory_findings(sqlite3 *db, const struct ta_query *q,
 /* The main cause of rank's step in t's rows (columns: see
  * ta_name_late_peers), unless that is itself a wait for a peer (a chain
  * names the first late rank only); NULL if the rank was not diagnosed. */
-static const char *own_cause(const struct ta_table *t, const size_t *col,
-			     int64_t rank, int64_t step)
+/* Rows of a table found by (rank, step) in log time: with 10^4 ranks a
+ * scan per row was quadratic. Rows with no step sort first. */
+struct step_index {
+	const struct ta_table *t;
+	size_t rank_col, step_col;
+	size_t *rows, n;
+};
+
+static int cmp_key(const struct step_index *x, size_t r, int64_t rank, int has_step,
+		   int64_t step)
+{
+	const struct ta_cell *a = ta_table_cell(x->t, r, x->rank_col);
+	const struct ta_cell *s = ta_table_cell(x->t, r, x->step_col);
+
+	if (a->i != rank)
+		return a->i < rank ? -1 : 1;
+	if (s->null != !has_step)
+		return s->null ? -1 : 1;
+	if (!s->null && s->i != step)
+		return s->i < step ? -1 : 1;
+	return 0;
+}
+
+static int cmp_rows(const void *a, const void *b, void *ctx)
+{
+	const struct step_index *sorting = ctx;
+	size_t y = *(const size_t *)b;
+	const struct ta_cell *s = ta_table_cell(sorting->t, y, sorting->step_col);
+	int c = cmp_key(sorting, *(const size_t *)a,
+			ta_table_cell(sorting->t, y, sorting->rank_col)->i, !s->null,
+			s->null ? 0 : s->i);
+
+	return c ? c : (*(const size_t *)a > y) - (*(const size_t *)a < y);
+}
+
+static void index_steps(struct step_index *x, const struct ta_table *t, size_t rank_col,
+			size_t step_col)
 {
 	size_t i;
 
-	for (i = 0; i < t->nrows; i++)
-		if (ta_table_cell(t, i, col[0])->i == rank &&
-		    !ta_table_cell(t, i, col[1])->null &&
-		    ta_table_cell(t, i, col[1])->i == step) {
-			const char *s = ta_table_cell(t, i, col[2])->s;
+	x->t = t;
+	x->rank_col = rank_col;
+	x->step_col = step_col;
+	x->n = t ? t->nrows : 0;
+	x->rows = ta_xcalloc(x->n + 1, sizeof(*x->rows));
+	for (i = 0; i < x->n; i++)
+		x->rows[i] = i;
+	if (x->n)
+		qsort_r(x->rows, x->n, sizeof(*x->rows), cmp_rows, x);
+}
 
-			return strncmp(s, "wait_for_peer", 13) == 0 ? NULL : s;
-		}
-	return NULL;
+/* The first row of (rank, step) in table order, or (size_t)-1. */
+static size_t find_step(const struct step_index *x, int64_t rank, int has_step, int64_t step)
+{
+	size_t lo = 0, hi = x->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_key(x, x->rows[mid], rank, has_step, step) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < x->n && cmp_key(x, x->rows[lo], rank, has_step, step) == 0 ?
+	       x->rows[lo] : (size_t)-1;
+}
+
+static const char *own_cause(const struct step_index *x, size_t cause_col, int64_t rank,
+			     int64_t step)
+{
+	size_t i = find_step(x, rank, 1, step);
+	const char *s;
+
+	if (i == (size_t)-1)
+		return NULL;
+	s = ta_table_cell(x->t, i, cause_col)->s;
+	return strncmp(s, "wait_for_peer", 13) == 0 ? NULL : s;
 }
 
 void ta_name_late_peers(struct ta_table *t, size_t rank_col, size_t step_col,
 			size_t cause_col)
 {
 	static const char prefix[] = "wait_for_peer: ";
-	const size_t col[3] = { rank_col, step_col, cause_col };
+	struct step_index x;
 	size_t i;
 
+	index_steps(&x, t, rank_col, step_col);
 	for (i = 0; i < t->nrows; i++) {
 		const char *s = ta_table_cell(t, i, cause_col)->s;
 		long long peer;
@@ -708,11 +773,13 @@ void ta_name_late_peers(struct ta_table *t, size_t rank_col, size_t step_col,
 		    ta_table_cell(t, i, step_col)->null ||
 		    sscanf(s + sizeof(prefix) - 1, "rank %lld", &peer) != 1 ||
 		    strchr(s, '(') ||
-		    !(cause = own_cause(t, col, peer, ta_table_cell(t, i, step_col)->i)))
+		    !(cause = own_cause(&x, cause_col, peer, ta_table_cell(t, i, step_col)->i)))
 			continue;
+		/* the cause is the peer's cell, which this write does not move */
 		snprintf(named, sizeof(named), "%srank %lld (%.200s)", prefix, peer, cause);
 		ta_table_set_text(t, i, cause_col, named);
 	}
+	free(x.rows);
 }
 
 /* Memory's findings come after the others, whose order is by rank. */
@@ -726,10 +793,11 @@ static int memory_last(const struct ta_table *t, size_t a, size_t b)
 
 void ta_diagnose_join(struct ta_table *verdicts, struct ta_table *findings)
 {
-	static const size_t col[3] = { 0, 1, 5 };
 	char where[sizeof(((struct finding *)0)->where)];
+	struct step_index x;
 	size_t i;
 
+	index_steps(&x, verdicts, 0, 1);
 	for (i = 0; findings && i < findings->nrows; i++) {
 		const struct ta_cell *step = ta_table_cell(findings, i, 1);
 		const char *w = ta_table_cell(findings, i, 5)->s, *cause;
@@ -737,34 +805,37 @@ void ta_diagnose_join(struct ta_table *verdicts, struct ta_table *findings)
 
 		if (strcmp(ta_table_cell(findings, i, 2)->s, ta_finding_names[F_WAIT_PEER]) != 0 ||
 		    sscanf(w, "rank %lld", &peer) != 1 ||
-		    !(cause = own_cause(verdicts, col, peer, step->null ? -1 : step->i)))
+		    !(cause = own_cause(&x, 5, peer, step->null ? -1 : step->i)))
 			continue;
 		snprintf(where, sizeof(where), "rank %lld (%.200s)", peer, cause);
 		ta_table_set_text(findings, i, 5, where);
 	}
+	free(x.rows);
 	if (findings)
 		ta_table_sort(findings, memory_last);
-	ta_name_late_peers(verdicts, col[0], col[1], col[2]);
+	ta_name_late_peers(verdicts, 0, 1, 5);
 }
 
 /* "rank 1" becomes "rank 1 (host_region: data_loading)": the late rank's
  * own cause, known once every rank is diagnosed. */
 static void name_late_peers(struct ta_table *t, struct findings *f)
 {
-	static const size_t col[3] = { 0, 1, 5 };
+	struct step_index ix;
 	size_t i;
 
+	index_steps(&ix, t, 0, 1);
 	for (i = 0; i < f->n; i++) {
 		struct finding *x = &f->v[i];
 		long long peer;
 		const char *cause;
 
 		if (x->kind != F_WAIT_PEER || sscanf(x->where, "rank %lld", &peer) != 1 ||
-		    !(cause = own_cause(t, col, peer, x->step)))
+		    !(cause = own_cause(&ix, 5, peer, x->step)))
 			continue;
 		snprintf(x->where, sizeof(x->where), "rank %lld (%.200s)", peer, cause);
 	}
-	ta_name_late_peers(t, col[0], col[1], col[2]);
+	free(ix.rows);
+	ta_name_late_peers(t, 0, 1, 5);
 }
 
 const struct ta_critical_opts ta_diagnose_path_opts = { -1, 0, NULL, NULL, 1, NULL,
@@ -772,39 +843,38 @@ const struct ta_critical_opts ta_diagnose_path_opts = { -1, 0, NULL, NULL, 1, NU
 
 void ta_diagnose_confirm(struct ta_table *t, const struct ta_table *path)
 {
-	size_t r, p;
+	struct step_index x;
+	size_t r;
 
-	for (r = 0; r < t->nrows; r++)
-		for (p = 0; p < path->nrows; p++) {
-			const struct ta_cell *step = ta_table_cell(path, p, 1);
-			double len = ta_table_cell(path, p, 2)->d, best = -1;
-			size_t c, bc = 0;
+	index_steps(&x, path, 0, 1);
+	for (r = 0; r < t->nrows; r++) {
+		const struct ta_cell *step = ta_table_cell(t, r, 1);
+		size_t p = find_step(&x, ta_table_cell(t, r, 0)->i, !step->null,
+				     step->null ? 0 : step->i);
+		const char *verdict = ta_table_cell(t, r, 4)->s;
+		double len, best = -1, blamed = 0;
+		size_t c, bc = 0, v;
 
-			if (ta_table_cell(path, p, 0)->i != ta_table_cell(t, r, 0)->i ||
-			    step->null != ta_table_cell(t, r, 1)->null ||
-			    (!step->null && step->i != ta_table_cell(t, r, 1)->i))
-				continue;
-			const char *verdict = ta_table_cell(t, r, 4)->s;
-			double blamed = 0;
-			size_t v;
+		if (p == (size_t)-1)
+			continue;
+		len = ta_table_cell(path, p, 2)->d;
+		for (v = 0; strcmp(verdict_names[v], verdict) != 0; v++)
+			;
+		for (c = 3; c < 3 + TA_PATH_COLS && c < path->ncols; c++) {
+			double d = ta_table_cell(path, p, c)->d;
 
-			for (v = 0; strcmp(verdict_names[v], verdict) != 0; v++)
-				;
-			for (c = 3; c < 3 + TA_PATH_COLS && c < path->ncols; c++) {
-				double d = ta_table_cell(path, p, c)->d;
-
-				if (d > best && c < 3 + TA_PATH_PARTS)
-					best = d, bc = c - 3;
-				if (verdict_parts[v] & 1u << (c - 3))
-					blamed += d;
-			}
-			ta_table_set_text(t, r, 7, ta_critical_parts[bc]);
-			if (len > 0) {
-				ta_table_set_real(t, r, 8, ta_round(100 * best / len, 2));
-				ta_table_set_real(t, r, 9, ta_round(100 * blamed / len, 2));
-			}
-			break;
+			if (d > best && c < 3 + TA_PATH_PARTS)
+				best = d, bc = c - 3;
+			if (verdict_parts[v] & 1u << (c - 3))
+				blamed += d;
 		}
+		ta_table_set_text(t, r, 7, ta_critical_parts[bc]);
+		if (len > 0) {
+			ta_table_set_real(t, r, 8, ta_round(100 * best / len, 2));
+			ta_table_set_real(t, r, 9, ta_round(100 * blamed / len, 2));
+		}
+	}
+	free(x.rows);
 }
 
 /* The critical path's largest part in each step (critical.c): the

@@ -50,7 +50,7 @@ static int is_query(const char *name)
 static void push_call(struct ta_host *d, struct ta_sync c)
 {
 	if (d->nsyncs == d->capsyncs) {
-		d->capsyncs = d->capsyncs ? d->capsyncs * 2 : 1024;
+		d->capsyncs = d->capsyncs ? d->capsyncs * 2 : 16;
 		d->syncs = ta_xrealloc(d->syncs, d->capsyncs * sizeof(*d->syncs));
 	}
 	d->syncs[d->nsyncs++] = c;

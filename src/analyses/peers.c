@@ -49,9 +49,13 @@ static int load(sqlite3 *db, struct ta_peers *p, struct ta_intern *names,
 	if (ta_db_prepare(db, "SELECT DISTINCT rank FROM coll ORDER BY rank", &st, err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		p->ranks = ta_xrealloc(p->ranks, (p->nranks + 1) * sizeof(*p->ranks));
+		if (p->nranks == cap) {
+			cap = cap ? 2 * cap : 16;
+			p->ranks = ta_xrealloc(p->ranks, cap * sizeof(*p->ranks));
+		}
 		p->ranks[p->nranks++] = sqlite3_column_int64(st, 0);
 	}
+	cap = 0;
 	sqlite3_finalize(st);
 	if (ta_db_done(db, rc, err) < 0)
 		return -1;
@@ -163,7 +167,10 @@ static struct ta_peer_step *record(struct ta_peers *p, struct ta_intern *keys,
 	snprintf(key, sizeof(key), "%lld:%lld", (long long)rank, (long long)step);
 	id = ta_intern(keys, key, strlen(key), &is_new);
 	if (is_new) {
-		p->v = ta_xrealloc(p->v, (size_t)id * sizeof(*p->v));
+		if ((size_t)id > p->cap) {    /* doubling: 10^4 ranks, not 10^8 copies */
+			p->cap = p->cap ? 2 * p->cap : 64;
+			p->v = ta_xrealloc(p->v, p->cap * sizeof(*p->v));
+		}
 		p->v[id - 1] = (struct ta_peer_step){ rank, step, 0, 0, 0, 0, 0, -1, 0 };
 		p->n = (size_t)id;
 	}

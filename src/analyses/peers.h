@@ -31,7 +31,7 @@ struct ta_peer_most {
 
 struct ta_peers {
 	struct ta_peer_step *v;     /* by rank, then step */
-	size_t n;
+	size_t n, cap;
 	struct ta_peer_wait *waits; /* by rank, then ts */
 	size_t nwaits;
 	int64_t *ranks, *offset_ns; /* every rank with collectives, its offset */
