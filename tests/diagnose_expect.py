@@ -44,7 +44,7 @@ check("stalled: Python dispatch holes get dispatch advice, not data loading advi
 check("stalled: the pageable copies are found",
       any(r["kind"] == "pageable_copy" for r in f))
 check("stalled: data_loading is the costliest finding of each step",
-      all(max((x for x in f if x["step"] == s), key=lambda x: float(x["cost_us"]))["where"] == "data_loading"
+      f and all(max((x for x in f if x["step"] == s), key=lambda x: float(x["cost_us"]))["where"] == "data_loading"
           for s in {r["step"] for r in f}))
 eager = run("decode_eager")
 check("batch-1 eager decode is launch-bound", all(r["verdict"] == "launch-bound" for r in eager))
@@ -97,8 +97,9 @@ for case in ("train_healthy", "train_stalled", "decode_eager", "decode_graph", "
 f = findings("multistream")
 check("multistream: no sync where the host only waited on Python",
       f and not any(r["kind"] == "sync" for r in f))
+ms = run("multistream")
 check("multistream: the holes are python_work",
-      all(r["main_cause"] == "host_region: python_work" for r in run("multistream")))
+      ms and all(r["main_cause"] == "host_region: python_work" for r in ms))
 
 # kernels --by type measures the same window as temporal: its labels
 # split the busy time, those with COMPUTATION the compute time

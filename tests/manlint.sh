@@ -2,20 +2,33 @@
 # The man page passes mandoc's linter, documents every option that a
 # command's --help lists, and its EXAMPLES ("$ traceanalyze ...") run.
 cd "$(dirname "$0")/.." || exit 2
-MAN=man/traceanalyze.1
+MAN=${MAN:-man/traceanalyze.1}
 pass=0 fail=0
+TMP=$(mktemp -d /tmp/ta-man.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+export TRACEANALYZE_CACHE_DIR="$TMP"
 if command -v mandoc >/dev/null; then
 	if mandoc -Tlint -Wwarning $MAN; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 else
 	echo "manlint: mandoc not installed: lint skipped"
 fi
-# every command the binary lists (but help and schema, which have none)
+# every option a command's --help lists is documented where a reader looks
+# for it: in that command's entries under COMMANDS (.It Cm CMD ...), or
+# under OPTIONS (those every command takes)
+section() { # CMD: its entries' text under COMMANDS, then OPTIONS
+	awk -v cmd="$1" '
+		/^\.Sh / { sh = $2 }
+		sh == "COMMANDS" && /^\.It Cm / { on = ($3 == cmd) }
+		(sh == "COMMANDS" && on) || sh == "OPTIONS" { print }' $MAN
+}
 for cmd in $(./traceanalyze --help | sed -n '/^commands:/,/^$/p' | awk 'NR > 1 && NF && $1 != "help" && $1 != "schema" { print $1 }'); do
+	section "$cmd" > "$TMP/section"
+	[ -s "$TMP/section" ] || { fail=$((fail + 1)); echo "FAIL manlint: no .It Cm $cmd under COMMANDS"; }
 	for opt in $(./traceanalyze $cmd --help | grep -o -- '^  --[a-z-]*' | sed 's/^  --//'); do
-		if grep 'Fl ' $MAN | grep -q -- "-$opt\b"; then
+		if grep 'Fl ' "$TMP/section" | grep -q -- "-$opt\b"; then
 			pass=$((pass + 1))
 		else
-			fail=$((fail + 1)); echo "FAIL manlint: $cmd --$opt is not in the man page"
+			fail=$((fail + 1)); echo "FAIL manlint: $cmd --$opt is not in its section nor OPTIONS"
 		fi
 	done
 done
@@ -24,7 +37,7 @@ done
 while read -r cmd opts; do
 	# shellcheck disable=SC2086
 	for col in $(./traceanalyze $cmd $opts --columns | cut -f1); do
-		if grep -q -- "$col" $MAN; then pass=$((pass + 1)); else
+		if grep -qw -- "$col" $MAN; then pass=$((pass + 1)); else
 			fail=$((fail + 1)); echo "FAIL manlint: $cmd $opts: column $col is not in the man page"; fi
 	done
 done <<-VARIANTS
@@ -51,15 +64,20 @@ stragglers
 critical-path
 critical-path --top 3
 VARIANTS
-TMP=$(mktemp -d /tmp/ta-man.XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
-export TRACEANALYZE_CACHE_DIR="$TMP"
 grep '^\.Dl \$ traceanalyze ' $MAN | sed 's/^\.Dl \$ traceanalyze //; s/\\(dq/"/g' > "$TMP/examples"
+# an example runs, says something, and a gate that trips says why
 while read -r args; do
-	eval "./traceanalyze $args" > /dev/null 2>&1
+	eval "./traceanalyze $args" > "$TMP/out" 2> "$TMP/err"
 	rc=$?
-	if [ $rc -le 1 ]; then pass=$((pass + 1)); else
-		fail=$((fail + 1)); echo "FAIL manlint: example 'traceanalyze $args' exited $rc"; fi
+	if [ $rc -gt 1 ]; then
+		fail=$((fail + 1)); echo "FAIL manlint: example 'traceanalyze $args' exited $rc"
+	elif [ ! -s "$TMP/out" ] && ! grep -q "written\|wrote" "$TMP/err"; then
+		fail=$((fail + 1)); echo "FAIL manlint: example 'traceanalyze $args' wrote nothing"
+	elif [ $rc -eq 1 ] && ! grep -q "tripped" "$TMP/err"; then
+		fail=$((fail + 1)); echo "FAIL manlint: example 'traceanalyze $args' exit 1 without a tripped gate"
+	else
+		pass=$((pass + 1))
+	fi
 done < "$TMP/examples"
 echo "manlint: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -9,6 +9,7 @@ expression, never die of a signal, and finish within 60 s.
 """
 import gzip
 import os
+import signal
 import re
 import shutil
 import subprocess
@@ -203,7 +204,10 @@ def main():
                     big, "60", "0"], check=True)
     out = os.path.join(tmp, "intr")
     os.makedirs(out, exist_ok=True)
-    p = subprocess.Popen([BIN, "ingest", "-q", os.path.dirname(big), "-o", os.path.join(out, "run.db")])
+    # SIGINT as a terminal sends it; a backgrounded run (make check &)
+    # starts with it ignored, which the tool keeps: restore it for the child
+    p = subprocess.Popen([BIN, "ingest", "-q", os.path.dirname(big), "-o", os.path.join(out, "run.db")],
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     import time
     time.sleep(0.3)
     p.send_signal(2)
