@@ -33,7 +33,7 @@ endif
 # everything but main.c goes into a library the tests link against
 LIB_SRC := $(wildcard src/parse/*.c src/model/*.c src/analyses/*.c src/report/*.c) \
 	src/util.c src/cleanup.c src/utf8.c src/files.c src/cache.c src/db.c src/intern.c src/cli.c src/shard_run.c \
-	src/shard_critical.c \
+	src/shard_critical.c src/registry.c \
 	$(wildcard src/cmd_*.c)
 LIB_OBJ := $(LIB_SRC:.c=.o)
 TEST_SRC := $(wildcard tests/check_*.c)

@@ -40,7 +40,9 @@ _traceanalyze()
 	local cur prev cmd opts
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD-1]}
-	local commands="report temporal idle kernels overlap launch queue membw annotations ops diagnose stragglers critical-path diff memory steps counters ingest cache schema help"
+	# the commands from the binary's own registry (--list-commands)
+	local commands
+	commands="$("${COMP_WORDS[0]}" --list-commands 2>/dev/null | cut -f1) help"
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
 		return

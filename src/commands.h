@@ -1,4 +1,5 @@
-/* One function per command, dispatched from main.c. */
+/* The commands: one function each, and the registry (registry.c) main.c
+ * dispatches from. */
 #ifndef TA_COMMANDS_H
 #define TA_COMMANDS_H
 
@@ -22,5 +23,34 @@ int cmd_counters(int argc, char **argv);
 int cmd_ingest(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 int cmd_schema(int argc, char **argv);
+
+/* How a command's work spreads over a job's ranks, given shards or a
+ * directory of traces with -j 2 or more (shard_run.c); the merged way is
+ * one database of every rank. */
+enum ta_spread {
+	TA_SPREAD_NONE,         /* reads no trace: ingest, cache, schema */
+	TA_SPREAD_MERGED,       /* the merged way only */
+	TA_SPREAD_PER_RANK,     /* each shard alone, its rows in rank order */
+	TA_SPREAD_PEERS,        /* each shard with every shard's collectives */
+	TA_SPREAD_JOINED,       /* each shard's part, joined (its rule) */
+	TA_SPREAD_BY_OPTIONS    /* one of these, by its options (its after_parse
+				 * sets cli->shard_rule; none: merged) */
+};
+
+struct ta_shard_rule;
+
+struct ta_command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+	enum ta_spread spread;
+	const struct ta_shard_rule *rule;   /* PER_RANK, PEERS, JOINED */
+	int paths;                          /* PATHs it reads: 0, 1, 2 (diff) */
+};
+
+/* The registry (registry.c), ended by a NULL name. */
+extern const struct ta_command ta_commands[];
+const struct ta_command *ta_command_find(const char *name);
+const char *ta_spread_name(enum ta_spread s);
 
 #endif

@@ -8,36 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-struct command {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	const char *summary;
-};
 
-static const struct command commands[] = {
-	{ "report", cmd_report, "the core analyses together: temporal, idle, kernel types, overlap" },
-	{ "temporal", cmd_temporal, "idle, compute and non-compute GPU time per rank" },
-	{ "idle", cmd_idle, "idle time per stream: host wait, kernel wait, other" },
-	{ "kernels", cmd_kernels, "GPU time per kernel or kernel type" },
-	{ "overlap", cmd_overlap, "communication hidden under computation" },
-	{ "launch", cmd_launch, "launch statistics: CPU time, GPU time, launch delay" },
-	{ "queue", cmd_queue, "launch queue length per stream" },
-	{ "membw", cmd_membw, "memory bandwidth per copy kind" },
-	{ "annotations", cmd_annotations, "time per record_function annotation" },
-	{ "ops", cmd_ops, "the profiler's key_averages table, per rank" },
-	{ "diagnose", cmd_diagnose, "per step: what bounds it, and what to fix" },
-	{ "stragglers", cmd_stragglers, "across ranks: who the others wait for, how long, and why" },
-	{ "critical-path", cmd_critical, "per step: the chain of work the step waited on, and what it is" },
-	{ "diff", cmd_diff, "two runs: what changed, per name and per step" },
-	{ "counters", cmd_counters, "CUPTI hardware counters per kernel, with the op that launched it" },
-	{ "steps", cmd_steps, "the profiler steps: their ranges, windows, and which are kept" },
-	{ "memory", cmd_memory, "allocated memory per step: peak, growth, and who allocated it" },
-	{ "ingest", cmd_ingest, "parse traces into a database for later commands" },
-	{ "cache", cmd_cache, "list, prune or clear the cache of parsed traces" },
-	{ "schema", cmd_schema, "print the database schema" },
-};
-
-#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 static void usage(FILE *out)
 {
@@ -47,21 +18,11 @@ static void usage(FILE *out)
 	      "Analyse PyTorch profiler (Kineto) traces: where GPU time went and "
 	      "why the GPU\nwas idle. PATH is a directory of per-rank traces, one "
 	      "trace, or a database.\n\ncommands:\n", out);
-	for (i = 0; i < NCOMMANDS; i++)
-		fprintf(out, "  %-14s %s\n", commands[i].name, commands[i].summary);
+	for (i = 0; ta_commands[i].name; i++)
+		fprintf(out, "  %-14s %s\n", ta_commands[i].name, ta_commands[i].summary);
 	fputs("  help CMD       show a command's options\n\n"
 	      "'traceanalyze COMMAND --help' lists a command's options; "
 	      "see traceanalyze(1).\n", out);
-}
-
-static const struct command *find(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < NCOMMANDS; i++)
-		if (strcmp(commands[i].name, name) == 0)
-			return &commands[i];
-	return NULL;
 }
 
 static int run(int argc, char **argv);
@@ -70,15 +31,15 @@ static void not_a_command(const char *name)
 {
 	size_t i, best = 0, d = 99;
 
-	for (i = 0; i < NCOMMANDS; i++) {
-		size_t e = ta_edit_distance(name, strlen(name), commands[i].name);
+	for (i = 0; ta_commands[i].name; i++) {
+		size_t e = ta_edit_distance(name, strlen(name), ta_commands[i].name);
 
 		if (e < d)
 			d = e, best = i;
 	}
 	if (d <= 2)
 		fprintf(stderr, "traceanalyze: '%s' is not a command; did you mean "
-			"'%s'?\n", name, commands[best].name);
+			"'%s'?\n", name, ta_commands[best].name);
 	else
 		fprintf(stderr, "traceanalyze: '%s' is not a command; see "
 			"'traceanalyze --help'\n", name);
@@ -128,7 +89,7 @@ int main(int argc, char **argv)
 
 static int run(int argc, char **argv)
 {
-	const struct command *c;
+	const struct ta_command *c;
 
 	/* a closed pipe shows up as EPIPE on write, handled quietly */
 	signal(SIGPIPE, SIG_IGN);
@@ -147,6 +108,12 @@ static int run(int argc, char **argv)
 		printf("traceanalyze %s\n", TA_VERSION);
 		return TA_EXIT_OK;
 	}
+	/* for scripts (the completion, the tests): name, spread, PATHs */
+	if (strcmp(argv[1], "--list-commands") == 0) {
+		for (c = ta_commands; c->name; c++)
+			printf("%s\t%s\t%d\n", c->name, ta_spread_name(c->spread), c->paths);
+		return TA_EXIT_OK;
+	}
 	command_first(argc, argv);
 	if (strcmp(argv[1], "help") == 0) {
 		char *help_argv[] = { argc > 2 ? argv[2] : argv[1], "--help", NULL };
@@ -155,11 +122,11 @@ static int run(int argc, char **argv)
 			usage(stdout);
 			return TA_EXIT_OK;
 		}
-		c = find(argv[2]);
+		c = ta_command_find(argv[2]);
 		if (c)
 			return c->fn(2, help_argv);
 	} else {
-		c = find(argv[1]);
+		c = ta_command_find(argv[1]);
 		if (c)
 			return c->fn(argc - 1, argv + 1);
 	}

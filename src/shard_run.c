@@ -7,6 +7,7 @@
  * byte on every format. Anything unusual (--ranks, --hta-compat, a shard
  * that fails, tables that differ in shape) goes the merged way. */
 #include "cli.h"
+#include "commands.h"
 #include "ta_analyses.h"
 #include "ta_cleanup.h"
 #include "ta_db.h"
@@ -21,9 +22,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* The rules by command. Per rank: checked option by option on every
- * sample (queue, launch and annotations set theirs: --series, --by-op and
- * --kernels read across ranks; kernels too). */
+/* The rules the registry (registry.c) names. Per rank: checked option by
+ * option on every sample (queue, launch and annotations set theirs:
+ * --series, --by-op and --kernels read across ranks; kernels too). */
 const struct ta_shard_rule ta_shard_per_rank = { 0, 0, NULL, NULL, NULL };
 
 /* Rows per rank, but what the other ranks did matters too, through their
@@ -36,23 +37,12 @@ const struct ta_shard_rule ta_shard_per_rank = { 0, 0, NULL, NULL, NULL };
  * shards in further rounds, set their rules themselves: they depend on
  * options.) */
 const struct ta_shard_rule ta_shard_with_peers = { 1, 0, NULL, NULL, NULL };
-static const struct ta_shard_rule stragglers = { 1, 1, ta_stragglers_join, NULL, NULL };
+const struct ta_shard_rule ta_shard_stragglers = { 1, 1, ta_stragglers_join, NULL, NULL };
 /* kernels --by type (and report's table of it): each shard's time per
  * type, added up */
 const struct ta_shard_rule ta_shard_kernel_types = { 0, 0, ta_kernels_types_join, NULL,
 							    NULL };
 
-static const struct {
-	const char *name;
-	const struct ta_shard_rule *rule;
-} rules[] = {
-	{ "temporal", &ta_shard_per_rank }, { "idle", &ta_shard_per_rank },
-	{ "steps", &ta_shard_per_rank },
-	{ "ops", &ta_shard_per_rank }, { "memory", &ta_shard_per_rank },
-	{ "counters", &ta_shard_per_rank },
-	{ "overlap", &ta_shard_with_peers }, { "stragglers", &stragglers },
-	{ NULL, NULL },
-};
 
 struct shard {
 	char *path;
@@ -653,14 +643,13 @@ int ta_shard_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
 		 struct ta_table **out)
 {
 	const struct ta_shard_rule *rule = cli->shard_rule;
+	const struct ta_command *c = cli->cmd ? ta_command_find(cli->cmd->name) : NULL;
 	struct ta_shards *sh;
-	size_t i;
 	int ok;
 
 	*out = NULL;
-	for (i = 0; !rule && cli->cmd && rules[i].name; i++)
-		if (strcmp(rules[i].name, cli->cmd->name) == 0)
-			rule = rules[i].rule;
+	if (!rule && c)
+		rule = c->rule;
 	if (!rule || !(sh = ta_shards_open(cli)))
 		return 0;
 	ok = ta_shards_run(sh, rule, fn, ctx, out);

@@ -5,7 +5,9 @@
 SUITE=shards
 . "$(dirname "$0")/lib.sh"
 
-cmds="report temporal idle kernels overlap launch queue membw annotations ops diagnose stragglers critical-path steps"
+# every command that reads one PATH of traces (the registry says which)
+cmds=$($BIN --list-commands | awk -F'\t' '$3 == 1 { print $1 }' | tr '\n' ' ')
+case " $cmds " in *" temporal "*" stragglers "*) ;; *) echo "FAIL $SUITE: --list-commands: '$cmds'"; exit 1 ;; esac
 # every sample with traces (snapshots alone are not traces)
 for s in $(cd testdata && ls -d */ | tr -d /); do
 	ls testdata/$s/*.json.gz > /dev/null 2>&1 || continue
