@@ -4,8 +4,9 @@
 SUITE=layers
 . "$(dirname "$0")/lib.sh"
 
-none() { # NAME PATTERN FILES...: grep -E finds nothing
-	name=$1 pat=$2; shift 2
+none() { # NAME PATTERN PLANTED FILES...: grep -E finds nothing in FILES,
+	# and finds PLANTED (a line that breaks the rule)
+	name=$1 pat=$2; caught "$1" "$2" "$3"; shift 3
 	if grep -nE "$pat" "$@"; then
 		fail=$((fail + 1)); echo "FAIL $SUITE: $name"
 	else
@@ -13,19 +14,33 @@ none() { # NAME PATTERN FILES...: grep -E finds nothing
 	fi
 }
 
+# and each rule, shown a planted violation, must find it
+caught() { # NAME PATTERN LINE: the rule finds LINE
+	printf '%s\n' "$3" > "$TMP/planted.c"
+	if grep -qE "$2" "$TMP/planted.c"; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1)); echo "FAIL $SUITE: $1 misses the planted '$3'"
+	fi
+}
+
 A="src/analyses/*.c src/analyses/*.h"
 # analyses read the model's views, never the parser's tables or HTA's rows
 # (the table in SQL: words such as "events" in names and text are fine)
-none analyses_read_the_model '(FROM|JOIN|INTO|UPDATE|TABLE)[[:space:]"]+(main\.)?events([^a-z_]|$)|hrows' $A
+none analyses_read_the_model '(FROM|JOIN|INTO|UPDATE|TABLE)[[:space:]"]+(main\.)?events([^a-z_]|$)|hrows' ' "SELECT ts FROM events WHERE rank = ?"' $A
+# nor the parser's names and files tables: the model's label and inputs
+# views (a SQL keyword, then the table, possibly across a line break)
+none analyses_read_labels '(FROM|JOIN)[[:space:]"]+(main\.)?(names|files|meta)([^a-z_]|$)|^[[:space:]]*" *(names|files|meta) [a-z]*( |")' '			  " names n ON n.name_id = e.name"' $A
 # roles and kinds are named (ta_db.h, ta_model.h), never numbers in SQL
-none no_literal_roles "role *(=|!=|<>) *[0-9]|role +IN *\\( *[0-9]" $A src/model/*.c
-none no_literal_kinds "kind *(=|!=|<>) *[0-9]|kind +IN *\\( *[0-9]" $A src/model/*.c
+none no_literal_roles "role *(=|!=|<>) *[0-9]|role +IN *\\( *[0-9]" '" WHERE role = 4"' $A src/model/*.c
+none no_literal_kinds "kind *(=|!=|<>) *[0-9]|kind +IN *\\( *[0-9]" '" AND kind IN (1, 2)"' $A src/model/*.c
 # one list of GPU categories (ta_db.h)
-none one_gpu_category_list "'Kernel', 'gpu_memcpy'|\"Kernel\", \"gpu_memcpy\"" src/parse/*.c src/model/*.c $A
+none one_gpu_category_list "'Kernel', 'gpu_memcpy'|\"Kernel\", \"gpu_memcpy\"" "\"cat IN ('Kernel', 'gpu_memcpy')\"" src/parse/*.c src/model/*.c $A
 # the parser and the model never format output; analyses never write it
-none parse_does_not_print "ta_report\\.h|(^|[^a-z_])(f?printf|fputs|puts|fwrite)\\(" src/parse/*.c src/model/*.c
-none analyses_do_not_print "ta_report\\.h|ta_stream|(^|[^a-z_])(f?printf|fputs|puts|fwrite)\\(" $A
+none parse_does_not_print "ta_report\\.h|(^|[^a-z_])(f?printf|fputs|puts|fwrite)\\(" '	printf("%d\\n", n);' src/parse/*.c src/model/*.c
+none analyses_do_not_print "ta_report\\.h|ta_stream|(^|[^a-z_])(f?printf|fputs|puts|fwrite)\\(" '	fputs(line, stderr);' $A
 # presentation lives in src/report/: analyses return the same rows for
 # every format
-none no_presentation_in_analyses "for_people|->head|->tail" $A include/ta_analyses.h
+none no_presentation_in_analyses "for_people|->head|->tail" '	t->head = note;' $A include/ta_analyses.h
 finish
+

@@ -12,10 +12,10 @@
  * --hta-compat): CPU-side or GPU-side. */
 static const char cpu_ranges_sql[] =
 	"SELECT a.rank, n.name, a.dur FROM cpu_ann a"
-	" JOIN names n ON n.name_id = a.name ORDER BY a.rank, n.name";
+	" JOIN label n ON n.name_id = a.name ORDER BY a.rank, n.name";
 static const char gpu_ranges_sql[] =
 	"SELECT a.rank, n.name, a.dur FROM gpu_ann_win a"
-	" JOIN names n ON n.name_id = a.name ORDER BY a.rank, n.name";
+	" JOIN label n ON n.name_id = a.name ORDER BY a.rank, n.name";
 
 /* The shortest GPU range on the kernel's pid and tid that overlaps it.
  * A range that overlaps starts after the kernel's start minus the longest
@@ -23,11 +23,11 @@ static const char gpu_ranges_sql[] =
 static const char kernels_sql[] =
 	"WITH longest AS (SELECT rank, max(dur) AS dur FROM gpu_ann GROUP BY rank)"
 	" SELECT d.rank, d.ts, d.stream, kn.name, (SELECT an.name FROM gpu_ann a"
-	"  JOIN names an ON an.name_id = a.name"
+	"  JOIN label an ON an.name_id = a.name"
 	"  WHERE a.rank = d.rank AND a.pid IS d.pid AND a.tid IS d.tid"
 	"  AND a.ts < d.ts + d.dur AND a.ts >= d.ts - l.dur"
 	"  AND d.ts < a.ts + a.dur ORDER BY a.dur, a.idx LIMIT 1)"
-	" FROM dev d JOIN names kn ON kn.name_id = d.name"
+	" FROM dev d JOIN label kn ON kn.name_id = d.name"
 	" LEFT JOIN longest l ON l.rank = d.rank WHERE d.kind != " TA_SQL(TA_KIND_OTHER)
 	" ORDER BY d.rank, d.ts, d.idx";
 

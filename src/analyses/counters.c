@@ -49,10 +49,10 @@ static int launch_ops(sqlite3 *db, int64_t rank, struct launch_ops **out,
 	*n = 0;
 	/* by thread and start, outer first; launches after ops at one time */
 	if (ta_db_prepare(db, "SELECT h.tid, h.ts, h.ts + h.dur, h.name,"
-			  " h.cat = (SELECT name_id FROM names WHERE name = 'cpu_op'),"
+			  " h.cat = (SELECT name_id FROM label WHERE name = 'cpu_op'),"
 			  " h.role = " TA_SQL(TA_ROLE_RUNTIME) " AND n.name GLOB 'cudaLaunchKernel*'"
-			  " AND h.cat = (SELECT name_id FROM names WHERE name = 'cuda_runtime')"
-			  " FROM host_thread h JOIN names n ON n.name_id = h.name"
+			  " AND h.cat = (SELECT name_id FROM label WHERE name = 'cuda_runtime')"
+			  " FROM host_thread h JOIN label n ON n.name_id = h.name"
 			  " WHERE h.rank = ? ORDER BY h.tid, h.ts, h.dur DESC", &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, rank);
@@ -180,7 +180,7 @@ int ta_counters_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out
 
 	*out = NULL;
 	if (ta_model_prepare(db, q, TA_NEED_THREAD, err) < 0 ||
-	    ta_db_prepare(db, "SELECT name FROM names WHERE name_id = ?", &name_st, err) < 0 ||
+	    ta_db_prepare(db, "SELECT name FROM label WHERE name_id = ?", &name_st, err) < 0 ||
 	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY 1", &st, err) < 0)
 		rc = -1;
 	/* one look over every row first: a rank's own look is a scan too,
@@ -193,11 +193,11 @@ int ta_counters_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out
 	sqlite3_finalize(name_st);
 	if (rc == 0)
 		rc = ta_db_done(db, step_rc, err);
-	any = ta_db_int(db, "SELECT count(*) FROM files", 0);
+	any = ta_db_int(db, "SELECT count(*) FROM inputs", 0);
 	if (rc == 0 && any > 0 && !ranges) {
 		char *paths = ta_db_text(db, "SELECT CASE WHEN count(*) <= 4 THEN"
 					 " group_concat(path, ', ') ELSE min(path) || ' and '"
-					 " || (count(*) - 1) || ' more' END FROM files"
+					 " || (count(*) - 1) || ' more' END FROM inputs"
 					 " WHERE rank IN (SELECT rank FROM sel_ranks)");
 
 		ta_error_set(err, TA_EXIT_INPUT, "'%s': no cuda_profiler_range events: "

@@ -74,7 +74,7 @@ static int flag_list(sqlite3 *db, struct flags *f, const char *const *names,
 		     unsigned bit, struct ta_error *err)
 {
 	for (; *names; names++)
-		if (flag_names(db, f, "SELECT name_id FROM names WHERE name = ?",
+		if (flag_names(db, f, "SELECT name_id FROM label WHERE name = ?",
 			       *names, bit, NULL, err) < 0)
 			return -1;
 	return 0;
@@ -85,20 +85,20 @@ static int flag_list(sqlite3 *db, struct flags *f, const char *const *names,
 static int load_flags(sqlite3 *db, const char *annotation, struct flags *f,
 		      int *have_ann, struct ta_error *err)
 {
-	static const char by_name[] = "SELECT name_id FROM names WHERE name = ?";
-	static const char part[] = "SELECT name_id FROM names WHERE instr(name, ?) > 0";
+	static const char by_name[] = "SELECT name_id FROM label WHERE name = ?";
+	static const char part[] = "SELECT name_id FROM label WHERE instr(name, ?) > 0";
 	int64_t max;
 
-	if (ta_db_get_int(db, "SELECT COALESCE(max(name_id), 0) FROM names", 0,
+	if (ta_db_get_int(db, "SELECT COALESCE(max(name_id), 0) FROM label", 0,
 			  &max, err) < 0)
 		return -1;
 	f->n = (size_t)max + 1;
 	f->by_id = ta_xcalloc(f->n, sizeof(*f->by_id));
 	*have_ann = 0;
-	if (flag_names(db, f, "SELECT name_id FROM names WHERE name IN"
+	if (flag_names(db, f, "SELECT name_id FROM label WHERE name IN"
 		       " ('cpu_op', 'cuda_runtime', 'cuda_driver')", NULL,
 		       F_OP_OR_RUNTIME, NULL, err) < 0 ||
-	    flag_names(db, f, "SELECT name_id FROM names WHERE name IN"
+	    flag_names(db, f, "SELECT name_id FROM label WHERE name IN"
 		       " ('cpu_op', 'user_annotation')", NULL, F_OP_OR_ANN, NULL,
 		       err) < 0 ||
 	    flag_names(db, f, by_name, "cuda_sync", F_SYNC_CAT, NULL, err) < 0 ||
@@ -123,7 +123,7 @@ static int load_flags(sqlite3 *db, const char *annotation, struct flags *f,
 	if (f->has_wait) {
 		int64_t n;
 
-		if (ta_db_get_int(db, "SELECT count(*) FROM names WHERE name ="
+		if (ta_db_get_int(db, "SELECT count(*) FROM label WHERE name ="
 				  " 'cudaStreamWaitEvent'", 0, &n, err) < 0)
 			return -1;
 		f->has_wait = n > 0;

@@ -217,7 +217,7 @@ static int load_host(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 	int rc;
 
 	if (ta_db_prepare(db, "SELECT c.tid, c.ts, c.ts + c.dur, n.name FROM calls c"
-			  " JOIN names n ON n.name_id = c.name WHERE c.rank = ?"
+			  " JOIN label n ON n.name_id = c.name WHERE c.rank = ?"
 			  " AND c.ts IS NOT NULL AND c.dur IS NOT NULL ORDER BY c.tid, c.ts",
 			  &st, err) < 0)
 		return -1;
@@ -241,7 +241,7 @@ static int load_host(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 			  TA_SQL(TA_ROLE_CPU_ANN) " AND n.name NOT GLOB 'ProfilerStep#*',"
 			  " n.name GLOB 'ProfilerStep#*', h.idx, h.pid,"
 			  " typeof(h.pid) = 'integer' AND typeof(h.tid) = 'integer'"
-			  " FROM host h JOIN names n"
+			  " FROM host h JOIN label n"
 			  " ON n.name_id = h.name WHERE h.rank = ? AND h.dur IS NOT NULL"
 			  " AND h.tid IS NOT NULL ORDER BY h.tid, h.ts", &st, err) < 0)
 		return -1;
@@ -416,7 +416,7 @@ static const char *name_of(struct walk *w, int64_t name_id)
 	k = ta_intern(w->seen, key, strlen(key), &is_new);
 	if (!is_new)
 		return w->cache[k - 1];
-	if (!w->name_st && sqlite3_prepare_v2(w->db, "SELECT name FROM names"
+	if (!w->name_st && sqlite3_prepare_v2(w->db, "SELECT name FROM label"
 					      " WHERE name_id = ?", -1, &w->name_st,
 					      NULL) != SQLITE_OK) {
 		w->failed = 1;

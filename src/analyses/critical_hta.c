@@ -173,7 +173,7 @@ static int one_rank(sqlite3 *db, int64_t rank, const struct ta_critical_opts *o,
 	sqlite3_stmt *name_st = NULL;
 	int64_t *ev;
 
-	if (ta_db_prepare(db, "SELECT name FROM names WHERE name_id = ?",
+	if (ta_db_prepare(db, "SELECT name FROM label WHERE name_id = ?",
 			  &name_st, err) < 0)
 		return -1;
 	if (cp_graph_build(db, rank, o->annotation, o->instance_first,

@@ -146,8 +146,8 @@ static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 			  " ta_kind(n.name, c.name, 0), n.name GLOB '*Pageable*',"
 			  " (n.name GLOB '*align1*' OR n.name GLOB '*align2*')"
 			  " AND n.name NOT GLOB '*simt*', g.correlation, g.stream, l.ts, g.name"
-			  " FROM gpu g JOIN names n ON n.name_id = g.name"
-			  " JOIN names c ON c.name_id = g.cat LEFT JOIN launch l"
+			  " FROM gpu g JOIN label n ON n.name_id = g.name"
+			  " JOIN label c ON c.name_id = g.cat LEFT JOIN launch l"
 			  " ON l.rank = g.rank AND l.correlation = g.correlation"
 			  " AND g.correlation != -1 WHERE g.rank = ?"
 			  " AND g.ts IS NOT NULL ORDER BY g.ts", &st, err) < 0)
@@ -640,7 +640,7 @@ static int memory_findings(sqlite3 *db, const struct ta_query *q,
 	char where[600];
 	size_t r;
 
-	if (ta_db_int(db, "SELECT count(*) FROM names WHERE name = '[memory]'", 0) == 0)
+	if (ta_db_int(db, "SELECT count(*) FROM label WHERE name = '[memory]'", 0) == 0)
 		return 0;
 	if (ta_memory_run(db, q, &o, &steps, &mf, err) < 0)
 		return -1;

@@ -130,7 +130,7 @@ static int flush(sqlite3 *db, struct by_id *b, struct diff_names *d,
 	struct ta_buf s = { 0 };
 	size_t i;
 
-	if (ta_db_prepare(db, "SELECT name FROM names WHERE name_id = ?", &st, err) < 0)
+	if (ta_db_prepare(db, "SELECT name FROM label WHERE name_id = ?", &st, err) < 0)
 		return -1;
 	for (i = 0; i < b->n; i++) {
 		const char *key = ta_intern_str(b->keys, (int64_t)i + 1);
@@ -243,9 +243,9 @@ static int rank_rows(sqlite3 *db, int64_t rank, const struct window *w,
 		if (ta_db_prepare(db, "SELECT h.ts, h.dur, h.name, CASE c.name"
 				  " WHEN 'cpu_op' THEN 0 WHEN 'user_annotation' THEN 1"
 				  " WHEN 'python_function' THEN 2 ELSE -1 END, h.tid"
-				  " FROM host h JOIN names c ON c.name_id = h.cat"
+				  " FROM host h JOIN label c ON c.name_id = h.cat"
 				  " WHERE h.rank = ? AND h.ts IS NOT NULL AND h.dur IS NOT NULL"
-				  " AND h.name NOT IN (SELECT name_id FROM names"
+				  " AND h.name NOT IN (SELECT name_id FROM label"
 				  "  WHERE name GLOB 'ProfilerStep#*')"
 				  " ORDER BY h.tid, h.ts, h.dur DESC", &st, err) < 0)
 			return -1;

@@ -77,7 +77,7 @@ static int first_iteration(sqlite3 *db, int64_t *first, struct ta_error *err)
 	sqlite3_stmt *st = NULL;
 	int rc, any = 0;
 
-	if (ta_db_prepare(db, "SELECT name FROM names WHERE name GLOB 'ProfilerStep#*'",
+	if (ta_db_prepare(db, "SELECT name FROM label WHERE name GLOB 'ProfilerStep#*'",
 			  &st, err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -129,10 +129,10 @@ static void iterations(sqlite3 *db, struct hrow *r, size_t n)
 {
 	sqlite3_stmt *st = NULL;
 	struct hrow *steps = ta_xcalloc(n + 1, sizeof(*steps));
-	int64_t cpu_op = ta_db_int(db, "SELECT name_id FROM names WHERE name = 'cpu_op'", -1);
+	int64_t cpu_op = ta_db_int(db, "SELECT name_id FROM label WHERE name = 'cpu_op'", -1);
 	size_t ns = 0, i, j;
 
-	if (sqlite3_prepare_v2(db, "SELECT name FROM names WHERE name_id = ?", -1,
+	if (sqlite3_prepare_v2(db, "SELECT name FROM label WHERE name_id = ?", -1,
 			       &st, NULL) != SQLITE_OK)
 		st = NULL;
 	for (i = 0; st && i < n; i++) {
@@ -253,7 +253,7 @@ static int side(sqlite3 *db, const struct ta_diff_opts *o, int which,
 		rc = side_rows(db, sqlite3_column_int64(st, 0), s, first, o->kinds,
 			       &count, &ns, &nnames, err);
 	sqlite3_finalize(st);
-	if (rc == 0 && ta_db_prepare(db, "SELECT name FROM names WHERE name_id = ?",
+	if (rc == 0 && ta_db_prepare(db, "SELECT name FROM label WHERE name_id = ?",
 				     &st, err) < 0)
 		rc = -1;
 	for (i = 0; rc == 0 && i < nnames; i++) {

@@ -255,11 +255,11 @@ int ta_sync_ops_load(sqlite3 *db, struct ta_sync_ops *o, struct ta_error *err)
 
 	memset(o, 0, sizeof(*o));
 	/* a trace without them costs no scan of the host's ops */
-	if (!ta_db_int(db, "SELECT EXISTS (SELECT 1 FROM names WHERE name GLOB"
+	if (!ta_db_int(db, "SELECT EXISTS (SELECT 1 FROM label WHERE name GLOB"
 		       " 'torch::distributed::*')", 0))
 		return 0;
 	if (ta_db_prepare(db, "SELECT h.rank, h.ts, h.ts + h.dur FROM host h"
-			  " WHERE h.name IN (SELECT name_id FROM names WHERE name GLOB"
+			  " WHERE h.name IN (SELECT name_id FROM label WHERE name GLOB"
 			  " 'torch::distributed::*') AND h.dur > 0"
 			  " AND h.rank IN (SELECT rank FROM sel_ranks)"
 			  " ORDER BY h.rank, h.ts", &st, err) < 0)

@@ -107,14 +107,14 @@ static void free_frames(struct ta_host *d)
  * over at least half of it and at most 4 times as long. Both searches are
  * bounded in time, so the model's time index on host keeps them short. */
 static const char covering_sql[] =
-	"SELECT n.name FROM host e JOIN names n ON n.name_id = e.name"
+	"SELECT n.name FROM host e JOIN label n ON n.name_id = e.name"
 	" WHERE e.rank = ?1 AND e.ts <= ?2"
 	" AND e.ts + e.dur >= ?3 AND n.name NOT GLOB 'ProfilerStep*'"
 	" ORDER BY e.ts DESC LIMIT 1";
 
 static const char overlapping_sql[] =
-	"SELECT n.name FROM host e JOIN names n ON n.name_id = e.name"
-	" JOIN names c ON c.name_id = e.cat WHERE e.rank = ?1"
+	"SELECT n.name FROM host e JOIN label n ON n.name_id = e.name"
+	" JOIN label c ON c.name_id = e.cat WHERE e.rank = ?1"
 	" AND e.ts >= ?2 - 4 * (?3 - ?2) AND e.ts < ?3"
 	" AND c.name IN ('user_annotation', 'python_function')"
 	" AND n.name NOT GLOB 'ProfilerStep*' AND e.dur <= 4 * (?3 - ?2)"
@@ -127,14 +127,14 @@ static const char overlapping_sql[] =
  * first sync needs them (a search per sync through every op and frame
  * before it took half of diagnose's time on a 200 MB trace). */
 static const char frames_sql[] =
-	"SELECT e.ts, e.ts + e.dur, n.name FROM host e JOIN names n"
+	"SELECT e.ts, e.ts + e.dur, n.name FROM host e JOIN label n"
 	" ON n.name_id = e.name WHERE e.rank = ? AND e.name IN (SELECT name_id"
-	" FROM names WHERE name GLOB '*.py(*' AND name NOT GLOB 'torch/*'"
+	" FROM label WHERE name GLOB '*.py(*' AND name NOT GLOB 'torch/*'"
 	" AND name NOT GLOB '*/torch/*' AND name NOT GLOB '*site-packages*'"
 	" AND name NOT GLOB '<*') AND e.dur IS NOT NULL ORDER BY e.ts";
 
 static const char range_sql[] =
-	"SELECT n.name FROM ranges r JOIN names n ON n.name_id = r.name"
+	"SELECT n.name FROM ranges r JOIN label n ON n.name_id = r.name"
 	" WHERE r.rank = ?1 AND r.ts <= ?2 AND r.ts + r.dur >= ?3"
 	" ORDER BY r.ts DESC LIMIT 1";
 
@@ -233,7 +233,7 @@ static int max_op_dur(struct ta_host *d)
 
 	if (d->max_op_dur >= 0)
 		return 0;
-	if (sqlite3_prepare_v2(d->db, "SELECT max(o.dur) FROM host o JOIN names c"
+	if (sqlite3_prepare_v2(d->db, "SELECT max(o.dur) FROM host o JOIN label c"
 			       " ON c.name_id = o.cat WHERE o.rank = ? AND o.role = "
 			       TA_SQL(TA_ROLE_CPU_OP) " AND c.name = 'cpu_op'", -1,
 			       &st, NULL) == SQLITE_OK) {
@@ -263,8 +263,8 @@ int ta_host_launching_op(struct ta_host *d, int64_t corr, char *buf, size_t len)
 			"  AND o.ts <= r.ts AND o.ts >= r.ts - ?3"
 			"  AND o.ts + o.dur >= r.ts + r.dur"
 			"  AND o.role = " TA_SQL(TA_ROLE_CPU_OP) " AND o.tid IS r.tid"
-			" JOIN names n ON n.name_id = o.name"
-			" JOIN names c ON c.name_id = o.cat AND c.name = 'cpu_op'"
+			" JOIN label n ON n.name_id = o.name"
+			" JOIN label c ON c.name_id = o.cat AND c.name = 'cpu_op'"
 			" WHERE r.rank = ?1 AND r.correlation = ?2"
 			" ORDER BY o.ts DESC LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, d->rank);
@@ -329,7 +329,7 @@ int ta_host_load(sqlite3 *db, int64_t rank, struct ta_host *h,
 	h->nsyncs = 0;
 	h->max_op_dur = -1;
 	if (ta_db_prepare(db, "SELECT c.ts, c.ts + max(c.dur, 0), n.name, c.tid"
-			  " FROM calls c JOIN names n ON n.name_id = c.name WHERE c.rank = ?"
+			  " FROM calls c JOIN label n ON n.name_id = c.name WHERE c.rank = ?"
 			  " AND c.ts IS NOT NULL AND c.dur IS NOT NULL ORDER BY c.ts",
 			  &st, err) < 0)
 		return -1;

@@ -20,8 +20,8 @@ static const char launch_sql[] =
 	"  row_number() OVER (PARTITION BY l.rank, l.idx ORDER BY d.idx) - 1"
 	" FROM dev d CROSS JOIN launch l ON l.rank = d.rank"
 	"  AND l.correlation = d.correlation"
-	" LEFT JOIN names gn ON gn.name_id = d.name"
-	" LEFT JOIN names ln ON ln.name_id = l.name"
+	" LEFT JOIN label gn ON gn.name_id = d.name"
+	" LEFT JOIN label ln ON ln.name_id = l.name"
 	" WHERE d.correlation != -1 AND l.dur IS NOT NULL"
 	" ORDER BY l.rank, l.idx, d.idx";
 

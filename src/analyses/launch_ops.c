@@ -29,24 +29,24 @@ static const struct ta_col cols[] = {
 /* Default: the host's ops and its launch calls, with the GPU work of
  * their correlation. */
 static const char ops_sql[] =
-	"SELECT h.tid, h.ts, h.ts + h.dur, h.name FROM host h JOIN names n"
+	"SELECT h.tid, h.ts, h.ts + h.dur, h.name FROM host h JOIN label n"
 	" ON n.name_id = h.name WHERE h.rank = ? AND n.name GLOB 'aten::*'"
 	" AND h.ts IS NOT NULL AND h.dur IS NOT NULL ORDER BY h.ts, h.idx";
 static const char launch_sql[] =
 	"SELECT c.tid, c.ts, c.ts + c.dur, d.ts, d.name, c.idx FROM calls c"
-	" JOIN names n ON n.name_id = c.name JOIN dev d ON d.rank = c.rank"
+	" JOIN label n ON n.name_id = c.name JOIN dev d ON d.rank = c.rank"
 	" AND d.correlation = c.correlation WHERE c.rank = ? AND " LAUNCH_GLOB
 	" AND c.correlation != -1 AND c.ts IS NOT NULL AND c.dur IS NOT NULL"
 	" ORDER BY c.idx";
 /* HTA: its rows in its order; a launch's kernel is the device row whose
  * partner it is (several: HTA fails; none: HTA fails, skipped here) */
 static const char hta_ops_sql[] =
-	"SELECT h.tid, h.ts, h.ts + h.dur, h.name FROM hta_trace h JOIN names n"
+	"SELECT h.tid, h.ts, h.ts + h.dur, h.name FROM hta_trace h JOIN label n"
 	" ON n.name_id = h.name WHERE h.rank = ? AND n.name GLOB 'aten::*'"
 	" ORDER BY h.ts, h.part, h.idx";
 static const char hta_launch_sql[] =
 	"SELECT l.tid, l.ts, l.ts + l.dur, k.ts, k.name, l.idx FROM hta_trace l"
-	" JOIN names n ON n.name_id = l.name JOIN hta_trace k ON k.rank = l.rank"
+	" JOIN label n ON n.name_id = l.name JOIN hta_trace k ON k.rank = l.rank"
 	" AND k.correlation = l.correlation AND k.stream != -1 AND k.partner = l.idx"
 	" WHERE l.rank = ? AND " LAUNCH_GLOB " ORDER BY l.part, l.idx";
 
@@ -312,7 +312,7 @@ int ta_launch_ops_run(sqlite3 *db, const struct ta_query *q, struct ta_table **o
 
 	*out = NULL;
 	if (ta_model_prepare(db, q, TA_NEED_DEV | TA_NEED_HOST, err) < 0 ||
-	    ta_db_prepare(db, "SELECT name FROM names WHERE name_id = ?", &name_st, err) < 0 ||
+	    ta_db_prepare(db, "SELECT name FROM label WHERE name_id = ?", &name_st, err) < 0 ||
 	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY 1", &st, err) < 0)
 		rc = -1;
 	while (rc == 0 && (step_rc = sqlite3_step(st)) == SQLITE_ROW) {

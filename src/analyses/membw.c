@@ -15,7 +15,7 @@ static const char points_sql[] =
 	"WITH m AS (SELECT d.rank, d.ts, CASE WHEN d.dur = 0 THEN 1000 ELSE d.dur END"
 	"  AS dur, d.gbps, d.ord, CASE WHEN n.name GLOB 'Memset*' THEN 'Memset'"
 	"  WHEN n.name GLOB 'Memcpy*' THEN substr(n.name, 1, 11)"
-	"  ELSE 'Memcpy Unknown' END AS sub FROM dev_win d JOIN names n"
+	"  ELSE 'Memcpy Unknown' END AS sub FROM dev_win d JOIN label n"
 	"  ON n.name_id = d.name WHERE d.kind = " TA_SQL(TA_KIND_MEMORY) ")"
 	" SELECT rank, sub, ts, gbps, 0 AS side, ord FROM m"
 	" UNION ALL SELECT rank, sub, ts + dur, -gbps, 1, ord FROM m"

@@ -274,9 +274,9 @@ static int sites(sqlite3 *db, struct rank_mem *m, int by, struct ta_error *err)
 	int rc;
 
 	if (ta_db_prepare(db, "SELECT h.tid, h.ts, h.ts + h.dur, h.name FROM host h"
-			  " WHERE h.rank = ? AND h.cat = (SELECT name_id FROM names"
+			  " WHERE h.rank = ? AND h.cat = (SELECT name_id FROM label"
 			  " WHERE name = ?) AND h.ts IS NOT NULL AND h.dur IS NOT NULL"
-			  " AND h.name NOT IN (SELECT name_id FROM names"
+			  " AND h.name NOT IN (SELECT name_id FROM label"
 			  "  WHERE name GLOB 'ProfilerStep#*')"
 			  " ORDER BY h.tid, h.ts, h.dur DESC", &st, err) < 0)
 		return -1;
@@ -422,7 +422,7 @@ static void site_rows(sqlite3 *db, struct ta_table *t, struct rank_mem *m,
 	for (k = 0; k < nb; k++)       /* allocated in the steps, still live */
 		if (b[k].live && b[k].in_window)
 			site_acc(&a, b[k].dev, b[k].site)->never += b[k].bytes;
-	if (sqlite3_prepare_v2(db, "SELECT name FROM names WHERE name_id = ?", -1,
+	if (sqlite3_prepare_v2(db, "SELECT name FROM label WHERE name_id = ?", -1,
 			       &st, NULL) != SQLITE_OK)
 		st = NULL;
 	for (i = 0; i < a.n; i++) {
@@ -717,7 +717,7 @@ int ta_memory_run(sqlite3 *db, const struct ta_query *q,
 	/* nothing to answer with: an error, so that no gate passes on it */
 	if (rc == 0 && ranks > 0 && events == 0) {
 		char *paths = ta_db_text(db, "SELECT group_concat(path, ', ') FROM"
-					 " files WHERE rank IN (SELECT rank FROM sel_ranks)");
+					 " inputs WHERE rank IN (SELECT rank FROM sel_ranks)");
 
 		ta_error_set(err, TA_EXIT_INPUT, "'%s': no [memory] events: profile "
 			     "with profile_memory=True", paths ? paths : "?");

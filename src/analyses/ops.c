@@ -278,12 +278,12 @@ static int load_names(sqlite3 *db, struct names *nm, int64_t *python,
 	int64_t max_id;
 
 	*python = -1;
-	if (ta_db_get_int(db, "SELECT max(name_id) FROM names", 0, &max_id,
+	if (ta_db_get_int(db, "SELECT max(name_id) FROM label", 0, &max_id,
 			  err) < 0)
 		return -1;
 	nm->n = (size_t)max_id + 1;
 	nm->v = ta_xcalloc(nm->n, sizeof(*nm->v));
-	if (ta_db_prepare(db, "SELECT name_id, name FROM names", &st, err) < 0)
+	if (ta_db_prepare(db, "SELECT name_id, name FROM label", &st, err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(st, 0);
@@ -315,11 +315,11 @@ static void free_names(struct names *nm)
 
 static const char kernels_sql[] =
 	"SELECT g.rank, n.name, count(*), sum(g.dur) FROM gpu g"
-	" JOIN names n ON n.name_id = g.name GROUP BY g.rank, n.name";
+	" JOIN label n ON n.name_id = g.name GROUP BY g.rank, n.name";
 /* --step N: in the rank's own step */
 static const char step_kernels_sql[] =
 	"SELECT g.rank, n.name, count(*), sum(g.dur) FROM gpu g"
-	" JOIN names n ON n.name_id = g.name"
+	" JOIN label n ON n.name_id = g.name"
 	" JOIN (SELECT rank, min(ts) AS ts, max(end_ts) AS end_ts FROM steps"
 	"  WHERE step = ? GROUP BY rank) w ON w.rank = g.rank"
 	" WHERE g.ts >= w.ts AND g.ts <= w.end_ts GROUP BY g.rank, n.name";

@@ -43,14 +43,14 @@ struct seqs {
 /* HTA's rows: every row of the rank in its order. */
 static const char hta_sql[] =
 	"SELECT h.idx, h.pid, h.tid, h.ts, h.dur, h.stream, h.name, h.partner,"
-	" h.cat = (SELECT name_id FROM names WHERE name = 'cpu_op'),"
-	" instr(n.name, ?2) > 0 FROM hta_trace h LEFT JOIN names n"
+	" h.cat = (SELECT name_id FROM label WHERE name = 'cpu_op'),"
+	" instr(n.name, ?2) > 0 FROM hta_trace h LEFT JOIN label n"
 	" ON n.name_id = h.name WHERE h.rank = ?1 ORDER BY h.part, h.idx";
 /* Default: the host's rows by thread, and the GPU work with its launch. */
 static const char host_sql[] =
 	"SELECT h.idx, h.pid, h.tid, h.ts, h.dur, -1, h.name, -1,"
-	" h.cat = (SELECT name_id FROM names WHERE name = 'cpu_op'),"
-	" instr(n.name, ?2) > 0 FROM host_thread h JOIN names n ON n.name_id = h.name"
+	" h.cat = (SELECT name_id FROM label WHERE name = 'cpu_op'),"
+	" instr(n.name, ?2) > 0 FROM host_thread h JOIN label n ON n.name_id = h.name"
 	" WHERE h.rank = ?1"
 	" UNION ALL SELECT d.idx, d.pid, d.tid, d.ts, d.dur, max(d.stream, 1), d.name,"
 	" (SELECT max(c.idx) FROM calls c WHERE c.rank = d.rank"
@@ -217,9 +217,9 @@ static unsigned char *name_set(sqlite3 *db, const char *where, size_t *n)
 	sqlite3_stmt *st = NULL;
 	unsigned char *set;
 
-	*n = (size_t)ta_db_int(db, "SELECT COALESCE(max(name_id), 0) FROM names", 0) + 1;
+	*n = (size_t)ta_db_int(db, "SELECT COALESCE(max(name_id), 0) FROM label", 0) + 1;
 	set = ta_xcalloc(*n + 1, 1);
-	snprintf(sql, sizeof(sql), "SELECT name_id FROM names WHERE %s", where);
+	snprintf(sql, sizeof(sql), "SELECT name_id FROM label WHERE %s", where);
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK)
 		while (sqlite3_step(st) == SQLITE_ROW) {
 			int64_t id = sqlite3_column_int64(st, 0);
@@ -447,7 +447,7 @@ static int patterns(sqlite3 *db, struct seqs *s, int hta, int have_op, int min_l
 				o[no++] = (struct occ){ s->r[s->kernels[i]].ts, s->kernels[i], p };
 	}
 	ta_qsort(o, no, sizeof(*o), cmp_occ);
-	if (ta_db_prepare(db, "SELECT name FROM names WHERE name_id = ?", &st, err) < 0) {
+	if (ta_db_prepare(db, "SELECT name FROM label WHERE name_id = ?", &st, err) < 0) {
 		free(o), free(root);
 		return -1;
 	}

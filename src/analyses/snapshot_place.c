@@ -61,7 +61,7 @@ static int place_one(sqlite3 *db, struct ta_table *sum, size_t row, size_t c_ste
 	sqlite3_finalize(st);
 	if (ta_db_done(db, rc, err) < 0)
 		return -1;
-	if (ta_db_prepare(db, "SELECT n.name FROM host h JOIN names n ON n.name_id = h.name"
+	if (ta_db_prepare(db, "SELECT n.name FROM host h JOIN label n ON n.name_id = h.name"
 			  " WHERE h.rank = ? AND h.role = " TA_SQL(TA_ROLE_CPU_OP)
 			  " AND h.ts <= ? AND h.ts + h.dur >= ? ORDER BY h.dur, h.idx LIMIT 1",
 			  &st, err) < 0)

@@ -60,6 +60,10 @@ static const char common_sql[] =
 "CREATE TEMP VIEW rank_clock AS SELECT f.rank, COALESCE((SELECT"
 "  CAST(m.value AS INTEGER) FROM main.meta m WHERE m.rank = f.rank"
 "  AND m.key = 'baseTimeNanoseconds'), 0) AS base_ns FROM main.files f;"
+/* the parser's tables, as analyses read them: a name by its id, and each
+ * rank's input file */
+"CREATE TEMP VIEW label AS SELECT name_id, name FROM main.names;"
+"CREATE TEMP VIEW inputs AS SELECT rank, path FROM main.files;"
 /* an allocator snapshot, when that is what was read (snapshot.c) */
 "CREATE TEMP VIEW snapshot_segments AS SELECT * FROM main.snap_segments;"
 "CREATE TEMP VIEW snapshot_blocks AS SELECT * FROM main.snap_blocks;"
@@ -179,7 +183,7 @@ static const char host_copy_sql[] =
 
 static const char *const view_names[] = {
 	"gpu", "steps", "ranges", "calls", "host", "host_thread", "gpu_ann", "step_host", "mem", "counter_ranges", "counter_vals", "snapshot_segments", "snapshot_blocks", "snapshot_events", "rank_clock", "dev_win", "launch",
-	"enqueue", "cpu_ann", "gpu_ann_win", "rank_span", "first_call", NULL
+	"enqueue", "cpu_ann", "gpu_ann_win", "rank_span", "first_call", "label", "inputs", NULL
 };
 
 /* Drops a TEMP view or table of that name, whichever it is. */
