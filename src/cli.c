@@ -1,6 +1,7 @@
 /* Shared option parsing for every command: one table drives both getopt
  * and --help. Options may come before or after PATH. */
 #include "cli.h"
+#include "commands.h"
 #include "ta_files.h"
 #include "ta_cleanup.h"
 
@@ -892,7 +893,9 @@ int ta_cli_main(int argc, char **argv, const struct ta_cmd_info *info,
 	struct ta_cli cli;
 	int rc = ta_cli_parse(argc, argv, info, &cli);
 
-	if (rc == 0) {
+	if (rc == 0 && ta_command_compat_check(info->name, cli.query.hta_compat) < 0) {
+		rc = TA_EXIT_USAGE;
+	} else if (rc == 0) {
 		if (after_parse)
 			after_parse(ctx, &cli);
 		rc = ta_cli_run(&cli, fn, ctx);

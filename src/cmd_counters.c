@@ -6,11 +6,6 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	       struct ta_table **out, struct ta_error *err)
 {
 	(void)ctx;
-	if (q->hta_compat) {
-		ta_error_set(err, TA_EXIT_USAGE, "counters: --hta-compat does not "
-			     "apply (the pairing is HTA's already)");
-		return -1;
-	}
 	return ta_counters_run(db, q, out, err);
 }
 

@@ -53,11 +53,6 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	struct diag_cmd *c = ctx;
 	struct ta_table *verdicts, *found;
 
-	if (q->hta_compat) {
-		ta_error_set(err, TA_EXIT_USAGE, "diagnose has no HTA counterpart: "
-			     "--hta-compat does not apply");
-		return -1;
-	}
 	if (c->findings)
 		c->o.path = 0; /* the findings table does not show it */
 	if (ta_diagnose_run(db, q, &c->o, &verdicts, &found, err) < 0)

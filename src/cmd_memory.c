@@ -97,11 +97,6 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	struct mem_cmd *c = ctx;
 	struct ta_table *t, *f;
 
-	if (q->hta_compat) {
-		ta_error_set(err, TA_EXIT_USAGE, "memory has no HTA counterpart: "
-			     "--hta-compat does not apply");
-		return -1;
-	}
 	if ((c->o.bucket_ns || c->o.bucket_events) && !c->o.series) {
 		ta_error_set(err, TA_EXIT_USAGE, "--bucket-us and --bucket-events go with --series");
 		return -1;

@@ -69,11 +69,6 @@ static int on_opt(void *ctx, int key, const char *arg)
 static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	       struct ta_table **out, struct ta_error *err)
 {
-	if (q->hta_compat) {
-		ta_error_set(err, TA_EXIT_USAGE, "ops has no HTA counterpart: "
-			     "--hta-compat does not apply");
-		return -1;
-	}
 	return ta_ops_run(db, q, ctx, out, err);
 }
 

@@ -23,12 +23,6 @@ static int on_opt(void *ctx, int key, const char *arg)
 static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	       struct ta_table **out, struct ta_error *err)
 {
-	if (q->hta_compat) {
-		ta_error_set(err, TA_EXIT_USAGE, "stragglers: --hta-compat is not "
-			     "supported (HTA's get_potential_stragglers: see the "
-			     "man page)");
-		return -1;
-	}
 	return ta_stragglers_run(db, q, ctx, out, err);
 }
 

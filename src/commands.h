@@ -37,6 +37,12 @@ enum ta_spread {
 				 * sets cli->shard_rule; none: merged) */
 };
 
+/* What --hta-compat means to a command: HTA's rules in the model (span,
+ * time origin, selection: analyses follow them), its own implementation
+ * of HTA's algorithm, or nothing (no HTA counterpart: refused, in one
+ * place, with one message). */
+enum ta_compat { TA_COMPAT_RULES, TA_COMPAT_OWN, TA_COMPAT_REFUSED };
+
 struct ta_shard_rule;
 
 struct ta_command {
@@ -46,11 +52,14 @@ struct ta_command {
 	enum ta_spread spread;
 	const struct ta_shard_rule *rule;   /* PER_RANK, PEERS, JOINED */
 	int paths;                          /* PATHs it reads: 0, 1, 2 (diff) */
+	enum ta_compat compat;
 };
 
 /* The registry (registry.c), ended by a NULL name. */
 extern const struct ta_command ta_commands[];
 const struct ta_command *ta_command_find(const char *name);
 const char *ta_spread_name(enum ta_spread s);
+/* -1 (said) when --hta-compat is given to a command that refuses it. */
+int ta_command_compat_check(const char *name, int hta_compat);
 
 #endif
