@@ -155,6 +155,21 @@ os.utime(os.path.join(w, "t.json.gz"), (1, 1))
 rc, _, err = run("critical-path", "-q", "--trace", out + "4", "t.db", cwd=w)
 refused("--trace after the trace changed", rc, err, "not the trace the database was made from")
 
+# A cache entry with a planted view is built again.
+cache = os.path.join(TMP, "cache")
+run("temporal", "-q", SRC)
+entries = [os.path.join(cache, f) for f in os.listdir(cache) if f.endswith(".db")]
+for e in entries:
+    c = sqlite3.connect(e)
+    c.execute("CREATE VIEW evil AS SELECT 1")
+    c.commit()
+    c.close()
+rc, out, err = run("temporal", "--format", "csv", SRC)
+left = sum(sqlite3.connect(e).execute("SELECT count(*) FROM sqlite_master WHERE name = 'evil'").fetchone()[0]
+           for e in entries if os.path.exists(e))
+check("a cache entry with a planted view is rebuilt, the answer unchanged (rc %d)" % rc,
+      rc == 0 and "rebuilding it" in err and out == want and left == 0)
+
 # Gates never pass on a rank they did not read.
 g = os.path.join(TMP, "gated")
 os.makedirs(g)
