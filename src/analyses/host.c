@@ -106,9 +106,12 @@ static void free_frames(struct ta_host *d)
  * else the shortest record_function range (or, failing one, Python frame)
  * over at least half of it and at most 4 times as long. Both searches are
  * bounded in time, so the model's time index on host keeps them short. */
+/* ?4: the longest of them (max_host_dur): back from a no further, or a
+ * hole that nothing covers would read every earlier event (quadratic in
+ * the trace: diagnose on 2048 ranks spent a third of its time here) */
 static const char covering_sql[] =
 	"SELECT n.name FROM host e JOIN label n ON n.name_id = e.name"
-	" WHERE e.rank = ?1 AND e.ts <= ?2"
+	" WHERE e.rank = ?1 AND e.ts <= ?2 AND e.ts >= ?2 - ?4"
 	" AND e.ts + e.dur >= ?3 AND n.name NOT GLOB 'ProfilerStep*'"
 	" ORDER BY e.ts DESC LIMIT 1";
 
@@ -150,6 +153,7 @@ static int first_name(const struct ta_host *h, const char *sql, int64_t a,
 		sqlite3_bind_int64(st, 1, h->rank);
 		sqlite3_bind_int64(st, 2, a);
 		sqlite3_bind_int64(st, 3, b);
+		sqlite3_bind_int64(st, 4, h->max_host_dur);
 		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
 			snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
 	}
@@ -217,10 +221,32 @@ int ta_host_call_site(struct ta_host *d, int64_t a, int64_t b, char *buf,
 	return first_name(d, range_sql, a, b, buf, len);
 }
 
-int ta_host_name(const struct ta_host *h, int64_t a, int64_t b, int ops_too,
+/* The longest op or range of the rank but the steps: how far back one
+ * that covers a moment can start. Asked once per rank. */
+static int max_host_dur(struct ta_host *d)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = SQLITE_ERROR;
+
+	if (d->max_host_dur >= 0)
+		return 0;
+	if (sqlite3_prepare_v2(d->db, "SELECT max(e.dur) FROM host e JOIN label n"
+			       " ON n.name_id = e.name WHERE e.rank = ?"
+			       " AND n.name NOT GLOB 'ProfilerStep*'", -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, d->rank);
+		rc = sqlite3_step(st);
+		d->max_host_dur = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+int ta_host_name(struct ta_host *h, int64_t a, int64_t b, int ops_too,
 		 char *buf, size_t len)
 {
 	snprintf(buf, len, ops_too ? "(outside any op)" : "(no annotation)");
+	if (ops_too && max_host_dur(h) < 0)
+		return -1;
 	return first_name(h, ops_too ? covering_sql : overlapping_sql, a, b, buf, len);
 }
 
@@ -353,6 +379,7 @@ int ta_host_load(sqlite3 *db, int64_t rank, struct ta_host *h,
 	h->rank = rank;
 	h->nsyncs = 0;
 	h->max_op_dur = -1;
+	h->max_host_dur = -1;
 	if (ta_db_prepare(db, "SELECT c.ts, c.ts + max(c.dur, 0), n.name, c.tid"
 			  " FROM calls c JOIN label n ON n.name_id = c.name WHERE c.rank = ?"
 			  " AND c.ts IS NOT NULL AND c.dur IS NOT NULL ORDER BY c.ts",

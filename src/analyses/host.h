@@ -22,6 +22,7 @@ struct ta_host {
 	size_t nsyncs, capsyncs;
 	int64_t max_sync_dur;         /* the longest: searches stop by it */
 	int64_t max_op_dur;           /* longest cpu_op, -1 until asked */
+	int64_t max_host_dur;         /* longest op or range but the steps */
 	struct host_frame *frames;    /* the user's Python frames, by start, */
 	size_t nframes, capframes;    /* read at the first call site asked */
 	int frames_loaded;
@@ -42,7 +43,7 @@ const struct ta_sync *ta_host_sync_in(const struct ta_host *h, int64_t a,
 /* With ops_too, the innermost CPU op or range covering [a, b] (the op
  * that synchronised); else the shortest record_function range (or Python
  * frame) over at least half of it and at most 4 times as long. */
-int ta_host_name(const struct ta_host *h, int64_t a, int64_t b, int ops_too,
+int ta_host_name(struct ta_host *h, int64_t a, int64_t b, int ops_too,
 		 char *buf, size_t len);
 /* The user's code over [a, b]: the innermost Python frame of the user's
  * own files, else the innermost record_function range; "" if none. */
