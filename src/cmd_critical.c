@@ -116,9 +116,11 @@ static int on_opt(void *ctx, int key, const char *arg)
 
 /* --trace rewrites one rank's file: the one --ranks names, or the only
  * one. */
-static int trace_source(sqlite3 *db, const struct ta_query *q, int64_t *rank,
-			char *path, size_t len, struct ta_error *err)
+static int trace_source(sqlite3 *db, const struct ta_query *q, const char *out,
+			int64_t *rank, char *path, size_t len, struct ta_error *err)
 {
+	struct stat os;
+	int out_exists = strcmp(out, "-") != 0 && stat(out, &os) == 0;
 	sqlite3_stmt *st = NULL;
 	int64_t bytes = -1, mtime_ns = -1;
 	struct stat sb;
@@ -132,7 +134,18 @@ static int trace_source(sqlite3 *db, const struct ta_query *q, int64_t *rank,
 	if (ta_db_prepare(db, "SELECT rank, path, bytes, mtime_ns FROM files ORDER BY rank",
 			  &st, err) < 0)
 		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct stat is;
+		const char *p = (const char *)sqlite3_column_text(st, 1);
+
+		/* every rank's trace the database was made from is an input */
+		if (out_exists && p && stat(p, &is) == 0 && ta_same_file(&is, &os)) {
+			ta_error_set(err, TA_EXIT_USAGE, "'%s' is the trace of rank %lld this "
+				     "database was made from; refusing to write over it", out,
+				     (long long)sqlite3_column_int64(st, 0));
+			sqlite3_finalize(st);
+			return -1;
+		}
 		if (!q->ranks || sqlite3_column_int64(st, 0) == q->ranks[0]) {
 			*rank = sqlite3_column_int64(st, 0);
 			snprintf(path, len, "%s", (const char *)sqlite3_column_text(st, 1));
@@ -140,6 +153,7 @@ static int trace_source(sqlite3 *db, const struct ta_query *q, int64_t *rank,
 			mtime_ns = sqlite3_column_int64(st, 3);
 			n++;
 		}
+	}
 	sqlite3_finalize(st);
 	if (ta_db_done(db, rc, err) < 0)
 		return -1;
@@ -208,7 +222,7 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 			     "write over it", c->trace);
 		return -1;
 	}
-	if (c->trace && trace_source(db, q, &nodes.rank, src, sizeof(src), err) < 0)
+	if (c->trace && trace_source(db, q, c->trace, &nodes.rank, src, sizeof(src), err) < 0)
 		return -1;
 	if (c->trace)
 		o.nodes = &nodes;

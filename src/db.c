@@ -1,5 +1,6 @@
 /* Opening a finished database, and SQLite helpers shared by all layers. */
 #include "ta_db.h"
+#include "ta_files.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -177,8 +178,14 @@ int ta_db_need_index(sqlite3 *db, enum ta_lazy_index which,
  * uses), or not one at all. */
 static void unreadable(sqlite3 *db, const char *path, struct ta_error *err)
 {
-	int code = sqlite3_errcode(db) & 0xff;
+	int code = sqlite3_errcode(db) & 0xff, e = sqlite3_system_errno(db);
 
+	if ((code == SQLITE_CANTOPEN || code == SQLITE_IOERR || code == SQLITE_NOMEM) &&
+	    (e == 0 || ta_errno_exit(e) == TA_EXIT_SYSTEM)) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "'%s': %s%s%s", path, sqlite3_errmsg(db),
+			     e ? ": " : "", e ? strerror(e) : "");
+		return;
+	}
 	ta_error_set(err, TA_EXIT_INPUT, code == SQLITE_CORRUPT ? "'%s': damaged database (%s)" :
 		     "'%s': not a database we can read: %s", path, sqlite3_errmsg(db));
 }
@@ -236,10 +243,11 @@ static int vet_progress(void *ctx)
 	return ++*(long *)ctx > VET_CALLS;
 }
 
-/* Every view and trigger must be ours, word for word, and every name we
- * use must be what we made it: a view named info that recurses, or a
- * trigger, is refused (tables and indexes of other names are harmless in
- * a database opened read-only). */
+/* Every view and trigger must be ours, and every table, index and view
+ * of a name we use must be what we made it, word for word: a view named
+ * info that recurses, a trigger, a generated column are refused (other
+ * tables and indexes, without generated columns, are harmless in a
+ * database opened read-only). */
 static int check_objects(sqlite3 *db, const char *path, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
@@ -266,8 +274,8 @@ static int check_objects(sqlite3 *db, const char *path, struct ta_error *err)
 			snprintf(why, sizeof(why), "a %.20s '%.60s' that traceanalyze "
 				 "did not make", type, name);
 		else if (i < nours && (strcmp(type, ours[i].type) != 0 ||
-				       (strcmp(type, "view") == 0 &&
-					(!sql || !ours[i].sql || strcmp(sql, ours[i].sql) != 0))))
+				       (!sql) != (!ours[i].sql) ||
+				       (sql && strcmp(sql, ours[i].sql) != 0)))
 			snprintf(why, sizeof(why), "its %.20s '%.60s' is not the one "
 				 "traceanalyze makes", type, name);
 	}
@@ -280,7 +288,37 @@ static int check_objects(sqlite3 *db, const char *path, struct ta_error *err)
 		unreadable(db, path, err);
 		return -1;
 	}
-	return 0;
+	/* a generated column runs its expression on every read: in a table
+	 * of ours the text above has none, in another it is refused */
+	if (sqlite3_prepare_v2(db, "SELECT m.name FROM sqlite_master m,"
+			       " pragma_table_xinfo(m.name) x WHERE m.type = 'table'"
+			       " AND x.hidden IN (2, 3) LIMIT 1", -1, &st, NULL) != SQLITE_OK) {
+		unreadable(db, path, err);
+		return -1;
+	}
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		ta_error_set(err, TA_EXIT_INPUT, "'%s': its table '%.60s' has a generated "
+			     "column, which traceanalyze never makes; refused", path,
+			     (const char *)sqlite3_column_text(st, 0));
+	else if (rc != SQLITE_DONE)
+		unreadable(db, path, err);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* The header says WAL (bytes 18 and 19: 2): ours never are. */
+static int is_wal(const char *path)
+{
+	unsigned char h[20];
+	FILE *f = fopen(path, "rb");
+	int wal = 0;
+
+	if (f && fread(h, 1, sizeof(h), f) == sizeof(h))
+		wal = memcmp(h, "SQLite format 3", 16) == 0 && (h[18] == 2 || h[19] == 2);
+	if (f)
+		fclose(f);
+	return wal;
 }
 
 int ta_db_open(const char *path, sqlite3 **db, struct ta_error *err)
@@ -295,9 +333,19 @@ int ta_db_open(const char *path, sqlite3 **db, struct ta_error *err)
 			     stat(path, &sb) < 0 ? strerror(errno) : "not a regular file");
 		return -1;
 	}
+	if (is_wal(path)) {
+		ta_error_set(err, TA_EXIT_INPUT, "'%s': a database in WAL mode, which "
+			     "SQLite cannot read without writing files beside it; "
+			     "convert it: sqlite3 '%s' 'PRAGMA journal_mode = DELETE'", path, path);
+		return -1;
+	}
 	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		ta_error_set(err, TA_EXIT_INPUT, "'%s': %s", path,
-			     *db ? sqlite3_errmsg(*db) : "cannot open");
+		/* too many open files, no memory: the machine's, exit 4 */
+		ta_error_set(err, *db ? ta_errno_exit(sqlite3_system_errno(*db)) : TA_EXIT_SYSTEM,
+			     "'%s': %s%s%s", path, *db ? sqlite3_errmsg(*db) : "cannot open",
+			     *db && sqlite3_system_errno(*db) ? ": " : "",
+			     *db && sqlite3_system_errno(*db) ?
+			     strerror(sqlite3_system_errno(*db)) : "");
 		sqlite3_close(*db);
 		*db = NULL;
 		return -1;

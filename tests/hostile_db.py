@@ -155,6 +155,52 @@ os.utime(os.path.join(w, "t.json.gz"), (1, 1))
 rc, _, err = run("critical-path", "-q", "--trace", out + "4", "t.db", cwd=w)
 refused("--trace after the trace changed", rc, err, "not the trace the database was made from")
 
+# Review round: a generated column, a WAL database, a trace's name on a
+# FIFO beside shards, too many open files on shards, --trace over another
+# rank's trace.
+d = shards("generated")
+db = os.path.join(d, names[1])
+c = sqlite3.connect(db)
+c.executescript("CREATE TABLE f2 AS SELECT * FROM files; DROP TABLE files;"
+                " CREATE TABLE files (file_id INTEGER PRIMARY KEY, rank_real INTEGER, rank INTEGER"
+                " GENERATED ALWAYS AS (rank_real + length(hex(zeroblob(450000000))) * 0) VIRTUAL,"
+                " path TEXT, bytes, mtime_ns, events, json_bytes, truncated, damage, hta_rounded,"
+                " bad_times, min_ts_ns, max_ts_ns);")
+c.commit()
+c.close()
+rc, _, err = run("temporal", "-q", d, timeout=60)
+refused("a generated column planted in files", rc, err, "not the one traceanalyze makes")
+d = shards("wal")
+c = sqlite3.connect(os.path.join(d, names[1]))
+c.execute("PRAGMA journal_mode = WAL")
+c.close()
+rc, _, err = run("temporal", "-q", d)
+refused("a shard in WAL mode", rc, err, "WAL mode")
+check("... and nothing written beside it", sorted(os.listdir(d)) == names)
+d = shards("fifo_trace")
+os.mkfifo(os.path.join(d, "rank-2.pt.trace.json"))
+for jobs in ("1", "4"):
+    rc, _, err = run("temporal", "-q", "-j", jobs, "--fail-if", "idle_pct > 99.9", d)
+    refused("a trace's name on a FIFO beside shards, -j %s" % jobs, rc, err, "rank-2.pt.trace.json")
+p = subprocess.run("ulimit -n 5; exec %s temporal -q %s" % (BIN, good), shell=True, capture_output=True,
+                   text=True, env=dict(os.environ, TRACEANALYZE_CACHE_DIR=os.path.join(TMP, "cache")))
+check("too many open files on shards: exit 4 (rc %d: %s)" % (p.returncode, p.stderr.strip()[:100]),
+      p.returncode == 4)
+w2 = os.path.join(TMP, "two")
+shutil.copytree(SRC, w2)
+rc, _, err = run("ingest", "-q", w2, "-o", os.path.join(w2, "run.db"))
+victim = os.path.join(w2, "rank-1.pt.trace.json.gz")
+before = open(victim, "rb").read()
+rc, _, err = run("critical-path", "-q", "--ranks", "0", "--trace", victim, os.path.join(w2, "run.db"))
+check("--trace over another rank's trace: exit 2, the trace kept (rc %d)" % rc,
+      rc == 2 and open(victim, "rb").read() == before)
+out = os.path.join(TMP, "mode.json")
+rc, _, err = run("critical-path", "-q", "--ranks", "0", "--trace", out, os.path.join(w2, "run.db"))
+mask = os.umask(0)
+os.umask(mask)
+check("--trace output mode follows the umask (%o)" % (os.stat(out).st_mode & 0o777),
+      rc == 0 and os.stat(out).st_mode & 0o777 == 0o666 & ~mask)
+
 # A cache entry with a planted view is built again.
 cache = os.path.join(TMP, "cache")
 run("temporal", "-q", SRC)

@@ -79,6 +79,17 @@ rc, err, rss = run_rss(write("laughs.pickle.gz", laughs, gz=True), timeout=30)
 check("billion laughs: exit 3, said, quickly (rc %d: %s)" % (rc, err.strip()[:120]),
       rc == 3 and "shared" in err)
 
+# One 60 MB file name shared by every frame of 10,000 blocks (read for each).
+frame = b"}(" + s("filename") + b"X" + struct.pack("<I", 60 << 20) + b"a" * (60 << 20) + \
+    s("name") + s("f") + s("line") + b"K\x01uq\x00" + b"]q\x01h\x00a00"
+blk = b"}(" + s("address") + b"K\x01" + s("size") + b"K\x01" + s("frames") + b"h\x01u"
+seg = (b"}(" + s("device") + b"K\x00" + s("address") + b"K\x00" + s("total_size") + b"K\x01" +
+       s("blocks") + b"](" + blk * 10000 + b"eu")
+long_name = b"\x80\x04" + frame + b"}(" + s("segments") + b"](" + seg + b"e" + s("device_traces") + b"]u."
+rc, err, rss = run_rss(write("longname.pickle.gz", long_name, gz=True), timeout=60)
+check("a 60 MB name shared by every frame: exit 3, quickly (rc %d: %s)" % (rc, err.strip()[-80:]),
+      rc == 3 and "refused" in err)
+
 # The value bomb: 100 M Nones, 200 KB gzipped, as the segments.
 nones = b"(" + b"N" * 1000 + b"e"
 bomb = b"\x80\x04}(" + s("segments") + b"]" + nones * 100000 + s("device_traces") + b"]u."

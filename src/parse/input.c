@@ -326,6 +326,31 @@ int ta_shard_dir_check(const char *dir, char *const *shards, size_t n, struct ta
 	size_t nt = 0, i;
 	int rc = 0;
 
+	/* a trace's name on what cannot be read (a dangling link, a FIFO, a
+	 * directory) may be a rank the shards lack: never passed over */
+	{
+		DIR *d = opendir(dir);
+		struct dirent *de;
+
+		while (d && (de = readdir(d)) != NULL) {
+			char full[PATH_MAX];
+			struct stat sb;
+
+			if (de->d_name[0] == '.' || !is_trace_name(de->d_name))
+				continue;
+			snprintf(full, sizeof(full), "%s/%s", dir, de->d_name);
+			if (stat(full, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+				ta_error_set(err, TA_EXIT_INPUT, "'%s': a trace's name beside "
+					     "shards (*.tadb), on %s; its rank would be left out",
+					     full, stat(full, &sb) < 0 ? strerror(errno) :
+					     ta_file_kind(sb.st_mode));
+				closedir(d);
+				return -1;
+			}
+		}
+		if (d)
+			closedir(d);
+	}
 	/* quietly: a directory of shards alone has no traces */
 	if (list_dir(dir, &traces, &nt, 1, &none) < 0)
 		return 0;

@@ -858,7 +858,9 @@ struct ta_pickle *ta_pickle_read(const char *path, struct ta_error *err)
 
 	memset(&m, 0, sizeof(m));
 	if (!(m.f = gzopen(path, "rb"))) {
-		ta_error_set(err, TA_EXIT_INPUT, "'%s': cannot open", path);
+		ta_error_set(err, errno == EMFILE || errno == ENFILE || errno == ENOMEM ?
+			     TA_EXIT_SYSTEM : TA_EXIT_INPUT, "'%s': cannot open: %s", path,
+			     strerror(errno));
 		return NULL;
 	}
 	gzbuffer(m.f, PIECE);

@@ -14,10 +14,10 @@
  * recorder's default (stacks="all") mixes them with C++ frames. */
 static int is_python(const struct ta_pv *f)
 {
-	const char *file = ta_pv_str(ta_pv_get(f, "filename"));
-	size_t n = file ? strlen(file) : 0;
+	const struct ta_pv *v = ta_pv_get(f, "filename");
+	size_t n = v && v->t == TA_PV_STR ? v->len : 0;
 
-	return n && (file[0] == '<' || (n > 3 && strcmp(file + n - 3, ".py") == 0));
+	return n && (v->s[0] == '<' || (n > 3 && memcmp(v->s + n - 3, ".py", 3) == 0));
 }
 
 /* The allocator's own C++ frames and the dispatcher's, above the op that
@@ -60,6 +60,9 @@ static void cxx_name(const char *name, const char **a, const char **z)
  * work is counted, and bounded by the pickle's own length. */
 struct reader {
 	uint64_t work, limit;
+	uint64_t scanned, scan_limit;   /* bytes of strings read: a 60 MB
+					 * file name shared by every frame
+					 * would be read for each */
 	uint64_t sizes;                 /* every size added: bounds the sums */
 	const char *where;              /* "segment 3", for messages */
 	struct ta_error *err;
@@ -71,7 +74,7 @@ struct reader {
 
 static int too_much(struct reader *r)
 {
-	if (r->work <= r->limit)
+	if (r->work <= r->limit && r->scanned <= r->scan_limit)
 		return 0;
 	ta_error_set(r->err, TA_EXIT_INPUT, "its values are shared far more than a "
 		     "snapshot's are (reading them would take over %llu steps, 64 a byte); "
@@ -84,6 +87,17 @@ static const struct ta_pv *get(struct reader *r, const struct ta_pv *d, const ch
 	if (d && d->t == TA_PV_DICT)
 		r->work += d->n / 2 + 1;
 	return ta_pv_get(d, key);
+}
+
+/* A string field read for a frame: its length counted as read. */
+static const char *text(struct reader *r, const struct ta_pv *d, const char *key)
+{
+	const struct ta_pv *v = get(r, d, key);
+
+	if (!v || v->t != TA_PV_STR)
+		return NULL;
+	r->scanned += v->len;
+	return v->s;
 }
 
 static const char *const type_names[] = { "None", "a bool", "an integer", "a float",
@@ -174,7 +188,7 @@ static void site_of(struct reader *r, const struct ta_pv *frames, char *buf, siz
 	for (i = 0; i < n && !pick; i++) {
 		if (!is_python(frames->v[i]))
 			continue;
-		file = ta_pv_str(get(r, frames->v[i], "filename"));
+		file = text(r, frames->v[i], "filename");
 		if (!py)
 			py = frames->v[i];
 		if (!strstr(file, "/torch/") && !strstr(file, "/site-packages/"))
@@ -184,15 +198,15 @@ static void site_of(struct reader *r, const struct ta_pv *frames, char *buf, siz
 	if (!pick)
 		pick = py;
 	if (pick) {
-		file = ta_pv_str(get(r, pick, "filename"));
+		file = text(r, pick, "filename");
 		base = strrchr(file, '/');
-		name = ta_pv_str(get(r, pick, "name"));
-		snprintf(buf, len, "%s at %s(%lld)", name ? name : "?", base ? base + 1 : file,
+		name = text(r, pick, "name");
+		snprintf(buf, len, "%.200s at %.200s(%lld)", name ? name : "?", base ? base + 1 : file,
 			 (long long)ta_pv_int(get(r, pick, "line"), 0));
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		name = ta_pv_str(get(r, frames->v[i], "name"));
+		name = text(r, frames->v[i], "name");
 		if (name && !is_plumbing(name)) {
 			const char *a, *z;
 
@@ -214,8 +228,8 @@ static void stack_of(struct reader *r, const struct ta_pv *frames, struct ta_buf
 	if (b->s)
 		b->s[0] = '\0';
 	for (i = 0; i < frames_of(frames) && i < 128; i++) {
-		const char *name = ta_pv_str(get(r, frames->v[i], "name"));
-		const char *file = ta_pv_str(get(r, frames->v[i], "filename"));
+		const char *name = text(r, frames->v[i], "name");
+		const char *file = text(r, frames->v[i], "filename");
 
 		ta_buf_addf(b, "%s%.300s\t%.300s:%lld", i ? "\n" : "", name ? name : "",
 			    file ? file : "", (long long)ta_pv_int(get(r, frames->v[i], "line"), 0));
@@ -357,7 +371,11 @@ static int load(sqlite3 *db, const struct ta_pickle *pk, struct ta_error *err)
 	const struct ta_pv *root = ta_pickle_root(pk), *segs, *traces;
 	sqlite3_stmt *seg = NULL, *blk = NULL, *evt = NULL;
 	struct ta_buf stack = { 0 };
-	struct reader r = { 0, 64 * ta_pickle_bytes(pk) + 1000000, 0, "the snapshot", err };
+	/* steps: 64 a byte of the pickle; bytes of strings read: 1024 a byte,
+	 * and 1 GB (a real snapshot's frames share their strings: about 200) */
+	struct reader r = { 0, 64 * ta_pickle_bytes(pk) + 1000000, 0,
+			    1024 * ta_pickle_bytes(pk) + ((uint64_t)1 << 30), 0,
+			    "the snapshot", err };
 	size_t i, j;
 	int rc = 0;
 

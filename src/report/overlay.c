@@ -306,6 +306,12 @@ int ta_report_overlay(const char *src, const struct ta_path_nodes *nodes,
 			free(tmp); /* a device, a FIFO, a directory we may not write */
 			tmp = NULL;
 		} else {
+			/* the mode the file would have had: the old one's, or
+			 * what the umask leaves (mkstemp's is 0600) */
+			mode_t um = umask(0);
+
+			umask(um);
+			fchmod(fd, stat(dst, &ds) == 0 ? ds.st_mode & 07777 : 0666 & ~um);
 			close(fd);
 			tmp_clean = ta_cleanup_path(tmp);
 		}
