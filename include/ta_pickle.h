@@ -55,7 +55,8 @@ uint64_t ta_pickle_bytes(const struct ta_pickle *pk);
 size_t ta_pickle_memory(const struct ta_pickle *pk);
 void ta_pickle_free(struct ta_pickle *pk);
 
-/* Lookups that never fail: NULL when absent or of another type. */
+/* Lookups that never fail: NULL when absent or of another type; a key
+ * set twice gives its last value, as in Python. */
 const struct ta_pv *ta_pv_get(const struct ta_pv *dict, const char *key);
 int64_t ta_pv_int(const struct ta_pv *v, int64_t dflt);
 const char *ta_pv_str(const struct ta_pv *v);

@@ -121,6 +121,7 @@ cases = [
     ("bigint", lambda x: seg0(x).__setitem__("total_size", 2**70), "not a size"),
     ("text size", lambda x: x["device_traces"][0][0].__setitem__("size", "12"), "size is a string"),
     ("negative time", lambda x: x["device_traces"][0][0].__setitem__("time_us", -5), "not a time"),
+    ("time past 2^53 us", lambda x: x["device_traces"][0][0].__setitem__("time_us", 2**60), "not a time"),
     ("thrice", lambda x: x.__setitem__("segments", [seg0(x)] * 3), "is listed 3 times"),
     ("thrice copied", lambda x: x.__setitem__("segments", [pickle.loads(pickle.dumps(seg0(x)))
                                                              for _ in range(3)]), "is listed 3 times"),
@@ -131,6 +132,20 @@ for name, change, said in cases:
     rc, err, _ = run_rss(path)
     check("%s: exit 3 naming the file and saying '%s' (rc %d: %s)" % (name, said, rc, err.strip()[:120]),
           rc == 3 and said in err and path in err)
+
+# A key set twice holds its last value, as Python reads it: a second
+# segment whose address is set again to the first's is the first's twice.
+def segment(addr_keys):
+    body = b"".join(s("address") + b"J" + struct.pack("<i", a) for a in addr_keys)
+    return (b"}(" + s("device") + b"K\x00" + body + s("total_size") + b"J" + struct.pack("<i", 1 << 21) +
+            s("blocks") + b"]u")
+dupkey = (b"\x80\x04}(" + s("segments") + b"](" + segment([1 << 20]) + segment([(1 << 20) + (8 << 20), 1 << 20]) +
+          b"e" + s("device_traces") + b"]u.")
+path = write("dupkey.pickle", dupkey)
+assert [x["address"] for x in pickle.loads(dupkey)["segments"]] == [1 << 20, 1 << 20]
+rc, err, _ = run_rss(path)
+check("a key set twice: its last value, as Python's (rc %d: %s)" % (rc, err.strip()[-60:]),
+      rc == 3 and "listed 2 times" in err)
 
 # Plain data in every protocol reads the same as what torch wrote.
 ref = subprocess.run([BIN, "memory", "-q", "--format", "csv", REAL], capture_output=True, text=True).stdout

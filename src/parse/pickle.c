@@ -911,14 +911,16 @@ void ta_pickle_free(struct ta_pickle *pk)
 
 const struct ta_pv *ta_pv_get(const struct ta_pv *d, const char *key)
 {
+	const struct ta_pv *last = NULL;
 	size_t i;
 
 	if (!d || d->t != TA_PV_DICT)
 		return NULL;
+	/* a key set twice holds its last value, as Python's dict does */
 	for (i = 0; i + 1 < d->n; i += 2)
 		if (d->v[i]->t == TA_PV_STR && strcmp(d->v[i]->s, key) == 0)
-			return d->v[i + 1];
-	return NULL;
+			last = d->v[i + 1];
+	return last;
 }
 
 int64_t ta_pv_int(const struct ta_pv *v, int64_t dflt)

@@ -126,7 +126,7 @@ static int field(struct reader *r, const struct ta_pv *d, const char *key, int h
 	if (!v || v->t != TA_PV_INT)
 		return wrong(r, key, "an integer", v);
 	if ((size && (v->i < 0 || v->i > MAX_SIZE)) ||
-	    (how == TIME && (v->i < 0 || v->i > ((int64_t)1 << 62)))) {
+	    (how == TIME && (v->i < 0 || v->i > ((int64_t)1 << 53)))) {
 		ta_error_set(r->err, TA_EXIT_INPUT, "%s: %s is %lld, not a %s", r->where, key,
 			     (long long)v->i, size ? "size (0 to 256 TB)" : "time");
 		return -1;
