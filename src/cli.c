@@ -617,6 +617,13 @@ int ta_cli_check_output(const struct ta_cli *cli, int replaces,
 
 	if (!cli->output || (!replaces && strcmp(cli->output, "-") == 0))
 		return 0;
+	/* a link (dangling or not) would be replaced by the rename, not
+	 * written through: refused like any file that is not a regular one */
+	if (replaces && lstat(cli->output, &sb) == 0 && S_ISLNK(sb.st_mode)) {
+		ta_error_set(err, TA_EXIT_USAGE, "'%s' is a symbolic link; -o replaces a "
+			     "regular file only", cli->output);
+		return -1;
+	}
 	if (stat(cli->output, &sb) < 0)
 		return 0; /* a new name (or one we will fail to open, saying why) */
 	if (replaces && !S_ISREG(sb.st_mode)) {

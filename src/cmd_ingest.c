@@ -1,6 +1,7 @@
 /* traceanalyze ingest: parse traces into a database kept by the user, or
  * into shards, a database per trace file, in a directory. */
 #include "cli.h"
+#include "ta_files.h"
 #include "commands.h"
 
 #include <stdio.h>
@@ -77,6 +78,18 @@ static int shards(struct ta_cli *cli, const char *dir)
 				rc = TA_EXIT_USAGE;
 				break;
 			}
+	/* a shard replaces a shard: a FIFO, a link or a directory of its name
+	 * is left as it is */
+	for (i = 0; rc == TA_EXIT_OK && i < n; i++) {
+		struct stat sb;
+
+		if (lstat(outs[i], &sb) == 0 && !S_ISREG(sb.st_mode)) {
+			fprintf(stderr, "traceanalyze: '%s' is %s; a shard replaces a "
+				"regular file only\n", outs[i], S_ISLNK(sb.st_mode) ?
+				"a symbolic link" : ta_file_kind(sb.st_mode));
+			rc = TA_EXIT_USAGE;
+		}
+	}
 	if (rc == TA_EXIT_OK && ta_shards_build(all, outs, n, &cli->ingest, 0, NULL, &err) < 0)
 		rc = ta_cli_error(&err);
 	if (rc == TA_EXIT_OK && !ta_quiet)

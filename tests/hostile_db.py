@@ -201,6 +201,20 @@ os.umask(mask)
 check("--trace output mode follows the umask (%o)" % (os.stat(out).st_mode & 0o777),
       rc == 0 and os.stat(out).st_mode & 0o777 == 0o666 & ~mask)
 
+# ingest -o DIR/ and -o DB never replace a FIFO or a link of the name.
+o = os.path.join(TMP, "ing_fifo")
+os.makedirs(o)
+os.mkfifo(os.path.join(o, names[0]))
+os.symlink(os.path.join(TMP, "nowhere", "x"), os.path.join(o, names[1]))
+rc, _, err = run("ingest", "-q", SRC, "-o", o + "/")
+check("ingest -o DIR/ over a FIFO and a dangling link of a shard's name: exit 2, both kept (rc %d)" % rc,
+      rc == 2 and os.path.islink(os.path.join(o, names[1]))
+      and not os.path.isfile(os.path.join(o, names[0])))
+os.symlink(os.path.join(TMP, "nowhere", "y"), os.path.join(o, "d.db"))
+rc, _, err = run("ingest", "-q", SRC, "-o", os.path.join(o, "d.db"))
+check("ingest -o over a dangling link: exit 2, the link kept (rc %d)" % rc,
+      rc == 2 and os.path.islink(os.path.join(o, "d.db")))
+
 # A cache entry with a planted view is built again.
 cache = os.path.join(TMP, "cache")
 run("temporal", "-q", SRC)
