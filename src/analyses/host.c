@@ -221,24 +221,31 @@ int ta_host_call_site(struct ta_host *d, int64_t a, int64_t b, char *buf,
 	return first_name(d, range_sql, a, b, buf, len);
 }
 
-/* The longest op or range of the rank but the steps: how far back one
- * that covers a moment can start. Asked once per rank. */
-static int max_host_dur(struct ta_host *d)
+/* A rank's longest event of those sql selects (?1: the rank), into *into
+ * (-1: not asked yet): how far back one that covers a moment can start.
+ * Asked once per rank, when first needed. */
+static int max_dur(struct ta_host *d, const char *sql, int64_t *into)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = SQLITE_ERROR;
 
-	if (d->max_host_dur >= 0)
+	if (*into >= 0)
 		return 0;
-	if (sqlite3_prepare_v2(d->db, "SELECT max(e.dur) FROM host e JOIN label n"
-			       " ON n.name_id = e.name WHERE e.rank = ?"
-			       " AND n.name NOT GLOB 'ProfilerStep*'", -1, &st, NULL) == SQLITE_OK) {
+	if (sqlite3_prepare_v2(d->db, sql, -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, d->rank);
 		rc = sqlite3_step(st);
-		d->max_host_dur = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+		*into = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+/* the longest op or range but the steps */
+static int max_host_dur(struct ta_host *d)
+{
+	return max_dur(d, "SELECT max(e.dur) FROM host e JOIN label n"
+		       " ON n.name_id = e.name WHERE e.rank = ?1"
+		       " AND n.name NOT GLOB 'ProfilerStep*'", &d->max_host_dur);
 }
 
 int ta_host_name(struct ta_host *h, int64_t a, int64_t b, int ops_too,
@@ -250,25 +257,12 @@ int ta_host_name(struct ta_host *h, int64_t a, int64_t b, int ops_too,
 	return first_name(h, ops_too ? covering_sql : overlapping_sql, a, b, buf, len);
 }
 
-/* The longest cpu_op of the rank: how far back the op that launched a
- * call can start. Asked once per rank, when first needed. */
+/* the longest cpu_op: how far back the op that launched a call can start */
 static int max_op_dur(struct ta_host *d)
 {
-	sqlite3_stmt *st = NULL;
-	int rc = SQLITE_ERROR;
-
-	if (d->max_op_dur >= 0)
-		return 0;
-	if (sqlite3_prepare_v2(d->db, "SELECT max(o.dur) FROM host o JOIN label c"
-			       " ON c.name_id = o.cat WHERE o.rank = ? AND o.role = "
-			       TA_SQL(TA_ROLE_CPU_OP) " AND c.name = 'cpu_op'", -1,
-			       &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, d->rank);
-		rc = sqlite3_step(st);
-		d->max_op_dur = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : -1;
+	return max_dur(d, "SELECT max(o.dur) FROM host o JOIN label c"
+		       " ON c.name_id = o.cat WHERE o.rank = ?1 AND o.role = "
+		       TA_SQL(TA_ROLE_CPU_OP) " AND c.name = 'cpu_op'", &d->max_op_dur);
 }
 
 /* "aten::mm [[50257, 768], [768, 4]]": the op that launched a kernel
