@@ -31,15 +31,15 @@ LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
 # everything but main.c goes into a library the tests link against
-LIB_SRC := $(wildcard src/parse/*.c src/model/*.c src/analyses/*.c src/report/*.c) \
-	src/util.c src/cleanup.c src/utf8.c src/files.c src/cache.c src/db.c src/intern.c src/cli.c src/shard_run.c \
-	src/shard_critical.c src/registry.c \
-	$(wildcard src/cmd_*.c)
+# (src/ reads as the pipeline: parse, model, analyses/<what they study>,
+# report; commands/ declares them, exec/ runs them; compat/hta/ is HTA's
+# own algorithms; util/ what every layer uses)
+LIB_SRC := $(wildcard src/*/*.c src/*/*/*.c)
 LIB_OBJ := $(LIB_SRC:.c=.o)
 TEST_SRC := $(wildcard tests/check_*.c)
 TEST_BIN := tests/run_checks
 
-HEADERS := $(wildcard include/*.h src/*.h src/parse/*.h src/model/*.h src/analyses/*.h)
+HEADERS := $(wildcard include/*.h src/*/*.h src/*/*/*.h)
 
 all: traceanalyze
 
@@ -144,14 +144,14 @@ uninstall:
 		$(DESTDIR)$(COMPDIR)/traceanalyze
 
 clean:
-	rm -f traceanalyze libtraceanalyze.a $(TEST_BIN) src/*.o src/*/*.o
+	rm -f traceanalyze libtraceanalyze.a $(TEST_BIN) src/*.o src/*/*.o src/*/*/*.o
 
 .PHONY: all check test suites sanitize tsan deps demo valgrind bench lint install uninstall clean
 
 # libFuzzer over the parser (clang): make fuzz FUZZ_SECONDS=600
 FUZZ_SECONDS ?= 60
-FUZZ_SRC := $(wildcard src/parse/*.c) src/util.c src/cleanup.c src/utf8.c src/files.c src/db.c src/cache.c \
-	src/intern.c src/report/gate.c src/report/table.c src/report/stream.c \
+FUZZ_SRC := $(wildcard src/parse/*.c src/util/*.c) src/exec/db.c src/exec/cache.c \
+	src/report/gate.c src/report/table.c src/report/stream.c \
 	src/report/csv.c src/report/json.c src/report/format.c src/report/text.c
 fuzz/fuzz_parse: $(FUZZ_SRC) tests/fuzz/fuzz_parse.c $(HEADERS)
 	mkdir -p fuzz
@@ -159,10 +159,10 @@ fuzz/fuzz_parse: $(FUZZ_SRC) tests/fuzz/fuzz_parse.c $(HEADERS)
 		-fsanitize=fuzzer,address,undefined -o $@ $(FUZZ_SRC) \
 		tests/fuzz/fuzz_parse.c $(PKG_LIBS) -lcsv -lm
 
-fuzz/fuzz_pickle: src/parse/pickle.c src/util.c tests/fuzz/fuzz_pickle.c $(HEADERS)
+fuzz/fuzz_pickle: src/parse/pickle.c src/util/util.c tests/fuzz/fuzz_pickle.c $(HEADERS)
 	mkdir -p fuzz
 	clang -g -O1 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc $(PKG_CFLAGS) \
-		-fsanitize=fuzzer,address,undefined -o $@ src/parse/pickle.c src/util.c \
+		-fsanitize=fuzzer,address,undefined -o $@ src/parse/pickle.c src/util/util.c \
 		tests/fuzz/fuzz_pickle.c $(PKG_LIBS) -lm
 
 fuzz: fuzz/fuzz_parse fuzz/fuzz_pickle

@@ -1,6 +1,6 @@
 /* traceanalyze: command table and global options. */
-#include "cli.h"
-#include "commands.h"
+#include "commands/cli.h"
+#include "commands/commands.h"
 #include "ta.h"
 #include "ta_db.h"
 

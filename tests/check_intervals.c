@@ -1,6 +1,6 @@
 /* Interval union (hta-semantics §9.1) and numpy rounding. */
 #include "check_main.h"
-#include "../src/analyses/intervals.h"
+#include "../src/analyses/common/intervals.h"
 
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* The report layer and the command line: gates, baselines, writers'
  * escaping, option parsing. */
 #include "check_main.h"
-#include "cli.h"
+#include "../src/commands/cli.h"
 #include "ta_gate.h"
 #include "ta_report.h"
 #include "ta_utf8.h"

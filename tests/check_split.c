@@ -5,7 +5,7 @@
  * element longer than the lanes look ahead, damage, the array form). The
  * pieces are made tiny so that every trace is cut hundreds of times. */
 #include "check_main.h"
-#include "parse/parse_int.h"
+#include "../src/parse/parse_int.h"
 #include "ta_db.h"
 #include "ta_ingest.h"
 

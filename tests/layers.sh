@@ -24,7 +24,7 @@ caught() { # NAME PATTERN LINE: the rule finds LINE
 	fi
 }
 
-A="src/analyses/*.c src/analyses/*.h"
+A="src/analyses/*/*.c src/analyses/*/*.h"
 # analyses read the model's views, never the parser's tables or HTA's rows
 # (the table in SQL: words such as "events" in names and text are fine)
 none analyses_read_the_model '(FROM|JOIN|INTO|UPDATE|TABLE)[[:space:]"]+(main\.)?events([^a-z_]|$)|hrows' ' "SELECT ts FROM events WHERE rank = ?"' $A

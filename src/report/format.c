@@ -33,13 +33,3 @@ void ta_format_real(char *buf, size_t len, double v)
 	if (strchr(buf, 'e') && v > -1e17 && v < 1e17 && (v >= 1e-4 || v <= -1e-4))
 		snprintf(buf, len, "%.6f", v);
 }
-
-void ta_report_write(FILE *out, const struct ta_table *t, enum ta_format f)
-{
-	if (f == TA_FMT_CSV)
-		ta_report_csv(out, t);
-	else if (f == TA_FMT_JSON)
-		ta_report_json(out, t);
-	else
-		ta_report_text(out, t);
-}

@@ -1,8 +1,8 @@
 /* GPU kernel breakdown (hta-semantics §9.3, §9.4): time per kernel type,
  * overlaps included, and per kernel name with the long tail in "others". */
-#include "intervals.h"
-#include "topk.h"
-#include "stats.h"
+#include "analyses/common/intervals.h"
+#include "analyses/common/topk.h"
+#include "analyses/common/stats.h"
 #include "ta_analyses.h"
 #include "ta_db.h"
 

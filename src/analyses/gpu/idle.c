@@ -8,8 +8,8 @@
  * NULL): the time no stream ran anything in the rank's analysis window,
  * the same time temporal calls idle, split by the same rules, the gap
  * before the window's first kernel and after its last included. */
-#include "intervals.h"
-#include "stats.h"
+#include "analyses/common/intervals.h"
+#include "analyses/common/stats.h"
 #include "ta_analyses.h"
 #include "ta_db.h"
 

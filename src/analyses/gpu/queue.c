@@ -2,7 +2,7 @@
  * yet started on the GPU. +1 at each launch call, -1 when the GPU work
  * starts; statistics over the change points, the series, or the time spent
  * with the queue at or above a length. */
-#include "stats.h"
+#include "analyses/common/stats.h"
 #include "ta_analyses.h"
 #include "ta_db.h"
 

@@ -99,13 +99,6 @@ void ta_cli_add_input(struct ta_cli *cli, const char *path);
 int ta_cli_is_input(const struct ta_cli *cli, const char *path);
 void ta_cli_free(struct ta_cli *cli);
 
-/* Shows ingestion progress on stderr (used when stderr is a terminal). */
-void ta_cli_progress(const char *path, int64_t done, int64_t total, size_t i,
-		     size_t n);
-
-/* An analysis' progress on stderr ("WHAT: rank DONE of TOTAL"), shown
- * after a second, wiped at DONE == TOTAL; for a terminal only. */
-void ta_cli_work_progress(const char *what, size_t done, size_t total);
 
 /* Parses "all" or "0,2,5-7"; -1 on a bad list. */
 int ta_cli_parse_ranks(const char *s, int64_t **ranks, size_t *n);

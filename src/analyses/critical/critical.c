@@ -21,8 +21,8 @@
  *     tasks) waits for the main thread.
  * Each step of the walk goes back in time, so it ends. */
 #include "critical_int.h"
-#include "host.h"
-#include "peers.h"
+#include "analyses/host/host.h"
+#include "analyses/ranks/peers.h"
 #include "ta_db.h"
 
 #include <fnmatch.h>

@@ -5,7 +5,7 @@
 #ifndef TA_PEERS_H
 #define TA_PEERS_H
 
-#include "intervals.h"
+#include "analyses/common/intervals.h"
 #include "ta_analyses.h"
 
 struct ta_peer_step {

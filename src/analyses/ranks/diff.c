@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "diff_int.h"
-#include "intervals.h"
+#include "analyses/common/intervals.h"
 
 static const char *const change_names[] = { "added", "deleted", "increased",
 	"decreased", "unchanged", NULL };

@@ -3,8 +3,8 @@
  * default also what computation waited for (exposed.c), and of that the
  * collectives' wait for a late peer (peers.c). */
 #include "exposed.h"
-#include "intervals.h"
-#include "peers.h"
+#include "analyses/common/intervals.h"
+#include "analyses/ranks/peers.h"
 #include "ta_analyses.h"
 #include "ta_db.h"
 

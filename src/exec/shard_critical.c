@@ -5,7 +5,7 @@
  * pieces add up to the rows one database gives. What travels between
  * shards is every shard's collectives (gathered once, "peers") and the
  * pieces, never the events. */
-#include "cli.h"
+#include "commands/cli.h"
 #include "ta_analyses.h"
 #include "ta_intern.h"
 

@@ -4,7 +4,7 @@
  * allocation) what was allocated, what made up the peak and what was
  * never freed; the series over time; and the leaks and peaks worth
  * saying. Allocations are matched with their frees by address. */
-#include "intervals.h"
+#include "analyses/common/intervals.h"
 #include "ta_analyses.h"
 #include "ta_db.h"
 #include "ta_intern.h"

@@ -1,7 +1,7 @@
 /* Temporal breakdown (hta-semantics §9.2): per rank, its analysis window
  * (the model's span: its kept steps' windows; HTA: first to last GPU
  * activity) split into idle, compute and non-compute time. */
-#include "intervals.h"
+#include "analyses/common/intervals.h"
 #include "ta_analyses.h"
 #include "ta_db.h"
 

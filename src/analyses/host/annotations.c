@@ -1,7 +1,7 @@
 /* Time per user annotation (hta-semantics §9.10): record_function ranges
  * on the CPU, or their copies on the GPU timeline, aggregated by name with
  * HTA's top-k rule; or each kernel mapped to its innermost GPU range. */
-#include "topk.h"
+#include "analyses/common/topk.h"
 #include "ta_analyses.h"
 #include "ta_db.h"
 

@@ -2,7 +2,7 @@
 #ifndef TA_EXPOSED_H
 #define TA_EXPOSED_H
 
-#include "intervals.h"
+#include "analyses/common/intervals.h"
 #include "ta_analyses.h"
 
 struct ta_exposed {

@@ -4,7 +4,7 @@
  * (hta-semantics §5: CPU rows by the step over their start, GPU rows by
  * their launch's), CPU and GPU together unless --kind; counts and total
  * durations per name over every category, not per step. */
-#include "diff_int.h"
+#include "analyses/ranks/diff_int.h"
 #include "ta_db.h"
 #include "ta_model.h"
 

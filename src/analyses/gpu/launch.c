@@ -1,8 +1,8 @@
 /* Kernel launch statistics (hta-semantics §9.7): for every launch, the
  * launch call's CPU time, the GPU activity's time and the delay between
  * the end of the call and the start on the GPU. */
-#include "intervals.h"
-#include "stats.h"
+#include "analyses/common/intervals.h"
+#include "analyses/common/stats.h"
 #include "ta_analyses.h"
 #include "ta_db.h"
 

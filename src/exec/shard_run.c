@@ -6,8 +6,9 @@
  * table the merged database gives, which tests/shards.sh checks byte for
  * byte on every format. Anything unusual (--ranks, --hta-compat, a shard
  * that fails, tables that differ in shape) goes the merged way. */
-#include "cli.h"
-#include "commands.h"
+#include "commands/cli.h"
+#include "exec/progress.h"
+#include "commands/commands.h"
 #include "ta_analyses.h"
 #include "ta_cleanup.h"
 #include "ta_db.h"
@@ -59,11 +60,11 @@ struct job {
 	const char *what;   /* for the progress line */
 };
 
-/* Shard done of n on a terminal (ta_cli_work_progress). */
+/* Shard done of n on a terminal (ta_progress_work). */
 static void progress(const struct job *j, size_t done, size_t n)
 {
 	if (isatty(2) && !ta_quiet)
-		ta_cli_work_progress(j->what, done, n);
+		ta_progress_work(j->what, done, n);
 }
 
 /* Adds src's notes and warnings to dst's, or with same_notes checks

@@ -8,7 +8,7 @@
  * member arrives when its kernel starts (offset applied): it waits for the
  * last to arrive, and the others wait for it from the first arrival on. */
 #include "peers.h"
-#include "stats.h"
+#include "analyses/common/stats.h"
 #include "ta_db.h"
 #include "ta_intern.h"
 

@@ -9,10 +9,10 @@
  * (syncs, spins, the names of its ops, ranges and call sites) is host.c's;
  * waits for late peers are peers.c's. */
 #include "advice.h"
-#include "exposed.h"
+#include "analyses/gpu/exposed.h"
 #include "host.h"
-#include "intervals.h"
-#include "peers.h"
+#include "analyses/common/intervals.h"
+#include "analyses/ranks/peers.h"
 #include "ta_analyses.h"
 #include "ta_intern.h"
 #include "ta_db.h"

@@ -1,6 +1,7 @@
 /* Shared option parsing for every command: one table drives both getopt
  * and --help. Options may come before or after PATH. */
 #include "cli.h"
+#include "exec/progress.h"
 #include "commands.h"
 #include "ta_files.h"
 #include "ta_cleanup.h"
@@ -9,7 +10,6 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,63 +43,6 @@ static const struct ta_opt common_opts[] = {
 	{ "help", 0, OPT_HELP, NULL, "show this help" },
 	{ NULL, 0, 0, NULL, NULL }
 };
-
-static double seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Progress on a terminal: the file being read (with -j, the latest to
- * report), the bytes of all files read so far and the rate, at most every
- * 0.2 s and at least every 0.5 s while bytes come; then a summary line
- * that stays. Called under ingestion's lock. */
-void ta_cli_progress(const char *path, int64_t done, int64_t total, size_t i,
-		     size_t n)
-{
-	static double start, last;
-	double now = seconds();
-
-	if (done < 0) {
-		fprintf(stderr, "\rtraceanalyze: read %zu of %zu files, %lld events"
-			"\033[K\n", i, n, (long long)total);
-		start = last = 0;
-		return;
-	}
-	if (start == 0)
-		start = now;
-	if (now - last < 0.2 && done != total)
-		return;
-	last = now;
-	fprintf(stderr, "\rtraceanalyze: reading %s (%zu/%zu): %.0f of %.0f MB, "
-		"%.0f MB/s\033[K", path, i + 1, n, (double)done / 1e6,
-		(double)total / 1e6, now > start ? (double)done / 1e6 / (now - start) : 0.0);
-}
-
-/* Progress of an analysis on a terminal: shown once it has run a second,
- * so quick runs print nothing, and wiped when done. */
-void ta_cli_work_progress(const char *what, size_t done, size_t total)
-{
-	static struct timespec start;
-	static int shown;
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (done <= 1 && !shown)
-		start = now;
-	if (done >= total) {
-		if (shown)
-			fputs("\r\033[K", stderr);
-		shown = 0;
-		return;
-	}
-	if (now.tv_sec - start.tv_sec < 1)
-		return;
-	shown = 1;
-	fprintf(stderr, "\rtraceanalyze: %s: rank %zu of %zu\033[K", what, done, total);
-}
 
 static size_t count_opts(const struct ta_opt *o)
 {
@@ -414,7 +357,7 @@ int ta_cli_parse(int argc, char **argv, const struct ta_cmd_info *cmd,
 	free(lo);
 	cli->args = argv + optind;
 	cli->nargs = argc - optind;
-	cli->ingest.progress = isatty(2) && !ta_quiet ? ta_cli_progress : NULL;
+	cli->ingest.progress = isatty(2) && !ta_quiet ? ta_progress_ingest : NULL;
 	return rc;
 }
 
@@ -847,7 +790,7 @@ again:
 	ta_stream_init(&stream, open_output, (void *)cli, cli->format);
 	q.sink = cli->format != TA_FMT_TEXT && !cli->ngates && !cli->baseline ?
 		 &stream.sink : NULL;
-	q.progress = isatty(2) && !ta_quiet ? ta_cli_work_progress : NULL;
+	q.progress = isatty(2) && !ta_quiet ? ta_progress_work : NULL;
 	rc = fn(db, &q, ctx, &t, &err);
 	/* a damaged cached database is built again, if nothing went out */
 	if (rc < 0 && ta_cli_damaged(db, stream.out ? NULL : &retried, &err)) {

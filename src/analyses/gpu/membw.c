@@ -1,6 +1,6 @@
 /* Memory bandwidth per copy kind (hta-semantics §9.9): the running sum of
  * the bandwidth of the copies in flight, at each start and end. */
-#include "stats.h"
+#include "analyses/common/stats.h"
 #include "ta_analyses.h"
 #include "ta_db.h"
 

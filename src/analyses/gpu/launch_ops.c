@@ -5,7 +5,7 @@
  * covers it: by default on its own thread; with --hta-compat on any
  * thread (the latest to start), and every rank's table also counts the
  * ranks before it, as HTA's list of launches is never emptied. */
-#include "intervals.h"
+#include "analyses/common/intervals.h"
 #include "ta_analyses.h"
 #include "ta_db.h"
 #include "ta_intern.h"
