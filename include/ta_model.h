@@ -77,6 +77,14 @@
 #define TA_KIND_MEMORY 4
 #define TA_KIND_OTHER 8
 
+/* Kineto's host categories, as SQL for their id in label: analyses name
+ * them by these, never by Kineto's strings (tests/layers.sh). */
+#define TA_CAT_ID(kineto) "(SELECT name_id FROM label WHERE name = '" kineto "')"
+#define TA_CAT_CPU_OP TA_CAT_ID("cpu_op")
+#define TA_CAT_RUNTIME TA_CAT_ID("cuda_runtime")
+#define TA_CAT_USER_ANN TA_CAT_ID("user_annotation")
+#define TA_CAT_PYTHON TA_CAT_ID("python_function")
+
 /* What an analysis needs beyond the views, which always exist. */
 enum ta_need {
 	TA_NEED_DEV = 1 << 0,     /* dev and win (HTA: hrows) */
@@ -132,6 +140,52 @@ int ta_model_save_traits(sqlite3 *db, sqlite3 *out, struct ta_error *err);
 
 /* Earliest timestamp of the whole job (HTA's alignment, §6); on a shard
  * with every shard's part attached ("peers"), every shard's. */
-int64_t ta_model_min_ts(sqlite3 *db, int hta_compat);
+int64_t ta_model_min_ts(sqlite3 *db, const struct ta_query *q);
+
+/* How analyses measure, one set of rules per mode (rules.c): the default,
+ * right on today's traces, and HTA's (--hta-compat), HTA 0.6.1 number for
+ * number. An analysis asks for a rule by what it decides, never which mode
+ * runs: a third mode is a third row in rules.c, not a fork in analyses. */
+struct ta_rules {
+	const char *mode;
+	/* measure each rank in its analysis window (else first to last GPU
+	 * work, HTA §9.1, §9.8) */
+	int windows;
+	/* events as HTA's trace frame holds them (the hta_trace view: its
+	 * step filter and call stacks, §7) */
+	int trace_frame;
+	/* HTA's arithmetic: kernel-type shares rounded to 1 decimal (else
+	 * 2), idle µs and ratios to 2 (else exact), membw's running sum
+	 * left to float drift once no copy runs (else 0) */
+	int hta_arithmetic;
+	/* idle gaps from the previous kernel's end, negative ones counted, the
+	 * first kernel's NaN gap an "other", a category listed only where a
+	 * gap fell (§9.6); else from the latest end so far, gaps > 0 only */
+	int idle_prev_end;
+	/* the GPU as a whole (stream empty) beside its streams: idle, diff */
+	int whole_gpu;
+	/* top-k: each kept name's per-name total only, negative sums kept,
+	 * "others" the statistics of the absorbed totals, --top 0 everything
+	 * to others (§9.3, §9.10); else every call's statistics */
+	int topk_totals;
+	/* kernel-type sweep at µs granularity (HTA truncates) */
+	int sweep_trunc_us;
+	/* HTA's row order: kernels by type then name, membw's ends after
+	 * starts at one time, sequences by HTA's ranking without --top */
+	int hta_order;
+	/* notes on what the data does that HTA passes over in silence
+	 * (shared correlation ids, launches after their kernel start) */
+	int notes;
+	/* exposed communication against the peers' matching collectives */
+	int peers;
+	/* launch ops: a launch's op on its own thread (HTA: any thread) and
+	 * each rank's rows alone (HTA's list keeps the ranks before it) */
+	int own_thread;
+	/* kernel sequences found HTA's way (§9.13): the first rank, its
+	 * stacks and backward links, candidates at the smallest depth */
+	int hta_sequences;
+};
+
+const struct ta_rules *ta_rules(const struct ta_query *q);
 
 #endif

@@ -34,8 +34,13 @@ none analyses_read_labels '(FROM|JOIN)[[:space:]"]+(main\.)?(names|files|meta)([
 # roles and kinds are named (ta_db.h, ta_model.h), never numbers in SQL
 none no_literal_roles "role *(=|!=|<>) *[0-9]|role +IN *\\( *[0-9]" '" WHERE role = 4"' $A src/model/*.c
 none no_literal_kinds "kind *(=|!=|<>) *[0-9]|kind +IN *\\( *[0-9]" '" AND kind IN (1, 2)"' $A src/model/*.c
+# Kineto's category strings are decoded in the model (TA_CAT_*, ta_model.h)
+none no_kineto_categories_in_analyses "'(cpu_op|cuda_runtime|cuda_driver|user_annotation|gpu_user_annotation|python_function|kernel|gpu_memcpy|gpu_memset|ac2g)'" "	\" AND c.name = 'cpu_op'\"" $A
 # one list of GPU categories (ta_db.h)
 none one_gpu_category_list "'Kernel', 'gpu_memcpy'|\"Kernel\", \"gpu_memcpy\"" "\"cat IN ('Kernel', 'gpu_memcpy')\"" src/parse/*.c src/model/*.c $A
+# analyses ask the model's rules (ta_rules), never which mode runs; HTA's
+# own algorithms live in src/compat/hta/
+none no_mode_in_analyses "hta_compat" '	if (q->hta_compat)' $A
 # the parser and the model never format output; analyses never write it
 none parse_does_not_print "ta_report\\.h|(^|[^a-z_])(f?printf|fputs|puts|fwrite)\\(" '	printf("%d\\n", n);' src/parse/*.c src/model/*.c
 none analyses_do_not_print "ta_report\\.h|ta_stream|(^|[^a-z_])(f?printf|fputs|puts|fwrite)\\(" '	fputs(line, stderr);' $A

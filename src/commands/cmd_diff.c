@@ -115,6 +115,8 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 		o.base.nranks = q->nranks;
 	if (!c->test_ranks)
 		o.test.nranks = q->nranks;
+	if (q->hta_compat) /* HTA's own algorithm: its names table only */
+		return ta_diff_hta_run(c->base ? c->base : db, db, &o, out, err);
 	if (ta_diff_run(c->base ? c->base : db, db, q, &o, &names, &steps, err) < 0)
 		return -1;
 	ta_table_free(c->side);

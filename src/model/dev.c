@@ -331,13 +331,13 @@ int ta_model_dev(sqlite3 *db, const struct ta_query *q, struct ta_error *err)
 			     : ta_db_exec(db, default_dev_sql, err);
 }
 
-int64_t ta_model_min_ts(sqlite3 *db, int hta_compat)
+int64_t ta_model_min_ts(sqlite3 *db, const struct ta_query *q)
 {
 	/* both read every row: the loader and keep_hta_rows noted them; on
 	 * a shard with every shard's part attached, the job's */
-	if (!hta_compat && ta_model_gathered(db))
+	if (!ta_rules(q)->trace_frame && ta_model_gathered(db))
 		return ta_db_int(db, "SELECT min(min_ts_ns) FROM peers.clock", 0);
-	if (!hta_compat)
+	if (!ta_rules(q)->trace_frame)
 		return ta_db_int(db, "SELECT min(min_ts_ns) FROM files", 0);
 	if (ta_db_has(db, "table", "hta_rows"))
 		return ta_db_int(db, "SELECT value FROM info WHERE key = 'hta_min_ts'", 0);

@@ -87,7 +87,7 @@ static int cmp_double(const void *a, const void *b)
  * (a named row's max = min = mean = sum) and exempts negative sums; the
  * default keeps per-launch statistics for named rows and "others". */
 void ta_topk_group(struct agg *names, size_t n, int64_t rank, int kind,
-		   int top, double ratio, int compat, struct out_rows *out)
+		   int top, double ratio, int totals, struct out_rows *out)
 {
 	struct agg **by = ta_xmalloc((n ? n : 1) * sizeof(*by));
 	double *cum = ta_xmalloc((n ? n : 1) * sizeof(*cum));
@@ -99,7 +99,7 @@ void ta_topk_group(struct agg *names, size_t n, int64_t rank, int kind,
 	for (i = 0; i < n; i++)
 		by[i] = &names[i];
 	/* --top 0: no limit but the duration ratio (HTA: everything to others) */
-	if (top == 0 && !compat)
+	if (top == 0 && !totals)
 		top = INT_MAX;
 	if (n <= (size_t)top) {
 		for (i = 0; i < n; i++)
@@ -120,16 +120,16 @@ void ta_topk_group(struct agg *names, size_t n, int64_t rank, int kind,
 	for (i = 0; i < n; i++) {
 		int to_others = cum[i] > q || i >= (size_t)top;
 
-		if (compat && by[i]->sum < 0)
+		if (totals && by[i]->sum < 0)
 			to_others = 0; /* HTA's inverted keep mask */
 		if (!to_others) {
 			struct agg one = *by[i];
 
-			if (compat) { /* HTA keeps only the per-name total */
+			if (totals) { /* HTA keeps only the per-name total */
 				one.max = one.min = one.mean = one.sum;
 				one.m2 = 0;
 			}
-			ta_topk_emit(out, rank, kind, &one, compat ? 0 : ta_agg_std(by[i]));
+			ta_topk_emit(out, rank, kind, &one, totals ? 0 : ta_agg_std(by[i]));
 			continue;
 		}
 		agg_merge(&others, by[i]);
@@ -137,7 +137,7 @@ void ta_topk_group(struct agg *names, size_t n, int64_t rank, int kind,
 	}
 	if (others.count == 0)
 		goto done;
-	if (compat) { /* statistics of the absorbed per-name totals */
+	if (totals) { /* statistics of the absorbed per-name totals */
 		double sd = ta_agg_std(&per_name);
 
 		per_name.count = others.count; /* shown: launches absorbed */

@@ -49,8 +49,8 @@ struct agg *ta_agg_list_name(struct agg_list *l, const char *name);
 void ta_agg_list_clear(struct agg_list *l);
 
 /* names: one rank's names of one kind, in name order. Appends the kept
- * names and "others" to out. compat: HTA's statistics (see topk.c). */
+ * names and "others" to out. totals: HTA's statistics (see topk.c, ta_rules' topk_totals). */
 void ta_topk_group(struct agg *names, size_t n, int64_t rank, int kind,
-		   int top, double ratio, int compat, struct out_rows *out);
+		   int top, double ratio, int totals, struct out_rows *out);
 
 #endif

@@ -731,10 +731,174 @@ static enum cat kernel_cat(int kind)
 	       C_COMPUTE;
 }
 
+/* Where a walk stands: rank index ri, time t, on a kernel (ki >= 0) or
+ * on the host thread tid. */
+struct pos {
+	size_t ri;
+	long ki;
+	int64_t tid, t;
+};
+
+/* On collective k: the transfer after its last member came, then that
+ * member on its own clock (1); the walk ends in another shard (0); no
+ * member to follow (-1, *arrival: when the last came, or INT64_MIN). A
+ * member later by less than PEER_NS is no straggler: the path stays here
+ * (balanced ranks would make it hop). */
+static int follow_peer(struct walk *w, struct pos *p, const struct cp_kernel *k,
+		       int64_t from, int64_t *arrival)
+{
+	const struct cp_rank *r = &w->ranks[p->ri];
+	size_t pri = 0;
+	long pk = -1;
+
+	w->exited = 0;
+	*arrival = INT64_MIN;
+	if (k->kind != TA_KIND_COMM ||
+	    !(peer_of(w, p->ri, k, &pri, &pk, arrival) || w->exited) ||
+	    *arrival - from < PEER_NS || *arrival > p->t)
+		return -1;
+	/* a member that started, on the job's clock, after this point
+	 * (collectives paired wrongly in a damaged trace) is not followed:
+	 * time goes back */
+	if (!w->exited && w->ranks[pri].k[pk].ts - w->ranks[pri].offset >
+	    p->t - r->offset)
+		return -1;
+	add(w, p->ri, C_COMM, p->t - *arrival, name_of(w, k->name));
+	if (w->exited)
+		return 0;
+	p->ri = pri;
+	p->ki = pk;
+	p->t = w->ranks[pri].k[pk].ts;
+	return 1;
+}
+
+/* Before kernel k (p->t at its start): what it waited for, the latest of
+ * its stream's previous kernel, its launch and any other kernel; 0 when
+ * the step's start (lo) comes first. */
+static int before_kernel(struct walk *w, struct pos *p, const struct cp_kernel *k,
+			 int64_t lo)
+{
+	const struct cp_rank *r = &w->ranks[p->ri];
+	int64_t t = p->t, ready = INT64_MIN;
+	long other, best = -1;
+	enum { NONE, STREAM, LAUNCH, OTHER } by = NONE;
+
+	/* the stream's previous kernel, even when it ended after this one
+	 * began: Hopper's programmatic dependent launch overlaps them by a
+	 * few hundred ns, and a launch made long before is then no reason
+	 * to leave the stream */
+	if (k->prev >= 0 && r->k[k->prev].ts < t)
+		ready = r->k[k->prev].end < t ? r->k[k->prev].end : t,
+		by = STREAM, best = k->prev;
+	if (k->has_call && (k->call_end < t ? k->call_end : t) > ready)
+		ready = k->call_end < t ? k->call_end : t, by = LAUNCH;
+	other = ended_before(r, t, INT64_MIN, k->stream);
+	/* a zero-length kernel at t itself would not move the walk */
+	if (other >= 0 && r->k[other].end > ready && r->k[other].ts < t)
+		ready = r->k[other].end, by = OTHER, best = other;
+	if (by == NONE) {
+		add(w, p->ri, C_GAP, t - lo, "before the first kernel");
+		return 0;
+	}
+	/* nothing before the step's start is its path */
+	if (ready < lo) {
+		add(w, p->ri, by == LAUNCH ? C_LAUNCH : C_GAP, t - lo,
+		    by == LAUNCH ? "launch delay" : "between kernels");
+		return 0;
+	}
+	if (by == LAUNCH) {
+		add(w, p->ri, C_LAUNCH, t - ready, "launch delay");
+		t = ready;
+		cpu_time(w, p->ri, k->call_tid, k->call_ts > lo ? k->call_ts : lo, t);
+		p->tid = k->call_tid;
+		/* a call stamped after its kernel began (a damaged trace) must
+		 * not move the walk forward */
+		p->t = k->call_ts < t ? k->call_ts : t;
+		p->ki = -1;
+		return 1;
+	}
+	add(w, p->ri, C_GAP, t - ready, "between kernels");
+	p->t = ready;
+	p->ki = best;
+	return 1;
+}
+
+/* On a kernel, at p->t <= its end: a late peer, else the kernel and what
+ * it waited for; 0 when the walk ends. */
+static int on_kernel(struct walk *w, struct pos *p, int64_t lo)
+{
+	const struct cp_kernel *k = &w->ranks[p->ri].k[p->ki];
+	int64_t from = k->ts > lo ? k->ts : lo, arrival;
+	int followed = follow_peer(w, p, k, from, &arrival);
+
+	if (followed >= 0)
+		return followed;
+	w->exited = 0;
+	if (k->kind == TA_KIND_COMM && arrival != INT64_MIN &&
+	    arrival - from >= PEER_NS && arrival <= p->t) {
+		/* a late member the walk cannot follow (its rank not
+		 * analysed): the wait for it, then the kernel */
+		char who[32];
+
+		snprintf(who, sizeof(who), "rank %lld (not analysed)",
+			 (long long)wait_of(w, p->ri, k)->peer);
+		add(w, p->ri, C_COMM, p->t - arrival, name_of(w, k->name));
+		add(w, p->ri, C_PEER, arrival - from, who);
+		p->t = from;
+	}
+	add(w, p->ri, kernel_cat(k->kind), p->t - from, name_of(w, k->name));
+	node(w, p->ri, k->idx, k->ts, k->pid, k->tid, k->ids);
+	if (from == lo)
+		return 0;
+	p->t = k->ts;
+	return before_kernel(w, p, k, lo);
+}
+
+/* On the host: serial back to the last sync that returned, then the
+ * kernel it waited for; 0 when the walk ends. */
+static int on_host(struct walk *w, struct pos *p, int64_t lo)
+{
+	const struct cp_rank *r = &w->ranks[p->ri];
+	const struct ta_sync *s;
+	int64_t a;
+	long k;
+
+	if (p->tid != r->main_tid && !span_at(r, p->tid, p->t - 1))
+		p->tid = r->main_tid; /* an idle worker waits for the main thread */
+	s = sync_before(r, p->tid, lo, p->t);
+	a = s ? s->end : lo;
+	if (a < r->first_ts) {
+		cpu_time(w, p->ri, p->tid, r->first_ts, p->t);
+		add(w, p->ri, C_GAP, r->first_ts - a, "before the trace began");
+		return 0;
+	}
+	cpu_time(w, p->ri, p->tid, a, p->t);
+	if (!s)
+		return 0;
+	p->t = s->end;
+	k = ended_before(r, s->end, s->ts, -2);
+	if (k >= 0) {
+		const struct cp_span *op = span_at(r, p->tid, s->ts + (s->end - s->ts) / 2);
+
+		add(w, p->ri, C_SYNC, s->end - (r->k[k].end > lo ? r->k[k].end : lo),
+		    op ? name_of(w, op->name) : "(sync)");
+		if (r->k[k].end <= lo)
+			return 0;
+		p->t = r->k[k].end;
+		p->ki = k;
+		return 1;
+	}
+	/* it returned at once: host time like any other */
+	cpu_time(w, p->ri, p->tid, s->ts > lo ? s->ts : lo, s->end);
+	p->t = s->ts;
+	return 1;
+}
+
 /* Walks back from (rank ri, time t): on a kernel (ki >= 0) or on the host
  * thread tid. */
 static void walk_back(struct walk *w, size_t ri, long ki, int64_t tid, int64_t t)
 {
+	struct pos p = { ri, ki, tid, t };
 	size_t guard = 0, limit = 0;
 
 	for (;;) {
@@ -746,149 +910,24 @@ static void walk_back(struct walk *w, size_t ri, long ki, int64_t tid, int64_t t
 			if (guard > limit)
 				break;
 		}
-		struct cp_rank *r = &w->ranks[ri];
+		struct cp_rank *r = &w->ranks[p.ri];
 		int64_t lo = w->start_job + r->offset;   /* the step's start here */
 
-		if (!loaded(w, ri))
-			return;
-		if (t <= lo)
+		if (!loaded(w, p.ri) || p.t <= lo)
 			return;
 		/* another rank's trace may begin inside this step: what its host
 		 * did before is not recorded, not its CPU time */
-		if (t <= r->first_ts) {
-			add(w, ri, C_GAP, t - lo, "before the trace began");
+		if (p.t <= r->first_ts) {
+			add(w, p.ri, C_GAP, p.t - lo, "before the trace began");
 			return;
 		}
-		if (ki >= 0) { /* on a kernel, at t <= its end */
-			const struct cp_kernel *k = &r->k[ki];
-			int64_t from = k->ts > lo ? k->ts : lo, ready = INT64_MIN;
-			size_t pri = 0;
-			long pk = -1, other, best = -1;
-			int64_t arrival;
-			enum { NONE, STREAM, LAUNCH, OTHER } by = NONE;
-
-			/* a member later by less than PEER_NS is no straggler: the
-			 * path stays here (balanced ranks would make it hop) */
-			w->exited = 0;
-			arrival = INT64_MIN;
-			if (k->kind == TA_KIND_COMM && (peer_of(w, ri, k, &pri, &pk, &arrival) ||
-							w->exited) &&
-			    arrival - from >= PEER_NS && arrival <= t) {
-				/* the transfer after the last member came; then that
-				 * member, on its own clock (in its own shard: the
-				 * walk stops, exited) */
-				/* a member that started, on the job's clock, after
-				 * this point (collectives paired wrongly in a
-				 * damaged trace) is not followed: time goes back */
-				if (!w->exited && w->ranks[pri].k[pk].ts - w->ranks[pri].offset >
-				    t - r->offset)
-					goto own_kernel;
-				add(w, ri, C_COMM, t - arrival, name_of(w, k->name));
-				if (w->exited)
-					return;
-				ri = pri;
-				ki = pk;
-				t = w->ranks[pri].k[pk].ts;
-				continue;
-			}
-own_kernel:
-			w->exited = 0;
-			if (k->kind == TA_KIND_COMM && arrival != INT64_MIN &&
-			    arrival - from >= PEER_NS && arrival <= t) {
-				/* a late member the walk cannot follow (its rank
-				 * not analysed): the wait for it, then the kernel */
-				char who[32];
-
-				snprintf(who, sizeof(who), "rank %lld (not analysed)",
-					 (long long)wait_of(w, ri, k)->peer);
-				add(w, ri, C_COMM, t - arrival, name_of(w, k->name));
-				add(w, ri, C_PEER, arrival - from, who);
-				t = from;
-			}
-			add(w, ri, kernel_cat(k->kind), t - from, name_of(w, k->name));
-			node(w, ri, k->idx, k->ts, k->pid, k->tid, k->ids);
-			if (from == lo)
-				return;
-			t = k->ts;
-			/* the stream's previous kernel, even when it ended after
-			 * this one began: Hopper's programmatic dependent launch
-			 * overlaps them by a few hundred ns, and a launch made
-			 * long before is then no reason to leave the stream */
-			if (k->prev >= 0 && r->k[k->prev].ts < t)
-				ready = r->k[k->prev].end < t ? r->k[k->prev].end : t,
-				by = STREAM, best = k->prev;
-			if (k->has_call && (k->call_end < t ? k->call_end : t) > ready)
-				ready = k->call_end < t ? k->call_end : t, by = LAUNCH;
-			other = ended_before(r, t, INT64_MIN, k->stream);
-			/* a zero-length kernel at t itself would not move the walk */
-			if (other >= 0 && r->k[other].end > ready && r->k[other].ts < t)
-				ready = r->k[other].end, by = OTHER, best = other;
-			if (by == NONE) {
-				add(w, ri, C_GAP, t - lo, "before the first kernel");
-				return;
-			}
-			/* nothing before the step's start is its path */
-			if (ready < lo) {
-				add(w, ri, by == LAUNCH ? C_LAUNCH : C_GAP, t - lo,
-				    by == LAUNCH ? "launch delay" : "between kernels");
-				return;
-			}
-			if (by == LAUNCH) {
-				add(w, ri, C_LAUNCH, t - ready, "launch delay");
-				t = ready;
-				cpu_time(w, ri, k->call_tid, k->call_ts > lo ? k->call_ts : lo, t);
-				tid = k->call_tid;
-				/* a call stamped after its kernel began (a damaged
-				 * trace) must not move the walk forward */
-				t = k->call_ts < t ? k->call_ts : t;
-				ki = -1;
-				continue;
-			}
-			add(w, ri, C_GAP, t - ready, "between kernels");
-			t = ready;
-			ki = best;
-			continue;
-		}
-		/* on the host: serial back to the last sync that returned */
-		{
-			const struct ta_sync *s;
-			int64_t a;
-			long k;
-
-			if (tid != r->main_tid && !span_at(r, tid, t - 1))
-				tid = r->main_tid; /* an idle worker waits for the main thread */
-			s = sync_before(r, tid, lo, t);
-			a = s ? s->end : lo;
-			if (a < r->first_ts) {
-				cpu_time(w, ri, tid, r->first_ts, t);
-				add(w, ri, C_GAP, r->first_ts - a, "before the trace began");
-				return;
-			}
-			cpu_time(w, ri, tid, a, t);
-			if (!s)
-				return;
-			t = s->end;
-			k = ended_before(r, s->end, s->ts, -2);
-			if (k >= 0) {
-				const struct cp_span *op = span_at(r, tid, s->ts + (s->end - s->ts) / 2);
-
-				add(w, ri, C_SYNC, s->end - (r->k[k].end > lo ? r->k[k].end : lo),
-				    op ? name_of(w, op->name) : "(sync)");
-				if (r->k[k].end <= lo)
-					return;
-				t = r->k[k].end;
-				ki = k;
-				continue;
-			}
-			/* it returned at once: host time like any other */
-			cpu_time(w, ri, tid, s->ts > lo ? s->ts : lo, s->end);
-			t = s->ts;
-		}
+		if (!(p.ki >= 0 ? on_kernel(w, &p, lo) : on_host(w, &p, lo)))
+			return;
 	}
 	/* no progress: times that contradict each other (a damaged trace);
 	 * the rest of the step is a gap, and the run says so */
-	if (t > w->start_job + w->ranks[ri].offset)
-		add(w, ri, C_GAP, t - (w->start_job + w->ranks[ri].offset),
+	if (p.t > w->start_job + w->ranks[p.ri].offset)
+		add(w, p.ri, C_GAP, p.t - (w->start_job + w->ranks[p.ri].offset),
 		    "walk stopped: inconsistent times");
 	w->stuck++;
 }

@@ -49,9 +49,9 @@ static int launch_ops(sqlite3 *db, int64_t rank, struct launch_ops **out,
 	*n = 0;
 	/* by thread and start, outer first; launches after ops at one time */
 	if (ta_db_prepare(db, "SELECT h.tid, h.ts, h.ts + h.dur, h.name,"
-			  " h.cat = (SELECT name_id FROM label WHERE name = 'cpu_op'),"
+			  " h.cat = " TA_CAT_CPU_OP ","
 			  " h.role = " TA_SQL(TA_ROLE_RUNTIME) " AND n.name GLOB 'cudaLaunchKernel*'"
-			  " AND h.cat = (SELECT name_id FROM label WHERE name = 'cuda_runtime')"
+			  " AND h.cat = " TA_CAT_RUNTIME
 			  " FROM host_thread h JOIN label n ON n.name_id = h.name"
 			  " WHERE h.rank = ? ORDER BY h.tid, h.ts, h.dur DESC", &st, err) < 0)
 		return -1;

@@ -69,14 +69,14 @@ static int stream_selected(const struct ta_idle_opts *o, int64_t stream)
 
 static void add_kernel(struct stream_acc *s, int64_t ts, int64_t dur,
 		       int has_launch, int64_t launch, int64_t wait_ns,
-		       int compat)
+		       int prev_end)
 {
 	int64_t gap = ts - s->prev_end;
 	int cat;
 
 	if (s->n++ == 0) {
 		s->prev_end = ts + dur;
-		if (compat)
+		if (prev_end)
 			s->present[OTHER] = 1; /* HTA: the first kernel's NaN gap */
 		return;
 	}
@@ -88,7 +88,7 @@ static void add_kernel(struct stream_acc *s, int64_t ts, int64_t dur,
 		cat = OTHER;
 	/* HTA measures from the previous kernel's end, so overlapping kernels
 	 * give negative gaps; the default measures from the latest end */
-	if (compat) {
+	if (prev_end) {
 		s->prev_end = ts + dur;
 	} else {
 		if (ts + dur > s->prev_end)
@@ -102,12 +102,13 @@ static void add_kernel(struct stream_acc *s, int64_t ts, int64_t dur,
 		ta_dvec_push(&s->gaps[cat], (double)gap / 1000.0);
 }
 
-static double maybe_round(double x, int compat)
+static double maybe_round(double x, const struct ta_rules *R)
 {
-	return compat ? ta_round(x, 2) : x;
+	return R->hta_arithmetic ? ta_round(x, 2) : x;
 }
 
-static void emit_idle(struct ta_table *t, struct stream_acc *s, int compat)
+static void emit_idle(struct ta_table *t, struct stream_acc *s,
+		      const struct ta_rules *R)
 {
 	double sum[NCAT] = { 0 }, total = 0;
 	int c;
@@ -119,20 +120,21 @@ static void emit_idle(struct ta_table *t, struct stream_acc *s, int compat)
 	for (c = 0; c < NCAT; c++) {
 		size_t r;
 
-		if (compat && !s->present[c])
+		if (R->idle_prev_end && !s->present[c])
 			continue;
 		r = ta_table_add_row(t);
 		ta_table_set_int(t, r, 0, s->rank);
 		if (!s->whole)
 			ta_table_set_int(t, r, 1, s->stream);
 		ta_table_set_text(t, r, 2, cat_names[c]);
-		ta_table_set_real(t, r, 3, maybe_round(sum[c], compat));
+		ta_table_set_real(t, r, 3, maybe_round(sum[c], R));
 		if (total > 0)
-			ta_table_set_real(t, r, 4, maybe_round(sum[c] / total, compat));
+			ta_table_set_real(t, r, 4, maybe_round(sum[c] / total, R));
 	}
 }
 
-static void emit_stats(struct ta_table *t, struct stream_acc *s, int compat)
+static void emit_stats(struct ta_table *t, struct stream_acc *s,
+		       const struct ta_rules *R)
 {
 	int c;
 
@@ -141,7 +143,7 @@ static void emit_stats(struct ta_table *t, struct stream_acc *s, int compat)
 		double v[7];
 		size_t r, k;
 
-		if (compat ? !s->present[c] : s->gaps[c].n == 0)
+		if (R->idle_prev_end ? !s->present[c] : s->gaps[c].n == 0)
 			continue;
 		ta_stats_compute(s->gaps[c].v, s->gaps[c].n, &st);
 		v[0] = st.mean, v[1] = st.std, v[2] = st.min, v[3] = st.p25;
@@ -152,20 +154,21 @@ static void emit_stats(struct ta_table *t, struct stream_acc *s, int compat)
 		ta_table_set_text(t, r, 2, cat_names[c]);
 		ta_table_set_int(t, r, 3, (int64_t)st.count);
 		for (k = 0; k < 7; k++)
-			ta_table_set_real(t, r, 4 + k, maybe_round(v[k], compat));
+			ta_table_set_real(t, r, 4 + k, maybe_round(v[k], R));
 	}
 }
 
 static void flush_stream(struct ta_table *t, struct stream_acc *s,
-			 const struct ta_idle_opts *o, int compat)
+			 const struct ta_idle_opts *o,
+			 const struct ta_rules *R)
 {
 	int c;
 
 	if (s->n) {
 		if (o->stats)
-			emit_stats(t, s, compat);
+			emit_stats(t, s, R);
 		else
-			emit_idle(t, s, compat);
+			emit_idle(t, s, R);
 	}
 	for (c = 0; c < NCAT; c++) {
 		ta_dvec_free(&s->gaps[c]);
@@ -202,7 +205,8 @@ static void add_gap(struct stream_acc *s, int64_t gap, int cat)
 /* One rank: w1 < w0 is the first-to-last span of its GPU work. The gap
  * after the last kernel is host wait: nothing the window launched was
  * left to run. */
-static int whole_gpu(struct ta_table *t, sqlite3_stmt *st, int64_t rank,
+static int whole_gpu(const struct ta_query *q, struct ta_table *t,
+		     sqlite3_stmt *st, int64_t rank,
 		     int64_t w0, int64_t w1, int64_t wait_ns)
 {
 	struct stream_acc s;
@@ -239,7 +243,7 @@ static int whole_gpu(struct ta_table *t, sqlite3_stmt *st, int64_t rank,
 	for (int c = 0; c < NCAT; c++)
 		s.present[c] = 1;
 	s.n = 1;
-	emit_idle(t, &s, 0);
+	emit_idle(t, &s, ta_rules(q));
 	return SQLITE_DONE;
 }
 
@@ -262,7 +266,8 @@ static int whole_gpu_rows(sqlite3 *db, const struct ta_query *q,
 			w0 = sqlite3_column_int64(ranks, 1);
 			w1 = sqlite3_column_int64(ranks, 2);
 		}
-		rc = whole_gpu(t, st, sqlite3_column_int64(ranks, 0), w0, w1, wait_ns);
+		rc = whole_gpu(q, t, st, sqlite3_column_int64(ranks, 0), w0, w1,
+			       wait_ns);
 	}
 	if (rc == SQLITE_DONE)
 		rc = step;
@@ -294,7 +299,8 @@ int ta_idle_run(sqlite3 *db, const struct ta_query *q,
 	struct stream_acc s;
 	sqlite3_stmt *st = NULL;
 	struct ta_table *t;
-	int rc, compat = q->hta_compat;
+	const struct ta_rules *R = ta_rules(q);
+	int rc;
 
 	*out = NULL;
 	memset(&s, 0, sizeof(s));
@@ -312,23 +318,24 @@ int ta_idle_run(sqlite3 *db, const struct ta_query *q,
 		if (!stream_selected(o, stream))
 			continue;
 		if (s.n && (rank != s.rank || stream != s.stream)) {
-			flush_stream(t, &s, o, compat);
+			flush_stream(t, &s, o, R);
 		}
 		s.rank = rank;
 		s.stream = stream;
 		add_kernel(&s, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
 			   sqlite3_column_type(st, 4) != SQLITE_NULL,
-			   sqlite3_column_int64(st, 4), o->kernel_wait_ns, compat);
+			   sqlite3_column_int64(st, 4), o->kernel_wait_ns,
+			   R->idle_prev_end);
 	}
 	if (s.n)
-		flush_stream(t, &s, o, compat);
+		flush_stream(t, &s, o, R);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
 		ta_table_free(t);
 		return -1;
 	}
-	if (!compat && !o->stats && !o->streams) {
+	if (R->whole_gpu && !o->stats && !o->streams) {
 		if (whole_gpu_rows(db, q, t, o->kernel_wait_ns, err) < 0) {
 			ta_table_free(t);
 			return -1;

@@ -47,7 +47,7 @@ static int kind_slot(int kind)
 	       kind == TA_KIND_MEMORY ? 2 : -1;
 }
 
-static struct ta_table *type_table(const struct ta_sweep *acc, int compat)
+static struct ta_table *type_table(const struct ta_sweep *acc, int digits)
 {
 	struct ta_table *t = ta_table_new("GPU time by kernel type", type_cols, 3);
 	int64_t total = 0;
@@ -73,13 +73,14 @@ static struct ta_table *type_table(const struct ta_sweep *acc, int compat)
 		label_text(order[i], label, sizeof(label));
 		ta_table_set_text(t, r, 0, label);
 		ta_table_set_real(t, r, 1, (double)acc->dur[order[i]] / 1000.0);
-		ta_table_set_real(t, r, 2, ta_round(share * 100, compat ? 1 : 2));
+		ta_table_set_real(t, r, 2, ta_round(share * 100, digits));
 	}
 	return t;
 }
 
 static int run_by_type(sqlite3 *db, const struct ta_kernels_opts *o,
-		       int compat, struct ta_table **out, struct ta_error *err)
+		       const struct ta_rules *R, struct ta_table **out,
+		       struct ta_error *err)
 {
 	static const int bits[] = { TA_KIND_COMPUTE, TA_KIND_COMM, TA_KIND_MEMORY };
 	struct ta_sweeper sw;
@@ -93,7 +94,7 @@ static int run_by_type(sqlite3 *db, const struct ta_kernels_opts *o,
 			  " ORDER BY rank, sort_ts", &st, err) < 0)
 		return -1;
 	/* one sweep per rank, their label times added up */
-	ta_sweeper_init(&sw, bits, (size_t)nkinds, compat,
+	ta_sweeper_init(&sw, bits, (size_t)nkinds, R->sweep_trunc_us,
 			!ta_model_negative_dur(db));
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int slot = kind_slot(sqlite3_column_int(st, 3));
@@ -113,7 +114,7 @@ static int run_by_type(sqlite3 *db, const struct ta_kernels_opts *o,
 		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
 		return -1;
 	}
-	*out = type_table(&sw.out, compat);
+	*out = type_table(&sw.out, R->hta_arithmetic ? 1 : 2);
 	return 0;
 }
 
@@ -141,7 +142,7 @@ struct ta_table *ta_kernels_types_join(struct ta_table *t)
 		acc.dur[i] += llround(us * 1000.0);
 		acc.seen[i] = 1;
 	}
-	joined = type_table(&acc, 0);
+	joined = type_table(&acc, 2); /* shards: the default rules */
 	ta_buf_add(&joined->notes, t->notes.s ? t->notes.s : "", t->notes.len);
 	ta_buf_add(&joined->warnings, t->warnings.s ? t->warnings.s : "", t->warnings.len);
 	ta_table_free(t);
@@ -192,12 +193,12 @@ static const struct ta_col kernel_cols[] = {
 	{ "mean_us", TA_COL_REAL, TA_UNIT_US, 0 },
 };
 
-static struct ta_table *kernel_table(struct out_rows *o, int compat)
+static struct ta_table *kernel_table(struct out_rows *o, int hta_order)
 {
 	struct ta_table *t = ta_table_new("GPU kernels", kernel_cols, 9);
 	size_t i;
 
-	ta_qsort(o->v, o->n, sizeof(*o->v), compat ? cmp_out : cmp_shown);
+	ta_qsort(o->v, o->n, sizeof(*o->v), hta_order ? cmp_out : cmp_shown);
 	for (i = 0; i < o->n; i++) {
 		const struct out_row *w = &o->v[i];
 		size_t r = ta_table_add_row(t);
@@ -219,16 +220,17 @@ struct name_list {
 };
 
 static void flush_names(struct name_list *l, const struct ta_kernels_opts *o,
-			int compat, struct out_rows *out)
+			int totals, struct out_rows *out)
 {
 	if (l->l.n)
 		ta_topk_group(l->l.v, l->l.n, l->rank, l->kind, o->top,
-			      o->duration_ratio, compat, out);
+			      o->duration_ratio, totals, out);
 	ta_agg_list_clear(&l->l);
 }
 
 static int run_by_kernel(sqlite3 *db, const struct ta_kernels_opts *o,
-			 int compat, struct ta_table **out, struct ta_error *err)
+			 const struct ta_rules *R, struct ta_table **out,
+			 struct ta_error *err)
 {
 	struct name_list l = { { NULL, 0, 0 }, 0, 0 };
 	struct out_rows rows = { 0 };
@@ -249,13 +251,13 @@ static int run_by_kernel(sqlite3 *db, const struct ta_kernels_opts *o,
 		const char *name = (const char *)sqlite3_column_text(st, 2);
 
 		if (l.l.n && (rank != l.rank || kind != l.kind))
-			flush_names(&l, o, compat, &rows);
+			flush_names(&l, o, R->topk_totals, &rows);
 		l.rank = rank;
 		l.kind = kind;
 		ta_agg_add(ta_agg_list_name(&l.l, name),
 			   (double)sqlite3_column_int64(st, 3));
 	}
-	flush_names(&l, o, compat, &rows);
+	flush_names(&l, o, R->topk_totals, &rows);
 	free(l.l.v);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
@@ -265,7 +267,7 @@ static int run_by_kernel(sqlite3 *db, const struct ta_kernels_opts *o,
 		free(rows.v);
 		return -1;
 	}
-	*out = kernel_table(&rows, compat);
+	*out = kernel_table(&rows, R->hta_order);
 	return 0;
 }
 
@@ -277,6 +279,6 @@ int ta_kernels_run(sqlite3 *db, const struct ta_query *q,
 	if (ta_model_prepare(db, q, TA_NEED_DEV, err) < 0)
 		return -1;
 	if (o->by_type)
-		return run_by_type(db, o, q->hta_compat, out, err);
-	return run_by_kernel(db, o, q->hta_compat, out, err);
+		return run_by_type(db, o, ta_rules(q), out, err);
+	return run_by_kernel(db, o, ta_rules(q), out, err);
 }

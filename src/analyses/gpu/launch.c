@@ -171,7 +171,7 @@ int ta_launch_run(sqlite3 *db, const struct ta_query *q,
 	if (o->summary && acc.n)
 		summary_row(t, &acc);
 	sqlite3_finalize(st);
-	if (rc == SQLITE_DONE && !q->hta_compat)
+	if (rc == SQLITE_DONE && ta_rules(q)->notes)
 		rc = warn_shared_correlations(db, t);
 	if (rc != SQLITE_DONE) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));

@@ -142,7 +142,8 @@ static int cmp_record_idx(const void *a, const void *b)
 }
 
 /* One rank's launches with their ops, in launch (row) order. */
-static int rank_records(sqlite3 *db, int64_t rank, int hta, struct recs *r,
+static int rank_records(sqlite3 *db, int64_t rank, const struct ta_rules *R,
+			struct recs *r,
 			struct ta_error *err)
 {
 	struct op *ops = NULL;
@@ -152,8 +153,8 @@ static int rank_records(sqlite3 *db, int64_t rank, int hta, struct recs *r,
 	struct sweep s;
 	int rc;
 
-	if (load_ops(db, hta ? hta_ops_sql : ops_sql, rank, &ops, &nops, err) < 0 ||
-	    ta_db_prepare(db, hta ? hta_launch_sql : launch_sql, &st, err) < 0) {
+	if (load_ops(db, R->trace_frame ? hta_ops_sql : ops_sql, rank, &ops, &nops, err) < 0 ||
+	    ta_db_prepare(db, R->trace_frame ? hta_launch_sql : launch_sql, &st, err) < 0) {
 		free(ops);
 		return -1;
 	}
@@ -181,7 +182,7 @@ static int rank_records(sqlite3 *db, int64_t rank, int hta, struct recs *r,
 	ta_qsort(l, nl, sizeof(*l), cmp_launch_ts);
 	s = (struct sweep){ ops, nops, 0, ta_xcalloc(nops + 1, sizeof(size_t)), 0 };
 	for (i = 0; i < nl; i++) {
-		const struct op *o = cover(&s, l[i].tid, l[i].ts, l[i].end, hta);
+		const struct op *o = cover(&s, l[i].tid, l[i].ts, l[i].end, !R->own_thread);
 
 		if (!o)
 			continue;
@@ -320,8 +321,8 @@ int ta_launch_ops_run(sqlite3 *db, const struct ta_query *q, struct ta_table **o
 
 		/* HTA never empties its list: a rank's table has the ranks
 		 * before it too */
-		from = q->hta_compat ? 0 : r.n;
-		rc = rank_records(db, rank, q->hta_compat, &r, err);
+		from = ta_rules(q)->own_thread ? r.n : 0;
+		rc = rank_records(db, rank, ta_rules(q), &r, err);
 		if (rc == 0)
 			rows_for(name_st, t, rank, &r, from);
 	}

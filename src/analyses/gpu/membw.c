@@ -82,11 +82,11 @@ static void flush(struct ta_table *t, struct kind_acc *k)
  * flight and is exactly 0 when there are none. */
 static void point(struct ta_table *t, struct kind_acc *k, int64_t ts,
 		  double gbps, int is_end, const struct ta_membw_opts *o,
-		  int compat, int64_t min_ts)
+		  int drift, int64_t min_ts)
 {
 	k->value += gbps;
 	k->active += is_end ? -1 : 1;
-	if (!compat && k->active == 0)
+	if (!drift && k->active == 0)
 		k->value = 0;
 	k->have = 1;
 	if (o->series) {
@@ -114,10 +114,10 @@ int ta_membw_run(sqlite3 *db, const struct ta_query *q,
 
 	*out = NULL;
 	memset(&k, 0, sizeof(k));
-	snprintf(sql, sizeof(sql), points_sql, q->hta_compat ? "" : "DESC");
+	snprintf(sql, sizeof(sql), points_sql, ta_rules(q)->hta_order ? "" : "DESC");
 	if (ta_model_prepare(db, q, TA_NEED_DEV, err) < 0 || ta_db_prepare(db, sql, &st, err) < 0)
 		return -1;
-	min_ts = ta_model_min_ts(db, q->hta_compat);
+	min_ts = ta_model_min_ts(db, q);
 	t = o->series ? ta_table_new("Memory bandwidth", series_cols, 4)
 		      : ta_table_new("Memory bandwidth per copy kind", summary_cols, 10);
 	if (o->series)
@@ -134,7 +134,7 @@ int ta_membw_run(sqlite3 *db, const struct ta_query *q,
 		k.rank = rank;
 		snprintf(k.name, sizeof(k.name), "%s", name);
 		point(t, &k, sqlite3_column_int64(st, 2), sqlite3_column_double(st, 3),
-		      sqlite3_column_int(st, 4), o, q->hta_compat, min_ts);
+		      sqlite3_column_int(st, 4), o, ta_rules(q)->hta_arithmetic, min_ts);
 	}
 	if (!o->series)
 		flush(t, &k);

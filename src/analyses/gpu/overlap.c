@@ -102,7 +102,7 @@ int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
 
 	*out = NULL;
 	memset(&peers, 0, sizeof(peers));
-	if (!q->hta_compat) {
+	if (ta_rules(q)->peers) {
 		if (ta_peers_match(db, q, &peers, err) < 0)
 			return -1;
 		xp = &x;
@@ -123,7 +123,7 @@ int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
 	}
 	ta_sweeper_init(&sw, bits, 2, 0, !ta_model_negative_dur(db));
 	t = ta_table_new("Communication hidden under computation", cols,
-			 q->hta_compat ? 5 : 8);
+			 ta_rules(q)->peers ? 8 : 5);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t r = sqlite3_column_int64(st, 0);
 

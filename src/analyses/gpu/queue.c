@@ -62,15 +62,14 @@ struct stream_acc {
 /* The time a blocked ratio is of: HTA's trace duration (max ts - min ts
  * over all the rank's rows), or by default its analysis window; -1 on a
  * database error. */
-static double rank_span(sqlite3 *db, int64_t rank, int hta)
+static double rank_span(sqlite3 *db, int64_t rank, int windows)
 {
 	sqlite3_stmt *st = NULL;
 	double span = -1;
 	int rc;
 
-	if (sqlite3_prepare_v2(db, hta ? "SELECT last_ts - first_ts FROM rank_span"
-			       " WHERE rank = ?" : "SELECT end_ts - ts FROM span"
-			       " WHERE rank = ?", -1, &st, NULL) == SQLITE_OK) {
+	if (sqlite3_prepare_v2(db, windows ? "SELECT end_ts - ts FROM span WHERE rank = ?"
+			       : "SELECT last_ts - first_ts FROM rank_span WHERE rank = ?", -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, rank);
 		rc = sqlite3_step(st);
 		if (rc == SQLITE_ROW)
@@ -83,7 +82,7 @@ static double rank_span(sqlite3 *db, int64_t rank, int hta)
 }
 
 static void flush(sqlite3 *db, struct ta_table *t, struct stream_acc *s,
-		  const struct ta_queue_opts *o, int hta)
+		  const struct ta_queue_opts *o, int windows)
 {
 	size_t r;
 
@@ -93,7 +92,7 @@ static void flush(sqlite3 *db, struct ta_table *t, struct stream_acc *s,
 		double span;
 
 		if (s->span_rank != s->rank) { /* once per rank, not per stream */
-			s->span = rank_span(db, s->rank, hta);
+			s->span = rank_span(db, s->rank, windows);
 			s->failed |= s->span < 0;
 			s->span_rank = s->rank;
 		}
@@ -163,10 +162,10 @@ int ta_queue_run(sqlite3 *db, const struct ta_query *q,
 	memset(&s, 0, sizeof(s));
 	s.span_rank = -1;
 	if (ta_model_prepare(db, q, TA_NEED_DEV | TA_NEED_QUEUE, err) < 0 ||
-	    ta_db_prepare(db, q->hta_compat ? points_sql : window_points_sql,
+	    ta_db_prepare(db, ta_rules(q)->windows ? window_points_sql : points_sql,
 			  &st, err) < 0)
 		return -1;
-	min_ts = ta_model_min_ts(db, q->hta_compat);
+	min_ts = ta_model_min_ts(db, q);
 	if (o->blocked_at > 0)
 		t = ta_table_new("Time with a full launch queue", blocked_cols, 4);
 	else if (o->series)
@@ -179,17 +178,17 @@ int ta_queue_run(sqlite3 *db, const struct ta_query *q,
 		int64_t stream = sqlite3_column_int64(st, 1);
 
 		if (s.have && (rank != s.rank || stream != s.stream))
-			flush(db, t, &s, o, q->hta_compat);
+			flush(db, t, &s, o, ta_rules(q)->windows);
 		s.rank = rank;
 		s.stream = stream;
 		point(t, &s, sqlite3_column_int64(st, 2), sqlite3_column_int(st, 3),
 		      sqlite3_column_int(st, 4), o, min_ts);
 	}
-	flush(db, t, &s, o, q->hta_compat);
+	flush(db, t, &s, o, ta_rules(q)->windows);
 	sqlite3_finalize(st);
 	if (rc == SQLITE_DONE && s.failed)
 		rc = SQLITE_ERROR;
-	if (rc == SQLITE_DONE && !q->hta_compat) {
+	if (rc == SQLITE_DONE && ta_rules(q)->notes) {
 		int64_t early = ta_db_int(db, "SELECT count(*) FROM dev WHERE"
 					  " correlation != -1 AND launch_ts > ts", -1);
 

@@ -103,7 +103,7 @@ int ta_temporal_run(sqlite3 *db, const struct ta_query *q,
 	while (rc == SQLITE_DONE && (step = sqlite3_step(ranks)) == SQLITE_ROW) {
 		int64_t rank = sqlite3_column_int64(ranks, 0), w0 = 0, w1 = -1;
 
-		if (!q->hta_compat && sqlite3_column_type(ranks, 1) != SQLITE_NULL) {
+		if (ta_rules(q)->windows && sqlite3_column_type(ranks, 1) != SQLITE_NULL) {
 			w0 = sqlite3_column_int64(ranks, 1);
 			w1 = sqlite3_column_int64(ranks, 2);
 		}

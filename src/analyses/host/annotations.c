@@ -87,11 +87,11 @@ struct names {
 };
 
 static void flush(struct names *l, const struct ta_annotations_opts *o,
-		  int compat, struct out_rows *out)
+		  int totals, struct out_rows *out)
 {
 	if (l->l.n)
 		ta_topk_group(l->l.v, l->l.n, l->rank, 0, o->top, o->duration_ratio,
-			      compat, out);
+			      totals, out);
 	ta_agg_list_clear(&l->l);
 }
 
@@ -112,12 +112,12 @@ static int run_breakdown(sqlite3 *db, const struct ta_query *q,
 		const char *name = (const char *)sqlite3_column_text(st, 1);
 
 		if (l.l.n && rank != l.rank)
-			flush(&l, o, q->hta_compat, &rows);
+			flush(&l, o, ta_rules(q)->topk_totals, &rows);
 		l.rank = rank;
 		ta_agg_add(ta_agg_list_name(&l.l, name),
 			   (double)sqlite3_column_int64(st, 2));
 	}
-	flush(&l, o, q->hta_compat, &rows);
+	flush(&l, o, ta_rules(q)->topk_totals, &rows);
 	free(l.l.v);
 	sqlite3_finalize(st);
 	*out = to_table(&rows, o->gpu);
@@ -135,7 +135,7 @@ static int run_kernels(sqlite3 *db, const struct ta_query *q,
 {
 	sqlite3_stmt *st = NULL;
 	struct ta_table *t;
-	int64_t min_ts = ta_model_min_ts(db, q->hta_compat);
+	int64_t min_ts = ta_model_min_ts(db, q);
 	int rc;
 
 	if (ta_db_prepare(db, kernels_sql, &st, err) < 0)

@@ -117,12 +117,12 @@ static const char covering_sql[] =
 
 static const char overlapping_sql[] =
 	"SELECT n.name FROM host e JOIN label n ON n.name_id = e.name"
-	" JOIN label c ON c.name_id = e.cat WHERE e.rank = ?1"
+	" WHERE e.rank = ?1"
 	" AND e.ts >= ?2 - 4 * (?3 - ?2) AND e.ts < ?3"
-	" AND c.name IN ('user_annotation', 'python_function')"
+	" AND e.cat IN (" TA_CAT_USER_ANN ", " TA_CAT_PYTHON ")"
 	" AND n.name NOT GLOB 'ProfilerStep*' AND e.dur <= 4 * (?3 - ?2)"
 	" AND min(e.ts + e.dur, ?3) - max(e.ts, ?2) >= (?3 - ?2) / 2"
-	" ORDER BY c.name = 'python_function', e.dur, e.idx DESC LIMIT 1";
+	" ORDER BY e.cat = " TA_CAT_PYTHON ", e.dur, e.idx DESC LIMIT 1";
 
 /* Where in the user's code a sync was made: the innermost Python frame
  * of the user's own files (not torch's) over it, else the innermost
@@ -260,9 +260,9 @@ int ta_host_name(struct ta_host *h, int64_t a, int64_t b, int ops_too,
 /* the longest cpu_op: how far back the op that launched a call can start */
 static int max_op_dur(struct ta_host *d)
 {
-	return max_dur(d, "SELECT max(o.dur) FROM host o JOIN label c"
-		       " ON c.name_id = o.cat WHERE o.rank = ?1 AND o.role = "
-		       TA_SQL(TA_ROLE_CPU_OP) " AND c.name = 'cpu_op'", &d->max_op_dur);
+	return max_dur(d, "SELECT max(o.dur) FROM host o WHERE o.rank = ?1"
+		       " AND o.role = " TA_SQL(TA_ROLE_CPU_OP) " AND o.cat = "
+		       TA_CAT_CPU_OP, &d->max_op_dur);
 }
 
 /* "aten::mm [[50257, 768], [768, 4]]": the op that launched a kernel
@@ -302,8 +302,7 @@ int ta_host_launching_op(struct ta_host *d, int64_t corr, char *buf, size_t len)
 	if (sqlite3_prepare_v2(d->db,
 			"SELECT n.name, COALESCE(o.input_dims, '') FROM host o"
 			" JOIN label n ON n.name_id = o.name"
-			" JOIN label c ON c.name_id = o.cat AND c.name = 'cpu_op'"
-			" WHERE o.rank = ?1 AND o.ts <= ?2 AND o.ts >= ?2 - ?3"
+			" WHERE o.cat = " TA_CAT_CPU_OP " AND o.rank = ?1 AND o.ts <= ?2 AND o.ts >= ?2 - ?3"
 			"  AND o.ts + o.dur >= ?4 AND o.role = " TA_SQL(TA_ROLE_CPU_OP)
 			"  AND o.tid IS ?5"
 			" ORDER BY o.ts DESC LIMIT 1", -1, &st, NULL) == SQLITE_OK) {

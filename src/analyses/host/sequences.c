@@ -43,13 +43,13 @@ struct seqs {
 /* HTA's rows: every row of the rank in its order. */
 static const char hta_sql[] =
 	"SELECT h.idx, h.pid, h.tid, h.ts, h.dur, h.stream, h.name, h.partner,"
-	" h.cat = (SELECT name_id FROM label WHERE name = 'cpu_op'),"
+	" h.cat = " TA_CAT_CPU_OP ","
 	" instr(n.name, ?2) > 0 FROM hta_trace h LEFT JOIN label n"
 	" ON n.name_id = h.name WHERE h.rank = ?1 ORDER BY h.part, h.idx";
 /* Default: the host's rows by thread, and the GPU work with its launch. */
 static const char host_sql[] =
 	"SELECT h.idx, h.pid, h.tid, h.ts, h.dur, -1, h.name, -1,"
-	" h.cat = (SELECT name_id FROM label WHERE name = 'cpu_op'),"
+	" h.cat = " TA_CAT_CPU_OP ","
 	" instr(n.name, ?2) > 0 FROM host_thread h JOIN label n ON n.name_id = h.name"
 	" WHERE h.rank = ?1"
 	" UNION ALL SELECT d.idx, d.pid, d.tid, d.ts, d.dur, max(d.stream, 1), d.name,"
@@ -507,11 +507,12 @@ static int collect(sqlite3 *db, const struct ta_query *q,
 		   const struct ta_sequences_opts *o, struct ta_intern *keys,
 		   struct pattern_acc **acc, size_t *nacc, struct ta_error *err)
 {
+	const struct ta_rules *R = ta_rules(q);
 	sqlite3_stmt *st = NULL;
 	int rc = 0, step_rc = SQLITE_DONE;
 
 	if (ta_model_prepare(db, q, TA_NEED_DEV | TA_NEED_THREAD, err) < 0 ||
-	    ta_db_prepare(db, q->hta_compat ? "SELECT min(rank) FROM sel_ranks" :
+	    ta_db_prepare(db, R->hta_sequences ? "SELECT min(rank) FROM sel_ranks" :
 			  "SELECT rank FROM sel_ranks ORDER BY 1", &st, err) < 0)
 		return -1;
 	while (rc == 0 && (step_rc = sqlite3_step(st)) == SQLITE_ROW &&
@@ -520,13 +521,14 @@ static int collect(sqlite3 *db, const struct ta_query *q,
 		unsigned char *gpu = NULL;
 		size_t ng;
 
-		rc = load(db, sqlite3_column_int64(st, 0), o->op, q->hta_compat, &s, err);
+		rc = load(db, sqlite3_column_int64(st, 0), o->op, R->trace_frame, &s,
+			  err);
 		if (rc == 0) {
-			ng = stacks(&s, q->hta_compat, &gpu);
-			if (q->hta_compat)
+			ng = stacks(&s, R->hta_sequences, &gpu);
+			if (R->hta_sequences)
 				link_backward(db, &s, ng, gpu);
 			attach(&s);
-			rc = patterns(db, &s, q->hta_compat, o->op != NULL, o->min_len,
+			rc = patterns(db, &s, R->hta_sequences, o->op != NULL, o->min_len,
 				      keys, acc, nacc, err);
 		}
 		free(gpu);
@@ -572,7 +574,7 @@ int ta_sequences_run(sqlite3 *db, const struct ta_query *q,
 	size_t nacc = 0;
 	int rc = collect(db, q, o, keys, &acc, &nacc, err);
 
-	*out = rc == 0 ? ranked(keys, acc, nacc, q->hta_compat, o->top) : NULL;
+	*out = rc == 0 ? ranked(keys, acc, nacc, ta_rules(q)->hta_order, o->top) : NULL;
 	free(acc);
 	ta_intern_free(keys);
 	return rc;

@@ -37,7 +37,7 @@ int ta_steps_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 
 	*out = NULL;
 	if (ta_model_prepare(db, q, TA_NEED_DEV, err) < 0 ||
-	    ta_db_prepare(db, q->hta_compat ? hta_sql : sql, &st, err) < 0)
+	    ta_db_prepare(db, ta_rules(q)->trace_frame ? hta_sql : sql, &st, err) < 0)
 		return -1;
 	t = ta_table_new("Steps", cols, 7);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

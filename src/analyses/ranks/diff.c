@@ -240,11 +240,10 @@ static int rank_rows(sqlite3 *db, int64_t rank, const struct window *w,
 		size_t depth = 0, cap = 0;
 		int64_t tid = 0;
 
-		if (ta_db_prepare(db, "SELECT h.ts, h.dur, h.name, CASE c.name"
-				  " WHEN 'cpu_op' THEN 0 WHEN 'user_annotation' THEN 1"
-				  " WHEN 'python_function' THEN 2 ELSE -1 END, h.tid"
-				  " FROM host h JOIN label c ON c.name_id = h.cat"
-				  " WHERE h.rank = ? AND h.ts IS NOT NULL AND h.dur IS NOT NULL"
+		if (ta_db_prepare(db, "SELECT h.ts, h.dur, h.name, CASE h.cat"
+				  " WHEN " TA_CAT_CPU_OP " THEN 0 WHEN " TA_CAT_USER_ANN
+				  " THEN 1 WHEN " TA_CAT_PYTHON " THEN 2 ELSE -1 END,"
+				  " h.tid FROM host h WHERE h.rank = ? AND h.ts IS NOT NULL AND h.dur IS NOT NULL"
 				  " AND h.name NOT IN (SELECT name_id FROM label"
 				  "  WHERE name GLOB 'ProfilerStep#*')"
 				  " ORDER BY h.tid, h.ts, h.dur DESC", &st, err) < 0)
@@ -434,8 +433,8 @@ static int idle_split(sqlite3 *db, const struct ta_query *q,
 		double us = ta_table_cell(t, r, 3)->d;
 
 		/* the whole GPU's rows (stream NULL) are the rank's idle
-		 * time; HTA's streams overlap (--hta-compat has only them) */
-		if (!q->hta_compat && !ta_table_cell(t, r, 1)->null)
+		 * time (its streams overlap) */
+		if (!ta_table_cell(t, r, 1)->null)
 			continue;
 		for (i = 0; i < n; i++)
 			if (out[i].rank == ta_table_cell(t, r, 0)->i) {
@@ -564,28 +563,21 @@ int ta_diff_run(sqlite3 *base, sqlite3 *db, const struct ta_query *q,
 	int rc;
 
 	*out = *steps = NULL;
-	if (q->hta_compat) {
-		rc = ta_diff_hta(base, db, o, &d, err);
-		if (rc == 0)
-			*out = o->lists ? ta_diff_lists(&d) : ta_diff_table(&d, o, 0, 0);
-		*steps = NULL;
-	} else {
-		rc = collect(base, q, o, 0, &d, err);
-		if (rc == 0)
-			rc = collect(db, q, o, 1, &d, err);
-		if (rc == 0)
-			rc = side_steps(base, q, &o->base, &hb, &sb, &nb, err);
-		if (rc == 0)
-			rc = side_steps(db, q, &o->test, &ht, &st, &nt, err);
-		if (rc == 0) {
-			double sum = 0, n = 0;
-			size_t i;
+	rc = collect(base, q, o, 0, &d, err);
+	if (rc == 0)
+		rc = collect(db, q, o, 1, &d, err);
+	if (rc == 0)
+		rc = side_steps(base, q, &o->base, &hb, &sb, &nb, err);
+	if (rc == 0)
+		rc = side_steps(db, q, &o->test, &ht, &st, &nt, err);
+	if (rc == 0) {
+		double sum = 0, n = 0;
+		size_t i;
 
-			for (i = 0; i < nb; i++)      /* BASE's mean step */
-				sum += sb[i].step_us * (double)sb[i].n, n += (double)sb[i].n;
-			*out = ta_diff_table(&d, o, 1, n > 0 ? sum / n : 0);
-			*steps = steps_table(sb, nb, st, nt);
-		}
+		for (i = 0; i < nb; i++)      /* BASE's mean step */
+			sum += sb[i].step_us * (double)sb[i].n, n += (double)sb[i].n;
+		*out = ta_diff_table(&d, o, 1, n > 0 ? sum / n : 0);
+		*steps = steps_table(sb, nb, st, nt);
 	}
 	free(sb);
 	free(st);

@@ -28,9 +28,7 @@ struct ta_table *ta_diff_table(const struct diff_names *d,
 			       const struct ta_diff_opts *o, int per_step,
 			       double step_us);
 
-/* --hta-compat: HTA's compare_traces rows into d; its ops_diff lists. */
-int ta_diff_hta(sqlite3 *base, sqlite3 *test, const struct ta_diff_opts *o,
-		struct diff_names *d, struct ta_error *err);
+/* HTA's ops_diff lists (compat/hta/diff_hta.c). */
 struct ta_table *ta_diff_lists(const struct diff_names *d);
 
 #endif

@@ -280,10 +280,18 @@ static int side(sqlite3 *db, const struct ta_diff_opts *o, int which,
 	return rc;
 }
 
-int ta_diff_hta(sqlite3 *base, sqlite3 *test, const struct ta_diff_opts *o,
-		struct diff_names *d, struct ta_error *err)
+int ta_diff_hta_run(sqlite3 *base, sqlite3 *test, const struct ta_diff_opts *o,
+		    struct ta_table **out, struct ta_error *err)
 {
-	return side(base, o, 0, d, err) < 0 || side(test, o, 1, d, err) < 0 ? -1 : 0;
+	struct diff_names d = { ta_intern_new(), NULL, 0, 0, { 0, 0 } };
+	int rc = side(base, o, 0, &d, err) < 0 || side(test, o, 1, &d, err) < 0 ? -1 : 0;
+
+	*out = NULL;
+	if (rc == 0)
+		*out = o->lists ? ta_diff_lists(&d) : ta_diff_table(&d, o, 0, 0);
+	free(d.v);
+	ta_intern_free(d.keys);
+	return rc;
 }
 
 static const char *const list_names[] = { "added", "deleted", "increased",
