@@ -252,20 +252,107 @@ static int cmp_node(const void *x, const void *y)
 	return a->ts < b->ts ? -1 : a->ts > b->ts;
 }
 
+static int same_trace(const char *src, const char *dst)
+{
+	struct stat a, b;
+
+	return stat(src, &a) == 0 && stat(dst, &b) == 0 && ta_same_file(&a, &b);
+}
+
+/* A temporary file beside dst, with the mode dst would have had (the old
+ * one's, or what the umask leaves: mkstemp's is 0600), removed if the run
+ * is killed; NULL where dst is a device, a FIFO, a directory or not ours
+ * to write beside (written in place then). */
+static char *temp_beside(const char *dst, void **clean)
+{
+	size_t len = strlen(dst);
+	char *tmp = ta_xmalloc(len + 16);
+	struct stat ds;
+	mode_t um;
+	int fd;
+
+	snprintf(tmp, len + 16, "%s.tmp.XXXXXX", dst);
+	if ((stat(dst, &ds) == 0 && !S_ISREG(ds.st_mode)) || (fd = mkstemp(tmp)) < 0) {
+		free(tmp);
+		return NULL;
+	}
+	um = umask(0);
+	umask(um);
+	fchmod(fd, stat(dst, &ds) == 0 ? ds.st_mode & 07777 : 0666 & ~um);
+	close(fd);
+	*clean = ta_cleanup_path(tmp);
+	return tmp;
+}
+
+/* Copies src through c into o; -1 (err set) when it cannot be read whole
+ * or o cannot be written. */
+static int copy_marked(gzFile in, struct copy *c, struct out *o,
+		       const char *src, const char *dst, struct ta_error *err)
+{
+	unsigned char buf[1 << 16];
+	yajl_handle h;
+	int n, rc = 0;
+
+	c->g = yajl_gen_alloc(NULL);
+	yajl_gen_config(c->g, yajl_gen_print_callback, emit, o);
+	h = yajl_alloc(&callbacks, NULL, c);
+	while ((n = gzread(in, buf, sizeof(buf))) > 0)
+		if (yajl_parse(h, buf, (size_t)n) != yajl_status_ok)
+			break;
+	if (n < 0 || yajl_complete_parse(h) != yajl_status_ok) {
+		ta_error_set(err, TA_EXIT_INPUT, "'%s': cannot be read again whole "
+			     "(damaged?); no overlay written", src);
+		rc = -1;
+	}
+	emit(o, "\n", 1);
+	if (o->gz ? gzclose(o->gz) != Z_OK : o->f != stdout && fclose(o->f) != 0)
+		o->failed = 1;
+	if (!rc && o->failed) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "cannot write '%s'", dst);
+		rc = -1;
+	}
+	yajl_free(h);
+	yajl_gen_free(c->g);
+	return rc;
+}
+
+/* Writes src with the path's nodes marked into dst (tmp: beside it). */
+static int overlay(gzFile in, struct copy *c, const char *src, const char *dst,
+		   const char *tmp, struct ta_error *err)
+{
+	struct out o = { NULL, NULL, 0 };
+	size_t len = strlen(dst);
+
+	if (strcmp(dst, "-") == 0)
+		o.f = stdout;
+	else if (len > 3 && strcmp(dst + len - 3, ".gz") == 0)
+		o.gz = gzopen(tmp ? tmp : dst, "wb6");
+	else
+		o.f = fopen(tmp ? tmp : dst, "w");
+	if (!o.f && !o.gz) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "cannot write '%s': %s", dst, strerror(errno));
+		return -1;
+	}
+	if (copy_marked(in, c, &o, src, dst, err) < 0)
+		return -1;
+	if (tmp && rename(tmp, dst) < 0) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "cannot write '%s': %s", dst, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int ta_report_overlay(const char *src, const struct ta_path_nodes *nodes,
 		      const char *dst, struct ta_error *err)
 {
-	struct out o = { NULL, NULL, 0 };
 	struct copy c;
 	int64_t *idx = ta_xcalloc(nodes->n + 1, sizeof(*idx));
 	struct ta_path_node *flow = ta_xcalloc(nodes->n + 1, sizeof(*flow));
-	unsigned char buf[1 << 16];
-	size_t len = strlen(dst), i;
 	gzFile in = gzopen(src, "rb");
-	yajl_handle h = NULL;
 	char *tmp = NULL;
 	void *tmp_clean = NULL;
-	int n, rc = 0;
+	size_t i;
+	int rc;
 
 	memset(&c, 0, sizeof(c));
 	for (i = 0; i < nodes->n; i++)
@@ -281,85 +368,26 @@ int ta_report_overlay(const char *src, const struct ta_path_nodes *nodes,
 	if (!in) {
 		ta_error_set(err, TA_EXIT_INPUT, "'%s': %s", src, strerror(errno));
 		rc = -1;
-		goto out;
-	}
-	{ /* never over the trace it reads */
-		struct stat a, b;
-
-		if (stat(src, &a) == 0 && stat(dst, &b) == 0 && ta_same_file(&a, &b)) {
-			ta_error_set(err, TA_EXIT_USAGE, "'%s' is the trace it reads; "
-				     "refusing to write over it", dst);
-			rc = -1;
-			goto out;
-		}
-	}
-	/* written beside dst and renamed once whole: a trace that cannot be
-	 * read again, or a full disk, leaves an old dst as it was */
-	if (strcmp(dst, "-") != 0) {
-		struct stat ds;
-		int fd;
-
-		tmp = ta_xmalloc(len + 16);
-		snprintf(tmp, len + 16, "%s.tmp.XXXXXX", dst);
-		if ((stat(dst, &ds) == 0 && !S_ISREG(ds.st_mode)) ||
-		    (fd = mkstemp(tmp)) < 0) {
-			free(tmp); /* a device, a FIFO, a directory we may not write */
-			tmp = NULL;
-		} else {
-			/* the mode the file would have had: the old one's, or
-			 * what the umask leaves (mkstemp's is 0600) */
-			mode_t um = umask(0);
-
-			umask(um);
-			fchmod(fd, stat(dst, &ds) == 0 ? ds.st_mode & 07777 : 0666 & ~um);
-			close(fd);
-			tmp_clean = ta_cleanup_path(tmp);
-		}
-	}
-	if (strcmp(dst, "-") == 0)
-		o.f = stdout;
-	else if (len > 3 && strcmp(dst + len - 3, ".gz") == 0)
-		o.gz = gzopen(tmp ? tmp : dst, "wb6");
-	else
-		o.f = fopen(tmp ? tmp : dst, "w");
-	if (!o.f && !o.gz) {
-		ta_error_set(err, TA_EXIT_SYSTEM, "cannot write '%s': %s", dst, strerror(errno));
+	} else if (same_trace(src, dst)) { /* never over the trace it reads */
+		ta_error_set(err, TA_EXIT_USAGE, "'%s' is the trace it reads; "
+			     "refusing to write over it", dst);
 		rc = -1;
-		goto out;
+		gzclose(in);
+	} else {
+		/* written beside dst and renamed once whole: a trace that
+		 * cannot be read again, or a full disk, leaves an old dst as
+		 * it was */
+		if (strcmp(dst, "-") != 0)
+			tmp = temp_beside(dst, &tmp_clean);
+		rc = overlay(in, &c, src, dst, tmp, err);
+		gzclose(in);
 	}
-	c.g = yajl_gen_alloc(NULL);
-	yajl_gen_config(c.g, yajl_gen_print_callback, emit, &o);
-	h = yajl_alloc(&callbacks, NULL, &c);
-	while ((n = gzread(in, buf, sizeof(buf))) > 0)
-		if (yajl_parse(h, buf, (size_t)n) != yajl_status_ok)
-			break;
-	if (n < 0 || yajl_complete_parse(h) != yajl_status_ok) {
-		ta_error_set(err, TA_EXIT_INPUT, "'%s': cannot be read again whole "
-			     "(damaged?); no overlay written", src);
-		rc = -1;
-	}
-	emit(&o, "\n", 1);
-	if (o.gz ? gzclose(o.gz) != Z_OK : o.f != stdout && fclose(o.f) != 0)
-		o.failed = 1;
-	if (!rc && o.failed) {
-		ta_error_set(err, TA_EXIT_SYSTEM, "cannot write '%s'", dst);
-		rc = -1;
-	}
-	if (tmp && !rc && rename(tmp, dst) < 0) {
-		ta_error_set(err, TA_EXIT_SYSTEM, "cannot write '%s': %s", dst, strerror(errno));
-		rc = -1;
-	}
-	yajl_free(h);
-	yajl_gen_free(c.g);
-out:
 	if (tmp) {
 		if (rc)
 			unlink(tmp);
 		ta_cleanup_drop(tmp_clean);
 		free(tmp);
 	}
-	if (in)
-		gzclose(in);
 	free(idx);
 	free(flow);
 	return rc;

@@ -435,17 +435,12 @@ static const char *name_of(struct walk *w, int64_t name_id)
 	return w->cache[k - 1] = ta_xstrdup(buf);
 }
 
-/* CPU time of thread tid over [a, b]: the runtime calls in it are launch
- * time, the rest is named by the span over its middle. */
-static void cpu_time(struct walk *w, size_t ri, int64_t tid, int64_t a, int64_t b)
+/* The launch and copy time of thread tid's runtime calls in [a, b]. */
+static void call_time(const struct cp_rank *r, int64_t tid, int64_t a, int64_t b,
+		      int64_t *launch, int64_t *copy)
 {
-	const struct cp_rank *r = &w->ranks[ri];
-	const struct cp_span *s;
 	size_t lo = 0, hi = r->ncalls;
-	int64_t launch = 0, copy = 0;
 
-	if (b <= a)
-		return;
 	while (lo < hi) {
 		size_t m = lo + (hi - lo) / 2;
 
@@ -459,104 +454,137 @@ static void cpu_time(struct walk *w, size_t ri, int64_t tid, int64_t a, int64_t 
 		int64_t y = r->calls[lo].end < b ? r->calls[lo].end : b;
 
 		if (y > x && r->calls[lo].copy)
-			copy += y - x;
+			*copy += y - x;
 		else if (y > x && !r->calls[lo].sync)
-			launch += y - x;
+			*launch += y - x;
 	}
+}
+
+/* The record_function ranges of tid that reach into [a, b), at most
+ * MAX_RANGES, found back from b (spans are by thread and start). */
+#define MAX_RANGES 64
+static size_t ranges_over(const struct cp_rank *r, int64_t tid, int64_t a,
+			  int64_t b, const struct cp_span **rg)
+{
+	size_t lo = 0, hi = r->nspans, nr = 0, seen = 0;
+	long x;
+
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+
+		if (r->spans[m].tid < tid || (r->spans[m].tid == tid && r->spans[m].ts < b))
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	for (x = (long)lo - 1; x >= 0 && seen++ < SPAN_SCAN && nr < MAX_RANGES; x--) {
+		const struct cp_span *s = &r->spans[x];
+
+		if (s->tid != tid)
+			break;
+		if (s->range && s->end > a)
+			rg[nr++] = s;
+	}
+	return nr;
+}
+
+/* [p, q] with no range over it: the ops (or Python frames) under it,
+ * sampled every 50 us at most 16 times, share part; the op over its
+ * middle alone took a 40 ms stall's name for what ran beside it, or 6 ms
+ * of dispatch for one aten::empty_strided. */
+static void sampled_ops(struct walk *w, size_t ri, int64_t tid, int64_t p,
+			int64_t q, int64_t part)
+{
+	const struct cp_rank *r = &w->ranks[ri];
+	const struct cp_span *last = NULL;
+	int64_t k, nk = (q - p) / CPU_SAMPLE_NS;
+
+	nk = nk < 1 ? 1 : nk > CPU_SAMPLES ? CPU_SAMPLES : nk;
+	for (k = 0; k < nk; k++) {
+		int64_t at = p + (2 * k + 1) * (q - p) / (2 * nk);
+		int64_t share = k + 1 == nk ? part - part / nk * (nk - 1) : part / nk;
+		const struct cp_span *op;
+
+		/* the last one again, when it still covers at and no span
+		 * began since (spans by start): the search backwards is what
+		 * costs */
+		if (last && last->ts <= at && last->end >= at &&
+		    (last + 1 == r->spans + r->nspans || last[1].tid != tid ||
+		     last[1].ts > at))
+			op = last;
+		else
+			op = span_at(r, tid, at);
+
+		if (op && op != last)
+			node(w, ri, op->idx, op->ts, op->pid, op->tid, op->ids);
+		/* an op sampled again is met once */
+		add_n(w, ri, C_CPU, share, op ? name_of(w, op->name) :
+		      "(no op or range)", k == 0 || op != last);
+		last = op;
+	}
+}
+
+/* cpu ns of thread tid over [a, b], by the innermost record_function
+ * range over each part (else the ops under it), scaled to leave out
+ * launch time. */
+static void named_cpu(struct walk *w, size_t ri, int64_t tid, int64_t a,
+		      int64_t b, int64_t cpu)
+{
+	const struct cp_span *rg[MAX_RANGES];
+	int64_t pts[2 * MAX_RANGES + 2], given = 0;
+	size_t nr = ranges_over(&w->ranks[ri], tid, a, b, rg), np = 0, i, j;
+
+	pts[np++] = a;
+	pts[np++] = b;
+	for (i = 0; i < nr; i++) {
+		if (rg[i]->ts > a)
+			pts[np++] = rg[i]->ts;
+		if (rg[i]->end < b)
+			pts[np++] = rg[i]->end;
+	}
+	for (i = 1; i < np; i++) /* insertion sort: few points */
+		for (j = i; j > 0 && pts[j] < pts[j - 1]; j--) {
+			int64_t v = pts[j];
+
+			pts[j] = pts[j - 1], pts[j - 1] = v;
+		}
+	for (i = 0; i + 1 < np; i++) {
+		int64_t p = pts[i], q = pts[i + 1], mid = p + (q - p) / 2, part;
+		const struct cp_span *in = NULL;
+
+		if (q <= p)
+			continue;
+		for (j = 0; j < nr; j++)
+			if (rg[j]->ts <= mid && rg[j]->end >= mid &&
+			    (!in || rg[j]->ts > in->ts))
+				in = rg[j];
+		part = i + 2 == np ? cpu - given :
+		       (int64_t)((double)(q - p) * (double)cpu / (double)(b - a));
+		given += part;
+		if (in) {
+			node(w, ri, in->idx, in->ts, in->pid, in->tid, in->ids);
+			add(w, ri, C_CPU, part, name_of(w, in->name));
+		} else {
+			sampled_ops(w, ri, tid, p, q, part);
+		}
+	}
+}
+
+/* CPU time of thread tid over [a, b]: the runtime calls in it are launch
+ * time, the rest is named by what ran (named_cpu). */
+static void cpu_time(struct walk *w, size_t ri, int64_t tid, int64_t a, int64_t b)
+{
+	int64_t launch = 0, copy = 0;
+
+	if (b <= a)
+		return;
+	call_time(&w->ranks[ri], tid, a, b, &launch, &copy);
 	add(w, ri, C_LAUNCH, launch, "runtime calls");
 	add(w, ri, C_MEMORY, copy, "copy calls");
-	if (!w->names) {
+	if (!w->names)
 		add(w, ri, C_CPU, b - a - launch - copy, "");
-		return;
-	}
-	/* the rest by the innermost record_function range over each part
-	 * (else the op over its middle), scaled to leave out launch time */
-	{
-		int64_t pts[2 * 64 + 2], cpu = b - a - launch - copy, given = 0;
-		const struct cp_span *rg[64];
-		size_t nr = 0, np = 0, i, j, seen = 0;
-		long x;
-
-		lo = 0, hi = r->nspans;
-		while (lo < hi) {
-			size_t m = lo + (hi - lo) / 2;
-
-			if (r->spans[m].tid < tid || (r->spans[m].tid == tid && r->spans[m].ts < b))
-				lo = m + 1;
-			else
-				hi = m;
-		}
-		for (x = (long)lo - 1; x >= 0 && seen++ < SPAN_SCAN && nr < 64; x--) {
-			s = &r->spans[x];
-			if (s->tid != tid)
-				break;
-			if (s->range && s->end > a)
-				rg[nr++] = s;
-		}
-		pts[np++] = a;
-		pts[np++] = b;
-		for (i = 0; i < nr; i++) {
-			if (rg[i]->ts > a)
-				pts[np++] = rg[i]->ts;
-			if (rg[i]->end < b)
-				pts[np++] = rg[i]->end;
-		}
-		for (i = 1; i < np; i++) /* insertion sort: few points */
-			for (j = i; j > 0 && pts[j] < pts[j - 1]; j--) {
-				int64_t v = pts[j];
-
-				pts[j] = pts[j - 1], pts[j - 1] = v;
-			}
-		for (i = 0; i + 1 < np; i++) {
-			int64_t p = pts[i], q = pts[i + 1], mid = p + (q - p) / 2, part;
-			const struct cp_span *in = NULL, *last;
-			int64_t k, nk;
-
-			if (q <= p)
-				continue;
-			for (j = 0; j < nr; j++)
-				if (rg[j]->ts <= mid && rg[j]->end >= mid &&
-				    (!in || rg[j]->ts > in->ts))
-					in = rg[j];
-			part = i + 2 == np ? cpu - given :
-			       (int64_t)((double)(q - p) * (double)cpu / (double)(b - a));
-			given += part;
-			if (in) {
-				node(w, ri, in->idx, in->ts, in->pid, in->tid, in->ids);
-				add(w, ri, C_CPU, part, name_of(w, in->name));
-				continue;
-			}
-			/* no range over it: the ops (or Python frames) under it,
-			 * sampled every 50 us at most 16 times, share it; the op
-			 * over its middle alone took a 40 ms stall's name for
-			 * what ran beside it, or 6 ms of dispatch for one
-			 * aten::empty_strided */
-			nk = (q - p) / CPU_SAMPLE_NS;
-			nk = nk < 1 ? 1 : nk > CPU_SAMPLES ? CPU_SAMPLES : nk;
-			for (k = 0, last = NULL; k < nk; k++) {
-				int64_t at = p + (2 * k + 1) * (q - p) / (2 * nk);
-				int64_t share = k + 1 == nk ? part - part / nk * (nk - 1) : part / nk;
-				const struct cp_span *op;
-
-				/* the last one again, when it still covers at and
-				 * no span began since (spans by start): the
-				 * search backwards is what costs */
-				if (last && last->ts <= at && last->end >= at &&
-				    (last + 1 == r->spans + r->nspans || last[1].tid != tid ||
-				     last[1].ts > at))
-					op = last;
-				else
-					op = span_at(r, tid, at);
-
-				if (op && op != last)
-					node(w, ri, op->idx, op->ts, op->pid, op->tid, op->ids);
-				/* an op sampled again is met once */
-				add_n(w, ri, C_CPU, share, op ? name_of(w, op->name) :
-				      "(no op or range)", k == 0 || op != last);
-				last = op;
-			}
-		}
-	}
+	else
+		named_cpu(w, ri, tid, a, b, b - a - launch - copy);
 }
 
 /* The latest blocking sync on tid that returned in (lo, t]; NULL if none.

@@ -633,89 +633,82 @@ static int cmp_site(const struct ta_table *t, size_t a, size_t b)
 	return strcmp(ta_table_cell(t, a, 2)->s, ta_table_cell(t, b, 2)->s);
 }
 
-int ta_memory_run(sqlite3 *db, const struct ta_query *q,
-		  const struct ta_memory_opts *o, struct ta_table **out,
-		  struct ta_table **findings, struct ta_error *err)
+/* An allocator snapshot read as a database: its own analysis, and no
+ * findings. */
+static int snapshot_run(sqlite3 *db, const struct ta_memory_opts *o,
+			struct ta_table **out, struct ta_table **findings,
+			struct ta_error *err)
 {
-	struct ta_table *steps = ta_table_new("Memory per step", step_cols, 11);
-	struct ta_table *by = ta_table_new("Memory by site", site_cols, 7);
-	struct ta_table *ann = ta_table_new("", site_cols, 7);
-	struct ta_table *series = ta_table_new("Memory over time", series_cols, 5);
-	struct ta_table *f = ta_table_new("Memory findings", finding_cols, 5);
+	if (o->by_site && o->by != TA_MEM_BY_STACK) {
+		ta_error_set(err, TA_EXIT_USAGE, "an allocator snapshot has stacks, "
+			     "not ops or ranges: --by stack");
+		return -1;
+	}
+	if (ta_snapshot_mem_run(db, o, out, err) < 0)
+		return -1;
+	*findings = ta_table_new("Memory findings", finding_cols, 5);
+	ta_table_set_values(*findings, 2, finding_kinds);
+	return 0;
+}
+
+/* A trace's tables, and what its events made us count. */
+struct mem_out {
+	struct ta_table *steps, *by, *ann, *series, *f;
+	size_t unmatched, reused, no_total, negative, events, ranks;
+};
+
+/* One rank's rows into mo's tables. */
+static int rank_rows(sqlite3 *db, const struct ta_memory_opts *o, int64_t rank,
+		     struct mem_out *mo, struct ta_error *err)
+{
+	struct rank_mem m;
+	size_t u = 0, r2 = 0;
+	int rc;
+
+	memset(&m, 0, sizeof(m));
+	m.rank = rank;
+	mo->ranks++;
+	rc = load(db, &m, err);
+	if (rc == 0 && o->series)
+		series_rows(mo->series, &m, o->bucket_ns);
+	if (rc == 0 && !o->series) {
+		step_rows(mo->steps, &m);
+		/* the findings name leaks and peaks by range */
+		rc = sites(db, &m, TA_MEM_BY_ANNOTATION, err);
+		if (rc == 0)
+			site_rows(db, mo->ann, &m, &u, &r2);
+		if (rc == 0)
+			finding_rows(mo->f, mo->steps, mo->ann, &m);
+		if (rc == 0 && o->by != TA_MEM_BY_ANNOTATION) {
+			u = r2 = 0;
+			rc = sites(db, &m, o->by, err);
+		}
+		if (rc == 0)
+			site_rows(db, mo->by, &m, &mo->unmatched, &mo->reused);
+	}
+	mo->no_total += m.no_total;
+	mo->negative += m.negative;
+	mo->events += m.n;
+	free_rank(&m);
+	return rc;
+}
+
+/* Every selected rank's rows; nothing to answer with is an error, so that
+ * no gate passes on it. */
+static int trace_rows(sqlite3 *db, const struct ta_memory_opts *o,
+		      struct mem_out *mo, struct ta_error *err)
+{
 	sqlite3_stmt *st = NULL;
-	size_t unmatched = 0, reused = 0, no_total = 0, negative = 0, events = 0;
-	size_t ranks = 0;
-	int rc = 0, step_rc;
+	int rc = 0, step_rc = SQLITE_DONE;
 
-	*out = *findings = NULL;
-	ta_table_set_values(f, 2, finding_kinds);
-	if (ta_model_prepare(db, q, 0, err) < 0) {
-		ta_table_free(steps), ta_table_free(by), ta_table_free(ann);
-		ta_table_free(series), ta_table_free(f);
+	if (ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY 1", &st, err) < 0)
 		return -1;
-	}
-	if (ta_db_int(db, "SELECT EXISTS (SELECT 1 FROM snapshot_segments) OR"
-		      " EXISTS (SELECT 1 FROM snapshot_events)", 0) > 0) {
-		ta_table_free(steps), ta_table_free(by), ta_table_free(ann);
-		ta_table_free(series);
-		if (o->by_site && o->by != TA_MEM_BY_STACK) {
-			ta_table_free(f);
-			ta_error_set(err, TA_EXIT_USAGE, "an allocator snapshot has stacks, "
-				     "not ops or ranges: --by stack");
-			return -1;
-		}
-		if (ta_snapshot_mem_run(db, o, out, err) < 0) {
-			ta_table_free(f);
-			return -1;
-		}
-		*findings = f;
-		return 0;
-	}
-	if (o->leaks) {
-		ta_table_free(steps), ta_table_free(by), ta_table_free(ann);
-		ta_table_free(series), ta_table_free(f);
-		ta_error_set(err, TA_EXIT_USAGE, "--leaks reads an allocator snapshot; "
-			     "for a trace, --findings names the growth");
-		return -1;
-	}
-	if (ta_model_prepare(db, q, TA_NEED_DEV | TA_NEED_HOST | TA_NEED_MEM, err) < 0 ||
-	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY 1", &st, err) < 0)
-		rc = -1;
-	while (rc == 0 && (step_rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct rank_mem m;
-		size_t u = 0, r2 = 0;
-
-		memset(&m, 0, sizeof(m));
-		m.rank = sqlite3_column_int64(st, 0);
-		ranks++;
-		rc = load(db, &m, err);
-		if (rc == 0 && o->series)
-			series_rows(series, &m, o->bucket_ns);
-		if (rc == 0 && !o->series) {
-			step_rows(steps, &m);
-			/* the findings name leaks and peaks by range */
-			rc = sites(db, &m, TA_MEM_BY_ANNOTATION, err);
-			if (rc == 0)
-				site_rows(db, ann, &m, &u, &r2);
-			if (rc == 0)
-				finding_rows(f, steps, ann, &m);
-			if (rc == 0 && o->by != TA_MEM_BY_ANNOTATION) {
-				u = r2 = 0;
-				rc = sites(db, &m, o->by, err);
-			}
-			if (rc == 0)
-				site_rows(db, by, &m, &unmatched, &reused);
-		}
-		no_total += m.no_total;
-		negative += m.negative;
-		events += m.n;
-		free_rank(&m);
-	}
+	while (rc == 0 && (step_rc = sqlite3_step(st)) == SQLITE_ROW)
+		rc = rank_rows(db, o, sqlite3_column_int64(st, 0), mo, err);
 	sqlite3_finalize(st);
 	if (rc == 0)
 		rc = ta_db_done(db, step_rc, err);
-	/* nothing to answer with: an error, so that no gate passes on it */
-	if (rc == 0 && ranks > 0 && events == 0) {
+	if (rc == 0 && mo->ranks > 0 && mo->events == 0) {
 		char *paths = ta_db_text(db, "SELECT group_concat(path, ', ') FROM"
 					 " inputs WHERE rank IN (SELECT rank FROM sel_ranks)");
 
@@ -724,35 +717,63 @@ int ta_memory_run(sqlite3 *db, const struct ta_query *q,
 		free(paths);
 		rc = -1;
 	}
-	if (no_total)
-		ta_table_warn(steps, "%zu [memory] events without \"Total Allocated\": "
-			      "their totals are the running sum", no_total);
-	if (negative)
-		ta_table_warn(steps, "%zu [memory] events with a negative total: "
-			      "replaced by the running sum", negative);
-	if (reused)
-		ta_table_warn(by, "%zu allocations at an address still allocated: "
-			      "the earlier one counts as freed", reused);
-	if (unmatched)
-		ta_table_note(by, "%zu frees of memory allocated before the trace "
-			      "began", unmatched);
-	ta_table_free(ann);
-	if (rc < 0) {
-		ta_table_free(steps), ta_table_free(by), ta_table_free(series);
-		ta_table_free(f);
+	return rc;
+}
+
+static void say_counts(const struct mem_out *mo)
+{
+	if (mo->no_total)
+		ta_table_warn(mo->steps, "%zu [memory] events without \"Total Allocated\": "
+			      "their totals are the running sum", mo->no_total);
+	if (mo->negative)
+		ta_table_warn(mo->steps, "%zu [memory] events with a negative total: "
+			      "replaced by the running sum", mo->negative);
+	if (mo->reused)
+		ta_table_warn(mo->by, "%zu allocations at an address still allocated: "
+			      "the earlier one counts as freed", mo->reused);
+	if (mo->unmatched)
+		ta_table_note(mo->by, "%zu frees of memory allocated before the trace "
+			      "began", mo->unmatched);
+}
+
+int ta_memory_run(sqlite3 *db, const struct ta_query *q,
+		  const struct ta_memory_opts *o, struct ta_table **out,
+		  struct ta_table **findings, struct ta_error *err)
+{
+	struct mem_out mo;
+	struct ta_table **keep;
+	int rc;
+
+	*out = *findings = NULL;
+	if (ta_model_prepare(db, q, 0, err) < 0)
+		return -1;
+	if (ta_db_int(db, "SELECT EXISTS (SELECT 1 FROM snapshot_segments) OR"
+		      " EXISTS (SELECT 1 FROM snapshot_events)", 0) > 0)
+		return snapshot_run(db, o, out, findings, err);
+	if (o->leaks) {
+		ta_error_set(err, TA_EXIT_USAGE, "--leaks reads an allocator snapshot; "
+			     "for a trace, --findings names the growth");
 		return -1;
 	}
-	*findings = f;
-	if (o->series) {
-		*out = series;
-		ta_table_free(steps), ta_table_free(by);
-	} else if (o->by_site) {
-		ta_table_sort(by, cmp_site);
-		*out = by;
-		ta_table_free(steps), ta_table_free(series);
-	} else {
-		*out = steps;
-		ta_table_free(by), ta_table_free(series);
+	memset(&mo, 0, sizeof(mo));
+	mo.steps = ta_table_new("Memory per step", step_cols, 11);
+	mo.by = ta_table_new("Memory by site", site_cols, 7);
+	mo.ann = ta_table_new("", site_cols, 7);
+	mo.series = ta_table_new("Memory over time", series_cols, 5);
+	mo.f = ta_table_new("Memory findings", finding_cols, 5);
+	ta_table_set_values(mo.f, 2, finding_kinds);
+	rc = ta_model_prepare(db, q, TA_NEED_DEV | TA_NEED_HOST | TA_NEED_MEM, err);
+	if (rc == 0)
+		rc = trace_rows(db, o, &mo, err);
+	say_counts(&mo);
+	if (o->by_site)
+		ta_table_sort(mo.by, cmp_site);
+	keep = o->series ? &mo.series : o->by_site ? &mo.by : &mo.steps;
+	if (rc == 0) {
+		*out = *keep, *keep = NULL;
+		*findings = mo.f, mo.f = NULL;
 	}
-	return 0;
+	ta_table_free(mo.steps), ta_table_free(mo.by), ta_table_free(mo.ann);
+	ta_table_free(mo.series), ta_table_free(mo.f);
+	return rc < 0 ? -1 : 0;
 }

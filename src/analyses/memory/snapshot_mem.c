@@ -178,22 +178,23 @@ static int in_baseline(int64_t addr, void *ctx)
 	       b->lv[id - 1].at <= b->peak_at ? BASE_YES : BASE_NO;
 }
 
-/* Replays one device: the summary row, the sites live at the peak, the
- * allocations never freed. */
-static int replay(sqlite3 *db, const struct device_run *d, const char *dev,
-		  struct ta_intern *sites, struct ta_table *sum, struct acc *at_peak,
-		  struct acc *leaks, struct ta_table *series, int64_t bucket_us,
-		  int64_t bucket_events, struct ta_error *err)
+/* The device's highest point: allocated (a) and reserved (r) there, its
+ * event (at, (size_t)-1 when the start was highest) and time. */
+struct peak {
+	int64_t a, r, time;
+	size_t at;
+};
+
+/* Replays the events from the levels at the start (the end's, less what
+ * the events changed): the peak, and with series a row per bucket (its
+ * highest point). */
+static struct peak levels(const struct device_run *d, const char *dev,
+			  struct ta_table *series, int64_t bucket_us,
+			  int64_t bucket_events)
 {
-	size_t srow = (size_t)-1;
-	int64_t cur_bucket = -1;
-	struct ta_intern *addrs = ta_intern_new();
-	struct live *lv = NULL;
-	size_t nlv = 0, i, k, peak_at = (size_t)-1;
-	int64_t net = 0, rnet = 0, a, r, peak, r_peak, peak_time = 0, freed_after = 0;
-	int64_t pre_live, parts[NPARTS], known = 0, unrecorded = 0;
-	char key[48];
-	int rc, cxx = 0;
+	size_t srow = (size_t)-1, i;
+	int64_t cur_bucket = -1, net = 0, rnet = 0, a, r;
+	struct peak pk;
 
 	for (i = 0; i < d->n; i++) {
 		if (d->e[i].change == 1)
@@ -205,7 +206,7 @@ static int replay(sqlite3 *db, const struct device_run *d, const char *dev,
 	}
 	a = d->a_end - net;
 	r = d->r_end - rnet;
-	peak = a, r_peak = r;
+	pk = (struct peak){ a, r, 0, (size_t)-1 };
 	for (i = 0; i < d->n; i++) {
 		const struct sev *e = &d->e[i];
 
@@ -233,11 +234,25 @@ static int replay(sqlite3 *db, const struct device_run *d, const char *dev,
 				ta_table_set_int(series, srow, 3, r);
 			}
 		}
-		if (a > peak)
-			peak = a, r_peak = r, peak_at = i, peak_time = e->time;
+		if (a > pk.a)
+			pk = (struct peak){ a, r, e->time, i };
 	}
-	/* the blocks by address: which were live at the peak, which freed after */
-	pre_live = peak;
+	return pk;
+}
+
+/* The blocks by address (*lv, *nlv, their ids in addrs): which were live
+ * at the peak (into at_peak), which never freed (into leaks); returns
+ * what was freed after the peak. */
+static int64_t blocks(const struct device_run *d, const char *dev,
+		      const struct ta_intern *sites, const struct peak *pk,
+		      struct ta_intern *addrs, struct live **lvp, size_t *nlvp,
+		      struct acc *at_peak, struct acc *leaks)
+{
+	struct live *lv = NULL;
+	size_t nlv = 0, i, k;
+	int64_t pre_live = pk->a, freed_after = 0;
+	char key[48];
+
 	for (i = 0; i < d->n; i++) {
 		const struct sev *e = &d->e[i];
 		int len, is_new;
@@ -257,12 +272,12 @@ static int replay(sqlite3 *db, const struct device_run *d, const char *dev,
 		} else {
 			/* freed after the peak: part of it that went away again,
 			 * a block from before the recording or after it */
-			if (peak_at != (size_t)-1 && i > peak_at &&
-			    (!lv[id - 1].on || lv[id - 1].at <= peak_at))
+			if (pk->at != (size_t)-1 && i > pk->at &&
+			    (!lv[id - 1].on || lv[id - 1].at <= pk->at))
 				freed_after += e->size;
 			lv[id - 1].on = 0;
 		}
-		if (i == peak_at)   /* what made up the peak */
+		if (i == pk->at)   /* what made up the peak */
 			for (k = 0; k < nlv; k++)
 				if (lv[k].on) {
 					acc_add(at_peak, dev, ta_intern_str(sites, lv[k].site),
@@ -270,42 +285,71 @@ static int replay(sqlite3 *db, const struct device_run *d, const char *dev,
 					pre_live -= lv[k].size;
 				}
 	}
-	if (peak_at != (size_t)-1 && pre_live > 0)   /* its blocks unknown */
+	if (pk->at != (size_t)-1 && pre_live > 0)   /* its blocks unknown */
 		acc_add_n(at_peak, dev, "(allocated before the recording)", 0, pre_live);
 	for (k = 0; k < nlv; k++)       /* never freed in the recording */
 		if (lv[k].on)
 			acc_add(leaks, dev, ta_intern_str(sites, lv[k].site), lv[k].size);
-	{
-		struct baseline_ctx bc = { addrs, lv, peak_at };
-		size_t row = ta_table_add_row(sum), p;
+	*lvp = lv;
+	*nlvp = nlv;
+	return freed_after;
+}
 
-		rc = snap_parts(db, d->dev, in_baseline, &bc, parts, &unrecorded, &cxx, err);
-		ta_table_set_text(sum, row, 0, dev);
-		ta_table_set_int(sum, row, 1, peak - freed_after);
-		ta_table_set_int(sum, row, 2, peak);
-		if (peak_at != (size_t)-1)
-			ta_table_set_int(sum, row, 3, peak_time);
-		ta_table_set_int(sum, row, 4, freed_after);
-		ta_table_set_int(sum, row, 5, r_peak);
-		ta_table_set_int(sum, row, 6, r_peak - peak);
-		ta_table_set_int(sum, row, 7, d->largest_free);
-		for (p = 0; p < NPARTS; p++) {
-			/* recorded without C++ frames: workspaces unknown */
-			if (p == PART_WORKSPACE && !cxx)
-				continue;
-			/* blocks without history may be of any part: none
-			 * found is not none there */
-			if (parts[p] == 0 && unrecorded > 0)
-				continue;
-			ta_table_set_int(sum, row, 8 + p, parts[p]);
-			known += parts[p];
-		}
-		known += unrecorded;
-		ta_table_set_int(sum, row, NSUM - 1, unrecorded);
-		/* the rest: inputs, caches, the allocator's rounding */
-		ta_table_set_int(sum, row, 8 + NPARTS,
-				 peak - freed_after > known ? peak - freed_after - known : 0);
+/* The device's row of the summary: its peak, and the peak's parts. */
+static int summary_row(sqlite3 *db, const struct device_run *d, const char *dev,
+		       const struct peak *pk, int64_t freed_after,
+		       struct baseline_ctx *bc, struct ta_table *sum,
+		       struct ta_error *err)
+{
+	int64_t parts[NPARTS], known = 0, unrecorded = 0, peak = pk->a;
+	size_t row = ta_table_add_row(sum), p;
+	int cxx = 0, rc = snap_parts(db, d->dev, in_baseline, bc, parts,
+				     &unrecorded, &cxx, err);
+
+	ta_table_set_text(sum, row, 0, dev);
+	ta_table_set_int(sum, row, 1, peak - freed_after);
+	ta_table_set_int(sum, row, 2, peak);
+	if (pk->at != (size_t)-1)
+		ta_table_set_int(sum, row, 3, pk->time);
+	ta_table_set_int(sum, row, 4, freed_after);
+	ta_table_set_int(sum, row, 5, pk->r);
+	ta_table_set_int(sum, row, 6, pk->r - peak);
+	ta_table_set_int(sum, row, 7, d->largest_free);
+	for (p = 0; p < NPARTS; p++) {
+		/* recorded without C++ frames: workspaces unknown */
+		if (p == PART_WORKSPACE && !cxx)
+			continue;
+		/* blocks without history may be of any part: none found is
+		 * not none there */
+		if (parts[p] == 0 && unrecorded > 0)
+			continue;
+		ta_table_set_int(sum, row, 8 + p, parts[p]);
+		known += parts[p];
 	}
+	known += unrecorded;
+	ta_table_set_int(sum, row, NSUM - 1, unrecorded);
+	/* the rest: inputs, caches, the allocator's rounding */
+	ta_table_set_int(sum, row, 8 + NPARTS,
+			 peak - freed_after > known ? peak - freed_after - known : 0);
+	return rc;
+}
+
+/* Replays one device: the summary row, the sites live at the peak, the
+ * allocations never freed. */
+static int replay(sqlite3 *db, const struct device_run *d, const char *dev,
+		  struct ta_intern *sites, struct ta_table *sum, struct acc *at_peak,
+		  struct acc *leaks, struct ta_table *series, int64_t bucket_us,
+		  int64_t bucket_events, struct ta_error *err)
+{
+	struct ta_intern *addrs = ta_intern_new();
+	struct peak pk = levels(d, dev, series, bucket_us, bucket_events);
+	struct live *lv;
+	size_t nlv;
+	int64_t freed_after = blocks(d, dev, sites, &pk, addrs, &lv, &nlv,
+				     at_peak, leaks);
+	struct baseline_ctx bc = { addrs, lv, pk.at };
+	int rc = summary_row(db, d, dev, &pk, freed_after, &bc, sum, err);
+
 	free(lv);
 	ta_intern_free(addrs);
 	return rc;
