@@ -1,5 +1,6 @@
 /* count, mean, std, min, percentiles, max: pandas describe(). */
 #include "stats.h"
+#include "ta_table.h"
 #include "ta.h"
 
 #include <math.h>
@@ -67,4 +68,15 @@ void ta_dvec_free(struct ta_dvec *d)
 	free(d->v);
 	d->v = NULL;
 	d->n = d->cap = 0;
+}
+
+void ta_stats_set_row(struct ta_table *t, size_t r, size_t col,
+		      const struct ta_stats *s)
+{
+	const double v[7] = { s->mean, s->std, s->min, s->p25, s->p50, s->p75, s->max };
+	size_t k;
+
+	ta_table_set_int(t, r, col, (int64_t)s->count);
+	for (k = 0; k < 7; k++)
+		ta_table_set_real(t, r, col + 1 + k, v[k]);
 }

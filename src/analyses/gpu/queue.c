@@ -109,14 +109,7 @@ static void flush(sqlite3 *db, struct ta_table *t, struct stream_acc *s,
 		r = ta_table_add_row(t);
 		ta_table_set_int(t, r, 0, s->rank);
 		ta_table_set_int(t, r, 1, s->stream);
-		ta_table_set_int(t, r, 2, (int64_t)st.count);
-		ta_table_set_real(t, r, 3, st.mean);
-		ta_table_set_real(t, r, 4, st.std);
-		ta_table_set_real(t, r, 5, st.min);
-		ta_table_set_real(t, r, 6, st.p25);
-		ta_table_set_real(t, r, 7, st.p50);
-		ta_table_set_real(t, r, 8, st.p75);
-		ta_table_set_real(t, r, 9, st.max);
+		ta_stats_set_row(t, r, 2, &st);
 	}
 	ta_dvec_free(&s->values);
 	s->have = s->measured = 0;
