@@ -18,8 +18,8 @@ static void usage(FILE *out)
 	      "Analyse PyTorch profiler (Kineto) traces: where GPU time went and "
 	      "why the GPU\nwas idle. PATH is a directory of per-rank traces, one "
 	      "trace, or a database.\n\ncommands:\n", out);
-	for (i = 0; ta_commands[i].name; i++)
-		fprintf(out, "  %-14s %s\n", ta_commands[i].name, ta_commands[i].summary);
+	for (i = 0; ta_commands[i]; i++)
+		fprintf(out, "  %-14s %s\n", ta_commands[i]->name, ta_commands[i]->summary);
 	fputs("  help CMD       show a command's options\n\n"
 	      "'traceanalyze COMMAND --help' lists a command's options; "
 	      "see traceanalyze(1).\n", out);
@@ -27,19 +27,27 @@ static void usage(FILE *out)
 
 static int run(int argc, char **argv);
 
+/* A command with a main of its own, or an analysis alone (its info). */
+static int dispatch(const struct ta_command *c, int argc, char **argv)
+{
+	if (c->fn)
+		return c->fn(argc, argv);
+	return ta_cli_main(argc, argv, c->info, c->info->run, NULL, NULL);
+}
+
 static void not_a_command(const char *name)
 {
 	size_t i, best = 0, d = 99;
 
-	for (i = 0; ta_commands[i].name; i++) {
-		size_t e = ta_edit_distance(name, strlen(name), ta_commands[i].name);
+	for (i = 0; ta_commands[i]; i++) {
+		size_t e = ta_edit_distance(name, strlen(name), ta_commands[i]->name);
 
 		if (e < d)
 			d = e, best = i;
 	}
 	if (d <= 2)
 		fprintf(stderr, "traceanalyze: '%s' is not a command; did you mean "
-			"'%s'?\n", name, ta_commands[best].name);
+			"'%s'?\n", name, ta_commands[best]->name);
 	else
 		fprintf(stderr, "traceanalyze: '%s' is not a command; see "
 			"'traceanalyze --help'\n", name);
@@ -90,6 +98,7 @@ int main(int argc, char **argv)
 static int run(int argc, char **argv)
 {
 	const struct ta_command *c;
+	size_t i;
 
 	/* a closed pipe shows up as EPIPE on write, handled quietly */
 	signal(SIGPIPE, SIG_IGN);
@@ -110,7 +119,7 @@ static int run(int argc, char **argv)
 	}
 	/* for scripts (the completion, the tests): name, spread, PATHs */
 	if (strcmp(argv[1], "--list-commands") == 0) {
-		for (c = ta_commands; c->name; c++)
+		for (i = 0; (c = ta_commands[i]); i++)
 			printf("%s\t%s\t%d\n", c->name, ta_spread_name(c->spread), c->paths);
 		return TA_EXIT_OK;
 	}
@@ -124,11 +133,11 @@ static int run(int argc, char **argv)
 		}
 		c = ta_command_find(argv[2]);
 		if (c)
-			return c->fn(2, help_argv);
+			return dispatch(c, 2, help_argv);
 	} else {
 		c = ta_command_find(argv[1]);
 		if (c)
-			return c->fn(argc - 1, argv + 1);
+			return dispatch(c, argc - 1, argv + 1);
 	}
 	if (argv[1][0] == '-') {
 		fprintf(stderr, "traceanalyze: %s: no command given; see "

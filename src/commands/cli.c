@@ -346,7 +346,7 @@ int ta_cli_parse(int argc, char **argv, const struct ta_cmd_info *cmd,
 			rc = common_opt(cli, cmd, OPT_VERBOSE, optarg);
 		} else if (c >= OPT_FORMAT && c <= OPT_WIDE) {
 			rc = common_opt(cli, cmd, c, optarg);
-		} else if (cmd->on_opt(cmd->ctx, c, optarg) < 0) {
+		} else if (!cmd->on_opt || cmd->on_opt(cmd->ctx, c, optarg) < 0) {
 			char what[160];
 
 			snprintf(what, sizeof(what), "'%s' for --%s",
@@ -854,12 +854,6 @@ int ta_cli_main(int argc, char **argv, const struct ta_cmd_info *info,
 	}
 	ta_cli_free(&cli);
 	return rc;
-}
-
-int ta_cli_no_opts(void *ctx, int key, const char *arg)
-{
-	(void)ctx, (void)key, (void)arg;
-	return -1;
 }
 
 int ta_cli_parse_us(const char *arg, int64_t *ns)

@@ -8,35 +8,7 @@
 #include "ta_ingest.h"
 #include "ta_gate.h"
 #include "ta_report.h"
-
-/* A command's own option: key is what the handler receives. */
-struct ta_opt {
-	const char *name;
-	int has_arg;
-	int key;
-	const char *arg;     /* placeholder in --help, NULL for a flag */
-	const char *help;
-};
-
-typedef int (*ta_analysis_fn)(sqlite3 *db, const struct ta_query *q,
-			      void *ctx, struct ta_table **out,
-			      struct ta_error *err);
-
-/* A command's one declaration: --help, --columns, the completions and the
- * man page's check all come from it (and from its analysis's columns). */
-struct ta_cmd_info {
-	const char *name;
-	const char *args;    /* e.g. "[options] PATH" */
-	const char *summary;
-	const struct ta_opt *opts;   /* terminated by a NULL name; may be NULL */
-	int (*on_opt)(void *ctx, int key, const char *arg);
-	void *ctx;
-	/* text mode only: how people see the rows (src/report/people.c);
-	 * NULL: as the analysis made them */
-	void (*present)(struct ta_table *t, void *ctx);
-	/* the analysis (NULL for ingest, report): its columns, for --help */
-	ta_analysis_fn run;
-};
+#include "ta_command.h"
 
 /* How a command's rows come from a directory of shards, each analysed on
  * its own (shard_run.c). */
@@ -118,8 +90,6 @@ int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx);
 int ta_cli_main(int argc, char **argv, const struct ta_cmd_info *info,
 		ta_analysis_fn fn, void *ctx, void (*after_parse)(void *ctx,
 		struct ta_cli *cli));
-/* on_opt for commands without options of their own. */
-int ta_cli_no_opts(void *ctx, int key, const char *arg);
 /* A whole number in [0, max]; -1 if it is not one. */
 int ta_cli_parse_count(const char *arg, long max, long *v);
 /* A number in [lo, hi]; -1 if it is not one (NaN never is). */

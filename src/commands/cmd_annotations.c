@@ -39,7 +39,7 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 	cli->shard_rule = o->kernels ? &ta_shard_with_peers : &ta_shard_per_rank;
 }
 
-int cmd_annotations(int argc, char **argv)
+static int cmd_annotations(int argc, char **argv)
 {
 	struct ta_annotations_opts o = { 0, 0, 1000, 0.8 };
 	const struct ta_cmd_info info = {
@@ -53,3 +53,8 @@ int cmd_annotations(int argc, char **argv)
 
 	return ta_cli_main(argc, argv, &info, run, &o, after_parse);
 }
+
+const struct ta_command ta_command_annotations = {
+	"annotations", cmd_annotations, "time per record_function annotation",
+	TA_SPREAD_BY_OPTIONS, NULL, 1, TA_COMPAT_RULES, NULL
+};

@@ -142,7 +142,7 @@ static int prune(const char *dir, int all)
 	return ta_cli_finish_output(stdout, "stdout");
 }
 
-int cmd_cache(int argc, char **argv)
+static int cmd_cache(int argc, char **argv)
 {
 	enum ta_format fmt = TA_FMT_TEXT;
 	const char *verb = "list";
@@ -183,3 +183,8 @@ int cmd_cache(int argc, char **argv)
 	fprintf(stderr, "traceanalyze: cache: '%s' is not list, prune or clear\n", verb);
 	return TA_EXIT_USAGE;
 }
+
+const struct ta_command ta_command_cache = {
+	"cache", cmd_cache, "list, prune or clear the cache of parsed traces",
+	TA_SPREAD_NONE, NULL, 0, TA_COMPAT_RULES, NULL
+};

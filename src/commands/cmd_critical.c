@@ -311,7 +311,7 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 		cli->shard_rule = &on_shards;
 }
 
-int cmd_critical(int argc, char **argv)
+static int cmd_critical(int argc, char **argv)
 {
 	struct cp_cmd c = { { -1, 0, NULL, NULL, 1, NULL, "ProfilerStep", 0, 0 },
 			    "", NULL, 0, 0, 0, 0, NULL, { { 0 }, NULL, 0, 0 }, 0, 0, 0 };
@@ -335,3 +335,8 @@ int cmd_critical(int argc, char **argv)
 	ta_table_free(c.items);
 	return rc;
 }
+
+const struct ta_command ta_command_critical = {
+	"critical-path", cmd_critical, "per step: the chain of work the step waited on, and what it is",
+	TA_SPREAD_BY_OPTIONS, NULL, 1, TA_COMPAT_OWN, NULL
+};

@@ -130,7 +130,7 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 		cli->shard_rule = &on_shards;
 }
 
-int cmd_diagnose(int argc, char **argv)
+static int cmd_diagnose(int argc, char **argv)
 {
 	struct diag_cmd o = { { 90, 50000, 10000, 1 }, 0, NULL, 0 };
 	const struct ta_cmd_info info = {
@@ -148,3 +148,8 @@ int cmd_diagnose(int argc, char **argv)
 	ta_table_free(o.found);
 	return rc;
 }
+
+const struct ta_command ta_command_diagnose = {
+	"diagnose", cmd_diagnose, "per step: what bounds it, and what to fix",
+	TA_SPREAD_BY_OPTIONS, NULL, 1, TA_COMPAT_REFUSED, NULL
+};

@@ -173,7 +173,7 @@ static int increases_as_gates(struct diff_cmd *c, struct ta_cli *cli)
 	return 0;
 }
 
-int cmd_diff(int argc, char **argv)
+static int cmd_diff(int argc, char **argv)
 {
 	struct diff_cmd c;
 	struct ta_cli cli;
@@ -234,3 +234,8 @@ out:
 	ta_cli_free(&cli);
 	return rc;
 }
+
+const struct ta_command ta_command_diff = {
+	"diff", cmd_diff, "two runs: what changed, per name and per step",
+	TA_SPREAD_MERGED, NULL, 2, TA_COMPAT_OWN, NULL
+};

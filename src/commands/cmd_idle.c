@@ -52,7 +52,7 @@ static void present(struct ta_table *t, void *ctx)
 	ta_people_idle(t);
 }
 
-int cmd_idle(int argc, char **argv)
+static int cmd_idle(int argc, char **argv)
 {
 	struct idle_ctx c = { { 30000, NULL, 0, 0 }, NULL };
 	const struct ta_cmd_info info = {
@@ -76,3 +76,8 @@ int cmd_idle(int argc, char **argv)
 	ta_cli_free(&cli);
 	return rc;
 }
+
+const struct ta_command ta_command_idle = {
+	"idle", cmd_idle, "idle time per stream: host wait, kernel wait, other",
+	TA_SPREAD_PER_RANK, NULL, 1, TA_COMPAT_RULES, NULL
+};

@@ -103,7 +103,7 @@ static int shards(struct ta_cli *cli, const char *dir)
 	return rc;
 }
 
-int cmd_ingest(int argc, char **argv)
+static int cmd_ingest(int argc, char **argv)
 {
 	static const struct ta_cmd_info info = {
 		"ingest", "[options] PATH -o DB | PATH... -o DIR/",
@@ -112,7 +112,7 @@ int cmd_ingest(int argc, char **argv)
 		"-o naming a directory\n(it exists, or ends in /): one shard per trace "
 		"file, DIR/NAME.tadb, written\nsafely beside other writers, -j N files "
 		"at once (a process each); every\ncommand accepts the directory as PATH.",
-		NULL, ta_cli_no_opts, NULL, NULL,
+		NULL, NULL, NULL, NULL,
 		NULL
 	};
 	struct ta_error err = { 0, "" };
@@ -149,3 +149,8 @@ int cmd_ingest(int argc, char **argv)
 	ta_cli_free(&cli);
 	return rc;
 }
+
+const struct ta_command ta_command_ingest = {
+	"ingest", cmd_ingest, "parse traces into a database for later commands",
+	TA_SPREAD_NONE, NULL, 0, TA_COMPAT_RULES, NULL
+};

@@ -95,7 +95,7 @@ static struct ta_table *rank_sequences(struct ta_shards *sh, struct ta_table *pa
 	return ta_sequences_join(parts, &c->s);
 }
 
-int cmd_kernels(int argc, char **argv)
+static int cmd_kernels(int argc, char **argv)
 {
 	static const struct ta_shard_rule sequences = { 0, 0, NULL, sequence_parts,
 							rank_sequences };
@@ -127,3 +127,8 @@ int cmd_kernels(int argc, char **argv)
 	ta_cli_free(&cli);
 	return rc;
 }
+
+const struct ta_command ta_command_kernels = {
+	"kernels", cmd_kernels, "GPU time per kernel or kernel type",
+	TA_SPREAD_BY_OPTIONS, NULL, 1, TA_COMPAT_RULES, NULL
+};

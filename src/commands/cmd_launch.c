@@ -55,7 +55,7 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 	cli->shard_rule = o->by_op ? &by_op : &ta_shard_per_rank;
 }
 
-int cmd_launch(int argc, char **argv)
+static int cmd_launch(int argc, char **argv)
 {
 	struct ta_launch_opts o = { 0, 0, 50000, 100000 };
 	const struct ta_cmd_info info = {
@@ -71,3 +71,8 @@ int cmd_launch(int argc, char **argv)
 
 	return ta_cli_main(argc, argv, &info, run, &o, after_parse);
 }
+
+const struct ta_command ta_command_launch = {
+	"launch", cmd_launch, "launch statistics: CPU time, GPU time, launch delay",
+	TA_SPREAD_BY_OPTIONS, NULL, 1, TA_COMPAT_RULES, NULL
+};

@@ -35,7 +35,7 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 	cli->shard_rule = o->series ? &ta_shard_with_peers : &ta_shard_per_rank;
 }
 
-int cmd_membw(int argc, char **argv)
+static int cmd_membw(int argc, char **argv)
 {
 	struct ta_membw_opts o = { 0 };
 	const struct ta_cmd_info info = {
@@ -50,3 +50,8 @@ int cmd_membw(int argc, char **argv)
 
 	return ta_cli_main(argc, argv, &info, run, &o, after_parse);
 }
+
+const struct ta_command ta_command_membw = {
+	"membw", cmd_membw, "memory bandwidth per copy kind",
+	TA_SPREAD_BY_OPTIONS, NULL, 1, TA_COMPAT_RULES, NULL
+};

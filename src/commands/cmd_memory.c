@@ -162,7 +162,7 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 		cli->shard_rule = &text;
 }
 
-int cmd_memory(int argc, char **argv)
+static int cmd_memory(int argc, char **argv)
 {
 	struct mem_cmd c = { { 0, TA_MEM_BY_ANNOTATION, 0, 0, 0, 0 }, 0, NULL, NULL, { 0 } };
 	const struct ta_cmd_info info = {
@@ -186,3 +186,8 @@ int cmd_memory(int argc, char **argv)
 	ta_table_free(c.found);
 	return rc;
 }
+
+const struct ta_command ta_command_memory = {
+	"memory", cmd_memory, "allocated memory per step: peak, growth, and who allocated it",
+	TA_SPREAD_PER_RANK, NULL, 1, TA_COMPAT_REFUSED, NULL
+};

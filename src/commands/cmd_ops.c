@@ -87,7 +87,7 @@ static void present(struct ta_table *t, void *ctx)
 	ta_people_ops(t);
 }
 
-int cmd_ops(int argc, char **argv)
+static int cmd_ops(int argc, char **argv)
 {
 	struct ta_ops_opts o = { TA_OPS_SORT_SELF_DEVICE, 0, 0, 0, 0, -1 };
 	const struct ta_cmd_info info = {
@@ -102,3 +102,8 @@ int cmd_ops(int argc, char **argv)
 
 	return ta_cli_main(argc, argv, &info, run, &o, after_parse);
 }
+
+const struct ta_command ta_command_ops = {
+	"ops", cmd_ops, "the profiler's key_averages table, per rank",
+	TA_SPREAD_PER_RANK, NULL, 1, TA_COMPAT_REFUSED, NULL
+};

@@ -46,7 +46,7 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 	cli->shard_rule = o->series ? &ta_shard_with_peers : &ta_shard_per_rank;
 }
 
-int cmd_queue(int argc, char **argv)
+static int cmd_queue(int argc, char **argv)
 {
 	struct ta_queue_opts o = { 0, 0 };
 	const struct ta_cmd_info info = {
@@ -61,3 +61,8 @@ int cmd_queue(int argc, char **argv)
 
 	return ta_cli_main(argc, argv, &info, run, &o, after_parse);
 }
+
+const struct ta_command ta_command_queue = {
+	"queue", cmd_queue, "launch queue length per stream",
+	TA_SPREAD_BY_OPTIONS, NULL, 1, TA_COMPAT_RULES, NULL
+};

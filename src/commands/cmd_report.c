@@ -371,7 +371,7 @@ done:
 	return rc;
 }
 
-int cmd_report(int argc, char **argv)
+static int cmd_report(int argc, char **argv)
 {
 	struct report_opts ro = { NULL, NULL, 0 };
 	const struct ta_cmd_info info = {
@@ -401,3 +401,8 @@ int cmd_report(int argc, char **argv)
 	ta_cli_free(&cli);
 	return rc;
 }
+
+const struct ta_command ta_command_report = {
+	"report", cmd_report, "the core analyses together: temporal, idle, kernel types, overlap",
+	TA_SPREAD_BY_OPTIONS, NULL, 1, TA_COMPAT_RULES, NULL
+};

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-int cmd_schema(int argc, char **argv)
+static int cmd_schema(int argc, char **argv)
 {
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 ||
 			 strcmp(argv[1], "-h") == 0)) {
@@ -24,3 +24,8 @@ int cmd_schema(int argc, char **argv)
 	fputs(ta_db_lazy_index_sql[TA_INDEX_MEMORY], stdout);
 	return ta_cli_finish_output(stdout, "stdout");
 }
+
+const struct ta_command ta_command_schema = {
+	"schema", cmd_schema, "print the database schema",
+	TA_SPREAD_NONE, NULL, 0, TA_COMPAT_RULES, NULL
+};

@@ -39,7 +39,7 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 	cli->ingest.lazy_indexes |= ta_model_lazy_indexes(TA_NEED_HOST);
 }
 
-int cmd_stragglers(int argc, char **argv)
+static int cmd_stragglers(int argc, char **argv)
 {
 	struct ta_stragglers_opts o = { 10 };
 	const struct ta_cmd_info info = {
@@ -54,3 +54,8 @@ int cmd_stragglers(int argc, char **argv)
 
 	return ta_cli_main(argc, argv, &info, run, &o, after_parse);
 }
+
+const struct ta_command ta_command_stragglers = {
+	"stragglers", cmd_stragglers, "across ranks: who the others wait for, how long, and why",
+	TA_SPREAD_JOINED, &ta_shard_stragglers, 1, TA_COMPAT_REFUSED, NULL
+};

@@ -650,7 +650,9 @@ int ta_shard_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
 
 	*out = NULL;
 	if (!rule && c)
-		rule = c->rule;
+		rule = c->rule ? c->rule : c->spread == TA_SPREAD_PER_RANK ?
+		       &ta_shard_per_rank : c->spread == TA_SPREAD_PEERS ?
+		       &ta_shard_with_peers : NULL;
 	if (!rule || !(sh = ta_shards_open(cli)))
 		return 0;
 	ok = ta_shards_run(sh, rule, fn, ctx, out);

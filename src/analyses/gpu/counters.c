@@ -5,6 +5,7 @@
  * cudaLaunchKernel, and a rank where the two counts differ is left out
  * with a warning. op is the innermost CPU op over the launch on its
  * thread, top_op the outermost. */
+#include "ta_command.h"
 #include "ta_analyses.h"
 #include "ta_db.h"
 #include "ta_model.h"
@@ -213,3 +214,26 @@ int ta_counters_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out
 	*out = t;
 	return 0;
 }
+
+/* The command: this analysis alone. */
+static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
+	       struct ta_table **out, struct ta_error *err)
+{
+	(void)ctx;
+	return ta_counters_run(db, q, out, err);
+}
+
+static const struct ta_cmd_info info = {
+	"counters", "[options] PATH",
+	"The hardware counters of a trace taken in the CUPTI range profiler "
+	"mode\n(cuda_profiler_range events), per kernel and counter, with the "
+	"innermost and\noutermost CPU op over its launch: rank,nth,kernel,op,"
+	"top_op,counter,value.",
+	NULL, NULL, NULL, NULL,
+	run
+};
+
+const struct ta_command ta_command_counters = {
+	"counters", NULL, "CUPTI hardware counters per kernel, with the op that launched it",
+	TA_SPREAD_PER_RANK, NULL, 1, TA_COMPAT_REFUSED, &info
+};

@@ -1,6 +1,7 @@
 /* Temporal breakdown (hta-semantics §9.2): per rank, its analysis window
  * (the model's span: its kept steps' windows; HTA: first to last GPU
  * activity) split into idle, compute and non-compute time. */
+#include "ta_command.h"
 #include "analyses/common/intervals.h"
 #include "ta_analyses.h"
 #include "ta_db.h"
@@ -127,3 +128,25 @@ int ta_temporal_run(sqlite3 *db, const struct ta_query *q,
 	*out = t;
 	return 0;
 }
+
+/* The command: this analysis alone. */
+static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
+	       struct ta_table **out, struct ta_error *err)
+{
+	(void)ctx;
+	return ta_temporal_run(db, q, out, err);
+}
+
+static const struct ta_cmd_info info = {
+	"temporal", "[options] PATH",
+	"Temporal breakdown per rank: of the span from the first to the last "
+	"GPU activity,\nthe time the GPU was idle, computing, or busy with "
+	"anything else\n(communication, memory copies).",
+	NULL, NULL, NULL, NULL,
+	run
+};
+
+const struct ta_command ta_command_temporal = {
+	"temporal", NULL, "idle, compute and non-compute GPU time per rank",
+	TA_SPREAD_PER_RANK, NULL, 1, TA_COMPAT_RULES, &info
+};

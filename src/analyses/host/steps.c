@@ -2,6 +2,7 @@
  * window every analysis measures it by (window.c), and whether it was
  * kept (the last step is not: it is cut short by the profiler's stop).
  * With --hta-compat, kept follows HTA's step filter (§7). */
+#include "ta_command.h"
 #include "ta_analyses.h"
 #include "ta_db.h"
 #include "ta_model.h"
@@ -61,3 +62,28 @@ int ta_steps_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 	*out = t;
 	return 0;
 }
+
+/* The command: this analysis alone. */
+static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
+	       struct ta_table **out, struct ta_error *err)
+{
+	(void)ctx;
+	return ta_steps_run(db, q, out, err);
+}
+
+static const struct ta_cmd_info info = {
+	"steps", "[options] PATH",
+	"Per rank, each ProfilerStep#N: its range on the host (cpu_start_us, "
+	"cpu_us), the\nwindow the other commands measure it by (window_start_us, "
+	"window_us: from\nthe end of the previous step's window to the later "
+	"of its host end and the end\nof the GPU work it launched, see "
+	"ANALYSIS WINDOW) and whether it was kept\n(the last step is not; "
+	"--hta-compat: HTA's step filter).",
+	NULL, NULL, NULL, NULL,
+	run
+};
+
+const struct ta_command ta_command_steps = {
+	"steps", NULL, "the profiler steps: their ranges, windows, and which are kept",
+	TA_SPREAD_PER_RANK, NULL, 1, TA_COMPAT_RULES, &info
+};
