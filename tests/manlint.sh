@@ -23,7 +23,12 @@ section() { # CMD: its entries' text under COMMANDS, then OPTIONS
 }
 for cmd in $(./traceanalyze --help | sed -n '/^commands:/,/^$/p' | awk 'NR > 1 && NF && $1 != "help" && $1 != "schema" { print $1 }'); do
 	section "$cmd" > "$TMP/section"
-	[ -s "$TMP/section" ] || { fail=$((fail + 1)); echo "FAIL manlint: no .It Cm $cmd under COMMANDS"; }
+	# (section always holds OPTIONS: the command's own entry is looked for)
+	if awk -v cmd="$cmd" '/^\.Sh / { sh = $2 } sh == "COMMANDS" && /^\.It Cm / && $3 == cmd { f = 1 } END { exit !f }' $MAN; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1)); echo "FAIL manlint: no .It Cm $cmd under COMMANDS"
+	fi
 	for opt in $(./traceanalyze $cmd --help | grep -o -- '^  --[a-z-]*' | sed 's/^  --//'); do
 		if grep 'Fl ' "$TMP/section" | grep -q -- "-$opt\b"; then
 			pass=$((pass + 1))
@@ -64,6 +69,13 @@ stragglers
 critical-path
 critical-path --top 3
 VARIANTS
+# and every command's default table, listed above or not (a new command)
+./traceanalyze --list-commands | awk -F'\t' '$3 == 1 { print $1 }' | while read -r cmd; do
+	for col in $(./traceanalyze $cmd --columns 2>/dev/null | cut -f1); do
+		grep -qw -- "$col" $MAN || echo "FAIL manlint: $cmd: column $col is not in the man page"
+	done
+done > "$TMP/cols"
+if [ -s "$TMP/cols" ]; then fail=$((fail + 1)); cat "$TMP/cols"; else pass=$((pass + 1)); fi
 grep '^\.Dl \$ traceanalyze ' $MAN | sed 's/^\.Dl \$ traceanalyze //; s/\\(dq/"/g' > "$TMP/examples"
 # an example runs, says something, and a gate that trips says why
 while read -r args; do
