@@ -142,6 +142,31 @@ int ta_model_save_traits(sqlite3 *db, sqlite3 *out, struct ta_error *err);
  * with every shard's part attached ("peers"), every shard's. */
 int64_t ta_model_min_ts(sqlite3 *db, const struct ta_query *q);
 
+/* What a command says about the job beside its tables (facts.c); the
+ * model prepared (sel_ranks, step_win). */
+struct ta_job_facts {
+	size_t ranks, steps;       /* ranks selected; kept steps' windows */
+	int64_t memory_span_ns;    /* first to last [memory] event; -1: none */
+	char *files;               /* the first few paths ("a, b and 5 more") */
+	char *start;               /* the traces' earliest time, as text */
+};
+void ta_model_facts(sqlite3 *db, struct ta_job_facts *f);
+void ta_model_facts_free(struct ta_job_facts *f);
+
+/* The traces a database was made from, by rank (with their size and
+ * modification time at ingestion). */
+struct ta_input_file {
+	int64_t rank;
+	char *path;
+	int64_t bytes, mtime_ns;
+};
+int ta_model_inputs(sqlite3 *db, struct ta_input_file **v, size_t *n,
+		    struct ta_error *err);
+void ta_model_inputs_free(struct ta_input_file *v, size_t n);
+
+/* An allocator snapshot's history events; -1 if db is not a snapshot. */
+int64_t ta_model_snapshot_events(sqlite3 *db);
+
 /* How analyses measure, one set of rules per mode (rules.c): the default,
  * right on today's traces, and HTA's (--hta-compat), HTA 0.6.1 number for
  * number. An analysis asks for a rule by what it decides, never which mode

@@ -41,6 +41,9 @@ none one_gpu_category_list "'Kernel', 'gpu_memcpy'|\"Kernel\", \"gpu_memcpy\"" "
 # analyses ask the model's rules (ta_rules), never which mode runs; HTA's
 # own algorithms live in src/compat/hta/
 none no_mode_in_analyses "hta_compat" '	if (q->hta_compat)' $A
+# commands declare and present; what they need from a database the model
+# answers (facts.c): no SQL in src/commands/cmd_*.c
+none no_sql_in_commands '"(SELECT|INSERT|UPDATE|DELETE|CREATE) |sqlite3_(prepare|step|exec)|ta_db_(prepare|int|text|exec)\(' '	n = ta_db_int(db, "SELECT count(*) FROM sel_ranks", 0);' src/commands/cmd_*.c
 # the parser and the model never format output; analyses never write it
 none parse_does_not_print "ta_report\\.h|(^|[^a-z_])(f?printf|fputs|puts|fwrite)\\(" '	printf("%d\\n", n);' src/parse/*.c src/model/*.c
 none analyses_do_not_print "ta_report\\.h|ta_stream|(^|[^a-z_])(f?printf|fputs|puts|fwrite)\\(" '	fputs(line, stderr);' $A

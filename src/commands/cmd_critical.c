@@ -121,9 +121,10 @@ static int trace_source(sqlite3 *db, const struct ta_query *q, const char *out,
 {
 	struct stat os;
 	int out_exists = strcmp(out, "-") != 0 && stat(out, &os) == 0;
-	sqlite3_stmt *st = NULL;
+	struct ta_input_file *v;
 	int64_t bytes = -1, mtime_ns = -1;
 	struct stat sb;
+	size_t nv, i;
 	int rc, n = 0, fd;
 
 	if (q->ranks && q->nranks != 1) {
@@ -131,32 +132,29 @@ static int trace_source(sqlite3 *db, const struct ta_query *q, const char *out,
 			     "give one rank (--ranks N)");
 		return -1;
 	}
-	if (ta_db_prepare(db, "SELECT rank, path, bytes, mtime_ns FROM files ORDER BY rank",
-			  &st, err) < 0)
+	if (ta_model_inputs(db, &v, &nv, err) < 0)
 		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	for (i = 0; i < nv; i++) {
 		struct stat is;
-		const char *p = (const char *)sqlite3_column_text(st, 1);
 
 		/* every rank's trace the database was made from is an input */
-		if (out_exists && p && stat(p, &is) == 0 && ta_same_file(&is, &os)) {
+		if (out_exists && v[i].path && stat(v[i].path, &is) == 0 &&
+		    ta_same_file(&is, &os)) {
 			ta_error_set(err, TA_EXIT_USAGE, "'%s' is the trace of rank %lld this "
 				     "database was made from; refusing to write over it", out,
-				     (long long)sqlite3_column_int64(st, 0));
-			sqlite3_finalize(st);
+				     (long long)v[i].rank);
+			ta_model_inputs_free(v, nv);
 			return -1;
 		}
-		if (!q->ranks || sqlite3_column_int64(st, 0) == q->ranks[0]) {
-			*rank = sqlite3_column_int64(st, 0);
-			snprintf(path, len, "%s", (const char *)sqlite3_column_text(st, 1));
-			bytes = sqlite3_column_int64(st, 2);
-			mtime_ns = sqlite3_column_int64(st, 3);
+		if (!q->ranks || v[i].rank == q->ranks[0]) {
+			*rank = v[i].rank;
+			snprintf(path, len, "%s", v[i].path ? v[i].path : "");
+			bytes = v[i].bytes;
+			mtime_ns = v[i].mtime_ns;
 			n++;
 		}
 	}
-	sqlite3_finalize(st);
-	if (ta_db_done(db, rc, err) < 0)
-		return -1;
+	ta_model_inputs_free(v, nv);
 	if (n != 1) {
 		ta_error_set(err, TA_EXIT_USAGE, "--trace writes one rank's trace: "
 			     "give one rank (--ranks N)");

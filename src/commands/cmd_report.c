@@ -146,11 +146,12 @@ static int run_snapshot(sqlite3 *db, const struct ta_cli *cli, struct report_opt
 	const char *path = ro->snapshot;
 	struct ta_memory_opts m = { 0, TA_MEM_BY_ANNOTATION, 0, 0, 0, 0 };
 	sqlite3 *snap = NULL;
+	int64_t events;
 	int rc = -1;
 
 	if (ta_input_open(path, &cli->ingest, &snap, err) < 0)
 		return -1;
-	if (ta_db_int(snap, "SELECT count(*) FROM info WHERE key = 'snapshot'", 0) == 0) {
+	if ((events = ta_model_snapshot_events(snap)) < 0) {
 		ta_error_set(err, TA_EXIT_INPUT, "'%s': not an allocator snapshot", path);
 		goto out;
 	}
@@ -158,7 +159,7 @@ static int run_snapshot(sqlite3 *db, const struct ta_cli *cli, struct report_opt
 	    ta_snapshot_mem_run(snap, &m, &h[H_SNAP], err) < 0)
 		goto out;
 	m.series = 1;
-	ro->snap_bucket = ta_db_int(snap, "SELECT count(*) / 400 FROM snapshot_events", 0);
+	ro->snap_bucket = events / 400;
 	if (ro->snap_bucket < 1)
 		ro->snap_bucket = 1;
 	m.bucket_events = ro->snap_bucket;
@@ -179,15 +180,18 @@ static int run_html(sqlite3 *db, const struct ta_cli *cli, struct report_opts *r
 	struct ta_diagnose_opts d = { 90, 50000, 10000, 1 };
 	struct ta_stragglers_opts s = { 10 };
 	struct ta_memory_opts m = { 0, TA_MEM_BY_ANNOTATION, 1, 0, 0, 0 };
+	struct ta_job_facts f;
 
 	if (ta_kernels_run(db, &cli->query, &top, &h[H_KERNELS], err) < 0 ||
 	    ta_diagnose_run(db, &cli->query, &d, &h[H_DIAGNOSE], &h[H_FINDINGS], err) < 0)
 		return -1;
-	if (ta_db_int(db, "SELECT count(*) FROM sel_ranks", 0) > 1 &&
+	ta_model_facts(db, &f);
+	ta_model_facts_free(&f);
+	if (f.ranks > 1 &&
 	    ta_stragglers_run(db, &cli->query, &s, &h[H_STRAGGLERS], err) < 0)
 		return -1;
-	if (ta_db_int(db, "SELECT count(*) FROM names WHERE name = '[memory]'", 0) > 0) {
-		int64_t span = ta_db_int(db, "SELECT max(ts_ns) - min(ts_ns) FROM memory", 0);
+	if (f.memory_span_ns >= 0) {
+		int64_t span = f.memory_span_ns;
 
 		/* about 400 points a line */
 		*bucket_us = span / 400000 > 0 ? span / 400000 : 1;
@@ -196,13 +200,6 @@ static int run_html(sqlite3 *db, const struct ta_cli *cli, struct report_opts *r
 			return -1;
 	}
 	return ro->snapshot ? run_snapshot(db, cli, ro, h, err) : 0;
-}
-
-static char *html_meta(sqlite3 *db, const char *sql)
-{
-	char *s = ta_db_text(db, sql);
-
-	return s ? s : ta_xstrdup("?");
 }
 
 static int write_html(const struct ta_cli *cli, const struct report_opts *ro, sqlite3 *db,
@@ -215,23 +212,15 @@ static int write_html(const struct ta_cli *cli, const struct report_opts *ro, sq
 	char cmds[10][600];
 	const char *cmdv[10];
 	const char *path = cli->args[0];
-	/* many ranks: the first few files */
-	char *files = html_meta(db, "SELECT CASE WHEN count(*) <= 8 THEN"
-				" (SELECT group_concat(path, ', ') FROM (SELECT path FROM"
-				"  files ORDER BY rank)) ELSE (SELECT group_concat(path, ', ')"
-				"  FROM (SELECT path FROM files ORDER BY rank LIMIT 3))"
-				" || printf(' and %d more', count(*) - 3) END FROM files");
-	char *start = html_meta(db, "SELECT printf('%.3f us on the traces'' clock',"
-				" min(min_ts_ns) / 1000.0) FROM files");
+	struct ta_job_facts f;
 	size_t n = 0, i;
 	FILE *out;
 	int rc;
 
 	out_cli.output = html;
-	if (ta_cli_check_output(&out_cli, 0, &err) < 0) {
-		free(files), free(start);
+	if (ta_cli_check_output(&out_cli, 0, &err) < 0)
 		return ta_cli_error(&err);
-	}
+	ta_model_facts(db, &f);
 	snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze temporal --format csv %s", path);
 	snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze idle --format csv %s", path);
 	snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze diagnose --format csv %s  "
@@ -256,10 +245,10 @@ static int write_html(const struct ta_cli *cli, const struct report_opts *ro, sq
 		cmdv[i] = cmds[i];
 	memset(&p, 0, sizeof(p));
 	p.path = path;
-	p.files = files;
-	p.ranks = (size_t)ta_db_int(db, "SELECT count(*) FROM sel_ranks", 0);
-	p.steps = (size_t)ta_db_int(db, "SELECT count(*) FROM step_win", 0);
-	p.start = start;
+	p.files = f.files;
+	p.ranks = f.ranks;
+	p.steps = f.steps;
+	p.start = f.start;
 	p.version = TA_VERSION;
 	p.commands = cmdv;
 	p.ncommands = n;
@@ -275,15 +264,14 @@ static int write_html(const struct ta_cli *cli, const struct report_opts *ro, sq
 	p.snapshot = h[H_SNAP];
 	p.snapshot_series = h[H_SNAP_SERIES];
 	if (!(out = ta_cli_output_open(&out_cli))) {
-		free(files), free(start);
+		ta_model_facts_free(&f);
 		return TA_EXIT_SYSTEM;
 	}
 	ta_report_html(out, &p);
 	rc = ta_cli_output_close(&out_cli, out, t, NTABLES);
 	if (rc == TA_EXIT_OK && strcmp(html, "-") != 0 && !ta_quiet)
 		fprintf(stderr, "traceanalyze: wrote %s\n", html);
-	free(files);
-	free(start);
+	ta_model_facts_free(&f);
 	return rc;
 }
 

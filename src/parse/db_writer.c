@@ -19,6 +19,7 @@
  * parsed is cut off (ta_db_feed_cut) and released in document order, its
  * events' indexes moved by the elements before it, or released for its
  * names only when the piece turned out not to be one. */
+#include "db_writer.h"
 #include "batch.h"
 #include "event_row.h"
 #include "ta_intern.h"

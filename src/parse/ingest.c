@@ -1,4 +1,5 @@
 /* Parse every trace file into one database, one rank per file. */
+#include "db_writer.h"
 #include "ta_cleanup.h"
 #include "ta_db.h"
 #include "ta_files.h"
