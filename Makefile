@@ -3,6 +3,7 @@
 #   make demo            install missing packages, build, analyse testdata/
 #   make check           build and run every test
 #   make DEVELOPER=1     strict warnings (-Werror); SANITIZE=address,undefined
+#   make NO_ISAL=1       inflate with zlib even where ISA-L is installed
 #   make SANITIZE=thread tsan   parallel ingestion under ThreadSanitizer
 #   make bench | lint | install | uninstall | clean
 
@@ -17,6 +18,18 @@ PKGS = yajl sqlite3 zlib
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lyajl -lsqlite3 -lz)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
+# ISA-L's inflate when installed (libisal-dev): zlib's stays the fallback
+ifndef NO_ISAL
+ISAL_LIBS := $(shell pkg-config --libs libisal 2>/dev/null || \
+	(test -f /usr/include/isa-l/igzip_lib.h && echo -lisal))
+endif
+ifneq ($(ISAL_LIBS),)
+PKG_CFLAGS += -DTA_HAVE_ISAL
+PKG_LIBS += $(ISAL_LIBS)
+endif
+# gzread.o is built again when the inflater changes (make NO_ISAL=1 after make)
+INFLATER := $(if $(ISAL_LIBS),isa-l,zlib)
+$(shell test "$$(cat src/parse/.inflater 2>/dev/null)" = $(INFLATER) || echo $(INFLATER) > src/parse/.inflater)
 
 CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Iinclude -Isrc $(PKG_CFLAGS)
@@ -51,6 +64,8 @@ libtraceanalyze.a: $(LIB_OBJ)
 
 %.o: %.c $(HEADERS)
 	$(CC) $(CFLAGS) -c -o $@ $<
+
+src/parse/gzread.o: src/parse/.inflater
 
 $(TEST_BIN): $(TEST_SRC) tests/check_main.h libtraceanalyze.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -Itests -o $@ $(TEST_SRC) libtraceanalyze.a \

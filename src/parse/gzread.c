@@ -1,8 +1,16 @@
-/* gzip or plain files, decompressed with zlib's inflate directly rather
- * than gzread: gzread drops the bytes it decompressed in a call that ends
- * in an error, so a bad checksum at the end of a member would lose the
- * last chunk (or a small file entirely). Here every byte decompressed is
- * handed over, then the error, so damage is reported where it is.
+/* gzip or plain files, decompressed with an inflater driven directly
+ * rather than gzread: gzread drops the bytes it decompressed in a call
+ * that ends in an error, so a bad checksum at the end of a member would
+ * lose the last chunk (or a small file entirely). Here every byte
+ * decompressed is handed over, then the error, so damage is reported
+ * where it is.
+ *
+ * The inflater is ISA-L's when it is built in (TA_HAVE_ISAL: several
+ * times zlib's speed, which was most of the time left above yajl), else
+ * zlib's; TA_INFLATE=zlib picks zlib's anyway. Both sit behind one step
+ * function, see the gzip loop, with the same messages, so that which one
+ * ran never shows: the same damage gives the same bytes, message and
+ * offsets (tests/check_gzread.c holds them to it).
  *
  * Decompression runs on its own thread, a few chunks ahead of the parser:
  * it fills a ring of buffers, the parser takes them in order. Without a
@@ -10,6 +18,7 @@
  * thread decompresses into the first buffer. */
 #include "gzread.h"
 #include "ta_files.h"
+#include "ta_parse.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -18,6 +27,15 @@
 #include <sys/resource.h>
 #include <unistd.h>
 #include <zlib.h>
+#ifdef TA_HAVE_ISAL
+#include <isa-l/igzip_lib.h>
+#endif
+
+/* the messages of either inflater: theirs differ in detail (zlib names
+ * the broken code, ISA-L a class), so both say the class */
+#define MSG_HEADER "invalid gzip header"
+#define MSG_DATA "invalid compressed data"
+#define MSG_CHECK "gzip checksum mismatch (the data may be damaged)"
 
 #define NBUF 8
 
@@ -31,8 +49,14 @@ struct chunk {
 struct ta_gzr {
 	int fd;
 	int gzip;          /* else plain: bytes as they are */
-	z_stream z;
+	z_stream z;        /* zlib's inflater, or */
+#ifdef TA_HAVE_ISAL
+	struct inflate_state *isal; /* ISA-L's, when not NULL */
+	struct isal_gzip_header hdr; /* the member's, read by us: see step_isal */
+#endif
 	unsigned char *in; /* compressed input */
+	const unsigned char *next_in; /* of in: not inflated yet */
+	size_t avail_in;
 	int in_eof;        /* the file has no more bytes */
 	int between;       /* a gzip member ended; another may follow */
 	int failed;        /* the error in err comes with the next read */
@@ -88,58 +112,145 @@ static int refill(struct ta_gzr *r)
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -1;
-	r->z.next_in = r->in;
-	r->z.avail_in = (uInt)n;
+	r->next_in = r->in;
+	r->avail_in = (size_t)n;
 	r->raw_in += n;
 	r->in_eof = n == 0;
 	return n > 0;
+}
+
+static int damage(struct ta_gzr *r, const char *msg)
+{
+	snprintf(r->err, sizeof(r->err), "%s", msg);
+	r->failed = 1;
+	return -1;
+}
+
+/* One call of zlib's inflate, from r->next_in into *out: 1 at the end of
+ * a member, 0 to go on, -1 on damage (message in err). */
+static int step_zlib(struct ta_gzr *r, unsigned char **out, size_t *avail)
+{
+	z_stream *z = &r->z;
+	int ret;
+
+	z->next_in = (unsigned char *)r->next_in;
+	z->avail_in = (uInt)r->avail_in;
+	z->next_out = *out;
+	z->avail_out = (uInt)*avail;
+	ret = inflate(z, Z_NO_FLUSH);
+	r->next_in = z->next_in;
+	r->avail_in = z->avail_in;
+	*out = z->next_out;
+	*avail = z->avail_out;
+	if (ret == Z_STREAM_END)
+		return 1;
+	if (ret == Z_OK || ret == Z_BUF_ERROR)
+		return 0;
+	if (ret != Z_DATA_ERROR || !z->msg)
+		return damage(r, MSG_DATA);
+	/* zlib's words for the header, the trailer, else the data */
+	if (strstr(z->msg, "header") || strcmp(z->msg, "unknown compression method") == 0)
+		return damage(r, MSG_HEADER);
+	return damage(r, strstr(z->msg, "incorrect") ? MSG_CHECK : MSG_DATA);
+}
+
+#ifdef TA_HAVE_ISAL
+/* Reads the member's header: 1 once read, 0 for more input, -1 on damage.
+ * Ours rather than isal_inflate's so that its flags are seen: ISA-L
+ * ignores the reserved ones, zlib refuses them (a flipped bit there). */
+static int header_isal(struct ta_gzr *r)
+{
+	int ret = isal_read_gzip_header(r->isal, &r->hdr);
+
+	if (ret == ISAL_END_INPUT)
+		return 0;
+	if (ret != ISAL_DECOMP_OK || (r->hdr.flags & 0xe0))
+		return damage(r, MSG_HEADER);
+	return 1;
+}
+
+/* As step_zlib, with ISA-L's isal_inflate. */
+static int step_isal(struct ta_gzr *r, unsigned char **out, size_t *avail)
+{
+	struct inflate_state *s = r->isal;
+	int ret = 1;
+
+	s->next_in = (uint8_t *)r->next_in;
+	s->avail_in = (uint32_t)r->avail_in;
+	if (!s->wrapper_flag)
+		ret = header_isal(r);
+	if (ret > 0) {
+		s->next_out = *out;
+		s->avail_out = (uint32_t)*avail;
+		ret = isal_inflate(s);
+		*out = s->next_out;
+		*avail = s->avail_out;
+	}
+	r->next_in = s->next_in;
+	r->avail_in = s->avail_in;
+	if (ret < 0 && !r->failed) /* else header_isal said it */
+		return damage(r, ret == ISAL_INCORRECT_CHECKSUM ? MSG_CHECK :
+			      ret == ISAL_INVALID_WRAPPER || ret == ISAL_UNSUPPORTED_METHOD ?
+			      MSG_HEADER : MSG_DATA);
+	return ret < 0 ? -1 : s->block_state == ISAL_BLOCK_FINISH;
+}
+#endif
+
+static int step(struct ta_gzr *r, unsigned char **out, size_t *avail)
+{
+#ifdef TA_HAVE_ISAL
+	if (r->isal)
+		return step_isal(r, out, avail);
+#endif
+	return step_zlib(r, out, avail);
+}
+
+/* Ready for the next member. */
+static void reset(struct ta_gzr *r)
+{
+#ifdef TA_HAVE_ISAL
+	if (r->isal) {
+		isal_inflate_reset(r->isal);
+		isal_gzip_header_init(&r->hdr);
+		return;
+	}
+#endif
+	inflateReset(&r->z);
 }
 
 /* Decompresses into buf until it is full, the input ends or an error:
  * the bytes made, then (on the next call) -1 for the error. */
 static long read_gzip(struct ta_gzr *r, char *buf)
 {
-	z_stream *z = &r->z;
+	unsigned char *out = (unsigned char *)buf;
+	size_t avail = TA_GZ_CHUNK;
 	int ret;
 
-	z->next_out = (unsigned char *)buf;
-	z->avail_out = TA_GZ_CHUNK;
-	while (z->avail_out > 0) {
-		if (z->avail_in == 0 && !r->in_eof && refill(r) < 0) {
-			snprintf(r->err, sizeof(r->err), "%s", strerror(errno));
-			r->failed = 1;
+	while (avail > 0) {
+		if (r->avail_in == 0 && !r->in_eof && refill(r) < 0) {
+			damage(r, strerror(errno));
 			break;
 		}
 		if (r->between) {
 			/* as gzip(1): members may follow one another; anything
 			 * else after a member ends the data */
-			if (z->avail_in == 0 || z->next_in[0] != 0x1f) {
+			if (r->avail_in == 0 || r->next_in[0] != 0x1f) {
 				r->in_eof = 1;
-				z->avail_in = 0;
+				r->avail_in = 0;
 				break;
 			}
-			inflateReset(z);
+			reset(r);
 			r->between = 0;
 		}
-		if (z->avail_in == 0 && r->in_eof) {
-			snprintf(r->err, sizeof(r->err), "truncated gzip stream");
-			r->failed = 1;
+		if (r->avail_in == 0 && r->in_eof) {
+			damage(r, "truncated gzip stream");
 			break;
 		}
-		ret = inflate(z, Z_NO_FLUSH);
-		if (ret == Z_STREAM_END) {
-			r->between = 1;
-		} else if (ret != Z_OK && ret != Z_BUF_ERROR) {
-			snprintf(r->err, sizeof(r->err), "%s",
-				 ret == Z_DATA_ERROR && z->msg &&
-				 strcmp(z->msg, "incorrect data check") == 0 ?
-				 "gzip checksum mismatch (the data may be damaged)" :
-				 z->msg ? z->msg : "gzip data error");
-			r->failed = 1;
+		if ((ret = step(r, &out, &avail)) < 0)
 			break;
-		}
+		r->between = ret;
 	}
-	return (long)(TA_GZ_CHUNK - z->avail_out);
+	return (long)(TA_GZ_CHUNK - avail);
 }
 
 /* One chunk: > 0 bytes, 0 at a clean end, -1 on damage (message in err). */
@@ -194,6 +305,51 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
+/* ISA-L's inflater unless TA_INFLATE=zlib (read at each open: a test
+ * compares the two in one process) or it is not built in. */
+static int use_isal(void)
+{
+#ifdef TA_HAVE_ISAL
+	const char *e = getenv("TA_INFLATE");
+
+	return !e || strcmp(e, "zlib") != 0;
+#else
+	return 0;
+#endif
+}
+
+const char *ta_parse_inflater(void)
+{
+	return use_isal() ? "isa-l" : "zlib";
+}
+
+static int start_inflater(struct ta_gzr *r)
+{
+#ifdef TA_HAVE_ISAL
+	if (use_isal()) {
+		r->isal = ta_xmalloc(sizeof(*r->isal));
+		isal_inflate_init(r->isal);
+		r->isal->crc_flag = ISAL_GZIP; /* checks each member's trailer */
+		isal_gzip_header_init(&r->hdr);
+		return 0;
+	}
+#endif
+	return inflateInit2(&r->z, 15 + 16) == Z_OK ? 0 : -1;
+}
+
+static void end_inflater(struct ta_gzr *r)
+{
+	if (!r->gzip)
+		return;
+#ifdef TA_HAVE_ISAL
+	if (r->isal) {
+		free(r->isal);
+		return;
+	}
+#endif
+	inflateEnd(&r->z);
+}
+
 struct ta_gzr *ta_gzr_open(const char *path, int threaded,
 			   struct ta_error *err)
 {
@@ -216,16 +372,14 @@ struct ta_gzr *ta_gzr_open(const char *path, int threaded,
 	memcpy(r->in, magic, (size_t)got);
 	r->raw_in = got;
 	r->head = r->gzip ? 0 : (size_t)got;
-	if (r->gzip) {
-		r->z.next_in = r->in;
-		r->z.avail_in = (uInt)got;
-		if (inflateInit2(&r->z, 15 + 16) != Z_OK) {
-			ta_error_set(err, TA_EXIT_SYSTEM, "'%s': cannot start zlib", path);
-			close(fd);
-			free(r->in);
-			free(r);
-			return NULL;
-		}
+	r->next_in = r->in;
+	r->avail_in = (size_t)got;
+	if (r->gzip && start_inflater(r) < 0) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "'%s': cannot start zlib", path);
+		close(fd);
+		free(r->in);
+		free(r);
+		return NULL;
 	}
 	for (i = 0; i < (threaded ? NBUF : 1); i++) /* inline: one buffer */
 		r->ring[i].data = ta_xmalloc(TA_GZ_CHUNK);
@@ -299,8 +453,7 @@ void ta_gzr_close(struct ta_gzr *r)
 		pthread_join(r->thread, NULL);
 	pthread_mutex_destroy(&r->lock);
 	pthread_cond_destroy(&r->cond);
-	if (r->gzip)
-		inflateEnd(&r->z);
+	end_inflater(r);
 	close(r->fd);
 	free(r->in);
 	for (i = 0; i < NBUF; i++)
