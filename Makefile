@@ -174,11 +174,11 @@ fuzz/fuzz_parse: $(FUZZ_SRC) tests/fuzz/fuzz_parse.c $(HEADERS)
 		-fsanitize=fuzzer,address,undefined -o $@ $(FUZZ_SRC) \
 		tests/fuzz/fuzz_parse.c $(PKG_LIBS) -lcsv -lm
 
-fuzz/fuzz_pickle: src/parse/pickle.c src/util.c tests/fuzz/fuzz_pickle.c $(HEADERS)
+fuzz/fuzz_pickle: src/parse/pickle.c src/parse/gzread.c src/util.c tests/fuzz/fuzz_pickle.c $(HEADERS)
 	mkdir -p fuzz
 	clang -g -O1 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc $(PKG_CFLAGS) \
-		-fsanitize=fuzzer,address,undefined -o $@ src/parse/pickle.c src/util.c \
-		tests/fuzz/fuzz_pickle.c $(PKG_LIBS) -lm
+		-fsanitize=fuzzer,address,undefined -o $@ src/parse/pickle.c src/parse/gzread.c \
+		src/files.c src/util.c tests/fuzz/fuzz_pickle.c $(PKG_LIBS) -lm -lpthread
 
 fuzz: fuzz/fuzz_parse fuzz/fuzz_pickle
 	mkdir -p fuzz/corpus fuzz/corpus_pickle
