@@ -180,11 +180,22 @@ fuzz/fuzz_pickle: src/parse/pickle.c src/parse/gzread.c src/util.c tests/fuzz/fu
 		-fsanitize=fuzzer,address,undefined -o $@ src/parse/pickle.c src/parse/gzread.c \
 		src/files.c src/util.c tests/fuzz/fuzz_pickle.c $(PKG_LIBS) -lm -lpthread
 
-fuzz: fuzz/fuzz_parse fuzz/fuzz_pickle
-	mkdir -p fuzz/corpus fuzz/corpus_pickle
+# the gzip reader through ISA-L and zlib: the same bytes and messages
+fuzz/fuzz_gzread: src/parse/gzread.c src/files.c src/util.c tests/fuzz/fuzz_gzread.c $(HEADERS)
+	mkdir -p fuzz
+	clang -g -O1 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -Isrc/parse $(PKG_CFLAGS) \
+		-fsanitize=fuzzer,address,undefined -o $@ src/parse/gzread.c src/files.c \
+		src/util.c tests/fuzz/fuzz_gzread.c $(PKG_LIBS) -lm -lpthread
+
+fuzz: fuzz/fuzz_parse fuzz/fuzz_pickle fuzz/fuzz_gzread
+	mkdir -p fuzz/corpus fuzz/corpus_pickle fuzz/corpus_gz
+	for f in tests/fuzz/seed/*.json; do gzip -c "$$f" > "fuzz/corpus_gz/$${f##*/}.gz"; done
+	cat fuzz/corpus_gz/basic.json.gz fuzz/corpus_gz/array.json.gz > fuzz/corpus_gz/two_members.gz
 	./fuzz/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=512 \
 		-max_len=65536 fuzz/corpus tests/fuzz/seed
 	./fuzz/fuzz_pickle -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=512 \
 		-max_len=65536 fuzz/corpus_pickle tests/fuzz/seed_pickle
+	./fuzz/fuzz_gzread -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=512 \
+		-max_len=65536 fuzz/corpus_gz
 
 .PHONY: fuzz

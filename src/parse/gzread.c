@@ -31,8 +31,8 @@
 #include <isa-l/igzip_lib.h>
 #endif
 
-/* the messages of either inflater: theirs differ in detail (zlib names
- * the broken code, ISA-L a class), so both say the class */
+/* the classes of zlib's messages: ISA-L's have no detail, and those of
+ * the two paths must not differ (rerun_zlib) */
 #define MSG_HEADER "invalid gzip header"
 #define MSG_DATA "invalid compressed data"
 #define MSG_CHECK "gzip checksum mismatch (the data may be damaged)"
@@ -57,6 +57,8 @@ struct ta_gzr {
 	unsigned char *in; /* compressed input */
 	const unsigned char *next_in; /* of in: not inflated yet */
 	size_t avail_in;
+	off_t start;       /* where the file's bytes begin; -1: a pipe */
+	int64_t made;      /* bytes inflated */
 	int in_eof;        /* the file has no more bytes */
 	int between;       /* a gzip member ended; another may follow */
 	int failed;        /* the error in err comes with the next read */
@@ -155,21 +157,57 @@ static int step_zlib(struct ta_gzr *r, unsigned char **out, size_t *avail)
 }
 
 #ifdef TA_HAVE_ISAL
-/* Reads the member's header: 1 once read, 0 for more input, -1 on damage.
- * Ours rather than isal_inflate's so that its flags are seen: ISA-L
- * ignores the reserved ones, zlib refuses them (a flipped bit there). */
+#define RERUN_PIECE (64 * 1024)
+
+static long fill(struct ta_gzr *r, unsigned char *buf, size_t size);
+
+/* ISA-L and zlib part at damage: ISA-L writes up to a match (258 bytes)
+ * past the symbol zlib stops at, accepts block headers zlib refuses (then
+ * fails the checksum) and can leave the last symbols of a cut stream
+ * undecoded. So at any damage ISA-L finds, the file is inflated again
+ * from its start with zlib, up to the bytes handed over before the chunk
+ * being filled, and zlib fills that chunk: the zlib path's bytes, message
+ * and offsets, for one more pass over a damaged file (3000 damaged copies
+ * of a trace, and the fuzzer, all alike). 0, or -1 on damage before that
+ * point (message in err). */
+static int rerun_zlib(struct ta_gzr *r, int64_t target)
+{
+	unsigned char *scratch;
+
+	free(r->isal);
+	r->isal = NULL;
+	if (inflateInit2(&r->z, 15 + 16) != Z_OK || lseek(r->fd, r->start + 2, SEEK_SET) < 0)
+		return damage(r, MSG_DATA);
+	/* as ta_gzr_open left it, so that the reads and offsets are the same */
+	memcpy(r->in, "\x1f\x8b", 2);
+	r->next_in = r->in;
+	r->avail_in = 2;
+	r->raw_in = 2;
+	r->made = 0;
+	r->in_eof = r->between = 0;
+	scratch = ta_xmalloc(RERUN_PIECE);
+	while (r->made < target && !r->failed &&
+	       fill(r, scratch, (size_t)(target - r->made < RERUN_PIECE ?
+					 target - r->made : RERUN_PIECE)) > 0)
+		;
+	free(scratch);
+	return r->failed ? -1 : 0;
+}
+
+/* Reads the member's header: 1 once read, 0 for more input, -1 on
+ * damage. Ours rather than isal_inflate's so that its flags are seen:
+ * ISA-L ignores the reserved ones, zlib refuses them (a flipped bit). */
 static int header_isal(struct ta_gzr *r)
 {
 	int ret = isal_read_gzip_header(r->isal, &r->hdr);
 
 	if (ret == ISAL_END_INPUT)
 		return 0;
-	if (ret != ISAL_DECOMP_OK || (r->hdr.flags & 0xe0))
-		return damage(r, MSG_HEADER);
-	return 1;
+	return ret == ISAL_DECOMP_OK && !(r->hdr.flags & 0xe0) ? 1 : -1;
 }
 
-/* As step_zlib, with ISA-L's isal_inflate. */
+/* As step_zlib, with ISA-L's isal_inflate; on damage -1 with no
+ * message, as zlib says it (rerun_zlib). */
 static int step_isal(struct ta_gzr *r, unsigned char **out, size_t *avail)
 {
 	struct inflate_state *s = r->isal;
@@ -186,13 +224,11 @@ static int step_isal(struct ta_gzr *r, unsigned char **out, size_t *avail)
 		*out = s->next_out;
 		*avail = s->avail_out;
 	}
+	if (ret < 0)
+		return -1;
 	r->next_in = s->next_in;
 	r->avail_in = s->avail_in;
-	if (ret < 0 && !r->failed) /* else header_isal said it */
-		return damage(r, ret == ISAL_INCORRECT_CHECKSUM ? MSG_CHECK :
-			      ret == ISAL_INVALID_WRAPPER || ret == ISAL_UNSUPPORTED_METHOD ?
-			      MSG_HEADER : MSG_DATA);
-	return ret < 0 ? -1 : s->block_state == ISAL_BLOCK_FINISH;
+	return s->block_state == ISAL_BLOCK_FINISH;
 }
 #endif
 
@@ -218,13 +254,16 @@ static void reset(struct ta_gzr *r)
 	inflateReset(&r->z);
 }
 
-/* Decompresses into buf until it is full, the input ends or an error:
- * the bytes made, then (on the next call) -1 for the error. */
-static long read_gzip(struct ta_gzr *r, char *buf)
+/* Decompresses into buf until size bytes, the end of the input or an
+ * error: the bytes made, then (on the next call) -1 for the error. */
+static long fill(struct ta_gzr *r, unsigned char *buf, size_t size)
 {
-	unsigned char *out = (unsigned char *)buf;
-	size_t avail = TA_GZ_CHUNK;
-	int ret;
+	unsigned char *out = buf;
+	size_t avail = size, before;
+	int ret, cut;
+#ifdef TA_HAVE_ISAL
+	int64_t buf_at = r->made; /* where zlib would fill buf again */
+#endif
 
 	while (avail > 0) {
 		if (r->avail_in == 0 && !r->in_eof && refill(r) < 0) {
@@ -242,15 +281,27 @@ static long read_gzip(struct ta_gzr *r, char *buf)
 			reset(r);
 			r->between = 0;
 		}
-		if (r->avail_in == 0 && r->in_eof) {
-			damage(r, "truncated gzip stream");
-			break;
+		before = avail;
+		ret = step(r, &out, &avail);
+		/* cut inside a member, once the inflater has given all it
+		 * holds (a full buf can leave a match of the last input) */
+		cut = ret == 0 && before == avail && r->avail_in == 0 && r->in_eof;
+#ifdef TA_HAVE_ISAL
+		if (r->isal && (ret < 0 || cut)) {
+			/* a cut is damage too: zlib fills buf again, and says */
+			out = buf;
+			avail = size;
+			if (rerun_zlib(r, buf_at) < 0)
+				break;
+			continue;
 		}
-		if ((ret = step(r, &out, &avail)) < 0)
+#endif
+		if (ret < 0 || (cut && damage(r, "truncated gzip stream")))
 			break;
+		r->made += (int64_t)(before - avail);
 		r->between = ret;
 	}
-	return (long)(TA_GZ_CHUNK - avail);
+	return (long)(size - avail);
 }
 
 /* One chunk: > 0 bytes, 0 at a clean end, -1 on damage (message in err). */
@@ -260,7 +311,7 @@ static long read_chunk(struct ta_gzr *r, char *buf)
 
 	if (r->failed == 2)
 		return -1;
-	n = r->gzip ? read_gzip(r, buf) : read_plain(r, buf);
+	n = r->gzip ? fill(r, (unsigned char *)buf, TA_GZ_CHUNK) : read_plain(r, buf);
 	if (r->failed && n == 0) {
 		r->failed = 2;
 		return -1;
@@ -306,7 +357,8 @@ static void *reader_main(void *arg)
 }
 
 /* ISA-L's inflater unless TA_INFLATE=zlib (read at each open: a test
- * compares the two in one process) or it is not built in. */
+ * compares the two in one process) or it is not built in; a pipe gets
+ * zlib's too, as damage needs a second read (rerun_zlib). */
 static int use_isal(void)
 {
 #ifdef TA_HAVE_ISAL
@@ -326,7 +378,7 @@ const char *ta_parse_inflater(void)
 static int start_inflater(struct ta_gzr *r)
 {
 #ifdef TA_HAVE_ISAL
-	if (use_isal()) {
+	if (use_isal() && r->start >= 0) {
 		r->isal = ta_xmalloc(sizeof(*r->isal));
 		isal_inflate_init(r->isal);
 		r->isal->crc_flag = ISAL_GZIP; /* checks each member's trailer */
@@ -364,6 +416,7 @@ struct ta_gzr *ta_gzr_open(const char *path, int threaded,
 	r = ta_xcalloc(1, sizeof(*r));
 	r->fd = fd;
 	r->in = ta_xmalloc(TA_GZ_CHUNK);
+	r->start = lseek(fd, 0, SEEK_CUR);
 	/* gzip or not: from the magic bytes, which stay as input */
 	while (got < 2 && ((n = read(fd, magic + got, (size_t)(2 - got))) > 0 ||
 			   (n < 0 && errno == EINTR)))
