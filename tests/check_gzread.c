@@ -272,7 +272,7 @@ START_TEST(test_gzread_same_mutations)
 		read_with(path, "zlib", 0, &z);
 		read_with(path, "isa-l", 0, &isal);
 		ck_assert_msg(strcmp(z.trail, isal.trail) == 0 && strcmp(z.err, isal.err) == 0 &&
-			      memcmp(z.data, isal.data, (size_t)z.total) == 0,
+			      (z.total == 0 || memcmp(z.data, isal.data, (size_t)z.total) == 0),
 			      "copy %d: zlib %s'%s', isa-l %s'%s'", t, z.trail, z.err, isal.trail, isal.err);
 		unlink(path);
 		free(path), free(z.data), free(isal.data);
