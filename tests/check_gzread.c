@@ -164,14 +164,15 @@ enum { CUT_HEADER, CUT_BLOCK, CUT_MIDDLE, CUT_TRAILER, BAD_CRC, BAD_SIZE,
        BAD_METHOD, BAD_HEADER_CRC, FLIPPED_MIDDLE, FLIPPED_EARLY, STORED_BAD_LEN,
        NCASES };
 
+/* zlib's messages, whichever inflater read */
 static const char *const expected[NCASES] = {
 	"truncated gzip stream", "truncated gzip stream", "truncated gzip stream",
 	"truncated gzip stream", "gzip checksum mismatch (the data may be damaged)",
-	"gzip checksum mismatch (the data may be damaged)", "", "truncated gzip stream",
-	"", "", "invalid gzip header", "invalid gzip header", "invalid gzip header",
+	"incorrect length check", "", "truncated gzip stream", "", "",
+	"unknown header flags set", "unknown compression method", "header crc mismatch",
 	/* this damage decodes, to other bytes: only the trailer tells */
 	"gzip checksum mismatch (the data may be damaged)",
-	"invalid compressed data", "invalid compressed data",
+	"invalid bit length repeat", "invalid stored block lengths",
 };
 
 static unsigned char *damaged(int c, size_t *len)
