@@ -3,6 +3,7 @@
 #   make demo            install missing packages, build, analyse testdata/
 #   make check           build and run every test
 #   make DEVELOPER=1     strict warnings (-Werror); SANITIZE=address,undefined
+#   make NO_ISAL=1       inflate with zlib even where ISA-L is installed
 #   make SANITIZE=thread tsan   parallel ingestion under ThreadSanitizer
 #   make bench | lint | install | uninstall | clean
 
@@ -17,6 +18,18 @@ PKGS = yajl sqlite3 zlib
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lyajl -lsqlite3 -lz)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
+# ISA-L's inflate when installed (libisal-dev): zlib's stays the fallback
+ifndef NO_ISAL
+ISAL_LIBS := $(shell pkg-config --libs libisal 2>/dev/null || \
+	(test -f /usr/include/isa-l/igzip_lib.h && echo -lisal))
+endif
+ifneq ($(ISAL_LIBS),)
+PKG_CFLAGS += -DTA_HAVE_ISAL
+PKG_LIBS += $(ISAL_LIBS)
+endif
+# gzread.o is built again when the inflater changes (make NO_ISAL=1 after make)
+INFLATER := $(if $(ISAL_LIBS),isa-l,zlib)
+$(shell test "$$(cat src/parse/.inflater 2>/dev/null)" = $(INFLATER) || echo $(INFLATER) > src/parse/.inflater)
 
 CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Iinclude -Isrc $(PKG_CFLAGS)
@@ -51,6 +64,8 @@ libtraceanalyze.a: $(LIB_OBJ)
 
 %.o: %.c $(HEADERS)
 	$(CC) $(CFLAGS) -c -o $@ $<
+
+src/parse/gzread.o: src/parse/.inflater
 
 $(TEST_BIN): $(TEST_SRC) tests/check_main.h libtraceanalyze.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -Itests -o $@ $(TEST_SRC) libtraceanalyze.a \
@@ -153,17 +168,28 @@ fuzz/fuzz_parse: $(FUZZ_SRC) tests/fuzz/fuzz_parse.c $(HEADERS)
 		-fsanitize=fuzzer,address,undefined -o $@ $(FUZZ_SRC) \
 		tests/fuzz/fuzz_parse.c $(PKG_LIBS) -lcsv -lm
 
-fuzz/fuzz_pickle: src/parse/pickle.c src/util/util.c tests/fuzz/fuzz_pickle.c $(HEADERS)
+fuzz/fuzz_pickle: src/parse/pickle.c src/parse/gzread.c src/util/util.c tests/fuzz/fuzz_pickle.c $(HEADERS)
 	mkdir -p fuzz
 	clang -g -O1 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc $(PKG_CFLAGS) \
-		-fsanitize=fuzzer,address,undefined -o $@ src/parse/pickle.c src/util/util.c \
-		tests/fuzz/fuzz_pickle.c $(PKG_LIBS) -lm
+		-fsanitize=fuzzer,address,undefined -o $@ src/parse/pickle.c src/parse/gzread.c \
+		src/util/files.c src/util/util.c tests/fuzz/fuzz_pickle.c $(PKG_LIBS) -lm -lpthread
 
-fuzz: fuzz/fuzz_parse fuzz/fuzz_pickle
-	mkdir -p fuzz/corpus fuzz/corpus_pickle
+# the gzip reader through ISA-L and zlib: the same bytes and messages
+fuzz/fuzz_gzread: src/parse/gzread.c src/util/files.c src/util/util.c tests/fuzz/fuzz_gzread.c $(HEADERS)
+	mkdir -p fuzz
+	clang -g -O1 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -Isrc/parse $(PKG_CFLAGS) \
+		-fsanitize=fuzzer,address,undefined -o $@ src/parse/gzread.c src/util/files.c \
+		src/util/util.c tests/fuzz/fuzz_gzread.c $(PKG_LIBS) -lm -lpthread
+
+fuzz: fuzz/fuzz_parse fuzz/fuzz_pickle fuzz/fuzz_gzread
+	mkdir -p fuzz/corpus fuzz/corpus_pickle fuzz/corpus_gz
+	for f in tests/fuzz/seed/*.json; do gzip -c "$$f" > "fuzz/corpus_gz/$${f##*/}.gz"; done
+	cat fuzz/corpus_gz/basic.json.gz fuzz/corpus_gz/array.json.gz > fuzz/corpus_gz/two_members.gz
 	./fuzz/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=512 \
 		-max_len=65536 fuzz/corpus tests/fuzz/seed
 	./fuzz/fuzz_pickle -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=512 \
 		-max_len=65536 fuzz/corpus_pickle tests/fuzz/seed_pickle
+	./fuzz/fuzz_gzread -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=512 \
+		-max_len=65536 fuzz/corpus_gz
 
 .PHONY: fuzz

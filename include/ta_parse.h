@@ -35,6 +35,10 @@ struct ta_parse_result {
 	char damage[256];       /* what was wrong, when truncated */
 };
 
+/* The inflater that gzip input goes through: "isa-l", or "zlib" in a
+ * build without ISA-L or under TA_INFLATE=zlib. */
+const char *ta_parse_inflater(void);
+
 /* Parses one trace file; threaded: decompress on a thread of its own.
  * Damage after a readable prefix is reported in
  * res->truncated (the caller decides whether that is fatal); -1 means

@@ -3,6 +3,7 @@
 #include "commands/commands.h"
 #include "ta.h"
 #include "ta_db.h"
+#include "ta_parse.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -114,7 +115,7 @@ static int run(int argc, char **argv)
 		return TA_EXIT_OK;
 	}
 	if (strcmp(argv[1], "--version") == 0) {
-		printf("traceanalyze %s\n", TA_VERSION);
+		printf("traceanalyze %s (inflate: %s)\n", TA_VERSION, ta_parse_inflater());
 		return TA_EXIT_OK;
 	}
 	/* for scripts (the completion, the tests): name, spread, PATHs */

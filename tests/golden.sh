@@ -91,6 +91,9 @@ check_text c_locale_us 'LC_ALL=C $BIN temporal testdata/copies | grep -q "554.13
 check_text c_locale_dots 'LC_ALL=C $BIN kernels testdata/train_stalled | grep -q "[.][.][.]" &&
 	! LC_ALL=C $BIN kernels testdata/train_stalled | grep -q "…"'
 check_text dev_stdin 'gzip -dc testdata/copies/rank-0.pt.trace.json.gz | $BIN temporal -q /dev/stdin | grep -q "554.134"'
+# --version names the inflater: ISA-L's when linked in, zlib's when asked
+check_text version_inflater '$BIN --version | grep -qx "traceanalyze .* (inflate: $(ldd $BIN | grep -q libisal && echo isa-l || echo zlib))" &&
+	TA_INFLATE=zlib $BIN --version | grep -q "(inflate: zlib)$"'
 check_text columns_env 'COLUMNS=140 $BIN kernels testdata/train_stalled | python3 -c "import sys; sys.exit(max(len(l.rstrip()) for l in sys.stdin) > 140)"'
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -9,6 +9,7 @@ import gzip
 import io
 import os
 import pickle
+import re
 import signal
 import struct
 import subprocess
@@ -167,6 +168,22 @@ p = subprocess.run([BIN, "memory", "-q", "--format", "csv", write("dup.pickle", 
                    capture_output=True, text=True)
 check("DUP and LONG4 read (rc %d: %s)" % (p.returncode, p.stderr.strip()[:100]),
       p.returncode == 0 and str(size) in p.stdout)
+
+# Damaged gzip (#41): a cut stream and a bad checksum (found after the
+# STOP, at the member's end) are exit 3 with the gzip reader's message,
+# the same through ISA-L's inflater and zlib's.
+gz = open(REAL, "rb").read()
+bad_crc = bytearray(gz)
+bad_crc[-8] ^= 0xFF
+for name, data, want in (("cut", gz[:len(gz) // 2], r"truncated gzip stream at byte \d+$"),
+                         ("crc", bytes(bad_crc), r"gzip checksum mismatch \(the data may be damaged\) "
+                          r"at byte %d$" % len(gzip.decompress(gz)))):
+    path = write("damaged_%s.pickle.gz" % name, data)
+    got = [subprocess.run([BIN, "memory", "-q", path], capture_output=True, text=True,
+                          env=dict(os.environ, TA_INFLATE=inflater)) for inflater in ("zlib", "isa-l")]
+    check("gzip damage, %s: exit 3, %s, both inflaters alike (%s)" % (name, want, got[0].stderr.strip()),
+          all(g.returncode == 3 and re.search(want, g.stderr.strip()) for g in got) and
+          got[0].stderr == got[1].stderr)
 
 # SIGTERM while a big snapshot is read leaves nothing in TMPDIR.
 big = dict(real)

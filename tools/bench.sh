@@ -1,7 +1,8 @@
 #!/bin/sh
 # make bench: throughput and memory against the floor
-#   gzip -dc FILE | json_verify -q
-# (decompression plus yajl's own validator) on traces built from
+#   igzip -dc FILE | json_verify -q
+# (decompression with ISA-L, as ours inflates, plus yajl's own validator),
+# with the old floor, gzip -dc (zlib's inflate), beside it, on traces built from
 # testdata/train_stalled: 1x (>= 200 MB of JSON), 2x and 4x; plus all four
 # core analyses (report), a cached re-run, and two 1x ranks read with -j 1
 # and -j 2. Runs alternate; the median of RUNS is shown. Ratios matter, not
@@ -12,6 +13,7 @@ RUNS=${RUNS:-3}
 DIR=.bench
 BIN=${BIN:-./traceanalyze}
 command -v json_verify >/dev/null || { echo "bench: needs json_verify (Debian yajl-tools)"; exit 2; }
+command -v igzip >/dev/null || { echo "bench: needs igzip (Debian isal)"; exit 2; }
 mkdir -p "$DIR"
 SRC=testdata/train_stalled/rank-0.pt.trace.json.gz
 # 65 copies of this trace are just over 200 MB of JSON
@@ -33,9 +35,10 @@ timed() {
 	t1=$(now)
 	echo "$t1 - $t0" | bc
 }
-# CPU seconds (user + system, children included) of one run in $DIR/cpu
+# CPU seconds (user + system, children included) of one run in $DIR/cpu;
+# floor igzip|gzip FILE
 # shellcheck disable=SC2016
-floor() { /usr/bin/time -f '%U %S' -o "$DIR/cpu" sh -c 'gzip -dc "$1" | json_verify -q' sh "$1"; }
+floor() { /usr/bin/time -f '%U %S' -o "$DIR/cpu" sh -c '"$0" -dc "$1" | json_verify -q' "$1" "$2"; }
 ours() { /usr/bin/time -f '%M %U %S' -o "$DIR/rss" $BIN "$2" -q --no-cache "$1"; }
 cpu_of() { awk '{print $(NF - 1) + $NF}' "$1"; }
 
@@ -43,33 +46,35 @@ cpu_of() { awk '{print $(NF - 1) + $NF}' "$1"; }
 # this README's machine gave 1.5x)
 model=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null)
 l2=$(lscpu 2>/dev/null | awk -F': *' '/^L2 cache/ {print $2}')
-printf 'machine: %s, %s CPUs, L2 %s\n\n' "${model:-unknown CPU}" "$(nproc)" "${l2:-unknown}"
+printf 'machine: %s, %s CPUs, L2 %s\n' "${model:-unknown CPU}" "$(nproc)" "${l2:-unknown}"
+printf '%s\n\n' "$($BIN --version)"
 jobs() { /usr/bin/time -f '%M %U %S' -o "$DIR/rss" $BIN temporal -q --no-cache -j "$2" "$1"; }
 
-printf '| input | JSON MB | events | floor s | floor CPU s | command | ours s | ours CPU s | ratio | CPU ratio | events/s | MB/s | peak RSS MB |\n'
-printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
+printf '| input | JSON MB | events | igzip floor s | floor CPU s | gzip floor s | command | ours s | ours CPU s | ratio | CPU ratio | ratio to gzip floor | events/s | MB/s | peak RSS MB |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
 for m in 1 2 4; do
 	f="$DIR/x$m/rank-0.json.gz"
 	mb=$(gzip -dc "$f" | wc -c | awk '{printf "%.0f", $1 / 1e6}')
 	for cmd in temporal report; do
 		: > "$DIR/floor.t"; : > "$DIR/ours.t"; : > "$DIR/rss.all"
-		: > "$DIR/floor.c"; : > "$DIR/ours.c"
+		: > "$DIR/floor.c"; : > "$DIR/ours.c"; : > "$DIR/gfloor.t"
 		i=0
 		while [ $i -lt "$RUNS" ]; do
-			timed floor "$f" >> "$DIR/floor.t"
+			timed floor igzip "$f" >> "$DIR/floor.t"
 			cpu_of "$DIR/cpu" >> "$DIR/floor.c"
+			timed floor gzip "$f" >> "$DIR/gfloor.t"
 			timed ours "$f" $cmd >> "$DIR/ours.t"
 			cpu_of "$DIR/rss" >> "$DIR/ours.c"
 			awk '{print $1}' "$DIR/rss" >> "$DIR/rss.all"
 			i=$((i + 1))
 		done
-		fl=$(median < "$DIR/floor.t"); us=$(median < "$DIR/ours.t")
+		fl=$(median < "$DIR/floor.t"); us=$(median < "$DIR/ours.t"); gfl=$(median < "$DIR/gfloor.t")
 		flc=$(median < "$DIR/floor.c"); usc=$(median < "$DIR/ours.c")
 		rss=$(sort -n "$DIR/rss.all" | tail -1)
 		ev=$($BIN ingest -q "$DIR/x$m" -o "$DIR/x$m.db" && sqlite3 "$DIR/x$m.db" 'select sum(events) from files'; rm -f "$DIR/x$m.db")
-		printf '| %dx | %s | %s | %.2f | %.2f | %s | %.2f | %.2f | %.2f | %.2f | %.0f | %.0f | %.0f |\n' \
-			"$m" "$mb" "$ev" "$fl" "$flc" "$cmd" "$us" "$usc" "$(echo "$us / $fl" | bc -l)" \
-			"$(echo "$usc / $flc" | bc -l)" \
+		printf '| %dx | %s | %s | %.2f | %.2f | %.2f | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.0f | %.0f | %.0f |\n' \
+			"$m" "$mb" "$ev" "$fl" "$flc" "$gfl" "$cmd" "$us" "$usc" "$(echo "$us / $fl" | bc -l)" \
+			"$(echo "$usc / $flc" | bc -l)" "$(echo "$us / $gfl" | bc -l)" \
 			"$(echo "$ev / $us" | bc -l)" "$(echo "$mb / $us" | bc -l)" "$(echo "$rss / 1024" | bc -l)"
 	done
 done

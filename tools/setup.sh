@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs the Debian packages traceanalyze needs to build and test, if any
 # are missing (as root, or through sudo).
-PKGS="make gcc pkg-config libyajl-dev yajl-tools zlib1g-dev libsqlite3-dev libcsv-dev check mandoc python3 sqlite3 tmux man-db valgrind chromium slurm-wlm munge parallel"
+PKGS="make gcc pkg-config libyajl-dev yajl-tools zlib1g-dev libisal-dev isal libsqlite3-dev libcsv-dev check mandoc python3 sqlite3 tmux man-db valgrind chromium slurm-wlm munge parallel"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

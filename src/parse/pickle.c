@@ -4,13 +4,13 @@
  * they are freed at once. What the values take is counted against one
  * budget, so a small file cannot make the reader take the machine. */
 #include "ta_pickle.h"
+#include "gzread.h"
 
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #define MAX_STACK (1u << 24)        /* values on the stack at once */
 #define MAX_LINE (1u << 26)         /* a protocol-0 text argument */
@@ -33,7 +33,9 @@ struct ta_pickle {
 
 struct vm {
 	struct ta_pickle *pk;
-	gzFile f;                   /* NULL: all of the pickle is in buf */
+	struct ta_gzr *f;           /* NULL: all of the pickle is in buf */
+	const char *chunk;          /* from f, copied into own from at */
+	size_t chunk_len, at;
 	const unsigned char *buf;
 	unsigned char *own;         /* buf when read from f */
 	size_t len, pos;            /* of buf */
@@ -71,10 +73,34 @@ static int charge(struct vm *m, size_t n)
 	return 0;
 }
 
+/* Copies the file's next bytes into own after len: their count, 0 at the
+ * end, -1 on damage. */
+static long more(struct vm *m)
+{
+	size_t n;
+
+	if (m->at == m->chunk_len) {
+		long got = ta_gzr_read(m->f, &m->chunk);
+
+		if (got < 0)
+			return bad(m, m->base + m->len, ta_gzr_error(m->f));
+		if (got == 0)
+			return 0;
+		m->chunk_len = (size_t)got;
+		m->at = 0;
+	}
+	n = m->chunk_len - m->at < PIECE - m->len ? m->chunk_len - m->at : PIECE - m->len;
+	memcpy(m->own + m->len, m->chunk + m->at, n);
+	m->at += n;
+	m->len += n;
+	m->pk->bytes = m->base + m->len;
+	return (long)n;
+}
+
 /* Makes k bytes readable at buf + pos (k is small). */
 static int need(struct vm *m, size_t k)
 {
-	int got;
+	long got = 0;
 
 	if (m->len - m->pos >= k)
 		return 0;
@@ -83,19 +109,10 @@ static int need(struct vm *m, size_t k)
 		m->base += m->pos;
 		m->len -= m->pos;
 		m->pos = 0;
-		while (m->len < k) {
-			got = gzread(m->f, m->own + m->len, (unsigned)(PIECE - m->len));
-			if (got < 0) {
-				int e;
-				const char *msg = gzerror(m->f, &e);
-
-				return bad(m, m->base + m->len, e == Z_ERRNO ? strerror(errno) : msg);
-			}
-			if (got == 0)
-				break;
-			m->len += (size_t)got;
-			m->pk->bytes = m->base + m->len;
-		}
+		while (m->len < k && (got = more(m)) > 0)
+			;
+		if (got < 0)
+			return -1;
 		if (m->len >= k)
 			return 0;
 	}
@@ -851,24 +868,36 @@ struct ta_pickle *ta_pickle_parse(const unsigned char *p, size_t n,
 	return parse(&m);
 }
 
+/* Reads the file to its end: damage after the STOP (a bad checksum at
+ * the end of the gzip member) is damage all the same. */
+static int finish(struct vm *m)
+{
+	long got;
+
+	do {
+		m->base += m->len;
+		m->pos = m->len = 0;
+	} while ((got = more(m)) > 0);
+	return (int)got;
+}
+
 struct ta_pickle *ta_pickle_read(const char *path, struct ta_error *err)
 {
 	struct ta_pickle *pk;
 	struct vm m;
 
 	memset(&m, 0, sizeof(m));
-	if (!(m.f = gzopen(path, "rb"))) {
-		ta_error_set(err, errno == EMFILE || errno == ENFILE || errno == ENOMEM ?
-			     TA_EXIT_SYSTEM : TA_EXIT_INPUT, "'%s': cannot open: %s", path,
-			     strerror(errno));
+	if (!(m.f = ta_gzr_open(path, 0, err)))
 		return NULL;
-	}
-	gzbuffer(m.f, PIECE);
 	m.buf = m.own = ta_xmalloc(PIECE);
 	m.name = path;
 	m.err = err;
 	pk = parse(&m);
-	gzclose(m.f);
+	if (pk && finish(&m) < 0) {
+		ta_pickle_free(pk);
+		pk = NULL;
+	}
+	ta_gzr_close(m.f);
 	free(m.own);
 	return pk;
 }
