@@ -15,18 +15,47 @@ struct ta_val {
 	size_t off, len;
 };
 
+/* The args the parser keeps, X(FIELD, "key"): one list for the field
+ * enum and the parser's key table (fields.c). */
+#define TA_EVENT_ARGS(X) \
+	X(TA_F_STREAM, "stream") \
+	X(TA_F_CORRELATION, "correlation") \
+	X(TA_F_EXTERNAL_ID, "External id") \
+	X(TA_F_DEVICE, "device") \
+	X(TA_F_BYTES, "bytes") \
+	X(TA_F_GBPS, "memory bandwidth (GB/s)") \
+	X(TA_F_GRID, "grid") \
+	X(TA_F_BLOCK, "block") \
+	X(TA_F_REGISTERS, "registers per thread") \
+	X(TA_F_SHARED_MEM, "shared memory") \
+	X(TA_F_INPUT_DIMS, "Input Dims") \
+	X(TA_F_INPUT_TYPES, "Input type") \
+	X(TA_F_PYTHON_ID, "Python id") \
+	X(TA_F_PYTHON_PARENT_ID, "Python parent id") \
+	X(TA_F_SEQ_NR, "Sequence number") \
+	X(TA_F_FWD_TID, "Fwd thread id") \
+	X(TA_F_CBID, "cbid") \
+	X(TA_F_TOTAL_ALLOCATED, "Total Allocated") \
+	X(TA_F_TOTAL_RESERVED, "Total Reserved") \
+	X(TA_F_DEVICE_ID, "Device Id") \
+	X(TA_F_MEM_BYTES, "Bytes") \
+	X(TA_F_MEM_ADDR, "Addr") \
+	X(TA_F_MEM_DEVICE_TYPE, "Device Type") \
+	X(TA_F_WAIT_ON_STREAM, "wait_on_stream") \
+	X(TA_F_WAIT_CORR, "wait_on_cuda_event_record_corr_id") \
+	X(TA_F_COLLECTIVE, "Collective name") \
+	/* collectives (record_param_comms; older traces: the kernel) */ \
+	X(TA_F_PG_NAME, "Process Group Name") \
+	X(TA_F_PG_RANKS, "Process Group Ranks") \
+	X(TA_F_IN_NELEMS, "In msg nelems") \
+	X(TA_F_OUT_NELEMS, "Out msg nelems") \
+	X(TA_F_DTYPE, "dtype")
+
 /* Fields the parser keeps; everything else in an event is skipped. */
+#define TA_FIELD_ENUM_(field, key) field,
 enum ta_field {
 	TA_F_PH, TA_F_CAT, TA_F_NAME, TA_F_PID, TA_F_TID, TA_F_ID, TA_F_BP,
-	/* from args */
-	TA_F_STREAM, TA_F_CORRELATION, TA_F_EXTERNAL_ID, TA_F_DEVICE,
-	TA_F_BYTES, TA_F_GBPS, TA_F_GRID, TA_F_BLOCK, TA_F_REGISTERS,
-	TA_F_SHARED_MEM, TA_F_INPUT_DIMS, TA_F_INPUT_TYPES, TA_F_PYTHON_ID,
-	TA_F_PYTHON_PARENT_ID, TA_F_SEQ_NR, TA_F_FWD_TID, TA_F_CBID,
-	TA_F_TOTAL_ALLOCATED, TA_F_TOTAL_RESERVED, TA_F_DEVICE_ID,
-	TA_F_MEM_BYTES, TA_F_MEM_ADDR, TA_F_MEM_DEVICE_TYPE, TA_F_WAIT_ON_STREAM,
-	TA_F_WAIT_CORR, TA_F_COLLECTIVE, TA_F_PG_NAME, TA_F_PG_RANKS,
-	TA_F_IN_NELEMS, TA_F_OUT_NELEMS, TA_F_DTYPE,
+	TA_EVENT_ARGS(TA_FIELD_ENUM_)
 	/* the whole args object of a CUPTI counter range, as JSON text */
 	TA_F_COUNTERS,
 	TA_NFIELDS

@@ -1,21 +1,16 @@
 /* How a parsed event becomes a row of the events table (db_schema.c):
  * its role, and the binding of its columns to an INSERT. */
 #include "event_row.h"
+#include "event_cols.h"
 #include "ta_db.h"
 #include "ta_parse.h"
 
 #include <string.h>
 
-/* Parameters of one row, in the events table's column order. */
-enum {
-	C_RANK = 1, C_IDX, C_PH, C_CAT, C_NAME, C_PID, C_TID, C_TS, C_DUR,
-	C_HTA_TS, C_HTA_DUR, C_STREAM, C_CORR, C_EXT, C_DEVICE, C_BYTES,
-	C_GBPS, C_GRID, C_BLOCK, C_REGS, C_SMEM, C_DIMS, C_TYPES, C_PYID,
-	C_PYPARENT, C_SEQ, C_FWD, C_CBID, C_FLOW_ID, C_FLOW_BP, C_ALLOC,
-	C_RESERVED, C_MEM_ADDR, C_MEM_DEV_TYPE, C_WAIT, C_WAIT_CORR, C_COLL,
-	C_PG_NAME, C_PG_RANKS, C_IN_NELEMS, C_OUT_NELEMS, C_DTYPE, C_COUNTERS,
-	C_ROLE, C_NCOLS = C_ROLE
-};
+/* Parameters of one row, in the events table's column order (from 1). */
+#define C_ENUM(name, how, field, other, text) C_##name,
+enum { C_NONE_, TA_EVENT_COLUMNS(C_ENUM) C_END_ };
+#define C_NCOLS (C_END_ - 1)
 _Static_assert(C_NCOLS <= 64, "a row's bound columns are a 64-bit mask");
 
 char *ta_row_insert_sql(int rows)
@@ -129,6 +124,11 @@ static uint64_t bind_times(sqlite3_stmt *st, int base,
 	return m;
 }
 
+#define BIND_VAL(c, field, other) | bind_val(st, base + (c), ev, field)
+#define BIND_EITHER(c, field, other) | bind_either(st, base + (c), ev, field, other)
+#define BIND_SELF(c, field, other)
+#define BIND_FIELD(name, how, field, other, text) BIND_##how(C_##name, field, other)
+
 void ta_row_bind(sqlite3_stmt *st, int row, int64_t rank,
 		       const struct ta_batch_rec *u, uint64_t *bound)
 {
@@ -146,39 +146,8 @@ void ta_row_bind(sqlite3_stmt *st, int row, int64_t rank,
 		m |= bind_int(st, base, C_CAT, u->cat);
 	if (u->name)
 		m |= bind_int(st, base, C_NAME, u->name);
-	m |= bind_val(st, base + C_PH, ev, TA_F_PH) |
-	     bind_val(st, base + C_PID, ev, TA_F_PID) |
-	     bind_val(st, base + C_TID, ev, TA_F_TID) |
-	     bind_val(st, base + C_EXT, ev, TA_F_EXTERNAL_ID) |
-	     bind_either(st, base + C_DEVICE, ev, TA_F_DEVICE, TA_F_DEVICE_ID) |
-	     bind_either(st, base + C_BYTES, ev, TA_F_BYTES, TA_F_MEM_BYTES) |
-	     bind_val(st, base + C_GBPS, ev, TA_F_GBPS) |
-	     bind_val(st, base + C_GRID, ev, TA_F_GRID) |
-	     bind_val(st, base + C_BLOCK, ev, TA_F_BLOCK) |
-	     bind_val(st, base + C_REGS, ev, TA_F_REGISTERS) |
-	     bind_val(st, base + C_SMEM, ev, TA_F_SHARED_MEM) |
-	     bind_val(st, base + C_DIMS, ev, TA_F_INPUT_DIMS) |
-	     bind_val(st, base + C_TYPES, ev, TA_F_INPUT_TYPES) |
-	     bind_val(st, base + C_PYID, ev, TA_F_PYTHON_ID) |
-	     bind_val(st, base + C_PYPARENT, ev, TA_F_PYTHON_PARENT_ID) |
-	     bind_val(st, base + C_SEQ, ev, TA_F_SEQ_NR) |
-	     bind_val(st, base + C_FWD, ev, TA_F_FWD_TID) |
-	     bind_val(st, base + C_CBID, ev, TA_F_CBID) |
-	     bind_val(st, base + C_FLOW_ID, ev, TA_F_ID) |
-	     bind_val(st, base + C_FLOW_BP, ev, TA_F_BP) |
-	     bind_val(st, base + C_ALLOC, ev, TA_F_TOTAL_ALLOCATED) |
-	     bind_val(st, base + C_RESERVED, ev, TA_F_TOTAL_RESERVED) |
-	     bind_val(st, base + C_MEM_ADDR, ev, TA_F_MEM_ADDR) |
-	     bind_val(st, base + C_MEM_DEV_TYPE, ev, TA_F_MEM_DEVICE_TYPE) |
-	     bind_val(st, base + C_WAIT, ev, TA_F_WAIT_ON_STREAM) |
-	     bind_val(st, base + C_WAIT_CORR, ev, TA_F_WAIT_CORR) |
-	     bind_val(st, base + C_COLL, ev, TA_F_COLLECTIVE) |
-	     bind_val(st, base + C_PG_NAME, ev, TA_F_PG_NAME) |
-	     bind_val(st, base + C_PG_RANKS, ev, TA_F_PG_RANKS) |
-	     bind_val(st, base + C_IN_NELEMS, ev, TA_F_IN_NELEMS) |
-	     bind_val(st, base + C_OUT_NELEMS, ev, TA_F_OUT_NELEMS) |
-	     bind_val(st, base + C_DTYPE, ev, TA_F_DTYPE) |
-	     bind_val(st, base + C_COUNTERS, ev, TA_F_COUNTERS);
+	/* every column the event's own fields fill (event_cols.h) */
+	m |= 0 TA_EVENT_COLUMNS(BIND_FIELD);
 	for (stale = *bound & ~m, c = 1; stale; stale >>= 1, c++)
 		if (stale & 1)
 			sqlite3_bind_null(st, base + c);

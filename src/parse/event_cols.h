@@ -1,0 +1,106 @@
+/* The events table, a column a line, in its order: the INSERT binds by
+ * position, and the column numbers (C_*), the CREATE TABLE (db_schema.c)
+ * and the binding of each (event_row.c) all come from this one list.
+ * X(NAME, HOW, FIELD, OTHER, SCHEMA TEXT): HOW is VAL (the event's FIELD
+ * as it came), EITHER (FIELD, else OTHER) or SELF (bound by hand in
+ * ta_row_bind: numbers the parser made); a text "" is a column declared
+ * on the line of the one before (`pid, tid,`). */
+#ifndef TA_EVENT_COLS_H
+#define TA_EVENT_COLS_H
+
+#include "ta_event.h"
+
+#define TA_EVENT_COLUMNS(X) \
+	X(RANK, SELF, 0, 0, \
+	  "  rank        INTEGER NOT NULL,\n") \
+	X(IDX, SELF, 0, 0, \
+	  "  idx         INTEGER NOT NULL,  -- position in traceEvents, from 0\n") \
+	X(PH, VAL, TA_F_PH, 0, \
+	  "  ph          TEXT,\n") \
+	X(CAT, SELF, 0, 0, \
+	  "  cat         INTEGER,  -- names.name_id, NULL if absent\n") \
+	X(NAME, SELF, 0, 0, \
+	  "  name        INTEGER,  -- names.name_id, NULL if absent\n") \
+	X(PID, VAL, TA_F_PID, 0, \
+	  "  pid, tid,             -- as written: integer or text\n") \
+	X(TID, VAL, TA_F_TID, 0, \
+	  "") \
+	X(TS, SELF, 0, 0, \
+	  "  ts_ns       INTEGER,  -- exact: ts (µs) x 1000; NULL if absent\n") \
+	X(DUR, SELF, 0, 0, \
+	  "  dur_ns      INTEGER,  -- exact; NULL if absent\n") \
+	X(HTA_TS, SELF, 0, 0, \
+	  "  hta_ts_ns   INTEGER,  -- HTA's ceil(ts) in ns (hta-semantics 2.3)\n") \
+	X(HTA_DUR, SELF, 0, 0, \
+	  "  hta_dur_ns  INTEGER,  -- HTA's floor(ts + dur) - ceil(ts) in ns\n") \
+	X(STREAM, SELF, 0, 0, \
+	  "  stream      INTEGER NOT NULL DEFAULT -1,  -- args.stream, -1 if absent\n") \
+	X(CORR, SELF, 0, 0, \
+	  "  correlation INTEGER NOT NULL DEFAULT -1,  -- args.correlation, -1 if absent\n") \
+	X(EXT, VAL, TA_F_EXTERNAL_ID, 0, \
+	  "  external_id,          -- args.\"External id\"\n") \
+	X(DEVICE, EITHER, TA_F_DEVICE, TA_F_DEVICE_ID, \
+	  "  device      INTEGER,\n") \
+	X(BYTES, EITHER, TA_F_BYTES, TA_F_MEM_BYTES, \
+	  "  bytes       INTEGER,  -- args.bytes (copies), args.Bytes ([memory])\n") \
+	X(GBPS, VAL, TA_F_GBPS, 0, \
+	  "  gbps        REAL,     -- args.\"memory bandwidth (GB/s)\"\n") \
+	X(GRID, VAL, TA_F_GRID, 0, \
+	  "  grid TEXT, block TEXT, registers INTEGER, shared_mem INTEGER,\n") \
+	X(BLOCK, VAL, TA_F_BLOCK, 0, \
+	  "") \
+	X(REGS, VAL, TA_F_REGISTERS, 0, \
+	  "") \
+	X(SMEM, VAL, TA_F_SHARED_MEM, 0, \
+	  "") \
+	X(DIMS, VAL, TA_F_INPUT_DIMS, 0, \
+	  "  input_dims  TEXT,     -- args.\"Input Dims\" as written, e.g. [[4, 256], []]\n") \
+	X(TYPES, VAL, TA_F_INPUT_TYPES, 0, \
+	  "  input_types TEXT,\n") \
+	X(PYID, VAL, TA_F_PYTHON_ID, 0, \
+	  "  python_id, python_parent_id, seq_nr, fwd_tid, cbid,\n") \
+	X(PYPARENT, VAL, TA_F_PYTHON_PARENT_ID, 0, \
+	  "") \
+	X(SEQ, VAL, TA_F_SEQ_NR, 0, \
+	  "") \
+	X(FWD, VAL, TA_F_FWD_TID, 0, \
+	  "") \
+	X(CBID, VAL, TA_F_CBID, 0, \
+	  "") \
+	X(FLOW_ID, VAL, TA_F_ID, 0, \
+	  "  flow_id, flow_bp,     -- flow events (ph s/f/t): id and binding point\n") \
+	X(FLOW_BP, VAL, TA_F_BP, 0, \
+	  "") \
+	X(ALLOC, VAL, TA_F_TOTAL_ALLOCATED, 0, \
+	  "  total_allocated, total_reserved,  -- [memory] instant events, with\n") \
+	X(RESERVED, VAL, TA_F_TOTAL_RESERVED, 0, \
+	  "") \
+	X(MEM_ADDR, VAL, TA_F_MEM_ADDR, 0, \
+	  "  mem_addr, mem_device_type,        -- args.Addr, args.\"Device Type\"\n") \
+	X(MEM_DEV_TYPE, VAL, TA_F_MEM_DEVICE_TYPE, 0, \
+	  "") \
+	X(WAIT, VAL, TA_F_WAIT_ON_STREAM, 0, \
+	  "  wait_on_stream,       -- cuda_sync: the stream an event was recorded on\n") \
+	X(WAIT_CORR, VAL, TA_F_WAIT_CORR, 0, \
+	  "  wait_corr,            -- and its cudaEventRecord's correlation\n") \
+	X(COLL, VAL, TA_F_COLLECTIVE, 0, \
+	  "  collective TEXT,\n") \
+	X(PG_NAME, VAL, TA_F_PG_NAME, 0, \
+	  "  pg_name, pg_ranks,    -- collectives: args.\"Process Group Name\", \"... Ranks\"\n") \
+	X(PG_RANKS, VAL, TA_F_PG_RANKS, 0, \
+	  "") \
+	X(IN_NELEMS, VAL, TA_F_IN_NELEMS, 0, \
+	  "  in_nelems, out_nelems, dtype,  -- args.\"In msg nelems\", \"Out ...\", dtype\n") \
+	X(OUT_NELEMS, VAL, TA_F_OUT_NELEMS, 0, \
+	  "") \
+	X(DTYPE, VAL, TA_F_DTYPE, 0, \
+	  "") \
+	X(COUNTERS, VAL, TA_F_COUNTERS, 0, \
+	  "  counters    TEXT,     -- cuda_profiler_range: its args (CUPTI counters), JSON\n") \
+	X(ROLE, SELF, 0, 0, \
+	  "  role        INTEGER NOT NULL  -- from cat: 1 GPU activity (kernel, memcpy,\n" \
+	    "              -- memset), 2 runtime/driver call, 3 cuda_sync, 4 CPU op or\n" \
+	    "              -- Python function, 5 GPU annotation, 6 CPU annotation\n" \
+	    "              -- (record_function, ProfilerStep#N), 0 other\n")
+
+#endif
