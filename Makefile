@@ -59,7 +59,10 @@ all: traceanalyze
 traceanalyze: src/main.o libtraceanalyze.a
 	$(CC) $(LDFLAGS) -o $@ src/main.o libtraceanalyze.a $(LDLIBS)
 
+# made anew: ar keeps members whose source is gone (a moved declaration
+# could link from the stale copy)
 libtraceanalyze.a: $(LIB_OBJ)
+	rm -f $@
 	$(AR) rcs $@ $(LIB_OBJ)
 
 %.o: %.c $(HEADERS)

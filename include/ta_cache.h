@@ -1,4 +1,4 @@
-/* The cache of parsed traces (src/cache.c): one database per set of
+/* The cache of parsed traces (src/exec/cache.c): one database per set of
  * trace files, named PATHS-CONTENT.db, where PATHS hashes the files'
  * absolute paths and CONTENT their identity (device, inode, size, times),
  * with PATHS-CONTENT.src listing the paths. When the files change, the

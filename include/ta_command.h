@@ -49,8 +49,9 @@ enum ta_spread {
 	TA_SPREAD_PER_RANK,     /* each shard alone, its rows in rank order */
 	TA_SPREAD_PEERS,        /* each shard with every shard's collectives */
 	TA_SPREAD_JOINED,       /* each shard's part, joined (its rule) */
-	TA_SPREAD_BY_OPTIONS    /* one of these, by its options (its after_parse
-				 * sets cli->shard_rule; none: merged) */
+	TA_SPREAD_BY_OPTIONS    /* one of these, by its options: the
+				 * after_parse its cmd_*.c gives ta_cli_main
+				 * sets cli->shard_rule (none: merged) */
 };
 
 /* What --hta-compat means to a command: HTA's rules in the model (span,

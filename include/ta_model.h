@@ -172,7 +172,6 @@ int64_t ta_model_snapshot_events(sqlite3 *db);
  * number. An analysis asks for a rule by what it decides, never which mode
  * runs: a third mode is a third row in rules.c, not a fork in analyses. */
 struct ta_rules {
-	const char *mode;
 	/* measure each rank in its analysis window (else first to last GPU
 	 * work, HTA §9.1, §9.8) */
 	int windows;

@@ -44,6 +44,20 @@ none no_mode_in_analyses "hta_compat" '	if (q->hta_compat)' $A
 # commands declare and present; what they need from a database the model
 # answers (facts.c): no SQL in src/commands/cmd_*.c
 none no_sql_in_commands '"(SELECT|INSERT|UPDATE|DELETE|CREATE) |sqlite3_(prepare|step|exec)|ta_db_(prepare|int|text|exec)\(' '	n = ta_db_int(db, "SELECT count(*) FROM sel_ranks", 0);' src/commands/cmd_*.c
+# every mode's row of rules sets every rule (0 is a choice, not a default)
+rules_complete() { # FILE: each row in FILE sets as many fields as the struct has
+	n=$(sed -n '/^struct ta_rules {/,/^};/p' include/ta_model.h | grep -c '^	int ')
+	awk -v n="$n" '/^static const struct ta_rules/ { on = 1; k = 0 }
+		on { k += gsub(/\.[a-z_]+ = [01]/, "") }
+		on && /^};/ { on = 0; if (k != n) bad = 1 }
+		END { exit bad }' "$1"
+}
+sed 's/\.notes = 1, //' src/model/rules.c > "$TMP/rules.c"
+if rules_complete src/model/rules.c && ! rules_complete "$TMP/rules.c"; then
+	pass=$((pass + 1))
+else
+	fail=$((fail + 1)); echo "FAIL $SUITE: a row of src/model/rules.c leaves a rule out (or the check misses one)"
+fi
 # the parser and the model never format output; analyses never write it
 none parse_does_not_print "ta_report\\.h|(^|[^a-z_])(f?printf|fputs|puts|fwrite)\\(" '	printf("%d\\n", n);' src/parse/*.c src/model/*.c
 none analyses_do_not_print "ta_report\\.h|ta_stream|(^|[^a-z_])(f?printf|fputs|puts|fwrite)\\(" '	fputs(line, stderr);' $A

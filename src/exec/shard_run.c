@@ -23,7 +23,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* The rules the registry (registry.c) names. Per rank: checked option by
+/* The rules commands name (their declaration's rule, or an after_parse
+ * by their options; a per-rank or peers spread alone: these). Per rank: checked option by
  * option on every sample (queue, launch and annotations set theirs:
  * --series, --by-op and --kernels read across ranks; kernels too). */
 const struct ta_shard_rule ta_shard_per_rank = { 0, 0, NULL, NULL, NULL };

@@ -139,9 +139,10 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 
 static const struct ta_cmd_info info = {
 	"temporal", "[options] PATH",
-	"Temporal breakdown per rank: of the span from the first to the last "
-	"GPU activity,\nthe time the GPU was idle, computing, or busy with "
-	"anything else\n(communication, memory copies).",
+	"Temporal breakdown per rank: of its analysis window (its kept steps' "
+	"windows;\n--window span: first to last GPU activity), the time the "
+	"GPU was idle,\ncomputing, or busy with anything else (communication, "
+	"memory copies).",
 	NULL, NULL, NULL, NULL,
 	run
 };

@@ -5,7 +5,7 @@
  * step's working set) and what stayed (the baseline: weights, gradients,
  * optimizer state, workspaces); reserved bytes and fragmentation; the
  * blocks live at the peak by site; allocations never freed by site.
- * The baseline is split by the blocks' stacks (parts.c's rules below):
+ * The baseline is split by the blocks' stacks (snapshot_parts.c's rules):
  * parameters, their gradients, optimizer state, workspaces, the rest. */
 #include "snapshot_int.h"
 #include "ta_analyses.h"
