@@ -613,7 +613,7 @@ FILE *ta_cli_output_open(const struct ta_cli *cli)
 				mode_t um = umask(0);
 
 				umask(um);
-				fchmod(fd, S_ISREG(sb.st_mode) && stat(cli->output, &sb) == 0 ?
+				fchmod(fd, stat(cli->output, &sb) == 0 && S_ISREG(sb.st_mode) ?
 				       sb.st_mode & 07777 : 0666 & ~um);
 				pending[i] = (struct pending){ out, tmp,
 					ta_xstrdup(cli->output), ta_cleanup_path(tmp) };
