@@ -173,25 +173,26 @@ out:
 	return rc;
 }
 
+/* The page's analyses; f: what it says of the job, for write_html too. */
 static int run_html(sqlite3 *db, const struct ta_cli *cli, struct report_opts *ro,
-		    struct ta_table **h, int64_t *bucket_us, struct ta_error *err)
+		    struct ta_job_facts *f, struct ta_table **h, int64_t *bucket_us,
+		    struct ta_error *err)
 {
 	struct ta_kernels_opts top = { 0, 10, 0.8, 1 };
 	struct ta_diagnose_opts d = { 90, 50000, 10000, 1 };
 	struct ta_stragglers_opts s = { 10 };
 	struct ta_memory_opts m = { 0, TA_MEM_BY_ANNOTATION, 1, 0, 0, 0 };
-	struct ta_job_facts f;
 
 	if (ta_kernels_run(db, &cli->query, &top, &h[H_KERNELS], err) < 0 ||
 	    ta_diagnose_run(db, &cli->query, &d, &h[H_DIAGNOSE], &h[H_FINDINGS], err) < 0)
 		return -1;
-	ta_model_facts(db, &f);
-	ta_model_facts_free(&f);
-	if (f.ranks > 1 &&
+	ta_model_facts_free(f); /* a retry's first try */
+	ta_model_facts(db, f);
+	if (f->ranks > 1 &&
 	    ta_stragglers_run(db, &cli->query, &s, &h[H_STRAGGLERS], err) < 0)
 		return -1;
-	if (f.memory_span_ns >= 0) {
-		int64_t span = f.memory_span_ns;
+	if (f->memory_span_ns >= 0) {
+		int64_t span = f->memory_span_ns;
 
 		/* about 400 points a line */
 		*bucket_us = span / 400000 > 0 ? span / 400000 : 1;
@@ -202,8 +203,9 @@ static int run_html(sqlite3 *db, const struct ta_cli *cli, struct report_opts *r
 	return ro->snapshot ? run_snapshot(db, cli, ro, h, err) : 0;
 }
 
-static int write_html(const struct ta_cli *cli, const struct report_opts *ro, sqlite3 *db,
-		      struct ta_table **t, struct ta_table **h, int64_t bucket_us)
+static int write_html(const struct ta_cli *cli, const struct report_opts *ro,
+		      const struct ta_job_facts *f, struct ta_table **t,
+		      struct ta_table **h, int64_t bucket_us)
 {
 	struct ta_cli out_cli = *cli;
 	struct ta_error err = { 0, "" };
@@ -212,7 +214,6 @@ static int write_html(const struct ta_cli *cli, const struct report_opts *ro, sq
 	char cmds[10][600];
 	const char *cmdv[10];
 	const char *path = cli->args[0];
-	struct ta_job_facts f;
 	size_t n = 0, i;
 	FILE *out;
 	int rc;
@@ -220,7 +221,6 @@ static int write_html(const struct ta_cli *cli, const struct report_opts *ro, sq
 	out_cli.output = html;
 	if (ta_cli_check_output(&out_cli, 0, &err) < 0)
 		return ta_cli_error(&err);
-	ta_model_facts(db, &f);
 	snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze temporal --format csv %s", path);
 	snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze idle --format csv %s", path);
 	snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze diagnose --format csv %s  "
@@ -245,10 +245,10 @@ static int write_html(const struct ta_cli *cli, const struct report_opts *ro, sq
 		cmdv[i] = cmds[i];
 	memset(&p, 0, sizeof(p));
 	p.path = path;
-	p.files = f.files;
-	p.ranks = f.ranks;
-	p.steps = f.steps;
-	p.start = f.start;
+	p.files = f->files;
+	p.ranks = f->ranks;
+	p.steps = f->steps;
+	p.start = f->start;
 	p.version = TA_VERSION;
 	p.commands = cmdv;
 	p.ncommands = n;
@@ -263,15 +263,12 @@ static int write_html(const struct ta_cli *cli, const struct report_opts *ro, sq
 	p.memory = h[H_MEMORY];
 	p.snapshot = h[H_SNAP];
 	p.snapshot_series = h[H_SNAP_SERIES];
-	if (!(out = ta_cli_output_open(&out_cli))) {
-		ta_model_facts_free(&f);
+	if (!(out = ta_cli_output_open(&out_cli)))
 		return TA_EXIT_SYSTEM;
-	}
 	ta_report_html(out, &p);
 	rc = ta_cli_output_close(&out_cli, out, t, NTABLES);
 	if (rc == TA_EXIT_OK && strcmp(html, "-") != 0 && !ta_quiet)
 		fprintf(stderr, "traceanalyze: wrote %s\n", html);
-	ta_model_facts_free(&f);
 	return rc;
 }
 
@@ -283,6 +280,7 @@ static int report(const struct ta_cli *cli, struct report_opts *ro)
 	int64_t bucket_us = 0;
 	struct ta_error err = { 0, "" };
 	size_t keep_idle = 0;
+	struct ta_job_facts facts = { 0 };
 	sqlite3 *db = NULL;
 	FILE *out;
 	int rc, i, retried = 0;
@@ -315,10 +313,12 @@ static int report(const struct ta_cli *cli, struct report_opts *ro)
 		goto write;
 again:
 	rc = ta_cli_open_input(cli, &db);
-	if (rc != TA_EXIT_OK)
+	if (rc != TA_EXIT_OK) {
+		ta_model_facts_free(&facts);
 		return rc;
+	}
 	if (run_all(db, cli, t, &err) < 0 ||
-	    (html && run_html(db, cli, ro, h, &bucket_us, &err) < 0)) {
+	    (html && run_html(db, cli, ro, &facts, h, &bucket_us, &err) < 0)) {
 		int retry = ta_cli_damaged(db, &retried, &err);
 
 		sqlite3_close(db);
@@ -332,10 +332,12 @@ again:
 		}
 		if (retry)
 			goto again;
+		ta_model_facts_free(&facts);
 		return ta_cli_error(&err);
 	}
 	if (html) {
-		rc = write_html(cli, ro, db, t, h, bucket_us);
+		rc = write_html(cli, ro, &facts, t, h, bucket_us);
+		ta_model_facts_free(&facts);
 		sqlite3_close(db);
 		for (i = 0; i < NHTML; i++)
 			ta_table_free(h[i]);
