@@ -30,6 +30,7 @@ struct ta_val {
 	X(TA_F_SHARED_MEM, "shared memory") \
 	X(TA_F_INPUT_DIMS, "Input Dims") \
 	X(TA_F_INPUT_TYPES, "Input type") \
+	X(TA_F_CONCRETE_INPUTS, "Concrete Inputs") \
 	X(TA_F_PYTHON_ID, "Python id") \
 	X(TA_F_PYTHON_PARENT_ID, "Python parent id") \
 	X(TA_F_SEQ_NR, "Sequence number") \

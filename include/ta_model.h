@@ -55,6 +55,9 @@
  *     name, ts)                       kernel), and their counters
  *   counter_vals (rank, idx, key,
  *     value)
+ *   gpu_device (rank, id, name,       the deviceProperties entry of the GPU
+ *     cc_major, cc_minor, sms,        a rank's GPU work ran on (its first
+ *     mem_bytes)                      kernel's device; one entry: that one)
  *   rank_clock (rank, base_ns)        ts + base_ns = Unix time in ns, the
  *                                     allocator recorder's clock
  *   snapshot_segments, _blocks,       an allocator snapshot's tables
@@ -163,6 +166,22 @@ struct ta_input_file {
 int ta_model_inputs(sqlite3 *db, struct ta_input_file **v, size_t *n,
 		    struct ta_error *err);
 void ta_model_inputs_free(struct ta_input_file *v, size_t n);
+
+/* A GPU's peaks (peaks.c): dense TFLOP/s per data type (0: none or not
+ * published) and memory GB/s, from its vendor's datasheet. */
+enum { TA_DT_FP64, TA_DT_FP32, TA_DT_TF32, TA_DT_BF16, TA_DT_FP16, TA_DT_FP8,
+       TA_DT_INT8, TA_DT_N };
+struct ta_peaks {
+	const char *key;      /* matched as a word of the device's name */
+	const char *gpu;      /* the model the figures are for */
+	double tflops[TA_DT_N];
+	double gbps;
+};
+/* By the name deviceProperties gives (and its memory, which tells A100s
+ * apart); -1 for a GPU not in the table. */
+int ta_peaks_lookup(const char *name, int64_t mem_bytes, struct ta_peaks *p);
+/* "bf16" -> TA_DT_BF16; -1 for a type without a peak */
+int ta_peaks_dtype(const char *dtype);
 
 /* An allocator snapshot's history events; -1 if db is not a snapshot. */
 int64_t ta_model_snapshot_events(sqlite3 *db);

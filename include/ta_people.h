@@ -26,6 +26,9 @@ void ta_people_diff(struct ta_table *t, const struct ta_table *steps);
 void ta_people_memory(struct ta_table *t, const struct ta_table *findings);
 /* memory on a snapshot: a verdict line per device. */
 void ta_people_snapshot(struct ta_table *t);
+/* roofline: a sentence per rank from its summary rows (MFU, how busy the
+ * GPU was, each family of ops against its roof) */
+void ta_people_roofline(struct ta_table *t, const struct ta_table *sum);
 /* critical-path --hta-compat: the sizes of each rank's graph and path. */
 void ta_people_critical_hta(struct ta_table *t, const struct ta_table *graph);
 

@@ -33,7 +33,7 @@ static int dispatch(const struct ta_command *c, int argc, char **argv)
 {
 	if (c->fn)
 		return c->fn(argc, argv);
-	return ta_cli_main(argc, argv, c->info, c->info->run, NULL, NULL);
+	return ta_cli_main(argc, argv, c->info, c->info->run, c->info->ctx, NULL);
 }
 
 static void not_a_command(const char *name)

@@ -27,6 +27,7 @@
 	X(critical) \
 	X(diff) \
 	X(counters) \
+	X(roofline) \
 	X(steps) \
 	X(memory) \
 	X(ingest) \

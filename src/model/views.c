@@ -35,7 +35,8 @@ static const char common_sql[] =
 "  WHERE role = " R(CPU_OP) " OR role = " R(CPU_ANN) ";"
 /* events_thread's WHERE and order */
 "CREATE TEMP VIEW host_thread AS SELECT rank, pid, tid, ts_ns AS ts,"
-"  dur_ns AS dur, role, name, cat, correlation, idx, input_dims"
+"  dur_ns AS dur, role, name, cat, correlation, idx, input_dims,"
+"  input_types, concrete_inputs"
 "  FROM main.events WHERE " TA_THREAD_ROLES
 "  AND " IN_SEL " AND ts_ns IS NOT NULL AND dur_ns IS NOT NULL"
 "  AND name IS NOT NULL AND cat IS NOT NULL;"
@@ -64,6 +65,21 @@ static const char common_sql[] =
  * rank's input file */
 "CREATE TEMP VIEW label AS SELECT name_id, name FROM main.names;"
 "CREATE TEMP VIEW inputs AS SELECT rank, path FROM main.files;"
+/* deviceProperties lists the node's GPUs: a rank's is the one its GPU
+ * work ran on (the device of its first activity), or the only one */
+"CREATE TEMP VIEW gpu_device AS SELECT m.rank,"
+"  json_extract(j.value, '$.id') AS id, json_extract(j.value, '$.name') AS name,"
+"  json_extract(j.value, '$.computeMajor') AS cc_major,"
+"  json_extract(j.value, '$.computeMinor') AS cc_minor,"
+"  json_extract(j.value, '$.numSms') AS sms,"
+"  json_extract(j.value, '$.totalGlobalMem') AS mem_bytes"
+"  FROM main.meta m, json_each(CASE WHEN json_valid(m.value)"
+"   AND json_type(m.value) = 'array' THEN m.value ELSE '[]' END) j"
+"  WHERE m.key = 'deviceProperties' AND m." IN_SEL
+"  AND json_type(j.value) = 'object'"
+"  AND (json_array_length(m.value) = 1 OR json_extract(j.value, '$.id') ="
+"   (SELECT e.device FROM main.events e WHERE e.rank = m.rank"
+"    AND e.role = " R(GPU) " AND e.device IS NOT NULL LIMIT 1));"
 /* an allocator snapshot, when that is what was read (snapshot.c) */
 "CREATE TEMP VIEW snapshot_segments AS SELECT * FROM main.snap_segments;"
 "CREATE TEMP VIEW snapshot_blocks AS SELECT * FROM main.snap_blocks;"
@@ -182,7 +198,7 @@ static const char host_copy_sql[] =
 "  AS correlation FROM sel_ranks s;"
 
 static const char *const view_names[] = {
-	"gpu", "steps", "ranges", "calls", "host", "host_thread", "gpu_ann", "step_host", "mem", "counter_ranges", "counter_vals", "snapshot_segments", "snapshot_blocks", "snapshot_events", "rank_clock", "dev_win", "launch",
+	"gpu", "steps", "ranges", "calls", "host", "host_thread", "gpu_ann", "gpu_device", "step_host", "mem", "counter_ranges", "counter_vals", "snapshot_segments", "snapshot_blocks", "snapshot_events", "rank_clock", "dev_win", "launch",
 	"enqueue", "cpu_ann", "gpu_ann_win", "rank_span", "first_call", "label", "inputs", NULL
 };
 

@@ -2,7 +2,8 @@
  * position, and the column numbers (C_*), the CREATE TABLE (db_schema.c)
  * and the binding of each (event_row.c) all come from this one list.
  * X(NAME, HOW, FIELD, OTHER, SCHEMA TEXT): HOW is VAL (the event's FIELD
- * as it came), EITHER (FIELD, else OTHER) or SELF (bound by hand in
+ * as it came), EITHER (FIELD, else OTHER), NONBLANK (FIELD unless every
+ * entry of its list is "": most ops' Concrete Inputs) or SELF (bound by hand in
  * ta_row_bind: numbers the parser made); a text "" is a column declared
  * on the line of the one before (`pid, tid,`). */
 #ifndef TA_EVENT_COLS_H
@@ -57,6 +58,9 @@
 	  "  input_dims  TEXT,     -- args.\"Input Dims\" as written, e.g. [[4, 256], []]\n") \
 	X(TYPES, VAL, TA_F_INPUT_TYPES, 0, \
 	  "  input_types TEXT,\n") \
+	X(CONCRETE, NONBLANK, TA_F_CONCRETE_INPUTS, 0, \
+	  "  concrete_inputs TEXT, -- args.\"Concrete Inputs\" (scalars: stride, is_causal),\n" \
+	    "              -- NULL when every entry is \"\"\n") \
 	X(PYID, VAL, TA_F_PYTHON_ID, 0, \
 	  "  python_id, python_parent_id, seq_nr, fwd_tid, cbid,\n") \
 	X(PYPARENT, VAL, TA_F_PYTHON_PARENT_ID, 0, \

@@ -102,6 +102,24 @@ static uint64_t bind_either(sqlite3_stmt *st, int col,
 	return bind_val(st, col, ev, ev->f[a].type != TA_VAL_NONE ? a : b);
 }
 
+/* A list whose entries are all "" (["", ""]: every tensor argument)
+ * says nothing: NULL saves its text in every op's row. */
+static uint64_t bind_nonblank(sqlite3_stmt *st, int col,
+			      const struct ta_event *ev, enum ta_field f)
+{
+	const struct ta_val *v = &ev->f[f];
+	const char *s;
+	size_t i;
+
+	if (v->type != TA_VAL_TEXT)
+		return bind_val(st, col, ev, f);
+	s = ta_event_text(ev, f);
+	for (i = 0; i < v->len; i++)
+		if (!strchr("[]\", ", s[i]))
+			return bind_val(st, col, ev, f);
+	return 0;
+}
+
 #define BIT(c) (1ull << ((c) - 1))
 
 static uint64_t bind_int(sqlite3_stmt *st, int base, int col, int64_t v)
@@ -126,6 +144,7 @@ static uint64_t bind_times(sqlite3_stmt *st, int base,
 
 #define BIND_VAL(c, field, other) | bind_val(st, base + (c), ev, field)
 #define BIND_EITHER(c, field, other) | bind_either(st, base + (c), ev, field, other)
+#define BIND_NONBLANK(c, field, other) | bind_nonblank(st, base + (c), ev, field)
 #define BIND_SELF(c, field, other)
 #define BIND_FIELD(name, how, field, other, text) BIND_##how(C_##name, field, other)
 

@@ -487,3 +487,65 @@ void ta_people_snapshot(struct ta_table *t)
 				    ta_table_cell(t, r, 14)->s);
 	}
 }
+
+/* "rank 0 (NVIDIA H200): 9.5 % MFU over 2 steps (bf16 peak 989.5
+ * TFLOP/s); GEMMs at 19.2 % of their roof, compute-bound; ...": per rank
+ * from roofline's summary, its "all" row first, then its families. */
+static void roofline_sentences(struct ta_table *t, const struct ta_table *sum)
+{
+	size_t gpu = col(sum, "gpu"), steps = col(sum, "steps"), tf = col(sum, "tflops");
+	size_t mfu = col(sum, "mfu_pct"), dt = col(sum, "dtype"), pk = col(sum, "peak_tflops");
+	size_t busy = col(sum, "busy_pct"), gus = col(sum, "gpu_us"), roof = col(sum, "roof_pct");
+	size_t bound = col(sum, "bound"), unk = col(sum, "unknown_calls"), i;
+	int64_t unknown = 0;
+
+	for (i = 0; i < sum->nrows; i++) {
+		const struct ta_cell *m = ta_table_cell(sum, i, mfu);
+
+		if (strcmp(ta_table_cell(sum, i, 1)->s, "all") != 0) {
+			if (!ta_table_cell(sum, i, roof)->null)
+				ta_buf_addf(&t->head, "; %s at %.1f %% of their roof, %s-bound",
+					    ta_table_cell(sum, i, 1)->s, ta_table_cell(sum, i, roof)->d,
+					    ta_table_cell(sum, i, bound)->s);
+			else
+				ta_buf_addf(&t->head, "; %s %.3f ms", ta_table_cell(sum, i, 1)->s,
+					    ta_table_cell(sum, i, gus)->d / 1e3);
+			continue;
+		}
+		if (i)
+			ta_buf_adds(&t->head, "\n");
+		ta_buf_addf(&t->head, "rank %lld (%s): ", (long long)ta_table_cell(sum, i, 0)->i,
+			    ta_table_cell(sum, i, gpu)->null ? "GPU unknown" :
+			    ta_table_cell(sum, i, gpu)->s);
+		if (ta_table_cell(sum, i, tf)->null)
+			ta_buf_adds(&t->head, "FLOPs unknown");
+		else if (!m->null)
+			ta_buf_addf(&t->head, "%.1f %% MFU", m->d);
+		else
+			ta_buf_addf(&t->head, "%.1f TFLOP/s", ta_table_cell(sum, i, tf)->d);
+		ta_buf_addf(&t->head, " over %lld %s", (long long)ta_table_cell(sum, i, steps)->i,
+			    ta_table_cell(sum, i, steps)->i == 1 ? "step" : "steps");
+		if (!m->null)
+			ta_buf_addf(&t->head, " (%s peak %g TFLOP/s)", ta_table_cell(sum, i, dt)->s,
+				    ta_table_cell(sum, i, pk)->d);
+		/* the profiler slows the host most: a host-bound trace may be
+		 * a GPU-bound run (README: where the profiler distorts) */
+		if (!m->null && m->d > 0 && ta_table_cell(sum, i, busy)->d < 90)
+			ta_buf_addf(&t->head, ", the GPU busy %.0f %% of it: %.1f %% over its "
+				    "busy time, what the steps reach if the host keeps up",
+				    ta_table_cell(sum, i, busy)->d,
+				    100 * m->d / ta_table_cell(sum, i, busy)->d);
+		unknown += ta_table_cell(sum, i, unk)->i;
+	}
+	if (sum->nrows)
+		ta_buf_adds(&t->head, "\n");
+	if (unknown)
+		ta_buf_addf(&t->head, "(%lld calls without shapes: record_shapes off? Their "
+			    "FLOPs are unknown.)\n", (long long)unknown);
+}
+
+void ta_people_roofline(struct ta_table *t, const struct ta_table *sum)
+{
+	if (sum)
+		roofline_sentences(t, sum);
+}

@@ -1,0 +1,267 @@
+/* The roofline's calls: each call of an op whose work is counted
+ * (flops.h), with the kernels it launched. Per thread, host rows nest by
+ * time; a counted op inside another (autocast's aten::addmm on float
+ * inside the one on bf16 it casts to; aten::_convolution inside
+ * aten::convolution) is counted once, at the innermost, whose arguments
+ * are what ran, under the outermost's name (FlopCounterMode's key). Its
+ * GPU time is its launches' kernels: the casts around it are not its. */
+#include "roofline_int.h"
+#include "ta_model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct node {
+	int64_t ts, end;
+	int counted;          /* a counted op */
+	int inner;            /* has a counted op inside */
+	int64_t name;
+	int64_t gpu_ns;       /* its launches' kernels */
+	int tf32;             /* one of them was a TF32 kernel */
+	size_t first_launch;  /* its launches: launches[first_launch..] */
+	char *dims, *types, *conc;
+};
+
+struct walk {
+	struct ta_roof *r;
+	struct node *stack;
+	size_t depth, cap;
+	int64_t rank;
+	/* launches of the counted ops open on the stack */
+	struct ta_roof_launch *pending;
+	size_t npending, cap_pending;
+};
+
+static const char *counted_name(const struct walk *w, int64_t id)
+{
+	return id >= 0 && (size_t)id < w->r->nnames ? w->r->names[id] : NULL;
+}
+
+static void add_call(struct walk *w, const struct node *n, const char *label)
+{
+	struct ta_roof *r = w->r;
+	struct ta_roof_call *c;
+	struct ta_op_args a;
+	size_t i;
+
+	if (r->ncalls == r->cap_calls) {
+		r->cap_calls = r->cap_calls ? 2 * r->cap_calls : 256;
+		r->calls = ta_xrealloc(r->calls, r->cap_calls * sizeof(*r->calls));
+	}
+	c = &r->calls[r->ncalls];
+	memset(c, 0, sizeof(*c));
+	c->rank = w->rank;
+	c->ts = n->ts;
+	c->op = label;
+	c->gpu_ns = n->gpu_ns;
+	c->shape = ta_xstrdup(n->dims ? n->dims : "");
+	c->known = ta_op_args_parse(&a, n->dims, n->types, n->conc) == 0 &&
+		   ta_flops_work(counted_name(w, n->name), &a, &c->work) == 0;
+	if (c->known && n->tf32 && strcmp(c->work.dtype, "fp32") == 0)
+		c->work.dtype = "tf32";   /* fp32 data on the tensor cores */
+	for (i = n->first_launch; i < w->npending; i++)
+		w->pending[i].call = r->ncalls;
+	r->ncalls++;
+}
+
+/* The outermost counted op on the stack below the top: the name. */
+static const char *label_of(const struct walk *w)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < w->depth; i++)
+		if (w->stack[i].counted)
+			return counted_name(w, w->stack[i].name);
+	return counted_name(w, w->stack[w->depth - 1].name);
+}
+
+static void keep_launches(struct walk *w, size_t from)
+{
+	struct ta_roof *r = w->r;
+	size_t i;
+
+	for (i = from; i < w->npending; i++) {
+		if (r->nlaunches == r->cap_launches) {
+			r->cap_launches = r->cap_launches ? 2 * r->cap_launches : 256;
+			r->launches = ta_xrealloc(r->launches,
+						  r->cap_launches * sizeof(*r->launches));
+		}
+		r->launches[r->nlaunches++] = w->pending[i];
+	}
+}
+
+static void finish(struct walk *w)
+{
+	struct node *n = &w->stack[w->depth - 1];
+	size_t i;
+
+	if (n->counted && !n->inner) {
+		add_call(w, n, label_of(w));
+		keep_launches(w, n->first_launch);
+		for (i = 0; i + 1 < w->depth; i++)
+			w->stack[i].inner |= w->stack[i].counted;
+	}
+	if (n->counted)
+		w->npending = n->first_launch;  /* an outer op's own: casts */
+	free(n->dims);
+	free(n->types);
+	free(n->conc);
+	w->depth--;
+}
+
+static char *dup_or_null(sqlite3_stmt *st, int col)
+{
+	const char *s = (const char *)sqlite3_column_text(st, col);
+
+	return s ? ta_xstrdup(s) : NULL;
+}
+
+static void push(struct walk *w, sqlite3_stmt *st, int64_t ts, int64_t end)
+{
+	struct node *n;
+
+	if (w->depth == w->cap) {
+		w->cap = w->cap ? 2 * w->cap : 64;
+		w->stack = ta_xrealloc(w->stack, w->cap * sizeof(*w->stack));
+	}
+	n = &w->stack[w->depth++];
+	memset(n, 0, sizeof(*n));
+	n->ts = ts, n->end = end;
+	n->name = sqlite3_column_int64(st, 6);
+	n->counted = counted_name(w, n->name) != NULL;
+	n->first_launch = w->npending;
+	if (n->counted) {
+		n->dims = dup_or_null(st, 7);
+		n->types = dup_or_null(st, 8);
+		n->conc = dup_or_null(st, 9);
+	}
+}
+
+/* A launch call: its kernels are the innermost open counted op's. */
+static void launch(struct walk *w, sqlite3_stmt *st)
+{
+	size_t i = w->depth;
+
+	while (i > 0 && !w->stack[i - 1].counted)
+		i--;
+	if (i == 0 || sqlite3_column_type(st, 11) == SQLITE_NULL)
+		return;
+	w->stack[i - 1].gpu_ns += sqlite3_column_int64(st, 11);
+	w->stack[i - 1].tf32 |= sqlite3_column_int(st, 12);
+	if (w->npending == w->cap_pending) {
+		w->cap_pending = w->cap_pending ? 2 * w->cap_pending : 64;
+		w->pending = ta_xrealloc(w->pending, w->cap_pending * sizeof(*w->pending));
+	}
+	w->pending[w->npending++] = (struct ta_roof_launch){ w->rank,
+		sqlite3_column_int64(st, 10), 0 };
+}
+
+static const char corr_sql[] =
+	"DROP TABLE IF EXISTS temp.roof_corr;"
+	"CREATE TEMP TABLE roof_corr (rank INTEGER, correlation INTEGER, ns INTEGER,"
+	"  tf32 INTEGER, PRIMARY KEY (rank, correlation));"
+	"INSERT INTO roof_corr SELECT g.rank, g.correlation, sum(g.dur),"
+	"  max(n.name GLOB '*tf32*') FROM gpu g JOIN label n ON n.name_id = g.name"
+	"  WHERE g.correlation != -1 GROUP BY g.rank, g.correlation;";
+
+/* Every host row per thread, parents first (host_thread's order). */
+static const char host_sql[] =
+	"SELECT e.rank, e.pid, e.tid, e.ts, max(e.dur, 0),"
+	"  e.role = " TA_SQL(TA_ROLE_RUNTIME) ", e.name, e.input_dims, e.input_types,"
+	"  e.concrete_inputs, e.correlation, g.ns, g.tf32"
+	" FROM host_thread e LEFT JOIN roof_corr g ON e.role = " TA_SQL(TA_ROLE_RUNTIME)
+	"  AND g.rank = e.rank AND g.correlation = e.correlation"
+	" ORDER BY e.rank, e.pid, e.tid, e.ts, e.dur DESC, e.idx";
+
+static int load_names(sqlite3 *db, struct walk *w, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	char **v;
+	int64_t max_id;
+	int rc;
+
+	if (ta_db_get_int(db, "SELECT max(name_id) FROM label", 0, &max_id, err) < 0 ||
+	    ta_db_prepare(db, "SELECT name_id, name FROM label", &st, err) < 0)
+		return -1;
+	w->r->nnames = max_id >= 0 ? (size_t)max_id + 1 : 0;
+	v = ta_xcalloc(w->r->nnames + 1, sizeof(*v));
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		const char *s = (const char *)sqlite3_column_text(st, 1);
+
+		if (id >= 0 && (size_t)id < w->r->nnames && ta_flops_counted(s))
+			v[id] = ta_xstrdup(s);
+	}
+	sqlite3_finalize(st);
+	w->r->names = v;
+	return ta_db_done(db, rc, err);
+}
+
+static void free_walk(struct walk *w)
+{
+	while (w->depth)
+		finish(w);
+	free(w->stack);
+	free(w->pending);
+}
+
+static int walk_rows(sqlite3 *db, struct walk *w, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t pid = 0, tid = 0;
+	int rc, first = 1;
+
+	if (ta_db_prepare(db, host_sql, &st, err) < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t rank = sqlite3_column_int64(st, 0), ts = sqlite3_column_int64(st, 3);
+		int64_t end = ts + sqlite3_column_int64(st, 4);
+
+		if (first || rank != w->rank || sqlite3_column_int64(st, 1) != pid ||
+		    sqlite3_column_int64(st, 2) != tid)
+			while (w->depth)
+				finish(w);   /* a new thread */
+		first = 0;
+		w->rank = rank;
+		pid = sqlite3_column_int64(st, 1), tid = sqlite3_column_int64(st, 2);
+		while (w->depth && !(end <= w->stack[w->depth - 1].end &&
+				     ts >= w->stack[w->depth - 1].ts))
+			finish(w);
+		if (sqlite3_column_int(st, 5))
+			launch(w, st);
+		else
+			push(w, st, ts, end);
+	}
+	sqlite3_finalize(st);
+	return ta_db_done(db, rc, err);
+}
+
+int ta_roof_walk(sqlite3 *db, struct ta_roof *r, struct ta_error *err)
+{
+	struct walk w;
+	int rc;
+
+	memset(&w, 0, sizeof(w));
+	w.r = r;
+	rc = ta_db_exec(db, corr_sql, err);
+	if (rc == 0)
+		rc = load_names(db, &w, err);
+	if (rc == 0)
+		rc = walk_rows(db, &w, err);
+	free_walk(&w);
+	return rc;
+}
+
+void ta_roof_free(struct ta_roof *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->ncalls; i++)
+		free(r->calls[i].shape);
+	for (i = 0; i < r->nnames; i++)
+		free(r->names[i]);
+	free(r->names);
+	free(r->calls);
+	free(r->launches);
+	memset(r, 0, sizeof(*r));
+}

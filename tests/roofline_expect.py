@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""roofline against what was measured on the GPU that made each capture
+(tools/capture/capture_roofline.py, testdata/oracle/roof_*.measured.json):
+every op's FLOPs equal torch's FlopCounterMode over the same step (times
+the profiled steps), attention's scaled by the causal mask's share (which
+FlopCounterMode leaves out), checked against an independent formula here;
+prefill's GEMMs compute-bound, decode's memory-bound; MFU of a GPU-bound
+step within 10 % of FLOPs over the step's time with the profiler off;
+per kernel and per op add up to the same work; a trace without shapes has
+unknown FLOPs (empty), never 0."""
+import csv
+import gzip
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+checks = []
+
+
+def check(name, cond):
+    checks.append((name, bool(cond)))
+
+
+def run(*args):
+    p = subprocess.run(["./traceanalyze", "roofline", "--format", "csv", *args],
+                       capture_output=True, text=True)
+    return p.returncode, list(csv.DictReader(io.StringIO(p.stdout))), p.stderr
+
+
+def oracle(case):
+    return json.load(open("testdata/oracle/%s.measured.json" % case))
+
+
+def profiled_steps(case):
+    with gzip.open("testdata/%s/rank-0.pt.trace.json.gz" % case, "rt") as f:
+        ev = json.load(f)["traceEvents"]
+    return len({e["name"] for e in ev if e.get("name", "").startswith("ProfilerStep#")})
+
+
+def causal_share(sq, sk):
+    pairs = sq * (sq + 1) / 2 if sq <= sk else sk * (sk + 1) / 2 + (sq - sk) * sk
+    return pairs / (sq * sk)
+
+
+def attention_full(op, shape):
+    """FlopCounterMode's sdpa formulas, written again here."""
+    dims = json.loads(shape)
+    q, k, v = dims[1:4] if op.endswith("_backward") else dims[0:3]
+    b, h, sq, d = q
+    sk, dv = k[2], v[3]
+    per = 3 * d + 2 * dv if op.endswith("_backward") else d + dv
+    return 2 * b * h * sq * sk * per, sq, sk
+
+
+def fc_key(op):
+    return op.replace("aten::", "aten.")
+
+
+for case in ("roof_prefill", "roof_decode", "roof_train", "roof_formulas", "roof_resnet"):
+    m = oracle(case)
+    n = profiled_steps(case)
+    rc, rows, err = run("--group-by", "shape", "testdata/" + case)
+    check("%s: runs (rc %d) with rows" % (case, rc), rc == 0 and rows)
+    ours, full = {}, {}
+    shares_ok = True
+    for r in rows:
+        f = int(r["flops"])
+        ours[r["op"]] = ours.get(r["op"], 0) + f
+        if "attention" in r["op"]:
+            want, sq, sk = attention_full(r["op"], r["shape"])
+            ratio = f / (want * int(r["calls"]))
+            shares_ok &= abs(ratio - 1) < 1e-9 or abs(ratio - causal_share(sq, sk)) < 1e-9
+            full[r["op"]] = full.get(r["op"], 0) + want * int(r["calls"])
+        else:
+            full[r["op"]] = full.get(r["op"], 0) + f
+    check("%s: attention rows are the full formula or its causal share" % case, shares_ok)
+    for op, fc in m["flops_per_op"].items():
+        got = full.get(op.replace("aten.", "aten::"), 0) / n
+        check("%s: %s per step %d = FlopCounterMode's %d (0.1 %%)" % (case, op, got, fc),
+              abs(got - fc) <= 1e-3 * fc)
+    check("%s: no op counted that FlopCounterMode does not count" % case,
+          all(fc_key(op) in m["flops_per_op"] for op in full))
+    # per kernel: the same work and time
+    _, kr, _ = run("--by", "kernel", "testdata/" + case)
+    _, orow, _ = run("testdata/" + case)
+    check("%s: per kernel the FLOPs add up to per op's" % case,
+          abs(sum(int(r["flops"]) for r in kr) - sum(int(r["flops"]) for r in orow)) <= len(kr))
+    check("%s: per kernel the GPU time adds up to per op's" % case,
+          abs(sum(float(r["gpu_us"]) for r in kr) - sum(float(r["gpu_us"]) for r in orow)) < 0.01)
+    check("%s: every peak_pct is in (0, 100]" % case,
+          all(0 < float(r["peak_pct"]) <= 100 for r in orow))
+
+# the roofline's verdicts on prefill and decode (issue #38's truth)
+_, pre, _ = run("testdata/roof_prefill")
+_, dec, _ = run("testdata/roof_decode")
+check("prefill's GEMMs are compute-bound",
+      all(r["bound"] == "compute" for r in pre if r["op"] in ("aten::addmm", "aten::mm")))
+check("decode's GEMMs are memory-bound",
+      all(r["bound"] == "memory" for r in dec if r["op"] in ("aten::addmm", "aten::mm")))
+
+# MFU of the GPU-bound step against FLOPs over its profiler-off time
+m = oracle("roof_train")
+_, steps, _ = run("--by", "step", "testdata/roof_train")
+check("roof_train: a row per kept step", len(steps) == 2)
+for s in steps:
+    truth = int(s["flops"]) / (m["step_wall_us"] * 1e-6) / 989.5e12 * 100
+    check("roof_train step %s: MFU %.2f %% within 10 %% of %.2f %% (FLOPs / profiler-off step)"
+          % (s["step"], float(s["mfu_pct"]), truth),
+          abs(float(s["mfu_pct"]) - truth) <= 0.1 * truth)
+    check("roof_train step %s: GPU-bound (busy %s %%)" % (s["step"], s["gpu_busy_pct"]),
+          float(s["gpu_busy_pct"]) > 90)
+
+# no shapes: unknown, never 0
+with tempfile.TemporaryDirectory() as tmp:
+    with gzip.open("testdata/roof_resnet/rank-0.pt.trace.json.gz", "rt") as f:
+        t = json.load(f)
+    for e in t["traceEvents"]:
+        e.get("args", {}).pop("Input Dims", None)
+    with open(os.path.join(tmp, "rank-0.json"), "w") as f:
+        json.dump(t, f)
+    rc, rows, err = run(tmp)
+    check("no shapes: rows with empty FLOPs (%d rows)" % len(rows),
+          rows and all(r["flops"] == "" and r["gpu_us"] != "" for r in rows))
+    check("no shapes: said on stderr", "FLOPs are unknown" in err)
+    rc, steps, err = run("--by", "step", tmp)
+    check("no shapes: steps' FLOPs and MFU empty, busy known",
+          steps and all(s["flops"] == "" and s["mfu_pct"] == "" and s["gpu_busy_pct"] for s in steps))
+
+bad = [n for n, ok in checks if not ok]
+for n, ok in checks:
+    if not ok or os.environ.get("VERBOSE"):
+        print(("ok   " if ok else "FAIL ") + n)
+print("roofline_expect: %d checks, %d failed" % (len(checks), len(bad)))
+sys.exit(1 if bad else 0)
