@@ -333,4 +333,16 @@ void ta_name_late_peers(struct ta_table *t, size_t rank_col, size_t step_col,
 			size_t cause_col);
 
 
+/* roofline (roofline.c): per op (and shape), per step (MFU) or per
+ * kernel; the table's also: a summary per rank (MFU, peaks, families). */
+enum ta_roof_by { TA_ROOF_BY_OP, TA_ROOF_BY_STEP, TA_ROOF_BY_KERNEL };
+struct ta_roofline_opts {
+	enum ta_roof_by by;
+	int shapes;                      /* --group-by shape */
+	double peak_tflops, peak_gbps;   /* 0: the device's */
+};
+int ta_roofline_run(sqlite3 *db, const struct ta_query *q,
+		    const struct ta_roofline_opts *o, struct ta_table **out,
+		    struct ta_error *err);
+
 #endif

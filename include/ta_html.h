@@ -20,6 +20,8 @@ struct ta_html_page {
 	const struct ta_table *snapshot;         /* memory SNAP's summary (its
 						  * head: the verdict) */
 	const struct ta_table *snapshot_series;  /* and its --series */
+	/* roofline per op (its also: the summary per rank) and --by step */
+	const struct ta_table *roofline, *roofline_steps;
 };
 
 void ta_report_html(FILE *out, const struct ta_html_page *p);

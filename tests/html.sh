@@ -62,6 +62,35 @@ ok "several ranks: the straggler heat map" grep -q 'Who keeps the others waiting
 ok "memory events: memory over time" grep -q '<section id="memory">' "$TMP/mem_leak.dom"
 no "one rank: no straggler map" grep -q 'Who keeps the others waiting' "$TMP/train_stalled.dom"
 
+# the roofline: the roof, a dot per op, the numbers, labels inside the chart
+check_page roof_formulas testdata/roof_formulas
+sed -n '/<section id="roofline">/,/<\/section>/p' "$TMP/roof_formulas.dom" > "$TMP/roof.sec"
+ok "roofline: its section" test -s "$TMP/roof.sec"
+ok "roofline: the roof drawn" grep -q '<polyline' "$TMP/roof.sec"
+rows=$($BIN roofline -q --format csv testdata/roof_formulas | tail -n +2 | wc -l)
+ok "roofline: a dot per op ($rows)" test "$(grep -o '<circle' "$TMP/roof.sec" | wc -l)" = "$rows"
+$BIN roofline -q --format csv testdata/roof_formulas | tail -n +2 | cut -d, -f5 > "$TMP/want"
+missing=0
+while read -r v; do grep -q ">$v<" "$TMP/roof.sec" || missing=$((missing + 1)); done < "$TMP/want"
+ok "roofline: every op's FLOPs in the page" test "$missing" = 0
+ok "roofline: MFU per step drawn" grep -q 'rank 0 step 2' "$TMP/roof.sec"
+# every label and dot inside the chart's 690 px (11 px text: < 7 px a character)
+ok "roofline: nothing drawn outside the chart" python3 -c "
+import re, sys
+svg = open('$TMP/roof.sec').read().split('</svg>')[0]
+bad = []
+for m in re.finditer(r'<text x=\"([-0-9.]+)\"([^>]*)>([^<]*)<', svg):
+    w = 7 * len(m.group(3))
+    x = float(m.group(1)) - (w if 'end' in m.group(2) else w / 2 if 'middle' in m.group(2) else 0)
+    bad += [m] if 'rotate' not in m.group(2) and (x < 0 or x + w > 700) else []
+bad += [m for m in re.finditer(r'<circle cx=\"([-0-9.]+)\" cy=\"([-0-9.]+)\"', svg)
+        if not (0 < float(m.group(1)) < 690 and 0 < float(m.group(2)) < 362)]
+sys.exit(1 if bad else 0)"
+mkdir -p "$TMP/no_shapes"
+gzip -dc testdata/roof_resnet/rank-0.pt.trace.json.gz | sed 's/"Input Dims"/"Input Dimz"/' > "$TMP/no_shapes/rank-0.json"
+$BIN report -q --html "$TMP/noshapes.html" "$TMP/no_shapes"
+no "roofline: no section without shapes" grep -q '<section id="roofline">' "$TMP/noshapes.html"
+
 # an allocator snapshot beside its trace: the verdict, the peak placed,
 # the sawtooth
 $BIN report -q --html "$TMP/snap.html" --snapshot testdata/snap_profiled/snapshot.pickle.gz \

@@ -136,7 +136,7 @@ static int on_opt(void *ctx, int key, const char *arg)
 /* The page's extra tables: the top kernels, diagnose, stragglers with
  * several ranks, and memory over time with [memory] events. */
 enum { H_KERNELS, H_DIAGNOSE, H_FINDINGS, H_STRAGGLERS, H_MEMORY, H_MEMF, H_SNAP,
-       H_SNAP_SERIES, NHTML };
+       H_SNAP_SERIES, H_ROOF, H_ROOF_STEPS, NHTML };
 
 /* --snapshot: the snapshot's summary, its peak placed in the trace (db),
  * and its curve in about 400 points. */
@@ -182,9 +182,13 @@ static int run_html(sqlite3 *db, const struct ta_cli *cli, struct report_opts *r
 	struct ta_diagnose_opts d = { 90, 50000, 10000, 1 };
 	struct ta_stragglers_opts s = { 10 };
 	struct ta_memory_opts m = { 0, TA_MEM_BY_ANNOTATION, 1, 0, 0, 0 };
+	struct ta_roofline_opts roof = { TA_ROOF_BY_OP, 0, 0, 0 };
+	struct ta_roofline_opts roof_steps = { TA_ROOF_BY_STEP, 0, 0, 0 };
 
 	if (ta_kernels_run(db, &cli->query, &top, &h[H_KERNELS], err) < 0 ||
-	    ta_diagnose_run(db, &cli->query, &d, &h[H_DIAGNOSE], &h[H_FINDINGS], err) < 0)
+	    ta_diagnose_run(db, &cli->query, &d, &h[H_DIAGNOSE], &h[H_FINDINGS], err) < 0 ||
+	    ta_roofline_run(db, &cli->query, &roof, &h[H_ROOF], err) < 0 ||
+	    ta_roofline_run(db, &cli->query, &roof_steps, &h[H_ROOF_STEPS], err) < 0)
 		return -1;
 	ta_model_facts_free(f); /* a retry's first try */
 	ta_model_facts(db, f);
@@ -211,8 +215,8 @@ static int write_html(const struct ta_cli *cli, const struct report_opts *ro,
 	struct ta_error err = { 0, "" };
 	struct ta_html_page p;
 	const char *html = ro->html;
-	char cmds[10][600];
-	const char *cmdv[10];
+	char cmds[12][600];
+	const char *cmdv[12];
 	const char *path = cli->args[0];
 	size_t n = 0, i;
 	FILE *out;
@@ -232,6 +236,8 @@ static int write_html(const struct ta_cli *cli, const struct report_opts *ro,
 	if (h[H_STRAGGLERS])
 		snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze stragglers --format csv %s",
 			 path);
+	snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze roofline --format csv %s  "
+		 "# and --by step", path);
 	if (h[H_MEMORY])
 		snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze memory --series "
 			 "--bucket-us %lld --format csv %s", (long long)bucket_us, path);
@@ -263,6 +269,8 @@ static int write_html(const struct ta_cli *cli, const struct report_opts *ro,
 	p.memory = h[H_MEMORY];
 	p.snapshot = h[H_SNAP];
 	p.snapshot_series = h[H_SNAP_SERIES];
+	p.roofline = h[H_ROOF];
+	p.roofline_steps = h[H_ROOF_STEPS];
 	if (!(out = ta_cli_output_open(&out_cli)))
 		return TA_EXIT_SYSTEM;
 	ta_report_html(out, &p);

@@ -755,6 +755,250 @@ static void snapshot(FILE *o, const struct ta_table *sum, const struct ta_table 
 	fputs("</section>\n", o);
 }
 
+/* ---- the roofline: log-log, intensity against achieved TFLOP/s ---- */
+
+#define RF_X0 70.0   /* plot area */
+#define RF_X1 660.0
+#define RF_Y0 20.0
+#define RF_Y1 320.0
+
+struct axis {
+	double lo, hi;  /* decades, log10 */
+};
+
+static double rf_x(const struct axis *a, double v)
+{
+	return RF_X0 + (RF_X1 - RF_X0) * (log10(v) - a->lo) / (a->hi - a->lo);
+}
+
+static double rf_y(const struct axis *a, double v)
+{
+	return RF_Y1 - (RF_Y1 - RF_Y0) * (log10(v) - a->lo) / (a->hi - a->lo);
+}
+
+static void rf_axes(FILE *o, const struct axis *x, const struct axis *y)
+{
+	int d;
+
+	for (d = (int)x->lo; d <= (int)x->hi; d++)
+		fprintf(o, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" class=\"grid\"/>"
+			"<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\" class=\"small\">%g</text>",
+			rf_x(x, pow(10, d)), RF_Y0, rf_x(x, pow(10, d)), RF_Y1,
+			rf_x(x, pow(10, d)), RF_Y1 + 14, pow(10, d));
+	for (d = (int)y->lo; d <= (int)y->hi; d++)
+		fprintf(o, "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" class=\"grid\"/>"
+			"<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" class=\"small\">%g</text>",
+			RF_X0, rf_y(y, pow(10, d)), RF_X1, rf_y(y, pow(10, d)), RF_X0 - 4,
+			rf_y(y, pow(10, d)) + 4, pow(10, d));
+	fprintf(o, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">FLOPs per byte "
+		"(arithmetic intensity)</text><text x=\"14\" y=\"%.0f\" text-anchor=\"middle\" "
+		"transform=\"rotate(-90 14 %.0f)\">achieved TFLOP/s</text>",
+		(RF_X0 + RF_X1) / 2, RF_Y1 + 32, (RF_Y0 + RF_Y1) / 2, (RF_Y0 + RF_Y1) / 2);
+}
+
+/* The roofs: memory bandwidth up to the ridge, then the peak. */
+static void rf_roof(FILE *o, const struct axis *x, const struct axis *y, double peak,
+		    double gbps)
+{
+	double ridge = peak * 1e3 / gbps, ilo = pow(10, x->lo);
+	double ybottom = pow(10, y->lo), start = ilo * gbps / 1e3 < ybottom ?
+		ybottom * 1e3 / gbps : ilo;
+
+	fprintf(o, "<polyline points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\" fill=\"none\" "
+		"stroke=\"#333\" stroke-width=\"2\"><title>roof: %.6g GB/s up to the ridge at "
+		"%.4g FLOPs per byte, then %.6g TFLOP/s</title></polyline>",
+		rf_x(x, start), rf_y(y, start * gbps / 1e3), rf_x(x, ridge), rf_y(y, peak),
+		RF_X1, rf_y(y, peak), gbps, ridge, peak);
+	fprintf(o, "<text x=\"%.1f\" y=\"%.1f\" class=\"small\" text-anchor=\"end\">"
+		"%.4g TFLOP/s</text>", RF_X1, rf_y(y, peak) - 4, peak);
+}
+
+/* An op's name without what every one has: "aten::_scaled_dot_product_" */
+static const char *short_op(const char *op)
+{
+	if (strncmp(op, "aten::", 6) == 0)
+		op += 6;
+	if (strncmp(op, "_scaled_dot_product_", 20) == 0)
+		op += 20;
+	return op;
+}
+
+/* The rows to draw: known work, achieved > 0, the most GPU time first. */
+static size_t rf_points(const struct ta_table *t, size_t *rows, size_t max,
+			double *imin, double *imax, double *tmin, double *tmax, double *gmax)
+{
+	long in = col(t, "intensity"), tf = col(t, "tflops"), g = col(t, "gpu_us");
+	size_t r, n = 0;
+
+	for (r = 0; r < t->nrows && n < max; r++) {
+		double i = num(t, r, in), f = num(t, r, tf);
+
+		if (!(i > 0) || !(f > 0))
+			continue;
+		rows[n++] = r;
+		*imin = i < *imin ? i : *imin, *imax = i > *imax ? i : *imax;
+		*tmin = f < *tmin ? f : *tmin, *tmax = f > *tmax ? f : *tmax;
+		*gmax = num(t, r, g) > *gmax ? num(t, r, g) : *gmax;
+	}
+	return n;
+}
+
+/* Labels placed so far: a new one moves until it overlaps none. */
+struct rf_labels {
+	double x[16], y[16], w[16];
+	size_t n;
+};
+
+static int rf_free(const struct rf_labels *l, double x, double y, double w)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (x < l->x[i] + l->w[i] && l->x[i] < x + w && y - 11 < l->y[i] &&
+		    l->y[i] - 11 < y)
+			return 0;
+	return x >= RF_X0 && x + w <= RF_X1 + 30;
+}
+
+/* Where a label of width w goes beside a dot at (cx, cy) of radius rad:
+ * right, left, then further up or down; x is its left edge. */
+static void rf_place(struct rf_labels *l, double cx, double cy, double rad, double w,
+		     double *x, double *y)
+{
+	static const double dy[] = { 0, 12, -12, 24, -24, 36, -36 };
+	size_t k, side;
+
+	for (k = 0; k < sizeof(dy) / sizeof(dy[0]); k++)
+		for (side = 0; side < 2; side++) {
+			*x = side ? cx - rad - 3 - w : cx + rad + 3;
+			*y = cy + 4 + dy[k];
+			if (rf_free(l, *x, *y, w))
+				goto done;
+		}
+	*x = cx + rad + 3, *y = cy + 4;
+done:
+	if (l->n < 16) {
+		l->x[l->n] = *x, l->y[l->n] = *y, l->w[l->n] = w;
+		l->n++;
+	}
+}
+
+static void rf_dot(FILE *o, const struct ta_table *t, size_t r, const struct axis *x,
+		   const struct axis *y, double gmax, struct rf_labels *labels)
+{
+	const char *op = ta_table_cell(t, r, (size_t)col(t, "op"))->s;
+	const char *bound = ta_table_cell(t, r, (size_t)col(t, "bound"))->s;
+	double i = num(t, r, col(t, "intensity")), f = num(t, r, col(t, "tflops"));
+	double g = num(t, r, col(t, "gpu_us")), pct = num(t, r, col(t, "peak_pct"));
+	double cx = rf_x(x, i), cy = rf_y(y, f), rad = 3 + 12 * sqrt(gmax > 0 ? g / gmax : 0);
+	double lx, ly;
+
+	fprintf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"%s\" "
+		"fill-opacity=\"0.6\"><title>rank %lld ", cx, cy, rad,
+		bound && strcmp(bound, "memory") == 0 ? C_ORANGE : C_BLUE,
+		(long long)ta_table_cell(t, r, 0)->i);
+	esc(o, op);
+	fprintf(o, " (%s): %.4g FLOPs per byte, %.4g TFLOP/s", ta_table_cell(t, r, 2)->s ?
+		ta_table_cell(t, r, 2)->s : "?", i, f);
+	if (pct == pct)
+		fprintf(o, ", %.1f %% of its roof, %s-bound", pct, bound ? bound : "?");
+	fprintf(o, "; %.4g ms of GPU time</title></circle>", g / 1e3);
+	/* 11px text: about 6.2 px a character */
+	rf_place(labels, cx, cy, rad, 6.2 * (double)strlen(short_op(op)), &lx, &ly);
+	fprintf(o, "<text x=\"%.1f\" y=\"%.1f\" class=\"small\">", lx, ly);
+	esc(o, short_op(op));
+	fputs("</text>", o);
+}
+
+static void roofline_chart(FILE *o, const struct ta_table *t)
+{
+	const struct ta_table *sum = t->also;
+	double imin = 1e300, imax = 0, tmin = 1e300, tmax = 0, gmax = 0;
+	double peak = 0, gbps = 0;
+	size_t rows[16], n = rf_points(t, rows, 16, &imin, &imax, &tmin, &tmax, &gmax), k;
+	struct axis x, y;
+	struct rf_labels labels = { { 0 }, { 0 }, { 0 }, 0 };
+
+	if (sum && sum->nrows && col(sum, "peak_gbps") >= 0) {
+		peak = num(sum, 0, col(sum, "peak_tflops"));
+		gbps = num(sum, 0, col(sum, "peak_gbps"));
+	}
+	if (!n)
+		return;
+	if (peak > 0 && gbps > 0) {
+		double ridge = peak * 1e3 / gbps;
+
+		imin = ridge / 100 < imin ? ridge / 100 : imin;
+		imax = ridge * 10 > imax ? ridge * 10 : imax;
+		tmax = peak > tmax ? peak : tmax;
+	}
+	x = (struct axis){ floor(log10(imin)), ceil(log10(imax)) };
+	y = (struct axis){ floor(log10(tmin)), ceil(log10(tmax * 1.5)) };
+	if (x.hi <= x.lo)
+		x.hi = x.lo + 1;
+	if (y.hi <= y.lo)
+		y.hi = y.lo + 1;
+	figure_open(o, RF_Y1 + 42, "Roofline: each op's achieved TFLOP/s against its "
+		    "FLOPs per byte, log-log");
+	rf_axes(o, &x, &y);
+	if (peak > 0 && gbps > 0)
+		rf_roof(o, &x, &y, peak, gbps);
+	for (k = 0; k < n; k++)
+		rf_dot(o, t, rows[k], &x, &y, gmax, &labels);
+	figure_close(o, peak > 0 && gbps > 0 ?
+		     "Roofline (roofline): the roof is the GPU's memory bandwidth below the "
+		     "ridge and the peak of the type that did most of the work above it; a "
+		     "dot per op and type, its area the op's GPU time; orange: memory-bound" :
+		     "Roofline (roofline): a dot per op and type, its area the op's GPU time "
+		     "(the GPU's peaks are unknown: no roof)");
+}
+
+/* MFU per rank and step, as bars with their values. */
+static void mfu_bars(FILE *o, const struct ta_table *s)
+{
+	long m = col(s, "mfu_pct");
+	size_t r, n = s->nrows < 16 ? s->nrows : 16;
+	double top = 0;
+
+	for (r = 0; r < n; r++)
+		top = num(s, r, m) > top ? num(s, r, m) : top;
+	if (!(top > 0))
+		return;
+	figure_open(o, 22.0 * (double)n + 8, "MFU per step");
+	for (r = 0; r < n; r++) {
+		double v = num(s, r, m), w = (BAR_W - 80) * (v == v ? v : 0) / top;
+
+		fprintf(o, "<text x=\"114\" y=\"%.0f\" text-anchor=\"end\" class=\"small\">"
+			"rank %lld step %lld</text><rect x=\"120\" y=\"%.0f\" width=\"%.2f\" "
+			"height=\"16\" fill=\"%s\"/><text x=\"%.2f\" y=\"%.0f\" class=\"small\">"
+			"%.2f %%</text>", 22.0 * (double)r + 13, (long long)ta_table_cell(s, r, 0)->i,
+			(long long)ta_table_cell(s, r, 1)->i, 22.0 * (double)r, w, C_BLUE, 124 + w,
+			22.0 * (double)r + 13, v == v ? v : 0);
+	}
+	figure_close(o, "Model FLOPs utilisation per step (roofline --by step): the "
+		     "step's FLOPs over its window, against the peak of its main type");
+}
+
+static void roofline(FILE *o, const struct ta_table *t, const struct ta_table *steps)
+{
+	size_t r;
+
+	for (r = 0; r < t->nrows; r++)
+		if (!ta_table_cell(t, r, 4)->null)
+			break;
+	if (r == t->nrows)
+		return;   /* no op with known work: record_shapes was off */
+	fputs("<section id=\"roofline\"><h2>Was the GPU time well spent: the roofline"
+	      "</h2>\n", o);
+	roofline_chart(o, t);
+	if (steps)
+		mfu_bars(o, steps);
+	table(o, t, "t-roofline");
+	if (steps)
+		table(o, steps, "t-mfu");
+	fputs("</section>\n", o);
+}
+
 static const char css[] =
 "<style>\n"
 ":root{color-scheme:light dark;--fg:#1b1b1b;--bg:#fff;--muted:#5a5a5a;--line:#ddd}\n"
@@ -764,12 +1008,12 @@ static const char css[] =
 "h1{font-size:1.5rem}h2{font-size:1.2rem;border-bottom:1px solid var(--line);"
 "padding-bottom:.2rem;margin-top:2rem}\n"
 "svg{max-width:100%;height:auto}svg text{fill:var(--fg);font-size:13px}"
-"svg .small,svg .small text{font-size:11px}\n"
+"svg .small,svg .small text{font-size:11px}svg .grid{stroke:var(--line);stroke-width:1}\n"
 "figure{margin:1rem 0}figcaption{color:var(--muted);font-size:.9rem}\n"
 "table.data{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}"
 "table.data th,table.data td{border:1px solid var(--line);padding:.15rem .4rem}"
 "table.data th{cursor:pointer;text-align:left}table.data td{max-width:36rem;"
-"overflow-wrap:anywhere}td.n{text-align:right;"
+"overflow-wrap:anywhere}td.n{text-align:right;white-space:nowrap;"
 "font-variant-numeric:tabular-nums}\n"
 "dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:.1rem 1rem}"
 "dl.meta dt{color:var(--muted)}pre{overflow-x:auto;font-size:.8rem}\n"
@@ -827,6 +1071,8 @@ void ta_report_html(FILE *o, const struct ta_html_page *p)
 		memory(o, p->memory);
 	if (p->snapshot && p->snapshot_series)
 		snapshot(o, p->snapshot, p->snapshot_series);
+	if (p->roofline)
+		roofline(o, p->roofline, p->roofline_steps);
 	fputs("</main>\n", o);
 	fputs(script, o);
 	fputs("</body></html>\n", o);

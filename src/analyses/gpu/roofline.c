@@ -16,13 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum roof_by { BY_OP, BY_STEP, BY_KERNEL };
-
-struct roof_opts {
-	enum roof_by by;
-	int shapes;                      /* --group-by shape */
-	double peak_tflops, peak_gbps;   /* 0: the device's */
-};
+#define BY_OP TA_ROOF_BY_OP
+#define BY_STEP TA_ROOF_BY_STEP
+#define BY_KERNEL TA_ROOF_BY_KERNEL
+#define roof_opts ta_roofline_opts
 
 /* A rank's GPU and its peaks (known: a table entry or both overrides). */
 struct rank_gpu {
@@ -608,6 +605,7 @@ static const struct ta_col summary_cols[] = {
 	{ "roof_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
 	{ "bound", TA_COL_TEXT, TA_UNIT_NONE, 0 },
 	{ "unknown_calls", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "peak_gbps", TA_COL_REAL, TA_UNIT_NONE, 0 },
 };
 
 static void rank_summary(sqlite3 *db, const struct ctx *c, const struct rank_gpu *g,
@@ -635,6 +633,8 @@ static void rank_summary(sqlite3 *db, const struct ctx *c, const struct rank_gpu
 	}
 	ta_table_set_real(t, r, 8, 100 * busy);
 	ta_table_set_int(t, r, 12, (int64_t)unknown);
+	if (g->known)
+		ta_table_set_real(t, r, 13, g->p.gbps);
 	for (k = 0; k < NFAM; k++) {
 		if (f[k].gpu_s <= 0)
 			continue;
@@ -670,7 +670,7 @@ int ta_roofline_run(sqlite3 *db, const struct ta_query *q, const struct roof_opt
 {
 	struct ctx c;
 	struct ta_table *warn = ta_table_new("", op_cols, 1);
-	struct ta_table *sum = ta_table_new("Roofline per rank", summary_cols, 13);
+	struct ta_table *sum = ta_table_new("Roofline per rank", summary_cols, 14);
 	size_t i;
 	int rc;
 
