@@ -58,6 +58,7 @@ _traceanalyze()
 	--missing) COMPREPLY=($(compgen -W "fail pass" -- "$cur")); return ;;
 	--by) if [ "$cmd" = diff ]; then COMPREPLY=($(compgen -W "name short" -- "$cur"))
 	      elif [ "$cmd" = memory ]; then COMPREPLY=($(compgen -W "op annotation stack" -- "$cur"))
+	      elif [ "$cmd" = roofline ]; then COMPREPLY=($(compgen -W "op step kernel" -- "$cur"))
 	      else COMPREPLY=($(compgen -W "kernel type" -- "$cur")); fi; return ;;
 	--kind) COMPREPLY=($(compgen -W "cpu gpu all" -- "$cur")); return ;;
 	--baseline|-o|--output|--html|--snapshot|--trace) COMPREPLY=($(compgen -f -- "$cur")); return ;;

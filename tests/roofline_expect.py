@@ -34,10 +34,11 @@ def oracle(case):
     return json.load(open("testdata/oracle/%s.measured.json" % case))
 
 
-def profiled_steps(case):
-    with gzip.open("testdata/%s/rank-0.pt.trace.json.gz" % case, "rt") as f:
-        ev = json.load(f)["traceEvents"]
-    return len({e["name"] for e in ev if e.get("name", "").startswith("ProfilerStep#")})
+def kept_steps(case):
+    """roofline counts the calls of the kept steps, as every command does"""
+    p = subprocess.run(["./traceanalyze", "steps", "-q", "--format", "csv", "testdata/" + case],
+                       capture_output=True, text=True, check=True)
+    return sum(r["kept"] == "1" for r in csv.DictReader(io.StringIO(p.stdout)))
 
 
 def causal_share(sq, sk):
@@ -61,7 +62,7 @@ def fc_key(op):
 
 for case in ("roof_prefill", "roof_decode", "roof_train", "roof_formulas", "roof_resnet"):
     m = oracle(case)
-    n = profiled_steps(case)
+    n = kept_steps(case)
     rc, rows, err = run("--group-by", "shape", "testdata/" + case)
     check("%s: runs (rc %d) with rows" % (case, rc), rc == 0 and rows)
     ours, full = {}, {}
@@ -92,6 +93,9 @@ for case in ("roof_prefill", "roof_decode", "roof_train", "roof_formulas", "roof
           abs(sum(float(r["gpu_us"]) for r in kr) - sum(float(r["gpu_us"]) for r in orow)) < 0.01)
     check("%s: every peak_pct is in (0, 100]" % case,
           all(0 < float(r["peak_pct"]) <= 100 for r in orow))
+    _, srow, _ = run("--by", "step", "testdata/" + case)
+    check("%s: the steps' FLOPs add up to the ops'" % case,
+          abs(sum(int(r["flops"]) for r in srow) - sum(int(r["flops"]) for r in orow)) <= len(srow))
 
 # the roofline's verdicts on prefill and decode (issue #38's truth)
 _, pre, _ = run("testdata/roof_prefill")
@@ -112,6 +116,17 @@ for s in steps:
           abs(float(s["mfu_pct"]) - truth) <= 0.1 * truth)
     check("roof_train step %s: GPU-bound (busy %s %%)" % (s["step"], s["gpu_busy_pct"]),
           float(s["gpu_busy_pct"]) > 90)
+
+# a CUDA graph's replay records no op: a row that says so, a gate trips
+p = subprocess.run(["./traceanalyze", "roofline", "--format", "csv", "--fail-if", "peak_pct < 20",
+                    "testdata/decode_graph"], capture_output=True, text=True)
+check("CUDA graph: a row with no counted op, the gate trips on it (rc %d)" % p.returncode,
+      "(no counted op)" in p.stdout and p.returncode == 1 and "CUDA graph" in p.stderr)
+# TF32: fp32 data on the tensor cores is measured against the TF32 peak
+_, rows, err = run("testdata/fsdp2")
+check("fsdp2: fp32 GEMMs on tensor cores are tf32, under 100 %% of the roof",
+      rows and all(r["dtype"] == "tf32" and float(r["peak_pct"]) <= 100 for r in rows) and
+      "above 100" not in err)
 
 # no shapes: unknown, never 0
 with tempfile.TemporaryDirectory() as tmp:

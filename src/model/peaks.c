@@ -34,6 +34,8 @@ static const struct ta_peaks table[] = {
 	 * (NVIDIA A10 datasheet, 2021; the same GA102), 600 GB/s as AWS says */
 	{ "A10G", "NVIDIA A10G", { 0, 31.2, 62.5, 125, 125, 0, 250 }, 600 },
 	{ "A10", "NVIDIA A10", { 0, 31.2, 62.5, 125, 125, 0, 250 }, 600 },
+	/* NVIDIA Tesla V100 datasheet (2020), SXM2: tensor cores fp16 only */
+	{ "V100", "NVIDIA V100 SXM2", { 7.8, 15.7, 0, 0, 125, 0, 0 }, 900 },
 	/* AMD Instinct MI300X data sheet (2023), dense */
 	{ "MI300X", "AMD Instinct MI300X", { 163.4, 163.4, 653.7, 1307.4, 1307.4, 2614.9, 2614.9 }, 5300 },
 	/* AMD Instinct MI250X data sheet (2021): a device is one of its two

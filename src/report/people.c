@@ -496,15 +496,18 @@ static void roofline_sentences(struct ta_table *t, const struct ta_table *sum)
 	size_t gpu = col(sum, "gpu"), steps = col(sum, "steps"), tf = col(sum, "tflops");
 	size_t mfu = col(sum, "mfu_pct"), dt = col(sum, "dtype"), pk = col(sum, "peak_tflops");
 	size_t busy = col(sum, "busy_pct"), gus = col(sum, "gpu_us"), roof = col(sum, "roof_pct");
-	size_t bound = col(sum, "bound"), unk = col(sum, "unknown_calls"), i;
+	size_t bound = col(sum, "bound"), unk = col(sum, "unknown_calls");
+	size_t cov = col(sum, "coverage_pct"), i;
 	int64_t unknown = 0;
 
 	for (i = 0; i < sum->nrows; i++) {
 		const struct ta_cell *m = ta_table_cell(sum, i, mfu);
+		const struct ta_cell *b = ta_table_cell(sum, i, busy);
+		int64_t n;
 
 		if (strcmp(ta_table_cell(sum, i, 1)->s, "all") != 0) {
 			if (!ta_table_cell(sum, i, roof)->null)
-				ta_buf_addf(&t->head, "; %s at %.1f %% of their roof, %s-bound",
+				ta_buf_addf(&t->head, "; %s at %.1f %% of the roof, %s-bound",
 					    ta_table_cell(sum, i, 1)->s, ta_table_cell(sum, i, roof)->d,
 					    ta_table_cell(sum, i, bound)->s);
 			else
@@ -518,23 +521,29 @@ static void roofline_sentences(struct ta_table *t, const struct ta_table *sum)
 			    ta_table_cell(sum, i, gpu)->null ? "GPU unknown" :
 			    ta_table_cell(sum, i, gpu)->s);
 		if (ta_table_cell(sum, i, tf)->null)
-			ta_buf_adds(&t->head, "FLOPs unknown");
+			ta_buf_adds(&t->head, ta_table_cell(sum, i, unk)->i ? "FLOPs unknown" :
+				    "no counted op");
 		else if (!m->null)
 			ta_buf_addf(&t->head, "%.1f %% MFU", m->d);
 		else
 			ta_buf_addf(&t->head, "%.1f TFLOP/s", ta_table_cell(sum, i, tf)->d);
-		ta_buf_addf(&t->head, " over %lld %s", (long long)ta_table_cell(sum, i, steps)->i,
-			    ta_table_cell(sum, i, steps)->i == 1 ? "step" : "steps");
+		n = ta_table_cell(sum, i, steps)->i;
+		if (n)
+			ta_buf_addf(&t->head, " over %lld %s", (long long)n, n == 1 ? "step" : "steps");
+		else
+			ta_buf_adds(&t->head, " over its span");
 		if (!m->null)
 			ta_buf_addf(&t->head, " (%s peak %g TFLOP/s)", ta_table_cell(sum, i, dt)->s,
 				    ta_table_cell(sum, i, pk)->d);
 		/* the profiler slows the host most: a host-bound trace may be
 		 * a GPU-bound run (README: where the profiler distorts) */
-		if (!m->null && m->d > 0 && ta_table_cell(sum, i, busy)->d < 90)
-			ta_buf_addf(&t->head, ", the GPU busy %.0f %% of it: %.1f %% over its "
-				    "busy time, what the steps reach if the host keeps up",
-				    ta_table_cell(sum, i, busy)->d,
-				    100 * m->d / ta_table_cell(sum, i, busy)->d);
+		if (!m->null && m->d > 0 && !b->null && b->d < 90)
+			ta_buf_addf(&t->head, "; the GPU busy %.0f %% of it: at most %.1f %% if "
+				    "the host kept it busy (the profiler slows the host)", b->d,
+				    100 * m->d / b->d);
+		if (!ta_table_cell(sum, i, cov)->null)
+			ta_buf_addf(&t->head, "; the counted ops are %.0f %% of its kernel time",
+				    ta_table_cell(sum, i, cov)->d);
 		unknown += ta_table_cell(sum, i, unk)->i;
 	}
 	if (sum->nrows)

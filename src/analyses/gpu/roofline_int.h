@@ -1,5 +1,6 @@
-/* The roofline's parts: the calls it counts (roofline_walk.c) and what
- * they are measured against (roofline.c). */
+/* The roofline's parts: the calls it counts (roofline_walk.c), what they
+ * are measured against (roofline.c), per op and kernel
+ * (roofline_rows.c), per step and rank (roofline_mfu.c). */
 #ifndef TA_ROOFLINE_INT_H
 #define TA_ROOFLINE_INT_H
 
@@ -7,7 +8,9 @@
 
 #include "flops.h"
 #include "ta.h"
+#include "ta_analyses.h"
 #include "ta_db.h"
+#include "ta_model.h"
 
 /* One counted call: its work (known: its shapes fit its formula) and
  * its kernels' time. */
@@ -16,6 +19,7 @@ struct ta_roof_call {
 	const char *op;       /* the walk's names: valid until ta_roof_free */
 	char *shape;          /* Input Dims as written */
 	int known;
+	int in_window;        /* launched in a kept step (all: no steps) */
 	struct ta_work work;
 	int64_t gpu_ns;
 };
@@ -39,5 +43,49 @@ struct ta_roof {
  * TA_NEED_THREAD). */
 int ta_roof_walk(sqlite3 *db, struct ta_roof *r, struct ta_error *err);
 void ta_roof_free(struct ta_roof *r);
+
+/* A rank's GPU and its peaks (known: a table entry or both overrides;
+ * found: deviceProperties named it). */
+struct ta_roof_gpu {
+	int64_t rank;
+	int known, found;
+	char name[96];
+	struct ta_peaks p;
+};
+
+struct ta_roof_ctx {
+	const struct ta_roofline_opts *o;
+	struct ta_roof r;
+	/* the calls by rank and time (by_op reorders r's calls: it runs
+	 * last) */
+	const struct ta_roof_call **by_time;
+	struct ta_roof_gpu *gpus;   /* by rank */
+	size_t ngpus;
+};
+
+extern const char *const ta_roof_bounds[];
+
+const struct ta_roof_gpu *ta_roof_gpu_of(const struct ta_roof_ctx *c, int64_t rank);
+/* The roof in FLOP/s at intensity i for dtype on g (peak: the type's
+ * peak FLOP/s); 0 if unknown. */
+double ta_roof_at(const struct ta_roof_gpu *g, const char *dtype, double i,
+		  double *peak);
+/* The first call of rank at or after ts in by_time. */
+size_t ta_roof_first_at(const struct ta_roof_ctx *c, int64_t rank, int64_t ts);
+
+/* Sets columns col.. of row r: intensity, gpu_us, tflops, gbps,
+ * peak_pct, bound, peak_tflops, peak_gbps. */
+void ta_roof_measures(struct ta_table *t, size_t r, size_t col, double flops,
+		      double bytes, int known, int64_t gpu_ns, const char *dtype,
+		      const struct ta_roof_gpu *g);
+
+struct ta_table *ta_roof_by_op(struct ta_roof_ctx *c);
+int ta_roof_by_kernel(sqlite3 *db, struct ta_roof_ctx *c, struct ta_table **out,
+		      struct ta_error *err);
+int ta_roof_by_step(sqlite3 *db, struct ta_roof_ctx *c, struct ta_table **out,
+		    struct ta_error *err);
+/* Per rank, what text says of it (ta_people_roofline). */
+int ta_roof_summary(sqlite3 *db, const struct ta_roof_ctx *c, struct ta_table **out,
+		    struct ta_error *err);
 
 #endif

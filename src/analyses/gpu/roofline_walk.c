@@ -160,8 +160,13 @@ static const char corr_sql[] =
 	"DROP TABLE IF EXISTS temp.roof_corr;"
 	"CREATE TEMP TABLE roof_corr (rank INTEGER, correlation INTEGER, ns INTEGER,"
 	"  tf32 INTEGER, PRIMARY KEY (rank, correlation));"
+	/* a tensor-core kernel on fp32 data runs it as TF32: cuBLAS's and
+	 * CUTLASS's names say so (tf32, tensorop_s1688, wgmma); cuBLAS's
+	 * xmma kernels with ffma in their name are the CUDA cores' */
 	"INSERT INTO roof_corr SELECT g.rank, g.correlation, sum(g.dur),"
-	"  max(n.name GLOB '*tf32*') FROM gpu g JOIN label n ON n.name_id = g.name"
+	"  max((n.name GLOB '*tf32*' OR n.name GLOB '*tensorop*' OR n.name GLOB '*gmma*'"
+	"   OR n.name GLOB '*s1688*' OR n.name GLOB '*s16816*') AND n.name NOT GLOB '*ffma*')"
+	"  FROM gpu g JOIN label n ON n.name_id = g.name"
 	"  WHERE g.correlation != -1 GROUP BY g.rank, g.correlation;";
 
 /* Every host row per thread, parents first (host_thread's order). */

@@ -10,7 +10,7 @@
 const char *const ta_finding_names[NKINDS + 1] = {
 	"host_region", "sync", "pageable_copy", "launch_overhead",
 	"exposed_comm", "small_kernels", "misaligned_gemm", "wait_for_peer",
-	"memory_growth", "memory_peak", NULL
+	"memory_growth", "memory_peak", "low_efficiency", NULL
 };
 
 /* Case-insensitive: does s contain any of words, each at the start of a
@@ -29,6 +29,34 @@ static int mentions(const char *s, const char *const *words)
 				return 1;
 		}
 	return 0;
+}
+
+/* where: "aten::mm (bf16, memory-bound)": the cure by family and side of
+ * the ridge (roofline says how far below its roof each shape is). */
+static const char *low_efficiency(const char *where)
+{
+	int memory = strstr(where, "memory-bound") != NULL;
+
+	if (strstr(where, "attention"))
+		return memory ?
+		       "attention memory-bound at its shapes (short sequences, or "
+		       "decode's one query a call): more queries a call (longer "
+		       "sequences, batched decode) raise its FLOPs per byte; roofline "
+		       "--group-by shape shows each shape" :
+		       "attention below its roof: head dims of 64 or 128 and a fused "
+		       "backend (flash or cuDNN: torch.nn.attention.sdpa_kernel) run "
+		       "closest to the peak";
+	if (strstr(where, "conv"))
+		return "convolutions below their roof: channels_last, bf16/fp16 and "
+		       "channel counts that are multiples of 8 let cuDNN use its tensor-core "
+		       "kernels (torch.backends.cudnn.benchmark=True picks the fastest)";
+	return memory ?
+	       "memory-bound GEMMs read every weight for few rows (decode, a small "
+	       "batch): batch more tokens per GEMM, or fuse the layers; "
+	       "roofline --group-by shape shows each shape's intensity" :
+	       "compute-bound GEMMs far below the peak: shapes not multiples of 64 "
+	       "(or 8) leave tiles partly empty (a vocabulary of 50257: pad to 50304); "
+	       "roofline --group-by shape names the shapes";
 }
 
 static const char *host_region(const char *where, const struct ta_traits *run)
@@ -164,6 +192,8 @@ const char *ta_advice(enum finding_kind kind, const char *where,
 		return "what the peak is made of (memory --by annotation, --by "
 		       "stack): activation checkpointing, a smaller batch, or "
 		       "freeing early what the largest of these keeps";
+	case F_LOW_EFF:
+		return low_efficiency(where);
 	default:
 		return "";
 	}

@@ -7,7 +7,7 @@
 
 enum finding_kind {
 	F_HOST_REGION, F_SYNC, F_PAGEABLE, F_LAUNCH, F_COMM, F_SMALL, F_ALIGN,
-	F_WAIT_PEER, F_MEM_GROWTH, F_MEM_PEAK, NKINDS
+	F_WAIT_PEER, F_MEM_GROWTH, F_MEM_PEAK, F_LOW_EFF, NKINDS
 };
 
 extern const char *const ta_finding_names[NKINDS + 1];  /* NULL-ended */
@@ -17,6 +17,13 @@ extern const char *const ta_finding_names[NKINDS + 1];  /* NULL-ended */
  * (tools/capture/gemm_align.py: 41 % for TF32 2048x1001x1001, 53-81 %
  * for bf16 and fp16). */
 #define TA_ALIGN_SAVING 0.40
+
+/* A low_efficiency finding's cost: its GPU time beyond what it would take
+ * at this share of its roof, what well-tuned kernels reach (cuBLAS's
+ * bf16 GEMMs of testdata/roof_train: 66 % of an H100's peak). */
+#define TA_ROOF_ATTAINABLE 0.7
+/* ... reported below this share of the roof */
+#define TA_ROOF_LOW_PCT 35.0
 
 /* The advice for a finding of this kind whose where is where. */
 const char *ta_advice(enum finding_kind kind, const char *where,

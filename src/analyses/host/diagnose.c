@@ -963,6 +963,8 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		*findings = findings_table(&f, &run);
 		rc = memory_findings(db, q, *findings, &run, err);
 	}
+	if (rc == 0)
+		rc = ta_roofline_findings(db, q, *findings, &run, err);
 	ta_peers_free(&peers);
 	ta_sync_ops_free(&sync);
 	free(steps);
