@@ -344,6 +344,9 @@ struct ta_roofline_opts {
 int ta_roofline_run(sqlite3 *db, const struct ta_query *q,
 		    const struct ta_roofline_opts *o, struct ta_table **out,
 		    struct ta_error *err);
+/* diff's ops whose efficiency changed (diff_roof.c) */
+int ta_diff_roofline(sqlite3 *base, sqlite3 *db, const struct ta_query *q,
+		     struct ta_table **out, struct ta_error *err);
 /* diagnose's low_efficiency findings, appended to its findings table */
 struct ta_traits;
 int ta_roofline_findings(sqlite3 *db, const struct ta_query *q, struct ta_table *f,

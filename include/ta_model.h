@@ -87,6 +87,8 @@
 #define TA_CAT_RUNTIME TA_CAT_ID("cuda_runtime")
 #define TA_CAT_USER_ANN TA_CAT_ID("user_annotation")
 #define TA_CAT_PYTHON TA_CAT_ID("python_function")
+#define TA_CAT_MEMCPY TA_CAT_ID("gpu_memcpy")
+#define TA_CAT_MEMSET TA_CAT_ID("gpu_memset")
 
 /* What an analysis needs beyond the views, which always exist. */
 enum ta_need {

@@ -134,8 +134,10 @@ START_TEST(test_flops_attention)
 		 "[\"\", \"\", \"\", \"\", \"False\", \"0.\", \"False\", \"0.125\"]");
 	ck_assert_double_eq(w.flops, 1024);
 	ck_assert_double_eq(w.bytes, (3 * 64 + 64) * 2);
-	/* is_causal unknown: the whole square */
-	ck_assert_double_eq(work("aten::_scaled_dot_product_cudnn_attention", qkv, t, NULL).flops, 1024);
+	/* is_causal unknown (no Concrete Inputs, or neither value): no guess */
+	ck_assert_double_eq(work("aten::_scaled_dot_product_cudnn_attention", qkv, t, NULL).flops, -1);
+	ck_assert_double_eq(work("aten::_scaled_dot_product_flash_attention", qkv, t,
+				 "[\"\", \"\", \"\", \"0.\", \"yes\"]").flops, -1);
 	/* backward: grad_out, q, k, v: 2 * 2 * 4 * 4 * (3 * 8 + 2 * 8) */
 	w = work("aten::_scaled_dot_product_cudnn_attention_backward",
 		 "[[1, 2, 4, 8], [1, 2, 4, 8], [1, 2, 4, 8], [1, 2, 4, 8]]", t,
@@ -167,6 +169,19 @@ START_TEST(test_flops_damaged)
 	ck_assert_double_eq(work("aten::convolution", "[[1, 3, 8, 8], [4, 3, 3, 3]]", CONV_TYPES,
 				 "[\"\", \"\", \"\", \"[0, 0]\", \"[1, 1]\", \"[1, 1]\", \"False\","
 				 " \"[0, 0]\", \"1\"]").flops, -1);   /* stride 0 */
+	/* values torch refuses: negative groups, dilation 0, huge padding */
+	ck_assert_double_eq(work("aten::convolution", "[[1, 3, 8, 8], [4, 3, 3, 3]]", CONV_TYPES,
+				 "[\"\", \"\", \"\", \"[1, 1]\", \"[1, 1]\", \"[1, 1]\", \"False\","
+				 " \"[0, 0]\", \"-1000\"]").flops, -1);
+	ck_assert_double_eq(work("aten::convolution", "[[1, 3, 8, 8], [4, 3, 3, 3]]", CONV_TYPES,
+				 "[\"\", \"\", \"\", \"[1, 1]\", \"[1, 1]\", \"[0, 1]\", \"False\","
+				 " \"[0, 0]\", \"1\"]").flops, -1);
+	ck_assert_double_eq(work("aten::convolution", "[[1, 3, 8, 8], [4, 3, 3, 3]]", CONV_TYPES,
+				 "[\"\", \"\", \"\", \"[1, 1]\", \"[9223372036854775807, 1]\","
+				 " \"[1, 1]\", \"False\", \"[0, 0]\", \"1\"]").flops, -1);
+	/* 1e18 FLOPs in one call is damage */
+	ck_assert_double_eq(work("aten::mm", "[[2000000, 2000000], [2000000, 2000000]]",
+				 HALF2, NULL).flops, -1);
 	ck_assert_double_eq(work("aten::convolution", "[[1, 3, 2, 2], [4, 3, 5, 5]]", CONV_TYPES,
 				 "[\"\", \"\", \"\", \"[1, 1]\", \"[0, 0]\", \"[1, 1]\", \"False\","
 				 " \"[0, 0]\", \"1\"]").flops, -1);   /* no output */
@@ -196,7 +211,9 @@ START_TEST(test_peaks_lookup)
 	ck_assert_str_eq(p.key, "A10");
 	ck_assert_int_eq(ta_peaks_lookup("AMD Instinct MI300X", 192LL << 30, &p), 0);
 	ck_assert_double_eq(p.tflops[TA_DT_BF16], 1307.4);
-	ck_assert_int_eq(ta_peaks_lookup("Tesla V100-SXM2-16GB", 16LL << 30, &p), -1);
+	ck_assert_int_eq(ta_peaks_lookup("Tesla V100-SXM2-16GB", 16LL << 30, &p), 0);
+	ck_assert_double_eq(p.tflops[TA_DT_BF16], 0);
+	ck_assert_int_eq(ta_peaks_lookup("NVIDIA GH200 480GB", 96LL << 30, &p), -1);
 	ck_assert_int_eq(ta_peaks_lookup(NULL, 0, &p), -1);
 	ck_assert_int_eq(ta_peaks_dtype("tf32"), TA_DT_TF32);
 	ck_assert_int_eq(ta_peaks_dtype("int64"), -1);

@@ -128,6 +128,27 @@ check("fsdp2: fp32 GEMMs on tensor cores are tf32, under 100 %% of the roof",
       rows and all(r["dtype"] == "tf32" and float(r["peak_pct"]) <= 100 for r in rows) and
       "above 100" not in err)
 
+# diff: prefill against decode, the GEMMs' kernels and bound changed
+p = subprocess.run(["./traceanalyze", "diff", "testdata/roof_prefill", "testdata/roof_decode"],
+                   capture_output=True, text=True)
+line = [l for l in p.stdout.splitlines() if l.strip().startswith("aten::addmm (fp16)")]
+check("diff prefill -> decode: addmm compute-bound -> memory-bound, its kernel changed",
+      line and "compute-bound -> memory-bound" in line[0] and "its kernel" in line[0])
+p = subprocess.run(["./traceanalyze", "diff", "testdata/roof_prefill", "testdata/roof_prefill"],
+                   capture_output=True, text=True)
+check("diff of a run with itself: no op efficiency changed", "Op efficiency" not in p.stdout)
+# diagnose: low_efficiency where an op group is far below its roof, never on a run whose
+# GEMMs reach 74 % (train_stalled, fp32 on the CUDA cores)
+p = subprocess.run(["./traceanalyze", "diagnose", "--findings", "--format", "csv", "testdata/roof_prefill"],
+                   capture_output=True, text=True)
+check("diagnose: prefill's LM head GEMM (9 %% of its roof) is a low_efficiency finding",
+      any(r["kind"] == "low_efficiency" and r["where"] == "aten::mm (fp16, compute-bound)"
+          for r in csv.DictReader(io.StringIO(p.stdout))))
+p = subprocess.run(["./traceanalyze", "diagnose", "--findings", "--format", "csv", "testdata/train_stalled"],
+                   capture_output=True, text=True)
+check("diagnose: no low_efficiency where GEMMs reach their roof",
+      not any(r["kind"] == "low_efficiency" for r in csv.DictReader(io.StringIO(p.stdout))))
+
 # no shapes: unknown, never 0
 with tempfile.TemporaryDirectory() as tmp:
     with gzip.open("testdata/roof_resnet/rank-0.pt.trace.json.gz", "rt") as f:

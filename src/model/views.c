@@ -66,20 +66,25 @@ static const char common_sql[] =
 "CREATE TEMP VIEW label AS SELECT name_id, name FROM main.names;"
 "CREATE TEMP VIEW inputs AS SELECT rank, path FROM main.files;"
 /* deviceProperties lists the node's GPUs: a rank's is the one its GPU
- * work ran on (the device of its first activity), or the only one */
-"CREATE TEMP VIEW gpu_device AS SELECT m.rank,"
-"  json_extract(j.value, '$.id') AS id, json_extract(j.value, '$.name') AS name,"
-"  json_extract(j.value, '$.computeMajor') AS cc_major,"
-"  json_extract(j.value, '$.computeMinor') AS cc_minor,"
-"  json_extract(j.value, '$.numSms') AS sms,"
-"  json_extract(j.value, '$.totalGlobalMem') AS mem_bytes"
+ * work ran on (the device of its first activity), or the only one; an
+ * entry that is not an object is passed over (json_extract only ever
+ * sees an object or NULL) */
+"CREATE TEMP VIEW gpu_device AS WITH props AS (SELECT m.rank, j.key AS k,"
+"   CASE WHEN j.type = 'object' THEN j.value END AS v"
 "  FROM main.meta m, json_each(CASE WHEN json_valid(m.value)"
 "   AND json_type(m.value) = 'array' THEN m.value ELSE '[]' END) j"
-"  WHERE m.key = 'deviceProperties' AND m." IN_SEL
-"  AND json_type(j.value) = 'object'"
-"  AND (json_array_length(m.value) = 1 OR json_extract(j.value, '$.id') ="
-"   (SELECT e.device FROM main.events e WHERE e.rank = m.rank"
-"    AND e.role = " R(GPU) " AND e.device IS NOT NULL LIMIT 1));"
+"  WHERE m.key = 'deviceProperties' AND m." IN_SEL "),"
+" objs AS (SELECT rank, k, v FROM props WHERE v IS NOT NULL),"
+" n AS (SELECT rank, count(*) AS cnt, (SELECT e.device FROM main.events e"
+"   WHERE e.rank = o.rank AND e.role = " R(GPU) " AND e.device IS NOT NULL LIMIT 1)"
+"   AS dev FROM objs o GROUP BY rank)"
+" SELECT o.rank, json_extract(o.v, '$.id') AS id, json_extract(o.v, '$.name') AS name,"
+"  json_extract(o.v, '$.computeMajor') AS cc_major,"
+"  json_extract(o.v, '$.computeMinor') AS cc_minor,"
+"  json_extract(o.v, '$.numSms') AS sms,"
+"  json_extract(o.v, '$.totalGlobalMem') AS mem_bytes"
+" FROM objs o JOIN n ON n.rank = o.rank"
+" WHERE n.cnt = 1 OR json_extract(o.v, '$.id') = n.dev;"
 /* an allocator snapshot, when that is what was read (snapshot.c) */
 "CREATE TEMP VIEW snapshot_segments AS SELECT * FROM main.snap_segments;"
 "CREATE TEMP VIEW snapshot_blocks AS SELECT * FROM main.snap_blocks;"

@@ -351,6 +351,31 @@ static int cmp_self(const void *x, const void *y)
 	return a->row < b->row ? -1 : 1;
 }
 
+/* "aten::addmm (fp16): 258.8 -> 0.7 TFLOP/s, compute- -> memory-bound;
+ * its kernel nvjet_... -> nvjet_...": what roofline says changed. */
+static void diff_efficiency(struct ta_table *t, const struct ta_table *e)
+{
+	size_t r;
+
+	if (!e->nrows)
+		return;
+	ta_buf_adds(&t->head, "Op efficiency that changed (roofline):\n");
+	for (r = 0; r < e->nrows; r++) {
+		const char *bb = ta_table_cell(e, r, 4)->s, *tb = ta_table_cell(e, r, 5)->s;
+		const char *bk = ta_table_cell(e, r, 6)->s, *tk = ta_table_cell(e, r, 7)->s;
+
+		ta_buf_addf(&t->head, "  %s (%s): %.4g -> %.4g TFLOP/s", ta_table_cell(e, r, 0)->s,
+			    ta_table_cell(e, r, 1)->s, ta_table_cell(e, r, 2)->d,
+			    ta_table_cell(e, r, 3)->d);
+		if (bb && tb)
+			ta_buf_addf(&t->head, strcmp(bb, tb) ? ", %s-bound -> %s-bound" :
+				    ", %s-bound", bb, tb);
+		if (bk && tk && strcmp(bk, tk))
+			ta_buf_addf(&t->head, "; its kernel %.60s -> %.60s", bk, tk);
+		ta_buf_adds(&t->head, "\n");
+	}
+}
+
 void ta_people_diff(struct ta_table *t, const struct ta_table *steps)
 {
 	size_t kind = col(t, "kind"), name = col(t, "name"), flag = col(t, "flag");
@@ -383,6 +408,8 @@ void ta_people_diff(struct ta_table *t, const struct ta_table *steps)
 			    ta_table_cell(steps, r, 12)->null ? "?" :
 			    ta_table_cell(steps, r, 12)->s);
 	}
+	if (steps->also)
+		diff_efficiency(t, steps->also);
 	for (r = 0; r < t->nrows; r++)
 		flagged += ta_table_cell(t, r, flag)->i != 0;
 	if (!flagged) {
@@ -537,7 +564,7 @@ static void roofline_sentences(struct ta_table *t, const struct ta_table *sum)
 				    ta_table_cell(sum, i, pk)->d);
 		/* the profiler slows the host most: a host-bound trace may be
 		 * a GPU-bound run (README: where the profiler distorts) */
-		if (!m->null && m->d > 0 && !b->null && b->d < 90)
+		if (!m->null && m->d > 0 && !b->null && b->d > 0 && b->d < 90)
 			ta_buf_addf(&t->head, "; the GPU busy %.0f %% of it: at most %.1f %% if "
 				    "the host kept it busy (the profiler slows the host)", b->d,
 				    100 * m->d / b->d);

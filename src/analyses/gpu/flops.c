@@ -235,6 +235,17 @@ static int conc_ints(const struct ta_op_args *a, int i, int want, int64_t *v)
 
 /* ---- the formulas ---- */
 
+/* The product of n sizes, doubles (d) or integers (i). */
+static double prod_d(const double *d, const int64_t *i, int n)
+{
+	double p = 1;
+	int k;
+
+	for (k = 0; k < n; k++)
+		p *= d ? d[k] : (double)i[k];
+	return p;
+}
+
 static double prod(const int64_t *d, int n)
 {
 	double p = 1;
@@ -268,37 +279,46 @@ static int matmul(const struct ta_op_args *a, int first, int batched,
 	return 0;
 }
 
+/* Every entry of v in [lo, 2^31): what torch accepts for a stride,
+ * padding or dilation, and past which the sizes below could overflow. */
+static int in_range(const int64_t *v, int n, int64_t lo)
+{
+	while (n-- > 0)
+		if (v[n] < lo || v[n] >= (1LL << 31))
+			return 0;
+	return 1;
+}
+
 /* convolution/_convolution(x, w, bias, stride, padding, dilation,
  * transposed, output_padding, groups) */
 static int conv(const struct ta_op_args *a, struct ta_work *w, int width)
 {
 	int64_t stride[TA_FLOPS_MAX_DIMS], pad[TA_FLOPS_MAX_DIMS];
-	int64_t dil[TA_FLOPS_MAX_DIMS], opad[TA_FLOPS_MAX_DIMS], groups[1], out[TA_FLOPS_MAX_DIMS];
+	int64_t dil[TA_FLOPS_MAX_DIMS], opad[TA_FLOPS_MAX_DIMS], groups[1];
+	double out[TA_FLOPS_MAX_DIMS], cout;
 	int nd = a->n > 0 ? a->nd[0] : 0, sp = nd - 2, t, k;
 	const int64_t *x = a->d[0], *f = a->d[1];
-	double cout;
 
 	if (nd < 3 || !is_tensor(a, 1, nd) || (t = conc_bool(a, 6)) < 0 ||
 	    conc_ints(a, 3, sp, stride) < 0 || conc_ints(a, 4, sp, pad) < 0 ||
 	    conc_ints(a, 5, sp, dil) < 0 || conc_ints(a, 8, 1, groups) < 0 ||
-	    (t && conc_ints(a, 7, sp, opad) < 0))
+	    (t && conc_ints(a, 7, sp, opad) < 0) || !in_range(stride, sp, 1) ||
+	    !in_range(pad, sp, 0) || !in_range(dil, sp, 1) || !in_range(groups, 1, 1) ||
+	    (t && !in_range(opad, sp, 0)))
 		return -1;
 	for (k = 0; k < sp; k++) {
-		if (t)
-			out[k] = (x[k + 2] - 1) * stride[k] - 2 * pad[k] +
-				 dil[k] * (f[k + 2] - 1) + opad[k] + 1;
-		else if (stride[k] > 0)
-			out[k] = (x[k + 2] + 2 * pad[k] - dil[k] * (f[k + 2] - 1) - 1) /
-				 stride[k] + 1;
-		else
-			return -1;
+		double i = (double)x[k + 2], s = (double)stride[k], p = (double)pad[k];
+		double d = (double)dil[k] * ((double)f[k + 2] - 1);
+
+		out[k] = t ? (i - 1) * s - 2 * p + d + (double)opad[k] + 1 :
+			     floor((i + 2 * p - d - 1) / s) + 1;
 		if (out[k] <= 0)
 			return -1;
 	}
-	w->flops = prod(t ? x + 2 : out, sp) * prod(f + 2, sp) * (double)x[0] *
-		   (double)f[0] * (double)f[1] * 2;
+	w->flops = 2 * (double)x[0] * (double)f[0] * (double)f[1] *
+		   prod_d(t ? NULL : out, t ? x + 2 : NULL, sp) * prod(f + 2, sp);
 	cout = t ? (double)f[1] * (double)groups[0] : (double)f[0];
-	w->bytes = bytes_in(a, width) + (double)x[0] * cout * prod(out, sp) * width;
+	w->bytes = bytes_in(a, width) + (double)x[0] * cout * prod_d(out, NULL, sp) * width;
 	return 0;
 }
 
@@ -375,6 +395,10 @@ static int attention(const struct attention *at, const struct ta_op_args *a,
 	double bh, sq, sk, d, dv, full;
 	int causal = conc_bool(a, at->causal);
 
+	/* is_causal halves the work: without it (no Concrete Inputs, or a
+	 * value that says neither) the work is unknown, not guessed */
+	if (causal < 0)
+		return -1;
 	if (!is_tensor(a, at->q, 4) || !is_tensor(a, at->q + 1, 4) ||
 	    !is_tensor(a, at->q + 2, 4) || q[3] != k[3] || k[2] != v[2])
 		return -1;
@@ -458,7 +482,9 @@ int ta_flops_work(const char *op, const struct ta_op_args *a, struct ta_work *w)
 	default:
 		break;
 	}
-	if (rc < 0 || !isfinite(w->flops) || !isfinite(w->bytes) || w->flops > 1e21)
+	/* 1e18 FLOPs is 1000 s of an H100: damage, not a call */
+	if (rc < 0 || !isfinite(w->flops) || !isfinite(w->bytes) || w->flops > 1e18 ||
+	    w->bytes > 1e18 || w->flops < 0 || w->bytes < 0)
 		return -1;
 	return 0;
 }

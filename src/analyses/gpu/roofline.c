@@ -75,8 +75,9 @@ static void warn_gpus(struct ta_table *t, const struct ta_roof_ctx *c)
 			ta_buf_addf(&names, "%s'%s'", names.len ? ", " : "", g->name);
 	}
 	if (names.len)
-		ta_table_warn(t, "GPU %s not in the table of peaks: peak_pct, bound and "
-			      "MFU are empty; give --peak-tflops and --peak-gbps", names.s);
+		ta_table_warn(t, "GPU %s not in the table of peaks (or a MIG slice of "
+			      "one): peak_pct, bound and MFU are empty; give --peak-tflops "
+			      "and --peak-gbps", names.s);
 	if (absent)
 		ta_table_warn(t, "%zu rank%s without deviceProperties in the trace (its GPU "
 			      "unknown): peak_pct, bound and MFU are empty; give "
@@ -88,6 +89,7 @@ static void warn_gpus(struct ta_table *t, const struct ta_roof_ctx *c)
 static int load_gpus(sqlite3 *db, struct ta_roof_ctx *c, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
+	size_t k;
 	int rc;
 
 	if (ta_db_prepare(db, "SELECT s.rank, d.name, d.mem_bytes FROM sel_ranks s"
@@ -104,7 +106,13 @@ static int load_gpus(sqlite3 *db, struct ta_roof_ctx *c, struct ta_error *err)
 		g->rank = sqlite3_column_int64(st, 0);
 		g->found = name != NULL;
 		snprintf(g->name, sizeof(g->name), "%s", name ? name : "");
-		g->known = ta_peaks_lookup(name, sqlite3_column_int64(st, 2), &g->p) == 0;
+		for (k = 0; g->name[k]; k++)   /* it goes to a terminal */
+			if ((unsigned char)g->name[k] < 0x20 || g->name[k] == 0x7f)
+				g->name[k] = '?';
+		/* a MIG slice has a share of the GPU's SMs and memory: not
+		 * the peaks of the whole */
+		g->known = !strstr(g->name, "MIG") &&
+			   ta_peaks_lookup(name, sqlite3_column_int64(st, 2), &g->p) == 0;
 		override(g, c->o);
 	}
 	sqlite3_finalize(st);
@@ -188,7 +196,7 @@ static int mark_window(sqlite3 *db, struct ta_roof_ctx *c, struct ta_error *err)
 
 static void warn_calls(struct ta_table *t, const struct ta_roof_ctx *c)
 {
-	size_t i, unknown = 0, counted = 0, over = 0;
+	size_t i, k, unknown = 0, counted = 0, over = 0;
 
 	for (i = 0; i < c->r.ncalls; i++)
 		if (c->r.calls[i].in_window) {
@@ -203,10 +211,12 @@ static void warn_calls(struct ta_table *t, const struct ta_roof_ctx *c)
 	else if (unknown)
 		ta_table_warn(t, "%zu of %zu calls have no usable shapes (record_shapes "
 			      "off?): their FLOPs are unknown, left empty", unknown, counted);
-	for (i = 0; i < t->nrows; i++) {
-		const struct ta_cell *p = ta_table_cell(t, i, t->ncols - 4);
+	for (k = 0; k < t->ncols && strcmp(t->cols[k].name, "peak_pct"); k++)
+		;
+	for (i = 0; k < t->ncols && i < t->nrows; i++) {
+		const struct ta_cell *p = ta_table_cell(t, i, k);
 
-		over += t->cols[t->ncols - 4].type == TA_COL_REAL && !p->null && p->d > 100;
+		over += !p->null && p->d > 100;
 	}
 	if (over)
 		ta_table_warn(t, "%zu rows above 100 %% of their roof: the peak of their "
@@ -240,7 +250,7 @@ int ta_roofline_run(sqlite3 *db, const struct ta_query *q, const struct ta_roofl
 	if (rc == 0)   /* by_op reorders the calls: last */
 		rc = o->by == TA_ROOF_BY_STEP ? ta_roof_by_step(db, &c, out, err) :
 		     o->by == TA_ROOF_BY_KERNEL ? ta_roof_by_kernel(db, &c, out, err) :
-		     ((*out = ta_roof_by_op(&c)), 0);
+		     ((*out = ta_roof_by_op(db, &c)), 0);
 	if (rc == 0) {
 		warn_gpus(*out, &c);
 		warn_calls(*out, &c);

@@ -22,6 +22,7 @@ struct ta_roof_call {
 	int in_window;        /* launched in a kept step (all: no steps) */
 	struct ta_work work;
 	int64_t gpu_ns;
+	int64_t kernel;       /* its longest kernel's name id; -1: none */
 };
 
 /* A launch of a counted call: its correlation's kernels are the call's. */
@@ -79,7 +80,10 @@ void ta_roof_measures(struct ta_table *t, size_t r, size_t col, double flops,
 		      double bytes, int known, int64_t gpu_ns, const char *dtype,
 		      const struct ta_roof_gpu *g);
 
-struct ta_table *ta_roof_by_op(struct ta_roof_ctx *c);
+/* A count (FLOPs, bytes) as an integer cell; empty past int64. */
+void ta_roof_set_count(struct ta_table *t, size_t r, size_t col, double v);
+
+struct ta_table *ta_roof_by_op(sqlite3 *db, struct ta_roof_ctx *c);
 int ta_roof_by_kernel(sqlite3 *db, struct ta_roof_ctx *c, struct ta_table **out,
 		      struct ta_error *err);
 int ta_roof_by_step(sqlite3 *db, struct ta_roof_ctx *c, struct ta_table **out,

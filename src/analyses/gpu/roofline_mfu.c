@@ -123,7 +123,7 @@ static void step_row(const struct ta_roof_ctx *c, struct ta_table *t, sqlite3_st
 			  (double)(end - ts));
 	if (s.flops <= 0 && s.unknown)
 		return;   /* unknown, not 0 */
-	ta_table_set_int(t, r, 3, llround(s.flops));
+	ta_roof_set_count(t, r, 3, s.flops);
 	ta_table_set_real(t, r, 4, s.flops / secs / 1e12);
 	if ((peak = main_peak(ta_roof_gpu_of(c, rank), &s, &type)) > 0) {
 		ta_table_set_real(t, r, 5, 100 * s.flops / secs / peak);

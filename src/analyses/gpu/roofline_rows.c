@@ -13,7 +13,8 @@ void ta_roof_measures(struct ta_table *t, size_t r, size_t col, double flops,
 {
 	double i, peak, at;
 
-	ta_table_set_real(t, r, col + 1, (double)gpu_ns / 1e3);
+	if (gpu_ns > 0)   /* else no kernel of it was found: unknown */
+		ta_table_set_real(t, r, col + 1, (double)gpu_ns / 1e3);
 	if (!known || bytes <= 0)
 		return;
 	i = flops / bytes;
@@ -33,6 +34,12 @@ void ta_roof_measures(struct ta_table *t, size_t r, size_t col, double flops,
 	ta_table_set_text(t, r, col + 5, i < peak / (g->p.gbps * 1e9) ? "memory" : "compute");
 }
 
+void ta_roof_set_count(struct ta_table *t, size_t r, size_t col, double v)
+{
+	if (v >= 0 && v < 9e18)   /* else no int64: unknown, not wrapped */
+		ta_table_set_int(t, r, col, llround(v));
+}
+
 #define MEASURE_COLS \
 	{ "intensity", TA_COL_REAL, TA_UNIT_NONE, 0 }, \
 	{ "gpu_us", TA_COL_REAL, TA_UNIT_US, 0 }, \
@@ -50,7 +57,8 @@ static const struct ta_col op_cols[] = {
 	{ "calls", TA_COL_INT, TA_UNIT_NONE, 0 },
 	{ "flops", TA_COL_INT, TA_UNIT_NONE, 0 },
 	{ "bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
-	MEASURE_COLS
+	MEASURE_COLS,
+	{ "kernel", TA_COL_TEXT, TA_UNIT_NONE, 0 },
 };
 /* --group-by shape: shape after dtype */
 static const struct ta_col shape_cols[] = {
@@ -61,7 +69,8 @@ static const struct ta_col shape_cols[] = {
 	{ "calls", TA_COL_INT, TA_UNIT_NONE, 0 },
 	{ "flops", TA_COL_INT, TA_UNIT_NONE, 0 },
 	{ "bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
-	MEASURE_COLS
+	MEASURE_COLS,
+	{ "kernel", TA_COL_TEXT, TA_UNIT_NONE, 0 },
 };
 static const struct ta_col kernel_cols[] = {
 	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
@@ -103,7 +112,9 @@ static int cmp_call(const void *a, const void *b)
 static int cmp_rows(const struct ta_table *t, size_t a, size_t b)
 {
 	const struct ta_cell *ra = ta_table_cell(t, a, 0), *rb = ta_table_cell(t, b, 0);
-	size_t g = t->ncols - 7;
+	size_t g = (size_t)(strcmp(t->cols[t->ncols - 1].name, "kernel") == 0 ? 8 : 7);
+
+	g = t->ncols - g;
 	double ga, gb;
 
 	if (ra->i != rb->i)
@@ -130,7 +141,24 @@ static void empty_ranks(struct ta_table *t, const struct ta_roof_ctx *c)
 	}
 }
 
-struct ta_table *ta_roof_by_op(struct ta_roof_ctx *c)
+/* The name of the longest kernel among a group's calls' main kernels. */
+static void set_kernel(struct ta_table *t, size_t row, sqlite3_stmt *name,
+		       const struct ta_roof_call *v, size_t n)
+{
+	size_t i, best = 0;
+
+	for (i = 1; i < n; i++)
+		if (v[i].gpu_ns > v[best].gpu_ns && v[i].kernel >= 0)
+			best = i;
+	if (!n || v[best].kernel < 0 || !name)
+		return;
+	sqlite3_bind_int64(name, 1, v[best].kernel);
+	if (sqlite3_step(name) == SQLITE_ROW)
+		ta_table_set_text(t, row, t->ncols - 1, (const char *)sqlite3_column_text(name, 0));
+	sqlite3_reset(name);
+}
+
+struct ta_table *ta_roof_by_op(sqlite3 *db, struct ta_roof_ctx *c)
 {
 	struct ta_roof *r = &c->r;
 	int sh = c->o->shapes;
@@ -138,9 +166,13 @@ struct ta_table *ta_roof_by_op(struct ta_roof_ctx *c)
 					  "Roofline per op", sh ? shape_cols : op_cols,
 					  sh ? NCOLS(shape_cols) : NCOLS(op_cols));
 	size_t i = 0, j;
+	sqlite3_stmt *name = NULL;
 
+	if (ta_db_prepare(db, "SELECT name FROM label WHERE name_id = ?", &name, NULL) < 0)
+		name = NULL;
 	shapes_on = sh;
-	qsort(r->calls, r->ncalls, sizeof(*r->calls), cmp_call);
+	if (r->ncalls)
+		qsort(r->calls, r->ncalls, sizeof(*r->calls), cmp_call);
 	while (i < r->ncalls && r->calls[i].in_window) {
 		const struct ta_roof_call *f = &r->calls[i];
 		double flops = 0, bytes = 0;
@@ -158,15 +190,17 @@ struct ta_table *ta_roof_by_op(struct ta_roof_ctx *c)
 			ta_table_set_text(t, row, ++col, f->shape);
 		ta_table_set_int(t, row, col + 1, (int64_t)(j - i));
 		if (f->known) {
-			ta_table_set_int(t, row, col + 2, llround(flops));
-			ta_table_set_int(t, row, col + 3, llround(bytes));
+			ta_roof_set_count(t, row, col + 2, flops);
+			ta_roof_set_count(t, row, col + 3, bytes);
 		}
 		ta_roof_measures(t, row, col + 4, flops, bytes, f->known, gpu, f->work.dtype,
 				 ta_roof_gpu_of(c, f->rank));
+		set_kernel(t, row, name, f, j - i);
 		i = j;
 	}
+	sqlite3_finalize(name);
 	empty_ranks(t, c);
-	ta_table_set_values(t, t->ncols - 3, ta_roof_bounds);
+	ta_table_set_values(t, t->ncols - 4, ta_roof_bounds);
 	ta_table_sort(t, cmp_rows);
 	return t;
 }
@@ -214,17 +248,20 @@ static int store_calls(sqlite3 *db, const struct ta_roof *r, struct ta_error *er
 	return 0;
 }
 
-/* A call's work is its longest kernel's (the GEMM, not the layout
- * conversions and memsets around it): the others did none of its FLOPs. */
+/* A call's work goes to its kernels in proportion to their time (a
+ * convolution's backward is two GEMMs, an attention's several kernels),
+ * memory copies and sets none of it. */
 static const char kernels_sql[] =
-	"WITH k AS (SELECT g.rank, g.name, g.dur, l.call, row_number() OVER"
-	"  (PARTITION BY l.call ORDER BY g.dur DESC, g.ts, g.idx) AS nth"
-	"  FROM roof_launch l JOIN gpu g ON g.rank = l.rank AND g.correlation = l.correlation)"
-	" SELECT k.rank, n.name, c.dtype, count(*),"
-	"  sum(CASE WHEN k.nth = 1 THEN c.flops ELSE 0 END),"
-	"  sum(CASE WHEN k.nth = 1 THEN c.bytes ELSE 0 END), sum(k.dur), min(c.known)"
-	" FROM k JOIN roof_call c ON c.id = k.call JOIN label n ON n.name_id = k.name"
-	" GROUP BY k.rank, n.name, c.dtype ORDER BY k.rank, sum(k.dur) DESC, n.name";
+	"WITH k AS (SELECT g.rank, g.name, g.dur, l.call,"
+	"  g.cat IS NOT " TA_CAT_MEMCPY " AND g.cat IS NOT " TA_CAT_MEMSET " AS work"
+	"  FROM roof_launch l JOIN gpu g ON g.rank = l.rank AND g.correlation = l.correlation),"
+	" share AS (SELECT k.*, CASE WHEN k.work THEN k.dur * 1.0 / max(sum(CASE WHEN"
+	"  k.work THEN k.dur ELSE 0 END) OVER (PARTITION BY k.call), 1) ELSE 0 END AS part"
+	"  FROM k)"
+	" SELECT s.rank, n.name, c.dtype, count(*), sum(c.flops * s.part),"
+	"  sum(c.bytes * s.part), sum(s.dur), min(c.known)"
+	" FROM share s JOIN roof_call c ON c.id = s.call JOIN label n ON n.name_id = s.name"
+	" GROUP BY s.rank, n.name, c.dtype ORDER BY s.rank, sum(s.dur) DESC, n.name";
 
 int ta_roof_by_kernel(sqlite3 *db, struct ta_roof_ctx *c, struct ta_table **out,
 		      struct ta_error *err)
@@ -250,8 +287,8 @@ int ta_roof_by_kernel(sqlite3 *db, struct ta_roof_ctx *c, struct ta_table **out,
 			ta_table_set_text(t, r, 2, dtype);
 		ta_table_set_int(t, r, 3, sqlite3_column_int64(st, 3));
 		if (known) {
-			ta_table_set_int(t, r, 4, llround(flops));
-			ta_table_set_int(t, r, 5, llround(bytes));
+			ta_roof_set_count(t, r, 4, flops);
+			ta_roof_set_count(t, r, 5, bytes);
 		}
 		ta_roof_measures(t, r, 6, flops, bytes, known, sqlite3_column_int64(st, 6),
 				 dtype, ta_roof_gpu_of(c, sqlite3_column_int64(st, 0)));

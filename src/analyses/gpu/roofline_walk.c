@@ -18,6 +18,7 @@ struct node {
 	int64_t name;
 	int64_t gpu_ns;       /* its launches' kernels */
 	int tf32;             /* one of them was a TF32 kernel */
+	int64_t main, main_ns;  /* its longest kernel (name id) and its time */
 	size_t first_launch;  /* its launches: launches[first_launch..] */
 	char *dims, *types, *conc;
 };
@@ -54,6 +55,7 @@ static void add_call(struct walk *w, const struct node *n, const char *label)
 	c->ts = n->ts;
 	c->op = label;
 	c->gpu_ns = n->gpu_ns;
+	c->kernel = n->main_ns > 0 ? n->main : -1;
 	c->shape = ta_xstrdup(n->dims ? n->dims : "");
 	c->known = ta_op_args_parse(&a, n->dims, n->types, n->conc) == 0 &&
 		   ta_flops_work(counted_name(w, n->name), &a, &c->work) == 0;
@@ -64,15 +66,32 @@ static void add_call(struct walk *w, const struct node *n, const char *label)
 	r->ncalls++;
 }
 
-/* The outermost counted op on the stack below the top: the name. */
+/* Whether two calls' first two operands have one shape: the dispatcher
+ * re-recording one call (autocast, convolution's _convolution), not a
+ * call inside another (which a damaged duration could make of two). */
+static int same_operands(const char *a, const char *b)
+{
+	int closed = 0;
+
+	if (!a || !b)   /* no shapes to tell: nested is the same call */
+		return !a && !b;
+	for (; *a && *a == *b; a++, b++)
+		if (*a == ']' && ++closed == 2)
+			return 1;
+	return 0;
+}
+
+/* The outermost counted op on the stack below the top that is the same
+ * call: the name. */
 static const char *label_of(const struct walk *w)
 {
+	const struct node *top = &w->stack[w->depth - 1];
 	size_t i;
 
 	for (i = 0; i + 1 < w->depth; i++)
-		if (w->stack[i].counted)
+		if (w->stack[i].counted && same_operands(w->stack[i].dims, top->dims))
 			return counted_name(w, w->stack[i].name);
-	return counted_name(w, w->stack[w->depth - 1].name);
+	return counted_name(w, top->name);
 }
 
 static void keep_launches(struct walk *w, size_t from)
@@ -99,7 +118,8 @@ static void finish(struct walk *w)
 		add_call(w, n, label_of(w));
 		keep_launches(w, n->first_launch);
 		for (i = 0; i + 1 < w->depth; i++)
-			w->stack[i].inner |= w->stack[i].counted;
+			w->stack[i].inner |= w->stack[i].counted &&
+					     same_operands(w->stack[i].dims, n->dims);
 	}
 	if (n->counted)
 		w->npending = n->first_launch;  /* an outer op's own: casts */
@@ -130,6 +150,7 @@ static void push(struct walk *w, sqlite3_stmt *st, int64_t ts, int64_t end)
 	n->name = sqlite3_column_int64(st, 6);
 	n->counted = counted_name(w, n->name) != NULL;
 	n->first_launch = w->npending;
+	n->main = -1;
 	if (n->counted) {
 		n->dims = dup_or_null(st, 7);
 		n->types = dup_or_null(st, 8);
@@ -148,6 +169,10 @@ static void launch(struct walk *w, sqlite3_stmt *st)
 		return;
 	w->stack[i - 1].gpu_ns += sqlite3_column_int64(st, 11);
 	w->stack[i - 1].tf32 |= sqlite3_column_int(st, 12);
+	if (sqlite3_column_int64(st, 14) > w->stack[i - 1].main_ns) {
+		w->stack[i - 1].main = sqlite3_column_int64(st, 13);
+		w->stack[i - 1].main_ns = sqlite3_column_int64(st, 14);
+	}
 	if (w->npending == w->cap_pending) {
 		w->cap_pending = w->cap_pending ? 2 * w->cap_pending : 64;
 		w->pending = ta_xrealloc(w->pending, w->cap_pending * sizeof(*w->pending));
@@ -156,24 +181,29 @@ static void launch(struct walk *w, sqlite3_stmt *st)
 		sqlite3_column_int64(st, 10), 0 };
 }
 
+/* Per launch: its kernels' time, whether one ran fp32 data on the tensor
+ * cores (TF32: cuBLAS's and CUTLASS's names say so: tf32, tensorop_s1688,
+ * wgmma; cuBLAS's xmma kernels with ffma in their name are the CUDA
+ * cores'), and its longest kernel. */
 static const char corr_sql[] =
 	"DROP TABLE IF EXISTS temp.roof_corr;"
 	"CREATE TEMP TABLE roof_corr (rank INTEGER, correlation INTEGER, ns INTEGER,"
-	"  tf32 INTEGER, PRIMARY KEY (rank, correlation));"
-	/* a tensor-core kernel on fp32 data runs it as TF32: cuBLAS's and
-	 * CUTLASS's names say so (tf32, tensorop_s1688, wgmma); cuBLAS's
-	 * xmma kernels with ffma in their name are the CUDA cores' */
-	"INSERT INTO roof_corr SELECT g.rank, g.correlation, sum(g.dur),"
-	"  max((n.name GLOB '*tf32*' OR n.name GLOB '*tensorop*' OR n.name GLOB '*gmma*'"
-	"   OR n.name GLOB '*s1688*' OR n.name GLOB '*s16816*') AND n.name NOT GLOB '*ffma*')"
-	"  FROM gpu g JOIN label n ON n.name_id = g.name"
-	"  WHERE g.correlation != -1 GROUP BY g.rank, g.correlation;";
+	"  tf32 INTEGER, main INTEGER, main_ns INTEGER, PRIMARY KEY (rank, correlation));"
+	"INSERT INTO roof_corr SELECT rank, correlation, sum(dur), max(tc),"
+	"  max(CASE WHEN nth = 1 THEN name END), max(dur)"
+	" FROM (SELECT g.rank, g.correlation, g.dur, g.name,"
+	"  (n.name GLOB '*tf32*' OR n.name GLOB '*tensorop*' OR n.name GLOB '*gmma*'"
+	"   OR n.name GLOB '*s1688*' OR n.name GLOB '*s16816*') AND n.name NOT GLOB '*ffma*' AS tc,"
+	"  row_number() OVER (PARTITION BY g.rank, g.correlation ORDER BY g.dur DESC, g.idx)"
+	"   AS nth"
+	"  FROM gpu g JOIN label n ON n.name_id = g.name WHERE g.correlation != -1)"
+	" GROUP BY rank, correlation;";
 
 /* Every host row per thread, parents first (host_thread's order). */
 static const char host_sql[] =
 	"SELECT e.rank, e.pid, e.tid, e.ts, max(e.dur, 0),"
 	"  e.role = " TA_SQL(TA_ROLE_RUNTIME) ", e.name, e.input_dims, e.input_types,"
-	"  e.concrete_inputs, e.correlation, g.ns, g.tf32"
+	"  e.concrete_inputs, e.correlation, g.ns, g.tf32, g.main, g.main_ns"
 	" FROM host_thread e LEFT JOIN roof_corr g ON e.role = " TA_SQL(TA_ROLE_RUNTIME)
 	"  AND g.rank = e.rank AND g.correlation = e.correlation"
 	" ORDER BY e.rank, e.pid, e.tid, e.ts, e.dur DESC, e.idx";

@@ -578,6 +578,12 @@ int ta_diff_run(sqlite3 *base, sqlite3 *db, const struct ta_query *q,
 			sum += sb[i].step_us * (double)sb[i].n, n += (double)sb[i].n;
 		*out = ta_diff_table(&d, o, 1, n > 0 ? sum / n : 0);
 		*steps = steps_table(sb, nb, st, nt);
+		rc = ta_diff_roofline(base, db, q, &(*steps)->also, err);
+		if (rc < 0) {
+			ta_table_free(*out);
+			ta_table_free(*steps);
+			*out = *steps = NULL;
+		}
 	}
 	free(sb);
 	free(st);
