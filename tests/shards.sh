@@ -14,11 +14,15 @@ for s in $(cd testdata && ls -d */ | tr -d /); do
 	d="$TMP/$s"
 	# one process per file, four at once
 	ls testdata/$s/*.json.gz | xargs -P 4 -I{} $BIN ingest -q {} -o "$d/"
+	# CSV (the rows) and text (what is said of them, from the parts that
+	# travel beside them); JSON is the CSV's rows written otherwise
+	# (tests/golden has it), and a cache entry holds rows, not formats
 	for c in $cmds; do
-		for f in csv json text; do
+		for f in csv text; do
 			$BIN $c -q -j 1 --format $f testdata/$s > "$TMP/a" 2>&1
 			$BIN $c -q --format $f "$d" > "$TMP/b" 2>&1
 			same "$s: $c --format $f from shards" "$TMP/a" "$TMP/b"
+			[ $f = csv ] || continue
 			# -j 4: the cache keeps an entry per file (merged for what
 			# reads across ranks)
 			TRACEANALYZE_CACHE_DIR="$TMP/cache4" $BIN $c -q -j 4 --format $f \
@@ -27,7 +31,7 @@ for s in $(cd testdata && ls -d */ | tr -d /); do
 		done
 	done
 	# the verdicts without the path, and the findings: shard by shard
-	for f in csv json text; do
+	for f in csv text; do
 		for o in --no-path --findings; do
 			$BIN diagnose $o -q -j 1 --format $f testdata/$s > "$TMP/a" 2>&1
 			$BIN diagnose $o -q --format $f "$d" > "$TMP/b" 2>&1

@@ -95,7 +95,8 @@ $BIN temporal -q "$DIR/x4" >/dev/null
 printf '\n| command, cached | 1x s | 4x s | 4x / 1x | peak RSS 4x MB |\n|---|---|---|---|---|\n'
 for cmd in temporal idle "idle --stats" kernels "kernels --by type" overlap launch \
 	"launch --summary" queue "queue --series" membw annotations "annotations --kernels" \
-	ops diagnose "diagnose --no-path" "diagnose --findings" stragglers critical-path report "temporal --hta-compat" \
+	ops diagnose "diagnose --no-path" "diagnose --findings" stragglers critical-path report roofline \
+	"roofline --by step" "temporal --hta-compat" \
 	"queue --hta-compat"; do
 	for m in 1 4; do
 		# shellcheck disable=SC2086

@@ -28,6 +28,29 @@ static const int fatal_signals[] = {
 	SIGVTALRM, SIGPROF
 };
 
+/* A database's side files SQLite may have made (a child killed in a
+ * transaction leaves its journal, and the directory then cannot go):
+ * path with each suffix, built without a non-reentrant call. */
+static void unlink_side_files(const char *path)
+{
+	static const char *const suffix[] = { "-journal", "-wal", "-shm" };
+	static char buf[4096];
+	size_t n = 0, i, k;
+
+	while (path[n] && n < sizeof(buf) - 16)
+		n++;
+	if (path[n])
+		return;
+	for (i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
+		for (k = 0; k < n; k++)
+			buf[k] = path[k];
+		for (k = 0; suffix[i][k]; k++)
+			buf[n + k] = suffix[i][k];
+		buf[n + k] = '\0';
+		unlink(buf);
+	}
+}
+
 static void on_signal(int sig)
 {
 	struct entry *e;
@@ -39,8 +62,11 @@ static void on_signal(int sig)
 		if (e->pid > 0)
 			waitpid(e->pid, NULL, 0);
 	for (e = head; e; e = e->next)
-		if (e->path && unlink(e->path) < 0)
-			rmdir(e->path);
+		if (e->path) {
+			unlink_side_files(e->path);
+			if (unlink(e->path) < 0)
+				rmdir(e->path);
+		}
 	signal(sig, SIG_DFL);
 	raise(sig);
 }

@@ -791,6 +791,17 @@ static int memory_last(const struct ta_table *t, size_t a, size_t b)
 	return mx - my;
 }
 
+/* By rank (each rank's rows in their order), memory's findings last. */
+static int by_rank_memory_last(const struct ta_table *t, size_t a, size_t b)
+{
+	int64_t x = ta_table_cell(t, a, 0)->i, y = ta_table_cell(t, b, 0)->i;
+	int m = memory_last(t, a, b);
+
+	if (m || strncmp(ta_table_cell(t, a, 2)->s, "memory_", 7) == 0)
+		return m;
+	return x < y ? -1 : x > y;
+}
+
 void ta_diagnose_join(struct ta_table *verdicts, struct ta_table *findings)
 {
 	char where[sizeof(((struct finding *)0)->where)];
@@ -965,6 +976,8 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	}
 	if (rc == 0)
 		rc = ta_roofline_findings(db, q, *findings, &run, err);
+	if (rc == 0)   /* the order shards joined give (ta_diagnose_join) */
+		ta_table_sort(*findings, by_rank_memory_last);
 	ta_peers_free(&peers);
 	ta_sync_ops_free(&sync);
 	free(steps);
