@@ -9,7 +9,7 @@
 
 /* What every analysis is asked. */
 struct ta_query {
-	int hta_compat;          /* reproduce HTA 0.6.1 number for number */
+	enum ta_mode mode;       /* whose rules (ta_model.h); 0: ours */
 	const int64_t *ranks;    /* NULL: every rank */
 	size_t nranks;
 	int window_span;         /* --window span: first to last GPU work */
@@ -23,7 +23,7 @@ struct ta_query {
 
 /* Kernel class (TA_KIND_*, ta_model.h) of a GPU activity by name and
  * category. */
-int ta_classify(const char *name, const char *cat, int hta_compat);
+int ta_classify(const char *name, const char *cat, int by_name);
 
 int ta_temporal_run(sqlite3 *db, const struct ta_query *q,
 		    struct ta_table **out, struct ta_error *err);
@@ -34,6 +34,7 @@ struct ta_kernels_opts {
 	double duration_ratio;   /* share of time the kept names cover (0.8) */
 	int include_memory;      /* analyse MEMORY kernels too (1) */
 };
+extern const struct ta_kernels_opts ta_kernels_defaults;
 
 /* kernels --sequences: the kernel sequences ops launch again and again. */
 struct ta_sequences_opts {
@@ -41,6 +42,7 @@ struct ta_sequences_opts {
 	int min_len;             /* kernels a root launched at least (3) */
 	int top;                 /* rows kept (5; 0: all); HTA: all */
 };
+extern const struct ta_sequences_opts ta_sequences_defaults;
 
 int ta_sequences_run(sqlite3 *db, const struct ta_query *q,
 		     const struct ta_sequences_opts *o, struct ta_table **out,
@@ -71,6 +73,7 @@ struct ta_idle_opts {
 	size_t nstreams;
 	int stats;                /* per-interval statistics instead */
 };
+extern const struct ta_idle_opts ta_idle_defaults;
 
 int ta_idle_run(sqlite3 *db, const struct ta_query *q,
 		const struct ta_idle_opts *o, struct ta_table **out,
@@ -82,6 +85,7 @@ struct ta_launch_opts {
 	int64_t runtime_cutoff_ns;      /* 50 µs */
 	int64_t launch_delay_cutoff_ns; /* 100 µs */
 };
+extern const struct ta_launch_opts ta_launch_defaults;
 
 int ta_launch_run(sqlite3 *db, const struct ta_query *q,
 		  const struct ta_launch_opts *o, struct ta_table **out,
@@ -108,6 +112,7 @@ struct ta_queue_opts {
 	int series;               /* the time series instead */
 	int64_t blocked_at;       /* > 0: time with the queue at or above it */
 };
+extern const struct ta_queue_opts ta_queue_defaults;
 
 int ta_queue_run(sqlite3 *db, const struct ta_query *q,
 		 const struct ta_queue_opts *o, struct ta_table **out,
@@ -116,6 +121,7 @@ int ta_queue_run(sqlite3 *db, const struct ta_query *q,
 struct ta_membw_opts {
 	int series;
 };
+extern const struct ta_membw_opts ta_membw_defaults;
 
 int ta_membw_run(sqlite3 *db, const struct ta_query *q,
 		 const struct ta_membw_opts *o, struct ta_table **out,
@@ -127,6 +133,7 @@ struct ta_annotations_opts {
 	int top;                  /* 1000 */
 	double duration_ratio;    /* 0.8 */
 };
+extern const struct ta_annotations_opts ta_annotations_defaults;
 
 int ta_annotations_run(sqlite3 *db, const struct ta_query *q,
 		       const struct ta_annotations_opts *o,
@@ -145,6 +152,7 @@ struct ta_ops_opts {
 	int kernels;          /* add one row per GPU kernel name */
 	int64_t step;         /* >= 0: only ProfilerStep#step */
 };
+extern const struct ta_ops_opts ta_ops_defaults;
 
 int ta_ops_run(sqlite3 *db, const struct ta_query *q, const struct ta_ops_opts *o,
 	       struct ta_table **out, struct ta_error *err);
@@ -155,12 +163,14 @@ struct ta_diagnose_opts {
 	int64_t small_kernel_ns; /* "small" kernels (10 µs) */
 	int path;                /* confirm each verdict with the critical path */
 };
+extern const struct ta_diagnose_opts ta_diagnose_defaults;
 
 /* Two tables: the verdict per step (out) and every finding with its cost
  * (findings). */
 struct ta_stragglers_opts {
 	double late_pct;   /* a straggler holds the others back this % of its step (10) */
 };
+extern const struct ta_stragglers_opts ta_stragglers_defaults;
 
 /* Per rank and step: collectives matched across ranks, how long this
  * rank waited for the last to arrive and the others for it, and whether
@@ -198,6 +208,7 @@ struct ta_critical_opts {
 	const char *annotation;
 	long instance_first, instance_last;
 };
+extern const struct ta_critical_opts ta_critical_defaults;
 
 /* What a path consists of: its table's columns (cpu_us...) without _us;
  * the first TA_PATH_PARTS add up to path_us, then on_peers (of the path,
@@ -296,6 +307,7 @@ struct ta_memory_opts {
 	int64_t bucket_events;   /* snapshots' series: the highest of each run of
 				  * this many events (memory_viz's axis) */
 };
+extern const struct ta_memory_opts ta_memory_defaults;
 
 /* Per rank, device and kept step: allocated bytes at start, end and peak
  * (out; or by site, or over time), and the findings: growth, peak,
@@ -341,6 +353,7 @@ struct ta_roofline_opts {
 	int shapes;                      /* --group-by shape */
 	double peak_tflops, peak_gbps;   /* 0: the device's */
 };
+extern const struct ta_roofline_opts ta_roofline_defaults;
 int ta_roofline_run(sqlite3 *db, const struct ta_query *q,
 		    const struct ta_roofline_opts *o, struct ta_table **out,
 		    struct ta_error *err);

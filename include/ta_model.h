@@ -188,6 +188,13 @@ int ta_peaks_dtype(const char *dtype);
 /* An allocator snapshot's history events; -1 if db is not a snapshot. */
 int64_t ta_model_snapshot_events(sqlite3 *db);
 
+/* Whose rules the numbers follow: ours (right on today's traces) or
+ * HTA 0.6.1's, number for number (--hta-compat). A third mode (the
+ * TensorBoard plugin's, say) is a value here, its flag in cli.c's table,
+ * its row of rules (rules.c) and, per command, what it means there
+ * (struct ta_command's compat); analyses do not change. */
+enum ta_mode { TA_MODE_OWN, TA_MODE_HTA, TA_NMODES };
+
 /* How analyses measure, one set of rules per mode (rules.c): the default,
  * right on today's traces, and HTA's (--hta-compat), HTA 0.6.1 number for
  * number. An analysis asks for a rule by what it decides, never which mode
@@ -229,8 +236,13 @@ struct ta_rules {
 	/* kernel sequences found HTA's way (§9.13): the first rank, its
 	 * stacks and backward links, candidates at the smallest depth */
 	int hta_sequences;
+	/* a rank's rows may come from its own shard (HTA's numbers read every
+	 * rank at once: its first rank, its rank order): the merged way */
+	int on_shards;
 };
 
 const struct ta_rules *ta_rules(const struct ta_query *q);
+/* Which row: what the model's cache of built views is keyed by. */
+unsigned ta_rules_id(const struct ta_query *q);
 
 #endif

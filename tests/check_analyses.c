@@ -373,7 +373,7 @@ START_TEST(test_analyses_overlap)
 	ck_assert_ptr_nonnull(strstr(t->notes.s, "rank 1: no communication"));
 	ta_table_free(t);
 	/* the name starts with "nccl", which HTA's pattern knows too */
-	q.hta_compat = 1;
+	q.mode = TA_MODE_HTA;
 	ck_assert_int_eq(ta_overlap_run(fx.db, &q, &t, &err), 0);
 	ck_assert(num(t, 0, "overlap_pct") == 60);
 	ta_table_free(t);
@@ -448,7 +448,7 @@ START_TEST(test_analyses_kernels_others)
 	ck_assert(num(t, 1, "total_us") == 60);
 	ck_assert(num(t, 1, "max_us") == 30);  /* per launch */
 	ta_table_free(t);
-	q.hta_compat = 1;
+	q.mode = TA_MODE_HTA;
 	ck_assert_int_eq(ta_kernels_run(fx.db, &q, &o, &t, &err), 0);
 	ck_assert(num(t, 0, "max_us") == 150);  /* = its total */
 	ck_assert(num(t, 0, "std_us") == 0);

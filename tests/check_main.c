@@ -63,6 +63,7 @@ int main(void)
 	srunner_add_suite(sr, suite_report());
 	srunner_add_suite(sr, suite_split());
 	srunner_add_suite(sr, suite_flops());
+	srunner_add_suite(sr, suite_options());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

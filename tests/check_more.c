@@ -84,7 +84,7 @@ START_TEST(test_more_launch)
 	ck_assert_int_eq(ta_table_cell(t, 2, 2)->i, 0);
 	ck_assert_int_eq(ta_table_cell(t, 3, 2)->i, 1);
 	ta_table_free(t);
-	q.hta_compat = 1; /* HTA knows cudaLaunchKernel only */
+	q.mode = TA_MODE_HTA; /* HTA knows cudaLaunchKernel only */
 	ck_assert_int_eq(ta_launch_run(db, &q, &o, &t, &err), 0);
 	ck_assert_int_eq(t->nrows, 1);
 	ta_table_free(t);
@@ -142,7 +142,7 @@ START_TEST(test_more_membw_residue)
 	ck_assert_int_eq(ta_membw_run(db, &q, &o, &t, &err), 0);
 	ck_assert_int_eq(ta_table_cell(t, 0, 2)->i, 4); /* .1 .3 .2 residue */
 	ta_table_free(t);
-	q.hta_compat = 0;
+	q.mode = TA_MODE_OWN;
 	ck_assert_int_eq(ta_membw_run(db, &q, &o, &t, &err), 0);
 	ck_assert_str_eq(ta_table_cell(t, 0, 1)->s, "Memcpy HtoD");
 	ck_assert_int_eq(ta_table_cell(t, 0, 2)->i, 3);

@@ -349,7 +349,7 @@ static int no_opts(void *ctx, int key, const char *arg)
 static int parse(int argc, char **argv, struct ta_cli *cli)
 {
 	static const struct ta_cmd_info info = { "t", "PATH", "test", NULL, no_opts, NULL,
-						 NULL, NULL };
+						 NULL, NULL, { NULL } };
 	FILE *saved = stderr;
 	int rc;
 

@@ -39,15 +39,18 @@ none no_kineto_categories_in_analyses "'(cpu_op|cuda_runtime|cuda_driver|user_an
 # one list of GPU categories (ta_db.h)
 none one_gpu_category_list "'Kernel', 'gpu_memcpy'|\"Kernel\", \"gpu_memcpy\"" "\"cat IN ('Kernel', 'gpu_memcpy')\"" src/parse/*.c src/model/*.c $A
 # analyses ask the model's rules (ta_rules), never which mode runs; HTA's
-# own algorithms live in src/compat/hta/
-none no_mode_in_analyses "hta_compat" '	if (q->hta_compat)' $A
+# own algorithms live in src/compat/hta/; the model's own code asks its
+# rules too (rules.c alone maps a mode to them)
+# (declaring what a mode means to a command, [TA_MODE_HTA] = ..., is fine)
+none no_mode_in_analyses "hta_compat|[=!]= *TA_MODE_|->mode([^_a-z]|$)|\\.mode([^_a-z]|$)" '	if (q->mode == TA_MODE_HTA)' $A
+none no_mode_in_model "hta_compat|[=!]= *TA_MODE_|->mode([^_a-z]|$)" '	return q->mode ? hta_sql : sql;' $(ls src/model/*.c | grep -v rules.c)
 # commands declare and present; what they need from a database the model
 # answers (facts.c): no SQL in src/commands/cmd_*.c
 none no_sql_in_commands '"(SELECT|INSERT|UPDATE|DELETE|CREATE) |sqlite3_(prepare|step|exec)|ta_db_(prepare|int|text|exec)\(' '	n = ta_db_int(db, "SELECT count(*) FROM sel_ranks", 0);' src/commands/cmd_*.c
 # every mode's row of rules sets every rule (0 is a choice, not a default)
 rules_complete() { # FILE: each row in FILE sets as many fields as the struct has
 	n=$(sed -n '/^struct ta_rules {/,/^};/p' include/ta_model.h | grep -c '^	int ')
-	awk -v n="$n" '/^static const struct ta_rules/ { on = 1; k = 0 }
+	awk -v n="$n" '/^static const struct ta_rules [a-z_]+ = \{/ { on = 1; k = 0 }
 		on { k += gsub(/\.[a-z_]+ = [01]/, "") }
 		on && /^};/ { on = 0; if (k != n) bad = 1 }
 		END { exit bad }' "$1"

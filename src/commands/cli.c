@@ -14,35 +14,35 @@
 #include <unistd.h>
 
 enum {
-	OPT_FORMAT = 1000, OPT_RANKS, OPT_HTA, OPT_NO_CACHE, OPT_STRICT,
-	OPT_HELP, OPT_QUIET, OPT_OUTPUT, OPT_FAIL_IF, OPT_BASELINE,
-	OPT_MAX_INCREASE, OPT_JOBS, OPT_VERBOSE, OPT_COLUMNS, OPT_WINDOW,
-	OPT_MISSING, OPT_ALLOW_TRUNCATED, OPT_FAIL_ON_NEW, OPT_CSV_RAW, OPT_WIDE
+	OPT_RANKS = 1, OPT_HELP, OPT_QUIET, OPT_FAIL_IF, OPT_MAX_INCREASE, OPT_JOBS,
+	OPT_MISSING, OPT_CSV_RAW, OPT_WIDE
 };
 
+#define CLI struct ta_cli
 static const struct ta_opt common_opts[] = {
-	{ "format", 1, OPT_FORMAT, "FMT", "output format: text (default), csv, json" },
-	{ "ranks", 1, OPT_RANKS, "LIST", "ranks to analyse: all (default) or e.g. 0,2,5-7" },
-	{ "hta-compat", 0, OPT_HTA, NULL, "reproduce HTA 0.6.1's numbers, quirks included" },
-	{ "window", 1, OPT_WINDOW, "HOW", "steps (default): each kept step's window; span: first to last GPU work" },
-	{ "output", 1, OPT_OUTPUT, "FILE", "write the result to FILE instead of stdout" },
-	{ "no-cache", 0, OPT_NO_CACHE, NULL, "parse the traces again; do not use or fill the cache" },
-	{ "strict", 0, OPT_STRICT, NULL, "a truncated or damaged trace is an error" },
-	{ "jobs", 1, OPT_JOBS, "N", "threads for parsing: N files at once, a large one on two (default: all cores)" },
-	{ "quiet", 0, OPT_QUIET, NULL, "no warnings or progress on stderr" },
-	{ "verbose", 0, OPT_VERBOSE, NULL, "say whether the traces were parsed or the cache used" },
-	{ "fail-if", 1, OPT_FAIL_IF, "EXPR", "exit 1 if a row matches, e.g. 'idle_pct > 12' (repeatable)" },
-	{ "baseline", 1, OPT_BASELINE, "OLD.csv", "compare with a CSV saved from an earlier run" },
-	{ "max-increase", 1, OPT_MAX_INCREASE, "COL=V", "exit 1 if COL rose by more than V (V%, V%,min=A) (repeatable)" },
-	{ "fail-on-new", 0, OPT_FAIL_ON_NEW, NULL, "exit 1 if a row is not in the baseline (a new kernel, a new finding)" },
-	{ "missing", 1, OPT_MISSING, "HOW", "a gate on a missing value: fail (default) or pass" },
-	{ "allow-truncated", 0, OPT_ALLOW_TRUNCATED, NULL, "gate a truncated trace anyway (an error by default)" },
-	{ "wide", 0, OPT_WIDE, NULL, "text: never cut long names (else to $COLUMNS, or 60 characters)" },
-	{ "csv-raw", 0, OPT_CSV_RAW, NULL, "CSV: names as they are (else one starting with = + - @ TAB CR gets a leading ')" },
-	{ "columns", 0, OPT_COLUMNS, NULL, "list the result's columns (name, type, unit) and exit" },
-	{ "help", 0, OPT_HELP, NULL, "show this help" },
-	{ NULL, 0, 0, NULL, NULL }
+	TA_CHOICE("format", "FMT", CLI, format, "text|csv|json", "output format: text (default), csv, json"),
+	TA_CALL("ranks", "LIST", OPT_RANKS, "ranks to analyse: all (default) or e.g. 0,2,5-7"),
+	TA_SET("hta-compat", CLI, query.mode, TA_MODE_HTA, "reproduce HTA 0.6.1's numbers, quirks included"),
+	TA_CHOICE("window", "HOW", CLI, query.window_span, "steps|span", "steps (default): each kept step's window; span: first to last GPU work"),
+	TA_STRING("output", "FILE", CLI, output, "write the result to FILE instead of stdout"),
+	TA_FLAG("no-cache", CLI, ingest.no_cache, "parse the traces again; do not use or fill the cache"),
+	TA_FLAG("strict", CLI, ingest.strict, "a truncated or damaged trace is an error"),
+	TA_CALL("jobs", "N", OPT_JOBS, "threads for parsing: N files at once, a large one on two (default: all cores)"),
+	TA_CALL("quiet", NULL, OPT_QUIET, "no warnings or progress on stderr"),
+	TA_FLAG("verbose", CLI, ingest.verbose, "say whether the traces were parsed or the cache used"),
+	TA_CALL("fail-if", "EXPR", OPT_FAIL_IF, "exit 1 if a row matches, e.g. 'idle_pct > 12' (repeatable)"),
+	TA_STRING("baseline", "OLD.csv", CLI, baseline, "compare with a CSV saved from an earlier run"),
+	TA_CALL("max-increase", "COL=V", OPT_MAX_INCREASE, "exit 1 if COL rose by more than V (V%, V%,min=A) (repeatable)"),
+	TA_FLAG("fail-on-new", CLI, fail_on_new, "exit 1 if a row is not in the baseline (a new kernel, a new finding)"),
+	TA_CHOICE("missing", "HOW", CLI, missing_pass, "fail|pass", "a gate on a missing value: fail (default) or pass"),
+	TA_FLAG("allow-truncated", CLI, allow_truncated, "gate a truncated trace anyway (an error by default)"),
+	TA_CALL("wide", NULL, OPT_WIDE, "text: never cut long names (else to $COLUMNS, or 60 characters)"),
+	TA_CALL("csv-raw", NULL, OPT_CSV_RAW, "CSV: names as they are (else one starting with = + - @ TAB CR gets a leading ')"),
+	TA_FLAG("columns", CLI, columns, "list the result's columns (name, type, unit) and exit"),
+	TA_CALL("help", NULL, OPT_HELP, "show this help"),
+	TA_OPT_END
 };
+#undef CLI
 
 static size_t count_opts(const struct ta_opt *o)
 {
@@ -155,22 +155,43 @@ void ta_cli_usage(FILE *out, const struct ta_cmd_info *cmd)
 	      "traceanalyze(1).\n", out);
 }
 
+/* getopt_long's table: the common options, then the command's; an
+ * option's val is 1000 + its place in that order. */
+#define OPT_BASE 1000
 static struct option *build_longopts(const struct ta_opt *extra)
 {
-	size_t ne = count_opts(extra), nc = count_opts(common_opts), i, k = 0;
+	size_t ne = count_opts(extra), nc = count_opts(common_opts), i;
 	struct option *lo = ta_xcalloc(ne + nc + 1, sizeof(*lo));
 
-	for (i = 0; i < nc; i++, k++) {
-		lo[k].name = common_opts[i].name;
-		lo[k].has_arg = common_opts[i].has_arg;
-		lo[k].val = common_opts[i].key;
-	}
-	for (i = 0; i < ne; i++, k++) {
-		lo[k].name = extra[i].name;
-		lo[k].has_arg = extra[i].has_arg;
-		lo[k].val = extra[i].key;
+	for (i = 0; i < nc + ne; i++) {
+		const struct ta_opt *o = i < nc ? &common_opts[i] : &extra[i - nc];
+
+		lo[i].name = o->name;
+		lo[i].has_arg = o->arg ? required_argument : no_argument;
+		lo[i].val = OPT_BASE + (int)i;
 	}
 	return lo;
+}
+
+/* The option getopt_long gave val for. */
+static const struct ta_opt *opt_by_val(const struct ta_cmd_info *cmd, int val)
+{
+	size_t nc = count_opts(common_opts), i = (size_t)(val - OPT_BASE);
+
+	if (val < OPT_BASE)
+		return NULL;
+	return i < nc ? &common_opts[i] : i - nc < count_opts(cmd->opts) ?
+	       &cmd->opts[i - nc] : NULL;
+}
+
+static const struct ta_opt *common_by_name(const char *name)
+{
+	const struct ta_opt *o;
+
+	for (o = common_opts; o->name; o++)
+		if (strcmp(o->name, name) == 0)
+			return o;
+	return NULL;
 }
 
 static int usage_error(const struct ta_cmd_info *cmd, const char *fmt,
@@ -182,24 +203,11 @@ static int usage_error(const struct ta_cmd_info *cmd, const char *fmt,
 	return -1;
 }
 
-static const struct ta_opt *opt_by_key(const struct ta_cmd_info *cmd, int key)
-{
-	const struct ta_opt *o;
-
-	for (o = common_opts; o->name; o++)
-		if (o->key == key)
-			return o;
-	for (o = cmd->opts; o && o->name; o++)
-		if (o->key == key)
-			return o;
-	return NULL;
-}
-
 /* An option getopt refused: one missing its value names what the value
  * is; an unknown one suggests the nearest that exists. */
-static int bad_option(const struct ta_cmd_info *cmd, const char *word, int key)
+static int bad_option(const struct ta_cmd_info *cmd, const char *word, int val)
 {
-	const struct ta_opt *o = key ? opt_by_key(cmd, key) : NULL, *best = NULL;
+	const struct ta_opt *o = opt_by_val(cmd, val), *best = NULL;
 	const struct ta_opt *lists[2] = { common_opts, cmd->opts };
 	const char *name = word + strspn(word, "-");
 	size_t len = strcspn(name, "="), d = 99, i;
@@ -210,9 +218,9 @@ static int bad_option(const struct ta_cmd_info *cmd, const char *word, int key)
 			cmd->name);
 		return -1;
 	}
-	if (key && key < 256 && strchr("oj", key)) {
+	if (val && val < 256 && strchr("oj", val)) {
 		fprintf(stderr, "traceanalyze: option '-%c' needs a value\n"
-			"traceanalyze: try 'traceanalyze %s --help'\n", key, cmd->name);
+			"traceanalyze: try 'traceanalyze %s --help'\n", val, cmd->name);
 		return -1;
 	}
 	for (i = 0; i < 2; i++)
@@ -231,67 +239,33 @@ static int bad_option(const struct ta_cmd_info *cmd, const char *word, int key)
 	return usage_error(cmd, "unknown option '%s'", word);
 }
 
-static int common_opt(struct ta_cli *cli, const struct ta_cmd_info *cmd,
-		      int key, const char *arg)
+/* The common options that are more than a field (on_opt of struct ta_cli). */
+static int common_call(void *ctx, int key, const char *arg)
 {
+	struct ta_cli *cli = ctx;
 	size_t n;
+	long j;
 
 	switch (key) {
-	case OPT_FORMAT:
-		if (ta_format_parse(arg, &cli->format) < 0)
-			return usage_error(cmd, "unknown format '%s' (text, csv, json)", arg);
-		return 0;
 	case OPT_RANKS:
 		free(cli->ranks_buf);
 		cli->ranks_buf = NULL;
 		if (ta_cli_parse_ranks(arg, &cli->ranks_buf, &n) < 0)
-			return usage_error(cmd, "bad rank list '%s' (all, or e.g. 0,2,5-7)", arg);
+			return usage_error(cli->cmd, "bad rank list '%s' (all, or e.g. 0,2,5-7)", arg);
 		cli->query.ranks = cli->ranks_buf;
 		cli->query.nranks = n;
 		return 0;
-	case OPT_HTA:
-		cli->query.hta_compat = 1;
-		return 0;
-	case OPT_OUTPUT:
-		cli->output = arg;
-		return 0;
-	case OPT_NO_CACHE:
-		cli->ingest.no_cache = 1;
-		return 0;
-	case OPT_STRICT:
-		cli->ingest.strict = 1;
-		return 0;
-	case OPT_JOBS: {
-		long j;
-
+	case OPT_JOBS:
 		if (ta_cli_parse_count(arg, 4096, &j) < 0 || j < 1)
-			return usage_error(cmd, "bad --jobs '%s' (1 to 4096)", arg);
+			return usage_error(cli->cmd, "bad --jobs '%s' (1 to 4096)", arg);
 		cli->ingest.jobs = (int)j;
 		return 0;
-	}
 	case OPT_QUIET:
 		ta_quiet = 1;
-		return 0;
-	case OPT_VERBOSE:
-		cli->ingest.verbose = 1;
-		return 0;
-	case OPT_COLUMNS:
-		cli->columns = 1;
-		return 0;
-	case OPT_WINDOW:
-		if (strcmp(arg, "steps") != 0 && strcmp(arg, "span") != 0)
-			return usage_error(cmd, "bad --window '%s' (steps, span)", arg);
-		cli->query.window_span = strcmp(arg, "span") == 0;
 		return 0;
 	case OPT_FAIL_IF:
 		cli->gates = ta_xrealloc(cli->gates, (cli->ngates + 1) * sizeof(*cli->gates));
 		cli->gates[cli->ngates++] = arg;
-		return 0;
-	case OPT_BASELINE:
-		cli->baseline = arg;
-		return 0;
-	case OPT_FAIL_ON_NEW:
-		cli->fail_on_new = 1;
 		return 0;
 	case OPT_WIDE:
 		ta_text_wide = 1;
@@ -299,66 +273,208 @@ static int common_opt(struct ta_cli *cli, const struct ta_cmd_info *cmd,
 	case OPT_CSV_RAW:
 		ta_csv_raw = 1;
 		return 0;
-	case OPT_ALLOW_TRUNCATED:
-		cli->allow_truncated = 1;
-		return 0;
-	case OPT_MISSING:
-		if (strcmp(arg, "fail") != 0 && strcmp(arg, "pass") != 0)
-			return usage_error(cmd, "bad --missing '%s' (fail, pass)", arg);
-		cli->missing_pass = strcmp(arg, "pass") == 0;
-		return 0;
 	case OPT_MAX_INCREASE:
 		cli->increases = ta_xrealloc(cli->increases, (cli->nincreases + 1) *
 					     sizeof(*cli->increases));
 		if (ta_increase_parse(arg, &cli->increases[cli->nincreases]) < 0)
-			return usage_error(cmd, "bad --max-increase '%s' (COLUMN=VALUE, "
+			return usage_error(cli->cmd, "bad --max-increase '%s' (COLUMN=VALUE, "
 					   "COLUMN=VALUE%% or COLUMN=VALUE%%,min=ABS)", arg);
 		cli->nincreases++;
 		return 0;
 	}
-	return usage_error(cmd, "%s", "unknown option");
+	return usage_error(cli->cmd, "%s", "unknown option");
+}
+
+/* A value o refused: its choices, or what it was. */
+static int bad_value(const struct ta_cmd_info *cmd, const struct ta_opt *o,
+		     const char *arg)
+{
+	char what[400];
+
+	if (o->kind == TA_OPT_CHOICE) {
+		struct ta_buf list = { 0 };
+		const char *c;
+
+		for (c = o->choices; *c; c++)
+			ta_buf_addf(&list, *c == '|' ? ", " : "%c", *c);
+		snprintf(what, sizeof(what), "bad --%s '%s' (%s)", o->name, arg,
+			 list.s ? list.s : "");
+		ta_buf_free(&list);
+	} else {
+		snprintf(what, sizeof(what), "bad value '%s' for --%s", arg ? arg : "",
+			 o->name);
+	}
+	return usage_error(cmd, "%s", what);
+}
+
+/* Whether name is a word of the space-separated list. */
+static int in_list(const char *name, const char *list)
+{
+	size_t len = strlen(name);
+
+	while (list && *list) {
+		size_t w = strcspn(list, " ");
+
+		if (w == len && strncmp(list, name, len) == 0)
+			return 1;
+		list += w + strspn(list + w, " ");
+	}
+	return 0;
+}
+
+/* An option of cmd given (bit i: cmd->opts[i]) that the chosen mode does
+ * not read: said, -1. A mode-only name that is no option of cmd would
+ * never be checked: every run of the command fails (and its tests). */
+static int mode_check(const struct ta_cmd_info *cmd, enum ta_mode mode,
+		      unsigned long long given)
+{
+	const struct ta_opt *o;
+	int i, m;
+
+	for (m = 0; m < TA_NMODES; m++) {
+		const char *w = cmd->mode_only[m];
+
+		while (w && *w) {
+			size_t len = strcspn(w, " ");
+
+			for (o = cmd->opts; o && o->name; o++)
+				if (strlen(o->name) == len && strncmp(o->name, w, len) == 0)
+					break;
+			if (!o || !o->name) {
+				fprintf(stderr, "traceanalyze: %s: '%.*s' is no option (a bug)\n",
+					cmd->name, (int)len, w);
+				return -1;
+			}
+			w += len + strspn(w + len, " ");
+		}
+	}
+
+	for (i = 0, o = cmd->opts; o && o->name; o++, i++)
+		for (m = 0; m < TA_NMODES && (given >> i & 1); m++) {
+			if ((enum ta_mode)m == mode || !in_list(o->name, cmd->mode_only[m]))
+				continue;
+			if (m == TA_MODE_OWN)
+				fprintf(stderr, "traceanalyze: --%s is not %s's: leave it out "
+					"with %s\n", o->name, ta_mode_whose(mode),
+					ta_mode_flag(mode));
+			else
+				fprintf(stderr, "traceanalyze: --%s goes with %s\n", o->name,
+					ta_mode_flag((enum ta_mode)m));
+			return -1;
+		}
+	return 0;
 }
 
 int ta_cli_parse(int argc, char **argv, const struct ta_cmd_info *cmd,
 		 struct ta_cli *cli)
 {
 	struct option *lo = build_longopts(cmd->opts);
-	int c, rc = 0, idx = -1;
+	unsigned long long given = 0;
+	size_t nc = count_opts(common_opts);
+	int c, rc = 0;
 
 	memset(cli, 0, sizeof(*cli));
 	cli->cmd = cmd;
 	optind = 0;
 	opterr = 0;
-	while (rc == 0 && (idx = -1,
-			   c = getopt_long(argc, argv, "o:qhvj:", lo, &idx)) != -1) {
-		if (c == 'h' || c == OPT_HELP) {
+	while (rc == 0 && (c = getopt_long(argc, argv, "o:qhvj:", lo, NULL)) != -1) {
+		static const char *const shorts[][2] = { { "o", "output" },
+			{ "q", "quiet" }, { "h", "help" }, { "v", "verbose" }, { "j", "jobs" } };
+		const struct ta_opt *o = opt_by_val(cmd, c);
+		int common;
+		size_t i;
+
+		for (i = 0; !o && c < 256 && i < sizeof(shorts) / sizeof(*shorts); i++)
+			if (c == shorts[i][0][0] && c != '?' && c != ':')
+				o = common_by_name(shorts[i][1]);
+		if (!o) {
+			rc = bad_option(cmd, argv[optind - 1], optopt);
+			continue;
+		}
+		common = o >= common_opts && o < common_opts + nc;
+		if (!common && o - cmd->opts < 64)
+			given |= 1ULL << (o - cmd->opts);
+		if (common && o->kind == TA_OPT_CALL && o->key == OPT_HELP) {
 			ta_cli_usage(stdout, cmd);
 			rc = 1;
-		} else if (c == 'o') {
-			cli->output = optarg;
-		} else if (c == 'q') {
-			ta_quiet = 1;
-		} else if (c == 'j') {
-			rc = common_opt(cli, cmd, OPT_JOBS, optarg);
-		} else if (c == '?' || c == ':') {
-			rc = bad_option(cmd, argv[optind - 1], optopt);
-		} else if (c == 'v') {
-			rc = common_opt(cli, cmd, OPT_VERBOSE, optarg);
-		} else if (c >= OPT_FORMAT && c <= OPT_WIDE) {
-			rc = common_opt(cli, cmd, c, optarg);
-		} else if (!cmd->on_opt || cmd->on_opt(cmd->ctx, c, optarg) < 0) {
-			char what[160];
-
-			snprintf(what, sizeof(what), "'%s' for --%s",
-				 optarg ? optarg : "", idx >= 0 ? lo[idx].name : "?");
-			rc = usage_error(cmd, "bad value %s", what);
+		} else if (common && o->kind == TA_OPT_CALL) {
+			rc = common_call(cli, o->key, optarg);
+		} else if (ta_opt_apply(o, common ? (void *)cli : cmd->ctx, optarg,
+				       common ? NULL : cmd->on_opt) < 0) {
+			rc = bad_value(cmd, o, optarg);
 		}
 	}
 	free(lo);
+	if (rc == 0 && mode_check(cmd, cli->query.mode, given) < 0)
+		rc = -1;
 	cli->args = argv + optind;
 	cli->nargs = argc - optind;
 	cli->ingest.progress = isatty(2) && !ta_quiet ? ta_progress_ingest : NULL;
 	return rc;
+}
+
+/* A whole number written into a field of size bytes (int, long, int64_t). */
+static void store_int(void *p, size_t size, long long v)
+{
+	if (size == sizeof(int)) {
+		int i = (int)v;
+
+		memcpy(p, &i, sizeof(i));
+	} else {
+		int64_t i = v;
+
+		memcpy(p, &i, sizeof(i));
+	}
+}
+
+int ta_opt_apply(const struct ta_opt *o, void *base, const char *arg,
+		 int (*on_opt)(void *ctx, int key, const char *arg))
+{
+	char *p = (char *)base + o->off, *end;
+	double x;
+	int64_t ns;
+	long long n;
+	const char *c;
+	int i;
+
+	switch (o->kind) {
+	case TA_OPT_SET:
+		store_int(p, o->size, (long long)o->lo);
+		return 0;
+	case TA_OPT_COUNT:
+		errno = 0;
+		n = strtoll(arg, &end, 10);
+		if (end == arg || *end || errno == ERANGE || n < o->lo || n > o->hi)
+			return -1;
+		store_int(p, o->size, n);
+		return 0;
+	case TA_OPT_REAL:
+		if (ta_cli_parse_real(arg, o->lo, o->hi, &x) < 0)
+			return -1;
+		memcpy(p, &x, sizeof(x));
+		return 0;
+	case TA_OPT_US:
+		if (ta_cli_parse_us(arg, &ns) < 0 || ns < (int64_t)(o->lo * 1000 + 0.5))
+			return -1;
+		memcpy(p, &ns, sizeof(ns));
+		return 0;
+	case TA_OPT_STRING:
+		memcpy(p, &arg, sizeof(arg));
+		return 0;
+	case TA_OPT_CHOICE:
+		for (c = o->choices, i = 0; c; c = strchr(c, '|'), c = c ? c + 1 : c, i++) {
+			size_t len = strcspn(c, "|");
+
+			if (strlen(arg) == len && strncmp(c, arg, len) == 0) {
+				store_int(p, o->size, i);
+				return 0;
+			}
+		}
+		return -1;
+	case TA_OPT_CALL:
+		return on_opt ? on_opt(base, o->key, arg) : -1;
+	}
+	return -1;
 }
 
 void ta_cli_free(struct ta_cli *cli)
@@ -843,7 +959,7 @@ int ta_cli_main(int argc, char **argv, const struct ta_cmd_info *info,
 	struct ta_cli cli;
 	int rc = ta_cli_parse(argc, argv, info, &cli);
 
-	if (rc == 0 && ta_command_compat_check(info->name, cli.query.hta_compat) < 0) {
+	if (rc == 0 && ta_command_compat_check(info->name, cli.query.mode) < 0) {
 		rc = TA_EXIT_USAGE;
 	} else if (rc == 0) {
 		if (after_parse)

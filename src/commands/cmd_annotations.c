@@ -2,27 +2,13 @@
 #include "cli.h"
 #include "commands.h"
 
-enum { OPT_GPU = 1, OPT_KERNELS };
-
+#define O struct ta_annotations_opts
 static const struct ta_opt opts[] = {
-	{ "gpu", 0, OPT_GPU, NULL, "the GPU-side ranges (gpu_user_annotation)" },
-	{ "kernels", 0, OPT_KERNELS, NULL, "each kernel with its innermost GPU range" },
-	{ NULL, 0, 0, NULL, NULL }
+	TA_FLAG("gpu", O, gpu, "the GPU-side ranges (gpu_user_annotation)"),
+	TA_FLAG("kernels", O, kernels, "each kernel with its innermost GPU range"),
+	TA_OPT_END
 };
-
-static int on_opt(void *ctx, int key, const char *arg)
-{
-	struct ta_annotations_opts *o = ctx;
-
-	(void)arg;
-	if (key == OPT_GPU)
-		o->gpu = 1;
-	else if (key == OPT_KERNELS)
-		o->kernels = 1;
-	else
-		return -1;
-	return 0;
-}
+#undef O
 
 static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	       struct ta_table **out, struct ta_error *err)
@@ -41,14 +27,14 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 
 static int cmd_annotations(int argc, char **argv)
 {
-	struct ta_annotations_opts o = { 0, 0, 1000, 0.8 };
+	struct ta_annotations_opts o = ta_annotations_defaults;
 	const struct ta_cmd_info info = {
 		"annotations", "[options] PATH",
 		"Time per user annotation (record_function ranges, ProfilerStep#N) per rank\n"
 		"and name; --gpu: the GPU-side ranges; --kernels: each kernel with its\n"
 		"innermost GPU range.",
-		opts, on_opt, &o, NULL,
-		run
+		opts, NULL, &o, NULL,
+		run, { NULL }
 	};
 
 	return ta_cli_main(argc, argv, &info, run, &o, after_parse);
@@ -56,5 +42,5 @@ static int cmd_annotations(int argc, char **argv)
 
 const struct ta_command ta_command_annotations = {
 	"annotations", cmd_annotations, "time per record_function annotation",
-	TA_SPREAD_BY_OPTIONS, NULL, 1, TA_COMPAT_RULES, NULL
+	TA_SPREAD_BY_OPTIONS, NULL, 1, { [TA_MODE_HTA] = TA_COMPAT_RULES }, NULL
 };

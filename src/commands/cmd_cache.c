@@ -186,5 +186,5 @@ static int cmd_cache(int argc, char **argv)
 
 const struct ta_command ta_command_cache = {
 	"cache", cmd_cache, "list, prune or clear the cache of parsed traces",
-	TA_SPREAD_NONE, NULL, 0, TA_COMPAT_RULES, NULL
+	TA_SPREAD_NONE, NULL, 0, { [TA_MODE_HTA] = TA_COMPAT_RULES }, NULL
 };

@@ -13,28 +13,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { OPT_STEP = 1, OPT_TOP, OPT_WHAT_IF, OPT_TRACE, OPT_ANNOTATION,
-       OPT_INSTANCE, OPT_GRAPH };
-
-static const struct ta_opt opts[] = {
-	{ "step", 1, OPT_STEP, "N", "only ProfilerStep#N (default: every kept step)" },
-	{ "top", 1, OPT_TOP, "N", "the N ops, kernels and ranges with the most path time, per step: rank,step,kind,name,path_us,count" },
-	{ "trace", 1, OPT_TRACE, "OUT", "write the rank's trace again with the path marked (args.critical, flows), for Perfetto; .gz: gzipped" },
-	{ "what-if", 1, OPT_WHAT_IF, "KIND:GLOB=F", "predicted_us if the matching items took F times as long, e.g. 'kernel:*gemm*=0.5', 'cpu:data_loading=0'" },
-	{ "annotation", 1, OPT_ANNOTATION, "TEXT", "with --hta-compat: the instances of the annotations whose names hold TEXT (default ProfilerStep; \"\": the whole trace)" },
-	{ "instance", 1, OPT_INSTANCE, "K[-L]", "with --hta-compat: the Kth (to Lth) of them, from 0 (default 0)" },
-	{ "graph", 0, OPT_GRAPH, NULL, "with --hta-compat: the graph's and the path's sizes by edge type instead: rank,item,in_graph,on_path,path_us" },
-	{ NULL, 0, 0, NULL, NULL }
-};
-
 struct cp_cmd {
 	struct ta_critical_opts o;
 	char what[512];          /* --what-if, split in place */
 	const char *trace;       /* --trace OUT */
 	int top;                 /* --top given: the items table instead */
 	int graph;               /* --graph */
-	int hta_only;            /* an option only --hta-compat reads was given */
-	int default_only;        /* one it does not read was given */
 	struct ta_table *items;  /* text: the first item of each step, for prose */
 	struct ta_shard_critical sc;       /* on shards: the walks, the rounds */
 	int verbose;                       /* -v: say how many rounds */
@@ -69,50 +53,49 @@ static int what_if(struct cp_cmd *c, const char *arg)
 	return 0;
 }
 
+enum { OPT_TOP = 1, OPT_WHAT_IF, OPT_INSTANCE };
+
 static int on_opt(void *ctx, int key, const char *arg)
 {
 	struct cp_cmd *c = ctx;
 	char *end;
 	long long n;
 
-	if (key == OPT_WHAT_IF) {
-		c->default_only = 1;
+	switch (key) {
+	case OPT_WHAT_IF:
 		return what_if(c, arg);
-	}
-	if (key == OPT_TRACE) {
-		c->trace = arg;
-		return 0;
-	}
-	if (key == OPT_ANNOTATION || key == OPT_GRAPH) {
-		c->hta_only = 1;
-		if (key == OPT_GRAPH)
-			c->graph = 1;
-		else
-			c->o.annotation = arg;
-		return 0;
-	}
-	if (key == OPT_INSTANCE) {
-		c->hta_only = 1;
+	case OPT_INSTANCE:
+		errno = 0;
 		c->o.instance_first = strtol(arg, &end, 10);
 		c->o.instance_last = c->o.instance_first;
 		if (end != arg && *end == '-')
 			c->o.instance_last = strtol(arg = end + 1, &end, 10);
-		return *end || end == arg || c->o.instance_first < 0 ||
+		return *end || end == arg || errno == ERANGE || c->o.instance_first < 0 ||
 		       c->o.instance_last < c->o.instance_first ? -1 : 0;
+	case OPT_TOP:
+		errno = 0;
+		n = strtoll(arg, &end, 10);
+		if (*end || end == arg || n < 0 || errno == ERANGE)
+			return -1;
+		c->o.top = (size_t)n;
+		c->top = 1;
+		return 0;
 	}
-	c->default_only = 1;
-	errno = 0;
-	n = strtoll(arg, &end, 10);
-	if (*end || end == arg || n < 0 || errno == ERANGE)
-		return -1;
-	if (key == OPT_STEP)
-		c->o.step = n;
-	else if (key == OPT_TOP)
-		c->o.top = (size_t)n, c->top = 1;
-	else
-		return -1;
-	return 0;
+	return -1;
 }
+
+#define O struct cp_cmd
+static const struct ta_opt opts[] = {
+	TA_COUNT("step", "N", O, o.step, 0, 9e18, "only ProfilerStep#N (default: every kept step)"),
+	TA_CALL("top", "N", OPT_TOP, "the N ops, kernels and ranges with the most path time, per step: rank,step,kind,name,path_us,count"),
+	TA_STRING("trace", "OUT", O, trace, "write the rank's trace again with the path marked (args.critical, flows), for Perfetto; .gz: gzipped"),
+	TA_CALL("what-if", "KIND:GLOB=F", OPT_WHAT_IF, "predicted_us if the matching items took F times as long, e.g. 'kernel:*gemm*=0.5', 'cpu:data_loading=0'"),
+	TA_STRING("annotation", "TEXT", O, o.annotation, "with --hta-compat: the instances of the annotations whose names hold TEXT (default ProfilerStep; \"\": the whole trace)"),
+	TA_CALL("instance", "K[-L]", OPT_INSTANCE, "with --hta-compat: the Kth (to Lth) of them, from 0 (default 0)"),
+	TA_FLAG("graph", O, graph, "with --hta-compat: the graph's and the path's sizes by edge type instead: rank,item,in_graph,on_path,path_us"),
+	TA_OPT_END
+};
+#undef O
 
 /* --trace rewrites one rank's file: the one --ranks names, or the only
  * one. */
@@ -199,15 +182,6 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	struct ta_path_nodes nodes = { 0, NULL, 0, 0 };
 	char src[4096] = "";
 
-	if (q->hta_compat ? c->default_only : c->hta_only) {
-		ta_error_set(err, TA_EXIT_USAGE, q->hta_compat ?
-			     "--step, --top and --what-if are not HTA's: "
-			     "leave them out with --hta-compat" :
-			     "--annotation, --instance and --graph go with "
-			     "--hta-compat");
-		return -1;
-	}
-
 	if (!c->top)
 		o.top = 50; /* for the text's sentences */
 	if (c->trace_and_table_on_stdout) {
@@ -224,7 +198,7 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 		return -1;
 	if (c->trace)
 		o.nodes = &nodes;
-	if ((q->hta_compat ? ta_critical_hta_run : ta_critical_run)(db, q, &o,
+	if ((q->mode == TA_MODE_HTA ? ta_critical_hta_run : ta_critical_run)(db, q, &o,
 			&path, &items, err) < 0) {
 		free(nodes.v);
 		return -1;
@@ -236,7 +210,7 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 		return -1;
 	}
 	free(nodes.v);
-	if (q->hta_compat) {
+	if (q->mode == TA_MODE_HTA) {
 		ta_table_free(c->items);
 		c->items = NULL;
 		if (c->graph) {
@@ -305,14 +279,14 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 		c->sc.o.top = 50;  /* for the text's sentences, as run() */
 	/* --trace rewrites one file, --hta-compat draws HTA's graph of one
 	 * rank: the merged way */
-	if (!c->trace && !c->hta_only && !cli->query.hta_compat)
+	if (!c->trace)
 		cli->shard_rule = &on_shards;
 }
 
 static int cmd_critical(int argc, char **argv)
 {
-	struct cp_cmd c = { { -1, 0, NULL, NULL, 1, NULL, "ProfilerStep", 0, 0 },
-			    "", NULL, 0, 0, 0, 0, NULL, { { 0 }, NULL, 0, 0 }, 0, 0, 0 };
+	struct cp_cmd c = { ta_critical_defaults, "", NULL, 0, 0, NULL,
+			    { { 0 }, NULL, 0, 0 }, 0, 0, 0 };
 	const struct ta_cmd_info info = {
 		"critical-path", "[options] PATH",
 		"Per rank and step, the critical path: the chain of work the step's "
@@ -326,7 +300,8 @@ static int cmd_critical(int argc, char **argv)
 		"per rank,\nby what bounds it (HTA's summary()): "
 		"rank,bound_by,path_us,path_pct.",
 		opts, on_opt, &c, present,
-		run
+		run, { [TA_MODE_OWN] = "step top what-if",
+		       [TA_MODE_HTA] = "annotation instance graph" }
 	};
 	int rc = ta_cli_main(argc, argv, &info, run, &c, after_parse);
 
@@ -336,5 +311,5 @@ static int cmd_critical(int argc, char **argv)
 
 const struct ta_command ta_command_critical = {
 	"critical-path", cmd_critical, "per step: the chain of work the step waited on, and what it is",
-	TA_SPREAD_BY_OPTIONS, NULL, 1, TA_COMPAT_OWN, NULL
+	TA_SPREAD_BY_OPTIONS, NULL, 1, { [TA_MODE_HTA] = TA_COMPAT_OWN }, NULL
 };

@@ -6,17 +6,6 @@
 
 #include <stdlib.h>
 
-enum { OPT_FINDINGS = 1, OPT_BUSY, OPT_GAP, OPT_SMALL, OPT_NO_PATH };
-
-static const struct ta_opt opts[] = {
-	{ "findings", 0, OPT_FINDINGS, NULL, "each cause with its cost: rank,step,kind,cost_us,count,where,advice" },
-	{ "busy-pct", 1, OPT_BUSY, "P", "compute-bound when the GPU is busy at least P% of the step (90)" },
-	{ "host-gap-us", 1, OPT_GAP, "US", "idle holes this long are host time; shorter ones launch overhead (50)" },
-	{ "small-kernel-us", 1, OPT_SMALL, "US", "kernels shorter than this are small (10)" },
-	{ "no-path", 0, OPT_NO_PATH, NULL, "leave out the critical path's second opinion (path_bound, path_pct, verdict_path_pct): about 2.5x faster" },
-	{ NULL, 0, 0, NULL, NULL }
-};
-
 /* The options, and the findings kept for the text summary. */
 struct diag_cmd {
 	struct ta_diagnose_opts o;
@@ -25,27 +14,16 @@ struct diag_cmd {
 	int want_findings;       /* on shards: gather them (text, --findings) */
 };
 
-static int on_opt(void *ctx, int key, const char *arg)
-{
-	struct diag_cmd *c = ctx;
-	struct ta_diagnose_opts *o = &c->o;
-
-	switch (key) {
-	case OPT_FINDINGS:
-		c->findings = 1;
-		return 0;
-	case OPT_NO_PATH:
-		o->path = 0;
-		return 0;
-	case OPT_BUSY:
-		return ta_cli_parse_real(arg, 0, 100, &o->busy_pct);
-	case OPT_GAP:
-		return ta_cli_parse_us(arg, &o->host_gap_ns);
-	case OPT_SMALL:
-		return ta_cli_parse_us(arg, &o->small_kernel_ns);
-	}
-	return -1;
-}
+#define O struct diag_cmd
+static const struct ta_opt opts[] = {
+	TA_FLAG("findings", O, findings, "each cause with its cost: rank,step,kind,cost_us,count,where,advice"),
+	TA_REAL("busy-pct", "P", O, o.busy_pct, 0, 100, "compute-bound when the GPU is busy at least P% of the step (90)"),
+	TA_US("host-gap-us", "US", O, o.host_gap_ns, 0, "idle holes this long are host time; shorter ones launch overhead (50)"),
+	TA_US("small-kernel-us", "US", O, o.small_kernel_ns, 0, "kernels shorter than this are small (10)"),
+	TA_CLEAR("no-path", O, o.path, "leave out the critical path's second opinion (path_bound, path_pct, verdict_path_pct): about 2.5x faster"),
+	TA_OPT_END
+};
+#undef O
 
 static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	       struct ta_table **out, struct ta_error *err)
@@ -126,21 +104,20 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 	cli->ingest.lazy_indexes |= ta_model_lazy_indexes(TA_NEED_HOST);
 	/* the findings: for --findings, and for the text's summary */
 	c->want_findings = c->findings || cli->format == TA_FMT_TEXT;
-	if (!cli->query.hta_compat)
-		cli->shard_rule = &on_shards;
+	cli->shard_rule = &on_shards;
 }
 
 static int cmd_diagnose(int argc, char **argv)
 {
-	struct diag_cmd o = { { 90, 50000, 10000, 1 }, 0, NULL, 0 };
+	struct diag_cmd o = { ta_diagnose_defaults, 0, NULL, 0 };
 	const struct ta_cmd_info info = {
 		"diagnose", "[options] PATH",
 		"Per rank and ProfilerStep, what bounds the step: compute-bound, "
 		"launch-bound,\nhost-stalled, communication-bound or copy-bound, with "
 		"the main cause and its\ncost. --findings lists every cause with its "
 		"cost, where it is and the usual\nfix.",
-		opts, on_opt, &o, present,
-		run
+		opts, NULL, &o, present,
+		run, { NULL }
 	};
 
 	int rc = ta_cli_main(argc, argv, &info, run, &o, after_parse);
@@ -151,5 +128,5 @@ static int cmd_diagnose(int argc, char **argv)
 
 const struct ta_command ta_command_diagnose = {
 	"diagnose", cmd_diagnose, "per step: what bounds it, and what to fix",
-	TA_SPREAD_BY_OPTIONS, NULL, 1, TA_COMPAT_REFUSED, NULL
+	TA_SPREAD_BY_OPTIONS, NULL, 1, { [TA_MODE_HTA] = TA_COMPAT_REFUSED }, NULL
 };

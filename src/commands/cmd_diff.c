@@ -7,25 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_BY = 1, OPT_KIND, OPT_BASE_RANKS, OPT_TEST_RANKS, OPT_BASE_STEPS,
-       OPT_TEST_STEPS, OPT_STEPS, OPT_LISTS, OPT_NOISE_PCT, OPT_NOISE_US,
-       OPT_NOISE_STEP };
-
-static const struct ta_opt opts[] = {
-	{ "by", 1, OPT_BY, "name|short", "names as written, or without templates and arguments (HTA's short names)" },
-	{ "kind", 1, OPT_KIND, "cpu|gpu|all", "CPU ops, ranges and Python frames; GPU work; or both (all)" },
-	{ "base-ranks", 1, OPT_BASE_RANKS, "LIST", "BASE's ranks (default --ranks, or every rank)" },
-	{ "test-ranks", 1, OPT_TEST_RANKS, "LIST", "TEST's ranks (default --ranks, or every rank)" },
-	{ "base-steps", 1, OPT_BASE_STEPS, "N[-M]", "BASE's ProfilerStep#N to #M (default every kept step)" },
-	{ "test-steps", 1, OPT_TEST_STEPS, "N[-M]", "TEST's steps (default every kept step)" },
-	{ "steps", 0, OPT_STEPS, NULL, "per rank, the steps side by side instead: rank,base_steps,test_steps,base_step_us,test_step_us,diff_step_us,diff_step_pct,base_busy_pct,test_busy_pct,base_idle_us,test_idle_us,base_verdict,test_verdict,base_host_wait_pct,test_host_wait_pct" },
-	{ "lists", 0, OPT_LISTS, NULL, "with --hta-compat: HTA's ops_diff lists instead: change,name" },
-	{ "noise-pct", 1, OPT_NOISE_PCT, "P", "a change in a name's time is noise below P% of its time in BASE (10)" },
-	{ "noise-step-pct", 1, OPT_NOISE_STEP, "P", "... or below P% of BASE's step (10)" },
-	{ "noise-us", 1, OPT_NOISE_US, "US", "... or below US a step (100)" },
-	{ NULL, 0, 0, NULL, NULL }
-};
-
 struct diff_cmd {
 	struct ta_diff_opts o;
 	int64_t *base_ranks, *test_ranks;
@@ -47,18 +28,15 @@ static int parse_steps(const char *arg, struct ta_diff_side *s)
 	return *end || end == arg || s->step_lo < 0 || s->step_hi < s->step_lo ? -1 : 0;
 }
 
+enum { OPT_KIND = 1, OPT_BASE_RANKS, OPT_TEST_RANKS, OPT_BASE_STEPS,
+       OPT_TEST_STEPS };
+
 static int on_opt(void *ctx, int key, const char *arg)
 {
 	struct diff_cmd *c = ctx;
 	struct ta_diff_opts *o = &c->o;
-	double v;
 
 	switch (key) {
-	case OPT_BY:
-		if (strcmp(arg, "name") != 0 && strcmp(arg, "short") != 0)
-			return -1;
-		o->by_short = strcmp(arg, "short") == 0;
-		return 0;
 	case OPT_KIND:
 		o->kinds = strcmp(arg, "cpu") == 0 ? TA_DIFF_CPU :
 			   strcmp(arg, "gpu") == 0 ? TA_DIFF_GPU :
@@ -76,24 +54,26 @@ static int on_opt(void *ctx, int key, const char *arg)
 		return parse_steps(arg, &o->base);
 	case OPT_TEST_STEPS:
 		return parse_steps(arg, &o->test);
-	case OPT_STEPS:
-		c->steps = 1;
-		return 0;
-	case OPT_LISTS:
-		o->lists = 1;
-		return 0;
-	case OPT_NOISE_PCT:
-		return ta_cli_parse_real(arg, 0, 1e9, &o->noise_pct);
-	case OPT_NOISE_STEP:
-		return ta_cli_parse_real(arg, 0, 1e9, &o->noise_step_pct);
-	case OPT_NOISE_US:
-		if (ta_cli_parse_real(arg, 0, 1e15, &v) < 0)
-			return -1;
-		o->noise_us = v;
-		return 0;
 	}
 	return -1;
 }
+
+#define O struct diff_cmd
+static const struct ta_opt opts[] = {
+	TA_CHOICE("by", "name|short", O, o.by_short, "name|short", "names as written, or without templates and arguments (HTA's short names)"),
+	TA_CALL("kind", "cpu|gpu|all", OPT_KIND, "CPU ops, ranges and Python frames; GPU work; or both (all)"),
+	TA_CALL("base-ranks", "LIST", OPT_BASE_RANKS, "BASE's ranks (default --ranks, or every rank)"),
+	TA_CALL("test-ranks", "LIST", OPT_TEST_RANKS, "TEST's ranks (default --ranks, or every rank)"),
+	TA_CALL("base-steps", "N[-M]", OPT_BASE_STEPS, "BASE's ProfilerStep#N to #M (default every kept step)"),
+	TA_CALL("test-steps", "N[-M]", OPT_TEST_STEPS, "TEST's steps (default every kept step)"),
+	TA_FLAG("steps", O, steps, "per rank, the steps side by side instead: rank,base_steps,test_steps,base_step_us,test_step_us,diff_step_us,diff_step_pct,base_busy_pct,test_busy_pct,base_idle_us,test_idle_us,base_verdict,test_verdict,base_host_wait_pct,test_host_wait_pct"),
+	TA_FLAG("lists", O, o.lists, "with --hta-compat: HTA's ops_diff lists instead: change,name"),
+	TA_REAL("noise-pct", "P", O, o.noise_pct, 0, 1e9, "a change in a name's time is noise below P% of its time in BASE (10)"),
+	TA_REAL("noise-step-pct", "P", O, o.noise_step_pct, 0, 1e9, "... or below P% of BASE's step (10)"),
+	TA_REAL("noise-us", "US", O, o.noise_us, 0, 1e15, "... or below US a step (100)"),
+	TA_OPT_END
+};
+#undef O
 
 static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	       struct ta_table **out, struct ta_error *err)
@@ -102,12 +82,6 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	struct ta_diff_opts o = c->o;
 	struct ta_table *names, *steps;
 
-	if (q->hta_compat ? c->steps : o.lists) {
-		ta_error_set(err, TA_EXIT_USAGE, q->hta_compat ?
-			     "--steps is not HTA's: leave it out with --hta-compat" :
-			     "--lists goes with --hta-compat");
-		return -1;
-	}
 	/* --ranks for a side not named on its own; HTA: the first rank */
 	o.base.ranks = c->base_ranks ? c->base_ranks : q->ranks;
 	o.test.ranks = c->test_ranks ? c->test_ranks : q->ranks;
@@ -115,7 +89,7 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 		o.base.nranks = q->nranks;
 	if (!c->test_ranks)
 		o.test.nranks = q->nranks;
-	if (q->hta_compat) /* HTA's own algorithm: its names table only */
+	if (q->mode == TA_MODE_HTA) /* HTA's own algorithm: its names table only */
 		return ta_diff_hta_run(c->base ? c->base : db, db, &o, out, err);
 	if (ta_diff_run(c->base ? c->base : db, db, q, &o, &names, &steps, err) < 0)
 		return -1;
@@ -187,7 +161,7 @@ static int cmd_diff(int argc, char **argv)
 		"diff_us,diff_pct,change,flag. Text\nleads with each rank's steps side "
 		"by side and the changes beyond noise.",
 		opts, on_opt, &c, present,
-		run
+		run, { [TA_MODE_OWN] = "steps", [TA_MODE_HTA] = "lists" }
 	};
 	size_t i;
 	int rc;
@@ -237,5 +211,5 @@ out:
 
 const struct ta_command ta_command_diff = {
 	"diff", cmd_diff, "two runs: what changed, per name and per step",
-	TA_SPREAD_MERGED, NULL, 2, TA_COMPAT_OWN, NULL
+	TA_SPREAD_MERGED, NULL, 2, { [TA_MODE_HTA] = TA_COMPAT_OWN }, NULL
 };

@@ -6,39 +6,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_STREAMS = 1, OPT_WAIT, OPT_STATS };
-
 struct idle_ctx {
 	struct ta_idle_opts o;
 	int64_t *streams;
 };
 
-static const struct ta_opt opts[] = {
-	{ "streams", 1, OPT_STREAMS, "LIST", "only these streams, e.g. 7,13" },
-	{ "kernel-wait-us", 1, OPT_WAIT, "N", "a gap shorter than N µs is kernel wait (30)" },
-	{ "stats", 0, OPT_STATS, NULL, "per-interval statistics instead of totals" },
-	{ NULL, 0, 0, NULL, NULL }
-};
+enum { OPT_STREAMS = 1 };
 
 static int on_opt(void *ctx, int key, const char *arg)
 {
 	struct idle_ctx *c = ctx;
 
-	switch (key) {
-	case OPT_STREAMS:
-		free(c->streams);
-		if (ta_cli_parse_ranks(arg, &c->streams, &c->o.nstreams) < 0)
-			return -1;
-		c->o.streams = c->streams;
-		return 0;
-	case OPT_WAIT:
-		return ta_cli_parse_us(arg, &c->o.kernel_wait_ns);
-	case OPT_STATS:
-		c->o.stats = 1;
-		return 0;
-	}
-	return -1;
+	if (key != OPT_STREAMS)
+		return -1;
+	free(c->streams);
+	if (ta_cli_parse_ranks(arg, &c->streams, &c->o.nstreams) < 0)
+		return -1;
+	c->o.streams = c->streams;
+	return 0;
 }
+
+#define O struct idle_ctx
+static const struct ta_opt opts[] = {
+	TA_CALL("streams", "LIST", OPT_STREAMS, "only these streams, e.g. 7,13"),
+	TA_US("kernel-wait-us", "N", O, o.kernel_wait_ns, 0, "a gap shorter than N µs is kernel wait (30)"),
+	TA_FLAG("stats", O, o.stats, "per-interval statistics instead of totals"),
+	TA_OPT_END
+};
+#undef O
 
 static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	       struct ta_table **out, struct ta_error *err)
@@ -54,7 +49,7 @@ static void present(struct ta_table *t, void *ctx)
 
 static int cmd_idle(int argc, char **argv)
 {
-	struct idle_ctx c = { { 30000, NULL, 0, 0 }, NULL };
+	struct idle_ctx c = { ta_idle_defaults, NULL };
 	const struct ta_cmd_info info = {
 		"idle", "[options] PATH",
 		"Idle time per rank and stream, by cause: host_wait (the kernel was "
@@ -63,7 +58,7 @@ static int cmd_idle(int argc, char **argv)
 		"an empty stream: the\nwhole GPU (no stream busy), which add up to "
 		"temporal's idle_us; --stats:\nstatistics of the intervals.",
 		opts, on_opt, &c, present,
-		run
+		run, { NULL }
 	};
 	struct ta_cli cli;
 	int rc = ta_cli_parse(argc, argv, &info, &cli);
@@ -79,5 +74,5 @@ static int cmd_idle(int argc, char **argv)
 
 const struct ta_command ta_command_idle = {
 	"idle", cmd_idle, "idle time per stream: host wait, kernel wait, other",
-	TA_SPREAD_PER_RANK, NULL, 1, TA_COMPAT_RULES, NULL
+	TA_SPREAD_PER_RANK, NULL, 1, { [TA_MODE_HTA] = TA_COMPAT_RULES }, NULL
 };

@@ -113,7 +113,7 @@ static int cmd_ingest(int argc, char **argv)
 		"file, DIR/NAME.tadb, written\nsafely beside other writers, -j N files "
 		"at once (a process each); every\ncommand accepts the directory as PATH.",
 		NULL, NULL, NULL, NULL,
-		NULL
+		NULL, { NULL }
 	};
 	struct ta_error err = { 0, "" };
 	struct ta_cli cli;
@@ -152,5 +152,5 @@ static int cmd_ingest(int argc, char **argv)
 
 const struct ta_command ta_command_ingest = {
 	"ingest", cmd_ingest, "parse traces into a database for later commands",
-	TA_SPREAD_NONE, NULL, 0, TA_COMPAT_RULES, NULL
+	TA_SPREAD_NONE, NULL, 0, { [TA_MODE_HTA] = TA_COMPAT_RULES }, NULL
 };

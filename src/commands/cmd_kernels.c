@@ -5,62 +5,39 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_BY = 1, OPT_TOP, OPT_RATIO, OPT_NO_MEMORY, OPT_SEQ, OPT_OP, OPT_MIN_LEN };
-
-static const struct ta_opt opts[] = {
-	{ "by", 1, OPT_BY, "WHAT", "kernel (default): per kernel name; type: per kernel type" },
-	{ "top", 1, OPT_TOP, "N", "keep N names per rank and type, the rest in 'others' (10; 0: every name)" },
-	{ "duration-ratio", 1, OPT_RATIO, "R", "names past this share of time go to 'others' (0.8)" },
-	{ "no-memory", 0, OPT_NO_MEMORY, NULL, "leave memory copies and sets out" },
-	{ "sequences", 0, OPT_SEQ, NULL, "the kernel sequences ops launch again and again instead (fusion candidates): pattern,count,gpu_us,cpu_us,gap_us; --top 5 of them" },
-	{ "op", 1, OPT_OP, "NAME", "with --sequences: only ops whose names hold NAME (HTA: required)" },
-	{ "min-len", 1, OPT_MIN_LEN, "N", "with --sequences: ops that launched at least N kernels (3)" },
-	{ NULL, 0, 0, NULL, NULL }
-};
-
 struct kernels_cmd {
 	struct ta_kernels_opts o;
 	struct ta_sequences_opts s;
 	int sequences, top_given;
 };
 
+enum { OPT_TOP = 1 };
+
+/* --top: names kept, and sequences kept with --sequences */
 static int on_opt(void *ctx, int key, const char *arg)
 {
 	struct kernels_cmd *c = ctx;
-	struct ta_kernels_opts *o = &c->o;
 	long n;
 
-	switch (key) {
-	case OPT_BY:
-		if (strcmp(arg, "type") && strcmp(arg, "kernel"))
-			return -1;
-		o->by_type = strcmp(arg, "type") == 0;
-		return 0;
-	case OPT_TOP:
-		if (ta_cli_parse_count(arg, 100000000, &n) < 0)
-			return -1;
-		o->top = c->s.top = (int)n;
-		c->top_given = 1;
-		return 0;
-	case OPT_SEQ:
-		c->sequences = 1;
-		return 0;
-	case OPT_OP:
-		c->s.op = arg;
-		return 0;
-	case OPT_MIN_LEN:
-		if (ta_cli_parse_count(arg, 1000000, &n) < 0 || n < 1)
-			return -1;
-		c->s.min_len = (int)n;
-		return 0;
-	case OPT_RATIO:
-		return ta_cli_parse_real(arg, 0, 1, &o->duration_ratio);
-	case OPT_NO_MEMORY:
-		o->include_memory = 0;
-		return 0;
-	}
-	return -1;
+	if (key != OPT_TOP || ta_cli_parse_count(arg, 100000000, &n) < 0)
+		return -1;
+	c->o.top = c->s.top = (int)n;
+	c->top_given = 1;
+	return 0;
 }
+
+#define O struct kernels_cmd
+static const struct ta_opt opts[] = {
+	TA_CHOICE("by", "WHAT", O, o.by_type, "kernel|type", "kernel (default): per kernel name; type: per kernel type"),
+	TA_CALL("top", "N", OPT_TOP, "keep N names per rank and type, the rest in 'others' (10; 0: every name)"),
+	TA_REAL("duration-ratio", "R", O, o.duration_ratio, 0, 1, "names past this share of time go to 'others' (0.8)"),
+	TA_CLEAR("no-memory", O, o.include_memory, "leave memory copies and sets out"),
+	TA_FLAG("sequences", O, sequences, "the kernel sequences ops launch again and again instead (fusion candidates): pattern,count,gpu_us,cpu_us,gap_us; --top 5 of them"),
+	TA_STRING("op", "NAME", O, s.op, "with --sequences: only ops whose names hold NAME (HTA: required)"),
+	TA_COUNT("min-len", "N", O, s.min_len, 1, 1000000, "with --sequences: ops that launched at least N kernels (3)"),
+	TA_OPT_END
+};
+#undef O
 
 static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	       struct ta_table **out, struct ta_error *err)
@@ -99,7 +76,7 @@ static int cmd_kernels(int argc, char **argv)
 {
 	static const struct ta_shard_rule sequences = { 0, 0, NULL, sequence_parts,
 							rank_sequences };
-	struct kernels_cmd o = { { 0, 10, 0.8, 1 }, { NULL, 3, 5 }, 0, 0 };
+	struct kernels_cmd o = { ta_kernels_defaults, ta_sequences_defaults, 0, 0 };
 	const struct ta_cmd_info info = {
 		"kernels", "[options] PATH",
 		"GPU kernel breakdown per kernel name (per rank and type COMPUTATION,\n"
@@ -108,7 +85,7 @@ static int cmd_kernels(int argc, char **argv)
 		"COMMUNICATION\"). With --sequences, the kernel sequences ops launch "
 		"again and\nagain (fusion candidates).",
 		opts, on_opt, &o, NULL,
-		run
+		run, { NULL }
 	};
 	struct ta_cli cli;
 	int rc = ta_cli_parse(argc, argv, &info, &cli);
@@ -116,7 +93,7 @@ static int cmd_kernels(int argc, char **argv)
 	/* on shards: per kernel name, a rank's rows are its own; --by type
 	 * adds up over ranks: each shard's table, joined; --sequences too
 	 * (HTA's reads rank 0 alone: the merged database) */
-	if (rc == 0 && o.sequences && !cli.query.hta_compat)
+	if (rc == 0 && o.sequences)
 		cli.shard_rule = &sequences;
 	else if (rc == 0 && !o.sequences)
 		cli.shard_rule = o.o.by_type ? &ta_shard_kernel_types : &ta_shard_per_rank;
@@ -130,5 +107,5 @@ static int cmd_kernels(int argc, char **argv)
 
 const struct ta_command ta_command_kernels = {
 	"kernels", cmd_kernels, "GPU time per kernel or kernel type",
-	TA_SPREAD_BY_OPTIONS, NULL, 1, TA_COMPAT_RULES, NULL
+	TA_SPREAD_BY_OPTIONS, NULL, 1, { [TA_MODE_HTA] = TA_COMPAT_RULES }, NULL
 };

@@ -2,34 +2,15 @@
 #include "cli.h"
 #include "commands.h"
 
-enum { OPT_SUMMARY = 1, OPT_RUNTIME, OPT_DELAY, OPT_BY_OP };
-
+#define O struct ta_launch_opts
 static const struct ta_opt opts[] = {
-	{ "summary", 0, OPT_SUMMARY, NULL, "per rank: short kernels and outliers, with percentiles" },
-	{ "by-op", 0, OPT_BY_OP, NULL, "per ATen op and the kernels it launched: rank,op,kernels,count,op_to_launch_us,launch_to_kernel_us" },
-	{ "runtime-cutoff", 1, OPT_RUNTIME, "US", "launch calls longer than US are runtime outliers (50)" },
-	{ "launch-delay-cutoff", 1, OPT_DELAY, "US", "delays longer than US are delay outliers (100)" },
-	{ NULL, 0, 0, NULL, NULL }
+	TA_FLAG("summary", O, summary, "per rank: short kernels and outliers, with percentiles"),
+	TA_FLAG("by-op", O, by_op, "per ATen op and the kernels it launched: rank,op,kernels,count,op_to_launch_us,launch_to_kernel_us"),
+	TA_US("runtime-cutoff", "US", O, runtime_cutoff_ns, 0, "launch calls longer than US are runtime outliers (50)"),
+	TA_US("launch-delay-cutoff", "US", O, launch_delay_cutoff_ns, 0, "delays longer than US are delay outliers (100)"),
+	TA_OPT_END
 };
-
-static int on_opt(void *ctx, int key, const char *arg)
-{
-	struct ta_launch_opts *o = ctx;
-
-	switch (key) {
-	case OPT_SUMMARY:
-		o->summary = 1;
-		return 0;
-	case OPT_BY_OP:
-		o->by_op = 1;
-		return 0;
-	case OPT_RUNTIME:
-		return ta_cli_parse_us(arg, &o->runtime_cutoff_ns);
-	case OPT_DELAY:
-		return ta_cli_parse_us(arg, &o->launch_delay_cutoff_ns);
-	}
-	return -1;
-}
+#undef O
 
 static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	       struct ta_table **out, struct ta_error *err)
@@ -57,7 +38,7 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 
 static int cmd_launch(int argc, char **argv)
 {
-	struct ta_launch_opts o = { 0, 0, 50000, 100000 };
+	struct ta_launch_opts o = ta_launch_defaults;
 	const struct ta_cmd_info info = {
 		"launch", "[options] PATH",
 		"Per launched GPU activity: the launch call's CPU time, the GPU time, "
@@ -65,8 +46,8 @@ static int cmd_launch(int argc, char **argv)
 		"which kernel of\na CUDA graph launch, from 0). With --summary, per rank: "
 		"short kernels\n(cpu_us <= runtime cutoff and gpu_us < cpu_us), runtime "
 		"outliers and\nlaunch-delay outliers, with medians and 95th percentiles.",
-		opts, on_opt, &o, NULL,
-		run
+		opts, NULL, &o, NULL,
+		run, { NULL }
 	};
 
 	return ta_cli_main(argc, argv, &info, run, &o, after_parse);
@@ -74,5 +55,5 @@ static int cmd_launch(int argc, char **argv)
 
 const struct ta_command ta_command_launch = {
 	"launch", cmd_launch, "launch statistics: CPU time, GPU time, launch delay",
-	TA_SPREAD_BY_OPTIONS, NULL, 1, TA_COMPAT_RULES, NULL
+	TA_SPREAD_BY_OPTIONS, NULL, 1, { [TA_MODE_HTA] = TA_COMPAT_RULES }, NULL
 };

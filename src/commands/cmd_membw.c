@@ -2,23 +2,10 @@
 #include "cli.h"
 #include "commands.h"
 
-enum { OPT_SERIES = 1 };
-
 static const struct ta_opt opts[] = {
-	{ "series", 0, OPT_SERIES, NULL, "the time series: rank,name,ts_us,gbps" },
-	{ NULL, 0, 0, NULL, NULL }
+	TA_FLAG("series", struct ta_membw_opts, series, "the time series: rank,name,ts_us,gbps"),
+	TA_OPT_END
 };
-
-static int on_opt(void *ctx, int key, const char *arg)
-{
-	struct ta_membw_opts *o = ctx;
-
-	(void)arg;
-	if (key != OPT_SERIES)
-		return -1;
-	o->series = 1;
-	return 0;
-}
 
 static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	       struct ta_table **out, struct ta_error *err)
@@ -37,15 +24,15 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 
 static int cmd_membw(int argc, char **argv)
 {
-	struct ta_membw_opts o = { 0 };
+	struct ta_membw_opts o = ta_membw_defaults;
 	const struct ta_cmd_info info = {
 		"membw", "[options] PATH",
 		"Memory bandwidth (GB/s) per copy kind (Memcpy HtoD, DtoH, DtoD, "
 		"Memset, ...):\nthe sum of the bandwidths of the copies in flight, at "
 		"each start and end;\nstatistics over those points, or with --series "
 		"the points themselves.",
-		opts, on_opt, &o, NULL,
-		run
+		opts, NULL, &o, NULL,
+		run, { NULL }
 	};
 
 	return ta_cli_main(argc, argv, &info, run, &o, after_parse);
@@ -53,5 +40,5 @@ static int cmd_membw(int argc, char **argv)
 
 const struct ta_command ta_command_membw = {
 	"membw", cmd_membw, "memory bandwidth per copy kind",
-	TA_SPREAD_BY_OPTIONS, NULL, 1, TA_COMPAT_RULES, NULL
+	TA_SPREAD_BY_OPTIONS, NULL, 1, { [TA_MODE_HTA] = TA_COMPAT_RULES }, NULL
 };

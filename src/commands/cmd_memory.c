@@ -7,20 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_BY = 1, OPT_SERIES, OPT_BUCKET, OPT_BUCKET_EVENTS, OPT_FINDINGS, OPT_LEAKS,
-       OPT_TRACE };
-
-static const struct ta_opt opts[] = {
-	{ "by", 1, OPT_BY, "op|annotation|stack", "per site instead, named by the innermost CPU op, record_function range or Python frame over each allocation: rank,device,where,allocs,bytes,live_at_peak_bytes,never_freed_bytes" },
-	{ "series", 0, OPT_SERIES, NULL, "the allocated and reserved bytes over time instead: rank,device,ts,allocated_bytes,reserved_bytes" },
-	{ "bucket-us", 1, OPT_BUCKET, "US", "with --series: the highest in each bucket of US" },
-	{ "bucket-events", 1, OPT_BUCKET_EVENTS, "N", "with --series on an allocator snapshot: the highest of each N events (the axis of PyTorch's memory_viz)" },
-	{ "leaks", 0, OPT_LEAKS, NULL, "an allocator snapshot: allocations never freed whose site allocated two or more times: device,where,allocs,bytes,bytes_each" },
-	{ "trace", 1, OPT_TRACE, "PATH", "an allocator snapshot: the profiler trace of the same run (file, directory or database; --ranks picks among its ranks): peak_step and peak_op say which ProfilerStep#N and which CPU op held the peak" },
-	{ "findings", 0, OPT_FINDINGS, NULL, "what is worth saying instead: rank,device,kind,bytes,where (memory_growth, memory_peak, memory_fragmentation)" },
-	{ NULL, 0, 0, NULL, NULL }
-};
-
 struct mem_cmd {
 	struct ta_memory_opts o;
 	int findings;
@@ -29,43 +15,34 @@ struct mem_cmd {
 	struct ta_ingest_opts ingest;
 };
 
+enum { OPT_BY = 1 };
+
+/* --by: the sites table, named by what */
 static int on_opt(void *ctx, int key, const char *arg)
 {
 	struct mem_cmd *c = ctx;
 
-	switch (key) {
-	case OPT_BY:
-		c->o.by_site = 1;
-		c->o.by = strcmp(arg, "op") == 0 ? TA_MEM_BY_OP :
-			  strcmp(arg, "annotation") == 0 ? TA_MEM_BY_ANNOTATION :
-			  strcmp(arg, "stack") == 0 ? TA_MEM_BY_STACK : (enum ta_mem_by)-1;
-		return (int)c->o.by < 0 ? -1 : 0;
-	case OPT_SERIES:
-		c->o.series = 1;
-		return 0;
-	case OPT_BUCKET:
-		return ta_cli_parse_us(arg, &c->o.bucket_ns) < 0 || c->o.bucket_ns <= 0 ? -1 : 0;
-	case OPT_BUCKET_EVENTS: {
-		char *end;
-		long long n = strtoll(arg, &end, 10);
-
-		if (end == arg || *end || n < 1)
-			return -1;
-		c->o.bucket_events = n;
-		return 0;
-	}
-	case OPT_FINDINGS:
-		c->findings = 1;
-		return 0;
-	case OPT_LEAKS:
-		c->o.leaks = 1;
-		return 0;
-	case OPT_TRACE:
-		c->trace = arg;
-		return 0;
-	}
-	return -1;
+	if (key != OPT_BY)
+		return -1;
+	c->o.by_site = 1;
+	c->o.by = strcmp(arg, "op") == 0 ? TA_MEM_BY_OP :
+		  strcmp(arg, "annotation") == 0 ? TA_MEM_BY_ANNOTATION :
+		  strcmp(arg, "stack") == 0 ? TA_MEM_BY_STACK : (enum ta_mem_by)-1;
+	return (int)c->o.by < 0 ? -1 : 0;
 }
+
+#define O struct mem_cmd
+static const struct ta_opt opts[] = {
+	TA_CALL("by", "op|annotation|stack", OPT_BY, "per site instead, named by the innermost CPU op, record_function range or Python frame over each allocation: rank,device,where,allocs,bytes,live_at_peak_bytes,never_freed_bytes"),
+	TA_FLAG("series", O, o.series, "the allocated and reserved bytes over time instead: rank,device,ts,allocated_bytes,reserved_bytes"),
+	TA_US("bucket-us", "US", O, o.bucket_ns, 0.001, "with --series: the highest in each bucket of US"),
+	TA_COUNT("bucket-events", "N", O, o.bucket_events, 1, 9e18, "with --series on an allocator snapshot: the highest of each N events (the axis of PyTorch's memory_viz)"),
+	TA_FLAG("leaks", O, o.leaks, "an allocator snapshot: allocations never freed whose site allocated two or more times: device,where,allocs,bytes,bytes_each"),
+	TA_STRING("trace", "PATH", O, trace, "an allocator snapshot: the profiler trace of the same run (file, directory or database; --ranks picks among its ranks): peak_step and peak_op say which ProfilerStep#N and which CPU op held the peak"),
+	TA_FLAG("findings", O, findings, "what is worth saying instead: rank,device,kind,bytes,where (memory_growth, memory_peak, memory_fragmentation)"),
+	TA_OPT_END
+};
+#undef O
 
 /* --trace: the snapshot's peak placed in the trace of the same run.
  * Returns 1, or 0 with err set. */
@@ -164,7 +141,7 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 
 static int cmd_memory(int argc, char **argv)
 {
-	struct mem_cmd c = { { 0, TA_MEM_BY_ANNOTATION, 0, 0, 0, 0 }, 0, NULL, NULL, { 0 } };
+	struct mem_cmd c = { ta_memory_defaults, 0, NULL, NULL, { 0 } };
 	const struct ta_cmd_info info = {
 		"memory", "[options] PATH",
 		"Per rank, device and kept step, from the allocator's [memory] events "
@@ -179,7 +156,7 @@ static int cmd_memory(int argc, char **argv)
 		"gradients_bytes,\noptimizer_bytes,workspace_bytes,other_baseline_bytes, and "
 		"with --trace\npeak_step,peak_op.",
 		opts, on_opt, &c, present,
-		run
+		run, { NULL }
 	};
 	int rc = ta_cli_main(argc, argv, &info, run, &c, after_parse);
 
@@ -189,5 +166,5 @@ static int cmd_memory(int argc, char **argv)
 
 const struct ta_command ta_command_memory = {
 	"memory", cmd_memory, "allocated memory per step: peak, growth, and who allocated it",
-	TA_SPREAD_PER_RANK, NULL, 1, TA_COMPAT_REFUSED, NULL
+	TA_SPREAD_PER_RANK, NULL, 1, { [TA_MODE_HTA] = TA_COMPAT_REFUSED }, NULL
 };

@@ -15,16 +15,23 @@ enum { T_TEMPORAL, T_IDLE, T_TYPES, T_OVERLAP, NTABLES };
 static const char *const keys[NTABLES] = { "temporal", "idle", "kernel_types",
 					   "overlap" };
 
-/* The options of report's idle and kernel-type tables, both ways. */
-static const struct ta_idle_opts report_idle = { 30000, NULL, 0, 0 };
-static const struct ta_kernels_opts report_types = { 1, 10, 0.8, 1 };
+/* report's kernel-type table: kernels --by type, with its defaults */
+static struct ta_kernels_opts report_types(void)
+{
+	struct ta_kernels_opts o = ta_kernels_defaults;
+
+	o.by_type = 1;
+	return o;
+}
 
 static int run_all(sqlite3 *db, const struct ta_cli *cli,
 		   struct ta_table **t, struct ta_error *err)
 {
+	struct ta_kernels_opts types = report_types();
+
 	if (ta_temporal_run(db, &cli->query, &t[T_TEMPORAL], err) < 0 ||
-	    ta_idle_run(db, &cli->query, &report_idle, &t[T_IDLE], err) < 0 ||
-	    ta_kernels_run(db, &cli->query, &report_types, &t[T_TYPES], err) < 0 ||
+	    ta_idle_run(db, &cli->query, &ta_idle_defaults, &t[T_IDLE], err) < 0 ||
+	    ta_kernels_run(db, &cli->query, &types, &t[T_TYPES], err) < 0 ||
 	    ta_overlap_run(db, &cli->query, &t[T_OVERLAP], err) < 0)
 		return -1;
 	if (cli->format == TA_FMT_TEXT)
@@ -45,14 +52,16 @@ static int idle_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
 		   struct ta_table **out, struct ta_error *err)
 {
 	(void)ctx;
-	return ta_idle_run(db, q, &report_idle, out, err);
+	return ta_idle_run(db, q, &ta_idle_defaults, out, err);
 }
 
 static int types_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
 		    struct ta_table **out, struct ta_error *err)
 {
+	struct ta_kernels_opts types = report_types();
+
 	(void)ctx;
-	return ta_kernels_run(db, q, &report_types, out, err);
+	return ta_kernels_run(db, q, &types, out, err);
 }
 
 static int overlap_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
@@ -106,32 +115,19 @@ static void write_all(FILE *out, struct ta_table **t, enum ta_format f)
 		fputs("}\n", out);
 }
 
-enum { OPT_HTML = 1, OPT_SNAPSHOT };
-
 struct report_opts {
 	const char *html;
 	const char *snapshot;    /* --snapshot: an allocator snapshot of the run */
 	int64_t snap_bucket;     /* its curve's bucket, in events */
 };
 
+#define O struct report_opts
 static const struct ta_opt opts[] = {
-	{ "html", 1, OPT_HTML, "OUT", "one self-contained HTML page instead, with figures, written to OUT (- for standard output)" },
-	{ "snapshot", 1, OPT_SNAPSHOT, "SNAP", "with --html: an allocator snapshot of the same run (torch.cuda.memory._dump_snapshot): its verdict, the peak placed in the trace, and its curve" },
-	{ NULL, 0, 0, NULL, NULL }
+	TA_STRING("html", "OUT", O, html, "one self-contained HTML page instead, with figures, written to OUT (- for standard output)"),
+	TA_STRING("snapshot", "SNAP", O, snapshot, "with --html: an allocator snapshot of the same run (torch.cuda.memory._dump_snapshot): its verdict, the peak placed in the trace, and its curve"),
+	TA_OPT_END
 };
-
-static int on_opt(void *ctx, int key, const char *arg)
-{
-	struct report_opts *r = ctx;
-
-	if (key == OPT_HTML)
-		r->html = arg;
-	else if (key == OPT_SNAPSHOT)
-		r->snapshot = arg;
-	else
-		return -1;
-	return 0;
-}
+#undef O
 
 /* The page's extra tables: the top kernels, diagnose, stragglers with
  * several ranks, and memory over time with [memory] events. */
@@ -144,7 +140,7 @@ static int run_snapshot(sqlite3 *db, const struct ta_cli *cli, struct report_opt
 			struct ta_table **h, struct ta_error *err)
 {
 	const char *path = ro->snapshot;
-	struct ta_memory_opts m = { 0, TA_MEM_BY_ANNOTATION, 0, 0, 0, 0 };
+	struct ta_memory_opts m = ta_memory_defaults;
 	sqlite3 *snap = NULL;
 	int64_t events;
 	int rc = -1;
@@ -178,22 +174,24 @@ static int run_html(sqlite3 *db, const struct ta_cli *cli, struct report_opts *r
 		    struct ta_job_facts *f, struct ta_table **h, int64_t *bucket_us,
 		    struct ta_error *err)
 {
-	struct ta_kernels_opts top = { 0, 10, 0.8, 1 };
-	struct ta_diagnose_opts d = { 90, 50000, 10000, 1 };
-	struct ta_stragglers_opts s = { 10 };
-	struct ta_memory_opts m = { 0, TA_MEM_BY_ANNOTATION, 1, 0, 0, 0 };
-	struct ta_roofline_opts roof = { TA_ROOF_BY_OP, 0, 0, 0 };
-	struct ta_roofline_opts roof_steps = { TA_ROOF_BY_STEP, 0, 0, 0 };
+	struct ta_memory_opts m = ta_memory_defaults;
+	struct ta_roofline_opts roof_steps = ta_roofline_defaults;
+	const struct ta_kernels_opts *top = &ta_kernels_defaults;
+	const struct ta_diagnose_opts *d = &ta_diagnose_defaults;
+	const struct ta_roofline_opts *roof = &ta_roofline_defaults;
 
-	if (ta_kernels_run(db, &cli->query, &top, &h[H_KERNELS], err) < 0 ||
-	    ta_diagnose_run(db, &cli->query, &d, &h[H_DIAGNOSE], &h[H_FINDINGS], err) < 0 ||
-	    ta_roofline_run(db, &cli->query, &roof, &h[H_ROOF], err) < 0 ||
+	m.series = 1;
+	roof_steps.by = TA_ROOF_BY_STEP;
+
+	if (ta_kernels_run(db, &cli->query, top, &h[H_KERNELS], err) < 0 ||
+	    ta_diagnose_run(db, &cli->query, d, &h[H_DIAGNOSE], &h[H_FINDINGS], err) < 0 ||
+	    ta_roofline_run(db, &cli->query, roof, &h[H_ROOF], err) < 0 ||
 	    ta_roofline_run(db, &cli->query, &roof_steps, &h[H_ROOF_STEPS], err) < 0)
 		return -1;
 	ta_model_facts_free(f); /* a retry's first try */
 	ta_model_facts(db, f);
 	if (f->ranks > 1 &&
-	    ta_stragglers_run(db, &cli->query, &s, &h[H_STRAGGLERS], err) < 0)
+	    ta_stragglers_run(db, &cli->query, &ta_stragglers_defaults, &h[H_STRAGGLERS], err) < 0)
 		return -1;
 	if (f->memory_span_ns >= 0) {
 		int64_t span = f->memory_span_ns;
@@ -381,8 +379,8 @@ static int cmd_report(int argc, char **argv)
 		"tables, each after a line \"# NAME\". --html OUT: one self-contained "
 		"page with\nfigures (and diagnose, the top kernels, stragglers and "
 		"memory when there are\nseveral ranks and memory events).",
-		opts, on_opt, &ro, NULL,
-		NULL
+		opts, NULL, &ro, NULL,
+		NULL, { NULL }
 	};
 	struct ta_cli cli;
 	int rc = ta_cli_parse(argc, argv, &info, &cli);
@@ -402,5 +400,5 @@ static int cmd_report(int argc, char **argv)
 
 const struct ta_command ta_command_report = {
 	"report", cmd_report, "the core analyses together: temporal, idle, kernel types, overlap",
-	TA_SPREAD_BY_OPTIONS, NULL, 1, TA_COMPAT_RULES, NULL
+	TA_SPREAD_BY_OPTIONS, NULL, 1, { [TA_MODE_HTA] = TA_COMPAT_RULES }, NULL
 };

@@ -27,5 +27,5 @@ static int cmd_schema(int argc, char **argv)
 
 const struct ta_command ta_command_schema = {
 	"schema", cmd_schema, "print the database schema",
-	TA_SPREAD_NONE, NULL, 0, TA_COMPAT_RULES, NULL
+	TA_SPREAD_NONE, NULL, 0, { [TA_MODE_HTA] = TA_COMPAT_RULES }, NULL
 };

@@ -4,21 +4,10 @@
 #include "commands.h"
 #include "ta_people.h"
 
-enum { OPT_LATE = 1 };
-
 static const struct ta_opt opts[] = {
-	{ "late-pct", 1, OPT_LATE, "P", "a straggler keeps the others waiting at least P% of its step (10)" },
-	{ NULL, 0, 0, NULL, NULL }
+	TA_REAL("late-pct", "P", struct ta_stragglers_opts, late_pct, 0, 100, "a straggler keeps the others waiting at least P% of its step (10)"),
+	TA_OPT_END
 };
-
-static int on_opt(void *ctx, int key, const char *arg)
-{
-	struct ta_stragglers_opts *o = ctx;
-
-	if (key == OPT_LATE)
-		return ta_cli_parse_real(arg, 0, 100, &o->late_pct);
-	return -1;
-}
 
 static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	       struct ta_table **out, struct ta_error *err)
@@ -41,15 +30,15 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 
 static int cmd_stragglers(int argc, char **argv)
 {
-	struct ta_stragglers_opts o = { 10 };
+	struct ta_stragglers_opts o = ta_stragglers_defaults;
 	const struct ta_cmd_info info = {
 		"stragglers", "[options] PATH",
 		"Per rank and step, the collectives matched across ranks: how long this "
 		"rank\nwaited for the last member to arrive (wait_us), how long the "
 		"others waited\nfor it (late_us), the share it came last to, whether it "
 		"is the step's\nstraggler, and its own main cause (diagnose's).",
-		opts, on_opt, &o, present,
-		run
+		opts, NULL, &o, present,
+		run, { NULL }
 	};
 
 	return ta_cli_main(argc, argv, &info, run, &o, after_parse);
@@ -57,5 +46,5 @@ static int cmd_stragglers(int argc, char **argv)
 
 const struct ta_command ta_command_stragglers = {
 	"stragglers", cmd_stragglers, "across ranks: who the others wait for, how long, and why",
-	TA_SPREAD_JOINED, &ta_shard_stragglers, 1, TA_COMPAT_REFUSED, NULL
+	TA_SPREAD_JOINED, &ta_shard_stragglers, 1, { [TA_MODE_HTA] = TA_COMPAT_REFUSED }, NULL
 };

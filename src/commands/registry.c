@@ -50,14 +50,32 @@ const struct ta_command *ta_command_find(const char *name)
 	return NULL;
 }
 
-int ta_command_compat_check(const char *name, int hta_compat)
+/* Each mode's flag and whose numbers it gives, for messages. */
+static const struct {
+	const char *flag, *whose, *see;
+} modes[TA_NMODES] = {
+	[TA_MODE_OWN] = { "the default", "ours", "" },
+	[TA_MODE_HTA] = { "--hta-compat", "HTA", " (see DIFFERENCES FROM HTA in traceanalyze(1))" },
+};
+
+const char *ta_mode_flag(enum ta_mode m)
+{
+	return modes[m].flag;
+}
+
+const char *ta_mode_whose(enum ta_mode m)
+{
+	return modes[m].whose;
+}
+
+int ta_command_compat_check(const char *name, enum ta_mode mode)
 {
 	const struct ta_command *c = ta_command_find(name);
 
-	if (!hta_compat || !c || c->compat != TA_COMPAT_REFUSED)
+	if (mode == TA_MODE_OWN || !c || c->compat[mode] != TA_COMPAT_REFUSED)
 		return 0;
-	fprintf(stderr, "traceanalyze: %s has no HTA counterpart: --hta-compat does "
-		"not apply (see DIFFERENCES FROM HTA in traceanalyze(1))\n", name);
+	fprintf(stderr, "traceanalyze: %s has no %s counterpart: %s does not apply%s\n",
+		name, modes[mode].whose, modes[mode].flag, modes[mode].see);
 	return -1;
 }
 

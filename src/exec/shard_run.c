@@ -536,7 +536,8 @@ struct ta_shards *ta_shards_open(const struct ta_cli *cli)
 	size_t n, i;
 	int ok = 1, given = 0;
 
-	if (!cli->cmd || cli->nargs != 1 || cli->query.hta_compat || cli->query.nranks ||
+	if (!cli->cmd || cli->nargs != 1 || !ta_rules(&cli->query)->on_shards ||
+	    cli->query.nranks ||
 	    (n = ta_input_shards(cli->args[0], &cli->ingest, &paths, &tmpdir, &given, &said,
 				 &why)) == 0) {
 		ta_buf_free(&said);

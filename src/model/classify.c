@@ -67,11 +67,11 @@ static int is_collective(const char *n)
 	       strncasecmp(n, "hccl", 4) == 0;
 }
 
-int ta_classify(const char *name, const char *cat, int hta_compat)
+int ta_classify(const char *name, const char *cat, int by_name)
 {
 	if (!name)
 		name = "";
-	if (hta_compat)
+	if (by_name)
 		return hta_classify(name);
 	if (cat && (strcmp(cat, "gpu_memcpy") == 0 ||
 		    strcmp(cat, "gpu_memset") == 0 || strcmp(cat, "Memcpy") == 0 ||

@@ -327,7 +327,7 @@ int ta_model_dev(sqlite3 *db, const struct ta_query *q, struct ta_error *err)
 	 * appending, where CREATE INDEX afterwards would sort in memory */
 	if (ta_db_exec(db, dev_table_sql, err) < 0)
 		return -1;
-	return q->hta_compat ? prepare_hta(db, err)
+	return ta_rules(q)->trace_frame ? prepare_hta(db, err)
 			     : ta_db_exec(db, default_dev_sql, err);
 }
 

@@ -75,7 +75,7 @@ static void query_key(const struct ta_query *q, struct ta_buf *key)
 {
 	size_t i;
 
-	ta_buf_addf(key, "%d:%d:", q->hta_compat, q->window_span);
+	ta_buf_addf(key, "%u:%d:", ta_rules_id(q), q->window_span);
 	if (!q->ranks)
 		ta_buf_adds(key, "all");
 	for (i = 0; q->ranks && i < q->nranks; i++)
@@ -144,7 +144,7 @@ static int start_over(sqlite3 *db, const struct ta_query *q,
 		       "DROP TABLE IF EXISTS temp.coll;", err) < 0 ||
 	    ta_model_select_ranks(db, q, err) < 0)
 		return -1;
-	return ta_model_views(db, q->hta_compat, err);
+	return ta_model_views(db, ta_rules(q)->trace_frame, err);
 }
 
 int ta_model_prepare(sqlite3 *db, const struct ta_query *q, unsigned need,
@@ -155,7 +155,7 @@ int ta_model_prepare(sqlite3 *db, const struct ta_query *q, unsigned need,
 	int rc = 0;
 
 	/* HTA's views read its rows */
-	if (q->hta_compat)
+	if (ta_rules(q)->trace_frame)
 		need |= TA_NEED_DEV;
 	query_key(q, &key);
 	if (!built_for(db, key.s, &have)) {
@@ -165,9 +165,9 @@ int ta_model_prepare(sqlite3 *db, const struct ta_query *q, unsigned need,
 	if (rc == 0 && (need & ~have & TA_NEED_DEV))
 		rc = ta_model_dev(db, q, err);
 	if (rc == 0 && (need & ~have & TA_NEED_DEV))
-		rc = ta_model_windows(db, !q->hta_compat && !q->window_span, err);
+		rc = ta_model_windows(db, ta_rules(q)->windows && !q->window_span, err);
 	if (rc == 0 && (need & ~have & ~TA_NEED_DEV))
-		rc = ta_model_build(db, q->hta_compat, need & ~have & ~TA_NEED_DEV,
+		rc = ta_model_build(db, ta_rules(q)->trace_frame, need & ~have & ~TA_NEED_DEV,
 				    err);
 	if (rc == 0)
 		rc = remember(db, key.s, have | need, err);

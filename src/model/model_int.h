@@ -14,13 +14,13 @@ int ta_model_dev(sqlite3 *db, const struct ta_query *q, struct ta_error *err);
 /* step_win and span (window.c): by the steps, or first to last GPU work. */
 int ta_model_windows(sqlite3 *db, int by_steps, struct ta_error *err);
 /* The views of the model, by the default rules or HTA's. */
-int ta_model_views(sqlite3 *db, int hta_compat, struct ta_error *err);
+int ta_model_views(sqlite3 *db, int trace_frame, struct ta_error *err);
 /* What need asks beyond dev: indexes, copies, tables. */
-int ta_model_build(sqlite3 *db, int hta_compat, unsigned need,
+int ta_model_build(sqlite3 *db, int trace_frame, unsigned need,
 		   struct ta_error *err);
 /* coll (coll.c): every rank's collectives, matchable across ranks. */
 int ta_model_coll(sqlite3 *db, struct ta_error *err);
-/* SQL function ta_kind(name, cat, hta_compat): ta_classify, remembered
+/* SQL function ta_kind(name, cat, by_name): ta_classify, remembered
  * in the user data that ta_model_kind_memo_new makes. */
 void ta_model_sql_kind(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void ta_model_sql_list_len(sqlite3_context *ctx, int argc, sqlite3_value **argv);

@@ -222,7 +222,7 @@ static int drop(sqlite3 *db, const char *name, struct ta_error *err)
 	return ta_db_exec(db, sql, err);
 }
 
-int ta_model_views(sqlite3 *db, int hta_compat, struct ta_error *err)
+int ta_model_views(sqlite3 *db, int trace_frame, struct ta_error *err)
 {
 	size_t i;
 
@@ -231,10 +231,10 @@ int ta_model_views(sqlite3 *db, int hta_compat, struct ta_error *err)
 			return -1;
 	return ta_db_exec(db, common_sql, err) < 0 ||
 	       ta_db_exec(db, FIRST_CALL_VIEW, err) < 0 ||
-	       ta_db_exec(db, hta_compat ? hta_sql : default_sql, err) < 0 ? -1 : 0;
+	       ta_db_exec(db, trace_frame ? hta_sql : default_sql, err) < 0 ? -1 : 0;
 }
 
-int ta_model_build(sqlite3 *db, int hta_compat, unsigned need,
+int ta_model_build(sqlite3 *db, int trace_frame, unsigned need,
 		   struct ta_error *err)
 {
 	/* the index on a database we cannot write: a copy for this run */
@@ -249,7 +249,7 @@ int ta_model_build(sqlite3 *db, int hta_compat, unsigned need,
 		ta_db_need_index(db, TA_INDEX_MEMORY, NULL);
 	if ((need & TA_NEED_COLL) && ta_model_coll(db, err) < 0)
 		return -1;
-	if ((need & TA_NEED_QUEUE) && hta_compat &&
+	if ((need & TA_NEED_QUEUE) && trace_frame &&
 	    ta_db_exec(db, hta_enqueue_sql, err) < 0)
 		return -1;
 	return 0;

@@ -30,6 +30,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The defaults: the command's, and those of every caller. */
+const struct ta_critical_opts ta_critical_defaults = { -1, 0, NULL, NULL, 1, NULL,
+						     "ProfilerStep", 0, 0 };
+
 #define cat_names ta_critical_parts
 
 /* A collective's last member is followed when it came this much later. */

@@ -230,10 +230,10 @@ static const struct ta_cmd_info info = {
 	"innermost and\noutermost CPU op over its launch: rank,nth,kernel,op,"
 	"top_op,counter,value.",
 	NULL, NULL, NULL, NULL,
-	run
+	run, { NULL }
 };
 
 const struct ta_command ta_command_counters = {
 	"counters", NULL, "CUPTI hardware counters per kernel, with the op that launched it",
-	TA_SPREAD_PER_RANK, NULL, 1, TA_COMPAT_REFUSED, &info
+	TA_SPREAD_PER_RANK, NULL, 1, { [TA_MODE_HTA] = TA_COMPAT_REFUSED }, &info
 };

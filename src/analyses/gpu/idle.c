@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The defaults: the command's, and those of every caller (report). */
+const struct ta_idle_opts ta_idle_defaults = { 30000, NULL, 0, 0 };
+
 enum { HOST_WAIT, KERNEL_WAIT, OTHER, NCAT };
 static const char *const cat_names[NCAT + 1] = { "host_wait", "kernel_wait",
 	"other", NULL };

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The defaults: the command's, and those of every caller (report). */
+const struct ta_kernels_opts ta_kernels_defaults = { 0, 10, 0.8, 1 };
+
 static const char *kind_name(int kind)
 {
 	switch (kind) {

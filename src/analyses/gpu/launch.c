@@ -9,6 +9,9 @@
 #include <math.h>
 #include <stdlib.h>
 
+/* The defaults: the command's, and those of every caller (report). */
+const struct ta_launch_opts ta_launch_defaults = { 0, 0, 50000, 100000 };
+
 /* Each GPU activity with the call(s) the model counts as its launch
  * (default: its correlation's last runtime or driver call; HTA: every CPU
  * row of a correlation with one of §9.7's launch names). From the GPU

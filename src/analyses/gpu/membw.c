@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The defaults: the command's, and those of every caller (report). */
+const struct ta_membw_opts ta_membw_defaults = { 0 };
+
 /* Sub-type: "Memset", "Memcpy Unknown", or the first 11 characters
  * ("Memcpy HtoD"). Points: every start, then every end, stably by time;
  * HTA replaces a duration of 0 by 1 µs. The default puts ends before

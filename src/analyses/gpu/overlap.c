@@ -200,10 +200,10 @@ static const struct ta_cmd_info info = {
 	"the time computation\nwaited for it or ran slower beside it "
 	"(slowed_us), wait_us of it a late peer.",
 	NULL, NULL, NULL, NULL,
-	run
+	run, { NULL }
 };
 
 const struct ta_command ta_command_overlap = {
 	"overlap", NULL, "communication hidden under computation",
-	TA_SPREAD_PEERS, NULL, 1, TA_COMPAT_RULES, &info
+	TA_SPREAD_PEERS, NULL, 1, { [TA_MODE_HTA] = TA_COMPAT_RULES }, &info
 };

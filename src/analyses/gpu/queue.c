@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The defaults: the command's, and those of every caller (report). */
+const struct ta_queue_opts ta_queue_defaults = { 0, 0 };
+
 /* The queue's change points, +1 first at equal times: the model's rules
  * (HTA's §9.8 with --hta-compat) decide which launches count. */
 static const char points_sql[] =

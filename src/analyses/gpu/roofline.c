@@ -266,55 +266,32 @@ int ta_roofline_run(sqlite3 *db, const struct ta_query *q, const struct ta_roofl
 
 /* ---- the command ---- */
 
-enum { OPT_BY = 1, OPT_GROUP, OPT_TFLOPS, OPT_GBPS };
+const struct ta_roofline_opts ta_roofline_defaults = { TA_ROOF_BY_OP, 0, 0, 0 };
 
-static const struct ta_opt opts[] = {
-	{ "by", 1, OPT_BY, "WHAT", "op (default): per op and type; step: MFU per step; "
-	  "kernel: per kernel" },
-	{ "group-by", 1, OPT_GROUP, "shape", "split each op's row by its input shapes" },
-	{ "peak-tflops", 1, OPT_TFLOPS, "N", "the GPU's peak TFLOP/s, for every type "
-	  "(else from its name)" },
-	{ "peak-gbps", 1, OPT_GBPS, "N", "the GPU's memory bandwidth in GB/s (else from "
-	  "its name)" },
-	{ NULL, 0, 0, NULL, NULL }
-};
-
-static struct ta_roofline_opts options;
-
-static int positive(const char *arg, double *v)
-{
-	char *end;
-
-	*v = strtod(arg, &end);
-	return end != arg && !*end && isfinite(*v) && *v > 0 ? 0 : -1;
-}
+enum { OPT_GROUP = 1 };
 
 static int on_opt(void *ctx, int key, const char *arg)
 {
 	struct ta_roofline_opts *o = ctx;
 
-	switch (key) {
-	case OPT_BY:
-		if (strcmp(arg, "op") == 0)
-			o->by = TA_ROOF_BY_OP;
-		else if (strcmp(arg, "step") == 0)
-			o->by = TA_ROOF_BY_STEP;
-		else if (strcmp(arg, "kernel") == 0)
-			o->by = TA_ROOF_BY_KERNEL;
-		else
-			return -1;
-		return 0;
-	case OPT_GROUP:
-		o->shapes = 1;
-		return strcmp(arg, "shape") == 0 ? 0 : -1;
-	case OPT_TFLOPS:
-		return positive(arg, &o->peak_tflops);
-	case OPT_GBPS:
-		return positive(arg, &o->peak_gbps);
-	default:
-		return -1;
-	}
+	o->shapes = 1;
+	return key == OPT_GROUP && strcmp(arg, "shape") == 0 ? 0 : -1;
 }
+
+#define O struct ta_roofline_opts
+static const struct ta_opt opts[] = {
+	TA_CHOICE("by", "WHAT", O, by, "op|step|kernel", "op (default): per op and type; step: MFU per step; "
+		  "kernel: per kernel"),
+	TA_CALL("group-by", "shape", OPT_GROUP, "split each op's row by its input shapes"),
+	TA_REAL("peak-tflops", "N", O, peak_tflops, 1e-9, 1e9, "the GPU's peak TFLOP/s, for every type "
+		"(else from its name)"),
+	TA_REAL("peak-gbps", "N", O, peak_gbps, 1e-9, 1e9, "the GPU's memory bandwidth in GB/s (else from "
+		"its name)"),
+	TA_OPT_END
+};
+#undef O
+
+static struct ta_roofline_opts options;
 
 static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	       struct ta_table **out, struct ta_error *err)
@@ -339,10 +316,10 @@ static const struct ta_cmd_info info = {
 	"the kernels it launched; peak_pct: achieved FLOP/s over the roof at its\n"
 	"intensity. --by step: MFU per step; --by kernel: per kernel.",
 	opts, on_opt, &options, present,
-	run
+	run, { NULL }
 };
 
 const struct ta_command ta_command_roofline = {
 	"roofline", NULL, "FLOPs, bytes and efficiency per op and step against the GPU's peaks",
-	TA_SPREAD_PER_RANK, NULL, 1, TA_COMPAT_REFUSED, &info
+	TA_SPREAD_PER_RANK, NULL, 1, { [TA_MODE_HTA] = TA_COMPAT_REFUSED }, &info
 };

@@ -144,10 +144,10 @@ static const struct ta_cmd_info info = {
 	"GPU was idle,\ncomputing, or busy with anything else (communication, "
 	"memory copies).",
 	NULL, NULL, NULL, NULL,
-	run
+	run, { NULL }
 };
 
 const struct ta_command ta_command_temporal = {
 	"temporal", NULL, "idle, compute and non-compute GPU time per rank",
-	TA_SPREAD_PER_RANK, NULL, 1, TA_COMPAT_RULES, &info
+	TA_SPREAD_PER_RANK, NULL, 1, { [TA_MODE_HTA] = TA_COMPAT_RULES }, &info
 };

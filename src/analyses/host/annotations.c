@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The defaults: the command's, and those of every caller (report). */
+const struct ta_annotations_opts ta_annotations_defaults = { 0, 0, 1000, 0.8 };
+
 /* The ranges in the analysis window (the model's rules, HTA's with
  * --hta-compat): CPU-side or GPU-side. */
 static const char cpu_ranges_sql[] =

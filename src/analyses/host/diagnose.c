@@ -21,6 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The defaults: the command's, and those of every caller (report). */
+const struct ta_diagnose_opts ta_diagnose_defaults = { 90, 50000, 10000, 1 };
+
 struct gpu_row {
 	int64_t ts, end;
 	int kind;          /* enum ta_kind */

@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The defaults: the command's, and those of every caller (report). */
+const struct ta_ops_opts ta_ops_defaults = { TA_OPS_SORT_SELF_DEVICE, 0, 0, 0, 0, -1 };
+
 struct op_agg {
 	char *name, *shapes, *stack;
 	int64_t rank, calls, self_cpu, cpu, self_dev, dev;

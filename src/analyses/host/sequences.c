@@ -16,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The defaults: the command's, and those of every caller (report). */
+const struct ta_sequences_opts ta_sequences_defaults = { NULL, 3, 5 };
+
 static const struct ta_col cols[] = {
 	{ "pattern", TA_COL_TEXT, TA_UNIT_NONE, 1 },
 	{ "count", TA_COL_INT, TA_UNIT_NONE, 0 },

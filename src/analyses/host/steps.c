@@ -80,10 +80,10 @@ static const struct ta_cmd_info info = {
 	"ANALYSIS WINDOW) and whether it was kept\n(the last step is not; "
 	"--hta-compat: HTA's step filter).",
 	NULL, NULL, NULL, NULL,
-	run
+	run, { NULL }
 };
 
 const struct ta_command ta_command_steps = {
 	"steps", NULL, "the profiler steps: their ranges, windows, and which are kept",
-	TA_SPREAD_PER_RANK, NULL, 1, TA_COMPAT_RULES, &info
+	TA_SPREAD_PER_RANK, NULL, 1, { [TA_MODE_HTA] = TA_COMPAT_RULES }, &info
 };

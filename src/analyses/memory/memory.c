@@ -13,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The defaults: the command's, and those of every caller (report). */
+const struct ta_memory_opts ta_memory_defaults = { 0, TA_MEM_BY_ANNOTATION, 0, 0, 0, 0 };
+
 static const struct ta_col step_cols[] = {
 	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
 	{ "device", TA_COL_TEXT, TA_UNIT_NONE, 1 },

@@ -451,11 +451,12 @@ static int side_steps(sqlite3 *db, const struct ta_query *q,
 		      const struct ta_diff_side *s, struct ta_table **held,
 		      struct rank_steps **out, size_t *n, struct ta_error *err)
 {
-	struct ta_diagnose_opts o = { 90, 50000, 10000, 0 };
+	struct ta_diagnose_opts o = ta_diagnose_defaults;
 	struct ta_query sq = *q;
 	struct ta_table *f = NULL;
 	size_t r, i, j;
 
+	o.path = 0; /* the verdicts alone */
 	sq.ranks = s->ranks;
 	sq.nranks = s->nranks;
 	sq.sink = NULL;

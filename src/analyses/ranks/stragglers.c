@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The defaults: the command's, and those of every caller (report). */
+const struct ta_stragglers_opts ta_stragglers_defaults = { 10 };
+
 static const struct ta_col cols[] = {
 	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
 	{ "step", TA_COL_INT, TA_UNIT_NONE, 1 },
@@ -77,11 +80,12 @@ int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 		      const struct ta_stragglers_opts *o, struct ta_table **out,
 		      struct ta_error *err)
 {
-	struct ta_diagnose_opts dopts = { 90, 50000, 10000, 0 };
+	struct ta_diagnose_opts dopts = ta_diagnose_defaults;
 	struct ta_table *verdicts = NULL, *findings = NULL, *t;
 	struct ta_peers p;
 	size_t i;
 
+	dopts.path = 0; /* the verdicts alone */
 	*out = NULL;
 	if (ta_diagnose_run(db, q, &dopts, &verdicts, &findings, err) < 0)
 		return -1;
