@@ -1,6 +1,7 @@
 /* Shared option parsing for every command: one table drives both getopt
  * and --help. Options may come before or after PATH. */
 #include "cli.h"
+#include "exec/plan.h"
 #include "exec/progress.h"
 #include "commands.h"
 #include "ta_files.h"
@@ -629,21 +630,6 @@ static int check_gates(const struct ta_cli *cli, struct ta_gate **g, int rises,
 	return trips || rises ? TA_EXIT_GATE : TA_EXIT_OK;
 }
 
-int ta_cli_open_input(const struct ta_cli *cli, sqlite3 **db)
-{
-	struct ta_error err = { 0, "" };
-
-	*db = NULL;
-	if (cli->nargs != 1) {
-		fprintf(stderr, "traceanalyze: expected one PATH, got %d\n",
-			cli->nargs);
-		return TA_EXIT_USAGE;
-	}
-	if (ta_input_open(cli->args[0], &cli->ingest, db, &err) < 0)
-		return ta_cli_error(&err);
-	return TA_EXIT_OK;
-}
-
 void ta_cli_add_input(struct ta_cli *cli, const char *path)
 {
 	if (path && cli->nmore < (int)(sizeof(cli->more_inputs) / sizeof(*cli->more_inputs)))
@@ -816,52 +802,6 @@ static int finish_stream(const struct ta_cli *cli, struct ta_stream *s,
 	return rc;
 }
 
-int ta_cli_damaged(sqlite3 *db, int *retried, struct ta_error *err)
-{
-	int code = sqlite3_errcode(db) & 0xff;
-	const char *path = sqlite3_db_filename(db, "main");
-	char msg[sizeof(err->msg)];
-
-	if (code != SQLITE_CORRUPT && code != SQLITE_NOTADB)
-		return 0;
-	snprintf(msg, sizeof(msg), "%s", err->msg);
-	if (retried && !*retried && ta_input_is_cached(path)) {
-		ta_warn("cached database '%s' is damaged (%s); rebuilding it",
-			path, msg);
-		unlink(path);
-		*retried = 1;
-		return 1;
-	}
-	ta_error_set(err, TA_EXIT_INPUT, "'%s': damaged database (%s)",
-		     path ? path : "", msg);
-	if (ta_input_is_cached(path))
-		unlink(path); /* the next run builds it again */
-	return 0;
-}
-
-/* A gate on a truncated trace could pass on the part that is missing:
- * an error unless --allow-truncated. */
-static int refuse_truncated(const struct ta_cli *cli, sqlite3 *db,
-			    struct ta_error *err)
-{
-	sqlite3_stmt *st = NULL;
-	int rc = 0;
-
-	if (cli->allow_truncated || (!cli->ngates && !cli->baseline))
-		return 0;
-	if (sqlite3_prepare_v2(db, "SELECT path, COALESCE(damage, 'damaged')"
-			       " FROM files WHERE truncated LIMIT 1", -1, &st,
-			       NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
-		ta_error_set(err, TA_EXIT_INPUT, "'%s': %s; a gate on a truncated "
-			     "trace is an error (--allow-truncated to gate what was "
-			     "read)", (const char *)sqlite3_column_text(st, 0),
-			     (const char *)sqlite3_column_text(st, 1));
-		rc = -1;
-	}
-	sqlite3_finalize(st);
-	return rc;
-}
-
 int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 {
 	struct ta_gate **gates = NULL;
@@ -869,11 +809,11 @@ int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 	size_t i;
 	struct ta_error err = { 0, "" };
 	struct ta_table *t = NULL;
-	sqlite3 *db = NULL;
 	struct ta_query q = cli->query;
 	struct ta_stream stream;
+	struct ta_plan plan;
 	FILE *out;
-	int rc, retried = 0, rises;
+	int rc, rises;
 
 	if (cli->columns)
 		return list_columns(cli, fn, ctx);
@@ -888,32 +828,16 @@ int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 	if (cli->baseline && !(base = ta_baseline_load(cli->baseline,
 			cli->cmd ? cli->cmd->name : NULL, &err)))
 		return ta_cli_error(&err);
-	/* a directory of shards, a per-rank command: shard by shard */
-	if (ta_shard_run(cli, fn, ctx, &t) == 1)
-		goto have_table;
-again:
-	rc = ta_cli_open_input(cli, &db);
-	if (rc != TA_EXIT_OK) {
+	if ((rc = ta_plan_open(&plan, cli)) != TA_EXIT_OK) {
 		ta_baseline_free(base);
 		return rc;
-	}
-	if (refuse_truncated(cli, db, &err) < 0) {
-		sqlite3_close(db);
-		ta_baseline_free(base);
-		return ta_cli_error(&err);
 	}
 	/* CSV and JSON without gates may go out while the analysis runs */
 	ta_stream_init(&stream, open_output, (void *)cli, cli->format);
 	q.sink = cli->format != TA_FMT_TEXT && !cli->ngates && !cli->baseline ?
 		 &stream.sink : NULL;
-	q.progress = isatty(2) && !ta_quiet ? ta_progress_work : NULL;
-	rc = fn(db, &q, ctx, &t, &err);
-	/* a damaged cached database is built again, if nothing went out */
-	if (rc < 0 && ta_cli_damaged(db, stream.out ? NULL : &retried, &err)) {
-		sqlite3_close(db);
-		goto again;
-	}
-	sqlite3_close(db);
+	rc = ta_plan_run(&plan, NULL, fn, ctx, &q, &stream, &t, &err);
+	ta_plan_close(&plan);
 	if (rc < 0) {
 		if (stream.out && stream.out != stdout)
 			output_fclose(stream.out, 0); /* the old file stays */
@@ -924,7 +848,6 @@ again:
 		ta_baseline_free(base);
 		return finish_stream(cli, &stream, t);
 	}
-have_table:
 	if (cli->format == TA_FMT_TEXT && cli->cmd && cli->cmd->present)
 		cli->cmd->present(t, ctx);
 	gates = ta_xcalloc(cli->ngates + 1, sizeof(*gates));

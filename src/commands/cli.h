@@ -76,11 +76,6 @@ void ta_cli_free(struct ta_cli *cli);
 int ta_cli_parse_ranks(const char *s, int64_t **ranks, size_t *n);
 
 
-/* After an analysis failed (err): if on a damaged database, a cached one
- * is removed and 1 returned, the first time with retried given (run once
- * more: that builds it again); else err names the file (exit 3). */
-int ta_cli_damaged(sqlite3 *db, int *retried, struct ta_error *err);
-
 /* Opens PATH, runs the analysis, writes the table; returns an exit code. */
 int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx);
 
@@ -103,8 +98,6 @@ int ta_cli_parse_us(const char *arg, int64_t *ns);
 struct ta_table *ta_cli_pick(struct ta_table *first, struct ta_table *second,
 			     int want_second, struct ta_table **kept);
 
-/* Opens the one PATH of the command line; an exit code (errors printed). */
-int ta_cli_open_input(const struct ta_cli *cli, sqlite3 **db);
 /* -o FILE is never an input; replaces (ingest, which renames over it):
  * it must also be a regular file or a new name. -1 with err set. */
 int ta_cli_check_output(const struct ta_cli *cli, int replaces,
@@ -123,13 +116,10 @@ int ta_cli_error(const struct ta_error *err);
 int ta_cli_finish_output(FILE *out, const char *name);
 
 /* A command on a directory of shards (or of traces, with -j 2 or more:
- * each file a shard), run shard by shard by its rule (shard_run.c): 1
- * with the table in *out, 0 when the merged database must answer. */
-int ta_shard_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
-		 struct ta_table **out);
-/* The same in steps, for several analyses over the same shards (report):
- * NULL when they do not apply; run returns 1 or 0 as above; close says
- * parsing's warnings if used. */
+ * each file a shard), run shard by shard by a rule (shard_run.c; the
+ * executor, exec/plan.c, decides when): open gives NULL when they do not
+ * apply; run 1 with the table in *out, 0 when the merged database must
+ * answer; close says parsing's warnings if used. */
 struct ta_shards *ta_shards_open(const struct ta_cli *cli);
 int ta_shards_run(struct ta_shards *sh, const struct ta_shard_rule *rule,
 		  ta_analysis_fn fn, void *ctx, struct ta_table **out);

@@ -1,6 +1,7 @@
 /* traceanalyze report: the core analyses (temporal, idle, kernel types,
  * overlap) over one database, printed together. */
 #include "cli.h"
+#include "exec/plan.h"
 #include "ta_db.h"
 #include "ta_html.h"
 #include "ta_people.h"
@@ -15,32 +16,9 @@ enum { T_TEMPORAL, T_IDLE, T_TYPES, T_OVERLAP, NTABLES };
 static const char *const keys[NTABLES] = { "temporal", "idle", "kernel_types",
 					   "overlap" };
 
-/* report's kernel-type table: kernels --by type, with its defaults */
-static struct ta_kernels_opts report_types(void)
-{
-	struct ta_kernels_opts o = ta_kernels_defaults;
-
-	o.by_type = 1;
-	return o;
-}
-
-static int run_all(sqlite3 *db, const struct ta_cli *cli,
-		   struct ta_table **t, struct ta_error *err)
-{
-	struct ta_kernels_opts types = report_types();
-
-	if (ta_temporal_run(db, &cli->query, &t[T_TEMPORAL], err) < 0 ||
-	    ta_idle_run(db, &cli->query, &ta_idle_defaults, &t[T_IDLE], err) < 0 ||
-	    ta_kernels_run(db, &cli->query, &types, &t[T_TYPES], err) < 0 ||
-	    ta_overlap_run(db, &cli->query, &t[T_OVERLAP], err) < 0)
-		return -1;
-	if (cli->format == TA_FMT_TEXT)
-		ta_people_idle(t[T_IDLE]);
-	return 0;
-}
-
-/* On shards (or traces with -j 2 or more): each table shard by shard,
- * by its command's rule; 0 when the merged database must answer. */
+/* The four tables, each a section of the executor's (exec/plan.h): on
+ * shards by its command's rule where the plan has them, else on the
+ * merged database. */
 static int temporal_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
 		       struct ta_table **out, struct ta_error *err)
 {
@@ -55,13 +33,10 @@ static int idle_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
 	return ta_idle_run(db, q, &ta_idle_defaults, out, err);
 }
 
-static int types_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
-		    struct ta_table **out, struct ta_error *err)
+static int kernels_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
+		      struct ta_table **out, struct ta_error *err)
 {
-	struct ta_kernels_opts types = report_types();
-
-	(void)ctx;
-	return ta_kernels_run(db, q, &types, out, err);
+	return ta_kernels_run(db, q, ctx, out, err);
 }
 
 static int overlap_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
@@ -71,25 +46,29 @@ static int overlap_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
 	return ta_overlap_run(db, q, out, err);
 }
 
-static int run_shards(const struct ta_cli *cli, struct ta_table **t)
+static int run_core(struct ta_plan *p, struct ta_table **t, struct ta_error *err)
 {
-	struct ta_shards *sh = ta_shards_open(cli);
-	int ok, i;
+	struct ta_kernels_opts types = ta_kernels_defaults;
+	const struct {
+		ta_analysis_fn fn;
+		void *ctx;
+		const struct ta_shard_rule *rule;
+	} sections[NTABLES] = {
+		[T_TEMPORAL] = { temporal_fn, NULL, &ta_shard_per_rank },
+		[T_IDLE] = { idle_fn, NULL, &ta_shard_per_rank },
+		[T_TYPES] = { kernels_fn, &types, &ta_shard_kernel_types },
+		[T_OVERLAP] = { overlap_fn, NULL, &ta_shard_with_peers },
+	};
+	int i;
 
-	if (!sh)
-		return 0;
-	ok = ta_shards_run(sh, &ta_shard_per_rank, temporal_fn, NULL, &t[T_TEMPORAL]) &&
-	     ta_shards_run(sh, &ta_shard_per_rank, idle_fn, NULL, &t[T_IDLE]) &&
-	     ta_shards_run(sh, &ta_shard_kernel_types, types_fn, NULL, &t[T_TYPES]) &&
-	     ta_shards_run(sh, &ta_shard_with_peers, overlap_fn, NULL, &t[T_OVERLAP]);
-	ta_shards_close(sh, ok);
-	for (i = 0; !ok && i < NTABLES; i++) {
-		ta_table_free(t[i]);
-		t[i] = NULL;
-	}
-	if (ok && cli->format == TA_FMT_TEXT)
+	types.by_type = 1;   /* kernels --by type */
+	for (i = 0; i < NTABLES; i++)
+		if (ta_plan_run(p, sections[i].rule, sections[i].fn, sections[i].ctx,
+				NULL, NULL, &t[i], err) < 0)
+			return -1;
+	if (p->cli->format == TA_FMT_TEXT)
 		ta_people_idle(t[T_IDLE]);
-	return ok;
+	return 0;
 }
 
 static void write_all(FILE *out, struct ta_table **t, enum ta_format f)
@@ -169,40 +148,77 @@ out:
 	return rc;
 }
 
-/* The page's analyses; f: what it says of the job, for write_html too. */
-static int run_html(sqlite3 *db, const struct ta_cli *cli, struct report_opts *ro,
-		    struct ta_job_facts *f, struct ta_table **h, int64_t *bucket_us,
-		    struct ta_error *err)
+/* The page's sections whose analyses give two tables: the second in ctx. */
+struct two {
+	const void *opts;
+	struct ta_table **second;
+};
+
+static int diagnose_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
+		       struct ta_table **out, struct ta_error *err)
+{
+	struct two *c = ctx;
+
+	return ta_diagnose_run(db, q, c->opts, out, c->second, err);
+}
+
+static int memory_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
+		     struct ta_table **out, struct ta_error *err)
+{
+	struct two *c = ctx;
+
+	return ta_memory_run(db, q, c->opts, out, c->second, err);
+}
+
+static int roofline_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
+		       struct ta_table **out, struct ta_error *err)
+{
+	return ta_roofline_run(db, q, ctx, out, err);
+}
+
+static int stragglers_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
+			 struct ta_table **out, struct ta_error *err)
+{
+	return ta_stragglers_run(db, q, ctx, out, err);
+}
+
+/* The page's analyses, each a section of the plan; f: what it says of the
+ * job, for write_html too. */
+static int run_html(struct ta_plan *p, struct report_opts *ro, struct ta_job_facts *f,
+		    struct ta_table **h, int64_t *bucket_us, struct ta_error *err)
 {
 	struct ta_memory_opts m = ta_memory_defaults;
+	struct ta_roofline_opts roof = ta_roofline_defaults;
 	struct ta_roofline_opts roof_steps = ta_roofline_defaults;
-	const struct ta_kernels_opts *top = &ta_kernels_defaults;
-	const struct ta_diagnose_opts *d = &ta_diagnose_defaults;
-	const struct ta_roofline_opts *roof = &ta_roofline_defaults;
+	struct ta_stragglers_opts s = ta_stragglers_defaults;
+	struct ta_kernels_opts top = ta_kernels_defaults;
+	struct two diag = { &ta_diagnose_defaults, &h[H_FINDINGS] };
+	struct two mem = { &m, &h[H_MEMF] };
+	sqlite3 *db;
 
-	m.series = 1;
 	roof_steps.by = TA_ROOF_BY_STEP;
-
-	if (ta_kernels_run(db, &cli->query, top, &h[H_KERNELS], err) < 0 ||
-	    ta_diagnose_run(db, &cli->query, d, &h[H_DIAGNOSE], &h[H_FINDINGS], err) < 0 ||
-	    ta_roofline_run(db, &cli->query, roof, &h[H_ROOF], err) < 0 ||
-	    ta_roofline_run(db, &cli->query, &roof_steps, &h[H_ROOF_STEPS], err) < 0)
+	if (ta_plan_run(p, NULL, kernels_fn, &top, NULL, NULL, &h[H_KERNELS], err) < 0 ||
+	    ta_plan_run(p, NULL, diagnose_fn, &diag, NULL, NULL, &h[H_DIAGNOSE], err) < 0 ||
+	    ta_plan_run(p, NULL, roofline_fn, &roof, NULL, NULL, &h[H_ROOF], err) < 0 ||
+	    ta_plan_run(p, NULL, roofline_fn, &roof_steps, NULL, NULL, &h[H_ROOF_STEPS],
+			err) < 0 ||
+	    !(db = ta_plan_db(p, err)))
 		return -1;
-	ta_model_facts_free(f); /* a retry's first try */
 	ta_model_facts(db, f);
 	if (f->ranks > 1 &&
-	    ta_stragglers_run(db, &cli->query, &ta_stragglers_defaults, &h[H_STRAGGLERS], err) < 0)
+	    ta_plan_run(p, NULL, stragglers_fn, &s, NULL, NULL, &h[H_STRAGGLERS], err) < 0)
 		return -1;
 	if (f->memory_span_ns >= 0) {
 		int64_t span = f->memory_span_ns;
 
 		/* about 400 points a line */
 		*bucket_us = span / 400000 > 0 ? span / 400000 : 1;
+		m.series = 1;
 		m.bucket_ns = *bucket_us * 1000;
-		if (ta_memory_run(db, &cli->query, &m, &h[H_MEMORY], &h[H_MEMF], err) < 0)
+		if (ta_plan_run(p, NULL, memory_fn, &mem, NULL, NULL, &h[H_MEMORY], err) < 0)
 			return -1;
 	}
-	return ro->snapshot ? run_snapshot(db, cli, ro, h, err) : 0;
+	return ro->snapshot ? run_snapshot(p->db, p->cli, ro, h, err) : 0;
 }
 
 static int write_html(const struct ta_cli *cli, const struct report_opts *ro,
@@ -287,9 +303,9 @@ static int report(const struct ta_cli *cli, struct report_opts *ro)
 	struct ta_error err = { 0, "" };
 	size_t keep_idle = 0;
 	struct ta_job_facts facts = { 0 };
-	sqlite3 *db = NULL;
+	struct ta_plan plan;
 	FILE *out;
-	int rc, i, retried = 0;
+	int rc, i;
 
 	if (cli->columns) {
 		fputs("traceanalyze: report has four tables; ask each analysis "
@@ -314,45 +330,30 @@ static int report(const struct ta_cli *cli, struct report_opts *ro)
 			return ta_cli_error(&err);
 		}
 	}
-	/* the page reads across ranks (diagnose, stragglers): one database */
-	if (!html && run_shards(cli, t))
-		goto write;
-again:
-	rc = ta_cli_open_input(cli, &db);
-	if (rc != TA_EXIT_OK) {
-		ta_model_facts_free(&facts);
+	/* the page reads across ranks (diagnose, stragglers): one database
+	 * (cmd_report gives no shard rule with --html) */
+	if ((rc = ta_plan_open(&plan, cli)) != TA_EXIT_OK)
 		return rc;
-	}
-	if (run_all(db, cli, t, &err) < 0 ||
-	    (html && run_html(db, cli, ro, &facts, h, &bucket_us, &err) < 0)) {
-		int retry = ta_cli_damaged(db, &retried, &err);
-
-		sqlite3_close(db);
-		for (i = 0; i < NTABLES; i++) {
+	if (run_core(&plan, t, &err) < 0 ||
+	    (html && run_html(&plan, ro, &facts, h, &bucket_us, &err) < 0)) {
+		ta_plan_close(&plan);
+		for (i = 0; i < NTABLES; i++)
 			ta_table_free(t[i]);
-			t[i] = NULL;
-		}
-		for (i = 0; i < NHTML; i++) {
+		for (i = 0; i < NHTML; i++)
 			ta_table_free(h[i]);
-			h[i] = NULL;
-		}
-		if (retry)
-			goto again;
 		ta_model_facts_free(&facts);
 		return ta_cli_error(&err);
 	}
+	ta_plan_close(&plan);
 	if (html) {
 		rc = write_html(cli, ro, &facts, t, h, bucket_us);
 		ta_model_facts_free(&facts);
-		sqlite3_close(db);
 		for (i = 0; i < NHTML; i++)
 			ta_table_free(h[i]);
 		for (i = 0; i < NTABLES; i++)
 			ta_table_free(t[i]);
 		return rc;
 	}
-	sqlite3_close(db);
-write:
 	if (!(out = ta_cli_output_open(cli))) {
 		rc = TA_EXIT_SYSTEM;
 		goto done;
@@ -390,6 +391,9 @@ static int cmd_report(int argc, char **argv)
 		      "run memory --trace TRACE SNAP)\n", stderr);
 		rc = TA_EXIT_USAGE;
 	} else if (rc == 0) {
+		/* without --html, each table on shards where the plan has
+		 * them (run_core names their rules) */
+		cli.shard_rule = ro.html ? NULL : &ta_shard_per_rank;
 		rc = report(&cli, &ro);
 	}
 	else

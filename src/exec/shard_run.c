@@ -641,25 +641,3 @@ void ta_shards_close(struct ta_shards *sh, int used)
 	free(sh->s);
 	free(sh);
 }
-
-int ta_shard_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx,
-		 struct ta_table **out)
-{
-	const struct ta_shard_rule *rule = cli->shard_rule;
-	const struct ta_command *c = cli->cmd ? ta_command_find(cli->cmd->name) : NULL;
-	struct ta_shards *sh;
-	int ok;
-
-	*out = NULL;
-	if (!rule && c)
-		rule = c->rule ? c->rule : c->spread == TA_SPREAD_PER_RANK ?
-		       &ta_shard_per_rank : c->spread == TA_SPREAD_PEERS ?
-		       &ta_shard_with_peers : NULL;
-	if (!rule || !(sh = ta_shards_open(cli)))
-		return 0;
-	ok = ta_shards_run(sh, rule, fn, ctx, out);
-	if (ok && rule->rounds)
-		ok = (*out = rule->rounds(sh, *out, ctx)) != NULL;
-	ta_shards_close(sh, ok);
-	return ok;
-}
