@@ -102,6 +102,7 @@ enum ta_need {
 
 /* What the query asks for: see ta_analyses.h's struct ta_query. */
 struct ta_query;
+struct ta_table;
 
 /* Builds the model for q on db's connection. A second call for the same
  * query only adds what is newly needed (several analyses in one run). */
@@ -155,7 +156,11 @@ struct ta_job_facts {
 	char *files;               /* the first few paths ("a, b and 5 more") */
 	char *start;               /* the traces' earliest time, as text */
 };
-void ta_model_facts(sqlite3 *db, struct ta_job_facts *f);
+/* Its parts, a row per rank's file (on one database, or on each shard and
+ * appended in rank order), and the facts they make. */
+int ta_model_facts_rows(sqlite3 *db, const struct ta_query *q,
+			struct ta_table **out, struct ta_error *err);
+void ta_model_facts_of(const struct ta_table *rows, struct ta_job_facts *f);
 void ta_model_facts_free(struct ta_job_facts *f);
 
 /* The traces a database was made from, by rank (with their size and

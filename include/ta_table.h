@@ -3,6 +3,8 @@
 #ifndef TA_TABLE_H
 #define TA_TABLE_H
 
+#include <stdio.h>
+
 #include "ta.h"
 
 enum ta_col_type { TA_COL_INT, TA_COL_REAL, TA_COL_TEXT };
@@ -88,5 +90,14 @@ void ta_table_free(struct ta_table *t);
  * the table keeps one; ta_table_flush hands over the last. */
 void ta_table_final_rows(struct ta_table *t, const struct ta_row_sink *sink);
 void ta_table_flush(struct ta_table *t);
+
+/* Tables joined from parts (report/table_wire.c): src's rows, notes,
+ * warnings and second table appended to dst's, or with same_notes its
+ * notes checked to be dst's; 0 when they differ in shape. The same through
+ * a file: what one process writes, another appends (0 also when cut
+ * short). head and tail must be empty. */
+int ta_table_append(struct ta_table *dst, const struct ta_table *src, int same_notes);
+void ta_table_write_wire(FILE *f, const struct ta_table *t);
+int ta_table_read_wire(FILE *f, struct ta_table *dst, int same_notes);
 
 #endif

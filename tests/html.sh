@@ -59,6 +59,17 @@ check_page train_stalled testdata/train_stalled
 check_page ddp_straggler testdata/ddp_straggler
 check_page mem_leak testdata/mem_leak
 ok "several ranks: the straggler heat map" grep -q 'Who keeps the others waiting' "$TMP/ddp_straggler.dom"
+# on shards, each section runs rank by rank (exec/plan.c) and joins: the
+# same page, but for the PATH its commands name
+for d in ddp_straggler mem_train; do
+	rm -rf "$TMP/$d.sh"
+	$BIN ingest -q "testdata/$d" -o "$TMP/$d.sh/"
+	$BIN report -q --html "$TMP/$d.merged.html" "testdata/$d"
+	$BIN report -q -v --html "$TMP/$d.shards.html" "$TMP/$d.sh" 2> "$TMP/$d.v"
+	no "$d: the page on shards merges nothing" grep -q 'cached database' "$TMP/$d.v"
+	sed "s|$TMP/$d.sh|testdata/$d|g" "$TMP/$d.shards.html" > "$TMP/$d.shards.same"
+	ok "$d: the page on shards is the page" cmp "$TMP/$d.merged.html" "$TMP/$d.shards.same"
+done
 ok "memory events: memory over time" grep -q '<section id="memory">' "$TMP/mem_leak.dom"
 no "one rank: no straggler map" grep -q 'Who keeps the others waiting' "$TMP/train_stalled.dom"
 

@@ -130,6 +130,19 @@ int ta_shards_run_ranks(struct ta_shards *sh, const struct ta_shard_rule *rule,
 			size_t n, struct ta_table **out);
 void ta_shards_close(struct ta_shards *sh, int used);
 
+/* diagnose as a section (shard_diagnose.c): its options, which table is
+ * the result (findings, else the verdicts), whether shards gather the
+ * findings too, and the other table, kept (freed by the caller). */
+struct ta_diagnose_section {
+	struct ta_diagnose_opts o;
+	int findings;
+	struct ta_table *found;
+	int want_findings;
+};
+int ta_diagnose_section_run(sqlite3 *db, const struct ta_query *q, void *ctx,
+			    struct ta_table **out, struct ta_error *err);
+extern const struct ta_shard_rule ta_shard_diagnose;
+
 /* The critical path on shards (shard_critical.c): o for every walk; req,
  * nreq: the paths going on in the round running. */
 struct ta_shard_critical {

@@ -148,26 +148,17 @@ out:
 	return rc;
 }
 
-/* The page's sections whose analyses give two tables: the second in ctx. */
-struct two {
-	const void *opts;
-	struct ta_table **second;
-};
-
-static int diagnose_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
-		       struct ta_table **out, struct ta_error *err)
-{
-	struct two *c = ctx;
-
-	return ta_diagnose_run(db, q, c->opts, out, c->second, err);
-}
-
+/* memory as a section: its findings as the second table (->also), which
+ * shards hand back with their rows. */
 static int memory_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
 		     struct ta_table **out, struct ta_error *err)
 {
-	struct two *c = ctx;
+	struct ta_table *found = NULL;
 
-	return ta_memory_run(db, q, c->opts, out, c->second, err);
+	if (ta_memory_run(db, q, ctx, out, &found, err) < 0)
+		return -1;
+	(*out)->also = found;
+	return 0;
 }
 
 static int roofline_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
@@ -182,8 +173,16 @@ static int stragglers_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
 	return ta_stragglers_run(db, q, ctx, out, err);
 }
 
-/* The page's analyses, each a section of the plan; f: what it says of the
- * job, for write_html too. */
+static int facts_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
+		    struct ta_table **out, struct ta_error *err)
+{
+	(void)ctx;
+	return ta_model_facts_rows(db, q, out, err);
+}
+
+/* The page's analyses, each a section of the plan with its command's
+ * rule (on shards, each rank in its own process, parts joined); f: what
+ * it says of the job, for write_html too. */
 static int run_html(struct ta_plan *p, struct report_opts *ro, struct ta_job_facts *f,
 		    struct ta_table **h, int64_t *bucket_us, struct ta_error *err)
 {
@@ -192,21 +191,30 @@ static int run_html(struct ta_plan *p, struct report_opts *ro, struct ta_job_fac
 	struct ta_roofline_opts roof_steps = ta_roofline_defaults;
 	struct ta_stragglers_opts s = ta_stragglers_defaults;
 	struct ta_kernels_opts top = ta_kernels_defaults;
-	struct two diag = { &ta_diagnose_defaults, &h[H_FINDINGS] };
-	struct two mem = { &m, &h[H_MEMF] };
+	struct ta_diagnose_section d = { ta_diagnose_defaults, 0, NULL, 1 };
+	struct ta_table *facts = NULL;
 	sqlite3 *db;
+	int rc;
 
 	roof_steps.by = TA_ROOF_BY_STEP;
-	if (ta_plan_run(p, NULL, kernels_fn, &top, NULL, NULL, &h[H_KERNELS], err) < 0 ||
-	    ta_plan_run(p, NULL, diagnose_fn, &diag, NULL, NULL, &h[H_DIAGNOSE], err) < 0 ||
-	    ta_plan_run(p, NULL, roofline_fn, &roof, NULL, NULL, &h[H_ROOF], err) < 0 ||
-	    ta_plan_run(p, NULL, roofline_fn, &roof_steps, NULL, NULL, &h[H_ROOF_STEPS],
+	rc = ta_plan_run(p, &ta_shard_per_rank, kernels_fn, &top, NULL, NULL,
+			 &h[H_KERNELS], err);
+	if (rc == 0)
+		rc = ta_plan_run(p, &ta_shard_diagnose, ta_diagnose_section_run, &d,
+				 NULL, NULL, &h[H_DIAGNOSE], err);
+	h[H_FINDINGS] = d.found;
+	if (rc < 0 ||
+	    ta_plan_run(p, &ta_shard_per_rank, roofline_fn, &roof, NULL, NULL, &h[H_ROOF],
 			err) < 0 ||
-	    !(db = ta_plan_db(p, err)))
+	    ta_plan_run(p, &ta_shard_per_rank, roofline_fn, &roof_steps, NULL, NULL,
+			&h[H_ROOF_STEPS], err) < 0 ||
+	    ta_plan_run(p, &ta_shard_per_rank, facts_fn, NULL, NULL, NULL, &facts, err) < 0)
 		return -1;
-	ta_model_facts(db, f);
+	ta_model_facts_of(facts, f);
+	ta_table_free(facts);
 	if (f->ranks > 1 &&
-	    ta_plan_run(p, NULL, stragglers_fn, &s, NULL, NULL, &h[H_STRAGGLERS], err) < 0)
+	    ta_plan_run(p, &ta_shard_stragglers, stragglers_fn, &s, NULL, NULL,
+			&h[H_STRAGGLERS], err) < 0)
 		return -1;
 	if (f->memory_span_ns >= 0) {
 		int64_t span = f->memory_span_ns;
@@ -215,10 +223,17 @@ static int run_html(struct ta_plan *p, struct report_opts *ro, struct ta_job_fac
 		*bucket_us = span / 400000 > 0 ? span / 400000 : 1;
 		m.series = 1;
 		m.bucket_ns = *bucket_us * 1000;
-		if (ta_plan_run(p, NULL, memory_fn, &mem, NULL, NULL, &h[H_MEMORY], err) < 0)
+		if (ta_plan_run(p, &ta_shard_per_rank, memory_fn, &m, NULL, NULL,
+				&h[H_MEMORY], err) < 0)
 			return -1;
+		h[H_MEMF] = h[H_MEMORY]->also;
+		h[H_MEMORY]->also = NULL;
 	}
-	return ro->snapshot ? run_snapshot(p->db, p->cli, ro, h, err) : 0;
+	/* the snapshot's peak is placed in the one database (cmd_report
+	 * gives no shard rule with --snapshot) */
+	if (!ro->snapshot)
+		return 0;
+	return (db = ta_plan_db(p, err)) ? run_snapshot(db, p->cli, ro, h, err) : -1;
 }
 
 static int write_html(const struct ta_cli *cli, const struct report_opts *ro,
@@ -330,8 +345,6 @@ static int report(const struct ta_cli *cli, struct report_opts *ro)
 			return ta_cli_error(&err);
 		}
 	}
-	/* the page reads across ranks (diagnose, stragglers): one database
-	 * (cmd_report gives no shard rule with --html) */
 	if ((rc = ta_plan_open(&plan, cli)) != TA_EXIT_OK)
 		return rc;
 	if (run_core(&plan, t, &err) < 0 ||
@@ -391,9 +404,10 @@ static int cmd_report(int argc, char **argv)
 		      "run memory --trace TRACE SNAP)\n", stderr);
 		rc = TA_EXIT_USAGE;
 	} else if (rc == 0) {
-		/* without --html, each table on shards where the plan has
-		 * them (run_core names their rules) */
-		cli.shard_rule = ro.html ? NULL : &ta_shard_per_rank;
+		/* each table and section on shards where the plan has them
+		 * (run_core and run_html name their rules); --snapshot is
+		 * placed in the one database */
+		cli.shard_rule = ro.snapshot ? NULL : &ta_shard_per_rank;
 		rc = report(&cli, &ro);
 	}
 	else

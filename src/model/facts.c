@@ -2,34 +2,108 @@
  * ranks and steps, for the HTML page's header and --trace's source. The
  * queries live here so that commands hold no SQL (tests/layers.sh). */
 #include "ta_model.h"
+#include "ta_table.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static char *text_or(sqlite3 *db, const char *sql)
-{
-	char *s = ta_db_text(db, sql);
+/* A row per rank's file, on one database or each shard's: rank,
+ * selected (by --ranks), path, its kept steps, its first and last
+ * [memory] event and earliest time (with that time as the page says it:
+ * SQL's format). */
+static const struct ta_col fact_cols[] = {
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "selected", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "path", TA_COL_TEXT, TA_UNIT_NONE, 0 },
+	{ "steps", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "memory_min_ns", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "memory_max_ns", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "min_ts_ns", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "start", TA_COL_TEXT, TA_UNIT_NONE, 0 },
+};
 
-	return s ? s : ta_xstrdup("?");
+enum { F_RANK, F_SELECTED, F_PATH, F_STEPS, F_MEM_MIN, F_MEM_MAX, F_MIN_TS, F_START };
+
+static const char facts_sql[] =
+"SELECT f.rank, f.rank IN (SELECT rank FROM sel_ranks), f.path,"
+"  (SELECT count(*) FROM step_win w WHERE w.rank = f.rank),"
+"  m.lo, m.hi, f.min_ts_ns,"
+"  format('%.3f us on the traces'' clock', f.min_ts_ns / 1000.0)"
+" FROM main.files f LEFT JOIN (SELECT rank, min(ts_ns) AS lo, max(ts_ns) AS hi"
+"  FROM main.memory GROUP BY rank) m ON m.rank = f.rank"
+" ORDER BY f.rank";
+
+int ta_model_facts_rows(sqlite3 *db, const struct ta_query *q,
+			struct ta_table **out, struct ta_error *err)
+{
+	struct ta_table *t = ta_table_new("facts", fact_cols,
+					  sizeof(fact_cols) / sizeof(*fact_cols));
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	*out = NULL;
+	if (ta_model_prepare(db, q, TA_NEED_DEV, err) < 0 ||
+	    ta_db_prepare(db, facts_sql, &st, err) < 0) {
+		ta_table_free(t);
+		return -1;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		size_t r = ta_table_add_row(t), c;
+
+		for (c = 0; c < t->ncols; c++) {
+			if (sqlite3_column_type(st, (int)c) == SQLITE_NULL)
+				continue;
+			if (t->cols[c].type == TA_COL_TEXT)
+				ta_table_set_text(t, r, c, (const char *)sqlite3_column_text(st, (int)c));
+			else
+				ta_table_set_int(t, r, c, sqlite3_column_int64(st, (int)c));
+		}
+	}
+	sqlite3_finalize(st);
+	if (ta_db_done(db, rc, err) < 0) {
+		ta_table_free(t);
+		return -1;
+	}
+	*out = t;
+	return 0;
 }
 
-void ta_model_facts(sqlite3 *db, struct ta_job_facts *f)
+void ta_model_facts_of(const struct ta_table *rows, struct ta_job_facts *f)
 {
+	struct ta_buf files = { 0 };
+	const char *start = NULL;
+	int64_t lo = 0, hi = 0, first = 0;
+	size_t r, n = rows->nrows;
+	int mem = 0;
+
 	memset(f, 0, sizeof(*f));
-	f->ranks = (size_t)ta_db_int(db, "SELECT count(*) FROM sel_ranks", 0);
-	f->steps = (size_t)ta_db_int(db, "SELECT count(*) FROM step_win", 0);
-	f->memory_span_ns = -1;
-	if (ta_db_int(db, "SELECT count(*) FROM main.names WHERE name = '[memory]'", 0) > 0)
-		f->memory_span_ns = ta_db_int(db, "SELECT max(ts_ns) - min(ts_ns)"
-					      " FROM main.memory", 0);
-	/* many ranks: the first few files (format: SQL's own) */
-	f->files = text_or(db, "SELECT CASE WHEN count(*) <= 8 THEN"
-			   " (SELECT group_concat(path, ', ') FROM (SELECT path FROM"
-			   "  main.files ORDER BY rank)) ELSE (SELECT group_concat(path, ', ')"
-			   "  FROM (SELECT path FROM main.files ORDER BY rank LIMIT 3))"
-			   " || format(' and %d more', count(*) - 3) END FROM main.files");
-	f->start = text_or(db, "SELECT format('%.3f us on the traces'' clock',"
-			   " min(min_ts_ns) / 1000.0) FROM main.files");
+	for (r = 0; r < n; r++) {
+		const struct ta_cell *m0 = ta_table_cell(rows, r, F_MEM_MIN);
+		const struct ta_cell *m1 = ta_table_cell(rows, r, F_MEM_MAX);
+		const struct ta_cell *ts = ta_table_cell(rows, r, F_MIN_TS);
+
+		f->ranks += ta_table_cell(rows, r, F_SELECTED)->i != 0;
+		f->steps += (size_t)ta_table_cell(rows, r, F_STEPS)->i;
+		if (!m0->null && (!mem || m0->i < lo))
+			lo = m0->i;
+		if (!m1->null && (!mem || m1->i > hi))
+			hi = m1->i;
+		mem |= !m0->null;
+		if (!start || (!ts->null && ts->i < first)) {
+			start = ta_table_cell(rows, r, F_START)->s;
+			first = ts->null ? INT64_MAX : ts->i;
+		}
+		/* many ranks: the first few files */
+		if (n <= 8 || r < 3)
+			ta_buf_addf(&files, "%s%s", r ? ", " : "",
+				    ta_table_cell(rows, r, F_PATH)->s ?
+				    ta_table_cell(rows, r, F_PATH)->s : "");
+	}
+	if (n > 8)
+		ta_buf_addf(&files, " and %zu more", n - 3);
+	f->memory_span_ns = mem ? hi - lo : -1;
+	f->files = files.s ? files.s : ta_xstrdup("?");
+	f->start = ta_xstrdup(start ? start : "?");
 }
 
 void ta_model_facts_free(struct ta_job_facts *f)
