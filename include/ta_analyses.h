@@ -365,4 +365,15 @@ struct ta_traits;
 int ta_roofline_findings(sqlite3 *db, const struct ta_query *q, struct ta_table *f,
 			 const struct ta_traits *run, struct ta_error *err);
 
+/* overview: the TensorBoard plugin's step-time breakdown per rank and
+ * kept step (out), with per rank the average step and the GPU summary
+ * (out->also; --summary: that table alone). */
+struct ta_overview_opts {
+	int summary;
+};
+extern const struct ta_overview_opts ta_overview_defaults;
+int ta_overview_run(sqlite3 *db, const struct ta_query *q,
+		    const struct ta_overview_opts *o, struct ta_table **out,
+		    struct ta_error *err);
+
 #endif

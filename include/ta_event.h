@@ -28,6 +28,8 @@ struct ta_val {
 	X(TA_F_BLOCK, "block") \
 	X(TA_F_REGISTERS, "registers per thread") \
 	X(TA_F_SHARED_MEM, "shared memory") \
+	X(TA_F_BLOCKS_PER_SM, "blocks per SM") \
+	X(TA_F_OCCUPANCY, "est. achieved occupancy %") \
 	X(TA_F_INPUT_DIMS, "Input Dims") \
 	X(TA_F_INPUT_TYPES, "Input type") \
 	X(TA_F_CONCRETE_INPUTS, "Concrete Inputs") \

@@ -19,8 +19,9 @@
  *                                     steps' windows, else first to last
  *                                     GPU work
  *   gpu (rank, idx, name, cat, ts,    every GPU activity of the selected
- *     dur, stream, correlation,       ranks, no window (dur >= 0)
- *     pid, tid)
+ *     dur, stream, correlation,       ranks, no window (dur >= 0);
+ *     pid, tid, blocks_per_sm,        Kineto's blocks per SM and est.
+ *     occupancy)                      achieved occupancy % of kernels
  *   steps (rank, step, name, ts,      each rank's ProfilerStep#N ranges
  *     dur, end_ts)
  *   step_host (rank, step, ts,        the kept steps' ranges on the host
@@ -187,6 +188,15 @@ struct ta_peaks {
 /* By the name deviceProperties gives (and its memory, which tells A100s
  * apart); -1 for a GPU not in the table. */
 int ta_peaks_lookup(const char *name, int64_t mem_bytes, struct ta_peaks *p);
+/* Whether a kernel runs on the tensor cores, by its name: Volta to
+ * Blackwell (HMMA/IMMA names, cuBLAS's and CUTLASS's tensor-op GEMMs,
+ * Hopper's wgmma and nvjet, flash and cuDNN attention); the one list
+ * (classify.c). */
+int ta_is_tensor_core(const char *name);
+/* Whether it is matrix work (GEMM, convolution, fused attention) on
+ * whichever cores. */
+int ta_is_matmul(const char *name);
+
 /* "bf16" -> TA_DT_BF16; -1 for a type without a peak */
 int ta_peaks_dtype(const char *dtype);
 

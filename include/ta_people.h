@@ -32,4 +32,8 @@ void ta_people_roofline(struct ta_table *t, const struct ta_table *sum);
 /* critical-path --hta-compat: the sizes of each rank's graph and path. */
 void ta_people_critical_hta(struct ta_table *t, const struct ta_table *graph);
 
+/* overview: per rank, its average step by category, its GPU summary and
+ * what to do about it (people_overview.c), from the summary rows. */
+void ta_people_overview(struct ta_table *t, const struct ta_table *sum);
+
 #endif

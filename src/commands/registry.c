@@ -28,6 +28,7 @@
 	X(diff) \
 	X(counters) \
 	X(roofline) \
+	X(overview) \
 	X(steps) \
 	X(memory) \
 	X(ingest) \

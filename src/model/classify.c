@@ -86,3 +86,48 @@ int ta_classify(const char *name, const char *cat, int by_name)
 		return TA_KIND_MEMORY;
 	return TA_KIND_COMPUTE;
 }
+
+/* Tensor-core kernels by name (tb-semantics "Tensor Cores": the plugin's
+ * 2019 list misses Hopper's). CUDA-core GEMMs first: CUTLASS's simt,
+ * cuBLAS's ffma and gemv kernels and the sgemm ones run no tensor op, and
+ * f32 memory-efficient attention neither. Then the tensor ops: mma
+ * instruction names (hmma, imma, wmma, gmma and wgmma, mfma on AMD),
+ * tensorop, cuBLAS's xmma and nvjet, the shapes of Volta's and Ampere's
+ * kernels (h884, s1688, 16816, ...), flash and fused (fmha) attention, and
+ * the plugin's cuDNN names. */
+int ta_is_tensor_core(const char *name)
+{
+	static const char *const cuda_cores[] = { "simt", "ffma", "gemv", "sgemm",
+		"fmha_cutlassF_f32", "fmha_cutlassB_f32", NULL };
+	static const char *const tensor_ops[] = { "hmma", "imma", "wmma", "gmma",
+		"mfma", "tensorop", "xmma", "nvjet", "h884", "s884", "h1688", "s1688",
+		"c1688", "i8816", "16816", "flash_fwd", "flash_bwd", "fmha",
+		"dgrad_1x1_stride_2x2", "first_layer_wgrad_kernel", "conv1x1",
+		"conv2d_c1_k1", "direct_group", NULL };
+	size_t i;
+
+	if (!name)
+		return 0;
+	for (i = 0; cuda_cores[i]; i++)
+		if (strcasestr(name, cuda_cores[i]))
+			return 0;
+	for (i = 0; tensor_ops[i]; i++)
+		if (strcasestr(name, tensor_ops[i]))
+			return 1;
+	return 0;
+}
+
+/* Matrix work by name, on whichever cores: GEMMs, convolutions, fused
+ * attention (what tensor cores are for: overview's AMP/TF32 advice). Not
+ * gemv: a matrix-vector product is bound by memory, not by the cores. */
+int ta_is_matmul(const char *name)
+{
+	static const char *const words[] = { "gemm", "nvjet", "xmma", "conv",
+		"sdpa", "fmha", "flash_", "attention", NULL };
+	size_t i;
+
+	for (i = 0; name && words[i]; i++)
+		if (strcasestr(name, words[i]))
+			return 1;
+	return 0;
+}

@@ -54,6 +54,10 @@
 	  "") \
 	X(SMEM, VAL, TA_F_SHARED_MEM, 0, \
 	  "") \
+	X(BLOCKS_SM, VAL, TA_F_BLOCKS_PER_SM, 0, \
+	  "  blocks_per_sm REAL,   -- kernels: args.\"blocks per SM\" (Kineto's)\n") \
+	X(OCCUPANCY, VAL, TA_F_OCCUPANCY, 0, \
+	  "  occupancy   REAL,     -- args.\"est. achieved occupancy %\" (0: not known)\n") \
 	X(DIMS, VAL, TA_F_INPUT_DIMS, 0, \
 	  "  input_dims  TEXT,     -- args.\"Input Dims\" as written, e.g. [[4, 256], []]\n") \
 	X(TYPES, VAL, TA_F_INPUT_TYPES, 0, \

@@ -1,0 +1,444 @@
+/* The TensorBoard profiler plugin's Overview (tb-semantics.md), right on
+ * today's traces: each moment of each kept step goes to exactly one
+ * category, the first of kernel, memcpy, memset, communication, runtime,
+ * data loader, CPU exec that is running then, else other; and per rank
+ * the GPU summary over its kept steps: utilization, est. SM efficiency,
+ * est. achieved occupancy and the tensor-core share of kernel time.
+ * Where it differs from the plugin, and why: DIFFERENCES FROM THE
+ * TENSORBOARD PLUGIN in the man page (communication is the collectives'
+ * kernels, driver-API launches are runtime and their kernels counted,
+ * ProfilerStep's GPU copies are not steps, occupancy a kernel's profiler
+ * could not compute is left out). */
+#include "ta_command.h"
+#include "ta_analyses.h"
+#include "ta_db.h"
+#include "ta_people.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum part { R_KERNEL, R_MEMCPY, R_MEMSET, R_COMM, R_RUNTIME, R_DATALOADER,
+	    R_CPU, R_OTHER, NPARTS };
+
+static const struct ta_col step_cols[] = {
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "step", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "step_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "kernel_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "memcpy_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "memset_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "communication_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "runtime_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "dataloader_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "cpu_exec_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "other_us", TA_COL_REAL, TA_UNIT_US, 0 },
+};
+#define NSTEP_COLS (sizeof(step_cols) / sizeof(*step_cols))
+
+/* per rank: the steps' average breakdown and the GPU summary */
+static const struct ta_col sum_cols[] = {
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "steps", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "step_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "kernel_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "memcpy_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "memset_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "communication_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "runtime_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "dataloader_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "cpu_exec_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "other_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "gpu_util_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
+	{ "sm_efficiency_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
+	{ "occupancy_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
+	{ "occupancy_unknown", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "tensor_core_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
+	{ "matmul_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
+};
+#define NSUM_COLS (sizeof(sum_cols) / sizeof(*sum_cols))
+enum { S_UTIL = 11, S_SM, S_OCC, S_OCC_UNKNOWN, S_TC, S_MATMUL };
+
+const struct ta_overview_opts ta_overview_defaults = { 0 };
+
+/* A row's start or end: part, and for kernels what the GPU summary sums. */
+struct point {
+	int64_t t;
+	int part;
+	int d;              /* +1 start, -1 end */
+	double bpsm;        /* kernels: blocks per SM (0: not known) */
+	int kernel;         /* a kernel (not a copy or set) */
+};
+
+struct window {
+	int64_t step, ts, end;   /* step -1: no steps, the rank's span */
+	int64_t parts[NPARTS];
+};
+
+struct rank_work {
+	struct point *p;
+	size_t n, cap;
+	struct window *w;
+	size_t nw, capw;
+	int64_t w0, w1;          /* every window: [first start, last end) */
+	int64_t kernel_ns, tc_ns, mm_ns, occ_ns, util_ns;
+	double occ_sum, sm_sum;
+	int64_t occ_unknown;
+};
+
+static void add_row(struct rank_work *r, int64_t ts, int64_t dur, int part,
+		    double bpsm, int kernel)
+{
+	if (dur <= 0 || ts >= r->w1 || ts + dur <= r->w0)
+		return;
+	if (r->n + 2 > r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 1024;
+		r->p = ta_xrealloc(r->p, r->cap * sizeof(*r->p));
+	}
+	r->p[r->n++] = (struct point){ ts, part, 1, bpsm, kernel };
+	r->p[r->n++] = (struct point){ ts + dur, part, -1, bpsm, kernel };
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct point *x = a, *y = b;
+
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* The kept steps' windows (none: the rank's span, as one). */
+static int load_windows(sqlite3 *db, int64_t rank, struct rank_work *r,
+			struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (ta_db_prepare(db, "SELECT step, ts, end_ts FROM step_win WHERE rank = ?1"
+			  " UNION ALL SELECT -1, ts, end_ts FROM span WHERE rank = ?1"
+			  " AND NOT EXISTS (SELECT 1 FROM step_win WHERE rank = ?1)"
+			  " ORDER BY 2", &st, err) < 0)
+		return -1;
+	sqlite3_bind_int64(st, 1, rank);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct window w;
+
+		memset(&w, 0, sizeof(w));
+		w.step = sqlite3_column_int64(st, 0);
+		w.ts = sqlite3_column_int64(st, 1);
+		w.end = sqlite3_column_int64(st, 2);
+		if (sqlite3_column_type(st, 1) == SQLITE_NULL || w.end <= w.ts)
+			continue;
+		if (r->nw == r->capw) {
+			r->capw = r->capw ? 2 * r->capw : 16;
+			r->w = ta_xrealloc(r->w, r->capw * sizeof(*r->w));
+		}
+		r->w[r->nw++] = w;
+	}
+	sqlite3_finalize(st);
+	if (r->nw) {
+		r->w0 = r->w[0].ts;
+		r->w1 = r->w[r->nw - 1].end;
+	}
+	return ta_db_done(db, rc, err);
+}
+
+/* The part of [ts, ts + dur) inside [w0, w1). */
+static int64_t clipped(const struct rank_work *r, int64_t ts, int64_t dur)
+{
+	int64_t a = ts > r->w0 ? ts : r->w0, b = ts + dur < r->w1 ? ts + dur : r->w1;
+
+	return b > a ? b - a : 0;
+}
+
+/* GPU work: kernels (communication's by kind), copies, sets; with what
+ * the GPU summary reads. */
+static int load_gpu(sqlite3 *db, int64_t rank, struct rank_work *r,
+		    struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (ta_db_prepare(db, "SELECT g.ts, g.dur, ta_kind(n.name, c.name, 0),"
+			  " g.cat = " TA_CAT_MEMCPY ", g.cat = " TA_CAT_MEMSET ","
+			  " g.blocks_per_sm, g.occupancy, n.name"
+			  " FROM gpu g JOIN label n ON n.name_id = g.name"
+			  " JOIN label c ON c.name_id = g.cat"
+			  " WHERE g.rank = ?1 AND g.ts < ?3 AND g.ts + g.dur > ?2",
+			  &st, err) < 0)
+		return -1;
+	sqlite3_bind_int64(st, 1, rank);
+	sqlite3_bind_int64(st, 2, r->w0);
+	sqlite3_bind_int64(st, 3, r->w1);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t ts = sqlite3_column_int64(st, 0), dur = sqlite3_column_int64(st, 1);
+		int kind = sqlite3_column_int(st, 2), kernel, part;
+		double bpsm = sqlite3_column_double(st, 5);
+		int64_t in = clipped(r, ts, dur);
+
+		part = sqlite3_column_int(st, 3) ? R_MEMCPY :
+		       sqlite3_column_int(st, 4) ? R_MEMSET :
+		       kind == TA_KIND_COMM ? R_COMM : kind == TA_KIND_MEMORY ?
+		       R_MEMCPY : R_KERNEL;
+		kernel = part == R_KERNEL || part == R_COMM;
+		add_row(r, ts, dur, part, bpsm > 0 && isfinite(bpsm) ? bpsm : 0, kernel);
+		if (!kernel || in == 0)
+			continue;
+		r->kernel_ns += in;
+		if (ta_is_tensor_core((const char *)sqlite3_column_text(st, 7)))
+			r->tc_ns += in;
+		if (ta_is_matmul((const char *)sqlite3_column_text(st, 7)))
+			r->mm_ns += in;
+		if (sqlite3_column_type(st, 6) != SQLITE_NULL) {
+			double occ = sqlite3_column_double(st, 6);
+
+			/* 0: the profiler could not compute it (cluster
+			 * launches), not an idle SM */
+			if (occ > 0 && occ <= 100) {
+				r->occ_sum += occ * (double)in;
+				r->occ_ns += in;
+			} else {
+				r->occ_unknown++;
+			}
+		}
+	}
+	sqlite3_finalize(st);
+	return ta_db_done(db, rc, err);
+}
+
+/* Host work: runtime and driver calls, data loading (the DataLoader's and
+ * DataPipe's ranges, and a record_function range the user named so, such
+ * as "data_loading": the plugin called those CPU exec), every other CPU
+ * op and record_function range (Python frames and the steps themselves
+ * are in no category). */
+static int load_host(sqlite3 *db, int64_t rank, struct rank_work *r,
+		     struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (ta_db_prepare(db, "SELECT ts, dur, 0 FROM calls WHERE rank = ?1"
+			  " AND ts < ?3 AND ts + dur > ?2"
+			  " UNION ALL SELECT h.ts, h.dur, 1 + (n.name GLOB"
+			  " 'enumerate(DataLoader)#*' OR n.name GLOB 'enumerate(DataPipe)#*'"
+			  " OR (h.role = " TA_SQL(TA_ROLE_CPU_ANN) " AND lower(n.name) LIKE"
+			  " '%data%load%'))"
+			  " FROM host h JOIN label n ON n.name_id = h.name"
+			  " WHERE h.rank = ?1 AND h.ts < ?3 AND h.ts + h.dur > ?2"
+			  " AND h.cat IS NOT " TA_CAT_PYTHON
+			  " AND n.name NOT GLOB 'ProfilerStep#*'", &st, err) < 0)
+		return -1;
+	sqlite3_bind_int64(st, 1, rank);
+	sqlite3_bind_int64(st, 2, r->w0);
+	sqlite3_bind_int64(st, 3, r->w1);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int what = sqlite3_column_int(st, 2);
+
+		add_row(r, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+			what == 0 ? R_RUNTIME : what == 2 ? R_DATALOADER : R_CPU, 0, 0);
+	}
+	sqlite3_finalize(st);
+	return ta_db_done(db, rc, err);
+}
+
+/* seg [a, b) goes to part: each window's share of it */
+static void credit(struct rank_work *r, size_t *at, int64_t a, int64_t b, int part)
+{
+	size_t i;
+
+	while (*at < r->nw && r->w[*at].end <= a)
+		(*at)++;
+	for (i = *at; i < r->nw && r->w[i].ts < b; i++) {
+		int64_t x = a > r->w[i].ts ? a : r->w[i].ts;
+		int64_t y = b < r->w[i].end ? b : r->w[i].end;
+
+		if (y > x)
+			r->w[i].parts[part] += y - x;
+	}
+}
+
+/* One sweep: each moment to the first part running; the GPU summary's
+ * busy time and blocks per SM on the way. */
+static void sweep(struct rank_work *r)
+{
+	int count[NPARTS] = { 0 };
+	int64_t prev = r->w0, kernels = 0;
+	double bpsm = 0;
+	size_t i, at = 0;
+	int part;
+
+	ta_qsort(r->p, r->n, sizeof(*r->p), by_time);
+	for (i = 0; i <= r->n; i++) {
+		int64_t t = i < r->n ? r->p[i].t : r->w1;
+
+		if (t > r->w1)
+			t = r->w1;
+		if (t > prev) {
+			for (part = 0; part < R_OTHER && !count[part]; part++)
+				;
+			credit(r, &at, prev, t, part);
+			if (kernels > 0) {
+				r->util_ns += t - prev;
+				r->sm_sum += (bpsm < 1 ? (bpsm > 0 ? bpsm : 0) : 1) *
+					     (double)(t - prev);
+			}
+			prev = t;
+		}
+		if (i == r->n)
+			break;
+		count[r->p[i].part] += r->p[i].d;
+		if (r->p[i].kernel) {
+			kernels += r->p[i].d;
+			bpsm += r->p[i].d * r->p[i].bpsm;
+		}
+	}
+}
+
+static double us(int64_t ns)
+{
+	return (double)ns / 1000.0;
+}
+
+static void add_rows(struct ta_table *t, struct ta_table *sum, int64_t rank,
+		     const struct rank_work *r)
+{
+	int64_t total[NPARTS] = { 0 }, steps_ns = 0, span = r->w1 - r->w0;
+	size_t i, s, c;
+	int part;
+
+	for (i = 0; i < r->nw; i++) {
+		size_t row = ta_table_add_row(t);
+		int64_t len = r->w[i].end - r->w[i].ts;
+
+		ta_table_set_int(t, row, 0, rank);
+		if (r->w[i].step >= 0)
+			ta_table_set_int(t, row, 1, r->w[i].step);
+		ta_table_set_real(t, row, 2, us(len));
+		steps_ns += len;
+		for (part = 0; part < NPARTS; part++) {
+			ta_table_set_real(t, row, 3 + (size_t)part, us(r->w[i].parts[part]));
+			total[part] += r->w[i].parts[part];
+		}
+	}
+	s = ta_table_add_row(sum);
+	ta_table_set_int(sum, s, 0, rank);
+	ta_table_set_int(sum, s, 1, (int64_t)r->nw);
+	if (!r->nw)
+		return;
+	ta_table_set_real(sum, s, 2, us(steps_ns) / (double)r->nw);
+	for (c = 0; c < NPARTS; c++)
+		ta_table_set_real(sum, s, 3 + c, us(total[c]) / (double)r->nw);
+	if (span > 0) {
+		ta_table_set_real(sum, s, S_UTIL, 100.0 * (double)r->util_ns / (double)span);
+		ta_table_set_real(sum, s, S_SM, 100.0 * r->sm_sum / (double)span);
+	}
+	if (r->occ_ns > 0)
+		ta_table_set_real(sum, s, S_OCC, r->occ_sum / (double)r->occ_ns);
+	ta_table_set_int(sum, s, S_OCC_UNKNOWN, r->occ_unknown);
+	if (r->kernel_ns > 0) {
+		ta_table_set_real(sum, s, S_TC, 100.0 * (double)r->tc_ns / (double)r->kernel_ns);
+		ta_table_set_real(sum, s, S_MATMUL, 100.0 * (double)r->mm_ns / (double)r->kernel_ns);
+	}
+}
+
+static int one_rank(sqlite3 *db, int64_t rank, struct ta_table *t,
+		    struct ta_table *sum, struct ta_error *err)
+{
+	struct rank_work r;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	rc = load_windows(db, rank, &r, err);
+	if (rc == 0 && r.nw) {
+		rc = load_gpu(db, rank, &r, err);
+		if (rc == 0)
+			rc = load_host(db, rank, &r, err);
+		if (rc == 0)
+			sweep(&r);
+	}
+	if (rc == 0) {
+		if (!r.nw)
+			ta_table_warn(t, "rank %lld: no step and no GPU work: nothing to "
+				      "break down", (long long)rank);
+		add_rows(t, sum, rank, &r);
+	}
+	free(r.p);
+	free(r.w);
+	return rc;
+}
+
+int ta_overview_run(sqlite3 *db, const struct ta_query *q,
+		    const struct ta_overview_opts *o, struct ta_table **out,
+		    struct ta_error *err)
+{
+	struct ta_table *t = ta_table_new("Step time breakdown", step_cols, NSTEP_COLS);
+	struct ta_table *sum = ta_table_new("GPU summary", sum_cols, NSUM_COLS);
+	sqlite3_stmt *st = NULL;
+	int rc = 0, step;
+
+	*out = NULL;
+	if (ta_model_prepare(db, q, TA_NEED_DEV | TA_NEED_HOST, err) < 0 ||
+	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &st, err) < 0)
+		goto fail;
+	while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW)
+		rc = one_rank(db, sqlite3_column_int64(st, 0), t, sum, err);
+	sqlite3_finalize(st);
+	if (rc < 0)
+		goto fail;
+	if (o->summary) {
+		ta_buf_add(&sum->warnings, t->warnings.s ? t->warnings.s : "",
+			   t->warnings.len);
+		ta_table_free(t);
+		*out = sum;
+	} else {
+		t->also = sum;
+		*out = t;
+	}
+	return 0;
+fail:
+	ta_table_free(t);
+	ta_table_free(sum);
+	return -1;
+}
+
+/* ---- the command ---- */
+
+#define O struct ta_overview_opts
+static const struct ta_opt opts[] = {
+	TA_FLAG("summary", O, summary, "per rank instead: the steps' average breakdown and the GPU "
+		"summary (gpu_util_pct, sm_efficiency_pct, occupancy_pct, occupancy_unknown, "
+		"tensor_core_pct, matmul_pct)"),
+	TA_OPT_END
+};
+#undef O
+
+static struct ta_overview_opts options;
+
+static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
+	       struct ta_table **out, struct ta_error *err)
+{
+	return ta_overview_run(db, q, ctx, out, err);
+}
+
+static void present(struct ta_table *t, void *ctx)
+{
+	const struct ta_overview_opts *o = ctx;
+
+	ta_people_overview(t, o->summary ? t : t->also);
+}
+
+static const struct ta_cmd_info info = {
+	"overview", "[options] PATH",
+	"The TensorBoard profiler plugin's Overview, right on today's traces: per rank\n"
+	"and kept step, the step's time split so that each moment counts once, in the\n"
+	"first of kernel, memcpy, memset, communication (the collectives' kernels),\n"
+	"runtime (runtime and driver calls), dataloader, cpu_exec (other CPU ops and\n"
+	"ranges) that runs then, else other. --summary: per rank, the average step\n"
+	"and the GPU summary over the kept steps. Text adds what to do about it.",
+	opts, NULL, &options, present,
+	run, { NULL }
+};
+
+const struct ta_command ta_command_overview = {
+	"overview", NULL, "the TensorBoard plugin's overview: step time by category, GPU summary",
+	TA_SPREAD_PER_RANK, NULL, 1, { [TA_MODE_HTA] = TA_COMPAT_REFUSED }, &info
+};

@@ -1,0 +1,123 @@
+/* overview in text: a line per rank with its average step by category,
+ * one with its GPU summary, and what to do about it, the plugin's
+ * recommendations made right for the run (tb-semantics "Overview:
+ * recommendations"): data loading over 5 % of the step, exposed
+ * communication over 10 %, the GPU busy under 50 %, and matrix work that
+ * never reached the tensor cores (never said to a run that uses them, as
+ * the plugin said "enable AMP" to bf16 runs). */
+#include "ta_people.h"
+
+#include <string.h>
+
+static const char *const parts[] = { "kernel", "memcpy", "memset", "communication",
+	"runtime", "dataloader", "cpu_exec", "other" };
+#define NPARTS (sizeof(parts) / sizeof(*parts))
+
+static const struct ta_cell *cell(const struct ta_table *t, size_t r, const char *name)
+{
+	size_t c;
+
+	for (c = 0; c < t->ncols && strcmp(t->cols[c].name, name) != 0; c++)
+		;
+	return ta_table_cell(t, r, c);
+}
+
+static double share(const struct ta_table *s, size_t r, const char *part)
+{
+	char name[64];
+	double step = cell(s, r, "step_us")->d;
+
+	snprintf(name, sizeof(name), "%s_us", part);
+	return step > 0 ? 100.0 * cell(s, r, name)->d / step : 0;
+}
+
+static void breakdown(struct ta_buf *b, const struct ta_table *s, size_t r)
+{
+	int64_t steps = cell(s, r, "steps")->i;
+	size_t i;
+	int first = 1;
+
+	ta_buf_addf(b, "rank %lld: ", (long long)cell(s, r, "rank")->i);
+	if (!steps) {
+		ta_buf_adds(b, "no step to break down\n");
+		return;
+	}
+	ta_buf_addf(b, "%s %.3f ms:", steps > 1 ? "the average step" : "its step",
+		    cell(s, r, "step_us")->d / 1e3);
+	for (i = 0; i < NPARTS; i++) {
+		double p = share(s, r, parts[i]);
+
+		if (p < 0.05 && strcmp(parts[i], "other") != 0)
+			continue;
+		ta_buf_addf(b, "%s %s %.1f %%", first ? "" : ",", parts[i], p);
+		first = 0;
+	}
+	ta_buf_adds(b, "\n");
+}
+
+static void gpu_line(struct ta_buf *b, const struct ta_table *s, size_t r)
+{
+	const struct ta_cell *util = cell(s, r, "gpu_util_pct");
+	const struct ta_cell *sm = cell(s, r, "sm_efficiency_pct");
+	const struct ta_cell *occ = cell(s, r, "occupancy_pct");
+	const struct ta_cell *tc = cell(s, r, "tensor_core_pct");
+	int64_t unknown = cell(s, r, "occupancy_unknown")->i;
+
+	if (util->null)
+		return;
+	ta_buf_addf(b, "  GPU busy %.1f %% of the steps", util->d);
+	if (!sm->null && sm->d > 0)
+		ta_buf_addf(b, ", est. SM efficiency %.1f %%", sm->d);
+	if (!occ->null)
+		ta_buf_addf(b, ", est. achieved occupancy %.1f %%", occ->d);
+	if (unknown)
+		ta_buf_addf(b, " (%lld kernel%s without one left out)", (long long)unknown,
+			    unknown == 1 ? "" : "s");
+	if (!tc->null)
+		ta_buf_addf(b, ", tensor cores %.1f %% of kernel time", tc->d);
+	ta_buf_adds(b, "\n");
+}
+
+static void advice(struct ta_buf *b, const struct ta_table *s, size_t r)
+{
+	const struct ta_cell *util = cell(s, r, "gpu_util_pct");
+	const struct ta_cell *tc = cell(s, r, "tensor_core_pct");
+	const struct ta_cell *mm = cell(s, r, "matmul_pct");
+	double load = share(s, r, "dataloader"), comm = share(s, r, "communication");
+	double host = share(s, r, "runtime") + share(s, r, "cpu_exec");
+
+	if (!cell(s, r, "steps")->i)
+		return;
+	if (load > 5)
+		ta_buf_addf(b, "  - data loading takes %.1f %% of the step: load in DataLoader "
+			    "workers (num_workers), with pin_memory=True and prefetching\n", load);
+	if (comm > 10)
+		ta_buf_addf(b, "  - communication not hidden behind computation takes %.1f %% "
+			    "of the step: where a rank is late the others wait here (traceanalyze "
+			    "stragglers says who and why); else overlap it (DDP's bucket_cap_mb, "
+			    "FSDP's prefetching) or send fewer, larger messages\n", comm);
+	/* idle the data loading explains is said above */
+	if (!util->null && util->d < 50 && load < (100 - util->d) / 2)
+		ta_buf_addf(b, "  - the GPU is busy only %.1f %% of the steps, and the host runs "
+			    "%.1f %% of them: %s (diagnose says what it waits for)\n", util->d, host,
+			    host > 50 ? "the host does not keep up: larger batches, CUDA graphs "
+			    "(torch.compile mode=\"reduce-overhead\"), fewer synchronizations" :
+			    "give it more work per step: larger batches");
+	if (!tc->null && !mm->null && tc->d < 1 && mm->d > 10)
+		ta_buf_addf(b, "  - matrix work is %.1f %% of kernel time and none of it runs "
+			    "on the tensor cores: autocast to bf16 (torch.autocast), or TF32 for "
+			    "fp32 (torch.backends.cuda.matmul.allow_tf32 = True)\n", mm->d);
+}
+
+void ta_people_overview(struct ta_table *t, const struct ta_table *sum)
+{
+	size_t r;
+
+	if (!sum)
+		return;
+	for (r = 0; r < sum->nrows; r++) {
+		breakdown(&t->head, sum, r);
+		gpu_line(&t->head, sum, r);
+		advice(&t->head, sum, r);
+	}
+}
