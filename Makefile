@@ -104,6 +104,7 @@ suites: traceanalyze $(TEST_BIN)
 	@# every expectation against a real capture (a new one runs unlisted)
 	@for t in tests/*_expect.py; do echo "python3 $$t"; python3 $$t || exit 1; done
 	sh tests/cache.sh
+	sh tests/tblog.sh
 	python3 tests/invariants.py
 	python3 tests/hostile_walk.py
 	python3 tests/hostile_output.py

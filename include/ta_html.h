@@ -22,6 +22,9 @@ struct ta_html_page {
 	const struct ta_table *snapshot_series;  /* and its --series */
 	/* roofline per op (its also: the summary per rank) and --by step */
 	const struct ta_table *roofline, *roofline_steps;
+	/* overview --summary: per rank, the average step by category and
+	 * the GPU summary */
+	const struct ta_table *overview;
 };
 
 void ta_report_html(FILE *out, const struct ta_html_page *p);

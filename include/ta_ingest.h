@@ -94,4 +94,23 @@ int64_t ta_rank_from_filename(const char *path);
  * may be removed and built again). */
 int ta_input_is_cached(const char *db_path);
 
+/* tensorboard_trace_handler's log directories (tblog.c). The run and
+ * span the command line chose (--run, --span; NULL, 0: the newest run,
+ * each worker's last span). */
+void ta_tblog_select(const char *run, long span);
+/* Whether path is named WORKER.SPAN.pt.trace.json[.gz] (SPAN digits):
+ * the length of WORKER and where SPAN starts. */
+int ta_tblog_name(const char *path, size_t *worker_len, const char **span);
+/* files (sorted, malloc'd): each worker's chosen span kept (the others
+ * freed), in place; how many are left. said: a line when a worker had
+ * several. */
+size_t ta_tblog_spans(char **files, size_t n, struct ta_buf *said);
+/* A directory without traces of its own whose subdirectories hold some (a
+ * log directory): the chosen run's path (malloc'd), said which in said
+ * when there were several; NULL if none (err set when --run names none). */
+char *ta_tblog_run(const char *path, struct ta_buf *said, struct ta_error *err);
+/* A handler-named trace's rank without distributedInfo: its worker's place
+ * among its directory's workers, by name; -1 for another name. */
+int64_t ta_tblog_rank(const char *path);
+
 #endif

@@ -38,7 +38,7 @@ check_page() { # NAME DIR
 	no "$pg: no console message, no failed load" grep -E 'CONSOLE|Failed to load' "$TMP/$pg.log"
 	no "$pg: nothing to fetch (no src, href or url() with a scheme)" \
 		grep -Eo '(src|href)="[a-z]+:|url\(' "$page"
-	for s in temporal idle diagnose kernels comm; do
+	for s in temporal idle overview diagnose kernels comm; do
 		ok "$pg: section $s" grep -q "<section id=\"$s\">" "$TMP/$pg.dom"
 	done
 	# every number of the CSV is in the page's table
@@ -59,6 +59,8 @@ check_page train_stalled testdata/train_stalled
 check_page ddp_straggler testdata/ddp_straggler
 check_page mem_leak testdata/mem_leak
 ok "several ranks: the straggler heat map" grep -q 'Who keeps the others waiting' "$TMP/ddp_straggler.dom"
+ok "overview: a bar per rank" test "$(sed -n '/<section id="overview">/,/<\/section>/p' "$TMP/ddp_straggler.dom" | grep -o '<text x="114"[^>]*>rank [0-9]*<' | wc -l)" = 2
+ok "overview: what to do, as the text says it" grep -q '<li>data loading takes 65.6 % of the step' "$TMP/ddp_straggler.dom"
 # on shards, each section runs rank by rank (exec/plan.c) and joins: the
 # same page, but for the PATH its commands name
 for d in ddp_straggler mem_train; do

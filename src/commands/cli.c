@@ -16,7 +16,7 @@
 
 enum {
 	OPT_RANKS = 1, OPT_HELP, OPT_QUIET, OPT_FAIL_IF, OPT_MAX_INCREASE, OPT_JOBS,
-	OPT_MISSING, OPT_CSV_RAW, OPT_WIDE
+	OPT_MISSING, OPT_CSV_RAW, OPT_WIDE, OPT_RUN, OPT_SPAN
 };
 
 #define CLI struct ta_cli
@@ -29,6 +29,8 @@ static const struct ta_opt common_opts[] = {
 	TA_FLAG("no-cache", CLI, ingest.no_cache, "parse the traces again; do not use or fill the cache"),
 	TA_FLAG("strict", CLI, ingest.strict, "a truncated or damaged trace is an error"),
 	TA_CALL("jobs", "N", OPT_JOBS, "threads for parsing: N files at once, a large one on two (default: all cores)"),
+	TA_CALL("run", "NAME", OPT_RUN, "a tensorboard_trace_handler log directory: its run NAME (default: the newest)"),
+	TA_CALL("span", "N", OPT_SPAN, "a worker profiled in several spans (a repeating schedule): the Nth, from 1 (default: the last)"),
 	TA_CALL("quiet", NULL, OPT_QUIET, "no warnings or progress on stderr"),
 	TA_FLAG("verbose", CLI, ingest.verbose, "say whether the traces were parsed or the cache used"),
 	TA_CALL("fail-if", "EXPR", OPT_FAIL_IF, "exit 1 if a row matches, e.g. 'idle_pct > 12' (repeatable)"),
@@ -263,6 +265,16 @@ static int common_call(void *ctx, int key, const char *arg)
 		return 0;
 	case OPT_QUIET:
 		ta_quiet = 1;
+		return 0;
+	case OPT_RUN:
+	case OPT_SPAN:
+		if (key == OPT_RUN)
+			cli->run = arg;
+		else if (ta_cli_parse_count(arg, 1000000, &j) < 0 || j < 1)
+			return usage_error(cli->cmd, "bad --span '%s' (1, 2, ...)", arg);
+		else
+			cli->span = j;
+		ta_tblog_select(cli->run, cli->span);
 		return 0;
 	case OPT_FAIL_IF:
 		cli->gates = ta_xrealloc(cli->gates, (cli->ngates + 1) * sizeof(*cli->gates));

@@ -46,6 +46,8 @@ struct ta_cli {
 	int fail_on_new;     /* --fail-on-new: a row not in the baseline trips */
 	int missing_pass;    /* --missing pass: a gate on a missing value passes */
 	int allow_truncated; /* --allow-truncated: gate a damaged trace anyway */
+	const char *run;     /* --run: a log directory's run */
+	long span;           /* --span: a worker's span, from 1; 0: the last */
 	const struct ta_cmd_info *cmd;
 	int columns;         /* --columns: list them and exit */
 	char **args;         /* positional arguments */

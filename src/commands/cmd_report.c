@@ -111,7 +111,7 @@ static const struct ta_opt opts[] = {
 /* The page's extra tables: the top kernels, diagnose, stragglers with
  * several ranks, and memory over time with [memory] events. */
 enum { H_KERNELS, H_DIAGNOSE, H_FINDINGS, H_STRAGGLERS, H_MEMORY, H_MEMF, H_SNAP,
-       H_SNAP_SERIES, H_ROOF, H_ROOF_STEPS, NHTML };
+       H_SNAP_SERIES, H_ROOF, H_ROOF_STEPS, H_OVERVIEW, NHTML };
 
 /* --snapshot: the snapshot's summary, its peak placed in the trace (db),
  * and its curve in about 400 points. */
@@ -173,6 +173,12 @@ static int stragglers_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
 	return ta_stragglers_run(db, q, ctx, out, err);
 }
 
+static int overview_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
+		       struct ta_table **out, struct ta_error *err)
+{
+	return ta_overview_run(db, q, ctx, out, err);
+}
+
 static int facts_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
 		    struct ta_table **out, struct ta_error *err)
 {
@@ -192,11 +198,13 @@ static int run_html(struct ta_plan *p, struct report_opts *ro, struct ta_job_fac
 	struct ta_stragglers_opts s = ta_stragglers_defaults;
 	struct ta_kernels_opts top = ta_kernels_defaults;
 	struct ta_diagnose_section d = { ta_diagnose_defaults, 0, NULL, 1 };
+	struct ta_overview_opts ov = ta_overview_defaults;
 	struct ta_table *facts = NULL;
 	sqlite3 *db;
 	int rc;
 
 	roof_steps.by = TA_ROOF_BY_STEP;
+	ov.summary = 1;
 	rc = ta_plan_run(p, &ta_shard_per_rank, kernels_fn, &top, NULL, NULL,
 			 &h[H_KERNELS], err);
 	if (rc == 0)
@@ -208,6 +216,8 @@ static int run_html(struct ta_plan *p, struct report_opts *ro, struct ta_job_fac
 			err) < 0 ||
 	    ta_plan_run(p, &ta_shard_per_rank, roofline_fn, &roof_steps, NULL, NULL,
 			&h[H_ROOF_STEPS], err) < 0 ||
+	    ta_plan_run(p, &ta_shard_per_rank, overview_fn, &ov, NULL, NULL,
+			&h[H_OVERVIEW], err) < 0 ||
 	    ta_plan_run(p, &ta_shard_per_rank, facts_fn, NULL, NULL, NULL, &facts, err) < 0)
 		return -1;
 	ta_model_facts_of(facts, f);
@@ -244,8 +254,8 @@ static int write_html(const struct ta_cli *cli, const struct report_opts *ro,
 	struct ta_error err = { 0, "" };
 	struct ta_html_page p;
 	const char *html = ro->html;
-	char cmds[12][600];
-	const char *cmdv[12];
+	char cmds[14][600];
+	const char *cmdv[14];
 	const char *path = cli->args[0];
 	size_t n = 0, i;
 	FILE *out;
@@ -265,6 +275,8 @@ static int write_html(const struct ta_cli *cli, const struct report_opts *ro,
 	if (h[H_STRAGGLERS])
 		snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze stragglers --format csv %s",
 			 path);
+	snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze overview --summary --format csv %s",
+		 path);
 	snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze roofline --format csv %s  "
 		 "# and --by step", path);
 	if (h[H_MEMORY])
@@ -300,6 +312,7 @@ static int write_html(const struct ta_cli *cli, const struct report_opts *ro,
 	p.snapshot_series = h[H_SNAP_SERIES];
 	p.roofline = h[H_ROOF];
 	p.roofline_steps = h[H_ROOF_STEPS];
+	p.overview = h[H_OVERVIEW];
 	if (!(out = ta_cli_output_open(&out_cli)))
 		return TA_EXIT_SYSTEM;
 	ta_report_html(out, &p);

@@ -83,11 +83,40 @@ static int list_dir(const char *path, char ***files, size_t *n, int quiet,
 	}
 	closedir(d);
 	if (*n == 0) {
-		ta_error_set(err, TA_EXIT_INPUT,
-			     "'%s': no trace files (*.json, *.json.gz)", path);
-		return -1;
+		/* tensorboard_trace_handler's log directory: one of its runs */
+		struct ta_buf said = { 0 };
+		char *run = ta_tblog_run(path, &said, err);
+		int rc;
+
+		if (!run) {
+			if (!err->code)
+				ta_error_set(err, TA_EXIT_INPUT,
+					     "'%s': no trace files (*.json, *.json.gz)", path);
+			ta_buf_free(&said);
+			return -1;
+		}
+		if (!quiet && !ta_quiet)
+			ta_stderr_bytes(said.s, said.len);
+		ta_buf_free(&said);
+		rc = list_dir(run, files, n, quiet, err);
+		free(run);
+		return rc;
 	}
 	ta_qsort(*files, *n, sizeof(**files), cmp_str);
+	{
+		/* a worker profiled in several spans: the one asked for */
+		struct ta_buf said = { 0 };
+
+		*n = ta_tblog_spans(*files, *n, &said);
+		if (!quiet && !ta_quiet)
+			ta_stderr_bytes(said.s, said.len);
+		ta_buf_free(&said);
+	}
+	if (*n == 0) {
+		ta_error_set(err, TA_EXIT_INPUT, "'%s': no worker has that many spans "
+			     "(--span)", path);
+		return -1;
+	}
 	return 0;
 }
 

@@ -27,5 +27,7 @@ int64_t ta_rank_from_filename(const char *path)
 		}
 		return r;
 	}
-	return -1;
+	/* tensorboard_trace_handler's WORKER.SPAN.pt.trace.json: the
+	 * worker's place among its directory's */
+	return ta_tblog_rank(path);
 }

@@ -3,6 +3,7 @@
  * the analyses give in CSV: every figure sits above its table, whose
  * numbers are written as CSV writes them. */
 #include "ta_html.h"
+#include "ta_people.h"
 #include "ta_utf8.h"
 #include "ta_report.h"
 
@@ -1033,6 +1034,63 @@ static const char script[] =
 "return d*x.localeCompare(y);});rows.forEach(function(r){tb.appendChild(r);});});});\n"
 "</script>\n";
 
+/* The TensorBoard plugin's overview: each rank's average step by
+ * category, its GPU summary, and what to do about it (people_overview.c's
+ * lines, as a list). */
+static void overview(FILE *o, const struct ta_table *s)
+{
+	static const char *const names[] = { "kernel", "memcpy", "memset",
+		"communication", "runtime", "dataloader", "cpu_exec", "other" };
+	static const char *const colours[] = { C_BLUE, C_SKY, C_PURPLE, C_ORANGE,
+		C_YELLOW, C_VERMILLION, C_GREEN, C_GREY };
+	struct part p[8];
+	struct ta_table *said = ta_table_new("", s->cols, s->ncols);
+	size_t *rows = calloc(s->nrows + 1, sizeof(*rows)), n, i, k;
+	char label[32], name[40];
+
+	if (!rows || !said) {
+		free(rows);
+		ta_table_free(said);
+		return;
+	}
+	n = pick_rows(s, col(s, "other_us"), rows);
+	fputs("<section id=\"overview\"><h2>Step time by category (the TensorBoard "
+	      "overview)</h2>\n", o);
+	figure_open(o, 26.0 * (double)n + 48, "Each rank's average step, each moment "
+		    "in the first category running then");
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < 8; k++) {
+			snprintf(name, sizeof(name), "%s_us", names[k]);
+			p[k] = (struct part){ names[k], colours[k], num(s, rows[i], col(s, name)) };
+		}
+		snprintf(label, sizeof(label), "rank %lld",
+			 (long long)ta_table_cell(s, rows[i], 0)->i);
+		stacked(o, 26.0 * (double)i, label, p, 8, "us");
+	}
+	/* eight labels: two rows, inside the figure */
+	legend(o, 26.0 * (double)n + 8, p, 4);
+	legend(o, 26.0 * (double)n + 26, p + 4, 4);
+	figure_close(o, "Per rank, the average kept step: kernel, memcpy, memset, "
+		     "communication, runtime, dataloader, CPU exec, other (overview).");
+	ta_people_overview(said, s);
+	if (said->head.len) {
+		char *line, *save = NULL;
+
+		fputs("<ul class=\"overview\">", o);
+		for (line = strtok_r(said->head.s, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			fputs("<li>", o);
+			esc(o, line + strspn(line, " -"));
+			fputs("</li>", o);
+		}
+		fputs("</ul>\n", o);
+	}
+	table(o, s, "t-overview");
+	fputs("</section>\n", o);
+	ta_table_free(said);
+	free(rows);
+}
+
 void ta_report_html(FILE *o, const struct ta_html_page *p)
 {
 	size_t i;
@@ -1063,6 +1121,8 @@ void ta_report_html(FILE *o, const struct ta_html_page *p)
 		temporal(o, p->temporal);
 	if (p->idle)
 		idle(o, p->idle);
+	if (p->overview)
+		overview(o, p->overview);
 	if (p->diagnose)
 		diagnose(o, p->diagnose, p->findings);
 	kernels(o, p->types, p->kernels);
