@@ -21,7 +21,7 @@
  *   gpu (rank, idx, name, cat, ts,    every GPU activity of the selected
  *     dur, stream, correlation,       ranks, no window (dur >= 0);
  *     pid, tid, blocks_per_sm,        Kineto's blocks per SM and est.
- *     occupancy)                      achieved occupancy % of kernels
+ *     occupancy, shared_mem)          achieved occupancy % of kernels
  *   steps (rank, step, name, ts,      each rank's ProfilerStep#N ranges
  *     dur, end_ts)
  *   step_host (rank, step, ts,        the kept steps' ranges on the host

@@ -122,8 +122,9 @@ int ta_is_tensor_core(const char *name)
  * gemv: a matrix-vector product is bound by memory, not by the cores. */
 int ta_is_matmul(const char *name)
 {
-	static const char *const words[] = { "gemm", "nvjet", "xmma", "conv",
-		"sdpa", "fmha", "flash_", "attention", NULL };
+	static const char *const words[] = { "gemm", "nvjet", "xmma", "convolution",
+		"conv1d", "conv2d", "conv3d", "dgrad", "wgrad", "sdpa", "fmha", "flash_",
+		"attention", NULL };
 	size_t i;
 
 	for (i = 0; name && words[i]; i++)

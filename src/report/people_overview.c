@@ -61,6 +61,7 @@ static void gpu_line(struct ta_buf *b, const struct ta_table *s, size_t r)
 	const struct ta_cell *sm = cell(s, r, "sm_efficiency_pct");
 	const struct ta_cell *occ = cell(s, r, "occupancy_pct");
 	const struct ta_cell *tc = cell(s, r, "tensor_core_pct");
+	const struct ta_cell *mm = cell(s, r, "matmul_pct");
 	int64_t unknown = cell(s, r, "occupancy_unknown")->i;
 
 	if (util->null)
@@ -73,8 +74,11 @@ static void gpu_line(struct ta_buf *b, const struct ta_table *s, size_t r)
 	if (unknown)
 		ta_buf_addf(b, " (%lld kernel%s without one left out)", (long long)unknown,
 			    unknown == 1 ? "" : "s");
+	/* beside the matrix work, what tensor cores are for: 34 % reads as
+	 * poor where all of the matrix work is 34 % */
 	if (!tc->null)
-		ta_buf_addf(b, ", tensor cores %.1f %% of kernel time", tc->d);
+		ta_buf_addf(b, ", tensor cores %.1f %% of compute-kernel time (matrix "
+			    "work %.1f %%)", tc->d, mm->null ? 0 : mm->d);
 	ta_buf_adds(b, "\n");
 }
 
@@ -96,8 +100,9 @@ static void advice(struct ta_buf *b, const struct ta_table *s, size_t r)
 			    "of the step: where a rank is late the others wait here (traceanalyze "
 			    "stragglers says who and why); else overlap it (DDP's bucket_cap_mb, "
 			    "FSDP's prefetching) or send fewer, larger messages\n", comm);
-	/* idle the data loading explains is said above */
-	if (!util->null && util->d < 50 && load < (100 - util->d) / 2)
+	/* idle that data loading or waiting in collectives explains is said
+	 * above */
+	if (!util->null && util->d < 50 && load + comm < (100 - util->d) / 2)
 		ta_buf_addf(b, "  - the GPU is busy only %.1f %% of the steps, and the host runs "
 			    "%.1f %% of them: %s (diagnose says what it waits for)\n", util->d, host,
 			    host > 50 ? "the host does not keep up: larger batches, CUDA graphs "

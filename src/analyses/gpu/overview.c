@@ -160,7 +160,7 @@ static int load_gpu(sqlite3 *db, int64_t rank, struct rank_work *r,
 
 	if (ta_db_prepare(db, "SELECT g.ts, g.dur, ta_kind(n.name, c.name, 0),"
 			  " g.cat = " TA_CAT_MEMCPY ", g.cat = " TA_CAT_MEMSET ","
-			  " g.blocks_per_sm, g.occupancy, n.name"
+			  " g.blocks_per_sm, g.occupancy, n.name, g.shared_mem > 49152"
 			  " FROM gpu g JOIN label n ON n.name_id = g.name"
 			  " JOIN label c ON c.name_id = g.cat"
 			  " WHERE g.rank = ?1 AND g.ts < ?3 AND g.ts + g.dur > ?2",
@@ -183,21 +183,26 @@ static int load_gpu(sqlite3 *db, int64_t rank, struct rank_work *r,
 		add_row(r, ts, dur, part, bpsm > 0 && isfinite(bpsm) ? bpsm : 0, kernel);
 		if (!kernel || in == 0)
 			continue;
-		r->kernel_ns += in;
-		if (ta_is_tensor_core((const char *)sqlite3_column_text(st, 7)))
-			r->tc_ns += in;
-		if (ta_is_matmul((const char *)sqlite3_column_text(st, 7)))
-			r->mm_ns += in;
+		/* the tensor-core and matrix-work shares are of compute
+		 * kernels: a collective waiting for a late peer is neither */
+		if (part == R_KERNEL) {
+			r->kernel_ns += in;
+			if (ta_is_tensor_core((const char *)sqlite3_column_text(st, 7)))
+				r->tc_ns += in;
+			if (ta_is_matmul((const char *)sqlite3_column_text(st, 7)))
+				r->mm_ns += in;
+		}
 		if (sqlite3_column_type(st, 6) != SQLITE_NULL) {
 			double occ = sqlite3_column_double(st, 6);
 
-			/* 0: the profiler could not compute it (cluster
-			 * launches), not an idle SM */
-			if (occ > 0 && occ <= 100) {
+			/* Kineto's occupancy calculator assumes 48 KB of shared
+			 * memory: past it, it writes 0 for not known, not an idle
+			 * SM (a small kernel's 0 is real: rounded down) */
+			if (occ == 0 && sqlite3_column_int(st, 8)) {
+				r->occ_unknown++;
+			} else if (occ >= 0 && occ <= 100) {
 				r->occ_sum += occ * (double)in;
 				r->occ_ns += in;
-			} else {
-				r->occ_unknown++;
 			}
 		}
 	}
@@ -205,7 +210,9 @@ static int load_gpu(sqlite3 *db, int64_t rank, struct rank_work *r,
 	return ta_db_done(db, rc, err);
 }
 
-/* Host work: runtime and driver calls, data loading (the DataLoader's and
+/* Host work: runtime and driver calls, gloo's collectives (on the CPU:
+ * their ranges are the communication; NCCL's nccl:* ranges only enqueue
+ * its kernels), data loading (the DataLoader's and
  * DataPipe's ranges, and a record_function range the user named so, such
  * as "data_loading": the plugin called those CPU exec), every other CPU
  * op and record_function range (Python frames and the steps themselves
@@ -218,10 +225,10 @@ static int load_host(sqlite3 *db, int64_t rank, struct rank_work *r,
 
 	if (ta_db_prepare(db, "SELECT ts, dur, 0 FROM calls WHERE rank = ?1"
 			  " AND ts < ?3 AND ts + dur > ?2"
-			  " UNION ALL SELECT h.ts, h.dur, 1 + (n.name GLOB"
-			  " 'enumerate(DataLoader)#*' OR n.name GLOB 'enumerate(DataPipe)#*'"
-			  " OR (h.role = " TA_SQL(TA_ROLE_CPU_ANN) " AND lower(n.name) LIKE"
-			  " '%data%load%'))"
+			  " UNION ALL SELECT h.ts, h.dur, CASE WHEN n.name GLOB 'gloo:*' THEN 3"
+			  " WHEN n.name GLOB 'enumerate(DataLoader)#*' OR n.name GLOB"
+			  " 'enumerate(DataPipe)#*' OR (h.role = " TA_SQL(TA_ROLE_CPU_ANN)
+			  " AND lower(n.name) LIKE '%data%load%') THEN 2 ELSE 1 END"
 			  " FROM host h JOIN label n ON n.name_id = h.name"
 			  " WHERE h.rank = ?1 AND h.ts < ?3 AND h.ts + h.dur > ?2"
 			  " AND h.cat IS NOT " TA_CAT_PYTHON
@@ -234,7 +241,8 @@ static int load_host(sqlite3 *db, int64_t rank, struct rank_work *r,
 		int what = sqlite3_column_int(st, 2);
 
 		add_row(r, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-			what == 0 ? R_RUNTIME : what == 2 ? R_DATALOADER : R_CPU, 0, 0);
+			what == 0 ? R_RUNTIME : what == 2 ? R_DATALOADER : what == 3 ?
+			R_COMM : R_CPU, 0, 0);
 	}
 	sqlite3_finalize(st);
 	return ta_db_done(db, rc, err);
