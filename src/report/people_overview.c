@@ -105,7 +105,9 @@ static void advice(struct ta_buf *b, const struct ta_table *s, size_t r)
 	if (!util->null && util->d < 50 && load + comm < (100 - util->d) / 2)
 		ta_buf_addf(b, "  - the GPU is busy only %.1f %% of the steps, and the host runs "
 			    "%.1f %% of them: %s (diagnose says what it waits for)\n", util->d, host,
-			    host > 50 ? "the host does not keep up: larger batches, CUDA graphs "
+			    host > 50 ? "the host does not keep up (the profiler's own cost on the "
+			    "host adds to it, record_shapes and with_stack most: time a step with "
+			    "the profiler off first): larger batches, CUDA graphs "
 			    "(torch.compile mode=\"reduce-overhead\"), fewer synchronizations" :
 			    "give it more work per step: larger batches");
 	if (!tc->null && !mm->null && tc->d < 1 && mm->d > 10)
