@@ -115,6 +115,8 @@ static int list_dir(const char *path, char ***files, size_t *n, int quiet,
 	if (*n == 0) {
 		ta_error_set(err, TA_EXIT_INPUT, "'%s': no worker has that many spans "
 			     "(--span)", path);
+		free(*files);
+		*files = NULL;
 		return -1;
 	}
 	return 0;
