@@ -233,6 +233,11 @@ static int bad_option(const struct ta_cmd_info *cmd, const char *word, int val)
 			if (e < d)
 				d = e, best = o;
 		}
+	if (word[0] == '-' && word[1] == '-' && best && d == 0 && name[len] == '=') {
+		fprintf(stderr, "traceanalyze: option '--%s' takes no value\n"
+			"traceanalyze: try 'traceanalyze %s --help'\n", best->name, cmd->name);
+		return -1;
+	}
 	if (word[0] == '-' && word[1] == '-' && best && d <= 3) {
 		fprintf(stderr, "traceanalyze: unknown option '%.*s'; did you mean "
 			"'--%s'?\ntraceanalyze: try 'traceanalyze %s --help'\n", (int)(len + 2), word,
@@ -634,6 +639,13 @@ static int check_gates(const struct ta_cli *cli, struct ta_gate **g, int rises,
 			"(said above), so the answer lacks %s (--missing pass lets it "
 			"pass)\n", skipped, skipped == 1 ? " was" : "s were",
 			skipped == 1 ? "a rank" : "ranks");
+		trips++;
+	}
+	/* no row at all (a step that is not there, a filter that kept
+	 * nothing): nothing was checked, which is not a pass */
+	if (cli->ngates && t->nrows == 0 && !cli->missing_pass) {
+		fprintf(stderr, "traceanalyze: gate tripped: the result has no row to "
+			"check (--missing pass lets it pass)\n");
 		trips++;
 	}
 

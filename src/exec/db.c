@@ -354,6 +354,10 @@ int ta_db_open(const char *path, sqlite3 **db, struct ta_error *err)
 	 * effects, nor be written around SQLite's checks */
 	sqlite3_db_config(*db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
 	sqlite3_db_config(*db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+	/* another run adding an index or HTA's rows holds the file for a
+	 * moment: wait for it rather than fail (the checks below read it: a
+	 * lock there is not damage) */
+	sqlite3_busy_timeout(*db, BUSY_MS);
 	sqlite3_progress_handler(*db, VET_STEPS, vet_progress, &calls);
 	if (check_objects(*db, path, err) < 0 || check_version(*db, path, err) < 0) {
 		sqlite3_close(*db);
@@ -361,9 +365,6 @@ int ta_db_open(const char *path, sqlite3 **db, struct ta_error *err)
 		return -1;
 	}
 	sqlite3_progress_handler(*db, 0, NULL, NULL);
-	/* another run adding an index or HTA's rows holds the file for a
-	 * moment: wait for it rather than fail */
-	sqlite3_busy_timeout(*db, BUSY_MS);
 	/* analyses build temporary tables: on disk, so memory stays bounded */
 	sqlite3_exec(*db, "PRAGMA temp_store = FILE; PRAGMA cache_size = -2048",
 		     NULL, NULL, NULL);
