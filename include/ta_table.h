@@ -62,6 +62,8 @@ struct ta_table {
 	struct ta_table *also;
 };
 
+/* The column named name, or -1 (t NULL too). */
+long ta_table_col(const struct ta_table *t, const char *name);
 struct ta_table *ta_table_new(const char *title, const struct ta_col *cols,
 			      size_t ncols);
 size_t ta_table_add_row(struct ta_table *t);   /* all cells NULL */

@@ -40,12 +40,7 @@ static void esc(FILE *o, const char *s)
 
 static long col(const struct ta_table *t, const char *name)
 {
-	size_t c;
-
-	for (c = 0; t && c < t->ncols; c++)
-		if (strcmp(t->cols[c].name, name) == 0)
-			return (long)c;
-	return -1;
+	return ta_table_col(t, name);
 }
 
 static double num(const struct ta_table *t, size_t r, long c)

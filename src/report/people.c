@@ -11,11 +11,9 @@
 /* The column named name (it exists: the tables are ours). */
 static size_t col(const struct ta_table *t, const char *name)
 {
-	size_t c;
+	long c = ta_table_col(t, name);
 
-	for (c = 0; c < t->ncols && strcmp(t->cols[c].name, name) != 0; c++)
-		;
-	return c;
+	return c < 0 ? t->ncols : (size_t)c;
 }
 
 static size_t sort_col;

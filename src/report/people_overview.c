@@ -13,13 +13,10 @@ static const char *const parts[] = { "kernel", "memcpy", "memset", "communicatio
 	"runtime", "dataloader", "cpu_exec", "other" };
 #define NPARTS (sizeof(parts) / sizeof(*parts))
 
+/* the summary's own columns: each is there */
 static const struct ta_cell *cell(const struct ta_table *t, size_t r, const char *name)
 {
-	size_t c;
-
-	for (c = 0; c < t->ncols && strcmp(t->cols[c].name, name) != 0; c++)
-		;
-	return ta_table_cell(t, r, c);
+	return ta_table_cell(t, r, (size_t)ta_table_col(t, name));
 }
 
 static double share(const struct ta_table *s, size_t r, const char *part)

@@ -183,6 +183,16 @@ void ta_table_sort(struct ta_table *t,
 	free(tmp);
 }
 
+long ta_table_col(const struct ta_table *t, const char *name)
+{
+	size_t c;
+
+	for (c = 0; t && c < t->ncols; c++)
+		if (strcmp(t->cols[c].name, name) == 0)
+			return (long)c;
+	return -1;
+}
+
 void ta_table_free(struct ta_table *t)
 {
 	if (!t)

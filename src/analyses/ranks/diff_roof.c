@@ -22,11 +22,9 @@ static const struct ta_col cols[] = {
 
 static size_t col(const struct ta_table *t, const char *name)
 {
-	size_t c;
+	long c = ta_table_col(t, name);
 
-	for (c = 0; c < t->ncols && strcmp(t->cols[c].name, name); c++)
-		;
-	return c;
+	return c < 0 ? t->ncols : (size_t)c;
 }
 
 /* The row of op and dtype with the most GPU time; SIZE_MAX if none. */
