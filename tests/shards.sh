@@ -14,6 +14,7 @@ for s in $(cd testdata && ls -d */ | tr -d /); do
 	d="$TMP/$s"
 	# one process per file, four at once
 	ls testdata/$s/*.json.gz | xargs -P 4 -I{} $BIN ingest -q {} -o "$d/"
+	cksum "$d"/*.tadb > "$TMP/shard_sums"
 	# CSV (the rows) and text (what is said of them, from the parts that
 	# travel beside them); JSON is the CSV's rows written otherwise
 	# (tests/golden has it), and a cache entry holds rows, not formats
@@ -56,6 +57,13 @@ for s in $(cd testdata && ls -d */ | tr -d /); do
 		$BIN $c -q --hta-compat --format csv "$d" > "$TMP/b" 2>&1
 		same "$s: $c --hta-compat from shards" "$TMP/a" "$TMP/b"
 	done
+	# a user's shards are read, never written: every index a command
+	# reads is there when ingest is done (ops, diagnose and memory once
+	# added theirs, and a run killed then left a journal beside them)
+	cksum "$d"/*.tadb > "$TMP/sums_after"
+	same "$s: the shards as ingest wrote them" "$TMP/shard_sums" "$TMP/sums_after"
+	check "$s: nothing else in the shards' directory: $(ls "$d" | tr '\n' ' ')" \
+		test -z "$(ls "$d" | grep -v '\.tadb$')"
 done
 $BIN memory -q --format csv testdata/mem_leak > "$TMP/a"
 $BIN memory -q --format csv "$TMP/mem_leak" > "$TMP/b"
@@ -108,7 +116,7 @@ for round in 1 2 3 4 5 6; do
 		pid=$!
 		sleep 0.$((round * 15))
 		kill -$sig $pid 2>/dev/null
-		wait $pid
+		{ wait $pid; } 2> /dev/null # not "Terminated": it is what this test does
 		sleep 0.2
 		check "$c killed with SIG$sig after 0.$((round * 15)) s: TMPDIR empty" test "$(ls -A "$TMP/td2" | wc -l)" = 0
 		check "... and no child left" test "$(pgrep -f -c "$TMP/big" || true)" = 0
@@ -283,7 +291,7 @@ while [ $k -lt 20 ]; do
 	done
 	sleep 0.0$((k % 5))
 	for p in $(shuf -n 2 "$TMP/pids$k"); do kill -9 "$p" 2>/dev/null; done
-	wait
+	{ wait; } 2> /dev/null
 	bad=0
 	for db in "$d"/*.tadb; do
 		[ -e "$db" ] || continue

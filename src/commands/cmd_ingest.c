@@ -127,7 +127,9 @@ static int cmd_ingest(int argc, char **argv)
 	}
 	if (cli.output && strcmp(cli.output, "-") != 0 && !cli.columns &&
 	    cli.nargs >= 1 && is_dir(cli.output)) {
-		cli.ingest.lazy_indexes = 0; /* merged, then indexed, when read */
+		/* files to keep, complete: a command never writes into a
+		 * user's shard (its indexes, made when read, did) */
+		cli.ingest.lazy_indexes = ~0u;
 		rc = shards(&cli, cli.output);
 		ta_cli_free(&cli);
 		return rc;
