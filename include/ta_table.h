@@ -52,6 +52,10 @@ struct ta_table {
 	const struct ta_row_sink *sink; /* rows go out as they come */
 	size_t sunk;               /* rows handed to the sink so far */
 	size_t bad_utf8;           /* bytes of text cells replaced by U+FFFD */
+	/* ranks of the job with no trace here that the answer depends on
+	 * (a cross-rank analysis: their waits are not measured): a gate on
+	 * it trips, as on a file left out */
+	size_t ranks_absent;
 	/* per column, NULL or the NULL-ended list of every value a text column
 	 * can hold (verdicts, kinds): a gate comparing it with anything else
 	 * is a typo */

@@ -14,7 +14,9 @@ export LC_ALL=C.UTF-8
 pass=0 fail=0
 
 # inputs made on the fly from the committed traces
-mkdir -p "$TMP/empty" "$TMP/cut" "$TMP/mixed" "$TMP/twins"
+mkdir -p "$TMP/empty" "$TMP/cut" "$TMP/mixed" "$TMP/twins" "$TMP/rank0_of_2"
+# rank 0 of a two-rank job, rank 1's trace lost
+cp testdata/ddp_straggler/rank-0.pt.trace.json.gz "$TMP/rank0_of_2/"
 gzip -dc testdata/decode_graph/rank-0.pt.trace.json.gz | head -c 30000 > "$TMP/cut/rank-0.json"
 cp testdata/decode_graph/rank-0.pt.trace.json.gz "$TMP/mixed/"
 echo "lr: 0.1" > "$TMP/mixed/notes.txt"

@@ -641,6 +641,16 @@ static int check_gates(const struct ta_cli *cli, struct ta_gate **g, int rises,
 			skipped == 1 ? "a rank" : "ranks");
 		trips++;
 	}
+	/* ranks whose waits the answer lacks (stragglers of a job with a
+	 * rank's trace missing measured no wait at all) */
+	if (t->ranks_absent && !cli->missing_pass && (cli->ngates || cli->baseline)) {
+		fprintf(stderr, "traceanalyze: gate tripped: %zu rank%s of the job %s no "
+			"trace here, so the answer lacks %s waits (--missing pass lets "
+			"it pass)\n", t->ranks_absent, t->ranks_absent == 1 ? "" : "s",
+			t->ranks_absent == 1 ? "has" : "have",
+			t->ranks_absent == 1 ? "its" : "their");
+		trips++;
+	}
 	/* no row at all (a step that is not there, a filter that kept
 	 * nothing): nothing was checked, which is not a pass */
 	if (cli->ngates && t->nrows == 0 && !cli->missing_pass) {

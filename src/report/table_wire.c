@@ -52,12 +52,14 @@ int ta_table_append(struct ta_table *dst, const struct ta_table *src, int same_n
 		}
 	}
 	dst->bad_utf8 += src->bad_utf8;
+	if (src->ranks_absent > dst->ranks_absent)
+		dst->ranks_absent = src->ranks_absent;
 	return add_notes(dst, src->notes.s, src->notes.len, src->warnings.s,
 			 src->warnings.len, same_notes);
 }
 
 /* A child's table, to its parent through a file: the cells, then notes,
- * warnings and replaced bytes, then its second table if it has one; head
+ * warnings, replaced bytes and absent ranks, then its second table if it has one; head
  * and tail must be empty (append). */
 static void put_i64(FILE *f, int64_t v)
 {
@@ -105,6 +107,7 @@ void ta_table_write_wire(FILE *f, const struct ta_table *t)
 	put_bytes(f, t->notes.s, t->notes.len);
 	put_bytes(f, t->warnings.s, t->warnings.len);
 	put_i64(f, (int64_t)t->bad_utf8);
+	put_i64(f, (int64_t)t->ranks_absent);
 	put_i64(f, (int64_t)(t->head.len + t->tail.len));
 	put_i64(f, t->also != NULL);
 	if (t->also)
@@ -175,9 +178,14 @@ int ta_table_read_wire(FILE *f, struct ta_table *dst, int same_notes)
 	free(s);
 	free(w);
 	if (ok) {
+		int64_t absent;
+
 		k = get_i64(f);
-		ok = k >= 0 && get_i64(f) == 0;
+		absent = get_i64(f);
+		ok = k >= 0 && absent >= 0 && get_i64(f) == 0;
 		dst->bad_utf8 += ok ? (size_t)k : 0;
+		if (ok && (size_t)absent > dst->ranks_absent)
+			dst->ranks_absent = (size_t)absent;
 	}
 	if (ok) {
 		k = get_i64(f);

@@ -66,13 +66,16 @@ static int load(sqlite3 *db, struct ta_peers *p, struct ta_intern *names,
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct member m = { 0 };
+		size_t size = (size_t)sqlite3_column_int64(st, 2);
 		const char *pg = (const char *)sqlite3_column_text(st, 1);
 		const char *name = (const char *)sqlite3_column_text(st, 3);
 		int is_new;
 
 		m.rank = sqlite3_column_int64(st, 0);
 		m.pg = ta_intern(names, pg ? pg : "", pg ? strlen(pg) : 0, &is_new);
-		m.group_size = (size_t)sqlite3_column_int64(st, 2);
+		m.group_size = size;
+		if (size > p->nranks && size - p->nranks > p->absent)
+			p->absent = size - p->nranks;
 		m.name = ta_intern(names, name ? name : "", name ? strlen(name) : 0, &is_new);
 		/* all-to-all sizes differ from rank to rank by design */
 		m.sized = !name || (!strstr(name, "all_to_all") && !strstr(name, "alltoall"));
@@ -299,7 +302,7 @@ _Static_assert(sizeof(struct ta_peer_step) == 9 * sizeof(int64_t) &&
 	       sizeof(struct ta_peer_most) == 2 * sizeof(int64_t),
 	       "the saved tables' columns are the structs' fields");
 static const char saved_sql[] =
-"CREATE TABLE peer_counts (matched, mismatched, partial, lone);"
+"CREATE TABLE peer_counts (matched, mismatched, partial, lone, absent);"
 "CREATE TABLE peer_offsets (rank, offset_ns);"
 "CREATE TABLE peer_steps (rank, step, comm_ns, wait_ns, late_ns, ncoll, nlast,"
 " peer, peer_wait_ns);"
@@ -335,7 +338,7 @@ static int put(sqlite3 *db, const char *table, const int64_t *v, size_t n,
 int ta_peers_save(sqlite3 *db, struct ta_error *err)
 {
 	struct ta_peers p;
-	int64_t counts[4], *ro;
+	int64_t counts[5], *ro;
 	size_t i;
 	int rc;
 
@@ -348,9 +351,10 @@ int ta_peers_save(sqlite3 *db, struct ta_error *err)
 	counts[1] = (int64_t)p.mismatched;
 	counts[2] = (int64_t)p.partial;
 	counts[3] = (int64_t)p.lone;
+	counts[4] = (int64_t)p.absent;
 	if (rc == 0)
 		rc = ta_db_exec(db, saved_sql, err) == 0 && ta_db_exec(db, "BEGIN", err) == 0 &&
-		     put(db, "peer_counts", counts, 1, 4, 4, err) == 0 &&
+		     put(db, "peer_counts", counts, 1, 5, 5, err) == 0 &&
 		     put(db, "peer_steps", (const int64_t *)p.v, p.n, NSTEP, NSTEP, err) == 0 &&
 		     put(db, "peer_waits", (const int64_t *)p.waits, p.nwaits, NWAIT, NWAIT,
 			 err) == 0 &&
@@ -396,8 +400,8 @@ static int load_saved(sqlite3 *db, struct ta_peers *p, struct ta_error *err)
 	size_t nc = 0, nro = 0, i;
 	int rc;
 
-	rc = get(db, "SELECT matched, mismatched, partial, lone FROM peers.peer_counts",
-		 &counts, &nc, 4, err);
+	rc = get(db, "SELECT matched, mismatched, partial, lone, absent"
+		 " FROM peers.peer_counts", &counts, &nc, 5, err);
 	if (rc == 0 && nc != 1) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "the gathered collectives: no matching");
 		rc = -1;
@@ -407,6 +411,7 @@ static int load_saved(sqlite3 *db, struct ta_peers *p, struct ta_error *err)
 		p->mismatched = (size_t)counts[1];
 		p->partial = (size_t)counts[2];
 		p->lone = (size_t)counts[3];
+		p->absent = (size_t)counts[4];
 		rc = get(db, "SELECT rank, offset_ns FROM peers.peer_offsets ORDER BY rank",
 			 &ro, &nro, 2, err);
 	}

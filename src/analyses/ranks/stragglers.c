@@ -42,6 +42,13 @@ static void say_matching(struct ta_table *t, const struct ta_peers *p)
 {
 	size_t i, lo, hi;
 
+	if (p->absent)
+		ta_table_warn(t, "the job's process groups name %zu rank%s with no "
+			      "collective here (%s trace is missing): what %s for "
+			      "and holds back is not measured", p->absent,
+			      p->absent == 1 ? "" : "s", p->absent == 1 ? "its" : "their",
+			      p->absent == 1 ? "it waits" : "they wait");
+	t->ranks_absent = p->absent;
 	if (p->mismatched)
 		ta_table_warn(t, "%zu collectives disagree across ranks on name or "
 			      "message size; left out", p->mismatched);
