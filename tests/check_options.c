@@ -2,9 +2,11 @@
  * and stores into its field, and refuses what it does not take. */
 #include "check_main.h"
 #include "ta_command.h"
+#include "commands/cli.h"
 
 #include <float.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct toy {
@@ -88,6 +90,28 @@ START_TEST(test_kinds_refuse_what_they_do_not_take)
 }
 END_TEST
 
+/* --ranks: a list is whole or refused (a trailing comma or dash once
+ * read as the list before it) */
+START_TEST(test_rank_lists)
+{
+	static const char *const bad[] = { "0,", "0-", ",0", "0,,1", "1-0", "-1",
+		"0-+1", "a", "", "99999999999999999999", "0-9223372036854775807" };
+	int64_t *v = NULL;
+	size_t n = 0, i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		ck_assert_msg(ta_cli_parse_ranks(bad[i], &v, &n) < 0, "'%s' accepted", bad[i]);
+		ck_assert_ptr_null(v);
+	}
+	ck_assert_int_eq(ta_cli_parse_ranks("0,2,5-7", &v, &n), 0);
+	ck_assert_uint_eq(n, 5);
+	ck_assert(v[0] == 0 && v[1] == 2 && v[2] == 5 && v[4] == 7);
+	free(v);
+	ck_assert_int_eq(ta_cli_parse_ranks("all", &v, &n), 0);
+	ck_assert_uint_eq(n, 0);
+}
+END_TEST
+
 Suite *suite_options(void)
 {
 	Suite *s = suite_create("options");
@@ -95,6 +119,7 @@ Suite *suite_options(void)
 
 	tcase_add_test(tc, test_kinds_store_into_their_fields);
 	tcase_add_test(tc, test_kinds_refuse_what_they_do_not_take);
+	tcase_add_test(tc, test_rank_lists);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -522,8 +522,9 @@ static int parse_rank_item(const char *s, const char *e, int64_t *lo,
 	if (end != dash)
 		return -1;
 	*hi = strtoll(dash + 1, &end, 10);
-	/* INT64_MAX would overflow the caller's loop */
-	return end == e && errno != ERANGE && *hi < INT64_MAX && *hi >= *lo &&
+	/* INT64_MAX would overflow the caller's loop; "0-" is no range */
+	return end == e && end > dash + 1 && dash[1] != '-' && dash[1] != '+' &&
+	       errno != ERANGE && *hi < INT64_MAX && *hi >= *lo &&
 	       *hi - *lo < 1000000 ? 0 : -1;
 }
 
@@ -552,6 +553,11 @@ int ta_cli_parse_ranks(const char *s, int64_t **ranks, size_t *n)
 				*ranks = ta_xrealloc(*ranks, cap * sizeof(**ranks));
 			}
 			(*ranks)[(*n)++] = lo;
+		}
+		if (*e && !e[1]) { /* "0,": a list cut short */
+			free(*ranks);
+			*ranks = NULL;
+			return -1;
 		}
 		s = *e ? e + 1 : e;
 	}

@@ -3,6 +3,8 @@
 #include "commands.h"
 #include "ta_people.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +23,13 @@ static int parse_steps(const char *arg, struct ta_diff_side *s)
 {
 	char *end;
 
+	errno = 0;
 	s->step_lo = strtoll(arg, &end, 10);
 	s->step_hi = s->step_lo;
-	if (end != arg && *end == '-')
+	if (end != arg && *end == '-' && isdigit((unsigned char)end[1]))
 		s->step_hi = strtoll(arg = end + 1, &end, 10);
-	return *end || end == arg || s->step_lo < 0 || s->step_hi < s->step_lo ? -1 : 0;
+	return *end || end == arg || errno == ERANGE || s->step_lo < 0 ||
+	       s->step_hi < s->step_lo ? -1 : 0;
 }
 
 enum { OPT_KIND = 1, OPT_BASE_RANKS, OPT_TEST_RANKS, OPT_BASE_STEPS,
