@@ -81,6 +81,9 @@ int ta_db_get_int(sqlite3 *db, const char *sql, int64_t dflt, int64_t *v,
 /* After a sqlite3_step loop: 0 if rc is SQLITE_DONE, else -1 with err
  * set from the database's message. */
 int ta_db_done(sqlite3 *db, int rc, struct ta_error *err);
+/* err says why db's last statement failed: exit 3 for a damaged file,
+ * else 4 */
+void ta_db_failed(sqlite3 *db, struct ta_error *err);
 /* Whether the schema has an object of this type ("table", "index", ...). */
 int ta_db_has(sqlite3 *db, const char *type, const char *name);
 /* Adds to the read-only db's file: fn runs in one transaction on a

@@ -281,6 +281,19 @@ check "two shards of one rank: exit 3, named" test $? = 3
 check "... the message says so" grep -q "a second shard of rank 0" "$TMP/err"
 rm "$TMP/fsdp2/again.tadb"
 
+# a shard damaged in the middle (a page of its events overwritten) is
+# the input's fault wherever it is found: exit 3 naming it, never 4
+mkdir -p "$TMP/dmg"
+ls testdata/ddp_straggler/*.json.gz | xargs -P 2 -I{} $BIN ingest -q {} -o "$TMP/dmg/"
+python3 -c "import sys; f = open(sys.argv[1], 'r+b'); f.seek(4 * 65536); f.write(bytes(range(256)) * 64)" \
+	"$TMP/dmg/rank-1.pt.trace.tadb"
+for c in temporal diagnose stragglers; do
+	$BIN $c -q "$TMP/dmg" > /dev/null 2> "$TMP/err"
+	rc=$?
+	check "a damaged shard: $c exits 3 (got $rc)" test $rc = 3
+	check "... naming it" grep -q "rank-1.pt.trace.tadb.*malformed" "$TMP/err"
+done
+
 # writers killed with -9 midway, 20 times, in random order: only whole
 # shards are ever read, and writing again makes the job whole
 k=0

@@ -27,12 +27,22 @@ void ta_db_global_init(void)
 	sqlite3_config(SQLITE_CONFIG_URI, 0);
 }
 
+/* A statement failed: a damaged file is the input's fault (exit 3, as
+ * when the open finds it), the rest the machine's (exit 4). */
+static int failed_exit(sqlite3 *db)
+{
+	int code = sqlite3_errcode(db) & 0xff;
+
+	return code == SQLITE_CORRUPT || code == SQLITE_NOTADB ? TA_EXIT_INPUT :
+	       TA_EXIT_SYSTEM;
+}
+
 int ta_db_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st,
 		  struct ta_error *err)
 {
 	if (sqlite3_prepare_v2(db, sql, -1, st, NULL) == SQLITE_OK)
 		return 0;
-	ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+	ta_error_set(err, failed_exit(db), "database: %s", sqlite3_errmsg(db));
 	return -1;
 }
 
@@ -42,7 +52,7 @@ int ta_db_exec(sqlite3 *db, const char *sql, struct ta_error *err)
 
 	if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK)
 		return 0;
-	ta_error_set(err, TA_EXIT_SYSTEM, "database: %s",
+	ta_error_set(err, failed_exit(db), "database: %s",
 		     msg ? msg : sqlite3_errmsg(db));
 	sqlite3_free(msg);
 	return -1;
@@ -112,8 +122,13 @@ int ta_db_done(sqlite3 *db, int rc, struct ta_error *err)
 {
 	if (rc == SQLITE_DONE)
 		return 0;
-	ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+	ta_db_failed(db, err);
 	return -1;
+}
+
+void ta_db_failed(sqlite3 *db, struct ta_error *err)
+{
+	ta_error_set(err, failed_exit(db), "database: %s", sqlite3_errmsg(db));
 }
 
 int ta_db_has(sqlite3 *db, const char *type, const char *name)

@@ -124,8 +124,7 @@ static int start_over(sqlite3 *db, const struct ta_query *q,
 	    sqlite3_create_function_v2(db, "ta_list_len", 1,
 				       SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
 				       ta_model_sql_list_len, NULL, NULL, NULL) != SQLITE_OK) {
-		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s",
-			     sqlite3_errmsg(db));
+		ta_db_failed(db, err);
 		return -1;
 	}
 	/* hrows is a view of main.hta_rows or a table of its own */

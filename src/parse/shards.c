@@ -97,13 +97,14 @@ static int copy_shard(sqlite3 *db, const struct shard *s, const char *insert,
 		       "INSERT INTO main.snap_events SELECT * FROM shard.snap_events;"
 		       "COMMIT;", err) < 0) {
 		char msg[200];
+		int code = err->code; /* a damaged shard: exit 3 (ta_db_exec) */
 
 		snprintf(msg, sizeof(msg), "%.199s", err->msg);
 		if (strstr(msg, "UNIQUE"))
 			ta_error_set(err, TA_EXIT_INPUT, "'%.300s': a second shard of "
 				     "rank %lld", s->path, (long long)s->rank);
 		else
-			ta_error_set(err, TA_EXIT_SYSTEM, "'%.300s': %s", s->path, msg);
+			ta_error_set(err, code, "'%.300s': %s", s->path, msg);
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 		sqlite3_exec(db, "DETACH shard", NULL, NULL, NULL);
 		return -1;

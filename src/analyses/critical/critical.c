@@ -1071,7 +1071,7 @@ static int walk_failed(struct walk *w, struct ta_error *err)
 	if (!err->msg[0] && w->why)
 		ta_error_set(err, TA_EXIT_SYSTEM, "%s", w->why);
 	else if (!err->msg[0])
-		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(w->db));
+		ta_db_failed(w->db, err);
 	return -1;
 }
 

@@ -277,7 +277,7 @@ static int whole_gpu_rows(sqlite3 *db, const struct ta_query *q,
 	sqlite3_finalize(st);
 	sqlite3_finalize(ranks);
 	if (rc != SQLITE_DONE) {
-		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+		ta_db_failed(db, err);
 		return -1;
 	}
 	return 0;
@@ -334,7 +334,7 @@ int ta_idle_run(sqlite3 *db, const struct ta_query *q,
 		flush_stream(t, &s, o, R);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
-		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+		ta_db_failed(db, err);
 		ta_table_free(t);
 		return -1;
 	}

@@ -114,7 +114,7 @@ static int run_by_type(sqlite3 *db, const struct ta_kernels_opts *o,
 	sqlite3_finalize(st);
 	ta_sweeper_free(&sw);
 	if (rc != SQLITE_DONE) {
-		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+		ta_db_failed(db, err);
 		return -1;
 	}
 	*out = type_table(&sw.out, R->hta_arithmetic ? 1 : 2);
@@ -264,7 +264,7 @@ static int run_by_kernel(sqlite3 *db, const struct ta_kernels_opts *o,
 	free(l.l.v);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
-		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+		ta_db_failed(db, err);
 		for (size_t i = 0; i < rows.n; i++)
 			free(rows.v[i].a.name);
 		free(rows.v);

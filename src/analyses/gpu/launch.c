@@ -177,7 +177,7 @@ int ta_launch_run(sqlite3 *db, const struct ta_query *q,
 	if (rc == SQLITE_DONE && ta_rules(q)->notes)
 		rc = warn_shared_correlations(db, t);
 	if (rc != SQLITE_DONE) {
-		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+		ta_db_failed(db, err);
 		ta_table_free(t);
 		return -1;
 	}

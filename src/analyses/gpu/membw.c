@@ -136,7 +136,7 @@ int ta_membw_run(sqlite3 *db, const struct ta_query *q,
 		flush(t, &k);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
-		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+		ta_db_failed(db, err);
 		ta_table_free(t);
 		return -1;
 	}

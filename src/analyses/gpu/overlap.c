@@ -176,7 +176,7 @@ int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
 	ta_sync_ops_free(&x.sync);
 	ta_peers_free(&peers);
 	if (rc != SQLITE_DONE) {
-		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+		ta_db_failed(db, err);
 		ta_table_free(t);
 		return -1;
 	}

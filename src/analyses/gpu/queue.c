@@ -196,7 +196,7 @@ int ta_queue_run(sqlite3 *db, const struct ta_query *q,
 			rc = SQLITE_ERROR;
 	}
 	if (rc != SQLITE_DONE) {
-		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+		ta_db_failed(db, err);
 		ta_table_free(t);
 		return -1;
 	}

@@ -125,7 +125,7 @@ static int run_breakdown(sqlite3 *db, const struct ta_query *q,
 	sqlite3_finalize(st);
 	*out = to_table(&rows, o->gpu);
 	if (rc != SQLITE_DONE) {
-		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+		ta_db_failed(db, err);
 		ta_table_free(*out);
 		*out = NULL;
 		return -1;
@@ -157,7 +157,7 @@ static int run_kernels(sqlite3 *db, const struct ta_query *q,
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
-		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+		ta_db_failed(db, err);
 		ta_table_free(t);
 		return -1;
 	}

@@ -542,7 +542,7 @@ static int walk(sqlite3 *db, const struct ta_ops_opts *o, struct aggs *aggs,
 	free_names(&nm);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
-		ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(db));
+		ta_db_failed(db, err);
 		return -1;
 	}
 	return 0;
