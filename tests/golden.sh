@@ -15,6 +15,14 @@ pass=0 fail=0
 
 # inputs made on the fly from the committed traces
 mkdir -p "$TMP/empty" "$TMP/cut" "$TMP/mixed" "$TMP/twins" "$TMP/rank0_of_2"
+# a kernel whose duration is negative (a damaged trace)
+mkdir -p "$TMP/negative"
+gzip -dc testdata/gpt2_train/rank-0.pt.trace.json.gz | python3 -c "
+import json, sys
+t = json.load(sys.stdin)
+k = [e for e in t['traceEvents'] if e.get('cat') == 'kernel']
+k[len(k) // 2]['dur'] = -5
+json.dump(t, sys.stdout)" > "$TMP/negative/rank-0.json"
 # rank 0 of a two-rank job, rank 1's trace lost
 cp testdata/ddp_straggler/rank-0.pt.trace.json.gz "$TMP/rank0_of_2/"
 gzip -dc testdata/decode_graph/rank-0.pt.trace.json.gz | head -c 30000 > "$TMP/cut/rank-0.json"

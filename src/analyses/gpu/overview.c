@@ -61,13 +61,13 @@ enum { S_UTIL = 11, S_SM, S_OCC, S_OCC_UNKNOWN, S_TC, S_MATMUL };
 
 const struct ta_overview_opts ta_overview_defaults = { 0 };
 
-/* A row's start or end: part, and for kernels what the GPU summary sums. */
+/* A row's end, pending in the sweep: part, and for kernels what the GPU
+ * summary sums. */
 struct point {
 	int64_t t;
 	int part;
-	int d;              /* +1 start, -1 end */
-	double bpsm;        /* kernels: blocks per SM (0: not known) */
 	int kernel;         /* a kernel (not a copy or set) */
+	double bpsm;        /* kernels: blocks per SM (0: not known) */
 };
 
 struct window {
@@ -75,36 +75,23 @@ struct window {
 	int64_t parts[NPARTS];
 };
 
+/* The sweep runs as rows come, in time order: it holds the rows running
+ * at a moment (a heap of their ends), not the rank's rows (6M events
+ * once took 720 MB). */
 struct rank_work {
-	struct point *p;
+	struct point *heap;      /* min-heap of pending ends */
 	size_t n, cap;
 	struct window *w;
-	size_t nw, capw;
+	size_t nw, capw, at;
 	int64_t w0, w1;          /* every window: [first start, last end) */
+	int64_t prev;            /* the sweep's time */
+	int count[NPARTS];       /* rows of each part running */
+	int64_t kernels;         /* kernels running */
+	double bpsm;             /* their blocks per SM, summed */
 	int64_t kernel_ns, tc_ns, mm_ns, occ_ns, util_ns;
 	double occ_sum, sm_sum;
 	int64_t occ_unknown;
 };
-
-static void add_row(struct rank_work *r, int64_t ts, int64_t dur, int part,
-		    double bpsm, int kernel)
-{
-	if (dur <= 0 || ts >= r->w1 || ts + dur <= r->w0)
-		return;
-	if (r->n + 2 > r->cap) {
-		r->cap = r->cap ? 2 * r->cap : 1024;
-		r->p = ta_xrealloc(r->p, r->cap * sizeof(*r->p));
-	}
-	r->p[r->n++] = (struct point){ ts, part, 1, bpsm, kernel };
-	r->p[r->n++] = (struct point){ ts + dur, part, -1, bpsm, kernel };
-}
-
-static int by_time(const void *a, const void *b)
-{
-	const struct point *x = a, *y = b;
-
-	return x->t < y->t ? -1 : x->t > y->t;
-}
 
 /* The kept steps' windows (none: the rank's span, as one). */
 static int load_windows(sqlite3 *db, int64_t rank, struct rank_work *r,
@@ -139,6 +126,7 @@ static int load_windows(sqlite3 *db, int64_t rank, struct rank_work *r,
 		r->w0 = r->w[0].ts;
 		r->w1 = r->w[r->nw - 1].end;
 	}
+	r->prev = r->w0;
 	return ta_db_done(db, rc, err);
 }
 
@@ -150,112 +138,14 @@ static int64_t clipped(const struct rank_work *r, int64_t ts, int64_t dur)
 	return b > a ? b - a : 0;
 }
 
-/* GPU work: kernels (communication's by kind), copies, sets; with what
- * the GPU summary reads. */
-static int load_gpu(sqlite3 *db, int64_t rank, struct rank_work *r,
-		    struct ta_error *err)
-{
-	sqlite3_stmt *st = NULL;
-	int rc;
-
-	if (ta_db_prepare(db, "SELECT g.ts, g.dur, ta_kind(n.name, c.name, 0),"
-			  " g.cat = " TA_CAT_MEMCPY ", g.cat = " TA_CAT_MEMSET ","
-			  " g.blocks_per_sm, g.occupancy, n.name, g.shared_mem > 49152"
-			  " FROM gpu g JOIN label n ON n.name_id = g.name"
-			  " JOIN label c ON c.name_id = g.cat"
-			  " WHERE g.rank = ?1 AND g.ts < ?3 AND g.ts + g.dur > ?2",
-			  &st, err) < 0)
-		return -1;
-	sqlite3_bind_int64(st, 1, rank);
-	sqlite3_bind_int64(st, 2, r->w0);
-	sqlite3_bind_int64(st, 3, r->w1);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t ts = sqlite3_column_int64(st, 0), dur = sqlite3_column_int64(st, 1);
-		int kind = sqlite3_column_int(st, 2), kernel, part;
-		double bpsm = sqlite3_column_double(st, 5);
-		int64_t in = clipped(r, ts, dur);
-
-		part = sqlite3_column_int(st, 3) ? R_MEMCPY :
-		       sqlite3_column_int(st, 4) ? R_MEMSET :
-		       kind == TA_KIND_COMM ? R_COMM : kind == TA_KIND_MEMORY ?
-		       R_MEMCPY : R_KERNEL;
-		kernel = part == R_KERNEL || part == R_COMM;
-		add_row(r, ts, dur, part, bpsm > 0 && isfinite(bpsm) ? bpsm : 0, kernel);
-		if (!kernel || in == 0)
-			continue;
-		/* the tensor-core and matrix-work shares are of compute
-		 * kernels: a collective waiting for a late peer is neither */
-		if (part == R_KERNEL) {
-			r->kernel_ns += in;
-			if (ta_is_tensor_core((const char *)sqlite3_column_text(st, 7)))
-				r->tc_ns += in;
-			if (ta_is_matmul((const char *)sqlite3_column_text(st, 7)))
-				r->mm_ns += in;
-		}
-		if (sqlite3_column_type(st, 6) != SQLITE_NULL) {
-			double occ = sqlite3_column_double(st, 6);
-
-			/* Kineto's occupancy calculator assumes 48 KB of shared
-			 * memory: past it, it writes 0 for not known, not an idle
-			 * SM (a small kernel's 0 is real: rounded down) */
-			if (occ == 0 && sqlite3_column_int(st, 8)) {
-				r->occ_unknown++;
-			} else if (occ >= 0 && occ <= 100) {
-				r->occ_sum += occ * (double)in;
-				r->occ_ns += in;
-			}
-		}
-	}
-	sqlite3_finalize(st);
-	return ta_db_done(db, rc, err);
-}
-
-/* Host work: runtime and driver calls, gloo's collectives (on the CPU:
- * their ranges are the communication; NCCL's nccl:* ranges only enqueue
- * its kernels), data loading (the DataLoader's and
- * DataPipe's ranges, and a record_function range the user named so, such
- * as "data_loading": the plugin called those CPU exec), every other CPU
- * op and record_function range (Python frames and the steps themselves
- * are in no category). */
-static int load_host(sqlite3 *db, int64_t rank, struct rank_work *r,
-		     struct ta_error *err)
-{
-	sqlite3_stmt *st = NULL;
-	int rc;
-
-	if (ta_db_prepare(db, "SELECT ts, dur, 0 FROM calls WHERE rank = ?1"
-			  " AND ts < ?3 AND ts + dur > ?2"
-			  " UNION ALL SELECT h.ts, h.dur, CASE WHEN n.name GLOB 'gloo:*' THEN 3"
-			  " WHEN n.name GLOB 'enumerate(DataLoader)#*' OR n.name GLOB"
-			  " 'enumerate(DataPipe)#*' OR (h.role = " TA_SQL(TA_ROLE_CPU_ANN)
-			  " AND lower(n.name) LIKE '%data%load%') THEN 2 ELSE 1 END"
-			  " FROM host h JOIN label n ON n.name_id = h.name"
-			  " WHERE h.rank = ?1 AND h.ts < ?3 AND h.ts + h.dur > ?2"
-			  " AND h.cat IS NOT " TA_CAT_PYTHON
-			  " AND n.name NOT GLOB 'ProfilerStep#*'", &st, err) < 0)
-		return -1;
-	sqlite3_bind_int64(st, 1, rank);
-	sqlite3_bind_int64(st, 2, r->w0);
-	sqlite3_bind_int64(st, 3, r->w1);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int what = sqlite3_column_int(st, 2);
-
-		add_row(r, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-			what == 0 ? R_RUNTIME : what == 2 ? R_DATALOADER : what == 3 ?
-			R_COMM : R_CPU, 0, 0);
-	}
-	sqlite3_finalize(st);
-	return ta_db_done(db, rc, err);
-}
-
 /* seg [a, b) goes to part: each window's share of it */
-static void credit(struct rank_work *r, size_t *at, int64_t a, int64_t b, int part)
+static void credit(struct rank_work *r, int64_t a, int64_t b, int part)
 {
 	size_t i;
 
-	while (*at < r->nw && r->w[*at].end <= a)
-		(*at)++;
-	for (i = *at; i < r->nw && r->w[i].ts < b; i++) {
+	while (r->at < r->nw && r->w[r->at].end <= a)
+		r->at++;
+	for (i = r->at; i < r->nw && r->w[i].ts < b; i++) {
 		int64_t x = a > r->w[i].ts ? a : r->w[i].ts;
 		int64_t y = b < r->w[i].end ? b : r->w[i].end;
 
@@ -264,41 +154,203 @@ static void credit(struct rank_work *r, size_t *at, int64_t a, int64_t b, int pa
 	}
 }
 
-/* One sweep: each moment to the first part running; the GPU summary's
+/* The sweep to t: [prev, t) to the first part running; the GPU summary's
  * busy time and blocks per SM on the way. */
-static void sweep(struct rank_work *r)
+static void advance(struct rank_work *r, int64_t t)
 {
-	int count[NPARTS] = { 0 };
-	int64_t prev = r->w0, kernels = 0;
-	double bpsm = 0;
-	size_t i, at = 0;
 	int part;
 
-	ta_qsort(r->p, r->n, sizeof(*r->p), by_time);
-	for (i = 0; i <= r->n; i++) {
-		int64_t t = i < r->n ? r->p[i].t : r->w1;
+	if (t > r->w1)
+		t = r->w1;
+	if (t <= r->prev)
+		return;
+	for (part = 0; part < R_OTHER && !r->count[part]; part++)
+		;
+	credit(r, r->prev, t, part);
+	if (r->kernels > 0) {
+		r->util_ns += t - r->prev;
+		r->sm_sum += (r->bpsm < 1 ? (r->bpsm > 0 ? r->bpsm : 0) : 1) *
+			     (double)(t - r->prev);
+	}
+	r->prev = t;
+}
 
-		if (t > r->w1)
-			t = r->w1;
-		if (t > prev) {
-			for (part = 0; part < R_OTHER && !count[part]; part++)
-				;
-			credit(r, &at, prev, t, part);
-			if (kernels > 0) {
-				r->util_ns += t - prev;
-				r->sm_sum += (bpsm < 1 ? (bpsm > 0 ? bpsm : 0) : 1) *
-					     (double)(t - prev);
-			}
-			prev = t;
-		}
-		if (i == r->n)
+static void running(struct rank_work *r, const struct point *p, int d)
+{
+	r->count[p->part] += d;
+	if (p->kernel) {
+		r->kernels += d;
+		r->bpsm += d * p->bpsm;
+	}
+}
+
+static void heap_push(struct rank_work *r, struct point p)
+{
+	size_t i;
+
+	if (r->n == r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 64;
+		r->heap = ta_xrealloc(r->heap, r->cap * sizeof(*r->heap));
+	}
+	for (i = r->n++; i > 0 && r->heap[(i - 1) / 2].t > p.t; i = (i - 1) / 2)
+		r->heap[i] = r->heap[(i - 1) / 2];
+	r->heap[i] = p;
+}
+
+static struct point heap_pop(struct rank_work *r)
+{
+	struct point top = r->heap[0], last = r->heap[--r->n];
+	size_t i = 0, c;
+
+	while ((c = 2 * i + 1) < r->n) {
+		if (c + 1 < r->n && r->heap[c + 1].t < r->heap[c].t)
+			c++;
+		if (r->heap[c].t >= last.t)
 			break;
-		count[r->p[i].part] += r->p[i].d;
-		if (r->p[i].kernel) {
-			kernels += r->p[i].d;
-			bpsm += r->p[i].d * r->p[i].bpsm;
+		r->heap[i] = r->heap[c];
+		i = c;
+	}
+	if (r->n)
+		r->heap[i] = last;
+	return top;
+}
+
+/* The rows that ended by t leave the sweep. */
+static void end_until(struct rank_work *r, int64_t t)
+{
+	while (r->n && r->heap[0].t <= t) {
+		struct point p = heap_pop(r);
+
+		advance(r, p.t);
+		running(r, &p, -1);
+	}
+}
+
+/* A row, in time order: it runs from ts to ts + dur (the model's: a
+ * negative duration in the file is 0, as in every command). */
+static void add_row(struct rank_work *r, int64_t ts, int64_t dur, int part,
+		    double bpsm, int kernel)
+{
+	struct point p = { ts + dur, part, kernel, bpsm };
+
+	if (dur <= 0 || ts >= r->w1 || ts + dur <= r->w0)
+		return;
+	end_until(r, ts);
+	advance(r, ts);
+	running(r, &p, 1);
+	heap_push(r, p);
+}
+
+/* GPU work (kernels, communication's by kind, copies, sets, with what the
+ * GPU summary reads) and host work (runtime and driver calls, gloo's
+ * collectives (on the CPU: their ranges are the communication; NCCL's
+ * nccl:* ranges only enqueue its kernels), data loading (the DataLoader's
+ * and DataPipe's ranges, and a record_function range the user named so,
+ * such as "data_loading": the plugin called those CPU exec), every other
+ * CPU op and record_function range (Python frames and the steps
+ * themselves are in no category)), each in time order, merged here. */
+static const char gpu_sql[] =
+"SELECT g.ts, g.dur, ta_kind(n.name, c.name, 0),"
+" g.cat = " TA_CAT_MEMCPY ", g.cat = " TA_CAT_MEMSET ","
+" g.blocks_per_sm, g.occupancy, n.name, g.shared_mem > 49152"
+" FROM gpu g JOIN label n ON n.name_id = g.name"
+" JOIN label c ON c.name_id = g.cat"
+" WHERE g.rank = ?1 AND g.ts < ?3 AND g.ts + g.dur > ?2 ORDER BY g.ts";
+static const char host_sql[] =
+"SELECT ts, dur, 0 FROM calls WHERE rank = ?1 AND ts < ?3 AND ts + dur > ?2"
+" UNION ALL SELECT h.ts, h.dur, CASE WHEN n.name GLOB 'gloo:*' THEN 3"
+" WHEN n.name GLOB 'enumerate(DataLoader)#*' OR n.name GLOB"
+" 'enumerate(DataPipe)#*' OR (h.role = " TA_SQL(TA_ROLE_CPU_ANN)
+" AND lower(n.name) LIKE '%data%load%') THEN 2 ELSE 1 END"
+" FROM host h JOIN label n ON n.name_id = h.name"
+" WHERE h.rank = ?1 AND h.ts < ?3 AND h.ts + h.dur > ?2"
+" AND h.cat IS NOT " TA_CAT_PYTHON
+" AND n.name NOT GLOB 'ProfilerStep#*' ORDER BY 1";
+
+/* A GPU row: into the sweep, and into the GPU summary. */
+static void gpu_row(struct rank_work *r, sqlite3_stmt *st)
+{
+	int64_t ts = sqlite3_column_int64(st, 0), dur = sqlite3_column_int64(st, 1);
+	int kind = sqlite3_column_int(st, 2), kernel, part;
+	double bpsm = sqlite3_column_double(st, 5);
+	int64_t in = clipped(r, ts, dur);
+
+	part = sqlite3_column_int(st, 3) ? R_MEMCPY :
+	       sqlite3_column_int(st, 4) ? R_MEMSET :
+	       kind == TA_KIND_COMM ? R_COMM : kind == TA_KIND_MEMORY ?
+	       R_MEMCPY : R_KERNEL;
+	kernel = part == R_KERNEL || part == R_COMM;
+	add_row(r, ts, dur, part, bpsm > 0 && isfinite(bpsm) ? bpsm : 0, kernel);
+	if (!kernel || in == 0)
+		return;
+	/* the tensor-core and matrix-work shares are of compute kernels: a
+	 * collective waiting for a late peer is neither */
+	if (part == R_KERNEL) {
+		r->kernel_ns += in;
+		if (ta_is_tensor_core((const char *)sqlite3_column_text(st, 7)))
+			r->tc_ns += in;
+		if (ta_is_matmul((const char *)sqlite3_column_text(st, 7)))
+			r->mm_ns += in;
+	}
+	if (sqlite3_column_type(st, 6) != SQLITE_NULL) {
+		double occ = sqlite3_column_double(st, 6);
+
+		/* Kineto's occupancy calculator assumes 48 KB of shared memory:
+		 * past it, it writes 0 for not known, not an idle SM (a small
+		 * kernel's 0 is real: rounded down) */
+		if (occ == 0 && sqlite3_column_int(st, 8)) {
+			r->occ_unknown++;
+		} else if (occ >= 0 && occ <= 100) {
+			r->occ_sum += occ * (double)in;
+			r->occ_ns += in;
 		}
 	}
+}
+
+static void host_row(struct rank_work *r, sqlite3_stmt *st)
+{
+	int what = sqlite3_column_int(st, 2);
+
+	add_row(r, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+		what == 0 ? R_RUNTIME : what == 2 ? R_DATALOADER : what == 3 ?
+		R_COMM : R_CPU, 0, 0);
+}
+
+static int sweep(sqlite3 *db, int64_t rank, struct rank_work *r,
+		 struct ta_error *err)
+{
+	sqlite3_stmt *g = NULL, *h = NULL;
+	int rg, rh, k;
+
+	if (ta_db_prepare(db, gpu_sql, &g, err) < 0 ||
+	    ta_db_prepare(db, host_sql, &h, err) < 0) {
+		sqlite3_finalize(g);
+		return -1;
+	}
+	for (k = 0; k < 2; k++) {
+		sqlite3_bind_int64(k ? h : g, 1, rank);
+		sqlite3_bind_int64(k ? h : g, 2, r->w0);
+		sqlite3_bind_int64(k ? h : g, 3, r->w1);
+	}
+	rg = sqlite3_step(g);
+	rh = sqlite3_step(h);
+	while (rg == SQLITE_ROW || rh == SQLITE_ROW) {
+		if (rh != SQLITE_ROW || (rg == SQLITE_ROW &&
+		    sqlite3_column_int64(g, 0) <= sqlite3_column_int64(h, 0))) {
+			gpu_row(r, g);
+			rg = sqlite3_step(g);
+		} else {
+			host_row(r, h);
+			rh = sqlite3_step(h);
+		}
+	}
+	end_until(r, INT64_MAX);
+	advance(r, r->w1);
+	sqlite3_finalize(g);
+	sqlite3_finalize(h);
+	if (rg != SQLITE_DONE || rh != SQLITE_DONE)
+		return ta_db_done(db, rg != SQLITE_DONE ? rg : rh, err);
+	return 0;
 }
 
 static double us(int64_t ns)
@@ -356,20 +408,15 @@ static int one_rank(sqlite3 *db, int64_t rank, struct ta_table *t,
 
 	memset(&r, 0, sizeof(r));
 	rc = load_windows(db, rank, &r, err);
-	if (rc == 0 && r.nw) {
-		rc = load_gpu(db, rank, &r, err);
-		if (rc == 0)
-			rc = load_host(db, rank, &r, err);
-		if (rc == 0)
-			sweep(&r);
-	}
+	if (rc == 0 && r.nw)
+		rc = sweep(db, rank, &r, err);
 	if (rc == 0) {
 		if (!r.nw)
 			ta_table_warn(t, "rank %lld: no step and no GPU work: nothing to "
 				      "break down", (long long)rank);
 		add_rows(t, sum, rank, &r);
 	}
-	free(r.p);
+	free(r.heap);
 	free(r.w);
 	return rc;
 }
