@@ -245,6 +245,12 @@ static struct ta_table *rounds(struct ta_shards *sh, struct ta_table *first,
 
 	if (!ta_shards_critical_rounds(sh, first, &c->sc, &path, &items))
 		return NULL;
+	/* --step N that no shard kept: the merged way names the kept ones */
+	if (c->o.step >= 0 && path->nrows == 0) {
+		ta_table_free(path);
+		ta_table_free(items);
+		return NULL;
+	}
 	if (c->verbose)
 		ta_note("critical path: %zu rounds over the shards", c->sc.rounds);
 	return give(c, path, items);

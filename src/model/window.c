@@ -229,3 +229,29 @@ int ta_model_windows(sqlite3 *db, int by_steps, struct ta_error *err)
 			  " GROUP BY rank;"
 			  "CREATE UNIQUE INDEX temp.span_rank ON span (rank);", err);
 }
+
+int ta_model_step_kept(sqlite3 *db, int64_t step, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (ta_db_prepare(db, "SELECT EXISTS (SELECT 1 FROM step_win w JOIN sel_ranks s"
+			  " ON s.rank = w.rank WHERE w.step = ?1),"
+			  " (SELECT group_concat(step, ', ') FROM (SELECT DISTINCT w.step"
+			  "  FROM step_win w JOIN sel_ranks s ON s.rank = w.rank ORDER BY 1))",
+			  &st, err) < 0)
+		return -1;
+	sqlite3_bind_int64(st, 1, step);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && !sqlite3_column_int(st, 0)) {
+		const char *kept = (const char *)sqlite3_column_text(st, 1);
+
+		ta_error_set(err, TA_EXIT_INPUT, "no ProfilerStep#%lld among the kept "
+			     "steps (%s%.200s)", (long long)step,
+			     kept ? "they are: " : "there are none", kept ? kept : "");
+		sqlite3_finalize(st);
+		return -1;
+	}
+	sqlite3_finalize(st);
+	return ta_db_done(db, rc == SQLITE_ROW ? SQLITE_DONE : rc, err);
+}
