@@ -339,6 +339,11 @@ extern const struct ta_critical_opts ta_diagnose_path_opts;
  * last, as one run over every rank does. */
 void ta_diagnose_join(struct ta_table *verdicts, struct ta_table *findings);
 void ta_diagnose_confirm(struct ta_table *verdicts, const struct ta_table *path);
+/* The findings summed over the kept steps (findings_summary.c): a row per
+ * rank, kind and where, keyed by them alone (a rerun of the job has the
+ * same keys: a baseline's), with the steps it was found in. Frees
+ * findings. */
+struct ta_table *ta_findings_summary(struct ta_table *findings);
 /* "wait_for_peer: rank P" in column cause_col becomes "wait_for_peer:
  * rank P (P's own cause)", from P's row of the same step in t. */
 void ta_name_late_peers(struct ta_table *t, size_t rank_col, size_t step_col,

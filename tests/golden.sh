@@ -40,6 +40,7 @@ $BIN idle -q --format csv testdata/train_healthy > "$TMP/old_idle.csv"
 $BIN launch -q --format csv testdata/decode_graph > "$TMP/old_launch.csv"
 $BIN kernels -q --format csv testdata/copies > "$TMP/old_kernels.csv"
 $BIN diagnose --findings -q --format csv testdata/train_healthy > "$TMP/old_findings.csv"
+$BIN diagnose --findings --summary -q --format csv testdata/mem_train > "$TMP/old_summary.csv"
 
 run_case() {
 	name=$1; shift

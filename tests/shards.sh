@@ -33,8 +33,11 @@ for s in $(cd testdata && ls -d */ | tr -d /); do
 	done
 	# the verdicts without the path, and the findings: shard by shard
 	for f in csv text; do
-		for o in --no-path --findings; do
+		for o in --no-path --findings --findings,--summary; do
+			o=$(echo $o | tr , ' ')
+			# shellcheck disable=SC2086
 			$BIN diagnose $o -q -j 1 --format $f testdata/$s > "$TMP/a" 2>&1
+			# shellcheck disable=SC2086
 			$BIN diagnose $o -q --format $f "$d" > "$TMP/b" 2>&1
 			same "$s: diagnose $o --format $f from shards" "$TMP/a" "$TMP/b"
 		done

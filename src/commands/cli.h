@@ -138,6 +138,7 @@ void ta_shards_close(struct ta_shards *sh, int used);
 struct ta_diagnose_section {
 	struct ta_diagnose_opts o;
 	int findings;
+	int summary;          /* the findings summed over the kept steps */
 	struct ta_table *found;
 	int want_findings;
 };

@@ -9,7 +9,8 @@
 /* Options bound to the section's fields (struct ta_diagnose_section). */
 #define O struct ta_diagnose_section
 static const struct ta_opt opts[] = {
-	TA_FLAG("findings", O, findings, "each cause with its cost: rank,step,kind,cost_us,count,where,advice"),
+	TA_FLAG("findings", O, findings, "each cause with its cost, per step: rank,step,kind,cost_us,count,where,advice,detail"),
+	TA_FLAG("summary", O, summary, "with --findings: each cause summed over the kept steps, keyed by rank,kind,where (the same from run to run: for --baseline)"),
 	TA_REAL("busy-pct", "P", O, o.busy_pct, 0, 100, "compute-bound when the GPU is busy at least P% of the step (90)"),
 	TA_US("host-gap-us", "US", O, o.host_gap_ns, 0, "idle holes this long are host time; shorter ones launch overhead (50)"),
 	TA_US("small-kernel-us", "US", O, o.small_kernel_ns, 0, "kernels shorter than this are small (10)"),
@@ -40,7 +41,7 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 
 static int cmd_diagnose(int argc, char **argv)
 {
-	struct ta_diagnose_section o = { ta_diagnose_defaults, 0, NULL, 0 };
+	struct ta_diagnose_section o = { ta_diagnose_defaults, 0, 0, NULL, 0 };
 	const struct ta_cmd_info info = {
 		"diagnose", "[options] PATH",
 		"Per rank and ProfilerStep, what bounds the step: compute-bound, "

@@ -197,7 +197,7 @@ static int run_html(struct ta_plan *p, struct report_opts *ro, struct ta_job_fac
 	struct ta_roofline_opts roof_steps = ta_roofline_defaults;
 	struct ta_stragglers_opts s = ta_stragglers_defaults;
 	struct ta_kernels_opts top = ta_kernels_defaults;
-	struct ta_diagnose_section d = { ta_diagnose_defaults, 0, NULL, 1 };
+	struct ta_diagnose_section d = { ta_diagnose_defaults, 0, 0, NULL, 1 };
 	struct ta_overview_opts ov = ta_overview_defaults;
 	struct ta_table *facts = NULL;
 	sqlite3 *db;

@@ -9,17 +9,37 @@
 #include "commands/cli.h"
 #include "ta_analyses.h"
 
+static int summary_alone(const struct ta_diagnose_section *c, struct ta_error *err)
+{
+	if (!c->summary || c->findings)
+		return 0;
+	ta_error_set(err, TA_EXIT_USAGE, "--summary goes with --findings");
+	return -1;
+}
+
+/* The table asked for, the other kept: the findings summed over the
+ * steps with --summary, and for the text's sentences under the verdicts. */
+static struct ta_table *pick(struct ta_diagnose_section *c, struct ta_table *verdicts,
+			     struct ta_table *found)
+{
+	if (found && (c->summary || !c->findings))
+		found = ta_findings_summary(found);
+	return ta_cli_pick(verdicts, found, c->findings, &c->found);
+}
+
 int ta_diagnose_section_run(sqlite3 *db, const struct ta_query *q, void *ctx,
 			    struct ta_table **out, struct ta_error *err)
 {
 	struct ta_diagnose_section *c = ctx;
 	struct ta_table *verdicts, *found;
 
+	if (summary_alone(c, err) < 0)
+		return -1;
 	if (c->findings)
 		c->o.path = 0; /* the findings table does not show it */
 	if (ta_diagnose_run(db, q, &c->o, &verdicts, &found, err) < 0)
 		return -1;
-	*out = ta_cli_pick(verdicts, found, c->findings, &c->found);
+	*out = pick(c, verdicts, found);
 	return 0;
 }
 
@@ -30,6 +50,8 @@ static int shard_tables(sqlite3 *db, const struct ta_query *q, void *ctx,
 	struct ta_diagnose_opts o = c->o;
 	struct ta_table *found = NULL;
 
+	if (summary_alone(c, err) < 0)
+		return -1;
 	o.path = 0;
 	if (ta_diagnose_run(db, q, &o, out, &found, err) < 0)
 		return -1;
@@ -61,7 +83,7 @@ static struct ta_table *join(struct ta_shards *sh, struct ta_table *t, void *ctx
 		return NULL;
 	}
 	ta_diagnose_join(t, found);
-	return ta_cli_pick(t, found, c->findings, &c->found);
+	return pick(c, t, found);
 }
 
 const struct ta_shard_rule ta_shard_diagnose = { 1, 0, NULL, shard_tables, join };

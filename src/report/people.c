@@ -89,7 +89,7 @@ void ta_people_ops(struct ta_table *t)
 
 struct sum {
 	int64_t rank, count;
-	const char *kind, *where, *advice;
+	const char *kind, *where, *advice, *detail;
 	double cost_us;
 };
 
@@ -136,32 +136,30 @@ static void path_disagrees(struct ta_table *t)
 	}
 }
 
-/* After the verdicts: the findings summed over every step, the costliest
- * over all ranks first; each rank's costliest too, so that no rank's
- * cause hides behind another's; then how many more --findings lists. */
+/* After the verdicts: the findings summed over the steps (the analysis's
+ * summary), the costliest over all ranks first; each rank's costliest
+ * too, so that no rank's cause hides behind another's; then how many more
+ * --findings lists. */
 void ta_people_diagnose(struct ta_table *t, const struct ta_table *findings)
 {
-	size_t kind = col(findings, "kind"), where = col(findings, "where");
-	size_t cost = col(findings, "cost_us"), count = col(findings, "count");
-	size_t advice = col(findings, "advice"), n = 0, i, j, shown = 0;
-	struct sum *s = ta_xcalloc(findings->nrows + 1, sizeof(*s));
-	char *pick = ta_xcalloc(findings->nrows + 1, 1);
+	long kind = ta_table_col(findings, "kind"), where = ta_table_col(findings, "where");
+	long cost = ta_table_col(findings, "cost_us"), count = ta_table_col(findings, "count");
+	long advice = ta_table_col(findings, "advice");
+	long detail = ta_table_col(findings, "detail");
+	size_t n = findings->nrows, i, j, shown = 0;
+	struct sum *s = ta_xcalloc(n + 1, sizeof(*s));
+	char *pick = ta_xcalloc(n + 1, 1);
 
-	for (i = 0; i < findings->nrows; i++) {
-		int64_t rank = ta_table_cell(findings, i, 0)->i;
-		const char *k = ta_table_cell(findings, i, kind)->s;
-		const char *w = ta_table_cell(findings, i, where)->s;
-
-		for (j = 0; j < n; j++)
-			if (s[j].rank == rank && strcmp(s[j].kind, k) == 0 &&
-			    strcmp(s[j].where, w) == 0)
-				break;
-		if (j == n)
-			s[n++] = (struct sum){ rank, 0, k, w,
-				ta_table_cell(findings, i, advice)->s, 0 };
-		s[j].cost_us += ta_table_cell(findings, i, cost)->d;
-		s[j].count += ta_table_cell(findings, i, count)->i;
-	}
+	if (kind < 0 || where < 0 || cost < 0 || count < 0 || advice < 0 || detail < 0)
+		n = 0; /* not the summary: nothing said */
+	for (i = 0; i < n; i++)
+		s[i] = (struct sum){ ta_table_cell(findings, i, 0)->i,
+			ta_table_cell(findings, i, (size_t)count)->i,
+			ta_table_cell(findings, i, (size_t)kind)->s,
+			ta_table_cell(findings, i, (size_t)where)->s,
+			ta_table_cell(findings, i, (size_t)advice)->s,
+			ta_table_cell(findings, i, (size_t)detail)->s,
+			ta_table_cell(findings, i, (size_t)cost)->d };
 	ta_qsort(s, n, sizeof(*s), cmp_sum);
 	for (i = 0; i < n; i++)  /* a leak costs no time, and is always said */
 		pick[i] = i < SUMMARY_LINES || strcmp(s[i].kind, "memory_growth") == 0;
@@ -176,14 +174,15 @@ void ta_people_diagnose(struct ta_table *t, const struct ta_table *findings)
 		if (!pick[i])
 			continue;
 		shown++;
-		ta_buf_addf(&t->tail, "  rank %lld  %-15s %10.3f ms  x%-5lld %s\n"
+		ta_buf_addf(&t->tail, "  rank %lld  %-15s %10.3f ms  x%-5lld %s%s%s%s\n"
 			    "    -> %s\n", (long long)s[i].rank, s[i].kind,
 			    s[i].cost_us / 1e3, (long long)s[i].count, s[i].where,
-			    s[i].advice);
+			    s[i].detail ? " (" : "", s[i].detail ? s[i].detail : "",
+			    s[i].detail ? ")" : "", s[i].advice);
 	}
 	if (shown < n)
-		ta_buf_addf(&t->tail, "  ... and %zu more (--findings lists every "
-			    "one, per step)\n", n - shown);
+		ta_buf_addf(&t->tail, "  ... and %zu more (--findings --summary lists "
+			    "every one)\n", n - shown);
 	free(pick);
 	free(s);
 	path_disagrees(t);

@@ -495,7 +495,10 @@ static const struct ta_col finding_cols[] = {
 	{ "count", TA_COL_INT, TA_UNIT_NONE, 0 },
 	{ "where", TA_COL_TEXT, TA_UNIT_NONE, 1 },
 	{ "advice", TA_COL_TEXT, TA_UNIT_NONE, 0 },
+	/* what varies from run to run, out of the key: memory's amounts */
+	{ "detail", TA_COL_TEXT, TA_UNIT_NONE, 0 },
 };
+#define NFINDING_COLS (sizeof(finding_cols) / sizeof(*finding_cols))
 
 /* The costliest finding of some kinds in this step. */
 static const struct finding *top_finding(const struct findings *f, int64_t rank,
@@ -611,7 +614,7 @@ static int cmp_finding(const void *x, const void *y)
 static struct ta_table *findings_table(struct findings *f,
 				       const struct ta_traits *run)
 {
-	struct ta_table *t = ta_table_new("Findings, by cost", finding_cols, 7);
+	struct ta_table *t = ta_table_new("Findings, by cost", finding_cols, NFINDING_COLS);
 
 	ta_table_set_values(t, 2, ta_finding_names);
 	size_t i;
@@ -640,7 +643,7 @@ static int memory_findings(sqlite3 *db, const struct ta_query *q,
 {
 	struct ta_memory_opts o = { 0, TA_MEM_BY_ANNOTATION, 0, 0, 0, 0 };
 	struct ta_table *steps, *mf;
-	char where[600];
+	char where[300], detail[600];
 	size_t r;
 
 	if (ta_db_int(db, "SELECT count(*) FROM label WHERE name = '[memory]'", 0) == 0)
@@ -655,12 +658,17 @@ static int memory_findings(sqlite3 *db, const struct ta_query *q,
 
 		if (!growth && strcmp(kind, "memory_peak") != 0)
 			continue;
-		if (growth)
-			snprintf(where, sizeof(where), "%s: %s, %+.1f MiB a step",
-				 ta_table_cell(mf, r, 1)->s, ta_table_cell(mf, r, 4)->s, mib);
-		else
-			snprintf(where, sizeof(where), "%s: %.1f MiB: %s",
-				 ta_table_cell(mf, r, 1)->s, mib, ta_table_cell(mf, r, 4)->s);
+		/* where: the device (and the leaking range), the same from run
+		 * to run (a baseline's key); detail: the amounts */
+		if (growth) {
+			snprintf(where, sizeof(where), "%s: %s", ta_table_cell(mf, r, 1)->s,
+				 ta_table_cell(mf, r, 4)->s);
+			snprintf(detail, sizeof(detail), "%+.1f MiB a step", mib);
+		} else {
+			snprintf(where, sizeof(where), "%s", ta_table_cell(mf, r, 1)->s);
+			snprintf(detail, sizeof(detail), "%.1f MiB: %s", mib,
+				 ta_table_cell(mf, r, 4)->s);
+		}
 		row = ta_table_add_row(t);
 		ta_table_set_int(t, row, 0, ta_table_cell(mf, r, 0)->i);
 		ta_table_set_text(t, row, 2, ta_finding_names[growth ? F_MEM_GROWTH : F_MEM_PEAK]);
@@ -669,6 +677,7 @@ static int memory_findings(sqlite3 *db, const struct ta_query *q,
 		ta_table_set_text(t, row, 5, where);
 		ta_table_set_text(t, row, 6, ta_advice(growth ? F_MEM_GROWTH : F_MEM_PEAK,
 						       where, run));
+		ta_table_set_text(t, row, 7, detail);
 	}
 	ta_table_free(steps);
 	ta_table_free(mf);
