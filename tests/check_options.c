@@ -28,7 +28,7 @@ static int toy_call(void *ctx, int key, const char *arg)
 #define T struct toy
 static const struct ta_opt toy_opts[] = {
 	TA_FLAG("flag", T, flag, "h"),
-	TA_CHOICE("choice", "X", T, choice, "a|bb|c", "h"),
+	TA_CHOICE("choice", "X", T, choice, "a|bb=other=names|c", "h"),
 	TA_COUNT("small", "N", T, small, 1, 10, "h"),
 	TA_COUNT("big", "N", T, big, 0, 9e18, "h"),
 	TA_US("us", "US", T, ns, 0.001, "h"),
@@ -50,6 +50,11 @@ START_TEST(test_kinds_store_into_their_fields)
 	ck_assert_int_eq(t.choice, 1);
 	ck_assert_int_eq(ta_opt_apply(&toy_opts[1], &t, "c", NULL), 0);
 	ck_assert_int_eq(t.choice, 2);
+	/* another name of bb (ops --sort takes torch's) */
+	ck_assert_int_eq(ta_opt_apply(&toy_opts[1], &t, "names", NULL), 0);
+	ck_assert_int_eq(t.choice, 1);
+	ck_assert_int_eq(ta_opt_apply(&toy_opts[1], &t, "other", NULL), 0);
+	ck_assert_int_eq(t.choice, 1);
 	ck_assert_int_eq(ta_opt_apply(&toy_opts[2], &t, "10", NULL), 0);
 	ck_assert_int_eq(t.small, 10);
 	ck_assert_int_eq(ta_opt_apply(&toy_opts[3], &t, "5000000000", NULL), 0);
@@ -75,6 +80,9 @@ START_TEST(test_kinds_refuse_what_they_do_not_take)
 	ck_assert_int_eq(ta_opt_apply(&toy_opts[1], &t, "b", NULL), -1);
 	ck_assert_int_eq(ta_opt_apply(&toy_opts[1], &t, "a|bb", NULL), -1);
 	ck_assert_int_eq(ta_opt_apply(&toy_opts[1], &t, "", NULL), -1);
+	ck_assert_int_eq(ta_opt_apply(&toy_opts[1], &t, "bb=other", NULL), -1);
+	ck_assert_int_eq(ta_opt_apply(&toy_opts[1], &t, "=", NULL), -1);
+	ck_assert_int_eq(ta_opt_apply(&toy_opts[1], &t, "oth", NULL), -1);
 	ck_assert_int_eq(ta_opt_apply(&toy_opts[2], &t, "0", NULL), -1);
 	ck_assert_int_eq(ta_opt_apply(&toy_opts[2], &t, "11", NULL), -1);
 	ck_assert_int_eq(ta_opt_apply(&toy_opts[2], &t, "3x", NULL), -1);

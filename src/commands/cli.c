@@ -313,8 +313,12 @@ static int bad_value(const struct ta_cmd_info *cmd, const struct ta_opt *o,
 		struct ta_buf list = { 0 };
 		const char *c;
 
-		for (c = o->choices; *c; c++)
-			ta_buf_addf(&list, *c == '|' ? ", " : "%c", *c);
+		for (c = o->choices; *c; c++) {
+			if (*c == '=') /* another name: not listed */
+				c += strcspn(c, "|") - 1;
+			else
+				ta_buf_addf(&list, *c == '|' ? ", " : "%c", *c);
+		}
 		snprintf(what, sizeof(what), "bad --%s '%s' (%s)", o->name, arg,
 			 list.s ? list.s : "");
 		ta_buf_free(&list);
@@ -480,12 +484,18 @@ int ta_opt_apply(const struct ta_opt *o, void *base, const char *arg,
 		memcpy(p, &arg, sizeof(arg));
 		return 0;
 	case TA_OPT_CHOICE:
+		/* "a=other=names|b": a, or another name of it, is choice 0 */
 		for (c = o->choices, i = 0; c; c = strchr(c, '|'), c = c ? c + 1 : c, i++) {
-			size_t len = strcspn(c, "|");
+			const char *nm = c, *stop = c + strcspn(c, "|");
 
-			if (strlen(arg) == len && strncmp(c, arg, len) == 0) {
-				store_int(p, o->size, i);
-				return 0;
+			while (nm < stop) {
+				size_t len = strcspn(nm, "|=");
+
+				if (strlen(arg) == len && strncmp(nm, arg, len) == 0) {
+					store_int(p, o->size, i);
+					return 0;
+				}
+				nm += len + (nm[len] == '=');
 			}
 		}
 		return -1;

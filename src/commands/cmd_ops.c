@@ -29,7 +29,11 @@ static int on_opt(void *ctx, int key, const char *arg)
 
 #define O struct ta_ops_opts
 static const struct ta_opt opts[] = {
-	TA_CHOICE("sort", "COL", O, sort, "self_device_us|device_us|self_cpu_us|cpu_us|calls", "self_device_us (default), device_us, self_cpu_us, cpu_us, calls"),
+	TA_CHOICE("sort", "COL", O, sort,
+		  "self_device_us=self_cuda_time_total=self_device_time_total"
+		  "|device_us=cuda_time_total=device_time_total"
+		  "|self_cpu_us=self_cpu_time_total|cpu_us=cpu_time_total|calls=count",
+		  "self_device_us (default), device_us, self_cpu_us, cpu_us, calls; or torch's key_averages() names (self_cuda_time_total, cuda_time_total, self_cpu_time_total, cpu_time_total, count, device_ variants)"),
 	TA_COUNT("top", "N", O, top, 0, 100000000, "the first N rows per rank (default: all)"),
 	TA_CALL("group-by", "HOW", OPT_GROUP, "shape: by input shapes; stack:N: by the innermost N Python frames"),
 	TA_FLAG("kernels", O, kernels, "add a row per GPU kernel name"),
