@@ -68,6 +68,9 @@ struct ta_table {
 
 /* The column named name, or -1 (t NULL too). */
 long ta_table_col(const struct ta_table *t, const char *name);
+/* The column a user named (--fail-if, --max-increase): its name, or the
+ * header text shows for it (idle for idle_us); -1 if none. */
+long ta_table_col_typed(const struct ta_table *t, const char *name);
 struct ta_table *ta_table_new(const char *title, const struct ta_col *cols,
 			      size_t ncols);
 size_t ta_table_add_row(struct ta_table *t);   /* all cells NULL */

@@ -121,8 +121,9 @@ static void print_columns(FILE *out, const struct ta_cmd_info *cmd)
 
 	if (!t)
 		return;
-	fputs("columns (CSV, JSON, --fail-if):", out);
-	at = 31;
+	fputs("columns (CSV, JSON, --fail-if; a gate may also name a _us column as\n"
+	      "the text header does, idle for idle_us: its value is still in µs):", out);
+	at = 78; /* the list on the next line */
 	for (c = 0; c < t->ncols; c++) {
 		size_t w = strlen(t->cols[c].name) + 2;
 

@@ -352,8 +352,7 @@ static int check_row(const struct ta_table *t, size_t row, char **old,
 		double was, now, limit;
 		char key[512];
 
-		for (c = 0; strcmp(t->cols[c].name, inc[i].column) != 0; c++)
-			;
+		c = (size_t)ta_table_col_typed(t, inc[i].column); /* checked: present */
 		if (ta_table_cell(t, row, c)->null || !old[map[c]][0])
 			continue;
 		if (old_number(old[map[c]], &was) < 0) {
@@ -427,8 +426,9 @@ static int check_columns(const struct ta_table *t, const struct ta_baseline *b,
 	if (c == t->ncols) /* not one value column in common */
 		goto other_command;
 	for (i = 0; i < ninc; i++) {
-		for (c = 0; c < t->ncols && strcmp(t->cols[c].name, inc[i].column); c++)
-			;
+		long at = ta_table_col_typed(t, inc[i].column);
+
+		c = at < 0 ? t->ncols : (size_t)at;
 		if (c == t->ncols || map[c] < 0 || t->cols[c].type == TA_COL_TEXT) {
 			ta_table_columns(t, want, sizeof(want));
 			ta_error_set(err, TA_EXIT_USAGE, "--max-increase: no numeric "

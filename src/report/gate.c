@@ -329,7 +329,6 @@ static int check_cmp(const struct node *n, const struct ta_table *t,
 static int bind_node(struct node *n, const struct ta_table *t,
 		     struct ta_error *err)
 {
-	size_t c;
 
 	if (!n)
 		return 0;
@@ -337,11 +336,12 @@ static int bind_node(struct node *n, const struct ta_table *t,
 		return bind_node(n->l, t, err) < 0 || bind_node(n->r, t, err) < 0 ||
 		       check_cmp(n, t, err) < 0 ? -1 : 0;
 	if (n->type == N_COL) {
-		for (c = 0; c < t->ncols; c++)
-			if (strcmp(t->cols[c].name, n->text) == 0) {
-				n->col = c;
-				return 0;
-			}
+		long at = ta_table_col_typed(t, n->text);
+
+		if (at >= 0) {
+			n->col = (size_t)at;
+			return 0;
+		}
 		{
 			char cols[512];
 
@@ -482,7 +482,8 @@ static void describe(const struct node *n, const struct ta_table *t, size_t row,
 		return;
 	seen[n->col] = 1;
 	c = ta_table_cell(t, row, n->col);
-	ta_buf_addf(b, "%s%s ", b->len ? ", " : "", n->text);
+	/* the column's own name: "idle" reads idle_us, in µs */
+	ta_buf_addf(b, "%s%s ", b->len ? ", " : "", t->cols[n->col].name);
 	if (c->null)
 		ta_buf_adds(b, "missing");
 	else if (t->cols[n->col].type == TA_COL_TEXT)

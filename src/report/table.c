@@ -193,6 +193,17 @@ long ta_table_col(const struct ta_table *t, const char *name)
 	return -1;
 }
 
+long ta_table_col_typed(const struct ta_table *t, const char *name)
+{
+	long c = ta_table_col(t, name);
+	char us[200];
+
+	/* text headers show idle_us as "idle" (the unit is in the cells) */
+	if (c < 0 && snprintf(us, sizeof(us), "%s_us", name) < (int)sizeof(us))
+		c = ta_table_col(t, us);
+	return c;
+}
+
 void ta_table_free(struct ta_table *t)
 {
 	if (!t)
