@@ -32,4 +32,8 @@ void ta_format_real(char *buf, size_t len, double v)
 	 * reports are µs and ratios, where plain decimals read better */
 	if (strchr(buf, 'e') && v > -1e17 && v < 1e17 && (v >= 1e-4 || v <= -1e-4))
 		snprintf(buf, len, "%.6f", v);
+	/* a real column stays real when a value is whole: "0" in every row
+	 * of overlap's wait_us made pandas read it as integers */
+	if (!strpbrk(buf, ".eEnN") && strlen(buf) + 2 < len)
+		strcat(buf, ".0");
 }
