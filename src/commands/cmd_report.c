@@ -7,8 +7,11 @@
 #include "ta_people.h"
 #include "commands.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define REPORT_IDLE_ROWS 8  /* text: the largest idle rows only */
 
@@ -94,8 +97,44 @@ static void write_all(FILE *out, struct ta_table **t, enum ta_format f)
 		fputs("}\n", out);
 }
 
+/* DIR exists as a directory, or is made (its parent must exist). */
+static int made_dir(const char *dir)
+{
+	struct stat sb;
+
+	errno = 0;
+	if (stat(dir, &sb) == 0) {
+		errno = S_ISDIR(sb.st_mode) ? 0 : ENOTDIR;
+		return S_ISDIR(sb.st_mode);
+	}
+	return mkdir(dir, 0777) == 0;
+}
+
+/* --csv-dir: each table to DIR/NAME.csv, written whole or not at all
+ * (the output's own temporary name and rename). */
+static int write_csv_dir(const struct ta_cli *cli, const char *dir,
+			 struct ta_table **t)
+{
+	struct ta_cli one = *cli;
+	char path[PATH_MAX];
+	int i, rc = TA_EXIT_OK;
+
+	for (i = 0; i < NTABLES && rc == TA_EXIT_OK; i++) {
+		FILE *out;
+
+		snprintf(path, sizeof(path), "%s/%s.csv", dir, keys[i]);
+		one.output = path;
+		if (!(out = ta_cli_output_open(&one)))
+			return TA_EXIT_SYSTEM;
+		ta_report_write(out, t[i], TA_FMT_CSV);
+		rc = ta_cli_output_close(&one, out, &t[i], 1);
+	}
+	return rc;
+}
+
 struct report_opts {
 	const char *html;
+	const char *csv_dir;     /* a CSV file per table in it */
 	const char *snapshot;    /* --snapshot: an allocator snapshot of the run */
 	int64_t snap_bucket;     /* its curve's bucket, in events */
 };
@@ -103,6 +142,7 @@ struct report_opts {
 #define O struct report_opts
 static const struct ta_opt opts[] = {
 	TA_STRING("html", "OUT", O, html, "one self-contained HTML page instead, with figures, written to OUT (- for standard output)"),
+	TA_STRING("csv-dir", "DIR", O, csv_dir, "CSV: each table in a file of its own, DIR/temporal.csv, idle.csv, kernel_types.csv, overlap.csv (one stream of four tables reads as one in pandas)"),
 	TA_STRING("snapshot", "SNAP", O, snapshot, "with --html: an allocator snapshot of the same run (torch.cuda.memory._dump_snapshot): its verdict, the peak placed in the trace, and its curve"),
 	TA_OPT_END
 };
@@ -380,6 +420,10 @@ static int report(const struct ta_cli *cli, struct report_opts *ro)
 			ta_table_free(t[i]);
 		return rc;
 	}
+	if (ro->csv_dir) {
+		rc = write_csv_dir(cli, ro->csv_dir, t);
+		goto done;
+	}
 	if (!(out = ta_cli_output_open(cli))) {
 		rc = TA_EXIT_SYSTEM;
 		goto done;
@@ -396,14 +440,14 @@ done:
 
 static int cmd_report(int argc, char **argv)
 {
-	struct report_opts ro = { NULL, NULL, 0 };
+	struct report_opts ro = { NULL, NULL, NULL, 0 };
 	const struct ta_cmd_info info = {
 		"report", "[options] PATH",
 		"The core analyses in one run over one database: temporal breakdown, "
 		"idle time\n(text: the largest rows), GPU time by kernel type, and "
 		"communication overlap.\n--format json: one object with the keys "
-		"temporal, idle, kernel_types, overlap;\n--format csv: the four "
-		"tables, each after a line \"# NAME\". --html OUT: one self-contained "
+		"temporal, idle, kernel_types, overlap;\n--format csv --csv-dir DIR: "
+		"each in DIR/NAME.csv. --html OUT: one self-contained "
 		"page with\nfigures (and diagnose, the top kernels, stragglers and "
 		"memory when there are\nseveral ranks and memory events).",
 		opts, NULL, &ro, NULL,
@@ -412,7 +456,19 @@ static int cmd_report(int argc, char **argv)
 	struct ta_cli cli;
 	int rc = ta_cli_parse(argc, argv, &info, &cli);
 
-	if (rc == 0 && ro.snapshot && !ro.html) {
+	if (rc == 0 && ro.csv_dir && (ro.html || cli.format != TA_FMT_CSV || cli.output)) {
+		fputs("traceanalyze: report: --csv-dir goes with --format csv, without "
+		      "--html or -o\n", stderr);
+		rc = TA_EXIT_USAGE;
+	} else if (rc == 0 && ro.csv_dir && !made_dir(ro.csv_dir)) {
+		fprintf(stderr, "traceanalyze: report: --csv-dir '%s': %s\n", ro.csv_dir,
+			errno ? strerror(errno) : "not a directory");
+		rc = TA_EXIT_USAGE;
+	} else if (rc == 0 && cli.format == TA_FMT_CSV && !ro.csv_dir && !ro.html) {
+		fputs("traceanalyze: report: four tables are not one CSV: --csv-dir DIR "
+		      "writes a file each (or --format json, one document)\n", stderr);
+		rc = TA_EXIT_USAGE;
+	} else if (rc == 0 && ro.snapshot && !ro.html) {
 		fputs("traceanalyze: report: --snapshot goes with --html (for text, "
 		      "run memory --trace TRACE SNAP)\n", stderr);
 		rc = TA_EXIT_USAGE;
