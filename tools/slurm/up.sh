@@ -13,14 +13,19 @@ mem=$(awk '/MemTotal/ {print int($2 / 1024 / 2)}' /proc/meminfo)
 sed -e "s|@HOST@|$host|g" -e "s|@CPUS@|$cpus|g" -e "s|@MEM@|$mem|g" \
     -e "s|@DIR@|$dir|g" -e "s|@PORT@|${SLURM_TEST_PORT:-16817}|g" \
     -e "s|@DPORT@|${SLURM_TEST_DPORT:-16818}|g" "$here/slurm.conf.in" > "$dir/slurm.conf"
-# munge: a key of our own when the machine has none
+# munge: a key of our own when the machine has none, and munged when it
+# is not running; each noted in DIR, for down.sh to undo (what the machine
+# had stays)
 if [ ! -s /etc/munge/munge.key ]; then
 	mkdir -p /etc/munge
 	dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 2>/dev/null
 	chmod 400 /etc/munge/munge.key
+	: > "$dir/made.munge.key"
 fi
 mkdir -p /run/munge /var/lib/munge /var/log/munge
-pgrep -x munged >/dev/null || munged --force
+if ! pgrep -x munged >/dev/null; then
+	munged --force --pid-file="$dir/munged.pid" 2> "$dir/munged.log"
+fi
 export SLURM_CONF="$dir/slurm.conf"
 slurmctld -f "$SLURM_CONF"
 slurmd -f "$SLURM_CONF"
