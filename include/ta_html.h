@@ -11,7 +11,6 @@ struct ta_html_page {
 	const char *path;            /* what was analysed, as given */
 	const char *files;           /* the trace files, comma-separated */
 	size_t ranks, steps;
-	const char *start;           /* the trace's start, in words */
 	const char *version;
 	const char *const *commands; /* the command lines behind the figures */
 	size_t ncommands;

@@ -14,6 +14,8 @@ void ta_people_diagnose(struct ta_table *t, const struct ta_table *findings);
 /* stragglers: a sentence per run and a summary per rank, before the
  * per-step rows. */
 void ta_people_stragglers(struct ta_table *t);
+/* Its first sentence alone: who holds the others back, or no one. */
+void ta_people_straggler_says(const struct ta_table *t, struct ta_buf *b);
 
 /* critical-path: a sentence per step on what bounds it, from the first
  * items on its path. */

@@ -41,15 +41,21 @@ check_page() { # NAME DIR
 	for s in temporal idle overview diagnose kernels comm; do
 		ok "$pg: section $s" grep -q "<section id=\"$s\">" "$TMP/$pg.dom"
 	done
-	# every number of the CSV is in the page's table
+	# every number of the CSV is in the page's table: shown, or as the
+	# cell's data-v (a person reads 55.68 ms, a script 55684.206)
 	for cmd in temporal overlap; do
 		$BIN $cmd -q --format csv "$dir" | tail -n +2 | tr ',' '\n' | sort -u > "$TMP/want"
 		missing=0
 		while read -r v; do
-			grep -q ">$v<" "$TMP/$pg.dom" || missing=$((missing + 1))
+			grep -q -e ">$v<" -e "data-v=\"$v\"" "$TMP/$pg.dom" || missing=$((missing + 1))
 		done < "$TMP/want"
 		ok "$pg: every value of $cmd's CSV in the page" test "$missing" = 0
 	done
+	# the first screen: each rank's verdict, the costliest causes
+	ok "$pg: the verdict first" test "$(grep -o '<section id="[a-z]*"' "$TMP/$pg.dom" |
+		head -1)" = '<section id="verdict"'
+	no "$pg: no number with more than 4 decimals shown" \
+		grep -Eo '>[0-9]+\.[0-9]{5,}[^<]*<' "$TMP/$pg.dom"
 	browse --screenshot="$ART/$pg.png" --window-size=1000,2400 "file://$page" \
 		> /dev/null 2>&1
 	ok "$pg: screenshot kept" test -s "$ART/$pg.png"
@@ -57,6 +63,8 @@ check_page() { # NAME DIR
 
 check_page train_stalled testdata/train_stalled
 check_page ddp_straggler testdata/ddp_straggler
+ok "ddp_straggler: the straggler sentence on the first screen" \
+	grep -q '<p class="straggler">rank 1 holds the others back' "$TMP/ddp_straggler.dom"
 check_page mem_leak testdata/mem_leak
 ok "several ranks: the straggler heat map" grep -q 'Who keeps the others waiting' "$TMP/ddp_straggler.dom"
 ok "overview: a bar per rank" test "$(sed -n '/<section id="overview">/,/<\/section>/p' "$TMP/ddp_straggler.dom" | grep -o '<text x="114"[^>]*>rank [0-9]*<' | wc -l)" = 2

@@ -335,7 +335,6 @@ static int write_html(const struct ta_cli *cli, const struct report_opts *ro,
 	p.files = f->files;
 	p.ranks = f->ranks;
 	p.steps = f->steps;
-	p.start = f->start;
 	p.version = TA_VERSION;
 	p.commands = cmdv;
 	p.ncommands = n;

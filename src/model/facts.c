@@ -9,8 +9,7 @@
 
 /* A row per rank's file, on one database or each shard's: rank,
  * selected (by --ranks), path, its kept steps, its first and last
- * [memory] event and earliest time (with that time as the page says it:
- * SQL's format). */
+ * [memory] event and earliest time. */
 static const struct ta_col fact_cols[] = {
 	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
 	{ "selected", TA_COL_INT, TA_UNIT_NONE, 0 },
@@ -19,16 +18,14 @@ static const struct ta_col fact_cols[] = {
 	{ "memory_min_ns", TA_COL_INT, TA_UNIT_NONE, 0 },
 	{ "memory_max_ns", TA_COL_INT, TA_UNIT_NONE, 0 },
 	{ "min_ts_ns", TA_COL_INT, TA_UNIT_NONE, 0 },
-	{ "start", TA_COL_TEXT, TA_UNIT_NONE, 0 },
 };
 
-enum { F_RANK, F_SELECTED, F_PATH, F_STEPS, F_MEM_MIN, F_MEM_MAX, F_MIN_TS, F_START };
+enum { F_RANK, F_SELECTED, F_PATH, F_STEPS, F_MEM_MIN, F_MEM_MAX, F_MIN_TS };
 
 static const char facts_sql[] =
 "SELECT f.rank, f.rank IN (SELECT rank FROM sel_ranks), f.path,"
 "  (SELECT count(*) FROM step_win w WHERE w.rank = f.rank),"
-"  m.lo, m.hi, f.min_ts_ns,"
-"  format('%.3f us on the traces'' clock', f.min_ts_ns / 1000.0)"
+"  m.lo, m.hi, f.min_ts_ns"
 " FROM main.files f LEFT JOIN (SELECT rank, min(ts_ns) AS lo, max(ts_ns) AS hi"
 "  FROM main.memory GROUP BY rank) m ON m.rank = f.rank"
 " ORDER BY f.rank";
@@ -71,8 +68,7 @@ int ta_model_facts_rows(sqlite3 *db, const struct ta_query *q,
 void ta_model_facts_of(const struct ta_table *rows, struct ta_job_facts *f)
 {
 	struct ta_buf files = { 0 };
-	const char *start = NULL;
-	int64_t lo = 0, hi = 0, first = 0;
+	int64_t lo = 0, hi = 0;
 	size_t r, n = rows->nrows;
 	int mem = 0;
 
@@ -80,7 +76,6 @@ void ta_model_facts_of(const struct ta_table *rows, struct ta_job_facts *f)
 	for (r = 0; r < n; r++) {
 		const struct ta_cell *m0 = ta_table_cell(rows, r, F_MEM_MIN);
 		const struct ta_cell *m1 = ta_table_cell(rows, r, F_MEM_MAX);
-		const struct ta_cell *ts = ta_table_cell(rows, r, F_MIN_TS);
 
 		f->ranks += ta_table_cell(rows, r, F_SELECTED)->i != 0;
 		f->steps += (size_t)ta_table_cell(rows, r, F_STEPS)->i;
@@ -89,10 +84,6 @@ void ta_model_facts_of(const struct ta_table *rows, struct ta_job_facts *f)
 		if (!m1->null && (!mem || m1->i > hi))
 			hi = m1->i;
 		mem |= !m0->null;
-		if (!start || (!ts->null && ts->i < first)) {
-			start = ta_table_cell(rows, r, F_START)->s;
-			first = ts->null ? INT64_MAX : ts->i;
-		}
 		/* many ranks: the first few files */
 		if (n <= 8 || r < 3)
 			ta_buf_addf(&files, "%s%s", r ? ", " : "",
@@ -103,13 +94,11 @@ void ta_model_facts_of(const struct ta_table *rows, struct ta_job_facts *f)
 		ta_buf_addf(&files, " and %zu more", n - 3);
 	f->memory_span_ns = mem ? hi - lo : -1;
 	f->files = files.s ? files.s : ta_xstrdup("?");
-	f->start = ta_xstrdup(start ? start : "?");
 }
 
 void ta_model_facts_free(struct ta_job_facts *f)
 {
 	free(f->files);
-	free(f->start);
 }
 
 int ta_model_inputs(sqlite3 *db, struct ta_input_file **v, size_t *n,

@@ -23,6 +23,8 @@
 
 /* More ranks than this: distributions and the worst ranks, not a bar each. */
 #define MANY_RANKS 32
+/* ranks the first screen names one by one */
+#define VERDICT_RANKS 8
 #define WORST 8
 #define BAR_W 560
 
@@ -53,6 +55,36 @@ static double num(const struct ta_table *t, size_t r, long c)
 	if (x->null)
 		return 0;
 	return t->cols[c].type == TA_COL_INT ? (double)x->i : x->d;
+}
+
+/* A time for people: 3 or 4 significant figures, in µs, ms or s. */
+static void fmt_us(char *buf, size_t len, double us)
+{
+	double a = fabs(us);
+
+	if (a >= 1e6)
+		snprintf(buf, len, "%.3f&#160;s", us / 1e6);
+	else if (a >= 1e3)
+		snprintf(buf, len, a >= 1e5 ? "%.1f&#160;ms" : a >= 1e4 ? "%.2f&#160;ms" : "%.3f&#160;ms",
+			 us / 1e3);
+	else
+		snprintf(buf, len, a >= 100 ? "%.1f&#160;µs" : a >= 10 ? "%.2f&#160;µs" : "%.3f&#160;µs", us);
+}
+
+/* A number cell for people (the CSV's value stays in data-v and the
+ * title): times with their unit, shares with %, ratios to 4 places. */
+static void fmt_cell(char *buf, size_t len, const struct ta_col *col, double v)
+{
+	if (col->unit == TA_UNIT_US)
+		fmt_us(buf, len, v);
+	else if (col->unit == TA_UNIT_PCT)
+		snprintf(buf, len, "%.2f&#160;%%", v);
+	else if (col->unit == TA_UNIT_RATIO)
+		snprintf(buf, len, "%.4f", v);
+	else if (v == (double)(int64_t)v && fabs(v) < 1e15)
+		snprintf(buf, len, "%lld", (long long)v);
+	else
+		snprintf(buf, len, "%.4g", v);
 }
 
 /* A cell as CSV writes it. */
@@ -100,9 +132,21 @@ static void table(FILE *o, const struct ta_table *t, const char *id)
 	for (r = 0; r < n; r++) {
 		fputs("<tr>", o);
 		for (c = 0; c < t->ncols; c++) {
-			fputs(t->cols[c].type == TA_COL_TEXT ? "<td>" : "<td class=\"n\">", o);
-			cell(o, t, r, c);
-			fputs("</td>", o);
+			const struct ta_cell *x = ta_table_cell(t, r, c);
+			char raw[64], shown[64];
+
+			if (t->cols[c].type != TA_COL_REAL || x->null) {
+				fputs(t->cols[c].type == TA_COL_TEXT ? "<td>" :
+				      "<td class=\"n\">", o);
+				cell(o, t, r, c);
+				fputs("</td>", o);
+				continue;
+			}
+			/* the CSV's value to sort by and hover, a person's to read */
+			ta_format_real(raw, sizeof(raw), x->d);
+			fmt_cell(shown, sizeof(shown), &t->cols[c], x->d);
+			fprintf(o, "<td class=\"n\" data-v=\"%s\" title=\"%s\">%s</td>",
+				raw, raw, shown);
 		}
 		fputs("</tr>\n", o);
 	}
@@ -435,7 +479,7 @@ static void diagnose(FILE *o, const struct ta_table *t, const struct ta_table *f
 	if (f && f->nrows) {
 		long kind = col(f, "kind"), where = col(f, "where"), cost = col(f, "cost_us");
 		long adv = col(f, "advice");
-
+		char buf[64];
 		size_t *by = costliest(f, cost, kind);
 
 		fputs("<h3>Findings, costliest first</h3><ol class=\"findings\">", o);
@@ -445,9 +489,9 @@ static void diagnose(FILE *o, const struct ta_table *t, const struct ta_table *f
 			cell(o, f, r, (size_t)kind);
 			fputs("</b> ", o);
 			cell(o, f, r, (size_t)where);
-			fputs(": <span class=\"n\">", o);
-			cell(o, f, r, (size_t)cost);
-			fputs("</span> µs<br><span class=\"advice\">", o);
+			fmt_us(buf, sizeof(buf), num(f, r, cost));
+			fprintf(o, ": <span class=\"n\">%s</span><br><span class=\"advice\">",
+				buf);
 			cell(o, f, r, (size_t)adv);
 			fputs("</span></li>", o);
 		}
@@ -1014,6 +1058,9 @@ static const char css[] =
 "dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:.1rem 1rem}"
 "dl.meta dt{color:var(--muted)}pre{overflow-x:auto;font-size:.8rem}\n"
 ".advice{color:var(--muted)}details summary{cursor:pointer;color:var(--muted)}\n"
+"#verdict ul{padding-left:1.2rem}#verdict .v{border-left:6px solid;padding-left:.3rem;"
+"font-weight:600}p.straggler{font-weight:600}\n"
+"table.data{display:block;overflow-x:auto;max-width:100%}\n"
 "@media print{details{display:block}details>summary{display:none}"
 "body{max-width:none}section{break-inside:avoid-page}}\n"
 "</style>\n";
@@ -1024,7 +1071,8 @@ static const char script[] =
 "document.querySelectorAll('table.data th').forEach(function(th,i){"
 "th.addEventListener('click',function(){var tb=th.closest('table').tBodies[0];"
 "var rows=Array.from(tb.rows);var d=th.dataset.d==='1'?-1:1;th.dataset.d=d===1?'1':'0';"
-"rows.sort(function(a,b){var x=a.cells[i].textContent,y=b.cells[i].textContent;"
+"rows.sort(function(a,b){var x=a.cells[i].dataset.v||a.cells[i].textContent,"
+"y=b.cells[i].dataset.v||b.cells[i].textContent;"
 "var p=parseFloat(x),q=parseFloat(y);if(!isNaN(p)&&!isNaN(q))return d*(p-q);"
 "return d*x.localeCompare(y);});rows.forEach(function(r){tb.appendChild(r);});});});\n"
 "</script>\n";
@@ -1086,6 +1134,129 @@ static void overview(FILE *o, const struct ta_table *s)
 	free(rows);
 }
 
+/* Each rank's verdicts summed: the one of most steps (the first met on
+ * a tie), its cause, and the means of the step and GPU busy share. */
+struct rank_verdict {
+	int64_t rank;
+	size_t steps, same;
+	const char *verdict, *cause;
+	double step_us, busy, cause_us;
+};
+
+static size_t rank_verdicts(const struct ta_table *d, struct rank_verdict *v)
+{
+	long rank_c = col(d, "rank"), step_us = col(d, "step_us"), busy = col(d, "gpu_busy_pct");
+	long verdict_c = col(d, "verdict"), cause_c = col(d, "main_cause");
+	long cost_c = col(d, "cause_us");
+	size_t n = 0, r, q;
+
+	for (r = 0; r < d->nrows; r++) {
+		int64_t rank = ta_table_cell(d, r, (size_t)rank_c)->i;
+		const char *x = ta_table_cell(d, r, (size_t)verdict_c)->s;
+		size_t same = 0;
+
+		if (!n || v[n - 1].rank != rank)
+			v[n++] = (struct rank_verdict){ rank, 0, 0, NULL, NULL, 0, 0, 0 };
+		v[n - 1].steps++;
+		v[n - 1].step_us += num(d, r, step_us);
+		v[n - 1].busy += num(d, r, busy);
+		for (q = r + 1 - v[n - 1].steps; q <= r; q++)
+			same += strcmp(ta_table_cell(d, q, (size_t)verdict_c)->s, x) == 0;
+		if (same > v[n - 1].same) {
+			double cost = 0;
+
+			/* the cause of its first such step, and what it cost in
+			 * each of them, on average */
+			for (q = r + 1 - v[n - 1].steps; q <= r; q++)
+				if (strcmp(ta_table_cell(d, q, (size_t)verdict_c)->s, x) == 0) {
+					if (!cost)
+						v[n - 1].cause = ta_table_cell(d, q, (size_t)cause_c)->s;
+					cost += num(d, q, cost_c);
+				}
+			v[n - 1].same = same;
+			v[n - 1].verdict = x;
+			v[n - 1].cause_us = cost / (double)same;
+		}
+	}
+	return n;
+}
+
+/* The first screen: what bounds each rank, who holds the others back,
+ * and the costliest causes with their fix. */
+static void verdict(FILE *o, const struct ta_html_page *p)
+{
+	struct rank_verdict *v;
+	size_t n, i, k;
+	char a[64], b[64];
+
+	if (!p->diagnose || !p->diagnose->nrows)
+		return;
+	v = calloc(p->diagnose->nrows + 1, sizeof(*v));
+	if (!v)
+		return;
+	n = rank_verdicts(p->diagnose, v);
+	fputs("<section id=\"verdict\"><h2>What bounds this job, and what to do</h2>\n"
+	      "<ul class=\"verdict\">", o);
+	for (i = 0; i < n && i < VERDICT_RANKS; i++) {
+		fmt_us(a, sizeof(a), v[i].step_us / (double)v[i].steps);
+		fprintf(o, "<li><b>rank %lld</b>: <span class=\"v\" style=\"border-color:%s\">",
+			(long long)v[i].rank, verdict_colour(v[i].verdict));
+		esc(o, v[i].verdict);
+		fprintf(o, "</span> in %zu of %zu step%s (a step %s, GPU busy %.1f %%)",
+			v[i].same, v[i].steps, v[i].steps == 1 ? "" : "s", a,
+			v[i].busy / (double)v[i].steps);
+		if (v[i].cause && strcmp(v[i].cause, "gpu_busy") != 0) {
+			fmt_us(b, sizeof(b), v[i].cause_us);
+			fputs(": ", o);
+			esc(o, v[i].cause);
+			fprintf(o, " (%s a step)", b);
+		}
+		fputs("</li>", o);
+	}
+	if (n > VERDICT_RANKS)
+		fprintf(o, "<li>and %zu more ranks (<a href=\"#diagnose\">each step of "
+			"each</a>)</li>", n - VERDICT_RANKS);
+	fputs("</ul>\n", o);
+	free(v);
+	if (p->stragglers && p->stragglers->nrows) {
+		struct ta_buf says = { 0 };
+
+		ta_people_straggler_says(p->stragglers, &says);
+		fputs("<p class=\"straggler\">", o);
+		esc(o, says.s ? says.s : "");
+		fputs(" (<a href=\"#comm\">stragglers</a>)</p>\n", o);
+		ta_buf_free(&says);
+	}
+	if (p->findings && p->findings->nrows) {
+		const struct ta_table *f = p->findings;
+		long kind = col(f, "kind"), where = col(f, "where"), cost = col(f, "cost_us");
+		long adv = col(f, "advice"), steps = col(f, "steps");
+		size_t *by = costliest(f, cost, kind);
+
+		fputs("<h3>The costliest causes</h3><ol class=\"findings\">", o);
+		for (k = 0; by && k < f->nrows && k < 3; k++) {
+			size_t r = by[k];
+
+			fmt_us(a, sizeof(a), num(f, r, cost));
+			fprintf(o, "<li><b>rank %lld ", (long long)ta_table_cell(f, r, 0)->i);
+			cell(o, f, r, (size_t)kind);
+			fputs("</b> ", o);
+			cell(o, f, r, (size_t)where);
+			fprintf(o, ": <span class=\"n\">%s</span>", a);
+			if (steps >= 0 && !ta_table_cell(f, r, (size_t)steps)->null)
+				fprintf(o, " over %lld step%s",
+					(long long)ta_table_cell(f, r, (size_t)steps)->i,
+					ta_table_cell(f, r, (size_t)steps)->i == 1 ? "" : "s");
+			fputs("<br><span class=\"advice\">", o);
+			cell(o, f, r, (size_t)adv);
+			fputs("</span></li>", o);
+		}
+		fputs("</ol>", o);
+		free(by);
+	}
+	fputs("</section>\n", o);
+}
+
 void ta_report_html(FILE *o, const struct ta_html_page *p)
 {
 	size_t i;
@@ -1101,9 +1272,7 @@ void ta_report_html(FILE *o, const struct ta_html_page *p)
 	esc(o, p->files);
 	fprintf(o, "</dd><dt>ranks</dt><dd>%zu</dd><dt>steps analysed</dt><dd>%zu</dd>",
 		p->ranks, p->steps);
-	fputs("<dt>trace start</dt><dd>", o);
-	esc(o, p->start);
-	fputs("</dd><dt>made by</dt><dd>traceanalyze ", o);
+	fputs("<dt>made by</dt><dd>traceanalyze ", o);
 	esc(o, p->version);
 	fputs("</dd></dl>\n<details><summary>Every figure as CSV: the commands"
 	      "</summary><pre>", o);
@@ -1112,6 +1281,7 @@ void ta_report_html(FILE *o, const struct ta_html_page *p)
 		fputc('\n', o);
 	}
 	fputs("</pre></details></header>\n<main>\n", o);
+	verdict(o, p);
 	if (p->temporal)
 		temporal(o, p->temporal);
 	if (p->idle)

@@ -197,7 +197,10 @@ struct rank_sum {
 	const char *cause;
 };
 
-void ta_people_stragglers(struct ta_table *t)
+/* The sums per rank of stragglers' rows (rank order), and the worst
+ * straggler among them (NULL: none); *n the ranks. */
+static struct rank_sum *straggler_sums(const struct ta_table *t, size_t *n_out,
+				       struct rank_sum **worst_out)
 {
 	size_t step_us = col(t, "step_us"), wait = col(t, "wait_us");
 	size_t late = col(t, "late_us"), last = col(t, "arrived_last");
@@ -223,18 +226,39 @@ void ta_people_stragglers(struct ta_table *t)
 	for (i = 0; i < n; i++)
 		if (s[i].straggles && (!worst || s[i].late_us > worst->late_us))
 			worst = &s[i];
+	*n_out = n;
+	*worst_out = worst;
+	return s;
+}
+
+void ta_people_straggler_says(const struct ta_table *t, struct ta_buf *b)
+{
+	struct rank_sum *worst, *s;
+	size_t n;
+
+	s = straggler_sums(t, &n, &worst);
 	if (worst)
 		/* what the others waited in collectives, not what the step
 		 * lost: their own work may have filled part of the wait */
-		ta_buf_addf(&t->head, "rank %lld holds the others back: they wait "
+		ta_buf_addf(b, "rank %lld holds the others back: they wait "
 			    "%.1f ms per step for it in collectives (%.0f %% of its "
 			    "step): %s\n", (long long)worst->rank,
 			    worst->late_us / (double)worst->steps / 1e3,
 			    100 * worst->late_us / worst->step_us,
 			    worst->cause ? worst->cause : "cause unknown");
 	else
-		ta_buf_adds(&t->head, "no straggler: no rank keeps the others "
+		ta_buf_adds(b, "no straggler: no rank keeps the others "
 			    "waiting for long\n");
+	free(s);
+}
+
+void ta_people_stragglers(struct ta_table *t)
+{
+	struct rank_sum *worst, *s;
+	size_t n, i;
+
+	ta_people_straggler_says(t, &t->head);
+	s = straggler_sums(t, &n, &worst);
 	ta_buf_adds(&t->head, "\nrank  steps        step        wait        late"
 		    "  arrived_last  straggler_steps\n");
 	for (i = 0; i < n; i++)
