@@ -10,7 +10,10 @@
 enum ta_col_type { TA_COL_INT, TA_COL_REAL, TA_COL_TEXT };
 
 /* How text output shows a number (CSV and JSON always show it plainly). */
-enum ta_col_unit { TA_UNIT_NONE, TA_UNIT_US, TA_UNIT_PCT, TA_UNIT_RATIO };
+/* BYTES: a size; CLOCK: a moment in µs on the traces' clock (text shows
+ * both for people: MiB, ms after the table's first moment) */
+enum ta_col_unit { TA_UNIT_NONE, TA_UNIT_US, TA_UNIT_PCT, TA_UNIT_RATIO, TA_UNIT_BYTES,
+		   TA_UNIT_CLOCK };
 
 struct ta_col {
 	const char *name;
@@ -69,7 +72,8 @@ struct ta_table {
 /* The column named name, or -1 (t NULL too). */
 long ta_table_col(const struct ta_table *t, const char *name);
 /* The column a user named (--fail-if, --max-increase): its name, or the
- * header text shows for it (idle for idle_us); -1 if none. */
+ * header text shows for it (idle for idle_us, peak for peak_bytes); -1 if
+ * none. */
 long ta_table_col_typed(const struct ta_table *t, const char *name);
 struct ta_table *ta_table_new(const char *title, const struct ta_col *cols,
 			      size_t ncols);

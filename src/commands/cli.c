@@ -97,7 +97,7 @@ static struct ta_table *empty_result(ta_analysis_fn fn, const struct ta_query *q
 static int list_columns(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 {
 	static const char *const types[] = { "int", "real", "text" };
-	static const char *const units[] = { "", "us", "pct", "ratio" };
+	static const char *const units[] = { "", "us", "pct", "ratio", "bytes", "clock_us" };
 	struct ta_error err = { 0, "" };
 	struct ta_table *t = empty_result(fn, &cli->query, ctx, &err);
 	size_t c;
@@ -121,8 +121,9 @@ static void print_columns(FILE *out, const struct ta_cmd_info *cmd)
 
 	if (!t)
 		return;
-	fputs("columns (CSV, JSON, --fail-if; a gate may also name a _us column as\n"
-	      "the text header does, idle for idle_us: its value is still in µs):", out);
+	fputs("columns (CSV, JSON, --fail-if; a gate may also name a _us or _bytes\n"
+	      "column as its text header does, idle for idle_us: the value is still\n"
+	      "in µs, or bytes):", out);
 	at = 78; /* the list on the next line */
 	for (c = 0; c < t->ncols; c++) {
 		size_t w = strlen(t->cols[c].name) + 2;

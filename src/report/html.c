@@ -75,7 +75,9 @@ static void fmt_us(char *buf, size_t len, double us)
  * title): times with their unit, shares with %, ratios to 4 places. */
 static void fmt_cell(char *buf, size_t len, const struct ta_col *col, double v)
 {
-	if (col->unit == TA_UNIT_US)
+	if (col->unit == TA_UNIT_CLOCK)
+		ta_format_real(buf, len, v);   /* a moment: as it is */
+	else if (col->unit == TA_UNIT_US)
 		fmt_us(buf, len, v);
 	else if (col->unit == TA_UNIT_PCT)
 		snprintf(buf, len, "%.2f&#160;%%", v);

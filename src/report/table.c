@@ -196,11 +196,14 @@ long ta_table_col(const struct ta_table *t, const char *name)
 long ta_table_col_typed(const struct ta_table *t, const char *name)
 {
 	long c = ta_table_col(t, name);
-	char us[200];
+	char full[200];
 
-	/* text headers show idle_us as "idle" (the unit is in the cells) */
-	if (c < 0 && snprintf(us, sizeof(us), "%s_us", name) < (int)sizeof(us))
-		c = ta_table_col(t, us);
+	/* text headers show idle_us as "idle", peak_bytes as "peak" (the unit
+	 * is in the cells) */
+	if (c < 0 && snprintf(full, sizeof(full), "%s_us", name) < (int)sizeof(full))
+		c = ta_table_col(t, full);
+	if (c < 0 && snprintf(full, sizeof(full), "%s_bytes", name) < (int)sizeof(full))
+		c = ta_table_col(t, full);
 	return c;
 }
 

@@ -93,11 +93,36 @@ static void put_prose(FILE *out, const char *s)
 	free(e);
 }
 
+/* A size for people: B, KiB, MiB or GiB. */
+static void human_bytes(char *buf, size_t len, double b)
+{
+	double a = fabs(b);
+
+	if (a < 1024)
+		snprintf(buf, len, "%.0f B", b);
+	else if (a < 1024.0 * 1024)
+		snprintf(buf, len, "%.1f KiB", b / 1024);
+	else if (a < 1024.0 * 1024 * 1024)
+		snprintf(buf, len, "%.1f MiB", b / (1024.0 * 1024));
+	else
+		snprintf(buf, len, "%.2f GiB", b / (1024.0 * 1024 * 1024));
+}
+
+/* origin: the table's first moment (TA_UNIT_CLOCK cells show ms after it) */
 static void cell_text(char *buf, size_t len, const struct ta_col *col,
-		      const struct ta_cell *c)
+		      const struct ta_cell *c, double origin)
 {
 	if (c->null) {
 		snprintf(buf, len, "-");
+		return;
+	}
+	if (col->unit == TA_UNIT_BYTES && col->type != TA_COL_TEXT) {
+		human_bytes(buf, len, col->type == TA_COL_INT ? (double)c->i : c->d);
+		return;
+	}
+	if (col->unit == TA_UNIT_CLOCK && col->type != TA_COL_TEXT) {
+		snprintf(buf, len, "+%.3f ms",
+			 ((col->type == TA_COL_INT ? (double)c->i : c->d) - origin) / 1e3);
 		return;
 	}
 	switch (col->type) {
@@ -178,13 +203,17 @@ static void put_cell(FILE *out, const char *s, size_t w, int right, int last)
 }
 
 /* The header: a column in µs shows its values as 35.4 ms or 12 µs, so its
- * name loses the unit there ("idle_us" is "idle"; CSV and JSON keep it). */
+ * name loses the unit there ("idle_us" is "idle", "peak_bytes" "peak": CSV
+ * and JSON keep it). */
 static void header_name(const struct ta_col *col, char *buf, size_t len)
 {
 	size_t n = strlen(col->name);
 
-	if (col->unit == TA_UNIT_US && n > 3 && strcmp(col->name + n - 3, "_us") == 0)
+	if ((col->unit == TA_UNIT_US || col->unit == TA_UNIT_CLOCK) && n > 3 &&
+	    strcmp(col->name + n - 3, "_us") == 0)
 		snprintf(buf, len, "%.*s", (int)(n - 3), col->name);
+	else if (col->unit == TA_UNIT_BYTES && n > 6 && strcmp(col->name + n - 6, "_bytes") == 0)
+		snprintf(buf, len, "%.*s", (int)(n - 6), col->name);
 	else
 		snprintf(buf, len, "%s", col->name);
 }
@@ -240,11 +269,35 @@ static size_t widen_until_distinct(const struct ta_table *t, size_t c,
 	return w < full ? w : full;
 }
 
+/* The first moment of the table's TA_UNIT_CLOCK cells; 0 (and *any 0)
+ * if none. */
+static double clock_origin(const struct ta_table *t, int *any)
+{
+	double o = 0;
+	size_t r, c;
+
+	*any = 0;
+	for (c = 0; c < t->ncols; c++) {
+		if (t->cols[c].unit != TA_UNIT_CLOCK || t->cols[c].type == TA_COL_TEXT)
+			continue;
+		for (r = 0; r < t->nrows; r++) {
+			const struct ta_cell *x = ta_table_cell(t, r, c);
+			double v = t->cols[c].type == TA_COL_INT ? (double)x->i : x->d;
+
+			if (!x->null && (!*any || v < o))
+				o = v, *any = 1;
+		}
+	}
+	return o;
+}
+
 void ta_report_text(FILE *out, const struct ta_table *t)
 {
 	size_t *w = ta_xcalloc(t->ncols, sizeof(*w));
 	char buf[4096];
 	size_t r, c;
+	int clocks;
+	double origin = clock_origin(t, &clocks);
 
 	for (c = 0; c < t->ncols; c++) {
 		header_name(&t->cols[c], buf, sizeof(buf));
@@ -253,7 +306,7 @@ void ta_report_text(FILE *out, const struct ta_table *t)
 	for (r = 0; r < t->nrows; r++)
 		for (c = 0; c < t->ncols; c++) {
 			cell_text(buf, sizeof(buf), &t->cols[c],
-				  ta_table_cell(t, r, c));
+				  ta_table_cell(t, r, c), origin);
 			if (width(buf) > w[c])
 				w[c] = width(buf);
 		}
@@ -280,12 +333,14 @@ void ta_report_text(FILE *out, const struct ta_table *t)
 			if (c)
 				fputs("  ", out);
 			cell_text(buf, sizeof(buf), &t->cols[c],
-				  ta_table_cell(t, r, c));
+				  ta_table_cell(t, r, c), origin);
 			put_cell(out, buf, w[c], t->cols[c].type != TA_COL_TEXT,
 				 c + 1 == t->ncols);
 		}
 		fputc('\n', out);
 	}
+	if (clocks) /* where the moments count from: CSV has them as they are */
+		fprintf(out, "(moments in ms after %.3f us on the traces' clock)\n", origin);
 	if (t->tail.len)
 		put_prose(out, t->tail.s);
 	free(w);

@@ -56,7 +56,7 @@ static const struct ta_col op_cols[] = {
 	{ "dtype", TA_COL_TEXT, TA_UNIT_NONE, 1 },
 	{ "calls", TA_COL_INT, TA_UNIT_NONE, 0 },
 	{ "flops", TA_COL_INT, TA_UNIT_NONE, 0 },
-	{ "bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
 	MEASURE_COLS,
 	{ "kernel", TA_COL_TEXT, TA_UNIT_NONE, 0 },
 };
@@ -68,7 +68,7 @@ static const struct ta_col shape_cols[] = {
 	{ "shape", TA_COL_TEXT, TA_UNIT_NONE, 1 },
 	{ "calls", TA_COL_INT, TA_UNIT_NONE, 0 },
 	{ "flops", TA_COL_INT, TA_UNIT_NONE, 0 },
-	{ "bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
 	MEASURE_COLS,
 	{ "kernel", TA_COL_TEXT, TA_UNIT_NONE, 0 },
 };
@@ -78,7 +78,7 @@ static const struct ta_col kernel_cols[] = {
 	{ "dtype", TA_COL_TEXT, TA_UNIT_NONE, 1 },
 	{ "calls", TA_COL_INT, TA_UNIT_NONE, 0 },
 	{ "flops", TA_COL_INT, TA_UNIT_NONE, 0 },
-	{ "bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
 	MEASURE_COLS
 };
 #define NCOLS(a) (sizeof(a) / sizeof((a)[0]))

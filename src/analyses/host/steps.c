@@ -10,9 +10,9 @@
 static const struct ta_col cols[] = {
 	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
 	{ "step", TA_COL_INT, TA_UNIT_NONE, 1 },
-	{ "cpu_start_us", TA_COL_REAL, TA_UNIT_NONE, 0 },
+	{ "cpu_start_us", TA_COL_REAL, TA_UNIT_CLOCK, 0 },
 	{ "cpu_us", TA_COL_REAL, TA_UNIT_US, 0 },
-	{ "window_start_us", TA_COL_REAL, TA_UNIT_NONE, 0 },
+	{ "window_start_us", TA_COL_REAL, TA_UNIT_CLOCK, 0 },
 	{ "window_us", TA_COL_REAL, TA_UNIT_US, 0 },
 	{ "kept", TA_COL_INT, TA_UNIT_NONE, 0 },
 };

@@ -20,14 +20,14 @@ static const struct ta_col step_cols[] = {
 	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
 	{ "device", TA_COL_TEXT, TA_UNIT_NONE, 1 },
 	{ "step", TA_COL_INT, TA_UNIT_NONE, 1 },
-	{ "start_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
-	{ "end_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
-	{ "peak_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
-	{ "peak_ts", TA_COL_REAL, TA_UNIT_NONE, 0 },
-	{ "growth_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "start_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
+	{ "end_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
+	{ "peak_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
+	{ "peak_ts", TA_COL_REAL, TA_UNIT_CLOCK, 0 },
+	{ "growth_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
 	{ "allocs", TA_COL_INT, TA_UNIT_NONE, 0 },
 	{ "frees", TA_COL_INT, TA_UNIT_NONE, 0 },
-	{ "reserved_peak_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "reserved_peak_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
 };
 
 static const struct ta_col site_cols[] = {
@@ -35,24 +35,24 @@ static const struct ta_col site_cols[] = {
 	{ "device", TA_COL_TEXT, TA_UNIT_NONE, 1 },
 	{ "where", TA_COL_TEXT, TA_UNIT_NONE, 1 },
 	{ "allocs", TA_COL_INT, TA_UNIT_NONE, 0 },
-	{ "bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
-	{ "live_at_peak_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
-	{ "never_freed_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
+	{ "live_at_peak_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
+	{ "never_freed_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
 };
 
 static const struct ta_col series_cols[] = {
 	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
 	{ "device", TA_COL_TEXT, TA_UNIT_NONE, 1 },
-	{ "ts", TA_COL_REAL, TA_UNIT_NONE, 1 },
-	{ "allocated_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
-	{ "reserved_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "ts", TA_COL_REAL, TA_UNIT_CLOCK, 1 },
+	{ "allocated_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
+	{ "reserved_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
 };
 
 static const struct ta_col finding_cols[] = {
 	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
 	{ "device", TA_COL_TEXT, TA_UNIT_NONE, 1 },
 	{ "kind", TA_COL_TEXT, TA_UNIT_NONE, 1 },
-	{ "bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
 	{ "where", TA_COL_TEXT, TA_UNIT_NONE, 0 },
 };
 

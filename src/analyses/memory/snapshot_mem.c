@@ -18,21 +18,21 @@
 
 static const struct ta_col sum_cols[] = {
 	{ "device", TA_COL_TEXT, TA_UNIT_NONE, 1 },
-	{ "baseline_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
-	{ "peak_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "baseline_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
+	{ "peak_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
 	{ "peak_time_us", TA_COL_INT, TA_UNIT_NONE, 0 },
-	{ "activations_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
-	{ "reserved_at_peak_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
-	{ "fragmentation_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
-	{ "largest_free_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
-	{ "parameters_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
-	{ "gradients_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
-	{ "optimizer_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
-	{ "workspace_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
-	{ "other_baseline_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "activations_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
+	{ "reserved_at_peak_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
+	{ "fragmentation_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
+	{ "largest_free_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
+	{ "parameters_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
+	{ "gradients_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
+	{ "optimizer_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
+	{ "workspace_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
+	{ "other_baseline_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
 	{ "peak_step", TA_COL_INT, TA_UNIT_NONE, 0 },
 	{ "peak_op", TA_COL_TEXT, TA_UNIT_NONE, 1 },
-	{ "unrecorded_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "unrecorded_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
 };
 #define NSUM (sizeof(sum_cols) / sizeof(sum_cols[0]))
 
@@ -40,22 +40,22 @@ static const struct ta_col site_cols[] = {
 	{ "device", TA_COL_TEXT, TA_UNIT_NONE, 1 },
 	{ "where", TA_COL_TEXT, TA_UNIT_NONE, 1 },
 	{ "blocks", TA_COL_INT, TA_UNIT_NONE, 0 },
-	{ "bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
 };
 
 static const struct ta_col leak_cols[] = {
 	{ "device", TA_COL_TEXT, TA_UNIT_NONE, 1 },
 	{ "where", TA_COL_TEXT, TA_UNIT_NONE, 1 },
 	{ "allocs", TA_COL_INT, TA_UNIT_NONE, 0 },
-	{ "bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
 	{ "bytes_each", TA_COL_INT, TA_UNIT_NONE, 0 },
 };
 
 static const struct ta_col series_cols[] = {
 	{ "device", TA_COL_TEXT, TA_UNIT_NONE, 1 },
 	{ "time_us", TA_COL_INT, TA_UNIT_NONE, 1 },
-	{ "allocated_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
-	{ "reserved_bytes", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "allocated_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
+	{ "reserved_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
 };
 
 struct sev {
