@@ -50,7 +50,6 @@ static int place_peak(struct mem_cmd *c, const struct ta_query *q, struct ta_tab
 		      struct ta_error *err)
 {
 	sqlite3 *trace = NULL;
-	size_t r;
 	int ok;
 
 	if (t->ncols < 2 || strcmp(t->cols[1].name, "baseline_bytes") != 0) {
@@ -61,10 +60,6 @@ static int place_peak(struct mem_cmd *c, const struct ta_query *q, struct ta_tab
 	ok = ta_input_open(c->trace, &c->ingest, &trace, err) == 0 &&
 	     ta_snapshot_place(trace, q, t, err) == 0;
 	sqlite3_close(trace);
-	for (r = 0; ok && r < t->nrows; r++)
-		if (ta_table_cell(t, r, 13)->null && !ta_table_cell(t, r, 14)->null)
-			ta_warn("%s: the snapshot's peak on %s is outside the trace's time: "
-				"not the same run?", c->trace, ta_table_cell(t, r, 0)->s);
 	return ok;
 }
 

@@ -182,6 +182,7 @@ static int run_snapshot(sqlite3 *db, const struct ta_cli *cli, struct report_opt
 	    ta_snapshot_place(db, &cli->query, h[H_SNAP], err) < 0)
 		goto out;
 	ta_people_snapshot(h[H_SNAP]);
+	ta_warn_lines(&h[H_SNAP]->warnings);   /* another run's snapshot? */
 	rc = 0;
 out:
 	sqlite3_close(snap);

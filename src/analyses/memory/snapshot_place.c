@@ -96,5 +96,12 @@ int ta_snapshot_place(sqlite3 *trace, const struct ta_query *q, struct ta_table 
 		if (!ta_table_cell(sum, row, 3)->null &&
 		    place_one(trace, sum, row, c_step, c_op, err) < 0)
 			return -1;
+	/* in no step, though the trace was read: said by every caller
+	 * (memory --trace, report --snapshot) */
+	for (row = 0; row < sum->nrows; row++)
+		if (ta_table_cell(sum, row, c_step)->null && !ta_table_cell(sum, row, c_op)->null)
+			ta_table_warn(sum, "the snapshot's peak on %s is outside the "
+				      "trace's time: not the same run?",
+				      ta_table_cell(sum, row, 0)->s);
 	return 0;
 }
