@@ -111,6 +111,7 @@ suites: traceanalyze $(TEST_BIN)
 	python3 tests/hostile_snapshot.py
 	python3 tests/hostile_db.py
 	sh tests/conform.sh
+	python3 tests/docs_examples.py
 
 # the sanitizer pass of CI (make DEVELOPER=1 SANITIZE=address,undefined
 # sanitize): the unit tests and the analyses' suites; not those that check
