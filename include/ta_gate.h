@@ -50,13 +50,15 @@ struct ta_baseline *ta_baseline_load(const char *path, const char *command,
 void ta_baseline_free(struct ta_baseline *b);
 
 /* Compares t with the baseline: rows are matched on the key columns.
- * Each rise beyond a limit is named on diag and counted; so is each row
- * not in the baseline when fail_on_new. Rows new and gone are named, and
+ * Each rise beyond a limit is named on diag and counted (a row not in the
+ * baseline rose from 0); so is each row not in the baseline when
+ * fail_on_new, a limit's value missing on either side, and a rank the
+ * baseline has and t has not, unless missing_pass. Rows new and gone are named, and
  * without limits the changes are shown. -1 (err) if the baseline lacks
  * one of t's key columns or a limit's column, or no row matches. */
 int ta_baseline_check(const struct ta_table *t, const struct ta_baseline *b,
 		      const struct ta_increase *inc, size_t ninc, int fail_on_new,
-		      FILE *diag, struct ta_error *err);
+		      int missing_pass, FILE *diag, struct ta_error *err);
 
 /* "rank=0 stream=7 category=host_wait": a row's key columns. */
 void ta_row_key(const struct ta_table *t, size_t row, char *buf, size_t len);

@@ -145,10 +145,11 @@ int ta_model_traits(sqlite3 *db, struct ta_traits *t, struct ta_error *err);
 /* db's own traits as table traits of out (a shard's part, gathered). */
 int ta_model_save_traits(sqlite3 *db, sqlite3 *out, struct ta_error *err);
 
-/* 0 when a selected rank kept ProfilerStep#step (the model prepared);
- * else err, exit 3, names the kept steps (--step N of a step that is not
- * there: an empty table would read as a step with nothing in it). */
-int ta_model_step_kept(sqlite3 *db, int64_t step, struct ta_error *err);
+/* 0 when a selected rank kept a ProfilerStep#N, lo <= N <= hi (the model
+ * prepared); else err, exit 3, names the kept steps (--step N of a step
+ * that is not there: an empty table would read as a step with nothing in
+ * it). */
+int ta_model_steps_kept(sqlite3 *db, int64_t lo, int64_t hi, struct ta_error *err);
 
 /* Earliest timestamp of the whole job (HTA's alignment, §6); on a shard
  * with every shard's part attached ("peers"), every shard's. */

@@ -183,7 +183,7 @@ static int baseline(const char *old, const char *spec, char **diag,
 
 	ck_assert_int_eq(ta_increase_parse(spec, &inc), 0);
 	b = ta_baseline_load(path, "test", err);
-	rc = b ? ta_baseline_check(t, b, &inc, 1, new_trips, f, err) : -1;
+	rc = b ? ta_baseline_check(t, b, &inc, 1, new_trips, 0, f, err) : -1;
 	ta_baseline_free(b);
 	fclose(f);
 	unlink(path);
@@ -197,31 +197,50 @@ START_TEST(test_baseline_rises)
 	struct ta_error err = { 0, "" };
 	char *diag;
 
+	/* the sample: rank 0 gemm 100, rank 1 nccl 40, rank 2 "a,b" 7 */
 	/* rows match on rank and name whatever their order; the quoted key
-	 * "a,b" matches; an old row the new table lacks is ignored */
+	 * "a,b" matches; an old row the new table lacks is ignored when its
+	 * rank is there (a kernel gone) */
 	ck_assert_int_eq(baseline("name,rank,total_us\n\"a,b\",2,5\ngemm,0,99\n"
-				  "old,9,1\n", "total_us=1", &diag, &err), 1);
+				  "nccl,1,40\nold,0,1\n", "total_us=1", &diag, &err), 1);
 	ck_assert_ptr_nonnull(strstr(diag, "rank=2 name=a,b: total_us rose from 5 to 7"));
 	free(diag);
-	ck_assert_int_eq(baseline("rank,name,total_us\n0,gemm,90\n", "total_us=10%",
-				  &diag, &err), 1);
+	/* and trips when its rank is not (data that is not there) */
+	ck_assert_int_eq(baseline("name,rank,total_us\n\"a,b\",2,5\ngemm,0,99\n"
+				  "nccl,1,40\nold,9,1\n", "total_us=1", &diag, &err), 2);
+	ck_assert_ptr_nonnull(strstr(diag, "of rank this run has not"));
 	free(diag);
-	ck_assert_int_eq(baseline("rank,name,total_us\n0,gemm,91\n", "total_us=10%",
-				  &diag, &err), 0);
+	/* a row the baseline has not rose from 0 (nccl 40, a,b 7) */
+	ck_assert_int_eq(baseline("name,rank,total_us\ngemm,0,99\n", "total_us=1",
+				  &diag, &err), 2);
+	ck_assert_ptr_nonnull(strstr(diag, "rank=1 name=nccl: total_us rose from nothing"));
+	free(diag);
+	/* a value missing in the baseline is no pass */
+	ck_assert_int_eq(baseline("name,rank,total_us\n\"a,b\",2,\ngemm,0,99\nnccl,1,40\n",
+				  "total_us=1", &diag, &err), 1);
+	ck_assert_ptr_nonnull(strstr(diag, "total_us is missing in the baseline"));
+	free(diag);
+	ck_assert_int_eq(baseline("rank,name,total_us\n0,gemm,90\n1,nccl,40\n2,\"a,b\",7\n",
+				  "total_us=10%", &diag, &err), 1);
+	free(diag);
+	ck_assert_int_eq(baseline("rank,name,total_us\n0,gemm,91\n1,nccl,40\n2,\"a,b\",7\n",
+				  "total_us=10%", &diag, &err), 0);
 	free(diag);
 	/* a relative limit with a floor: 100 from 90 passes 10 % but not a
 	 * floor of 20; 7 from 5 passes 1 % and a floor of 1 */
-	ck_assert_int_eq(baseline("rank,name,total_us\n0,gemm,90\n2,\"a,b\",5\n",
+	ck_assert_int_eq(baseline("rank,name,total_us\n0,gemm,90\n2,\"a,b\",5\n1,nccl,40\n",
 				  "total_us=1%,min=20", &diag, &err), 0);
 	free(diag);
-	ck_assert_int_eq(baseline("rank,name,total_us\n0,gemm,90\n2,\"a,b\",5\n",
+	ck_assert_int_eq(baseline("rank,name,total_us\n0,gemm,90\n2,\"a,b\",5\n1,nccl,40\n",
 				  "total_us=1%,min=1", &diag, &err), 2);
 	free(diag);
-	/* rows new in this run are named; with --fail-on-new they trip */
-	ck_assert_int_eq(baseline("rank,name,total_us\n0,gemm,100\n", "total_us=1",
+	/* rows new in this run are named; from nothing, they pass a floor
+	 * they stay under */
+	ck_assert_int_eq(baseline("rank,name,total_us\n0,gemm,100\n", "total_us=1,min=50",
 				  &diag, &err), 0);
 	ck_assert_ptr_nonnull(strstr(diag, "new row: rank=1 name=nccl"));
 	free(diag);
+	/* with --fail-on-new each trips, whatever its value */
 	new_trips = 1;
 	ck_assert_int_eq(baseline("rank,name,total_us\n0,gemm,100\n", "total_us=1",
 				  &diag, &err), 2);

@@ -41,6 +41,8 @@ $BIN launch -q --format csv testdata/decode_graph > "$TMP/old_launch.csv"
 $BIN kernels -q --format csv testdata/copies > "$TMP/old_kernels.csv"
 $BIN diagnose --findings -q --format csv testdata/train_healthy > "$TMP/old_findings.csv"
 $BIN diagnose --findings --summary -q --format csv testdata/mem_train > "$TMP/old_summary.csv"
+$BIN idle -q --format csv testdata/ddp_straggler > "$TMP/idle_2ranks.csv"
+$BIN stragglers -q --format csv testdata/ddp_straggler > "$TMP/stragglers.csv"
 
 run_case() {
 	name=$1; shift

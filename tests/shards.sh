@@ -294,7 +294,7 @@ for c in temporal diagnose stragglers; do
 	$BIN $c -q "$TMP/dmg" > /dev/null 2> "$TMP/err"
 	rc=$?
 	check "a damaged shard: $c exits 3 (got $rc)" test $rc = 3
-	check "... naming it" grep -q "rank-1.pt.trace.tadb.*malformed" "$TMP/err"
+	check "... naming it" grep -q "rank-1.pt.trace.tadb': damaged database" "$TMP/err"
 done
 
 # writers killed with -9 midway, 20 times, in random order: only whole

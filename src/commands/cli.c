@@ -7,6 +7,7 @@
 #include "ta_files.h"
 #include "ta_cleanup.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -523,6 +524,8 @@ static int parse_rank_item(const char *s, const char *e, int64_t *lo,
 	const char *dash = memchr(s, '-', (size_t)(e - s));
 	char *end;
 
+	if (!isdigit((unsigned char)s[0]) || (dash && !isdigit((unsigned char)dash[1])))
+		return -1;  /* no sign, no space: "0, 1" read as 0 and 1 but "0 ,1" not */
 	errno = 0;
 	*lo = strtoll(s, &end, 10);
 	if (end == s || *lo < 0 || errno == ERANGE || *lo == INT64_MAX)
@@ -555,6 +558,11 @@ int ta_cli_parse_ranks(const char *s, int64_t **ranks, size_t *n)
 		if (!e)
 			e = s + strlen(s);
 		if (parse_rank_item(s, e, &lo, &hi) < 0) {
+			free(*ranks);
+			*ranks = NULL;
+			return -1;
+		}
+		if (hi - lo >= 1000000 - (int64_t)*n) { /* a million ranks in all */
 			free(*ranks);
 			*ranks = NULL;
 			return -1;
@@ -613,6 +621,9 @@ static int compile_gates(const struct ta_cli *cli, const struct ta_table *t,
 /* Names each row that trips a gate, with the values it read; a row whose
  * value is missing trips too (unless --missing pass): a gate never passes
  * on data that is not there. The number of trips. */
+/* rows a tripped gate is said for, one line each; the rest counted */
+#define GATE_LINES 20
+
 static int run_gates(const struct ta_cli *cli, struct ta_gate **g,
 		     const struct ta_table *t)
 {
@@ -627,6 +638,8 @@ static int run_gates(const struct ta_cli *cli, struct ta_gate **g,
 
 			if (v == TA_GATE_PASS || (v == TA_GATE_MISSING && cli->missing_pass))
 				continue;
+			if (trips++ >= GATE_LINES) /* counted, not each said */
+				continue;
 			ta_row_key(t, r, key, sizeof(key));
 			ta_gate_describe(g[i], t, r, &vals);
 			if (v == TA_GATE_MISSING)
@@ -639,8 +652,10 @@ static int run_gates(const struct ta_cli *cli, struct ta_gate **g,
 					ta_gate_text(g[i]), key[0] ? key : "(row)",
 					vals.s ? vals.s : "");
 			ta_buf_free(&vals);
-			trips++;
 		}
+	if (trips > GATE_LINES)
+		fprintf(stderr, "traceanalyze: ... and %d more rows tripped a gate\n",
+			trips - GATE_LINES);
 	return trips;
 }
 
@@ -908,7 +923,7 @@ int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 	if (compile_gates(cli, t, gates, &err) < 0 ||
 	    (base && (rises = ta_baseline_check(t, base, cli->increases,
 						cli->nincreases, cli->fail_on_new,
-						stderr, &err)) < 0)) {
+						cli->missing_pass, stderr, &err)) < 0)) {
 		rc = ta_cli_error(&err);
 		goto done;
 	}

@@ -23,6 +23,8 @@ static int parse_steps(const char *arg, struct ta_diff_side *s)
 {
 	char *end;
 
+	if (!isdigit((unsigned char)arg[0]))  /* no sign, no space */
+		return -1;
 	errno = 0;
 	s->step_lo = strtoll(arg, &end, 10);
 	s->step_hi = s->step_lo;

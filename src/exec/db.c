@@ -322,6 +322,18 @@ static int check_objects(sqlite3 *db, const char *path, struct ta_error *err)
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
+/* s as a message may show it: bytes outside printable ASCII as '?',
+ * cut to len - 1 (a damaged file's text is anything). */
+static const char *printable(char *buf, size_t len, const char *s)
+{
+	size_t i;
+
+	for (i = 0; s && s[i] && i + 1 < len; i++)
+		buf[i] = (unsigned char)s[i] >= 0x20 && (unsigned char)s[i] < 0x7f ? s[i] : '?';
+	buf[i] = '\0';
+	return buf;
+}
+
 /* The header says WAL (bytes 18 and 19: 2): ours never are. */
 static int is_wal(const char *path)
 {
@@ -386,10 +398,43 @@ int ta_db_open(const char *path, sqlite3 **db, struct ta_error *err)
 	return 0;
 }
 
-int ta_db_validate(sqlite3 *db, const char *path, int one_rank, struct ta_error *err)
+/* A database from elsewhere, whole: SQLite's quick_check reads every page
+ * (a page overwritten in the middle read as other numbers, exit 0, until
+ * it was; 22 ms for a 2 MB shard, about 0.1 s for 60 MB). */
+static int check_pages(sqlite3 *db, const char *path, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &st, NULL) != SQLITE_OK) {
+		unreadable(db, path, err);
+		return -1;
+	}
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(st, 0), "ok") != 0) {
+		const char *said = (const char *)sqlite3_column_text(st, 0);
+		char what[120];
+
+		if (strncmp(said, "*** in database main ***\n", 25) == 0)
+			said += 25;
+		printable(what, sizeof(what), said);
+		ta_error_set(err, TA_EXIT_INPUT, "'%s': damaged database (%s)", path, what);
+		rc = SQLITE_ERROR;
+	} else if (rc != SQLITE_ROW) {
+		unreadable(db, path, err);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+int ta_db_validate(sqlite3 *db, const char *path, int one_rank, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	char shown[48];
+	int rc;
+
+	if (check_pages(db, path, err) < 0)
+		return -1;
 
 	/* the files' ranks: integers, one for a shard; every event's rank
 	 * one of them (a shard's events under another rank would be
@@ -413,14 +458,16 @@ int ta_db_validate(sqlite3 *db, const char *path, int one_rank, struct ta_error 
 			ta_error_set(err, TA_EXIT_INPUT, "'%s': a rank that is not an "
 				     "integer", path);
 		else if (sqlite3_column_type(st, 2) != SQLITE_NULL && one_rank)
-			ta_error_set(err, TA_EXIT_INPUT, "'%s': events of rank '%.40s' in "
+			ta_error_set(err, TA_EXIT_INPUT, "'%s': events of rank '%s' in "
 				     "the shard of rank %lld", path,
-				     (const char *)sqlite3_column_text(st, 2),
+				     printable(shown, sizeof(shown),
+					       (const char *)sqlite3_column_text(st, 2)),
 				     (long long)sqlite3_column_int64(st, 3));
 		else if (sqlite3_column_type(st, 2) != SQLITE_NULL)
-			ta_error_set(err, TA_EXIT_INPUT, "'%s': events of rank '%.40s', "
+			ta_error_set(err, TA_EXIT_INPUT, "'%s': events of rank '%s', "
 				     "which has no file", path,
-				     (const char *)sqlite3_column_text(st, 2));
+				     printable(shown, sizeof(shown),
+					       (const char *)sqlite3_column_text(st, 2)));
 		else
 			rc = SQLITE_DONE;
 	} else {

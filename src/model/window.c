@@ -230,25 +230,31 @@ int ta_model_windows(sqlite3 *db, int by_steps, struct ta_error *err)
 			  "CREATE UNIQUE INDEX temp.span_rank ON span (rank);", err);
 }
 
-int ta_model_step_kept(sqlite3 *db, int64_t step, struct ta_error *err)
+int ta_model_steps_kept(sqlite3 *db, int64_t lo, int64_t hi, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
+	char which[64];
 	int rc;
 
 	if (ta_db_prepare(db, "SELECT EXISTS (SELECT 1 FROM step_win w JOIN sel_ranks s"
-			  " ON s.rank = w.rank WHERE w.step = ?1),"
+			  " ON s.rank = w.rank WHERE w.step BETWEEN ?1 AND ?2),"
 			  " (SELECT group_concat(step, ', ') FROM (SELECT DISTINCT w.step"
 			  "  FROM step_win w JOIN sel_ranks s ON s.rank = w.rank ORDER BY 1))",
 			  &st, err) < 0)
 		return -1;
-	sqlite3_bind_int64(st, 1, step);
+	sqlite3_bind_int64(st, 1, lo);
+	sqlite3_bind_int64(st, 2, hi);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW && !sqlite3_column_int(st, 0)) {
 		const char *kept = (const char *)sqlite3_column_text(st, 1);
 
-		ta_error_set(err, TA_EXIT_INPUT, "no ProfilerStep#%lld among the kept "
-			     "steps (%s%.200s)", (long long)step,
-			     kept ? "they are: " : "there are none", kept ? kept : "");
+		if (lo == hi)
+			snprintf(which, sizeof(which), "ProfilerStep#%lld", (long long)lo);
+		else
+			snprintf(which, sizeof(which), "ProfilerStep#%lld to #%lld",
+				 (long long)lo, (long long)hi);
+		ta_error_set(err, TA_EXIT_INPUT, "no %s among the kept steps (%s%.200s)",
+			     which, kept ? "they are: " : "there are none", kept ? kept : "");
 		sqlite3_finalize(st);
 		return -1;
 	}

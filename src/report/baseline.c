@@ -247,14 +247,22 @@ static void old_key(const struct old_csv *o, const int *map,
 
 static void new_key(const struct ta_table *t, size_t row, struct ta_buf *k)
 {
-	char v[4096];
+	char v[64];
 	size_t c;
 
 	ta_buf_reset(k);
 	for (c = 0; c < t->ncols; c++)
 		if (t->cols[c].key) {
-			cell_text(t, row, c, v, sizeof(v));
-			ta_buf_adds(k, v);
+			const struct ta_cell *x = ta_table_cell(t, row, c);
+
+			/* a text key whole, however long (a kernel's name
+			 * runs past 4 KB: cut, it matched no old row) */
+			if (t->cols[c].type == TA_COL_TEXT && !x->null) {
+				ta_buf_adds(k, x->s);
+			} else {
+				cell_text(t, row, c, v, sizeof(v));
+				ta_buf_adds(k, v);
+			}
 			ta_buf_addc(k, '\x1f');
 		}
 }
@@ -340,22 +348,33 @@ static int old_number(const char *s, double *v)
 	return end != s && !*end && isfinite(*v) ? 0 : -1;
 }
 
+/* old NULL: a row the baseline has not, which rose from 0 (a new
+ * finding's cost, a new kernel's time). A value missing on either side is
+ * no pass: it trips unless missing_pass. */
 static int check_row(const struct ta_table *t, size_t row, char **old,
 		     size_t old_row, const struct ta_baseline *b, const int *map,
-		     const struct ta_increase *inc, size_t ninc, FILE *diag,
-		     struct ta_error *err)
+		     const struct ta_increase *inc, size_t ninc, int missing_pass,
+		     FILE *diag, struct ta_error *err)
 {
 	size_t i, c;
 	int rises = 0;
 
 	for (i = 0; i < ninc; i++) {
-		double was, now, limit;
+		double was = 0, now, limit;
 		char key[512];
 
 		c = (size_t)ta_table_col_typed(t, inc[i].column); /* checked: present */
-		if (ta_table_cell(t, row, c)->null || !old[map[c]][0])
+		if (ta_table_cell(t, row, c)->null || (old && !old[map[c]][0])) {
+			if (missing_pass)
+				continue;
+			ta_row_key(t, row, key, sizeof(key));
+			fprintf(diag, "traceanalyze: baseline: %s: %s is missing %s "
+				"(--missing pass lets it pass)\n", key, inc[i].column,
+				ta_table_cell(t, row, c)->null ? "in this run" : "in the baseline");
+			rises++;
 			continue;
-		if (old_number(old[map[c]], &was) < 0) {
+		}
+		if (old && old_number(old[map[c]], &was) < 0) {
 			ta_error_set(err, TA_EXIT_INPUT, "baseline '%s': row %zu, column "
 				     "%s: '%.40s' is not a finite number", b->path,
 				     old_row + 1, inc[i].column, old[map[c]]);
@@ -367,7 +386,10 @@ static int check_row(const struct ta_table *t, size_t row, char **old,
 		if (now - was <= limit || now - was < inc[i].min)
 			continue;
 		ta_row_key(t, row, key, sizeof(key));
-		if (inc[i].min > 0)
+		if (!old)
+			fprintf(diag, "traceanalyze: baseline: %s: %s rose from nothing "
+				"(a new row) to %g\n", key, inc[i].column, now);
+		else if (inc[i].min > 0)
 			fprintf(diag, "traceanalyze: baseline: %s: %s rose from %g to %g "
 				"(%+g, limit +%g%s and at least +%g)\n", key, inc[i].column,
 				was, now, now - was, inc[i].limit,
@@ -429,6 +451,11 @@ static int check_columns(const struct ta_table *t, const struct ta_baseline *b,
 		long at = ta_table_col_typed(t, inc[i].column);
 
 		c = at < 0 ? t->ncols : (size_t)at;
+		if (c < t->ncols && t->cols[c].key) {
+			ta_error_set(err, TA_EXIT_USAGE, "--max-increase: '%s' names the "
+				     "row (a key column), not a quantity", t->cols[c].name);
+			return -1;
+		}
 		if (c == t->ncols || map[c] < 0 || t->cols[c].type == TA_COL_TEXT) {
 			ta_table_columns(t, want, sizeof(want));
 			ta_error_set(err, TA_EXIT_USAGE, "--max-increase: no numeric "
@@ -450,10 +477,23 @@ other_command:
 	return -1;
 }
 
+/* Whether rank (text, as the baseline has it) has a row in t. */
+static int rank_in(const struct ta_table *t, long rank_c, const char *rank)
+{
+	size_t r;
+
+	for (r = 0; r < t->nrows; r++)
+		if (strtoll(rank, NULL, 10) == ta_table_cell(t, r, (size_t)rank_c)->i)
+			return 1;
+	return 0;
+}
+
 int ta_baseline_check(const struct ta_table *t, const struct ta_baseline *b,
 		      const struct ta_increase *inc, size_t ninc, int fail_on_new,
-		      FILE *diag, struct ta_error *err)
+		      int missing_pass, FILE *diag, struct ta_error *err)
 {
+	long rank_c = ta_table_col(t, "rank");
+	size_t lost = 0;
 	const struct old_csv *o = &b->o;
 	struct old_index ix = { NULL, NULL, 0, 0 };
 	struct ta_buf key = { 0 };
@@ -481,12 +521,23 @@ int ta_baseline_check(const struct ta_table *t, const struct ta_baseline *b,
 		char **old = find_old(o, &ix, t, r, &key);
 
 		if (!old) {
+			int rose;
+
 			if (fail_on_new || added < MAX_LINES) {
 				ta_row_key(t, r, k, sizeof(k));
 				fprintf(diag, "traceanalyze: baseline: new row: %s\n", k);
 			}
 			added++;
 			rises += fail_on_new;
+			if (fail_on_new)
+				continue;
+			/* under a limit, from nothing */
+			if ((rose = check_row(t, r, NULL, 0, b, map, inc, ninc, 1, diag,
+					      err)) < 0) {
+				rises = -1;
+				goto out;
+			}
+			rises += rose;
 			continue;
 		}
 		matched++;
@@ -494,7 +545,8 @@ int ta_baseline_check(const struct ta_table *t, const struct ta_baseline *b,
 		int rose;
 
 		used[oi] = 1;
-		if ((rose = check_row(t, r, old, oi, b, map, inc, ninc, diag, err)) < 0) {
+		if ((rose = check_row(t, r, old, oi, b, map, inc, ninc, missing_pass, diag,
+				      err)) < 0) {
 			rises = -1;
 			goto out;
 		}
@@ -516,7 +568,18 @@ int ta_baseline_check(const struct ta_table *t, const struct ta_baseline *b,
 				fprintf(diag, "traceanalyze: baseline: gone: %s\n", k);
 			}
 			gone++;
+			/* a rank with rows in the baseline and none now: data
+			 * that is not there, not a problem fixed */
+			if (rank_c >= 0 && t->cols[rank_c].key && map[rank_c] >= 0 &&
+			    !rank_in(t, rank_c, o->rows[r][map[rank_c]]))
+				lost++;
 		}
+	if (lost && !missing_pass && (ninc || fail_on_new)) {
+		fprintf(diag, "traceanalyze: baseline: %zu row%s of rank%s this run has "
+			"not (--missing pass lets it pass)\n", lost, lost == 1 ? "" : "s",
+			lost == 1 ? "" : "s");
+		rises++;
+	}
 	if (t->nrows && !matched) {
 		ta_error_set(err, TA_EXIT_INPUT, "baseline '%s': no row matches this "
 			     "run's (%zu rows, %zu in the baseline): other steps, ranks "

@@ -205,9 +205,10 @@ static void put_cell(FILE *out, const char *s, size_t w, int right, int last)
 /* The header: a column in µs shows its values as 35.4 ms or 12 µs, so its
  * name loses the unit there ("idle_us" is "idle", "peak_bytes" "peak": CSV
  * and JSON keep it). */
-static void header_name(const struct ta_col *col, char *buf, size_t len)
+static void header_name(const struct ta_table *t, size_t c, char *buf, size_t len)
 {
-	size_t n = strlen(col->name);
+	const struct ta_col *col = &t->cols[c];
+	size_t n = strlen(col->name), k;
 
 	if ((col->unit == TA_UNIT_US || col->unit == TA_UNIT_CLOCK) && n > 3 &&
 	    strcmp(col->name + n - 3, "_us") == 0)
@@ -216,6 +217,10 @@ static void header_name(const struct ta_col *col, char *buf, size_t len)
 		snprintf(buf, len, "%.*s", (int)(n - 6), col->name);
 	else
 		snprintf(buf, len, "%s", col->name);
+	/* never the name of another column (step_us beside step) */
+	for (k = 0; k < t->ncols; k++)
+		if (k != c && strcmp(t->cols[k].name, buf) == 0)
+			snprintf(buf, len, "%s", col->name);
 }
 
 static size_t text_limit(const struct ta_table *t, const size_t *w, size_t c)
@@ -300,7 +305,7 @@ void ta_report_text(FILE *out, const struct ta_table *t)
 	double origin = clock_origin(t, &clocks);
 
 	for (c = 0; c < t->ncols; c++) {
-		header_name(&t->cols[c], buf, sizeof(buf));
+		header_name(t, c, buf, sizeof(buf));
 		w[c] = width(buf);
 	}
 	for (r = 0; r < t->nrows; r++)
@@ -323,7 +328,7 @@ void ta_report_text(FILE *out, const struct ta_table *t)
 	for (c = 0; c < t->ncols; c++) {
 		if (c)
 			fputs("  ", out);
-		header_name(&t->cols[c], buf, sizeof(buf));
+		header_name(t, c, buf, sizeof(buf));
 		put_cell(out, buf, w[c], t->cols[c].type != TA_COL_TEXT,
 			 c + 1 == t->ncols);
 	}

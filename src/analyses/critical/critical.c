@@ -1150,7 +1150,7 @@ int ta_critical_run(sqlite3 *db, const struct ta_query *q,
 
 	*out = *top = NULL;
 	if (walk_open(db, q, o, 0, &w, &peers, err) == 0 &&
-	    (o->step < 0 || ta_model_step_kept(db, o->step, err) == 0)) {
+	    (o->step < 0 || ta_model_steps_kept(db, o->step, o->step, err) == 0)) {
 		t.path = cp_path_table(o->what_kind != NULL);
 		t.top = cp_top_table();
 		rc = walk_steps(&w, q, emit_step, &t, err);

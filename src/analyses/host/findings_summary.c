@@ -5,6 +5,7 @@
  * per rank, kind and where is the same from run to run. Its cost is the
  * sum over the kept steps (a finding of the whole trace, low_efficiency
  * or memory's, has no step: its own). */
+#include "analyses/common/intervals.h"
 #include "ta_analyses.h"
 #include "ta_intern.h"
 
@@ -82,7 +83,9 @@ struct ta_table *ta_findings_summary(struct ta_table *f)
 
 		ta_table_set_int(t, r, C_RANK, s[i].rank);
 		ta_table_set_text(t, r, C_KIND, ta_table_cell(f, x, (size_t)kind)->s);
-		ta_table_set_real(t, r, C_COST, s[i].cost_us);
+		/* µs to the ns the findings were measured in: no float noise
+		 * from the sum (31844.629999999997) */
+		ta_table_set_real(t, r, C_COST, ta_round(s[i].cost_us, 3));
 		if (s[i].steps)
 			ta_table_set_int(t, r, C_STEPS, s[i].steps);
 		ta_table_set_int(t, r, C_COUNT, s[i].count);

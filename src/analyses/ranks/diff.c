@@ -312,7 +312,14 @@ static int collect(sqlite3 *db, const struct ta_query *q, const struct ta_diff_o
 	sq.nranks = s->nranks;
 	sq.sink = NULL;
 	if (ta_model_prepare(db, &sq, TA_NEED_DEV | TA_NEED_HOST, err) < 0 ||
+	    (s->step_lo >= 0 && ta_model_steps_kept(db, s->step_lo, s->step_hi, err) < 0) ||
 	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY 1", &st, err) < 0) {
+		if (s->step_lo >= 0 && err->code == TA_EXIT_INPUT) {
+			char msg[sizeof(err->msg)];
+
+			snprintf(msg, sizeof(msg), "%s", err->msg);
+			ta_error_set(err, TA_EXIT_INPUT, "%s: %s", side ? "TEST" : "BASE", msg);
+		}
 		ta_intern_free(b.keys);
 		return -1;
 	}

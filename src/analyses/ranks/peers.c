@@ -74,6 +74,8 @@ static int load(sqlite3 *db, struct ta_peers *p, struct ta_intern *names,
 		m.rank = sqlite3_column_int64(st, 0);
 		m.pg = ta_intern(names, pg ? pg : "", pg ? strlen(pg) : 0, &is_new);
 		m.group_size = size;
+		if (size > p->max_group)
+			p->max_group = size;
 		if (size > p->nranks && size - p->nranks > p->absent)
 			p->absent = size - p->nranks;
 		m.name = ta_intern(names, name ? name : "", name ? strlen(name) : 0, &is_new);
@@ -302,7 +304,7 @@ _Static_assert(sizeof(struct ta_peer_step) == 9 * sizeof(int64_t) &&
 	       sizeof(struct ta_peer_most) == 2 * sizeof(int64_t),
 	       "the saved tables' columns are the structs' fields");
 static const char saved_sql[] =
-"CREATE TABLE peer_counts (matched, mismatched, partial, lone, absent);"
+"CREATE TABLE peer_counts (matched, mismatched, partial, lone, absent, max_group);"
 "CREATE TABLE peer_offsets (rank, offset_ns);"
 "CREATE TABLE peer_steps (rank, step, comm_ns, wait_ns, late_ns, ncoll, nlast,"
 " peer, peer_wait_ns);"
@@ -338,7 +340,7 @@ static int put(sqlite3 *db, const char *table, const int64_t *v, size_t n,
 int ta_peers_save(sqlite3 *db, struct ta_error *err)
 {
 	struct ta_peers p;
-	int64_t counts[5], *ro;
+	int64_t counts[6], *ro;
 	size_t i;
 	int rc;
 
@@ -352,9 +354,10 @@ int ta_peers_save(sqlite3 *db, struct ta_error *err)
 	counts[2] = (int64_t)p.partial;
 	counts[3] = (int64_t)p.lone;
 	counts[4] = (int64_t)p.absent;
+	counts[5] = (int64_t)p.max_group;
 	if (rc == 0)
 		rc = ta_db_exec(db, saved_sql, err) == 0 && ta_db_exec(db, "BEGIN", err) == 0 &&
-		     put(db, "peer_counts", counts, 1, 5, 5, err) == 0 &&
+		     put(db, "peer_counts", counts, 1, 6, 6, err) == 0 &&
 		     put(db, "peer_steps", (const int64_t *)p.v, p.n, NSTEP, NSTEP, err) == 0 &&
 		     put(db, "peer_waits", (const int64_t *)p.waits, p.nwaits, NWAIT, NWAIT,
 			 err) == 0 &&
@@ -400,8 +403,8 @@ static int load_saved(sqlite3 *db, struct ta_peers *p, struct ta_error *err)
 	size_t nc = 0, nro = 0, i;
 	int rc;
 
-	rc = get(db, "SELECT matched, mismatched, partial, lone, absent"
-		 " FROM peers.peer_counts", &counts, &nc, 5, err);
+	rc = get(db, "SELECT matched, mismatched, partial, lone, absent, max_group"
+		 " FROM peers.peer_counts", &counts, &nc, 6, err);
 	if (rc == 0 && nc != 1) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "the gathered collectives: no matching");
 		rc = -1;
@@ -412,6 +415,7 @@ static int load_saved(sqlite3 *db, struct ta_peers *p, struct ta_error *err)
 		p->partial = (size_t)counts[2];
 		p->lone = (size_t)counts[3];
 		p->absent = (size_t)counts[4];
+		p->max_group = (size_t)counts[5];
 		rc = get(db, "SELECT rank, offset_ns FROM peers.peer_offsets ORDER BY rank",
 			 &ro, &nro, 2, err);
 	}

@@ -45,6 +45,7 @@ struct ta_peers {
 	size_t absent;      /* ranks a process group names that have no
 			     * collective here (no trace): what they wait for
 			     * and hold back is not measured */
+	size_t max_group;   /* the largest group size known, 0: none known */
 };
 
 /* Builds the model's coll (every rank) and matches it. On a shard with

@@ -49,6 +49,10 @@ static void say_matching(struct ta_table *t, const struct ta_peers *p)
 			      p->absent == 1 ? "" : "s", p->absent == 1 ? "its" : "their",
 			      p->absent == 1 ? "it waits" : "they wait");
 	t->ranks_absent = p->absent;
+	/* collectives of groups of several ranks (or of unknown size) and not
+	 * one matched: a peer's trace is missing, whatever its group says */
+	if (!p->matched && p->lone && p->max_group != 1 && !t->ranks_absent)
+		t->ranks_absent = 1;
 	if (p->mismatched)
 		ta_table_warn(t, "%zu collectives disagree across ranks on name or "
 			      "message size; left out", p->mismatched);
