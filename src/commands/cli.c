@@ -995,8 +995,14 @@ int ta_cli_parse_count(const char *arg, long max, long *v)
 struct ta_table *ta_cli_pick(struct ta_table *first, struct ta_table *second,
 			     int want_second, struct ta_table **kept)
 {
+	struct ta_table *out = want_second ? second : first;
+	struct ta_table *other = want_second ? first : second;
+
 	ta_table_free(*kept);
 	*kept = NULL;
+	/* what is wrong in the data is said whichever table goes out */
+	if (out && other && other->warnings.len)
+		ta_buf_add(&out->warnings, other->warnings.s, other->warnings.len);
 	if (want_second) {
 		ta_table_free(first);
 		return second;

@@ -50,11 +50,21 @@ void ta_note(const char *fmt, ...)
 
 void ta_warn_lines(struct ta_buf *b)
 {
-	char *line, *save = NULL;
+	char *line, *save = NULL, **said = NULL;
+	size_t n = 0, i;
 
+	/* each line once: shards that each say the same of the job */
 	for (line = b->s ? strtok_r(b->s, "\n", &save) : NULL; line;
-	     line = strtok_r(NULL, "\n", &save))
+	     line = strtok_r(NULL, "\n", &save)) {
+		for (i = 0; i < n && strcmp(said[i], line) != 0; i++)
+			;
+		if (i < n)
+			continue;
+		said = ta_xrealloc(said, (n + 1) * sizeof(*said));
+		said[n++] = line;
 		ta_warn("%s", line);
+	}
+	free(said);
 	ta_buf_reset(b);
 }
 

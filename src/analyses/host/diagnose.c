@@ -949,6 +949,13 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		ta_intern_free(f.keys);
 		return -1;
 	}
+	/* a peer with no trace waits in no collective of ours: its lateness
+	 * reads as our communication */
+	if (peers.absent)
+		ta_table_warn(t, "the job's process groups name %zu rank%s with no trace "
+			      "here: a wait for %s shows as exposed_comm, not wait_for_peer "
+			      "(traceanalyze stragglers)", peers.absent,
+			      peers.absent == 1 ? "" : "s", peers.absent == 1 ? "it" : "them");
 	if (ta_sync_ops_load(db, &sync, err) < 0 ||
 	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &ranks, err) < 0) {
 		ta_sync_ops_free(&sync);
