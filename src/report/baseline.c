@@ -432,7 +432,9 @@ static size_t show_changes(const struct ta_table *t, size_t row, char **old,
 	return shown;
 }
 
-/* The baseline has t's key columns and each limit's column. */
+/* The baseline has t's key columns and each limit's column, and no
+ * column t has not (a per-step CSV against --summary's rows: its step
+ * column keys rows this table sums). */
 static int check_columns(const struct ta_table *t, const struct ta_baseline *b,
 			 const int *map, const struct ta_increase *inc,
 			 size_t ninc, struct ta_error *err)
@@ -442,6 +444,9 @@ static int check_columns(const struct ta_table *t, const struct ta_baseline *b,
 
 	for (c = 0; c < t->ncols; c++)
 		if (t->cols[c].key && map[c] < 0)
+			goto other_command;
+	for (i = 0; b->o.rows[0][i]; i++)
+		if (ta_table_col(t, b->o.rows[0][i]) < 0)
 			goto other_command;
 	for (c = 0; c < t->ncols && (t->cols[c].key || map[c] < 0); c++)
 		;
