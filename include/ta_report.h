@@ -12,8 +12,17 @@ int ta_format_parse(const char *s, enum ta_format *f);
 
 /* Shortest text that reads back as the same double ("12", "0.1"). */
 void ta_format_real(char *buf, size_t len, double v);
+/* A time in µs for people, in µs, ms or s: 3 decimals (text's aligned
+ * columns) or, with figures, 3 or 4 significant figures (the page); sep
+ * between the number and its unit, micro the sign for µs. */
+void ta_format_us(char *buf, size_t len, double us, int figures, const char *sep,
+		  const char *micro);
 
 void ta_report_text(FILE *out, const struct ta_table *t);
+/* A kernel's or op's name for people, at most w columns (names.c):
+ * return type and parameters dropped, templates folded below one level,
+ * then the middle cut. */
+void ta_people_name(const char *s, size_t w, struct ta_buf *out);
 /* critical-path --trace: src again at dst (gzipped if it ends in .gz, "-"
  * for stdout) with the nodes' events marked and flows along the path. */
 struct ta_path_nodes;

@@ -435,6 +435,40 @@ START_TEST(test_cli_numbers)
 }
 END_TEST
 
+/* The page's labels: what tells kernels apart stays, the rest folds. */
+static const struct { const char *in, *out; size_t w; } names[] = {
+	{ "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x256_16x3_nt_align4>"
+	  "(cutlass_80_tensorop_s1688gemm_128x256_16x3_nt_align4::Params)",
+	  "cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x256_16x3_nt_align4>", 80 },
+	{ "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add"
+	  "<float>, std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<float>, "
+	  "std::array<char*, 3ul>)",
+	  "at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<…>, "
+	  "std::array<…> >", 200 },
+	{ "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<int>(int)",
+	  "at::native::multi_tensor_apply_kernel<int>", 80 },
+	{ "fmha_cutlassB_bf16_aligned_64x64_k64_seqaligned_sm80(PyTorchMemEffAttention::"
+	  "AttentionBackwardKernel<cutlass::arch::Sm80, float>::Params)",
+	  "fmha_cutlassB_bf16_aligned_64x64_k64_seqaligned_sm80", 80 },
+	{ "sm90_xmma_gemm_f32f32_tf32f32_f32_nt_n_tilesize256x128x32_warpgroupsize2x1x1"
+	  "_execute_segment_k_off_kernel__5x_cublas",
+	  "sm90_xmma_gemm_f32f32_tf32f32_f32_…kernel__5x_cublas", 52 },
+	{ "aten::mm", "aten::mm", 10 },
+	{ "(x)", "(x)", 10 },
+	{ "", "", 10 },
+};
+
+START_TEST(test_people_name)
+{
+	struct ta_buf b = { 0 };
+
+	ta_people_name(names[_i].in, names[_i].w, &b);
+	ck_assert_str_eq(b.s, names[_i].out);
+	ck_assert(ta_utf8_width(b.s) <= names[_i].w);
+	ta_buf_free(&b);
+}
+END_TEST
+
 Suite *suite_report(void)
 {
 	Suite *s = suite_create("report");
@@ -453,6 +487,7 @@ Suite *suite_report(void)
 	tcase_add_test(tc, test_text_wide);
 	tcase_add_test(tc, test_cli_parse);
 	tcase_add_test(tc, test_cli_numbers);
+	tcase_add_loop_test(tc, test_people_name, 0, sizeof(names) / sizeof(names[0]));
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -29,6 +29,16 @@ browse() {
 		--host-resolver-rules="MAP * ~NOTFOUND" --enable-logging=stderr --v=0 "$@"
 }
 
+# bounds PAGE WIDTH: the page in an iframe WIDTH px wide; tests/html_bounds.js
+# prints its height and anything drawn outside its figure or the page
+bounds() {
+	sed '/<\/body>/e cat tests/html_bounds.js' "$1" > "$TMP/bounds.html"
+	printf '<!DOCTYPE html><html><body style="margin:0"><iframe src="bounds.html" width="%s" height="900" style="border:0"></iframe></body></html>' "$2" > "$TMP/frame.html"
+	browse --allow-file-access-from-files --virtual-time-budget=5000 --window-size=1000,900 \
+		--dump-dom "file://$TMP/frame.html" 2> /dev/null |
+		sed -n '/<pre id="bounds">/,/<\/pre>/p' | sed 's/<[^>]*>//g'
+}
+
 check_page() { # NAME DIR
 	pg=$1 dir=$2 page="$TMP/$1.html"
 	$BIN report -q --html "$page" "$dir"
@@ -56,19 +66,36 @@ check_page() { # NAME DIR
 		head -1)" = '<section id="verdict"'
 	no "$pg: no number with more than 4 decimals shown" \
 		grep -Eo '>[0-9]+\.[0-9]{5,}[^<]*<' "$TMP/$pg.dom"
-	browse --screenshot="$ART/$pg.png" --window-size=1000,2400 "file://$page" \
-		> /dev/null 2>&1
-	ok "$pg: screenshot kept" test -s "$ART/$pg.png"
+	# a desktop and a phone: nothing clipped, nothing past the page's edge
+	for w in 1400 390; do
+		bounds "$page" $w > "$TMP/$pg.$w.bounds"
+		ok "$pg at $w px: measured" grep -q '^HEIGHT' "$TMP/$pg.$w.bounds"
+		no "$pg at $w px: nothing clipped or outside the page" \
+			grep -E '^(CLIPPED|OUTSIDE)' "$TMP/$pg.$w.bounds"
+		browse --screenshot="$ART/$pg.$w.png" --window-size=$w,2400 "file://$page" \
+			> /dev/null 2>&1
+		ok "$pg: screenshot at $w px kept" test -s "$ART/$pg.$w.png"
+	done
 }
 
 check_page train_stalled testdata/train_stalled
 check_page ddp_straggler testdata/ddp_straggler
 ok "ddp_straggler: the straggler sentence on the first screen" \
 	grep -q '<p class="straggler">rank 1 holds the others back' "$TMP/ddp_straggler.dom"
+h=$(sed -n 's/^HEIGHT //p' "$TMP/ddp_straggler.1400.bounds")
+ok "a 2-rank job at 1400 px: ${h:-no} px, under 2,000" test "${h:-9999}" -lt 2000
+ok "stragglers: right after the verdict" test "$(grep -o '<section id="[a-z]*"' "$TMP/ddp_straggler.dom" |
+	sed -n 2p)" = '<section id="stragglers"'
+ok "stragglers: the grid's values, the latest rank first" grep -q \
+	'<tr><th scope="row">rank 1</th><td class="n" data-v="36589.302"' "$TMP/ddp_straggler.dom"
+ok "kernels: names shortened, whole on hover" grep -q \
+	'<td class="name" title="void at::native::vectorized_elementwise_kernel&lt;4, ' "$TMP/ddp_straggler.dom"
+ok "charts: times with their unit past each bar" grep -q '>45.02&nbsp;ms</text>' "$TMP/ddp_straggler.dom"
+ok "charts: an axis" grep -q '>100 %</text>' "$TMP/ddp_straggler.dom"
 check_page mem_leak testdata/mem_leak
-ok "several ranks: the straggler heat map" grep -q 'Who keeps the others waiting' "$TMP/ddp_straggler.dom"
+ok "several ranks: the stragglers grid" grep -q 'Who keeps the others waiting' "$TMP/ddp_straggler.dom"
 ok "overview: a bar per rank" test "$(sed -n '/<section id="overview">/,/<\/section>/p' "$TMP/ddp_straggler.dom" | grep -o '<text x="114"[^>]*>rank [0-9]*<' | wc -l)" = 2
-ok "overview: what to do, as the text says it" grep -q '<li>data loading takes 65.6 % of the step' "$TMP/ddp_straggler.dom"
+ok "overview: what to do, as the text says it" grep -q '<li>rank 1: data loading takes 65.6 % of the step' "$TMP/ddp_straggler.dom"
 # on shards, each section runs rank by rank (exec/plan.c) and joins: the
 # same page, but for the PATH its commands name
 for d in ddp_straggler mem_train; do

@@ -1,6 +1,7 @@
 /* Number formatting shared by every writer. */
 #include "ta_report.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,4 +37,15 @@ void ta_format_real(char *buf, size_t len, double v)
 	 * of overlap's wait_us made pandas read it as integers */
 	if (!strpbrk(buf, ".eEnN") && strlen(buf) + 2 < len)
 		strcat(buf, ".0");
+}
+
+void ta_format_us(char *buf, size_t len, double us, int figures, const char *sep,
+		  const char *micro)
+{
+	double a = fabs(us), v = a >= 1e6 ? us / 1e6 : a >= 1e3 ? us / 1e3 : us;
+	const char *unit = a >= 1e6 ? "s" : a >= 1e3 ? "ms" : micro;
+	/* 3 or 4 significant figures: 1.234, 12.34, 123.4 */
+	int dec = !figures ? 3 : fabs(v) >= 100 ? 1 : fabs(v) >= 10 ? 2 : 3;
+
+	snprintf(buf, len, "%.*f%s%s", dec, v, sep, unit);
 }

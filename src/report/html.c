@@ -26,7 +26,16 @@
 /* ranks the first screen names one by one */
 #define VERDICT_RANKS 8
 #define WORST 8
-#define BAR_W 560
+#define BAR_W 440
+/* a figure: labels (120 px), the bars, and the value past them */
+#define FIG_W (BAR_W + 200)
+/* kernel names in labels and cells, in characters */
+#define NAME_W 80
+/* a rank x step grid: rows and columns at most */
+#define GRID_RANKS 16
+#define GRID_STEPS 64
+/* findings listed in words (the rest in the table) */
+#define FINDINGS 10
 
 static void esc(FILE *o, const char *s)
 {
@@ -60,15 +69,7 @@ static double num(const struct ta_table *t, size_t r, long c)
 /* A time for people: 3 or 4 significant figures, in µs, ms or s. */
 static void fmt_us(char *buf, size_t len, double us)
 {
-	double a = fabs(us);
-
-	if (a >= 1e6)
-		snprintf(buf, len, "%.3f&#160;s", us / 1e6);
-	else if (a >= 1e3)
-		snprintf(buf, len, a >= 1e5 ? "%.1f&#160;ms" : a >= 1e4 ? "%.2f&#160;ms" : "%.3f&#160;ms",
-			 us / 1e3);
-	else
-		snprintf(buf, len, a >= 100 ? "%.1f&#160;µs" : a >= 10 ? "%.2f&#160;µs" : "%.3f&#160;µs", us);
+	ta_format_us(buf, len, us, 1, "&#160;", "µs");
 }
 
 /* A number cell for people (the CSV's value stays in data-v and the
@@ -107,6 +108,26 @@ static void cell(FILE *o, const struct ta_table *t, size_t r, size_t c)
 	}
 }
 
+/* Columns that hold a kernel's or op's name: shortened, whole on hover. */
+static int is_name(const char *col)
+{
+	return strcmp(col, "name") == 0 || strcmp(col, "kernel") == 0 ||
+	       strcmp(col, "op") == 0 || strcmp(col, "main_kernel") == 0;
+}
+
+static void name_cell(FILE *o, const char *s)
+{
+	struct ta_buf b = { 0 };
+
+	ta_people_name(s, NAME_W, &b);
+	fputs("<td class=\"name\" title=\"", o);
+	esc(o, s);
+	fputs("\">", o);
+	esc(o, b.s);
+	fputs("</td>", o);
+	ta_buf_free(&b);
+}
+
 /* Rows a table shows: past this, the first ones and where the rest are
  * (a page for a thousand ranks stays a few MB). */
 #define TABLE_ROWS 250
@@ -119,9 +140,10 @@ static void table(FILE *o, const struct ta_table *t, const char *id)
 	if (!t)
 		return;
 	n = t->nrows < TABLE_ROWS ? t->nrows : TABLE_ROWS;
-	fprintf(o, "<details%s><summary>The numbers (%zu row%s, as "
-		"<code>--format csv</code> gives them", t->nrows <= 40 ? " open" : "",
-		t->nrows, t->nrows == 1 ? "" : "s");
+	/* folded: the figures above say it; the numbers are a click away */
+	fprintf(o, "<details><summary>The numbers: %s (%zu row%s, as "
+		"<code>--format csv</code> gives them", id + 2, t->nrows,
+		t->nrows == 1 ? "" : "s");
 	if (n < t->nrows)
 		fprintf(o, "; the first %zu here, all from the commands above", n);
 	fprintf(o, ")</summary>\n<table class=\"data\" id=\"%s\"><thead><tr>", id);
@@ -137,6 +159,11 @@ static void table(FILE *o, const struct ta_table *t, const char *id)
 			const struct ta_cell *x = ta_table_cell(t, r, c);
 			char raw[64], shown[64];
 
+			if (t->cols[c].type == TA_COL_TEXT && !x->null &&
+			    is_name(t->cols[c].name)) {
+				name_cell(o, x->s);
+				continue;
+			}
 			if (t->cols[c].type != TA_COL_REAL || x->null) {
 				fputs(t->cols[c].type == TA_COL_TEXT ? "<td>" :
 				      "<td class=\"n\">", o);
@@ -160,12 +187,22 @@ struct part {
 	double v;
 };
 
-/* One horizontal stacked bar: parts as shares of their sum. */
+/* Text on a colour: white on the dark ones, black on the light. */
+static const char *ink(const char *colour)
+{
+	return strcmp(colour, C_BLUE) == 0 || strcmp(colour, C_VERMILLION) == 0 ||
+	       strcmp(colour, C_GREEN) == 0 || strcmp(colour, C_PURPLE) == 0 ?
+	       "#fff" : "#000";
+}
+
+/* One horizontal stacked bar: parts as shares of their sum, each share
+ * written in its part where it fits, and total (a time) past the bar. */
 static void stacked(FILE *o, double y, const char *label, const struct part *p,
-		    size_t n, const char *unit)
+		    size_t n, const char *total)
 {
 	double sum = 0, x = 120;
 	size_t i;
+	char v[64];
 
 	for (i = 0; i < n; i++)
 		sum += p[i].v > 0 ? p[i].v : 0;
@@ -177,12 +214,67 @@ static void stacked(FILE *o, double y, const char *label, const struct part *p,
 
 		if (w <= 0)
 			continue;
+		fmt_us(v, sizeof(v), p[i].v);
 		fprintf(o, "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"18\" "
 			"fill=\"%s\"><title>", x, y, w, p[i].colour);
 		esc(o, label);
-		fprintf(o, ": %s %.4g %s (%.1f %%)</title></rect>", p[i].label, p[i].v,
-			unit, 100 * p[i].v / sum);
+		fprintf(o, ": %s %s (%.1f %%)</title></rect>", p[i].label, v,
+			100 * p[i].v / sum);
+		if (w >= 40)
+			fprintf(o, "<text x=\"%.2f\" y=\"%.0f\" text-anchor=\"middle\" "
+				"class=\"small\" style=\"fill:%s\">%.0f %%</text>", x + w / 2,
+				y + 13, ink(p[i].colour), 100 * p[i].v / sum);
 		x += w;
+	}
+	if (total) {
+		fprintf(o, "<text x=\"%d\" y=\"%.0f\" class=\"small\">", 126 + BAR_W,
+			y + 13);
+		fputs(total, o);    /* fmt_us's: markup of its own */
+		fputs("</text>", o);
+	}
+}
+
+/* The scale under shares: 0 to 100 %. */
+static void pct_axis(FILE *o, double y)
+{
+	int k;
+
+	fprintf(o, "<line class=\"grid\" x1=\"120\" x2=\"%d\" y1=\"%.0f\" "
+		"y2=\"%.0f\"/>", 120 + BAR_W, y, y);
+	for (k = 0; k <= 4; k++)
+		fprintf(o, "<line class=\"grid\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.0f\" "
+			"y2=\"%.0f\"/><text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\" "
+			"class=\"small\">%d %%</text>", 120 + BAR_W * k / 4.0,
+			120 + BAR_W * k / 4.0, y, y + 4, 120 + BAR_W * k / 4.0, y + 15, 25 * k);
+}
+
+/* A round step for about four ticks up to top: 1, 2 or 5 times 10^k. */
+static double tick_step(double top)
+{
+	double raw = top / 4, mag = pow(10, floor(log10(raw))), f = raw / mag;
+
+	return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
+}
+
+/* The scale under bars of times from 0 to top µs over w px, in the unit
+ * top reads best in. */
+static void us_axis(FILE *o, double y, double w, double top)
+{
+	double step, v, div = top >= 1e6 ? 1e6 : top >= 1e3 ? 1e3 : 1;
+	const char *unit = top >= 1e6 ? "s" : top >= 1e3 ? "ms" : "µs";
+
+	if (!(top > 0))
+		return;
+	step = tick_step(top);
+	fprintf(o, "<line class=\"grid\" x1=\"120\" x2=\"%.0f\" y1=\"%.0f\" "
+		"y2=\"%.0f\"/>", 120 + w, y, y);
+	for (v = 0; v <= top * (1 + 1e-9); v += step) {
+		double x = 120 + w * v / top;
+
+		fprintf(o, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" "
+			"y2=\"%.0f\"/><text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\" "
+			"class=\"small\">%g&#160;%s</text>", x, x, y, y + 4, x, y + 15,
+			v / div, unit);
 	}
 }
 
@@ -197,17 +289,22 @@ static void legend(FILE *o, double y, const struct part *p, size_t n)
 			x + 16, y + 11);
 		esc(o, p[i].label);
 		fputs("</text>", o);
-		x += 24 + 8.0 * (double)strlen(p[i].label);
+		x += 30 + 8.0 * (double)strlen(p[i].label);
 	}
 }
 
-static void figure_open(FILE *o, double h, const char *alt)
+static void figure_open_w(FILE *o, double w, double h, const char *alt)
 {
 	fputs("<figure><svg xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" "
 	      "aria-label=\"", o);
 	esc(o, alt);
-	fprintf(o, "\" viewBox=\"0 0 %d %.0f\" width=\"%d\" height=\"%.0f\">", BAR_W + 130,
-		h, BAR_W + 130, h);
+	fprintf(o, "\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\">", w,
+		h, w, h);
+}
+
+static void figure_open(FILE *o, double h, const char *alt)
+{
+	figure_open_w(o, FIG_W, h, alt);
 }
 
 static void figure_close(FILE *o, const char *caption)
@@ -287,19 +384,23 @@ static void temporal(FILE *o, const struct ta_table *t)
 			"idle time.</p>", t->nrows, n);
 		distribution(o, t, dist);
 	}
-	figure_open(o, 26.0 * (double)n + 30, "GPU time per rank: compute, "
+	figure_open(o, 26.0 * (double)n + 50, "GPU time per rank: compute, "
 		    "non-compute and idle, as shares of the analysis window");
 	for (i = 0; i < n; i++) {
+		char total[64];
+
 		p[0].v = num(t, rows[i], col(t, "compute_us"));
 		p[1].v = num(t, rows[i], col(t, "non_compute_us"));
 		p[2].v = num(t, rows[i], col(t, "idle_us"));
 		snprintf(label, sizeof(label), "rank %lld",
 			 (long long)ta_table_cell(t, rows[i], 0)->i);
-		stacked(o, 26.0 * (double)i, label, p, 3, "us");
+		fmt_us(total, sizeof(total), p[0].v + p[1].v + p[2].v);
+		stacked(o, 26.0 * (double)i, label, p, 3, total);
 	}
-	legend(o, 26.0 * (double)n + 8, p, 3);
-	figure_close(o, "Per rank: GPU busy with compute kernels, busy with others "
-		     "(communication, copies), and idle (temporal).");
+	pct_axis(o, 26.0 * (double)n);
+	legend(o, 26.0 * (double)n + 28, p, 3);
+	figure_close(o, "Shares of each rank's window, whose length ends its bar "
+		     "(temporal).");
 	table(o, t, "t-temporal");
 	fputs("</section>\n", o);
 	free(rows);
@@ -359,26 +460,29 @@ static void idle(FILE *o, const struct ta_table *t)
 	} else {
 		fputs("<section id=\"idle\"><h2>Why the GPU was idle</h2>\n", o);
 	}
-	figure_open(o, 26.0 * (double)shown + 30, "Idle time per rank by cause: "
+	figure_open(o, 26.0 * (double)shown + 50, "Idle time per rank by cause: "
 		    "host wait, kernel wait, other");
 	for (i = 0; i < shown; i++) {
 		struct part p[3];
+		char total[64];
 
 		for (k = 0; k < 3; k++)
 			p[k] = (struct part){ cats[k], colours[k], v[i][k] };
 		snprintf(label, sizeof(label), "rank %lld", (long long)ranks[i]);
-		stacked(o, 26.0 * (double)i, label, p, 3, "us");
+		fmt_us(total, sizeof(total), v[i][0] + v[i][1] + v[i][2]);
+		stacked(o, 26.0 * (double)i, label, p, 3, total);
 	}
+	pct_axis(o, 26.0 * (double)shown);
 	{
 		struct part p[3];
 
 		for (k = 0; k < 3; k++)
 			p[k] = (struct part){ cats[k], colours[k], 0 };
-		legend(o, 26.0 * (double)shown + 8, p, 3);
+		legend(o, 26.0 * (double)shown + 28, p, 3);
 	}
-	figure_close(o, whole ? "Idle time per rank by cause: the time no stream "
-		     "ran anything (idle's rows for the whole GPU)." :
-		     "Idle time per rank by cause, over all its streams (idle).");
+	figure_close(o, whole ? "Shares of the time no stream ran anything, which "
+		     "ends each bar (idle)." :
+		     "Shares of the idle time of all streams, which ends each bar (idle).");
 	table(o, t, "t-idle");
 	fputs("</section>\n", o);
 	free(ranks);
@@ -427,67 +531,202 @@ static size_t *costliest(const struct ta_table *f, long cost, long kind)
 	return by;
 }
 
-/* A strip per rank: one box per step, coloured by its verdict. */
+/* A rank x step grid of a table's rows: the steps in order as columns,
+ * the ranks as rows, by a weight (the heaviest first) or in rank order,
+ * at most GRID_RANKS of them. */
+struct grid {
+	int64_t *ranks, *steps;
+	size_t nr, ns, all_ranks;
+	size_t *at;       /* nr x ns: the table's row + 1, 0 where none */
+};
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct rank_weight {
+	int64_t rank;
+	double w;
+};
+
+static int cmp_weight(const void *a, const void *b)
+{
+	const struct rank_weight *x = a, *y = b;
+
+	if (x->w != y->w)
+		return x->w > y->w ? -1 : 1;
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+static size_t find_i64(const int64_t *v, size_t n, int64_t x)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo] == x ? lo : n;
+}
+
+static void grid_free(struct grid *g)
+{
+	free(g->ranks), free(g->steps), free(g->at);
+}
+
+/* weight: a column summed per rank to order the rows by, or -1 */
+static int grid_make(struct grid *g, const struct ta_table *t, long weight)
+{
+	long rank_c = col(t, "rank"), step_c = col(t, "step");
+	struct rank_weight *rw;
+	int64_t *sorted;
+	size_t r, i, n = 0;
+
+	memset(g, 0, sizeof(*g));
+	if (rank_c < 0 || step_c < 0)
+		return -1;
+	g->ranks = calloc(t->nrows + 1, sizeof(*g->ranks));
+	g->steps = calloc(t->nrows + 1, sizeof(*g->steps));
+	rw = calloc(t->nrows + 1, sizeof(*rw));
+	sorted = calloc(t->nrows + 1, sizeof(*sorted));
+	if (!g->ranks || !g->steps || !rw || !sorted)
+		goto fail;
+	for (r = 0; r < t->nrows; r++) {
+		sorted[r] = ta_table_cell(t, r, (size_t)rank_c)->i;
+		if (!ta_table_cell(t, r, (size_t)step_c)->null)
+			g->steps[g->ns++] = ta_table_cell(t, r, (size_t)step_c)->i;
+	}
+	qsort(sorted, t->nrows, sizeof(*sorted), cmp_i64);
+	qsort(g->steps, g->ns, sizeof(*g->steps), cmp_i64);
+	for (i = 0; i < g->ns; i++)      /* distinct */
+		if (!n || g->steps[n - 1] != g->steps[i])
+			g->steps[n++] = g->steps[i];
+	g->ns = n < GRID_STEPS ? n : GRID_STEPS;
+	for (n = 0, i = 0; i < t->nrows; i++)
+		if (!n || sorted[n - 1] != sorted[i])
+			sorted[n++] = sorted[i];
+	g->all_ranks = n;
+	for (i = 0; i < n; i++)
+		rw[i] = (struct rank_weight){ sorted[i], 0 };
+	if (weight >= 0) {
+		for (r = 0; r < t->nrows; r++)
+			rw[find_i64(sorted, n, ta_table_cell(t, r, (size_t)rank_c)->i)].w +=
+				num(t, r, weight);
+		qsort(rw, n, sizeof(*rw), cmp_weight);
+	}
+	g->nr = n < GRID_RANKS ? n : GRID_RANKS;
+	for (i = 0; i < g->nr; i++)
+		g->ranks[i] = rw[i].rank;
+	g->at = calloc(g->nr * g->ns + 1, sizeof(*g->at));
+	if (!g->at)
+		goto fail;
+	for (r = 0; r < t->nrows; r++) {
+		int64_t rank = ta_table_cell(t, r, (size_t)rank_c)->i;
+		size_t j;
+
+		if (ta_table_cell(t, r, (size_t)step_c)->null)
+			continue;
+		j = find_i64(g->steps, g->ns, ta_table_cell(t, r, (size_t)step_c)->i);
+		for (i = 0; i < g->nr && g->ranks[i] != rank; i++)
+			;
+		if (i < g->nr && j < g->ns)
+			g->at[i * g->ns + j] = r + 1;
+	}
+	free(rw), free(sorted);
+	return 0;
+fail:
+	free(rw), free(sorted);
+	grid_free(g);
+	return -1;
+}
+
+static void grid_head(FILE *o, const struct grid *g)
+{
+	size_t j;
+
+	fputs("<table class=\"grid\"><thead><tr><th></th>", o);
+	for (j = 0; j < g->ns; j++)
+		fprintf(o, "<th scope=\"col\">step %lld</th>", (long long)g->steps[j]);
+	fputs("</tr></thead><tbody>\n", o);
+}
+
+/* The verdict of each step, a word in its colour. */
+static const char *verdict_word(const char *v)
+{
+	static const char *const names[] = { "compute-bound", "host-stalled",
+		"launch-bound", "communication-bound", "copy-bound", "waiting-for-peer" };
+	static const char *const words[] = { "compute", "host", "launch", "comm",
+		"copy", "peer" };
+	size_t i;
+
+	for (i = 0; i < 6; i++)
+		if (strcmp(v, names[i]) == 0)
+			return words[i];
+	return "?";
+}
+
+/* A rank x step grid of verdicts; the findings, costliest first. */
 static void diagnose(FILE *o, const struct ta_table *t, const struct ta_table *f)
 {
 	static const char *const names[] = { "compute-bound", "host-stalled",
 		"launch-bound", "communication-bound", "copy-bound", "waiting-for-peer",
 		"unrecorded" };
-	long rank_c = col(t, "rank"), step_c = col(t, "step"), v_c = col(t, "verdict");
-	int64_t last = INT64_MIN;
-	size_t r, row = 0, x = 0, shown = 0, k;
-	double h;
+	long v_c = col(t, "verdict"), cause_c = col(t, "main_cause");
+	struct grid g;
+	size_t r, i, j, k;
 
-	for (r = 0; r < t->nrows; r++)
-		if (r == 0 || ta_table_cell(t, r, (size_t)rank_c)->i != last)
-			shown++, last = ta_table_cell(t, r, (size_t)rank_c)->i;
-	if (shown > 4 * MANY_RANKS)
-		shown = 4 * MANY_RANKS;
-	h = 20.0 * (double)shown + 52;
 	fputs("<section id=\"diagnose\"><h2>What bounds each step</h2>\n", o);
-	figure_open(o, h, "Per rank, a box per step coloured by diagnose's verdict");
-	last = INT64_MIN;
-	for (r = 0; r < t->nrows; r++) {
-		int64_t rank = ta_table_cell(t, r, (size_t)rank_c)->i;
-		const struct ta_cell *step = ta_table_cell(t, r, (size_t)step_c);
-		const char *v = ta_table_cell(t, r, (size_t)v_c)->s;
+	if (v_c >= 0 && grid_make(&g, t, -1) == 0) {
+		if (g.nr < g.all_ranks)
+			fprintf(o, "<p>The first %zu of %zu ranks.</p>", g.nr, g.all_ranks);
+		grid_head(o, &g);
+		for (i = 0; i < g.nr; i++) {
+			fprintf(o, "<tr><th scope=\"row\">rank %lld</th>", (long long)g.ranks[i]);
+			for (j = 0; j < g.ns; j++) {
+				const char *v, *c;
 
-		if (r > 0 && rank != last)
-			row++, x = 0;
-		if (row >= shown)
-			break;
-		if (x == 0)
-			fprintf(o, "<text x=\"114\" y=\"%.0f\" text-anchor=\"end\">"
-				"rank %lld</text>", 20.0 * (double)row + 13, (long long)rank);
-		fprintf(o, "<rect x=\"%zu\" y=\"%.0f\" width=\"22\" height=\"16\" "
-			"fill=\"%s\"><title>rank %lld step %lld: ", 120 + 25 * x,
-			20.0 * (double)row, verdict_colour(v), (long long)rank,
-			step->null ? -1LL : (long long)step->i);
-		esc(o, v);
-		fputs("</title></rect>", o);
-		x++;
-		last = rank;
-	}
-	{
-		struct part p[7];
-
+				if (!(r = g.at[i * g.ns + j])) {
+					fputs("<td></td>", o);
+					continue;
+				}
+				v = ta_table_cell(t, r - 1, (size_t)v_c)->s;
+				c = cause_c >= 0 ? ta_table_cell(t, r - 1, (size_t)cause_c)->s : NULL;
+				fprintf(o, "<td style=\"background:%s;color:%s\" title=\"",
+					verdict_colour(v), ink(verdict_colour(v)));
+				esc(o, v);
+				if (c && *c) {
+					fputs(": ", o);
+					esc(o, c);
+				}
+				fprintf(o, "\">%s</td>", verdict_word(v));
+			}
+			fputs("</tr>\n", o);
+		}
+		fputs("</tbody></table>\n<p class=\"legend\">", o);
 		for (k = 0; k < 7; k++)
-			p[k] = (struct part){ names[k], verdict_colour(names[k]), 0 };
-		legend(o, 20.0 * (double)shown + 6, p, 4);
-		legend(o, 20.0 * (double)shown + 26, p + 4, 3);
+			fprintf(o, "<span style=\"border-color:%s\"><b>%s</b> %s</span> ",
+				verdict_colour(names[k]), verdict_word(names[k]), names[k]);
+		fputs("</p>\n", o);
+		grid_free(&g);
 	}
-	figure_close(o, "diagnose's verdict for each kept step of each rank "
-		     "(hover a box for its step).");
 	if (f && f->nrows) {
 		long kind = col(f, "kind"), where = col(f, "where"), cost = col(f, "cost_us");
 		long adv = col(f, "advice");
 		char buf[64];
 		size_t *by = costliest(f, cost, kind);
 
-		fputs("<h3>Findings, costliest first</h3><ol class=\"findings\">", o);
-		for (k = 0; k < f->nrows && k < 10; k++) {
+		fprintf(o, "<details><summary>The %zu finding%s in words, costliest first"
+			"</summary><ol class=\"findings\">", f->nrows, f->nrows == 1 ? "" : "s");
+		for (k = 0; by && k < f->nrows && k < FINDINGS; k++) {
 			r = by[k];
-			fputs("<li><b>", o);
+			fprintf(o, "<li><b>rank %lld ", (long long)ta_table_cell(f, r, 0)->i);
 			cell(o, f, r, (size_t)kind);
 			fputs("</b> ", o);
 			cell(o, f, r, (size_t)where);
@@ -498,6 +737,9 @@ static void diagnose(FILE *o, const struct ta_table *t, const struct ta_table *f
 			fputs("</span></li>", o);
 		}
 		fputs("</ol>", o);
+		if (f->nrows > FINDINGS)
+			fprintf(o, "<p>and %zu more in the table.</p>", f->nrows - FINDINGS);
+		fputs("</details>\n", o);
 		free(by);
 	}
 	table(o, t, "t-diagnose");
@@ -505,37 +747,37 @@ static void diagnose(FILE *o, const struct ta_table *t, const struct ta_table *f
 	fputs("</section>\n", o);
 }
 
-/* Bars of one column, largest first (rows already sorted by the analysis). */
+/* Bars of a time column, largest first (rows already sorted by the
+ * analysis): each row's name above its bar, its time past the bar, a
+ * scale under them. */
 static void bars(FILE *o, const struct ta_table *t, const char *label_col,
-		 const char *value_col, size_t max, const char *alt, const char *unit)
+		 const char *value_col, size_t max, const char *alt)
 {
 	long lc = col(t, label_col), vc = col(t, value_col);
-	double top = 0;
+	double top = 0, w_max = BAR_W - 40;
 	size_t r, n = t->nrows < max ? t->nrows : max;
+	struct ta_buf name = { 0 };
+	char v[64];
 
 	for (r = 0; r < n; r++)
 		top = num(t, r, vc) > top ? num(t, r, vc) : top;
-	figure_open(o, 22.0 * (double)n + 8, alt);
+	figure_open(o, 30.0 * (double)n + 24, alt);
 	for (r = 0; r < n; r++) {
 		const char *s = ta_table_cell(t, r, (size_t)lc)->s;
-		char shortl[96];
-		double w = top > 0 ? (BAR_W - 80) * num(t, r, vc) / top : 0;
-		/* 20 columns, cut between characters: %.20s split a UTF-8
-		 * character and made the page invalid */
-		size_t cut = s ? ta_utf8_prefix(s, 20) : 0;
+		double y = 30.0 * (double)r, w = top > 0 ? w_max * num(t, r, vc) / top : 0;
 
-		snprintf(shortl, sizeof(shortl), "%.*s", (int)(cut < 90 ? cut : 90),
-			 s ? s : "");
-		fprintf(o, "<text x=\"114\" y=\"%.0f\" text-anchor=\"end\" class=\"small\">",
-			22.0 * (double)r + 13);
-		esc(o, shortl);
-		fprintf(o, "</text><rect x=\"120\" y=\"%.0f\" width=\"%.2f\" height=\"16\" "
-			"fill=\"%s\"><title>", 22.0 * (double)r, w, C_BLUE);
+		ta_people_name(s ? s : "", NAME_W, &name);
+		fmt_us(v, sizeof(v), num(t, r, vc));
+		fprintf(o, "<text x=\"120\" y=\"%.0f\" class=\"small\">", y + 10);
+		esc(o, name.s);
+		fprintf(o, "</text><rect x=\"120\" y=\"%.0f\" width=\"%.2f\" height=\"12\" "
+			"fill=\"%s\"><title>", y + 13, w, C_BLUE);
 		esc(o, s);
-		fprintf(o, ": %.6g %s</title></rect><text x=\"%.2f\" y=\"%.0f\" class=\"small\">"
-			"%.4g</text>", num(t, r, vc), unit, 124 + w, 22.0 * (double)r + 13,
-			num(t, r, vc));
+		fprintf(o, ": %s</title></rect><text x=\"%.2f\" y=\"%.0f\" class=\"small\">"
+			"%s</text>", v, 124 + w, y + 23, v);
 	}
+	us_axis(o, 30.0 * (double)n + 2, w_max, top);
+	ta_buf_free(&name);
 	fputs("</svg><figcaption>", o);
 	esc(o, alt);
 	fputs("</figcaption></figure>\n", o);
@@ -546,114 +788,65 @@ static void kernels(FILE *o, const struct ta_table *types, const struct ta_table
 	fputs("<section id=\"kernels\"><h2>GPU time by kernel type and kernel</h2>\n", o);
 	if (types) {
 		bars(o, types, "kernel_type", "total_us", 12, "GPU time per kernel type "
-		     "(kernels --by type)", "us");
+		     "(kernels --by type)");
 		table(o, types, "t-types");
 	}
 	if (k) {
-		bars(o, k, "name", "total_us", 10, "The kernels with the most GPU time "
-		     "(kernels)", "us");
+		bars(o, k, "name", "total_us", 6, "The kernels with the most GPU time "
+		     "(kernels)");
 		table(o, k, "t-kernels");
 	}
 	fputs("</section>\n", o);
 }
 
-/* Late time per rank and step as a heat map. */
+/* How long the others waited for each rank at each step: a rank x step
+ * grid of late_us with its values, the latest rank first. */
 static void stragglers(FILE *o, const struct ta_table *s)
 {
-	long rank_c = col(s, "rank"), step_c = col(s, "step"), late_c = col(s, "late_us");
-	int64_t *ranks = calloc(s->nrows + 1, sizeof(*ranks)), *steps = calloc(s->nrows + 1,
-									   sizeof(*steps));
-	size_t nr = 0, ns = 0, r, i, j, shown;
+	long late_c = col(s, "late_us");
+	struct grid g;
 	double top = 0;
+	size_t r, i, j;
 
-	if (!ranks || !steps) {
-		free(ranks), free(steps);
+	if (late_c < 0 || grid_make(&g, s, late_c) != 0)
 		return;
-	}
-	for (r = 0; r < s->nrows; r++) {
-		int64_t rank = ta_table_cell(s, r, (size_t)rank_c)->i;
-		int64_t step = ta_table_cell(s, r, (size_t)step_c)->null ? -1 :
-			       ta_table_cell(s, r, (size_t)step_c)->i;
-
-		for (i = 0; i < nr && ranks[i] != rank; i++)
-			;
-		if (i == nr)
-			ranks[nr++] = rank;
-		for (j = 0; j < ns && steps[j] != step; j++)
-			;
-		if (j == ns)
-			steps[ns++] = step;
+	for (r = 0; r < s->nrows; r++)
 		top = num(s, r, late_c) > top ? num(s, r, late_c) : top;
-	}
-	shown = nr > 4 * MANY_RANKS ? 4 * MANY_RANKS : nr;
-	if (shown < nr) {     /* many ranks: the latest ones, in rank order */
-		double *tot = calloc(nr + 1, sizeof(*tot));
-		int64_t *keep = calloc(nr + 1, sizeof(*keep));
-		size_t k, m;
+	fputs("<section id=\"stragglers\"><h2>Who keeps the others waiting</h2>\n", o);
+	fputs("<p>How long the other ranks waited for each rank in collectives, per "
+	      "step (stragglers' late_us): the latest rank first", o);
+	if (g.nr < g.all_ranks)
+		fprintf(o, "; the %zu latest of %zu ranks", g.nr, g.all_ranks);
+	fputs(".</p>\n", o);
+	grid_head(o, &g);
+	for (i = 0; i < g.nr; i++) {
+		fprintf(o, "<tr><th scope=\"row\">rank %lld</th>", (long long)g.ranks[i]);
+		for (j = 0; j < g.ns; j++) {
+			char raw[64], shown[64];
+			double v, a;
 
-		if (!tot || !keep) {
-			free(tot), free(keep), free(ranks), free(steps);
-			return;
-		}
-		for (r = 0; r < s->nrows; r++)
-			for (i = 0; i < nr; i++)
-				if (ranks[i] == ta_table_cell(s, r, (size_t)rank_c)->i)
-					tot[i] += num(s, r, late_c);
-		for (k = 0; k < shown; k++) {  /* the shown latest, by selection */
-			size_t best = 0;
-
-			for (i = 1; i < nr; i++)
-				if (tot[i] > tot[best])
-					best = i;
-			keep[k] = ranks[best];
-			tot[best] = -1;
-		}
-		for (k = 1; k < shown; k++)
-			for (m = k; m > 0 && keep[m - 1] > keep[m]; m--) {
-				int64_t x = keep[m];
-
-				keep[m] = keep[m - 1], keep[m - 1] = x;
+			if (!(r = g.at[i * g.ns + j])) {
+				fputs("<td></td>", o);
+				continue;
 			}
-		memcpy(ranks, keep, shown * sizeof(*ranks));
-		nr = shown;
-		free(tot);
-		free(keep);
+			v = num(s, r - 1, late_c);
+			a = top > 0 ? 0.85 * v / top : 0;
+			ta_format_real(raw, sizeof(raw), v);
+			fmt_us(shown, sizeof(shown), v);
+			fprintf(o, "<td class=\"n\" data-v=\"%s\" title=\"rank %lld step %lld: "
+				"late %s\" style=\"background:rgba(213,94,0,%.2f)%s\">%s</td>", raw,
+				(long long)g.ranks[i], (long long)g.steps[j], raw, a,
+				a > 0.5 ? ";color:#fff" : "", shown);
+		}
+		fputs("</tr>\n", o);
 	}
-	fputs("<h3>Who keeps the others waiting</h3>\n", o);
-	if (shown < s->nrows && nr == shown && shown == 4 * MANY_RANKS)
-		fprintf(o, "<p>The %zu ranks the others waited for longest.</p>", shown);
-	figure_open(o, 12.0 * (double)shown + 24, "Heat map of late_us per rank and "
-		    "step: how long the others waited for the rank");
-	for (r = 0; r < s->nrows; r++) {
-		int64_t rank = ta_table_cell(s, r, (size_t)rank_c)->i;
-		int64_t step = ta_table_cell(s, r, (size_t)step_c)->null ? -1 :
-			       ta_table_cell(s, r, (size_t)step_c)->i;
-		double v = num(s, r, late_c);
-
-		for (i = 0; i < nr && ranks[i] != rank; i++)
-			;
-		for (j = 0; j < ns && steps[j] != step; j++)
-			;
-		if (i >= shown)
-			continue;
-		if (j == 0)
-			fprintf(o, "<text x=\"114\" y=\"%.0f\" text-anchor=\"end\" "
-				"class=\"small\">rank %lld</text>", 12.0 * (double)i + 9,
-				(long long)rank);
-		fprintf(o, "<rect x=\"%zu\" y=\"%.0f\" width=\"22\" height=\"10\" fill=\"%s\" "
-			"fill-opacity=\"%.3f\"><title>rank %lld step %lld: late %.6g us"
-			"</title></rect>", 120 + 24 * j, 12.0 * (double)i, C_VERMILLION,
-			top > 0 ? 0.08 + 0.92 * v / top : 0.08, (long long)rank,
-			(long long)step, v);
-	}
-	figure_close(o, "late_us per rank (rows) and step (columns): the darker, "
-		     "the longer the other ranks waited for it (stragglers).");
+	fputs("</tbody></table>\n", o);
 	table(o, s, "t-stragglers");
-	free(ranks);
-	free(steps);
+	fputs("</section>\n", o);
+	grid_free(&g);
 }
 
-static void comm(FILE *o, const struct ta_table *ov, const struct ta_table *s)
+static void comm(FILE *o, const struct ta_table *ov)
 {
 	fputs("<section id=\"comm\"><h2>Communication</h2>\n", o);
 	if (ov) {
@@ -664,29 +857,31 @@ static void comm(FILE *o, const struct ta_table *ov, const struct ta_table *s)
 		for (r = 0; r < ov->nrows; r++)
 			any |= num(ov, r, col(ov, "comm_us")) > 0;
 		if (any && p >= 0) {
-			figure_open(o, 22.0 * (double)(ov->nrows < MANY_RANKS ? ov->nrows :
-						       MANY_RANKS) + 8,
+			size_t n = ov->nrows < MANY_RANKS ? ov->nrows : MANY_RANKS;
+
+			figure_open(o, 22.0 * (double)n + 24,
 				    "Share of communication time hidden under compute, per rank");
-			for (r = 0; r < ov->nrows && r < MANY_RANKS; r++) {
+			for (r = 0; r < n; r++) {
 				double v = num(ov, r, p);
 
 				fprintf(o, "<text x=\"114\" y=\"%.0f\" text-anchor=\"end\">"
 					"rank %lld</text><rect x=\"120\" y=\"%.0f\" width=\"%.2f\" "
 					"height=\"16\" fill=\"%s\"><title>rank %lld: %.4g %% "
-					"overlapped</title></rect>", 22.0 * (double)r + 13,
+					"overlapped</title></rect><text x=\"%.2f\" y=\"%.0f\" "
+					"class=\"small\">%.1f %%</text>", 22.0 * (double)r + 13,
 					(long long)ta_table_cell(ov, r, 0)->i, 22.0 * (double)r,
-					(BAR_W - 80) * v / 100, C_GREEN,
-					(long long)ta_table_cell(ov, r, 0)->i, v);
+					BAR_W * v / 100, C_GREEN,
+					(long long)ta_table_cell(ov, r, 0)->i, v,
+					124 + BAR_W * v / 100, 22.0 * (double)r + 12, v);
 			}
-			figure_close(o, "overlap_pct per rank (overlap): the share of "
-				     "communication kernel time during which compute ran.");
+			pct_axis(o, 22.0 * (double)n);
+			figure_close(o, "The share of communication kernel time during "
+				     "which compute ran (overlap).");
 		} else {
 			fputs("<p>No communication kernels.</p>", o);
 		}
 		table(o, ov, "t-overlap");
 	}
-	if (s)
-		stragglers(o, s);
 	fputs("</section>\n", o);
 }
 
@@ -802,7 +997,7 @@ static void snapshot(FILE *o, const struct ta_table *sum, const struct ta_table 
 #define RF_X0 70.0   /* plot area */
 #define RF_X1 660.0
 #define RF_Y0 20.0
-#define RF_Y1 320.0
+#define RF_Y1 220.0
 
 struct axis {
 	double lo, hi;  /* decades, log10 */
@@ -980,7 +1175,7 @@ static void roofline_chart(FILE *o, const struct ta_table *t)
 		x.hi = x.lo + 1;
 	if (y.hi <= y.lo)
 		y.hi = y.lo + 1;
-	figure_open(o, RF_Y1 + 42, "Roofline: each op's achieved TFLOP/s against its "
+	figure_open_w(o, RF_X1 + 40, RF_Y1 + 42, "Roofline: each op's achieved TFLOP/s against its "
 		    "FLOPs per byte, log-log");
 	rf_axes(o, &x, &y);
 	if (peak > 0 && gbps > 0)
@@ -1006,19 +1201,20 @@ static void mfu_bars(FILE *o, const struct ta_table *s)
 		top = num(s, r, m) > top ? num(s, r, m) : top;
 	if (!(top > 0))
 		return;
-	figure_open(o, 22.0 * (double)n + 8, "MFU per step");
+	figure_open(o, 18.0 * (double)n + 22, "MFU per step");
 	for (r = 0; r < n; r++) {
-		double v = num(s, r, m), w = (BAR_W - 80) * (v == v ? v : 0) / top;
+		double v = num(s, r, m), w = BAR_W * (v == v && v > 0 ? (v < 100 ? v : 100) : 0) / 100;
 
 		fprintf(o, "<text x=\"114\" y=\"%.0f\" text-anchor=\"end\" class=\"small\">"
 			"rank %lld step %lld</text><rect x=\"120\" y=\"%.0f\" width=\"%.2f\" "
-			"height=\"16\" fill=\"%s\"/><text x=\"%.2f\" y=\"%.0f\" class=\"small\">"
-			"%.2f %%</text>", 22.0 * (double)r + 13, (long long)ta_table_cell(s, r, 0)->i,
-			(long long)ta_table_cell(s, r, 1)->i, 22.0 * (double)r, w, C_BLUE, 124 + w,
-			22.0 * (double)r + 13, v == v ? v : 0);
+			"height=\"14\" fill=\"%s\"/><text x=\"%.2f\" y=\"%.0f\" class=\"small\">"
+			"%.2f %%</text>", 18.0 * (double)r + 11, (long long)ta_table_cell(s, r, 0)->i,
+			(long long)ta_table_cell(s, r, 1)->i, 18.0 * (double)r, w, C_BLUE, 124 + w,
+			18.0 * (double)r + 11, v == v ? v : 0);
 	}
-	figure_close(o, "Model FLOPs utilisation per step (roofline --by step): the "
-		     "step's FLOPs over its window, against the peak of its main type");
+	pct_axis(o, 18.0 * (double)n);
+	figure_close(o, "MFU per step: its FLOPs over its window, against the "
+		     "peak of its main type (roofline --by step).");
 }
 
 static void roofline(FILE *o, const struct ta_table *t, const struct ta_table *steps)
@@ -1045,21 +1241,33 @@ static const char css[] =
 "<style>\n"
 ":root{color-scheme:light dark;--fg:#1b1b1b;--bg:#fff;--muted:#5a5a5a;--line:#ddd}\n"
 "@media (prefers-color-scheme:dark){:root{--fg:#e8e8e8;--bg:#161616;--muted:#aaa;--line:#444}}\n"
-"body{font:15px/1.45 system-ui,sans-serif;color:var(--fg);background:var(--bg);"
+"body{font:14px/1.45 system-ui,sans-serif;color:var(--fg);background:var(--bg);"
 "max-width:62rem;margin:1.5rem auto;padding:0 1rem}\n"
-"h1{font-size:1.5rem}h2{font-size:1.2rem;border-bottom:1px solid var(--line);"
-"padding-bottom:.2rem;margin-top:2rem}\n"
+"h1{font-size:1.5rem;overflow-wrap:anywhere}h2{font-size:1.2rem;"
+"border-bottom:1px solid var(--line);padding-bottom:.2rem;margin:1.2rem 0 .5rem}\n"
+"p.meta{color:var(--muted);overflow-wrap:anywhere}\n"
 "svg{max-width:100%;height:auto}svg text{fill:var(--fg);font-size:13px}"
 "svg .small,svg .small text{font-size:11px}svg .grid{stroke:var(--line);stroke-width:1}\n"
-"figure{margin:1rem 0}figcaption{color:var(--muted);font-size:.9rem}\n"
+"figure{margin:.6rem 0}figcaption{color:var(--muted);font-size:.85rem}\n"
 "table.data{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}"
 "table.data th,table.data td{border:1px solid var(--line);padding:.15rem .4rem}"
 "table.data th{cursor:pointer;text-align:left}table.data td{max-width:36rem;"
-"overflow-wrap:anywhere}td.n{text-align:right;white-space:nowrap;"
-"font-variant-numeric:tabular-nums}\n"
+"overflow-wrap:break-word}td.n,td.name{text-align:right;white-space:nowrap;"
+"font-variant-numeric:tabular-nums}td.name{text-align:left}\n"
+"table.grid{border-collapse:collapse;font-size:.85rem;display:block;overflow-x:auto;"
+"max-width:100%;margin:.5rem 0}table.grid th,table.grid td{border:1px solid var(--line);"
+"padding:.15rem .5rem;white-space:nowrap}table.grid td{text-align:center;"
+"font-variant-numeric:tabular-nums}table.grid th{font-weight:normal;text-align:left}"
+"table.grid thead th{white-space:normal}\n"
+"p.legend{font-size:.85rem}p.legend span{border-left:12px solid;padding-left:.3rem;"
+"margin-right:.5rem;white-space:nowrap;display:inline-block}\n"
+/* wide screens: the sections in two columns under the first screen */
+"@media (min-width:75rem){body{max-width:88rem}main{column-count:2;column-gap:3rem}"
+"main>section{break-inside:avoid}#verdict,#stragglers{column-span:all}}\n"
 "dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:.1rem 1rem}"
 "dl.meta dt{color:var(--muted)}pre{overflow-x:auto;font-size:.8rem}\n"
-".advice{color:var(--muted)}details summary{cursor:pointer;color:var(--muted)}\n"
+".advice{color:var(--muted)}details summary{cursor:pointer;color:var(--muted);"
+"font-size:.85rem}\n"
 "#verdict ul{padding-left:1.2rem}#verdict .v{border-left:6px solid;padding-left:.3rem;"
 "font-weight:600}p.straggler{font-weight:600}\n"
 "table.data{display:block;overflow-x:auto;max-width:100%}\n"
@@ -1078,6 +1286,33 @@ static const char script[] =
 "var p=parseFloat(x),q=parseFloat(y);if(!isNaN(p)&&!isNaN(q))return d*(p-q);"
 "return d*x.localeCompare(y);});rows.forEach(function(r){tb.appendChild(r);});});});\n"
 "</script>\n";
+
+/* The plugin's GPU summary, a row per rank drawn. */
+static void gpu_summary(FILE *o, const struct ta_table *s, const size_t *rows, size_t n)
+{
+	static const char *const cols_[] = { "gpu_util_pct", "sm_efficiency_pct",
+		"occupancy_pct", "tensor_core_pct" };
+	size_t i, k;
+
+	fputs("<table class=\"grid\"><thead><tr><th></th><th scope=\"col\">GPU busy</th>"
+	      "<th scope=\"col\">est. SM efficiency</th><th scope=\"col\">est. achieved "
+	      "occupancy</th><th scope=\"col\">tensor cores</th>"
+	      "</tr></thead><tbody>\n", o);
+	for (i = 0; i < n; i++) {
+		fprintf(o, "<tr><th scope=\"row\">rank %lld</th>",
+			(long long)ta_table_cell(s, rows[i], 0)->i);
+		for (k = 0; k < 4; k++) {
+			long c = col(s, cols_[k]);
+
+			if (c < 0 || ta_table_cell(s, rows[i], (size_t)c)->null)
+				fputs("<td></td>", o);
+			else
+				fprintf(o, "<td class=\"n\">%.1f&#160;%%</td>", num(s, rows[i], c));
+		}
+		fputs("</tr>\n", o);
+	}
+	fputs("</tbody></table>\n", o);
+}
 
 /* The TensorBoard plugin's overview: each rank's average step by
  * category, its GPU summary, and what to do about it (people_overview.c's
@@ -1101,34 +1336,64 @@ static void overview(FILE *o, const struct ta_table *s)
 	n = pick_rows(s, col(s, "other_us"), rows);
 	fputs("<section id=\"overview\"><h2>Step time by category (the TensorBoard "
 	      "overview)</h2>\n", o);
-	figure_open(o, 26.0 * (double)n + 48, "Each rank's average step, each moment "
+	figure_open(o, 26.0 * (double)n + 68, "Each rank's average step, each moment "
 		    "in the first category running then");
 	for (i = 0; i < n; i++) {
+		char total[64];
+		double sum = 0;
+
 		for (k = 0; k < 8; k++) {
 			snprintf(name, sizeof(name), "%s_us", names[k]);
 			p[k] = (struct part){ names[k], colours[k], num(s, rows[i], col(s, name)) };
+			sum += p[k].v;
 		}
 		snprintf(label, sizeof(label), "rank %lld",
 			 (long long)ta_table_cell(s, rows[i], 0)->i);
-		stacked(o, 26.0 * (double)i, label, p, 8, "us");
+		fmt_us(total, sizeof(total), sum);
+		stacked(o, 26.0 * (double)i, label, p, 8, total);
 	}
+	pct_axis(o, 26.0 * (double)n);
 	/* eight labels: two rows, inside the figure */
-	legend(o, 26.0 * (double)n + 8, p, 4);
-	legend(o, 26.0 * (double)n + 26, p + 4, 4);
-	figure_close(o, "Per rank, the average kept step: kernel, memcpy, memset, "
-		     "communication, runtime, dataloader, CPU exec, other (overview).");
+	legend(o, 26.0 * (double)n + 28, p, 4);
+	legend(o, 26.0 * (double)n + 46, p + 4, 4);
+	figure_close(o, "Each rank's average kept step, whose length ends its bar "
+		     "(overview).");
+	gpu_summary(o, s, rows, n);
 	ta_people_overview(said, s);
 	if (said->head.len) {
 		char *line, *save = NULL;
 
-		fputs("<ul class=\"overview\">", o);
+		const char *rank = NULL, *q;
+		size_t points = 0;
+
+		for (q = said->head.s; (q = strstr(q, "\n  - ")); q++)
+			points++;
+		points += strncmp(said->head.s, "  - ", 4) == 0;
+		/* the bar says each rank's step, the grid its GPU summary; the
+		 * advice, which the first screen sums up, folded */
+		fprintf(o, "<details><summary>What to do, as overview says it (%zu point%s)"
+			"</summary><ul class=\"overview\">", points, points == 1 ? "" : "s");
 		for (line = strtok_r(said->head.s, "\n", &save); line;
 		     line = strtok_r(NULL, "\n", &save)) {
+			if (line[0] != ' ') {
+				char *colon = strchr(line, ':');
+
+				if (colon)
+					*colon = '\0';
+				rank = line;
+				continue;
+			}
+			if (strncmp(line, "  - ", 4) != 0)
+				continue;      /* the GPU summary: the grid above */
 			fputs("<li>", o);
-			esc(o, line + strspn(line, " -"));
+			if (rank) {
+				esc(o, rank);
+				fputs(": ", o);
+			}
+			esc(o, line + 4);
 			fputs("</li>", o);
 		}
-		fputs("</ul>\n", o);
+		fputs("</ul></details>\n", o);
 	}
 	table(o, s, "t-overview");
 	fputs("</section>\n", o);
@@ -1226,7 +1491,7 @@ static void verdict(FILE *o, const struct ta_html_page *p)
 		ta_people_straggler_says(p->stragglers, &says);
 		fputs("<p class=\"straggler\">", o);
 		esc(o, says.s ? says.s : "");
-		fputs(" (<a href=\"#comm\">stragglers</a>)</p>\n", o);
+		fputs(" (<a href=\"#stragglers\">each step</a>)</p>\n", o);
 		ta_buf_free(&says);
 	}
 	if (p->findings && p->findings->nrows) {
@@ -1269,21 +1534,24 @@ void ta_report_html(FILE *o, const struct ta_html_page *p)
 	esc(o, p->path);
 	fputs("</title>\n", o);
 	fputs(css, o);
-	fputs("</head><body>\n<header><h1>traceanalyze report</h1><dl class=\"meta\">", o);
-	fputs("<dt>traces</dt><dd>", o);
-	esc(o, p->files);
-	fprintf(o, "</dd><dt>ranks</dt><dd>%zu</dd><dt>steps analysed</dt><dd>%zu</dd>",
-		p->ranks, p->steps);
-	fputs("<dt>made by</dt><dd>traceanalyze ", o);
+	fputs("</head><body>\n<header><h1>traceanalyze report: ", o);
+	esc(o, p->path);
+	fprintf(o, "</h1><p class=\"meta\">%zu rank%s, %zu step%s analysed; made by "
+		"traceanalyze ", p->ranks, p->ranks == 1 ? "" : "s", p->steps,
+		p->steps == 1 ? "" : "s");
 	esc(o, p->version);
-	fputs("</dd></dl>\n<details><summary>Every figure as CSV: the commands"
-	      "</summary><pre>", o);
+	fputs("</p>\n<details><summary>The traces, and every figure as CSV: the "
+	      "commands</summary><p class=\"meta\">", o);
+	esc(o, p->files);
+	fputs("</p><pre>", o);
 	for (i = 0; i < p->ncommands; i++) {
 		esc(o, p->commands[i]);
 		fputc('\n', o);
 	}
 	fputs("</pre></details></header>\n<main>\n", o);
 	verdict(o, p);
+	if (p->stragglers && p->stragglers->nrows)
+		stragglers(o, p->stragglers);
 	if (p->temporal)
 		temporal(o, p->temporal);
 	if (p->idle)
@@ -1293,7 +1561,7 @@ void ta_report_html(FILE *o, const struct ta_html_page *p)
 	if (p->diagnose)
 		diagnose(o, p->diagnose, p->findings);
 	kernels(o, p->types, p->kernels);
-	comm(o, p->overlap, p->stragglers);
+	comm(o, p->overlap);
 	if (p->memory)
 		memory(o, p->memory);
 	if (p->snapshot && p->snapshot_series)

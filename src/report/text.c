@@ -32,14 +32,7 @@ static const char *micro(void)
 
 static void human_us(char *buf, size_t len, double us)
 {
-	double a = fabs(us);
-
-	if (a >= 1e6)
-		snprintf(buf, len, "%.3f s", us / 1e6);
-	else if (a >= 1e3)
-		snprintf(buf, len, "%.3f ms", us / 1e3);
-	else
-		snprintf(buf, len, "%.3f %s", us, micro());
+	ta_format_us(buf, len, us, 0, " ", micro());
 }
 
 /* At most 3 decimals, trailing zeros dropped: 0.5, 12, 36.92. */
