@@ -77,6 +77,18 @@ long ta_table_col(const struct ta_table *t, const char *name);
 long ta_table_col_typed(const struct ta_table *t, const char *name);
 struct ta_table *ta_table_new(const char *title, const struct ta_col *cols,
 			      size_t ncols);
+/* Columns called otherwise: names is "old=new ..." (names a table has
+ * not are passed over). */
+void ta_table_rename(struct ta_table *t, const char *names);
+/* A column's name since a rename, for a name a user wrote before it
+ * (gates, baselines: kernel_us is temporal's window_us); NULL if none. */
+const char *ta_col_renamed(const char *old);
+/* and the other way: the name a column had, or NULL */
+const char *ta_col_former(const char *name);
+/* --hta-compat's names for a command's renamed columns ("ours=compat
+ * ..."), or NULL (compat/hta/names.c). */
+enum ta_mode;
+const char *ta_compat_names(enum ta_mode mode, const char *command);
 size_t ta_table_add_row(struct ta_table *t);   /* all cells NULL */
 void ta_table_set_int(struct ta_table *t, size_t row, size_t col, int64_t v);
 void ta_table_set_real(struct ta_table *t, size_t row, size_t col, double v);

@@ -101,7 +101,7 @@ START_TEST(test_analyses_temporal_two_ranks)
 		t = temporal(&fx, compat);
 		ck_assert_int_eq(t->nrows, 2);
 		ck_assert_int_eq(ta_table_cell(t, 0, 0)->i, 0);
-		ck_assert(num(t, 0, "kernel_us") == 310);
+		ck_assert(num(t, 0, "window_us") == 310);
 		ck_assert(num(t, 0, "idle_us") == 120);
 		ck_assert(num(t, 0, "compute_us") == 150);
 		ck_assert(num(t, 0, "non_compute_us") == 40);
@@ -110,7 +110,7 @@ START_TEST(test_analyses_temporal_two_ranks)
 		ck_assert(num(t, 0, "non_compute_pct") == 12.9);
 		ck_assert_int_eq(ta_table_cell(t, 1, 0)->i, 1);
 		/* HTA counts the cpu_op with a stream as a kernel (§3) */
-		ck_assert(num(t, 1, "kernel_us") == (compat ? 94 : 10));
+		ck_assert(num(t, 1, "window_us") == (compat ? 94 : 10));
 		ta_table_free(t);
 	}
 	sqlite3_close(fx.db);
@@ -144,7 +144,7 @@ START_TEST(test_analyses_temporal_step_window)
 	for (compat = 0; compat <= 1; compat++) {
 		t = temporal(&fx, compat);
 		/* HTA: 20 .. 230; default: 0 .. 230, the stall before a counts */
-		ck_assert(num(t, 0, "kernel_us") == (compat ? 210 : 230));
+		ck_assert(num(t, 0, "window_us") == (compat ? 210 : 230));
 		ck_assert(num(t, 0, "idle_us") == (compat ? 140 : 160));
 		ta_table_free(t);
 	}
@@ -184,7 +184,7 @@ START_TEST(test_analyses_temporal_step_gap)
 	write_file(fx.dir, "rank-0.json", gapped);
 	open_db(&fx);
 	t = temporal(&fx, 0);
-	ck_assert(num(t, 0, "kernel_us") == 230);
+	ck_assert(num(t, 0, "window_us") == 230);
 	ck_assert(num(t, 0, "idle_us") == 40);
 	ta_table_free(t);
 	sqlite3_close(fx.db);

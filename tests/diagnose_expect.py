@@ -87,8 +87,8 @@ for case in ("train_healthy", "train_stalled", "decode_eager", "decode_graph", "
         mine = [r for r in steps if r["rank"] == rank]
         span = sum(float(r["step_us"]) for r in mine)
         idle = sum(float(r["step_us"]) * (1 - float(r["gpu_busy_pct"]) / 100) for r in mine)
-        check("%s rank %s: temporal's window is diagnose's steps (%.3f vs %.3f us)" % (case, rank, float(t["kernel_us"]), span),
-              abs(float(t["kernel_us"]) - span) <= 0.002 * len(mine))
+        check("%s rank %s: temporal's window is diagnose's steps (%.3f vs %.3f us)" % (case, rank, float(t["window_us"]), span),
+              abs(float(t["window_us"]) - span) <= 0.002 * len(mine))
         check("%s rank %s: temporal's idle is diagnose's (%.3f vs %.3f us)" % (case, rank, float(t["idle_us"]), idle),
               abs(float(t["idle_us"]) - idle) <= 0.0001 * span + 0.01)
 
@@ -109,7 +109,7 @@ for case in ("train_healthy", "train_stalled", "copies", "two_ranks", "autocast"
                              capture_output=True, text=True, check=True).stdout
         return list(csv.DictReader(io.StringIO(out)))
     t = table("temporal")
-    busy = sum(float(r["kernel_us"]) - float(r["idle_us"]) for r in t)
+    busy = sum(float(r["window_us"]) - float(r["idle_us"]) for r in t)
     comp = sum(float(r["compute_us"]) for r in t)
     k = table("kernels", "--by", "type")
     check("%s: kernels --by type splits temporal's busy time" % case,

@@ -880,6 +880,7 @@ int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 	struct ta_stream stream;
 	struct ta_plan plan;
 	FILE *out;
+	const char *renames;
 	int rc, rises;
 
 	if (cli->columns)
@@ -901,8 +902,11 @@ int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 	}
 	/* CSV and JSON without gates may go out while the analysis runs */
 	ta_stream_init(&stream, open_output, (void *)cli, cli->format);
-	q.sink = cli->format != TA_FMT_TEXT && !cli->ngates && !cli->baseline ?
-		 &stream.sink : NULL;
+	/* a column --hta-compat names otherwise: the table is renamed
+	 * whole, before its header goes out */
+	renames = ta_compat_names(cli->query.mode, cli->cmd ? cli->cmd->name : NULL);
+	q.sink = cli->format != TA_FMT_TEXT && !cli->ngates && !cli->baseline &&
+		 !renames ? &stream.sink : NULL;
 	rc = ta_plan_run(&plan, NULL, fn, ctx, &q, &stream, &t, &err);
 	ta_plan_close(&plan);
 	if (rc < 0) {
@@ -915,6 +919,8 @@ int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 		ta_baseline_free(base);
 		return finish_stream(cli, &stream, t);
 	}
+	if (renames)
+		ta_table_rename(t, renames);
 	if (cli->format == TA_FMT_TEXT && cli->cmd && cli->cmd->present)
 		cli->cmd->present(t, ctx);
 	gates = ta_xcalloc(cli->ngates + 1, sizeof(*gates));

@@ -69,6 +69,10 @@ static int run_core(struct ta_plan *p, struct ta_table **t, struct ta_error *err
 		if (ta_plan_run(p, sections[i].rule, sections[i].fn, sections[i].ctx,
 				NULL, NULL, &t[i], err) < 0)
 			return -1;
+	/* its temporal table is temporal's: named as the mode names it */
+	if (ta_compat_names(p->cli->query.mode, "temporal"))
+		ta_table_rename(t[T_TEMPORAL], ta_compat_names(p->cli->query.mode,
+							       "temporal"));
 	if (p->cli->format == TA_FMT_TEXT)
 		ta_people_idle(t[T_IDLE]);
 	return 0;

@@ -446,7 +446,9 @@ static int check_columns(const struct ta_table *t, const struct ta_baseline *b,
 		if (t->cols[c].key && map[c] < 0)
 			goto other_command;
 	for (i = 0; b->o.rows[0][i]; i++)
-		if (ta_table_col(t, b->o.rows[0][i]) < 0)
+		if (ta_table_col(t, b->o.rows[0][i]) < 0 &&
+		    (!ta_col_renamed(b->o.rows[0][i]) ||
+		     ta_table_col(t, ta_col_renamed(b->o.rows[0][i])) < 0))
 			goto other_command;
 	for (c = 0; c < t->ncols && (t->cols[c].key || map[c] < 0); c++)
 		;
@@ -507,8 +509,12 @@ int ta_baseline_check(const struct ta_table *t, const struct ta_baseline *b,
 	size_t c, r, matched = 0, added = 0, gone = 0, changed = 0;
 
 	map = ta_xcalloc(t->ncols + 1, sizeof(*map));
-	for (c = 0; c < t->ncols; c++)
+	for (c = 0; c < t->ncols; c++) {
 		map[c] = old_col(o, t->cols[c].name);
+		/* a baseline saved before a column was renamed */
+		if (map[c] < 0 && ta_col_former(t->cols[c].name))
+			map[c] = old_col(o, ta_col_former(t->cols[c].name));
+	}
 	if (check_columns(t, b, map, inc, ninc, err) < 0) {
 		rises = -1;
 		goto out;

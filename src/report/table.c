@@ -193,6 +193,64 @@ long ta_table_col(const struct ta_table *t, const char *name)
 	return -1;
 }
 
+/* Columns renamed, the old name first: a gate or a baseline written
+ * with the old name still reads (until 2027-06; the man page says so). */
+static const char *const renamed[][2] = {
+	{ "kernel_us", "window_us" },   /* temporal: the window, not kernels */
+};
+
+const char *ta_col_renamed(const char *old)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(renamed) / sizeof(renamed[0]); i++)
+		if (strcmp(renamed[i][0], old) == 0)
+			return renamed[i][1];
+	return NULL;
+}
+
+const char *ta_col_former(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(renamed) / sizeof(renamed[0]); i++)
+		if (strcmp(renamed[i][1], name) == 0)
+			return renamed[i][0];
+	return NULL;
+}
+
+void ta_table_rename(struct ta_table *t, const char *names)
+{
+	size_t c, size = t->ncols * sizeof(struct ta_col) + strlen(names) + 1;
+	struct ta_col *cols;
+	char *at, *pair, *save = NULL;
+
+	for (c = 0; c < t->ncols; c++)
+		size += strlen(t->cols[c].name) + 1;
+	cols = ta_xmalloc(size);
+	memcpy(cols, t->cols, t->ncols * sizeof(*cols));
+	at = (char *)(cols + t->ncols);
+	for (c = 0; c < t->ncols; c++) {   /* the names move with the columns */
+		strcpy(at, t->cols[c].name);
+		cols[c].name = at;
+		at += strlen(at) + 1;
+	}
+	strcpy(at, names);
+	for (pair = strtok_r(at, " ", &save); pair; pair = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(pair, '=');
+
+		if (!eq)
+			continue;
+		*eq = '\0';
+		for (c = 0; c < t->ncols; c++)
+			if (strcmp(cols[c].name, pair) == 0)
+				cols[c].name = eq + 1;
+	}
+	free(t->owned_cols);
+	t->owned_cols = cols;
+	t->cols = cols;
+}
+
 long ta_table_col_typed(const struct ta_table *t, const char *name)
 {
 	long c = ta_table_col(t, name);
@@ -204,6 +262,8 @@ long ta_table_col_typed(const struct ta_table *t, const char *name)
 		c = ta_table_col(t, full);
 	if (c < 0 && snprintf(full, sizeof(full), "%s_bytes", name) < (int)sizeof(full))
 		c = ta_table_col(t, full);
+	if (c < 0 && ta_col_renamed(name))
+		c = ta_table_col(t, ta_col_renamed(name));
 	return c;
 }
 

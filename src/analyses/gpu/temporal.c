@@ -11,7 +11,9 @@ static const struct ta_col cols[] = {
 	{ "idle_us", TA_COL_REAL, TA_UNIT_US, 0 },
 	{ "compute_us", TA_COL_REAL, TA_UNIT_US, 0 },
 	{ "non_compute_us", TA_COL_REAL, TA_UNIT_US, 0 },
-	{ "kernel_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	/* the window's length (HTA's kernel_time, which is no kernel time:
+	 * named so in --hta-compat, compat/hta/names.c) */
+	{ "window_us", TA_COL_REAL, TA_UNIT_US, 0 },
 	{ "idle_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
 	{ "compute_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
 	{ "non_compute_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
@@ -40,7 +42,7 @@ static void add_rank(struct ta_table *t, int64_t rank, struct ta_union *all,
 		     struct ta_union *compute, int64_t w0, int64_t w1)
 {
 	size_t r = ta_table_add_row(t);
-	int64_t kernel, idle, comp, non;
+	int64_t window, idle, comp, non;
 
 	ta_table_set_int(t, r, 0, rank);
 	if (all->n == 0) {
@@ -49,19 +51,19 @@ static void add_rank(struct ta_table *t, int64_t rank, struct ta_union *all,
 		ta_table_note(t, "rank %lld: no GPU activity", (long long)rank);
 		return;
 	}
-	kernel = w1 >= w0 ? w1 - w0 :
+	window = w1 >= w0 ? w1 - w0 :
 		 ta_union_last_end(all) - ta_union_first_start(all);
-	idle = kernel - ta_union_length(all);
+	idle = window - ta_union_length(all);
 	comp = ta_union_length(compute);
-	non = kernel - comp - idle;
+	non = window - comp - idle;
 	ta_table_set_real(t, r, 1, (double)idle / 1000.0);
 	ta_table_set_real(t, r, 2, (double)comp / 1000.0);
 	ta_table_set_real(t, r, 3, (double)non / 1000.0);
-	ta_table_set_real(t, r, 4, (double)kernel / 1000.0);
-	if (kernel != 0) {
-		ta_table_set_real(t, r, 5, pct(idle, kernel));
-		ta_table_set_real(t, r, 6, pct(comp, kernel));
-		ta_table_set_real(t, r, 7, pct(non, kernel));
+	ta_table_set_real(t, r, 4, (double)window / 1000.0);
+	if (window != 0) {
+		ta_table_set_real(t, r, 5, pct(idle, window));
+		ta_table_set_real(t, r, 6, pct(comp, window));
+		ta_table_set_real(t, r, 7, pct(non, window));
 	}
 }
 
