@@ -141,7 +141,8 @@ int ta_annotations_run(sqlite3 *db, const struct ta_query *q,
 
 enum ta_ops_sort {
 	TA_OPS_SORT_SELF_DEVICE, TA_OPS_SORT_DEVICE, TA_OPS_SORT_SELF_CPU,
-	TA_OPS_SORT_CPU, TA_OPS_SORT_CALLS
+	TA_OPS_SORT_CPU, TA_OPS_SORT_CALLS, TA_OPS_SORT_SELF_CPU_MEM,
+	TA_OPS_SORT_CPU_MEM, TA_OPS_SORT_SELF_DEVICE_MEM, TA_OPS_SORT_DEVICE_MEM
 };
 
 struct ta_ops_opts {

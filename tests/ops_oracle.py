@@ -22,6 +22,11 @@ BIN = "./traceanalyze"
 GRAPH_ISSUER = {"decode_graph": "ProfilerStep*"}
 FIELDS = [("self_cpu_time_total", "self_cpu_us"), ("cpu_time_total", "cpu_us"),
           ("self_device_time_total", "self_device_us"), ("device_time_total", "device_us")]
+# Captures with profile_memory=True (tools/capture/capture_ops_mem.py) dump
+# the profiler's memory columns too: bytes, equal to the byte.
+MEM_FIELDS = [("self_cpu_memory_usage", "self_cpu_mem_bytes"), ("cpu_memory_usage", "cpu_mem_bytes"),
+              ("self_device_memory_usage", "self_device_mem_bytes"),
+              ("device_memory_usage", "device_mem_bytes")]
 
 
 def ours(case, extra):
@@ -56,7 +61,16 @@ def compare(case, oracle, rows, by_shape):  # noqa: C901
         for theirs, col in FIELDS:
             if abs(float(r[col]) - o[theirs]) > 1.0 * max(1, o["count"]):
                 problems.append(f"{k}: {col} {r[col]} vs {o[theirs]:.3f}")
+        for theirs, col in MEM_FIELDS:
+            if theirs in o and int(r.get(col) or 0) != o[theirs]:
+                problems.append(f"{k}: {col} {r.get(col)} vs {o[theirs]}")
+                mem_checked.discard(case)
+            elif theirs in o:
+                mem_checked.add(case)
     return checked, problems
+
+
+mem_checked = set()
 
 
 def main():
@@ -74,6 +88,10 @@ def main():
             else:
                 passed += 1
                 print(f"ops {case:14s} {table:15s} {checked} rows match")
+    # a capture with memory columns, so that a lost column fails here
+    if "ops_mem" not in mem_checked:
+        failed += 1
+        print("FAIL ops: no memory column compared on testdata/ops_mem")
     print(f"ops: {passed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -7,7 +7,12 @@
  * calls inside it: the GPU activity with the call's correlation id (all the
  * kernels of a cudaGraphLaunch) is self time of the op that directly
  * contains the call, and total time of that op and all its ancestors.
- * Python frames (with_stack) are not ops: they only name call sites. */
+ * Python frames (with_stack) are not ops: they only name call sites.
+ *
+ * Memory (profile_memory=True), as the profiler's _parse_kineto_results:
+ * an op's memory is every [memory] event within its time, inclusive, on
+ * any thread, CPU and device apart (bytes: + allocated, - freed); its self
+ * memory that less its children's. */
 #include "ta_intern.h"
 #include "ta_analyses.h"
 #include "ta_db.h"
@@ -18,9 +23,14 @@
 /* The defaults: the command's, and those of every caller (report). */
 const struct ta_ops_opts ta_ops_defaults = { TA_OPS_SORT_SELF_DEVICE, 0, 0, 0, 0, -1 };
 
+/* bytes by device type: CPU, device */
+enum { MEM_CPU, MEM_DEV, NMEM };
+
 struct op_agg {
 	char *name, *shapes, *stack;
 	int64_t rank, calls, self_cpu, cpu, self_dev, dev;
+	int64_t self_mem[NMEM], mem[NMEM];
+	int is_kernel;   /* --kernels' row: no memory of its own */
 };
 
 struct aggs {
@@ -38,10 +48,12 @@ struct op_done {
 	char *shapes, *stack;
 	int64_t self_cpu, cpu, self_dev, dev;
 	int in_window;
+	int64_t self_mem[NMEM], mem[NMEM];
 };
 
 struct node {
 	int64_t ts, end, children, gpu_self, gpu_total;
+	int64_t mem[NMEM], child_mem[NMEM];
 	enum node_kind kind;
 	const char *name;      /* the names cache's, or a static string */
 	char *shapes, *stack;  /* NULL unless asked for */
@@ -62,8 +74,16 @@ struct step_win {
 	int64_t rank, ts, end;
 };
 
+/* A rank's [memory] events by time, with running sums per device type:
+ * the bytes within [a, b] are two binary searches away. */
+struct mem_sums {
+	int64_t *ts, (*sum)[NMEM];   /* sum[i]: the events before i */
+	size_t n, cap;
+};
+
 struct walker {
 	const struct ta_ops_opts *o;
+	struct mem_sums mem;
 	struct aggs *aggs;
 	struct node *stack;
 	size_t depth, cap;
@@ -116,6 +136,10 @@ static void commit(struct walker *w, struct op_done *d)
 		a->cpu += d->cpu;
 		a->self_dev += d->self_dev;
 		a->dev += d->dev;
+		for (int k = 0; k < NMEM; k++) {
+			a->self_mem[k] += d->self_mem[k];
+			a->mem[k] += d->mem[k];
+		}
 	}
 	free(d->shapes);
 	free(d->stack);
@@ -147,10 +171,15 @@ static void finish(struct walker *w)
 	d = (struct op_done){ n->name, n->shapes, n->stack,
 		n->end - n->ts - n->children, n->end - n->ts, n->gpu_self,
 		n->kind == NODE_LAUNCH ? 0 : n->gpu_total,
-		n->ts >= w->step_ts && n->end <= w->step_end };
+		n->ts >= w->step_ts && n->end <= w->step_end,
+		{ n->mem[MEM_CPU] - n->child_mem[MEM_CPU],
+		  n->mem[MEM_DEV] - n->child_mem[MEM_DEV] },
+		{ n->mem[MEM_CPU], n->mem[MEM_DEV] } };
 	if (n->has_dup && n->nchildren == 1) { /* its only child was itself */
 		d.self_cpu += n->dup.self_cpu;
 		d.self_dev += n->dup.self_dev;
+		for (i = 0; i < NMEM; i++)
+			d.self_mem[i] += n->dup.self_mem[i];
 		free(n->dup.shapes);
 		free(n->dup.stack);
 	} else if (n->has_dup) {
@@ -159,6 +188,8 @@ static void finish(struct walker *w)
 	if (parent) {
 		parent->children += n->end - n->ts;
 		parent->gpu_total += n->gpu_total;
+		for (i = 0; i < NMEM; i++)
+			parent->child_mem[i] += n->mem[i];
 		if (n->kind == NODE_LAUNCH) { /* its GPU work is the op's own */
 			parent->gpu_self += n->gpu_total;
 			d.dev = 0;
@@ -226,6 +257,22 @@ static char *python_stack(struct walker *w)
 	return b.s;
 }
 
+/* The first event at or after ts (after: past ts too). */
+static size_t mem_at(const struct mem_sums *m, int64_t ts, int after)
+{
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->ts[mid] < ts || (after && m->ts[mid] == ts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static void push(struct walker *w, int64_t ts, int64_t dur, enum node_kind kind,
 		 const char *name, const char *shapes, int64_t gpu)
 {
@@ -245,6 +292,12 @@ static void push(struct walker *w, int64_t ts, int64_t dur, enum node_kind kind,
 	n->kind = kind;
 	n->gpu_total = gpu;
 	n->name = name;
+	if (w->mem.n && kind != NODE_PYTHON) {
+		size_t a = mem_at(&w->mem, ts, 0), b = mem_at(&w->mem, ts + dur, 1);
+
+		for (int k = 0; k < NMEM; k++)
+			n->mem[k] = w->mem.sum[b][k] - w->mem.sum[a][k];
+	}
 	n->shapes = w->o->group_shape ? profiler_shapes(shapes) : NULL;
 	if (w->o->stack_depth && kind != NODE_PYTHON)
 		n->stack = python_stack(w);
@@ -400,6 +453,10 @@ static int64_t sort_value(const struct op_agg *a)
 	case TA_OPS_SORT_SELF_CPU: return a->self_cpu;
 	case TA_OPS_SORT_CPU: return a->cpu;
 	case TA_OPS_SORT_CALLS: return a->calls;
+	case TA_OPS_SORT_SELF_CPU_MEM: return a->self_mem[MEM_CPU];
+	case TA_OPS_SORT_CPU_MEM: return a->mem[MEM_CPU];
+	case TA_OPS_SORT_SELF_DEVICE_MEM: return a->self_mem[MEM_DEV];
+	case TA_OPS_SORT_DEVICE_MEM: return a->mem[MEM_DEV];
 	default: return a->self_dev;
 	}
 }
@@ -438,10 +495,20 @@ static void rank_totals(const struct aggs *a, int64_t rank, double *cpu,
 	}
 }
 
-static struct ta_table *to_table(struct aggs *a, const struct ta_ops_opts *o)
+static const struct ta_col mem_cols[] = {
+	{ "self_cpu_mem_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
+	{ "cpu_mem_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
+	{ "self_device_mem_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
+	{ "device_mem_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
+};
+
+/* has_mem: the trace has [memory] events (else no memory columns: the
+ * profiler's table has none without profile_memory either) */
+static struct ta_table *to_table(struct aggs *a, const struct ta_ops_opts *o,
+				 int has_mem)
 {
 	size_t nbase = 7 + (o->group_shape ? 1 : 0) + (o->stack_depth ? 1 : 0);
-	size_t ncols = nbase + 2;
+	size_t ncols = nbase + 2 + (has_mem ? 4 : 0);
 	double tot_cpu = 0, tot_dev = 0;
 	struct ta_col *cols = ta_xmalloc(ncols * sizeof(*cols));
 	const struct op_agg **refs = ta_xmalloc((a->n ? a->n : 1) * sizeof(*refs));
@@ -455,6 +522,8 @@ static struct ta_table *to_table(struct aggs *a, const struct ta_ops_opts *o)
 	if (o->stack_depth)
 		cols[nbase - 1] = base_cols[8];
 	memcpy(cols + nbase, pct_cols, sizeof(pct_cols));
+	if (has_mem)
+		memcpy(cols + nbase + 2, mem_cols, sizeof(mem_cols));
 	t = ta_table_new("Operators (as the profiler's key_averages)", cols, ncols);
 	t->owned_cols = cols;
 	for (i = 0; i < a->n; i++)
@@ -488,15 +557,73 @@ static struct ta_table *to_table(struct aggs *a, const struct ta_ops_opts *o)
 				  100.0 * (double)g->self_cpu / tot_cpu : 0);
 		ta_table_set_real(t, r, k + 1, tot_dev > 0 ?
 				  100.0 * (double)g->self_dev / tot_dev : 0);
+		if (has_mem && !g->is_kernel) {
+			ta_table_set_int(t, r, k + 2, g->self_mem[MEM_CPU]);
+			ta_table_set_int(t, r, k + 3, g->mem[MEM_CPU]);
+			ta_table_set_int(t, r, k + 4, g->self_mem[MEM_DEV]);
+			ta_table_set_int(t, r, k + 5, g->mem[MEM_DEV]);
+		}
 	}
 	free(refs);
 	return t;
 }
 
-static int walk(sqlite3 *db, const struct ta_ops_opts *o, struct aggs *aggs,
-		const struct step_win *wins, size_t nwins, struct ta_error *err)
+/* The profiler's device types: CPU, MKLDNN and IDEEP are CPU memory;
+ * CUDA, HIP and PrivateUse1 device memory (c10's DeviceType). */
+static int mem_kind(int64_t dev_type)
 {
-	struct walker w = { o, aggs, NULL, 0, 0, 0, INT64_MIN, INT64_MAX, wins, nwins };
+	if (dev_type == 0 || dev_type == 2 || dev_type == 5)
+		return MEM_CPU;
+	if (dev_type == 1 || dev_type == 6 || dev_type == 20)
+		return MEM_DEV;
+	return -1;
+}
+
+static const char mem_sql[] =
+	"SELECT ts, dev_type, bytes FROM mem WHERE rank = ? ORDER BY ts";
+
+/* The rank's [memory] events into w->mem. */
+static int load_mem(sqlite3 *db, int64_t rank, struct mem_sums *m,
+		    struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	m->n = 0;
+	if (ta_db_prepare(db, mem_sql, &st, err) < 0)
+		return -1;
+	sqlite3_bind_int64(st, 1, rank);
+	if (!m->cap) {
+		m->cap = 1024;
+		m->ts = ta_xmalloc(m->cap * sizeof(*m->ts));
+		m->sum = ta_xmalloc((m->cap + 1) * sizeof(*m->sum));
+	}
+	m->sum[0][MEM_CPU] = m->sum[0][MEM_DEV] = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int kind = mem_kind(sqlite3_column_int64(st, 1));
+
+		if (m->n == m->cap) {
+			m->cap *= 2;
+			m->ts = ta_xrealloc(m->ts, m->cap * sizeof(*m->ts));
+			m->sum = ta_xrealloc(m->sum, (m->cap + 1) * sizeof(*m->sum));
+		}
+		m->ts[m->n] = sqlite3_column_int64(st, 0);
+		m->sum[m->n + 1][MEM_CPU] = m->sum[m->n][MEM_CPU];
+		m->sum[m->n + 1][MEM_DEV] = m->sum[m->n][MEM_DEV];
+		if (kind >= 0)
+			m->sum[m->n + 1][kind] += sqlite3_column_int64(st, 2);
+		m->n++;
+	}
+	sqlite3_finalize(st);
+	return ta_db_done(db, rc, err);
+}
+
+static int walk(sqlite3 *db, const struct ta_ops_opts *o, struct aggs *aggs,
+		const struct step_win *wins, size_t nwins, int has_mem,
+		struct ta_error *err)
+{
+	struct walker w = { o, { NULL, NULL, 0, 0 }, aggs, NULL, 0, 0, 0, INT64_MIN,
+			    INT64_MAX, wins, nwins };
 	struct names nm = { NULL, 0 };
 	sqlite3_stmt *st = NULL;
 	char sql[sizeof(host_sql) + 32];
@@ -523,8 +650,13 @@ static int walk(sqlite3 *db, const struct ta_ops_opts *o, struct aggs *aggs,
 		    tid != pid_tid_key[1])
 			while (w.depth)
 				finish(&w); /* a new thread */
-		if (first || rank != w.rank)
+		if (first || rank != w.rank) {
 			rank_window(&w, rank);
+			if (has_mem && load_mem(db, rank, &w.mem, err) < 0) {
+				rc = SQLITE_ERROR;
+				break;
+			}
+		}
 		first = 0;
 		w.rank = rank;
 		pid_tid_key[0] = pid, pid_tid_key[1] = tid;
@@ -539,8 +671,12 @@ static int walk(sqlite3 *db, const struct ta_ops_opts *o, struct aggs *aggs,
 	while (w.depth)
 		finish(&w);
 	free(w.stack);
+	free(w.mem.ts);
+	free(w.mem.sum);
 	free_names(&nm);
 	sqlite3_finalize(st);
+	if (rc == SQLITE_ERROR && err->code)
+		return -1;    /* load_mem said why */
 	if (rc != SQLITE_DONE) {
 		ta_db_failed(db, err);
 		return -1;
@@ -564,6 +700,7 @@ static int add_kernels(sqlite3 *db, struct aggs *aggs, int64_t step,
 					   (const char *)sqlite3_column_text(st, 1),
 					   NULL, NULL);
 
+		a->is_kernel = 1;
 		a->calls += sqlite3_column_int64(st, 2);
 		a->self_dev += sqlite3_column_int64(st, 3);
 		a->dev += sqlite3_column_int64(st, 3);
@@ -578,6 +715,7 @@ int ta_ops_run(sqlite3 *db, const struct ta_query *q, const struct ta_ops_opts *
 	struct aggs aggs = { ta_intern_new(), NULL, 0, 0 };
 	struct step_win *wins = NULL;
 	size_t i, nwins = 0;
+	int64_t has_mem = 0;
 	int rc;
 
 	*out = NULL;
@@ -587,12 +725,19 @@ int ta_ops_run(sqlite3 *db, const struct ta_query *q, const struct ta_ops_opts *
 	if (rc == 0)
 		rc = step_windows(db, o, &wins, &nwins, err);
 	if (rc == 0)
-		rc = walk(db, o, &aggs, wins, nwins, err);
+		rc = ta_db_get_int(db, "SELECT EXISTS (SELECT 1 FROM mem)", 0, &has_mem, err);
+	if (rc == 0)
+		rc = walk(db, o, &aggs, wins, nwins, has_mem, err);
 	if (rc == 0 && o->kernels)
 		rc = add_kernels(db, &aggs, o->step, err);
 	free(wins);
+	if (rc == 0 && has_mem == 0 && o->sort >= TA_OPS_SORT_SELF_CPU_MEM) {
+		ta_error_set(err, TA_EXIT_USAGE, "--sort: the trace has no [memory] "
+			     "events to sort by (profile with profile_memory=True)");
+		rc = -1;
+	}
 	if (rc == 0)
-		*out = to_table(&aggs, o);
+		*out = to_table(&aggs, o, has_mem != 0);
 	for (i = 0; i < aggs.n; i++) {
 		free(aggs.v[i].name);
 		free(aggs.v[i].shapes);
