@@ -61,6 +61,22 @@ check_page() { # NAME DIR
 		done < "$TMP/want"
 		ok "$pg: every value of $cmd's CSV in the page" test "$missing" = 0
 	done
+	# "Why the GPU was idle" sums to temporal's idle time, rank by rank
+	$BIN temporal -q --format csv "$dir" > "$TMP/temporal.csv"
+	ok "$pg: idle's bars sum to temporal's idle_us" python3 - "$page" "$TMP/temporal.csv" <<'PY'
+import csv, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+sec = page[page.index('<section id="idle">'):]
+sec = sec[:sec.index('</section>')]
+shown = [t.replace("&#160;", " ") for t in
+         re.findall(r'<text x="\d+" y="\d+" class="small">([^<]*)</text>', sec)]
+def fmt(us):  # the page's: 3 or 4 significant figures
+    a = abs(us)
+    v, u = (us / 1e6, "s") if a >= 1e6 else (us / 1e3, "ms") if a >= 1e3 else (us, "µs")
+    return "%.*f %s" % (1 if abs(v) >= 100 else 2 if abs(v) >= 10 else 3, v, u)
+want = [fmt(float(r["idle_us"])) for r in csv.DictReader(open(sys.argv[2]))]
+sys.exit(0 if shown[:len(want)] == want[:32] and want else 1)
+PY
 	# the first screen: each rank's verdict, the costliest causes
 	ok "$pg: the verdict first" test "$(grep -o '<section id="[a-z]*"' "$TMP/$pg.dom" |
 		head -1)" = '<section id="verdict"'
