@@ -485,14 +485,31 @@ other_command:
 }
 
 /* Whether rank (text, as the baseline has it) has a row in t. */
-static int rank_in(const struct ta_table *t, long rank_c, const char *rank)
+static int cmp_rank(const void *a, const void *b)
 {
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The table's ranks, sorted once: each row gone asks whether its rank
+ * is still there (a scan each was quadratic in large tables). */
+static int64_t *table_ranks(const struct ta_table *t, long rank_c)
+{
+	int64_t *v = ta_xmalloc((t->nrows + 1) * sizeof(*v));
 	size_t r;
 
 	for (r = 0; r < t->nrows; r++)
-		if (strtoll(rank, NULL, 10) == ta_table_cell(t, r, (size_t)rank_c)->i)
-			return 1;
-	return 0;
+		v[r] = ta_table_cell(t, r, (size_t)rank_c)->i;
+	qsort(v, t->nrows, sizeof(*v), cmp_rank);
+	return v;
+}
+
+static int rank_in(const int64_t *ranks, size_t n, const char *rank)
+{
+	int64_t x = strtoll(rank, NULL, 10);
+
+	return bsearch(&x, ranks, n, sizeof(*ranks), cmp_rank) != NULL;
 }
 
 int ta_baseline_check(const struct ta_table *t, const struct ta_baseline *b,
@@ -507,6 +524,7 @@ int ta_baseline_check(const struct ta_table *t, const struct ta_baseline *b,
 	int *map = NULL, rises = 0;
 	char *used = ta_xcalloc(o->nrows + 1, 1), k[512];
 	size_t c, r, matched = 0, added = 0, gone = 0, changed = 0;
+	int64_t *ranks = NULL;
 
 	map = ta_xcalloc(t->ncols + 1, sizeof(*map));
 	for (c = 0; c < t->ncols; c++) {
@@ -581,9 +599,11 @@ int ta_baseline_check(const struct ta_table *t, const struct ta_baseline *b,
 			gone++;
 			/* a rank with rows in the baseline and none now: data
 			 * that is not there, not a problem fixed */
-			if (rank_c >= 0 && t->cols[rank_c].key && map[rank_c] >= 0 &&
-			    !rank_in(t, rank_c, o->rows[r][map[rank_c]]))
-				lost++;
+			if (rank_c >= 0 && t->cols[rank_c].key && map[rank_c] >= 0) {
+				if (!ranks)
+					ranks = table_ranks(t, rank_c);
+				lost += !rank_in(ranks, t->nrows, o->rows[r][map[rank_c]]);
+			}
 		}
 	if (lost && !missing_pass && (ninc || fail_on_new)) {
 		fprintf(diag, "traceanalyze: baseline: %zu row%s of rank%s this run has "
@@ -603,6 +623,7 @@ int ta_baseline_check(const struct ta_table *t, const struct ta_baseline *b,
 			"%zu gone%s\n", b->path, matched, added, gone,
 			changed > MAX_LINES ? " (changes past the first 20 not shown)" : "");
 out:
+	free(ranks);
 	ta_intern_free(ix.keys);
 	free(ix.row);
 	ta_buf_free(&key);
