@@ -81,10 +81,11 @@ struct ta_table *ta_table_new(const char *title, const struct ta_col *cols,
  * not are passed over). */
 void ta_table_rename(struct ta_table *t, const char *names);
 /* A column's name since a rename, for a name a user wrote before it
- * (gates, baselines: kernel_us is temporal's window_us); NULL if none. */
-const char *ta_col_renamed(const char *old);
+ * (gates, baselines: kernel_us is temporal's window_us), in t; NULL if
+ * none. */
+const char *ta_col_renamed(const struct ta_table *t, const char *old);
 /* and the other way: the name a column had, or NULL */
-const char *ta_col_former(const char *name);
+const char *ta_col_former(const struct ta_table *t, const char *name);
 /* --hta-compat's names for a command's renamed columns ("ours=compat
  * ..."), or NULL (compat/hta/names.c). */
 enum ta_mode;

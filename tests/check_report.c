@@ -454,6 +454,11 @@ static const struct { const char *in, *out; size_t w; } names[] = {
 	  "_execute_segment_k_off_kernel__5x_cublas",
 	  "sm90_xmma_gemm_f32f32_tf32f32_f32_…kernel__5x_cublas", 52 },
 	{ "aten::mm", "aten::mm", 10 },
+	{ "std::enable_if<!(false), void>::type internal::gemvx::kernel<int, float>"
+	  "(cublasGemvParamsEx<int>)", "internal::gemvx::kernel<int, float>", 80 },
+	{ "COMPUTATION overlapping COMMUNICATION", "COMPUTATION overlapping COMMUNICATION", 80 },
+	{ "void ", "void ", 10 },
+	{ "void f<a<b>>(int)", "f<a<…>>", 10 },
 	{ "(x)", "(x)", 10 },
 	{ "", "", 10 },
 };

@@ -37,6 +37,7 @@ cp testdata/decode_graph/rank-0.pt.trace.json.gz "$TMP/twins/a.json.gz"
 cp testdata/decode_graph/rank-0.pt.trace.json.gz "$TMP/twins/b.json.gz"
 $BIN temporal -q --format csv testdata/train_healthy > "$TMP/old.csv"
 sed "1s/window_us/kernel_us/" "$TMP/old.csv" > "$TMP/old_renamed.csv"  # saved before the rename
+awk -F, -v OFS=, 'NR == 1 { $5 = $5 ",kernel_us" } NR > 1 { $5 = $5 "," $5 } 1' "$TMP/old.csv" > "$TMP/old_twice.csv"
 $BIN idle -q --format csv testdata/train_healthy > "$TMP/old_idle.csv"
 $BIN launch -q --format csv testdata/decode_graph > "$TMP/old_launch.csv"
 $BIN kernels -q --format csv testdata/copies > "$TMP/old_kernels.csv"

@@ -447,15 +447,36 @@ static int check_columns(const struct ta_table *t, const struct ta_baseline *b,
 			goto other_command;
 	for (i = 0; b->o.rows[0][i]; i++)
 		if (ta_table_col(t, b->o.rows[0][i]) < 0 &&
-		    (!ta_col_renamed(b->o.rows[0][i]) ||
-		     ta_table_col(t, ta_col_renamed(b->o.rows[0][i])) < 0))
+		    !ta_col_renamed(t, b->o.rows[0][i]))
 			goto other_command;
+	/* a column twice (or by its old name and its new): which to read? */
+	for (i = 0; b->o.rows[0][i]; i++) {
+		const char *x = ta_col_renamed(t, b->o.rows[0][i]);
+		size_t j;
+
+		for (j = i + 1; b->o.rows[0][j]; j++) {
+			const char *y = ta_col_renamed(t, b->o.rows[0][j]);
+
+			if (strcmp(x ? x : b->o.rows[0][i], y ? y : b->o.rows[0][j]) == 0) {
+				ta_error_set(err, TA_EXIT_USAGE, "baseline '%s': the column "
+					     "'%s' twice in its header", b->path,
+					     x ? x : b->o.rows[0][i]);
+				return -1;
+			}
+		}
+	}
 	for (c = 0; c < t->ncols && (t->cols[c].key || map[c] < 0); c++)
 		;
 	if (c == t->ncols) /* not one value column in common */
 		goto other_command;
 	for (i = 0; i < ninc; i++) {
 		long at = ta_table_col_typed(t, inc[i].column);
+
+		if (at >= 0 && ta_table_col(t, inc[i].column) < 0 &&
+		    ta_col_renamed(t, inc[i].column) && !ta_quiet)
+			fprintf(stderr, "traceanalyze: --max-increase: '%s' is now called "
+				"'%s' (the old name is read until 2027-06)\n", inc[i].column,
+				ta_col_renamed(t, inc[i].column));
 
 		c = at < 0 ? t->ncols : (size_t)at;
 		if (c < t->ncols && t->cols[c].key) {
@@ -530,8 +551,12 @@ int ta_baseline_check(const struct ta_table *t, const struct ta_baseline *b,
 	for (c = 0; c < t->ncols; c++) {
 		map[c] = old_col(o, t->cols[c].name);
 		/* a baseline saved before a column was renamed */
-		if (map[c] < 0 && ta_col_former(t->cols[c].name))
-			map[c] = old_col(o, ta_col_former(t->cols[c].name));
+		if (map[c] < 0 && ta_col_former(t, t->cols[c].name) &&
+		    (map[c] = old_col(o, ta_col_former(t, t->cols[c].name))) >= 0 &&
+		    !ta_quiet)
+			fprintf(diag, "traceanalyze: baseline '%s': its '%s' is now called "
+				"'%s' (the old name is read until 2027-06)\n", b->path,
+				ta_col_former(t, t->cols[c].name), t->cols[c].name);
 	}
 	if (check_columns(t, b, map, inc, ninc, err) < 0) {
 		rises = -1;

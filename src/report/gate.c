@@ -340,8 +340,8 @@ static int bind_node(struct node *n, const struct ta_table *t,
 
 		if (at >= 0) {
 			n->col = (size_t)at;
-			if (ta_table_col(t, n->text) < 0 && ta_col_renamed(n->text) &&
-			    strcmp(ta_col_renamed(n->text), t->cols[at].name) == 0)
+			if (ta_table_col(t, n->text) < 0 && ta_col_renamed(t, n->text) &&
+			    strcmp(ta_col_renamed(t, n->text), t->cols[at].name) == 0)
 				fprintf(stderr, "traceanalyze: --fail-if: '%s' is now called "
 					"'%s' (the old name is read until 2027-06)\n", n->text,
 					t->cols[at].name);

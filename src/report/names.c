@@ -20,16 +20,14 @@ static void add(struct ta_buf *b, const char *s, size_t n)
 
 /* s with the leading "void ", "(anonymous namespace)::" and the final
  * top-level parameter list dropped, templates folded below depth 1. */
-static void fold(const char *s, struct ta_buf *b)
+static void fold(const char *whole, struct ta_buf *b)
 {
 	static const char anon[] = "(anonymous namespace)::";
+	const char *s = whole;
 	size_t n = strlen(s), end = n, i;
 	int depth = 0, paren = 0;
 
-	if (strncmp(s, "void ", 5) == 0)
-		s += 5, n -= 5, end -= 5;
-	/* the parameter list: the last '(' at template depth 0 whose ')'
-	 * ends the name */
+	/* the parameter list: the last '(' whose ')' ends the name */
 	if (n && s[n - 1] == ')') {
 		for (i = n; i-- > 0;) {
 			if (s[i] == ')')
@@ -40,6 +38,25 @@ static void fold(const char *s, struct ta_buf *b)
 				break;
 			}
 		}
+	}
+	/* a signature: its return type is what comes before the last space
+	 * outside brackets ("void ", "std::enable_if<...>::type "); a name
+	 * without parameters (a kernel type: "COMPUTATION overlapping
+	 * COMMUNICATION") keeps its spaces */
+	if (end < n) {
+		size_t cut = 0;
+
+		for (i = 0, depth = 0; i < end; i++) {
+			depth += s[i] == '<' || s[i] == '(' || s[i] == '[';
+			depth -= depth > 0 && (s[i] == '>' || s[i] == ')' || s[i] == ']');
+			if (s[i] == ' ' && depth == 0)
+				cut = i + 1;
+		}
+		if (cut < end)
+			s += cut, n -= cut, end -= cut;
+		depth = 0;
+	} else if (strncmp(s, "void ", 5) == 0 && n > 5) {
+		s += 5, n -= 5, end -= 5;
 	}
 	for (i = 0; i < end; i++) {
 		if (s[i] == '(' && strncmp(s + i, anon, sizeof(anon) - 1) == 0) {
@@ -62,7 +79,7 @@ static void fold(const char *s, struct ta_buf *b)
 			add(b, s + i, 1);
 	}
 	if (!b->len)
-		add(b, s, n);
+		add(b, whole, strlen(whole));
 }
 
 void ta_people_name(const char *s, size_t w, struct ta_buf *out)

@@ -193,28 +193,31 @@ long ta_table_col(const struct ta_table *t, const char *name)
 	return -1;
 }
 
-/* Columns renamed, the old name first: a gate or a baseline written
- * with the old name still reads (until 2027-06; the man page says so). */
-static const char *const renamed[][2] = {
-	{ "kernel_us", "window_us" },   /* temporal: the window, not kernels */
+/* Columns renamed, the old name first, and a column only the table of
+ * the renamed one has (steps has a window_us too): a gate or a baseline
+ * written with the old name still reads (until 2027-06; the man page says
+ * so). */
+static const char *const renamed[][3] = {
+	{ "kernel_us", "window_us", "non_compute_us" },   /* temporal's window */
 };
 
-const char *ta_col_renamed(const char *old)
+const char *ta_col_renamed(const struct ta_table *t, const char *old)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof(renamed) / sizeof(renamed[0]); i++)
-		if (strcmp(renamed[i][0], old) == 0)
+		if (strcmp(renamed[i][0], old) == 0 && ta_table_col(t, renamed[i][1]) >= 0 &&
+		    ta_table_col(t, renamed[i][2]) >= 0)
 			return renamed[i][1];
 	return NULL;
 }
 
-const char *ta_col_former(const char *name)
+const char *ta_col_former(const struct ta_table *t, const char *name)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof(renamed) / sizeof(renamed[0]); i++)
-		if (strcmp(renamed[i][1], name) == 0)
+		if (strcmp(renamed[i][1], name) == 0 && ta_table_col(t, renamed[i][2]) >= 0)
 			return renamed[i][0];
 	return NULL;
 }
@@ -262,8 +265,8 @@ long ta_table_col_typed(const struct ta_table *t, const char *name)
 		c = ta_table_col(t, full);
 	if (c < 0 && snprintf(full, sizeof(full), "%s_bytes", name) < (int)sizeof(full))
 		c = ta_table_col(t, full);
-	if (c < 0 && ta_col_renamed(name))
-		c = ta_table_col(t, ta_col_renamed(name));
+	if (c < 0 && ta_col_renamed(t, name))
+		c = ta_table_col(t, ta_col_renamed(t, name));
 	return c;
 }
 

@@ -34,6 +34,8 @@ struct op_agg {
 };
 
 struct aggs {
+	size_t mem_skipped;  /* [memory] events of more than MEM_MAX bytes */
+	int mem_range;       /* a sum past int64: no memory column is true */
 	struct ta_intern *keys;
 	struct op_agg *v;
 	size_t n, cap;
@@ -78,8 +80,34 @@ struct step_win {
  * the bytes within [a, b] are two binary searches away. */
 struct mem_sums {
 	int64_t *ts, (*sum)[NMEM];   /* sum[i]: the events before i */
-	size_t n, cap;
+	size_t n, cap, skipped;
+	int range;                   /* a sum went past int64 */
 };
+
+/* An event of more than a PiB is damage, not an allocation. */
+#define MEM_MAX ((int64_t)1 << 50)
+
+/* a + b, or the nearest end of int64 with *range set: damaged sizes
+ * must not wrap into plausible numbers */
+static int64_t add_sat(int64_t a, int64_t b, int *range)
+{
+	int64_t r;
+
+	if (!__builtin_add_overflow(a, b, &r))
+		return r;
+	*range = 1;
+	return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
+static int64_t sub_sat(int64_t a, int64_t b, int *range)
+{
+	int64_t r;
+
+	if (!__builtin_sub_overflow(a, b, &r))
+		return r;
+	*range = 1;
+	return b < 0 ? INT64_MAX : INT64_MIN;
+}
 
 struct walker {
 	const struct ta_ops_opts *o;
@@ -137,8 +165,9 @@ static void commit(struct walker *w, struct op_done *d)
 		a->self_dev += d->self_dev;
 		a->dev += d->dev;
 		for (int k = 0; k < NMEM; k++) {
-			a->self_mem[k] += d->self_mem[k];
-			a->mem[k] += d->mem[k];
+			a->self_mem[k] = add_sat(a->self_mem[k], d->self_mem[k],
+						 &w->mem.range);
+			a->mem[k] = add_sat(a->mem[k], d->mem[k], &w->mem.range);
 		}
 	}
 	free(d->shapes);
@@ -172,14 +201,15 @@ static void finish(struct walker *w)
 		n->end - n->ts - n->children, n->end - n->ts, n->gpu_self,
 		n->kind == NODE_LAUNCH ? 0 : n->gpu_total,
 		n->ts >= w->step_ts && n->end <= w->step_end,
-		{ n->mem[MEM_CPU] - n->child_mem[MEM_CPU],
-		  n->mem[MEM_DEV] - n->child_mem[MEM_DEV] },
+		{ sub_sat(n->mem[MEM_CPU], n->child_mem[MEM_CPU], &w->mem.range),
+		  sub_sat(n->mem[MEM_DEV], n->child_mem[MEM_DEV], &w->mem.range) },
 		{ n->mem[MEM_CPU], n->mem[MEM_DEV] } };
 	if (n->has_dup && n->nchildren == 1) { /* its only child was itself */
 		d.self_cpu += n->dup.self_cpu;
 		d.self_dev += n->dup.self_dev;
 		for (i = 0; i < NMEM; i++)
-			d.self_mem[i] += n->dup.self_mem[i];
+			d.self_mem[i] = add_sat(d.self_mem[i], n->dup.self_mem[i],
+						&w->mem.range);
 		free(n->dup.shapes);
 		free(n->dup.stack);
 	} else if (n->has_dup) {
@@ -189,7 +219,8 @@ static void finish(struct walker *w)
 		parent->children += n->end - n->ts;
 		parent->gpu_total += n->gpu_total;
 		for (i = 0; i < NMEM; i++)
-			parent->child_mem[i] += n->mem[i];
+			parent->child_mem[i] = add_sat(parent->child_mem[i], n->mem[i],
+						       &w->mem.range);
 		if (n->kind == NODE_LAUNCH) { /* its GPU work is the op's own */
 			parent->gpu_self += n->gpu_total;
 			d.dev = 0;
@@ -296,7 +327,8 @@ static void push(struct walker *w, int64_t ts, int64_t dur, enum node_kind kind,
 		size_t a = mem_at(&w->mem, ts, 0), b = mem_at(&w->mem, ts + dur, 1);
 
 		for (int k = 0; k < NMEM; k++)
-			n->mem[k] = w->mem.sum[b][k] - w->mem.sum[a][k];
+			n->mem[k] = sub_sat(w->mem.sum[b][k], w->mem.sum[a][k],
+					    &w->mem.range);
 	}
 	n->shapes = w->o->group_shape ? profiler_shapes(shapes) : NULL;
 	if (w->o->stack_depth && kind != NODE_PYTHON)
@@ -557,7 +589,7 @@ static struct ta_table *to_table(struct aggs *a, const struct ta_ops_opts *o,
 				  100.0 * (double)g->self_cpu / tot_cpu : 0);
 		ta_table_set_real(t, r, k + 1, tot_dev > 0 ?
 				  100.0 * (double)g->self_dev / tot_dev : 0);
-		if (has_mem && !g->is_kernel) {
+		if (has_mem && !g->is_kernel && !a->mem_range) {
 			ta_table_set_int(t, r, k + 2, g->self_mem[MEM_CPU]);
 			ta_table_set_int(t, r, k + 3, g->mem[MEM_CPU]);
 			ta_table_set_int(t, r, k + 4, g->self_mem[MEM_DEV]);
@@ -601,6 +633,7 @@ static int load_mem(sqlite3 *db, int64_t rank, struct mem_sums *m,
 	m->sum[0][MEM_CPU] = m->sum[0][MEM_DEV] = 0;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int kind = mem_kind(sqlite3_column_int64(st, 1));
+		int64_t bytes = sqlite3_column_int64(st, 2);
 
 		if (m->n == m->cap) {
 			m->cap *= 2;
@@ -610,8 +643,12 @@ static int load_mem(sqlite3 *db, int64_t rank, struct mem_sums *m,
 		m->ts[m->n] = sqlite3_column_int64(st, 0);
 		m->sum[m->n + 1][MEM_CPU] = m->sum[m->n][MEM_CPU];
 		m->sum[m->n + 1][MEM_DEV] = m->sum[m->n][MEM_DEV];
+		if (kind >= 0 && (bytes > MEM_MAX || bytes < -MEM_MAX ||
+				  sqlite3_column_type(st, 2) == SQLITE_FLOAT))
+			m->skipped++, kind = -1;
 		if (kind >= 0)
-			m->sum[m->n + 1][kind] += sqlite3_column_int64(st, 2);
+			m->sum[m->n + 1][kind] = add_sat(m->sum[m->n + 1][kind], bytes,
+							 &m->range);
 		m->n++;
 	}
 	sqlite3_finalize(st);
@@ -622,7 +659,7 @@ static int walk(sqlite3 *db, const struct ta_ops_opts *o, struct aggs *aggs,
 		const struct step_win *wins, size_t nwins, int has_mem,
 		struct ta_error *err)
 {
-	struct walker w = { o, { NULL, NULL, 0, 0 }, aggs, NULL, 0, 0, 0, INT64_MIN,
+	struct walker w = { o, { NULL, NULL, 0, 0, 0, 0 }, aggs, NULL, 0, 0, 0, INT64_MIN,
 			    INT64_MAX, wins, nwins };
 	struct names nm = { NULL, 0 };
 	sqlite3_stmt *st = NULL;
@@ -673,6 +710,8 @@ static int walk(sqlite3 *db, const struct ta_ops_opts *o, struct aggs *aggs,
 	free(w.stack);
 	free(w.mem.ts);
 	free(w.mem.sum);
+	aggs->mem_skipped = w.mem.skipped;
+	aggs->mem_range = w.mem.range;
 	free_names(&nm);
 	sqlite3_finalize(st);
 	if (rc == SQLITE_ERROR && err->code)
@@ -712,7 +751,7 @@ static int add_kernels(sqlite3 *db, struct aggs *aggs, int64_t step,
 int ta_ops_run(sqlite3 *db, const struct ta_query *q, const struct ta_ops_opts *o,
 	       struct ta_table **out, struct ta_error *err)
 {
-	struct aggs aggs = { ta_intern_new(), NULL, 0, 0 };
+	struct aggs aggs = { 0, 0, ta_intern_new(), NULL, 0, 0 };
 	struct step_win *wins = NULL;
 	size_t i, nwins = 0;
 	int64_t has_mem = 0;
@@ -736,8 +775,20 @@ int ta_ops_run(sqlite3 *db, const struct ta_query *q, const struct ta_ops_opts *
 			     "events to sort by (profile with profile_memory=True)");
 		rc = -1;
 	}
+	if (rc == 0 && aggs.mem_range && o->sort >= TA_OPS_SORT_SELF_CPU_MEM) {
+		ta_error_set(err, TA_EXIT_INPUT, "--sort: the [memory] events' sizes add "
+			     "up past the range of a 64-bit integer: damaged");
+		rc = -1;
+	}
 	if (rc == 0)
 		*out = to_table(&aggs, o, has_mem != 0);
+	if (rc == 0 && aggs.mem_skipped)
+		ta_table_warn(*out, "%zu [memory] event%s of more than a PiB (or not a "
+			      "whole number of bytes) left out of the memory columns: "
+			      "damaged", aggs.mem_skipped, aggs.mem_skipped == 1 ? "" : "s");
+	if (rc == 0 && aggs.mem_range)
+		ta_table_warn(*out, "the [memory] events' sizes add up past the range "
+			      "of a 64-bit integer: the memory columns are left empty");
 	for (i = 0; i < aggs.n; i++) {
 		free(aggs.v[i].name);
 		free(aggs.v[i].shapes);
