@@ -124,6 +124,10 @@ for d in ddp_straggler mem_train; do
 	ok "$d: the page on shards is the page" cmp "$TMP/$d.merged.html" "$TMP/$d.shards.same"
 done
 ok "memory events: memory over time" grep -q '<section id="memory">' "$TMP/mem_leak.dom"
+ok "a leak costs memory, said as memory, not 0 µs" grep -q 'leaky_cache: <span class="n">+4.0 MiB a step</span>' "$TMP/mem_leak.dom"
+ok "the header counts the job's steps, not rank x step" grep -q '2 ranks, 2 steps analysed (steps 2 to 3)' "$TMP/ddp_straggler.dom"
+ok "the top kernels over the job, each with its rank" grep -q '>rank 0: ncclDevKernel_AllReduce_Sum_f32_RING_LL<' "$TMP/ddp_straggler.dom"
+no "no empty list of advice" grep -q '(0 points)' "$TMP/train_stalled.dom"
 no "one rank: no straggler map" grep -q 'Who keeps the others waiting' "$TMP/train_stalled.dom"
 
 # the roofline: the roof, a dot per op, the numbers, labels inside the chart

@@ -312,7 +312,7 @@ static int write_html(const struct ta_cli *cli, const struct report_opts *ro,
 	snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze temporal --format csv %s", path);
 	snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze idle --format csv %s", path);
 	snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze diagnose --format csv %s  "
-		 "# and --findings", path);
+		 "# and --findings --summary", path);
 	snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze kernels --by type --format csv %s",
 		 path);
 	snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze kernels --format csv %s", path);

@@ -36,6 +36,8 @@
 #define GRID_STEPS 64
 /* findings listed in words (the rest in the table) */
 #define FINDINGS 10
+/* overview's points of advice listed (a thousand ranks have 2000) */
+#define ADVICE 40
 
 static void esc(FILE *o, const char *s)
 {
@@ -315,7 +317,9 @@ static void figure_close(FILE *o, const char *caption)
 }
 
 /* Ranks to draw: all, or the worst by a column when there are many. */
-static size_t pick_rows(const struct ta_table *t, long by, size_t *rows)
+/* by: the column, less minus and minus2 (-1: none) */
+static size_t pick_rows(const struct ta_table *t, long by, long minus, long minus2,
+			size_t *rows)
 {
 	size_t n = 0, r, i, j;
 
@@ -323,13 +327,16 @@ static size_t pick_rows(const struct ta_table *t, long by, size_t *rows)
 		rows[n++] = r;
 	if (n <= MANY_RANKS || by < 0)
 		return n > MANY_RANKS ? MANY_RANKS : n;
+#define PICK(r) (num(t, (r), by) - (minus >= 0 ? num(t, (r), minus) : 0) - \
+		 (minus2 >= 0 ? num(t, (r), minus2) : 0))
 	for (i = 0; i < WORST; i++)          /* a partial selection sort */
 		for (j = i + 1; j < n; j++)
-			if (num(t, rows[j], by) > num(t, rows[i], by)) {
+			if (PICK(rows[j]) > PICK(rows[i])) {
 				size_t x = rows[i];
 
 				rows[i] = rows[j], rows[j] = x;
 			}
+#undef PICK
 	return WORST;
 }
 
@@ -377,7 +384,7 @@ static void temporal(FILE *o, const struct ta_table *t)
 
 	if (!rows)
 		return;
-	n = pick_rows(t, col(t, "idle_pct"), rows);
+	n = pick_rows(t, col(t, "idle_us"), -1, -1, rows);
 	fputs("<section id=\"temporal\"><h2>Where GPU time went</h2>\n", o);
 	if (t->nrows > MANY_RANKS) {
 		fprintf(o, "<p>%zu ranks: their spread, then the %zu with the most "
@@ -504,6 +511,29 @@ static const char *verdict_colour(const char *v)
 	return C_GREY;
 }
 
+/* What a finding costs: its time (over its steps), or for memory, which
+ * costs no time, the amount its detail gives (+4.0 MiB a step). */
+static void finding_amount(FILE *o, const struct ta_table *f, size_t r)
+{
+	long kind = col(f, "kind"), cost = col(f, "cost_us"), steps = col(f, "steps");
+	long detail = col(f, "detail");
+	const char *k = ta_table_cell(f, r, (size_t)kind)->s;
+	char a[64];
+
+	if (detail >= 0 && strncmp(k, "memory_", 7) == 0 &&
+	    !ta_table_cell(f, r, (size_t)detail)->null) {
+		fputs("<span class=\"n\">", o);
+		cell(o, f, r, (size_t)detail);
+		fputs("</span>", o);
+		return;
+	}
+	fmt_us(a, sizeof(a), num(f, r, cost));
+	fprintf(o, "<span class=\"n\">%s</span>", a);
+	if (steps >= 0 && !ta_table_cell(f, r, (size_t)steps)->null)
+		fprintf(o, " over %lld step%s", (long long)ta_table_cell(f, r, (size_t)steps)->i,
+			ta_table_cell(f, r, (size_t)steps)->i == 1 ? "" : "s");
+}
+
 /* Findings by cost, a leak (which costs memory, not time) first. */
 static size_t *costliest(const struct ta_table *f, long cost, long kind)
 {
@@ -581,8 +611,9 @@ static void grid_free(struct grid *g)
 	free(g->ranks), free(g->steps), free(g->at);
 }
 
-/* weight: a column summed per rank to order the rows by, or -1 */
-static int grid_make(struct grid *g, const struct ta_table *t, long weight)
+/* weight: per row of t, summed per rank to order the rows by; NULL:
+ * rank order */
+static int grid_make(struct grid *g, const struct ta_table *t, const double *weight)
 {
 	long rank_c = col(t, "rank"), step_c = col(t, "step");
 	struct rank_weight *rw;
@@ -615,10 +646,10 @@ static int grid_make(struct grid *g, const struct ta_table *t, long weight)
 	g->all_ranks = n;
 	for (i = 0; i < n; i++)
 		rw[i] = (struct rank_weight){ sorted[i], 0 };
-	if (weight >= 0) {
+	if (weight) {
 		for (r = 0; r < t->nrows; r++)
 			rw[find_i64(sorted, n, ta_table_cell(t, r, (size_t)rank_c)->i)].w +=
-				num(t, r, weight);
+				weight[r];
 		qsort(rw, n, sizeof(*rw), cmp_weight);
 	}
 	g->nr = n < GRID_RANKS ? n : GRID_RANKS;
@@ -679,13 +710,27 @@ static void diagnose(FILE *o, const struct ta_table *t, const struct ta_table *f
 		"launch-bound", "communication-bound", "copy-bound", "waiting-for-peer",
 		"unrecorded" };
 	long v_c = col(t, "verdict"), cause_c = col(t, "main_cause");
+	long rank_c = col(t, "rank");
 	struct grid g;
-	size_t r, i, j, k;
+	size_t r, i, j, k, nranks = 0;
+	double *w = calloc(t->nrows + 1, sizeof(*w));
 
 	fputs("<section id=\"diagnose\"><h2>What bounds each step</h2>\n", o);
-	if (v_c >= 0 && grid_make(&g, t, -1) == 0) {
+	for (r = 0; rank_c >= 0 && r < t->nrows; r++)   /* rows come by rank */
+		nranks += !r || ta_table_cell(t, r, (size_t)rank_c)->i !=
+				ta_table_cell(t, r - 1, (size_t)rank_c)->i;
+	/* many ranks: first those bound by something of their own (not a
+	 * peer, not their compute), costliest first */
+	for (r = 0; w && v_c >= 0 && r < t->nrows; r++) {
+		const char *v = ta_table_cell(t, r, (size_t)v_c)->s;
+
+		w[r] = num(t, r, col(t, "cause_us")) +
+		       (strcmp(v, "waiting-for-peer") && strcmp(v, "compute-bound") ? 1e15 : 0);
+	}
+	if (w && v_c >= 0 && grid_make(&g, t, nranks > GRID_RANKS ? w : NULL) == 0) {
 		if (g.nr < g.all_ranks)
-			fprintf(o, "<p>The first %zu of %zu ranks.</p>", g.nr, g.all_ranks);
+			fprintf(o, "<p>%zu of %zu ranks: those bound by a cause of their "
+				"own first, then by what it costs.</p>", g.nr, g.all_ranks);
 		grid_head(o, &g);
 		for (i = 0; i < g.nr; i++) {
 			fprintf(o, "<tr><th scope=\"row\">rank %lld</th>", (long long)g.ranks[i]);
@@ -716,10 +761,10 @@ static void diagnose(FILE *o, const struct ta_table *t, const struct ta_table *f
 		fputs("</p>\n", o);
 		grid_free(&g);
 	}
+	free(w);
 	if (f && f->nrows) {
 		long kind = col(f, "kind"), where = col(f, "where"), cost = col(f, "cost_us");
 		long adv = col(f, "advice");
-		char buf[64];
 		size_t *by = costliest(f, cost, kind);
 
 		fprintf(o, "<details><summary>The %zu finding%s in words, costliest first"
@@ -730,9 +775,9 @@ static void diagnose(FILE *o, const struct ta_table *t, const struct ta_table *f
 			cell(o, f, r, (size_t)kind);
 			fputs("</b> ", o);
 			cell(o, f, r, (size_t)where);
-			fmt_us(buf, sizeof(buf), num(f, r, cost));
-			fprintf(o, ": <span class=\"n\">%s</span><br><span class=\"advice\">",
-				buf);
+			fputs(": ", o);
+			finding_amount(o, f, r);
+			fputs("<br><span class=\"advice\">", o);
 			cell(o, f, r, (size_t)adv);
 			fputs("</span></li>", o);
 		}
@@ -750,26 +795,60 @@ static void diagnose(FILE *o, const struct ta_table *t, const struct ta_table *f
 /* Bars of a time column, largest first (rows already sorted by the
  * analysis): each row's name above its bar, its time past the bar, a
  * scale under them. */
+struct ranked {
+	double v;
+	size_t r;
+};
+
+static int cmp_ranked(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	if (x->v != y->v)
+		return x->v > y->v ? -1 : 1;
+	return x->r < y->r ? -1 : x->r > y->r;
+}
+
 static void bars(FILE *o, const struct ta_table *t, const char *label_col,
 		 const char *value_col, size_t max, const char *alt)
 {
-	long lc = col(t, label_col), vc = col(t, value_col);
+	long lc = col(t, label_col), vc = col(t, value_col), rank_c = col(t, "rank");
 	double top = 0, w_max = BAR_W - 40;
-	size_t r, n = t->nrows < max ? t->nrows : max;
-	struct ta_buf name = { 0 };
+	size_t r, i, n = t->nrows < max ? t->nrows : max;
+	struct ta_buf name = { 0 }, label = { 0 };
+	struct ranked *by = calloc(t->nrows + 1, sizeof(*by));
+	int ranks = 0;
 	char v[64];
 
-	for (r = 0; r < n; r++)
-		top = num(t, r, vc) > top ? num(t, r, vc) : top;
+	if (!by)
+		return;
+	/* the largest over the job, not the first rank's rows */
+	for (r = 0; r < t->nrows; r++) {
+		by[r] = (struct ranked){ num(t, r, vc), r };
+		if (rank_c >= 0 && ta_table_cell(t, r, (size_t)rank_c)->i !=
+		    ta_table_cell(t, 0, (size_t)rank_c)->i)
+			ranks = 1;
+	}
+	qsort(by, t->nrows, sizeof(*by), cmp_ranked);
+	for (i = 0; i < n; i++)
+		top = by[i].v > top ? by[i].v : top;
 	figure_open(o, 30.0 * (double)n + 24, alt);
-	for (r = 0; r < n; r++) {
-		const char *s = ta_table_cell(t, r, (size_t)lc)->s;
-		double y = 30.0 * (double)r, w = top > 0 ? w_max * num(t, r, vc) / top : 0;
+	for (i = 0; i < n; i++) {
+		const char *s;
+		double y = 30.0 * (double)i, w;
 
-		ta_people_name(s ? s : "", NAME_W, &name);
-		fmt_us(v, sizeof(v), num(t, r, vc));
+		r = by[i].r;
+		s = ta_table_cell(t, r, (size_t)lc)->s;
+		w = top > 0 ? w_max * by[i].v / top : 0;
+		ta_people_name(s ? s : "", ranks ? NAME_W - 10 : NAME_W, &name);
+		ta_buf_reset(&label);
+		if (ranks)    /* which rank's, when rows are per rank */
+			ta_buf_addf(&label, "rank %lld: ",
+				    (long long)ta_table_cell(t, r, (size_t)rank_c)->i);
+		ta_buf_adds(&label, name.s);
+		fmt_us(v, sizeof(v), by[i].v);
 		fprintf(o, "<text x=\"120\" y=\"%.0f\" class=\"small\">", y + 10);
-		esc(o, name.s);
+		esc(o, label.s);
 		fprintf(o, "</text><rect x=\"120\" y=\"%.0f\" width=\"%.2f\" height=\"12\" "
 			"fill=\"%s\"><title>", y + 13, w, C_BLUE);
 		esc(o, s);
@@ -778,6 +857,8 @@ static void bars(FILE *o, const struct ta_table *t, const char *label_col,
 	}
 	us_axis(o, 30.0 * (double)n + 2, w_max, top);
 	ta_buf_free(&name);
+	ta_buf_free(&label);
+	free(by);
 	fputs("</svg><figcaption>", o);
 	esc(o, alt);
 	fputs("</figcaption></figure>\n", o);
@@ -805,11 +886,18 @@ static void stragglers(FILE *o, const struct ta_table *s)
 {
 	long late_c = col(s, "late_us");
 	struct grid g;
-	double top = 0;
+	double top = 0, *w = calloc(s->nrows + 1, sizeof(*w));
 	size_t r, i, j;
 
-	if (late_c < 0 || grid_make(&g, s, late_c) != 0)
+	if (!w)
 		return;
+	for (r = 0; r < s->nrows; r++)
+		w[r] = late_c >= 0 ? num(s, r, late_c) : 0;
+	if (late_c < 0 || grid_make(&g, s, w) != 0) {
+		free(w);
+		return;
+	}
+	free(w);
 	for (r = 0; r < s->nrows; r++)
 		top = num(s, r, late_c) > top ? num(s, r, late_c) : top;
 	fputs("<section id=\"stragglers\"><h2>Who keeps the others waiting</h2>\n", o);
@@ -1127,7 +1215,11 @@ static void rf_dot(FILE *o, const struct ta_table *t, size_t r, const struct axi
 	const char *bound = ta_table_cell(t, r, (size_t)col(t, "bound"))->s;
 	double i = num(t, r, col(t, "intensity")), f = num(t, r, col(t, "tflops"));
 	double g = num(t, r, col(t, "gpu_us")), pct = num(t, r, col(t, "peak_pct"));
-	double cx = rf_x(x, i), cy = rf_y(y, f), rad = 3 + 12 * sqrt(gmax > 0 ? g / gmax : 0);
+	double cx = rf_x(x, i), cy = rf_y(y, f), rad = 15 * sqrt(gmax > 0 ? g / gmax : 0);
+
+	/* the area in proportion to the time; the least still seen */
+	if (rad < 2.5)
+		rad = 2.5;
 	double lx, ly;
 
 	fprintf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"%s\" "
@@ -1294,7 +1386,7 @@ static void gpu_summary(FILE *o, const struct ta_table *s, const size_t *rows, s
 		"occupancy_pct", "tensor_core_pct" };
 	size_t i, k;
 
-	fputs("<table class=\"grid\"><thead><tr><th></th><th scope=\"col\">GPU busy</th>"
+	fputs("<table class=\"grid\"><thead><tr><th></th><th scope=\"col\" title=\"the share of the steps a kernel ran, as the TensorBoard plugin counts it; the verdicts&#39; GPU busy counts copies and sets too\">GPU utilization</th>"
 	      "<th scope=\"col\">est. SM efficiency</th><th scope=\"col\">est. achieved "
 	      "occupancy</th><th scope=\"col\">tensor cores</th>"
 	      "</tr></thead><tbody>\n", o);
@@ -1333,9 +1425,15 @@ static void overview(FILE *o, const struct ta_table *s)
 		ta_table_free(said);
 		return;
 	}
-	n = pick_rows(s, col(s, "other_us"), rows);
+	/* many ranks: those whose steps spend the most outside kernels and
+	 * collectives (a straggler's data loading, a host-bound rank) */
+	n = pick_rows(s, col(s, "step_us"), col(s, "kernel_us"),
+		      col(s, "communication_us"), rows);
 	fputs("<section id=\"overview\"><h2>Step time by category (the TensorBoard "
 	      "overview)</h2>\n", o);
+	if (s->nrows > MANY_RANKS)
+		fprintf(o, "<p>%zu ranks: the %zu whose steps spend the most outside "
+			"kernels and collectives.</p>", s->nrows, n);
 	figure_open(o, 26.0 * (double)n + 68, "Each rank's average step, each moment "
 		    "in the first category running then");
 	for (i = 0; i < n; i++) {
@@ -1364,15 +1462,18 @@ static void overview(FILE *o, const struct ta_table *s)
 		char *line, *save = NULL;
 
 		const char *rank = NULL, *q;
-		size_t points = 0;
+		size_t points = 0, shown = 0;
 
 		for (q = said->head.s; (q = strstr(q, "\n  - ")); q++)
 			points++;
 		points += strncmp(said->head.s, "  - ", 4) == 0;
 		/* the bar says each rank's step, the grid its GPU summary; the
 		 * advice, which the first screen sums up, folded */
-		fprintf(o, "<details><summary>What to do, as overview says it (%zu point%s)"
-			"</summary><ul class=\"overview\">", points, points == 1 ? "" : "s");
+		if (points)
+			fprintf(o, "<details><summary>What to do, as overview says it (%zu "
+				"point%s%s)</summary><ul class=\"overview\">", points,
+				points == 1 ? "" : "s", points > ADVICE ? "; the first "
+				"40 here, all from the command" : "");
 		for (line = strtok_r(said->head.s, "\n", &save); line;
 		     line = strtok_r(NULL, "\n", &save)) {
 			if (line[0] != ' ') {
@@ -1383,8 +1484,9 @@ static void overview(FILE *o, const struct ta_table *s)
 				rank = line;
 				continue;
 			}
-			if (strncmp(line, "  - ", 4) != 0)
+			if (strncmp(line, "  - ", 4) != 0 || shown >= ADVICE)
 				continue;      /* the GPU summary: the grid above */
+			shown++;
 			fputs("<li>", o);
 			if (rank) {
 				esc(o, rank);
@@ -1393,7 +1495,8 @@ static void overview(FILE *o, const struct ta_table *s)
 			esc(o, line + 4);
 			fputs("</li>", o);
 		}
-		fputs("</ul></details>\n", o);
+		if (points)
+			fputs("</ul></details>\n", o);
 	}
 	table(o, s, "t-overview");
 	fputs("</section>\n", o);
@@ -1497,23 +1600,19 @@ static void verdict(FILE *o, const struct ta_html_page *p)
 	if (p->findings && p->findings->nrows) {
 		const struct ta_table *f = p->findings;
 		long kind = col(f, "kind"), where = col(f, "where"), cost = col(f, "cost_us");
-		long adv = col(f, "advice"), steps = col(f, "steps");
+		long adv = col(f, "advice");
 		size_t *by = costliest(f, cost, kind);
 
 		fputs("<h3>The costliest causes</h3><ol class=\"findings\">", o);
 		for (k = 0; by && k < f->nrows && k < 3; k++) {
 			size_t r = by[k];
 
-			fmt_us(a, sizeof(a), num(f, r, cost));
 			fprintf(o, "<li><b>rank %lld ", (long long)ta_table_cell(f, r, 0)->i);
 			cell(o, f, r, (size_t)kind);
 			fputs("</b> ", o);
 			cell(o, f, r, (size_t)where);
-			fprintf(o, ": <span class=\"n\">%s</span>", a);
-			if (steps >= 0 && !ta_table_cell(f, r, (size_t)steps)->null)
-				fprintf(o, " over %lld step%s",
-					(long long)ta_table_cell(f, r, (size_t)steps)->i,
-					ta_table_cell(f, r, (size_t)steps)->i == 1 ? "" : "s");
+			fputs(": ", o);
+			finding_amount(o, f, r);
 			fputs("<br><span class=\"advice\">", o);
 			cell(o, f, r, (size_t)adv);
 			fputs("</span></li>", o);
@@ -1524,9 +1623,37 @@ static void verdict(FILE *o, const struct ta_html_page *p)
 	fputs("</section>\n", o);
 }
 
+/* The steps the job kept (each rank's step N is one step of the job),
+ * from diagnose's rows; else the facts' count. */
+static size_t job_steps(const struct ta_html_page *p, int64_t *first, int64_t *last)
+{
+	const struct ta_table *d = p->diagnose;
+	long step_c = d ? col(d, "step") : -1;
+	int64_t *v;
+	size_t r, n = 0, k = 0;
+
+	*first = *last = 0;
+	if (step_c < 0 || !d->nrows)
+		return p->steps;
+	v = calloc(d->nrows, sizeof(*v));
+	if (!v)
+		return p->steps;
+	for (r = 0; r < d->nrows; r++)
+		if (!ta_table_cell(d, r, (size_t)step_c)->null)
+			v[n++] = ta_table_cell(d, r, (size_t)step_c)->i;
+	qsort(v, n, sizeof(*v), cmp_i64);
+	for (r = 0; r < n; r++)
+		k += !r || v[r] != v[r - 1];
+	if (n)
+		*first = v[0], *last = v[n - 1];
+	free(v);
+	return k;
+}
+
 void ta_report_html(FILE *o, const struct ta_html_page *p)
 {
-	size_t i;
+	size_t i, steps;
+	int64_t first, last;
 
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 	      "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
@@ -1536,9 +1663,14 @@ void ta_report_html(FILE *o, const struct ta_html_page *p)
 	fputs(css, o);
 	fputs("</head><body>\n<header><h1>traceanalyze report: ", o);
 	esc(o, p->path);
-	fprintf(o, "</h1><p class=\"meta\">%zu rank%s, %zu step%s analysed; made by "
-		"traceanalyze ", p->ranks, p->ranks == 1 ? "" : "s", p->steps,
-		p->steps == 1 ? "" : "s");
+	steps = job_steps(p, &first, &last);
+	fprintf(o, "</h1><p class=\"meta\">%zu rank%s, %zu step%s analysed", p->ranks,
+		p->ranks == 1 ? "" : "s", steps, steps == 1 ? "" : "s");
+	if (steps > 1)
+		fprintf(o, " (steps %lld to %lld)", (long long)first, (long long)last);
+	else if (steps == 1)
+		fprintf(o, " (step %lld)", (long long)first);
+	fputs("; made by traceanalyze ", o);
 	esc(o, p->version);
 	fputs("</p>\n<details><summary>The traces, and every figure as CSV: the "
 	      "commands</summary><p class=\"meta\">", o);
