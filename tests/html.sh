@@ -181,5 +181,7 @@ ok "1024 ranks: $size bytes, under 2 MB" test "$size" -lt 2000000
 browse --dump-dom "file://$TMP/big.html" > "$TMP/big.dom" 2> "$TMP/big.log"
 ok "1024 ranks: renders" grep -q '<section id="comm">' "$TMP/big.dom"
 ok "1024 ranks: the straggler is among the ranks shown" grep -q 'rank 5 step' "$TMP/big.dom"
+ok "1024 ranks: a cause every rank shares is said once, and the straggler's own is among the three" \
+	grep -q '<li><b>rank 5 host_region</b> data_loading' "$TMP/big.dom"
 no "1024 ranks: no console message" grep -E 'CONSOLE|Failed to load' "$TMP/big.log"
 finish

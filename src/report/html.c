@@ -1603,9 +1603,26 @@ static void verdict(FILE *o, const struct ta_html_page *p)
 		long adv = col(f, "advice");
 		size_t *by = costliest(f, cost, kind);
 
+		size_t items[3], alike[3] = { 0, 0, 0 }, n_items = 0;
+
+		/* the 3 costliest causes, a cause many ranks share (same kind
+		 * and where) once, with how many ranks share it */
+		for (k = 0; by && k < f->nrows; k++) {
+			const char *kk = ta_table_cell(f, by[k], (size_t)kind)->s;
+			const char *ww = ta_table_cell(f, by[k], (size_t)where)->s;
+
+			for (i = 0; i < n_items; i++)
+				if (strcmp(ta_table_cell(f, items[i], (size_t)kind)->s, kk) == 0 &&
+				    strcmp(ta_table_cell(f, items[i], (size_t)where)->s, ww) == 0)
+					break;
+			if (i < n_items)
+				alike[i]++;
+			else if (n_items < 3)
+				items[n_items++] = by[k];
+		}
 		fputs("<h3>The costliest causes</h3><ol class=\"findings\">", o);
-		for (k = 0; by && k < f->nrows && k < 3; k++) {
-			size_t r = by[k];
+		for (i = 0; i < n_items; i++) {
+			size_t r = items[i];
 
 			fprintf(o, "<li><b>rank %lld ", (long long)ta_table_cell(f, r, 0)->i);
 			cell(o, f, r, (size_t)kind);
@@ -1613,6 +1630,9 @@ static void verdict(FILE *o, const struct ta_html_page *p)
 			cell(o, f, r, (size_t)where);
 			fputs(": ", o);
 			finding_amount(o, f, r);
+			if (alike[i])
+				fprintf(o, " (and %zu more rank%s, each at most that)", alike[i],
+					alike[i] == 1 ? "" : "s");
 			fputs("<br><span class=\"advice\">", o);
 			cell(o, f, r, (size_t)adv);
 			fputs("</span></li>", o);
