@@ -1338,7 +1338,9 @@ static const char css[] =
 "h1{font-size:1.5rem;overflow-wrap:anywhere}h2{font-size:1.2rem;"
 "border-bottom:1px solid var(--line);padding-bottom:.2rem;margin:1.2rem 0 .5rem}\n"
 "p.meta{color:var(--muted);overflow-wrap:anywhere}\n"
-"svg{max-width:100%;height:auto}svg text{fill:var(--fg);font-size:13px}"
+"svg{max-width:100%;height:auto}figure{overflow-x:auto}"
+/* a phone: charts keep a readable size and scroll sideways */
+"@media (max-width:36rem){figure svg{max-width:none;width:520px}}svg text{fill:var(--fg);font-size:13px}"
 "svg .small,svg .small text{font-size:11px}svg .grid{stroke:var(--line);stroke-width:1}\n"
 "figure{margin:.6rem 0}figcaption{color:var(--muted);font-size:.85rem}\n"
 "table.data{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}"
