@@ -57,6 +57,10 @@ char *ta_xstrndup(const char *s, size_t n);
 /* qsort that accepts an empty (NULL) array, which qsort itself may not. */
 void ta_qsort(void *base, size_t n, size_t size,
 	      int (*cmp)(const void *, const void *));
+/* qsort's comparison of int64_t values, ascending. */
+int ta_cmp_i64(const void *a, const void *b);
+/* The first index of sorted v[0..n) whose value is at least x (n if none). */
+size_t ta_lower_i64(const int64_t *v, size_t n, int64_t x);
 
 /* A growable byte buffer, always NUL-terminated. */
 struct ta_buf {

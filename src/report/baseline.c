@@ -506,13 +506,6 @@ other_command:
 }
 
 /* Whether rank (text, as the baseline has it) has a row in t. */
-static int cmp_rank(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The table's ranks, sorted once: each row gone asks whether its rank
  * is still there (a scan each was quadratic in large tables). */
 static int64_t *table_ranks(const struct ta_table *t, long rank_c)
@@ -522,7 +515,7 @@ static int64_t *table_ranks(const struct ta_table *t, long rank_c)
 
 	for (r = 0; r < t->nrows; r++)
 		v[r] = ta_table_cell(t, r, (size_t)rank_c)->i;
-	qsort(v, t->nrows, sizeof(*v), cmp_rank);
+	qsort(v, t->nrows, sizeof(*v), ta_cmp_i64);
 	return v;
 }
 
@@ -530,7 +523,7 @@ static int rank_in(const int64_t *ranks, size_t n, const char *rank)
 {
 	int64_t x = strtoll(rank, NULL, 10);
 
-	return bsearch(&x, ranks, n, sizeof(*ranks), cmp_rank) != NULL;
+	return bsearch(&x, ranks, n, sizeof(*ranks), ta_cmp_i64) != NULL;
 }
 
 int ta_baseline_check(const struct ta_table *t, const struct ta_baseline *b,

@@ -570,40 +570,28 @@ struct grid {
 	size_t *at;       /* nr x ns: the table's row + 1, 0 where none */
 };
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-struct rank_weight {
-	int64_t rank;
-	double w;
+/* Something (a rank, a row) and what it weighs: the heaviest first, then
+ * by id. */
+struct ranked {
+	double v;
+	int64_t id;
 };
 
-static int cmp_weight(const void *a, const void *b)
+static int cmp_ranked(const void *a, const void *b)
 {
-	const struct rank_weight *x = a, *y = b;
+	const struct ranked *x = a, *y = b;
 
-	if (x->w != y->w)
-		return x->w > y->w ? -1 : 1;
-	return x->rank < y->rank ? -1 : x->rank > y->rank;
+	if (x->v != y->v)
+		return x->v > y->v ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* The index of x in sorted v[0..n), or n. */
 static size_t find_i64(const int64_t *v, size_t n, int64_t x)
 {
-	size_t lo = 0, hi = n;
+	size_t at = ta_lower_i64(v, n, x);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid] < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && v[lo] == x ? lo : n;
+	return at < n && v[at] == x ? at : n;
 }
 
 static void grid_free(struct grid *g)
@@ -616,7 +604,7 @@ static void grid_free(struct grid *g)
 static int grid_make(struct grid *g, const struct ta_table *t, const double *weight)
 {
 	long rank_c = col(t, "rank"), step_c = col(t, "step");
-	struct rank_weight *rw;
+	struct ranked *rw;
 	int64_t *sorted;
 	size_t r, i, n = 0;
 
@@ -634,8 +622,8 @@ static int grid_make(struct grid *g, const struct ta_table *t, const double *wei
 		if (!ta_table_cell(t, r, (size_t)step_c)->null)
 			g->steps[g->ns++] = ta_table_cell(t, r, (size_t)step_c)->i;
 	}
-	qsort(sorted, t->nrows, sizeof(*sorted), cmp_i64);
-	qsort(g->steps, g->ns, sizeof(*g->steps), cmp_i64);
+	qsort(sorted, t->nrows, sizeof(*sorted), ta_cmp_i64);
+	qsort(g->steps, g->ns, sizeof(*g->steps), ta_cmp_i64);
 	for (i = 0; i < g->ns; i++)      /* distinct */
 		if (!n || g->steps[n - 1] != g->steps[i])
 			g->steps[n++] = g->steps[i];
@@ -645,16 +633,16 @@ static int grid_make(struct grid *g, const struct ta_table *t, const double *wei
 			sorted[n++] = sorted[i];
 	g->all_ranks = n;
 	for (i = 0; i < n; i++)
-		rw[i] = (struct rank_weight){ sorted[i], 0 };
+		rw[i] = (struct ranked){ 0, sorted[i] };
 	if (weight) {
 		for (r = 0; r < t->nrows; r++)
-			rw[find_i64(sorted, n, ta_table_cell(t, r, (size_t)rank_c)->i)].w +=
+			rw[find_i64(sorted, n, ta_table_cell(t, r, (size_t)rank_c)->i)].v +=
 				weight[r];
-		qsort(rw, n, sizeof(*rw), cmp_weight);
+		qsort(rw, n, sizeof(*rw), cmp_ranked);
 	}
 	g->nr = n < GRID_RANKS ? n : GRID_RANKS;
 	for (i = 0; i < g->nr; i++)
-		g->ranks[i] = rw[i].rank;
+		g->ranks[i] = rw[i].id;
 	g->at = calloc(g->nr * g->ns + 1, sizeof(*g->at));
 	if (!g->at)
 		goto fail;
@@ -792,23 +780,9 @@ static void diagnose(FILE *o, const struct ta_table *t, const struct ta_table *f
 	fputs("</section>\n", o);
 }
 
-/* Bars of a time column, largest first (rows already sorted by the
- * analysis): each row's name above its bar, its time past the bar, a
+/* Bars of a time column, the job's largest first: each row's name (and
+ * rank, when rows are per rank) above its bar, its time past the bar, a
  * scale under them. */
-struct ranked {
-	double v;
-	size_t r;
-};
-
-static int cmp_ranked(const void *a, const void *b)
-{
-	const struct ranked *x = a, *y = b;
-
-	if (x->v != y->v)
-		return x->v > y->v ? -1 : 1;
-	return x->r < y->r ? -1 : x->r > y->r;
-}
-
 static void bars(FILE *o, const struct ta_table *t, const char *label_col,
 		 const char *value_col, size_t max, const char *alt)
 {
@@ -824,7 +798,7 @@ static void bars(FILE *o, const struct ta_table *t, const char *label_col,
 		return;
 	/* the largest over the job, not the first rank's rows */
 	for (r = 0; r < t->nrows; r++) {
-		by[r] = (struct ranked){ num(t, r, vc), r };
+		by[r] = (struct ranked){ num(t, r, vc), (int64_t)r };
 		if (rank_c >= 0 && ta_table_cell(t, r, (size_t)rank_c)->i !=
 		    ta_table_cell(t, 0, (size_t)rank_c)->i)
 			ranks = 1;
@@ -837,7 +811,7 @@ static void bars(FILE *o, const struct ta_table *t, const char *label_col,
 		const char *s;
 		double y = 30.0 * (double)i, w;
 
-		r = by[i].r;
+		r = (size_t)by[i].id;
 		s = ta_table_cell(t, r, (size_t)lc)->s;
 		w = top > 0 ? w_max * by[i].v / top : 0;
 		ta_people_name(s ? s : "", ranks ? NAME_W - 10 : NAME_W, &name);
@@ -1663,7 +1637,7 @@ static size_t job_steps(const struct ta_html_page *p, int64_t *first, int64_t *l
 	for (r = 0; r < d->nrows; r++)
 		if (!ta_table_cell(d, r, (size_t)step_c)->null)
 			v[n++] = ta_table_cell(d, r, (size_t)step_c)->i;
-	qsort(v, n, sizeof(*v), cmp_i64);
+	qsort(v, n, sizeof(*v), ta_cmp_i64);
 	for (r = 0; r < n; r++)
 		k += !r || v[r] != v[r - 1];
 	if (n)

@@ -236,13 +236,6 @@ static const yajl_callbacks callbacks = {
 	on_map_close, on_array_open, on_array_close
 };
 
-static int cmp_i64(const void *x, const void *y)
-{
-	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-
-	return a < b ? -1 : a > b;
-}
-
 static int cmp_node(const void *x, const void *y)
 {
 	const struct ta_path_node *a = x, *b = y;
@@ -357,7 +350,7 @@ int ta_report_overlay(const char *src, const struct ta_path_nodes *nodes,
 	memset(&c, 0, sizeof(c));
 	for (i = 0; i < nodes->n; i++)
 		idx[i] = nodes->v[i].idx;
-	ta_qsort(idx, nodes->n, sizeof(*idx), cmp_i64);
+	ta_qsort(idx, nodes->n, sizeof(*idx), ta_cmp_i64);
 	if (nodes->n) /* an empty path: v may be NULL */
 		memcpy(flow, nodes->v, nodes->n * sizeof(*flow));
 	ta_qsort(flow, nodes->n, sizeof(*flow), cmp_node);

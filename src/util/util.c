@@ -181,6 +181,28 @@ void ta_qsort(void *base, size_t n, size_t size,
 		qsort(base, n, size, cmp);
 }
 
+int ta_cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+size_t ta_lower_i64(const int64_t *v, size_t n, int64_t x)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 size_t ta_edit_distance(const char *a, size_t la, const char *b)
 {
 	size_t lb = strlen(b), i, j, prev, cur[64];

@@ -291,17 +291,9 @@ static char *python_stack(struct walker *w)
 /* The first event at or after ts (after: past ts too). */
 static size_t mem_at(const struct mem_sums *m, int64_t ts, int after)
 {
-	size_t lo = 0, hi = m->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->ts[mid] < ts || (after && m->ts[mid] == ts))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	if (after && ts == INT64_MAX)
+		return m->n;
+	return ta_lower_i64(m->ts, m->n, after ? ts + 1 : ts);
 }
 
 static void push(struct walker *w, int64_t ts, int64_t dur, enum node_kind kind,

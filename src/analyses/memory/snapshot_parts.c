@@ -98,26 +98,11 @@ struct blk {
 	int part, python;
 };
 
-static int cmp_size(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Marks an unused size equal to want in sorted v; 1 if there was one. */
 static int take(const int64_t *v, char *used, size_t n, int64_t want)
 {
-	size_t lo = 0, hi = n;
+	size_t lo = ta_lower_i64(v, n, want);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid] < want)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (; lo < n && v[lo] == want; lo++)
 		if (!used[lo])
 			return used[lo] = 1;
@@ -174,7 +159,7 @@ int snap_parts(sqlite3 *db, int64_t dev, int (*in_baseline)(int64_t addr, void *
 	/* each parameter's size matches one gradient at most: AccumulateGrad's
 	 * take theirs first */
 	if (np) /* none recorded: qsort must not see NULL */
-		qsort(psize, np, sizeof(*psize), cmp_size);
+		qsort(psize, np, sizeof(*psize), ta_cmp_i64);
 	used = ta_xcalloc(np ? np : 1, 1);
 	for (i = 0; i < n; i++)
 		if (b[i].part == PART_GRADS)

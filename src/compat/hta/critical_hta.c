@@ -83,13 +83,6 @@ static void add_item(struct ta_table *t, int64_t rank, const char *item,
 		ta_table_set_real(t, r, 4, path_us);
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-	const int64_t *x = a, *y = b;
-
-	return *x < *y ? -1 : *x > *y;
-}
-
 /* The distinct events of the path's nodes. */
 static size_t path_events(const struct cp_graph *g, int64_t *ev)
 {
@@ -97,7 +90,7 @@ static size_t path_events(const struct cp_graph *g, int64_t *ev)
 
 	for (i = 0; i < g->npath; i++)
 		ev[n++] = g->rows[g->nodes[g->path[i]].row].idx;
-	ta_qsort(ev, n, sizeof(*ev), cmp_i64);
+	ta_qsort(ev, n, sizeof(*ev), ta_cmp_i64);
 	for (i = 0; i < n; i++)
 		if (k == 0 || ev[k - 1] != ev[i])
 			ev[k++] = ev[i];
