@@ -24,7 +24,21 @@ DEV = "cuda"
 WAIT, WARMUP, ACTIVE = 1, 1, 3
 
 
+def gzip_move(raw):
+    """raw -> raw.gz (level 9), raw removed."""
+    with open(raw, "rb") as f, gzip.open(raw + ".gz", "wb", compresslevel=9) as g:
+        shutil.copyfileobj(f, g)
+    os.remove(raw)
+
+
 def dump_key_averages(prof, path):
+    def mem(e, name):  # the profiler's memory columns (0 without profile_memory)
+        for n in (name, name.replace("device", "cuda")):
+            v = getattr(e, n, None)
+            if v is not None:
+                return int(v)
+        return 0
+
     def rows(ka):
         out = []
         for e in ka:
@@ -35,6 +49,10 @@ def dump_key_averages(prof, path):
                 "self_device_time_total": getattr(e, "self_device_time_total", 0),
                 "device_time_total": getattr(e, "device_time_total", 0),
                 "input_shapes": str(e.input_shapes) if e.input_shapes else "",
+                "self_cpu_memory_usage": mem(e, "self_cpu_memory_usage"),
+                "cpu_memory_usage": mem(e, "cpu_memory_usage"),
+                "self_device_memory_usage": mem(e, "self_device_memory_usage"),
+                "device_memory_usage": mem(e, "device_memory_usage"),
             })
         return out
     data = {"key_averages": rows(prof.key_averages()),
@@ -59,9 +77,7 @@ def run_profiled(name, outdir, step_fn, steps=WAIT + WARMUP + ACTIVE, with_stack
             step_fn()
             prof.step()
     torch.cuda.synchronize()
-    with open(raw, "rb") as f, gzip.open(raw + ".gz", "wb", compresslevel=9) as g:
-        shutil.copyfileobj(f, g)
-    os.remove(raw)
+    gzip_move(raw)
     return d
 
 

@@ -31,10 +31,8 @@ off) and for gpt2_stalled fake_tokenize_us (the stall alone) and
 step_wall_us_no_stall. (NVML's utilization, sampled from a thread, read 0
 to 100 % on the same GPU-bound loop: it is not recorded.)
 """
-import gzip
 import json
 import os
-import shutil
 import sys
 import time
 
@@ -42,17 +40,11 @@ import torch
 from torch.profiler import ProfilerActivity, profile, schedule
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from capture import measure as wall_us  # noqa: E402  (mean step, profiler off)
+from capture import gzip_move, measure as wall_us  # noqa: E402  (mean step, profiler off)
 
 DEV = "cuda"
 LAYERS = 2  # the LM head (50257 x 768) keeps it GPU-bound; the trace small
 torch.backends.cuda.matmul.allow_tf32 = True
-
-
-def gzip_move(raw):
-    with open(raw, "rb") as f, gzip.open(raw + ".gz", "wb", compresslevel=9) as g:
-        shutil.copyfileobj(f, g)
-    os.remove(raw)
 
 
 def profiled(outdir, name, step_fn, sched, steps, with_stack=True, shapes=True):

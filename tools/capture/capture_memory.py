@@ -15,10 +15,8 @@ after it (synchronised), and max_memory_allocated() over the step after
 reset_peak_memory_stats() just before it; the step numbers are the
 profiler's (ProfilerStep#N).
 """
-import gzip
 import json
 import os
-import shutil
 import sys
 
 import torch
@@ -26,7 +24,7 @@ import torch.nn as nn
 from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from capture import make_model  # noqa: E402
+from capture import gzip_move, make_model  # noqa: E402
 
 DEV = "cuda"
 WAIT, WARMUP, ACTIVE = 1, 1, 3
@@ -73,9 +71,7 @@ def scenario(outdir, name, leak):
                           "peak": torch.cuda.max_memory_allocated(),
                           "reserved": torch.cuda.memory_reserved()})
             prof.step()
-    with open(raw, "rb") as f, gzip.open(raw + ".gz", "wb", compresslevel=9) as g:
-        shutil.copyfileobj(f, g)
-    os.remove(raw)
+    gzip_move(raw)
     info = {"scenario": name, "leak_bytes_per_step": LEAK_BYTES if leak else 0,
             "steps": steps,
             "note": "profiled run; per step (ProfilerStep#N = step N): memory_allocated() "

@@ -14,38 +14,17 @@ shape, with the profiler's times and its memory columns
 (self_cpu_memory_usage, cpu_memory_usage, self_device_memory_usage,
 device_memory_usage), dumped in on_trace_ready.
 """
-import gzip
-import json
 import os
-import shutil
 import sys
 
 import torch
 import torch.nn as nn
 from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from capture import dump_key_averages, gzip_move  # noqa: E402
+
 DEV = "cuda"
-
-
-def mem(e, name):
-    for n in (name, name.replace("device", "cuda")):
-        v = getattr(e, n, None)
-        if v is not None:
-            return int(v)
-    return 0
-
-
-def rows(ka):
-    return [{"key": e.key, "count": e.count,
-             "self_cpu_time_total": e.self_cpu_time_total,
-             "cpu_time_total": e.cpu_time_total,
-             "self_device_time_total": getattr(e, "self_device_time_total", 0),
-             "device_time_total": getattr(e, "device_time_total", 0),
-             "input_shapes": str(e.input_shapes) if e.input_shapes else "",
-             "self_cpu_memory_usage": mem(e, "self_cpu_memory_usage"),
-             "cpu_memory_usage": mem(e, "cpu_memory_usage"),
-             "self_device_memory_usage": mem(e, "self_device_memory_usage"),
-             "device_memory_usage": mem(e, "device_memory_usage")} for e in ka]
 
 
 def main():
@@ -77,10 +56,7 @@ def main():
 
     def ready(prof):
         prof.export_chrome_trace(raw)
-        with open(os.path.join(out, "key_averages.json"), "w") as f:
-            json.dump({"key_averages": rows(prof.key_averages()),
-                       "by_input_shape": rows(prof.key_averages(group_by_input_shape=True))},
-                      f, indent=0)
+        dump_key_averages(prof, os.path.join(out, "key_averages.json"))
 
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
                  schedule=schedule(wait=1, warmup=1, active=2, repeat=1),
@@ -89,9 +65,7 @@ def main():
             step()
             prof.step()
     torch.cuda.synchronize()
-    with open(raw, "rb") as f, gzip.open(raw + ".gz", "wb", compresslevel=9) as g:
-        shutil.copyfileobj(f, g)
-    os.remove(raw)
+    gzip_move(raw)
 
 
 if __name__ == "__main__":

@@ -20,10 +20,8 @@ recorded step max_memory_allocated() after reset_peak_memory_stats() and
 memory_allocated() before and after, and the bytes of the parameters,
 their gradients and the optimizer state (the baseline).
 """
-import gzip
 import json
 import os
-import shutil
 import sys
 import time
 
@@ -31,7 +29,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from capture import make_model  # noqa: E402
+from capture import gzip_move, make_model  # noqa: E402
 
 DEV = "cuda"
 LEAK = 4 << 20
@@ -88,9 +86,7 @@ def scenario(out, name, leak, late=False):
     raw = os.path.join(d, "snapshot.pickle")
     torch.cuda.memory._dump_snapshot(raw)
     torch.cuda.memory._record_memory_history(enabled=None)
-    with open(raw, "rb") as f, gzip.open(raw + ".gz", "wb", compresslevel=9) as g:
-        shutil.copyfileobj(f, g)
-    os.remove(raw)
+    gzip_move(raw)
     params = list(model.parameters())
     state = [t for s in opt.state.values() for t in s.values()]
     info = {"scenario": name, "leak_bytes_per_step": LEAK if leak else 0, "steps": steps,
@@ -149,9 +145,7 @@ def profiled(out):
     torch.cuda.memory._dump_snapshot(snap)
     torch.cuda.memory._record_memory_history(enabled=None)
     for f in (raw, snap):
-        with open(f, "rb") as a, gzip.open(f + ".gz", "wb", compresslevel=9) as g:
-            shutil.copyfileobj(a, g)
-        os.remove(f)
+        gzip_move(f)
     with open(os.path.join(d, "measured.json"), "w") as f:
         params = list(model.parameters())
         state = [t for s in opt.state.values() for t in s.values()]
