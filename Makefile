@@ -87,6 +87,7 @@ test: traceanalyze $(TEST_BIN)
 	$(MAKE) suites
 	sh tests/html.sh
 	sh tests/shards.sh
+	sh tests/linear.sh
 	sh tests/slurm.sh
 	sh tests/manlint.sh
 	sh tests/layers.sh

@@ -50,6 +50,7 @@ struct ta_val {
 	/* collectives (record_param_comms; older traces: the kernel) */ \
 	X(TA_F_PG_NAME, "Process Group Name") \
 	X(TA_F_PG_RANKS, "Process Group Ranks") \
+	X(TA_F_GROUP_SIZE, "Group size") \
 	X(TA_F_IN_NELEMS, "In msg nelems") \
 	X(TA_F_OUT_NELEMS, "Out msg nelems") \
 	X(TA_F_DTYPE, "dtype")

@@ -5,6 +5,7 @@ measured with the profiler off is in testdata/oracle/), and on synthetic
 many-rank jobs with planted stragglers and clock offsets (tools/ranks.py)."""
 import csv
 import io
+import gzip
 import json
 import os
 import subprocess
@@ -142,6 +143,49 @@ check("synthetic: its lateness is the planted 20 ms (+ the others' few us)",
 notes = subprocess.run(["./traceanalyze", "stragglers", "--no-cache", d], capture_output=True, text=True).stderr
 check("synthetic: offsets 1.5 ms apart recovered",
       all("rank %d: clock offset %+.3f ms" % (r, 1.5 * r) in notes for r in range(8)))
+
+# 40 ranks as torch writes them: the member list cut after 30 ("[0, ...,
+# 29, ...]"), the group's size in "Group size". With 5 ranks' traces
+# missing the job is still known to have 40: warned, and a gate fails
+# (the cut list's length, 31, once hid the missing ranks)
+g = tempfile.mkdtemp()
+subprocess.run([sys.executable, "tools/ranks.py", g, "40", "7", "20000", "2", "2"], check=True)
+t = json.load(gzip.open(os.path.join(g, "rank-0.json.gz"), "rt"))
+check("ranks.py writes torch's cut list and the group's size",
+      any(e["name"] == "record_param_comms" and e["args"]["Process Group Ranks"].endswith("29, ...]")
+          and e["args"]["Group size"] == 40 for e in t["traceEvents"]))
+for r in range(35, 40):
+    os.remove(os.path.join(g, "rank-%d.json.gz" % r))
+r = subprocess.run(["./traceanalyze", "stragglers", "--no-cache", "--fail-if", "late_us > 1e9", g],
+                   capture_output=True, text=True)
+check("40 ranks, 5 missing: warned (%s)" % r.stderr.strip().splitlines()[:1],
+      "name 5 ranks with no collective here" in r.stderr)
+check("... and the gate does not pass (exit %d)" % r.returncode, r.returncode != 0)
+# without "Group size", a cut list says nothing of the group's size: no
+# claim either way; an uncut one is counted
+for name in os.listdir(g):
+    path = os.path.join(g, name)
+    t = json.load(gzip.open(path, "rt"))
+    for e in t["traceEvents"]:
+        if e["name"] == "record_param_comms":
+            del e["args"]["Group size"]
+    json.dump(t, gzip.open(path, "wt"))
+r = subprocess.run(["./traceanalyze", "stragglers", "--no-cache", g], capture_output=True, text=True)
+check("no Group size, a cut list: no missing ranks claimed (exit %d)" % r.returncode,
+      r.returncode == 0 and "no collective here" not in r.stderr)
+h = tempfile.mkdtemp()
+subprocess.run([sys.executable, "tools/ranks.py", h, "8", "5", "20000", "2", "2"], check=True)
+for name in os.listdir(h):
+    path = os.path.join(h, name)
+    t = json.load(gzip.open(path, "rt"))
+    for e in t["traceEvents"]:
+        if e["name"] == "record_param_comms":
+            del e["args"]["Group size"]
+    json.dump(t, gzip.open(path, "wt"))
+os.remove(os.path.join(h, "rank-6.json.gz"))
+r = subprocess.run(["./traceanalyze", "stragglers", "--no-cache", h], capture_output=True, text=True)
+check("no Group size, an uncut list of 8, 7 traces: 1 rank missing (%s)" % r.stderr.strip().splitlines()[:1],
+      "name 1 rank with no collective here" in r.stderr)
 
 # a collective whose size differs on one rank is not paired
 path = os.path.join(d, "rank-3.json.gz")

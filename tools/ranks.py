@@ -69,7 +69,8 @@ def trace(rank, n, straggler, late_us, steps, colls, gpu=False):
                        "pid": 1, "tid": 1, "ts": me - 1950.0 + skew, "dur": 40,
                        "args": {"External id": ext, "Collective name": "allreduce",
                                 "Process Group Name": "0",
-                                "Process Group Ranks": str(list(range(n))),
+                                "Process Group Ranks": group_ranks(n),
+                                "Group size": n,
                                 "In msg nelems": 1 << 20, "Out msg nelems": 1 << 20,
                                 "dtype": "Float"}})
             ev.append({"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernelEx",
@@ -84,6 +85,15 @@ def trace(rank, n, straggler, late_us, steps, colls, gpu=False):
         t = ready + 100.0
     return {"distributedInfo": {"backend": "nccl", "rank": rank, "world_size": n},
             "traceEvents": ev}
+
+
+def group_ranks(n):
+    """The member list as torch writes it: cut after 30 ranks
+    (format_list in torch/csrc/profiler/util.cpp), so that a rank's trace
+    does not grow with the size of the job."""
+    if n <= 30:
+        return "[" + ", ".join(map(str, range(n))) + "]"
+    return "[" + ", ".join(map(str, range(30))) + ", ...]"
 
 
 def main():

@@ -2,19 +2,26 @@
 """Repeat a trace's events COPIES times, each copy shifted past the last
 and with its ids offset, into a larger gzipped trace for benchmarks.
 
-usage: scale.py IN.json[.gz] OUT.json.gz COPIES [RANK]
-Metadata events (ph "M") are written once.
+usage: scale.py [--steps] IN.json[.gz] OUT.json.gz COPIES [RANK]
+Metadata events (ph "M") are written once. --steps: each copy's
+ProfilerStep#N ranges are numbered on from the last copy's (a longer
+run), not repeated.
 """
 import gzip
 import json
+import re
 import sys
 
 IDS = ("correlation", "External id", "Python id", "Python parent id", "Ev Idx")
 
 
 def main():
-    src, dst, copies = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    rank = int(sys.argv[4]) if len(sys.argv) > 4 else None
+    args = sys.argv[1:]
+    steps = args[:1] == ["--steps"]
+    if steps:
+        args = args[1:]
+    src, dst, copies = args[0], args[1], int(args[2])
+    rank = int(args[3]) if len(args) > 3 else None
     opener = gzip.open if src.endswith(".gz") else open
     with opener(src, "rt") as f:
         trace = json.load(f)
@@ -26,6 +33,9 @@ def main():
     t0 = min(float(e["ts"]) for e in body if "ts" in e)
     t1 = max(float(e["ts"]) + float(e.get("dur", 0)) for e in body if "ts" in e)
     span = t1 - t0 + 100.0
+    step_re = re.compile(r"ProfilerStep#([0-9]+)$")
+    nums = [int(m.group(1)) for m in (step_re.match(str(e.get("name", ""))) for e in body) if m]
+    step_shift = max(nums) - min(nums) + 1 if steps and nums else 0
     stride = 10 ** 7
     with gzip.open(dst, "wt", compresslevel=1) as out:
         out.write(json.dumps(trace)[:-1] + ', "traceEvents": [\n')
@@ -36,6 +46,9 @@ def main():
                 e = dict(e)
                 if "ts" in e:
                     e["ts"] = round(float(e["ts"]) + c * span, 3)
+                m = step_shift and step_re.match(str(e.get("name", "")))
+                if m:
+                    e["name"] = "ProfilerStep#%d" % (int(m.group(1)) + c * step_shift)
                 if isinstance(e.get("id"), int):
                     e["id"] += c * stride
                 a = e.get("args")

@@ -9,9 +9,8 @@
  *   coll (rank, idx, pg, pg_size, name, in_nelems, out_nelems, dtype,
  *         step, seq, issue_ts, ts, end_ts, stream)
  *
- * pg_size: the members the group's rank list names ("[0, 1, 2]": 3), 0 if
- * unknown. Not the list itself: a row per collective per rank, each with
- * a list of every rank, grows as ranks squared (1024 ranks: 100 MB).
+ * pg_size: the group's members (events.pg_size: "Group size", else the
+ * length of an uncut member list), 0 if unknown.
  *
  * step: the ProfilerStep#N the op (else the launch call, else the kernel)
  * falls in, NULL outside every step; seq: the collective's place among
@@ -31,10 +30,6 @@
 
 #include <string.h>
 
-/* a process group's size from its member list "[0, 1, ...]" (ta_list_len,
- * below) */
-#define PG_SIZE(x) "ta_list_len(" x ")"
-
 static const char coll_sql[] =
 "DROP TABLE IF EXISTS temp.coll;"
 /* The step of a collective is found among the record_function ranges
@@ -48,7 +43,7 @@ static const char coll_sql[] =
 "  WHERE ta_kind(name, 'kernel', 0) = " TA_SQL(TA_KIND_COMM) "),"
 " k AS (SELECT g.rank, g.idx, g.ts_ns AS ts, g.ts_ns + max(g.dur_ns, 0) AS end_ts,"
 "  g.stream, g.correlation, g.external_id AS ext, g.collective, g.pg_name,"
-"  " PG_SIZE("g.pg_ranks") " AS pg_n, g.in_nelems, g.out_nelems, g.dtype,"
+"  g.pg_size AS pg_n, g.in_nelems, g.out_nelems, g.dtype,"
 "  kn.name AS kname"
 "  FROM main.events g JOIN main.names kn ON kn.name_id = g.name"
 "  WHERE g.role = " TA_SQL(TA_ROLE_GPU) " AND g.ts_ns IS NOT NULL"
@@ -60,7 +55,7 @@ static const char coll_sql[] =
       TA_SQL(TA_ROLE_RUNTIME) " AND x.rank = k.rank"
 "   AND x.correlation = k.correlation)),"
 " o AS (SELECT c.*, p.ts_ns AS op_ts, p.collective AS op_coll,"
-"  p.pg_name AS op_pg, " PG_SIZE("p.pg_ranks") " AS op_n, p.in_nelems AS op_in,"
+"  p.pg_name AS op_pg, p.pg_size AS op_n, p.in_nelems AS op_in,"
 "  p.out_nelems AS op_out, p.dtype AS op_dtype FROM c"
 "  LEFT JOIN main.events p ON p.pg_name IS NOT NULL AND p.role = "
       TA_SQL(TA_ROLE_CPU_OP) " AND p.rank = c.rank"
@@ -104,29 +99,6 @@ static const char peers_coll_sql[] =
 "DROP TABLE IF EXISTS temp.coll;"
 "CREATE TEMP TABLE coll AS SELECT * FROM peers.coll;"
 "CREATE INDEX temp.coll_match ON coll (pg, step, seq, rank);";
-
-/* SQL ta_list_len(x): the items of a JSON list of numbers "[0, 1, ...]",
- * 0 when x is not one ("[]": not known), NULL for NULL. In C: a list of
- * 2048 ranks is 10 KB, and SQL's length(replace()) copied it for each
- * collective (3.7 s of a 2048-rank job's 7). */
-void ta_model_sql_list_len(sqlite3_context *ctx, int argc, sqlite3_value **argv)
-{
-	const unsigned char *x = sqlite3_value_text(argv[0]);
-	int n = sqlite3_value_bytes(argv[0]), i, commas = 0;
-
-	(void)argc;
-	if (sqlite3_value_type(argv[0]) == SQLITE_NULL || !x) {
-		sqlite3_result_null(ctx);
-		return;
-	}
-	if (!memchr(x, '[', (size_t)n) || strstr((const char *)x, "[]")) {
-		sqlite3_result_int(ctx, 0);
-		return;
-	}
-	for (i = 0; i < n; i++)
-		commas += x[i] == ',';
-	sqlite3_result_int(ctx, commas + 1);
-}
 
 int ta_model_gathered(sqlite3 *db)
 {

@@ -120,10 +120,7 @@ static int start_over(sqlite3 *db, const struct ta_query *q,
 				       NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_create_function_v2(db, "ta_kind_learn", 5, SQLITE_UTF8,
 				       memo, ta_model_sql_kind_learn,
-				       NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_create_function_v2(db, "ta_list_len", 1,
-				       SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
-				       ta_model_sql_list_len, NULL, NULL, NULL) != SQLITE_OK) {
+				       NULL, NULL, NULL) != SQLITE_OK) {
 		ta_db_failed(db, err);
 		return -1;
 	}

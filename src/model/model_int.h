@@ -23,7 +23,6 @@ int ta_model_coll(sqlite3 *db, struct ta_error *err);
 /* SQL function ta_kind(name, cat, by_name): ta_classify, remembered
  * in the user data that ta_model_kind_memo_new makes. */
 void ta_model_sql_kind(sqlite3_context *ctx, int argc, sqlite3_value **argv);
-void ta_model_sql_list_len(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 /* The same by ids, for rows of many kernels with few names:
  * COALESCE(ta_kind_known(name_id, cat_id, hta), ta_kind_learn(name_id,
  * cat_id, hta, name, cat)) fetches the strings only for a pair it has not

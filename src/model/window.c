@@ -216,7 +216,10 @@ int ta_model_windows(sqlite3 *db, int by_steps, struct ta_error *err)
 	if (ta_db_exec(db, "DROP TABLE IF EXISTS temp.step_win;"
 		       "DROP TABLE IF EXISTS temp.span;"
 		       "CREATE TEMP TABLE step_win (rank INTEGER, step INTEGER,"
-		       "  ts INTEGER, end_ts INTEGER);", err) < 0)
+		       "  ts INTEGER, end_ts INTEGER);"
+		       /* step_host and per-rank reads look a rank up: without
+			* it each scanned every rank's steps (8192 ranks: 40 s) */
+		       "CREATE INDEX temp.step_win_rank ON step_win (rank, step);", err) < 0)
 		return -1;
 	if (by_steps && step_windows(db, err) < 0)
 		return -1;

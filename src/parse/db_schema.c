@@ -93,7 +93,7 @@ const char ta_db_index_sql[] =
 "-- the CPU ops that issued collectives (record_param_comms: few rows), by\n"
 "-- the External id their launch call carries\n"
 "CREATE INDEX events_comm ON events (rank, external_id, ts_ns, collective,\n"
-"  pg_name, pg_ranks, in_nelems, out_nelems, dtype)\n"
+"  pg_name, pg_size, in_nelems, out_nelems, dtype)\n"
 "  WHERE pg_name IS NOT NULL AND role = " TA_SQL(TA_ROLE_CPU_OP) ";\n";
 
 /* Built on demand: 'ingest' writes them with the rest; a cached database

@@ -2,7 +2,8 @@
  * position, and the column numbers (C_*), the CREATE TABLE (db_schema.c)
  * and the binding of each (event_row.c) all come from this one list.
  * X(NAME, HOW, FIELD, OTHER, SCHEMA TEXT): HOW is VAL (the event's FIELD
- * as it came), EITHER (FIELD, else OTHER), NONBLANK (FIELD unless every
+ * as it came), EITHER (FIELD, else OTHER), GROUP (a group's size: FIELD,
+ * else the length of the list OTHER), NONBLANK (FIELD unless every
  * entry of its list is "": most ops' Concrete Inputs) or SELF (bound by hand in
  * ta_row_bind: numbers the parser made); a text "" is a column declared
  * on the line of the one before (`pid, tid,`). */
@@ -94,9 +95,10 @@
 	X(COLL, VAL, TA_F_COLLECTIVE, 0, \
 	  "  collective TEXT,\n") \
 	X(PG_NAME, VAL, TA_F_PG_NAME, 0, \
-	  "  pg_name, pg_ranks,    -- collectives: args.\"Process Group Name\", \"... Ranks\"\n") \
-	X(PG_RANKS, VAL, TA_F_PG_RANKS, 0, \
-	  "") \
+	  "  pg_name TEXT,         -- collectives: args.\"Process Group Name\"\n") \
+	X(PG_SIZE, GROUP, TA_F_GROUP_SIZE, TA_F_PG_RANKS, \
+	  "  pg_size INTEGER,      -- its members: args.\"Group size\", else the length\n" \
+	    "              -- of \"Process Group Ranks\" unless cut (\"[0, ..., 29, ...]\")\n") \
 	X(IN_NELEMS, VAL, TA_F_IN_NELEMS, 0, \
 	  "  in_nelems, out_nelems, dtype,  -- args.\"In msg nelems\", \"Out ...\", dtype\n") \
 	X(OUT_NELEMS, VAL, TA_F_OUT_NELEMS, 0, \

@@ -120,6 +120,33 @@ static uint64_t bind_nonblank(sqlite3_stmt *st, int col,
 	return 0;
 }
 
+/* A process group's size: "Group size" as torch writes it, else the
+ * items of its member list "[0, 1, 2]". Torch cuts a list past 30 ranks
+ * ("[0, 1, ..., 29, ...]"): its length is then not the group's, and no
+ * size is bound (unknown) rather than 30, which would hide missing ranks. */
+static uint64_t bind_group(sqlite3_stmt *st, int col, const struct ta_event *ev,
+			   enum ta_field size, enum ta_field list)
+{
+	const struct ta_val *v = &ev->f[list];
+	int64_t n = lenient_int(ev, size);
+	const char *s;
+	size_t i;
+
+	if (n <= 0 && v->type == TA_VAL_TEXT) {
+		s = ta_event_text(ev, list);
+		if (!memchr(s, '[', v->len) || memchr(s, '.', v->len))
+			return 0;
+		for (n = 0, i = 0; i < v->len; i++)
+			if (s[i] >= '0' && s[i] <= '9' &&
+			    (i == 0 || s[i - 1] < '0' || s[i - 1] > '9'))
+				n++;
+	}
+	if (n <= 0)
+		return 0;
+	sqlite3_bind_int64(st, col, n);
+	return 1ull << ((col - 1) % C_NCOLS);
+}
+
 #define BIT(c) (1ull << ((c) - 1))
 
 static uint64_t bind_int(sqlite3_stmt *st, int base, int col, int64_t v)
@@ -145,6 +172,7 @@ static uint64_t bind_times(sqlite3_stmt *st, int base,
 #define BIND_VAL(c, field, other) | bind_val(st, base + (c), ev, field)
 #define BIND_EITHER(c, field, other) | bind_either(st, base + (c), ev, field, other)
 #define BIND_NONBLANK(c, field, other) | bind_nonblank(st, base + (c), ev, field)
+#define BIND_GROUP(c, field, other) | bind_group(st, base + (c), ev, field, other)
 #define BIND_SELF(c, field, other)
 #define BIND_FIELD(name, how, field, other, text) BIND_##how(C_##name, field, other)
 

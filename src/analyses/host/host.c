@@ -142,23 +142,37 @@ static const char range_sql[] =
 	" ORDER BY r.ts DESC LIMIT 1";
 
 /* The name sql (?1 rank, ?2 a, ?3 b) finds first, into buf; buf is left
- * as it is if none. -1 on a database error. */
-static int first_name(const struct ta_host *h, const char *sql, int64_t a,
+ * as it is if none. -1 on a database error. The statement is kept in
+ * h->named[slot] for the next lookup. */
+static int first_name(struct ta_host *h, size_t slot, const char *sql, int64_t a,
 		      int64_t b, char *buf, size_t len)
 {
-	sqlite3_stmt *st = NULL;
+	sqlite3_stmt *st = h->named[slot];
 	int rc = SQLITE_ERROR;
 
-	if (sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, h->rank);
-		sqlite3_bind_int64(st, 2, a);
-		sqlite3_bind_int64(st, 3, b);
-		sqlite3_bind_int64(st, 4, h->max_host_dur);
-		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-			snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
+	if (!st && sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		sqlite3_finalize(st);
+		return -1;
 	}
-	sqlite3_finalize(st);
+	h->named[slot] = st;
+	sqlite3_bind_int64(st, 1, h->rank);
+	sqlite3_bind_int64(st, 2, a);
+	sqlite3_bind_int64(st, 3, b);
+	sqlite3_bind_int64(st, 4, h->max_host_dur);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
+	sqlite3_reset(st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
+static void finalize_named(struct ta_host *h)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(h->named) / sizeof(h->named[0]); i++) {
+		sqlite3_finalize(h->named[i]);
+		h->named[i] = NULL;
+	}
 }
 
 static int load_frames(struct ta_host *d)
@@ -218,7 +232,7 @@ int ta_host_call_site(struct ta_host *d, int64_t a, int64_t b, char *buf,
 		snprintf(buf, len, "%s", frame);
 		return 0;
 	}
-	return first_name(d, range_sql, a, b, buf, len);
+	return first_name(d, 0, range_sql, a, b, buf, len);
 }
 
 /* A rank's longest event of those sql selects (?1: the rank), into *into
@@ -254,7 +268,8 @@ int ta_host_name(struct ta_host *h, int64_t a, int64_t b, int ops_too,
 	snprintf(buf, len, ops_too ? "(outside any op)" : "(no annotation)");
 	if (ops_too && max_host_dur(h) < 0)
 		return -1;
-	return first_name(h, ops_too ? covering_sql : overlapping_sql, a, b, buf, len);
+	return first_name(h, ops_too ? 1 : 2, ops_too ? covering_sql : overlapping_sql,
+			  a, b, buf, len);
 }
 
 /* the longest cpu_op: how far back the op that launched a call can start */
@@ -368,6 +383,8 @@ int ta_host_load(sqlite3 *db, int64_t rank, struct ta_host *h,
 	int rc;
 
 	free_frames(h);
+	if (h->db != db)
+		finalize_named(h);
 	h->db = db;
 	h->rank = rank;
 	h->nsyncs = 0;
@@ -408,6 +425,7 @@ int ta_host_load(sqlite3 *db, int64_t rank, struct ta_host *h,
 
 void ta_host_free(struct ta_host *h)
 {
+	finalize_named(h);
 	free_frames(h);
 	free(h->frames);
 	free(h->syncs);
