@@ -56,10 +56,12 @@ def trace(rank, n, straggler, late_us, steps, colls, gpu=False):
                 ev.append({"ph": "X", "cat": "user_annotation", "name": "data_loading",
                            "pid": 1, "tid": 1, "ts": ready + skew, "dur": late_us})
             # 2 ms of compute, a little longer on higher ranks
-            arrive = [ready + (late_us if r == slow else 0.0)
-                      + 2000.0 + r for r in range(n)]
-            kend = max(arrive) + 1000.0
-            me = arrive[rank]
+            def arrive(r):
+                return ready + (late_us if r == slow else 0.0) + 2000.0 + r
+            # the last member: the highest rank or the slow one (not a
+            # list of every rank: 8192 ranks took 87 s to write)
+            kend = max(arrive(n - 1), arrive(slow) if slow >= 0 else 0.0) + 1000.0
+            me = arrive(rank)
             corr += 1
             ext += 1
             ev.append({"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7,
