@@ -187,6 +187,29 @@ r = subprocess.run(["./traceanalyze", "stragglers", "--no-cache", h], capture_ou
 check("no Group size, an uncut list of 8, 7 traces: 1 rank missing (%s)" % r.stderr.strip().splitlines()[:1],
       "name 1 rank with no collective here" in r.stderr)
 
+# a 2-D mesh (tensor-parallel pairs x data-parallel fours, no world-wide
+# collective) with rank 7's trace missing: its pair's group says 2 and
+# holds one rank, though the job's largest group (4) is smaller than the 7
+# traces (once compared with those alone: the gate passed)
+m = tempfile.mkdtemp()
+subprocess.run([sys.executable, "tools/ranks.py", m, "8", "2", "20000", "2", "2"], check=True)
+for r in range(8):
+    path = os.path.join(m, "rank-%d.json.gz" % r)
+    t = json.load(gzip.open(path, "rt"))
+    for e in t["traceEvents"]:
+        if e["name"] == "record_param_comms":
+            a = e["args"]
+            tp = a["External id"] % 2 == 1
+            g = [r // 2 * 2, r // 2 * 2 + 1] if tp else [r % 2, r % 2 + 2, r % 2 + 4, r % 2 + 6]
+            a["Process Group Name"] = ("tp%d" % (r // 2)) if tp else ("dp%d" % (r % 2))
+            a["Group size"], a["Process Group Ranks"] = len(g), str(g)
+    json.dump(t, gzip.open(path, "wt"))
+os.remove(os.path.join(m, "rank-7.json.gz"))
+r = subprocess.run(["./traceanalyze", "stragglers", "--no-cache", "--fail-if", "late_us > 1e9", m],
+                   capture_output=True, text=True)
+check("a 2-D mesh, rank 7 missing: its pair's group names it (exit %d)" % r.returncode,
+      "name 1 rank with no collective here" in r.stderr and r.returncode != 0)
+
 # a collective whose size differs on one rank is not paired
 path = os.path.join(d, "rank-3.json.gz")
 import gzip

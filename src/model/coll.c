@@ -10,7 +10,8 @@
  *         step, seq, issue_ts, ts, end_ts, stream)
  *
  * pg_size: the group's members (events.pg_size: "Group size", else the
- * length of an uncut member list), 0 if unknown.
+ * length of an uncut member list; the kernel's or its op's, the larger:
+ * a smaller one would hide a missing rank), 0 if unknown.
  *
  * step: the ProfilerStep#N the op (else the launch call, else the kernel)
  * falls in, NULL outside every step; seq: the collective's place among
@@ -71,7 +72,7 @@ static const char coll_sql[] =
 "  WHERE st.role = " TA_SQL(TA_ROLE_CPU_ANN)
 "  AND sn.name GLOB 'ProfilerStep#[0-9]*' GROUP BY st.rank),"
 " t AS (SELECT s.rank, s.idx, COALESCE(s.pg_name, s.op_pg, '') AS pg,"
-"  COALESCE(s.pg_n, s.op_n, 0) AS pg_size,"
+"  max(COALESCE(s.pg_n, 0), COALESCE(s.op_n, 0)) AS pg_size,"
 "  COALESCE(s.collective, s.op_coll, s.kname) AS name,"
 "  COALESCE(s.in_nelems, s.op_in) AS in_nelems,"
 "  COALESCE(s.out_nelems, s.op_out) AS out_nelems,"

@@ -141,7 +141,9 @@ static uint64_t bind_group(sqlite3_stmt *st, int col, const struct ta_event *ev,
 			    (i == 0 || s[i - 1] < '0' || s[i - 1] > '9'))
 				n++;
 	}
-	if (n <= 0)
+	/* past 2^24 ranks a size is not one (an int64 read as a count of
+	 * missing ranks would be absurd): unknown */
+	if (n <= 0 || n > (1 << 24))
 		return 0;
 	sqlite3_bind_int64(st, col, n);
 	return 1ull << ((col - 1) % C_NCOLS);

@@ -39,11 +39,44 @@ static size_t rank_index(const struct ta_peers *p, int64_t rank)
 	return lo;
 }
 
+static int cmp_size(const void *x, const void *y)
+{
+	size_t a = *(const size_t *)x, b = *(const size_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The members [from, to) are one process group's collectives: its size
+ * (the largest any member says) less the ranks seen in it is how many of
+ * its ranks have no trace here, at least. Per group, not the job's ranks:
+ * a rank missing from a tensor-parallel pair of a 2-D mesh leaves every
+ * world-sized count whole. */
+static void group_absent(struct ta_peers *p, const struct member *m, size_t from,
+			 size_t to, size_t **ri, size_t *cap)
+{
+	size_t k, size = 0, seen = 0;
+
+	if (to - from > *cap) {
+		*cap = to - from;
+		*ri = ta_xrealloc(*ri, *cap * sizeof(**ri));
+	}
+	for (k = from; k < to; k++) {
+		(*ri)[k - from] = m[k].ri;
+		if (m[k].group_size > size)
+			size = m[k].group_size;
+	}
+	ta_qsort(*ri, to - from, sizeof(**ri), cmp_size);
+	for (k = 0; k < to - from; k++)
+		seen += k == 0 || (*ri)[k] != (*ri)[k - 1];
+	if (size > seen && size - seen > p->absent)
+		p->absent = size - seen;
+}
+
 static int load(sqlite3 *db, struct ta_peers *p, struct ta_intern *names,
 		struct member **out, size_t *n, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
-	size_t cap = 0;
+	size_t cap = 0, from = 0, *ri = NULL, ricap = 0;
 	int rc;
 
 	if (ta_db_prepare(db, "SELECT DISTINCT rank FROM coll ORDER BY rank", &st, err) < 0)
@@ -76,8 +109,10 @@ static int load(sqlite3 *db, struct ta_peers *p, struct ta_intern *names,
 		m.group_size = size;
 		if (size > p->max_group)
 			p->max_group = size;
-		if (size > p->nranks && size - p->nranks > p->absent)
-			p->absent = size - p->nranks;
+		if (*n && (*out)[*n - 1].pg != m.pg) {
+			group_absent(p, *out, from, *n, &ri, &ricap);
+			from = *n;
+		}
 		m.name = ta_intern(names, name ? name : "", name ? strlen(name) : 0, &is_new);
 		/* all-to-all sizes differ from rank to rank by design */
 		m.sized = !name || (!strstr(name, "all_to_all") && !strstr(name, "alltoall"));
@@ -94,6 +129,9 @@ static int load(sqlite3 *db, struct ta_peers *p, struct ta_intern *names,
 		}
 		(*out)[(*n)++] = m;
 	}
+	if (*n > from)
+		group_absent(p, *out, from, *n, &ri, &ricap);
+	free(ri);
 	sqlite3_finalize(st);
 	return ta_db_done(db, rc, err);
 }
