@@ -112,6 +112,7 @@ suites: traceanalyze $(TEST_BIN)
 	python3 tests/hostile_snapshot.py
 	python3 tests/hostile_db.py
 	sh tests/conform.sh
+	sh tests/tb.sh
 	python3 tests/docs_examples.py
 
 # the sanitizer pass of CI (make DEVELOPER=1 SANITIZE=address,undefined

@@ -287,6 +287,10 @@ struct ta_diff_opts {
 int ta_diff_run(sqlite3 *base, sqlite3 *db, const struct ta_query *q,
 		const struct ta_diff_opts *o, struct ta_table **out,
 		struct ta_table **steps, struct ta_error *err);
+/* --tb-compat: the TensorBoard plugin's Kernel view, number for number
+ * (compat/tb/kernels_tb.c). */
+int ta_kernels_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
+		      struct ta_error *err);
 /* --hta-compat: HTA's compare_traces (its names table, or with o->lists its
  * ops_diff lists) on the first rank of each side (compat/hta/diff_hta.c). */
 int ta_diff_hta_run(sqlite3 *base, sqlite3 *db, const struct ta_diff_opts *o,

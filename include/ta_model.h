@@ -198,6 +198,10 @@ int ta_peaks_lookup(const char *name, int64_t mem_bytes, struct ta_peaks *p);
  * Hopper's wgmma and nvjet, flash and cuDNN attention); the one list
  * (classify.c). */
 int ta_is_tensor_core(const char *name);
+/* Whether a kernel's "est. achieved occupancy %" is Kineto's "not known":
+ * its calculator assumes 48 KB of shared memory, and past it writes 0
+ * (a small kernel's 0 is real: rounded down). */
+int ta_occupancy_unknown(double occupancy, int64_t shared_mem);
 /* Whether it is matrix work (GEMM, convolution, fused attention) on
  * whichever cores. */
 int ta_is_matmul(const char *name);
@@ -213,7 +217,7 @@ int64_t ta_model_snapshot_events(sqlite3 *db);
  * TensorBoard plugin's, say) is a value here, its flag in cli.c's table,
  * its row of rules (rules.c) and, per command, what it means there
  * (struct ta_command's compat); analyses do not change. */
-enum ta_mode { TA_MODE_OWN, TA_MODE_HTA, TA_NMODES };
+enum ta_mode { TA_MODE_OWN, TA_MODE_HTA, TA_MODE_TB, TA_NMODES };
 
 /* How analyses measure, one set of rules per mode (rules.c): the default,
  * right on today's traces, and HTA's (--hta-compat), HTA 0.6.1 number for
@@ -256,6 +260,10 @@ struct ta_rules {
 	/* kernel sequences found HTA's way (§9.13): the first rank, its
 	 * stacks and backward links, candidates at the smallest depth */
 	int hta_sequences;
+	/* kernels: each name's blocks per SM, est. occupancy and tensor
+	 * cores (the TensorBoard plugin's kernel view); HTA's table has
+	 * times only */
+	int kernel_launch_stats;
 	/* a rank's rows may come from its own shard (HTA's numbers read every
 	 * rank at once: its first rank, its rank order): the merged way */
 	int on_shards;

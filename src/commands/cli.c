@@ -8,6 +8,7 @@
 #include "ta_cleanup.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@ static const struct ta_opt common_opts[] = {
 	TA_CHOICE("format", "FMT", CLI, format, "text|csv|json", "output format: text (default), csv, json"),
 	TA_CALL("ranks", "LIST", OPT_RANKS, "ranks to analyse: all (default) or e.g. 0,2,5-7"),
 	TA_SET("hta-compat", CLI, query.mode, TA_MODE_HTA, "reproduce HTA 0.6.1's numbers, quirks included"),
+	TA_SET("tb-compat", CLI, query.mode, TA_MODE_TB, "reproduce the TensorBoard profiler plugin's numbers, quirks included"),
 	TA_CHOICE("window", "HOW", CLI, query.window_span, "steps|span", "steps (default): each kept step's window; span: first to last GPU work"),
 	TA_STRING("output", "FILE", CLI, output, "write the result to FILE instead of stdout"),
 	TA_FLAG("no-cache", CLI, ingest.no_cache, "parse the traces again; do not use or fill the cache"),
@@ -396,7 +398,7 @@ int ta_cli_parse(int argc, char **argv, const struct ta_cmd_info *cmd,
 	struct option *lo = build_longopts(cmd->opts);
 	unsigned long long given = 0;
 	size_t nc = count_opts(common_opts);
-	int c, rc = 0;
+	int c, rc = 0, modes = 0;
 
 	memset(cli, 0, sizeof(*cli));
 	cli->cmd = cmd;
@@ -428,9 +430,20 @@ int ta_cli_parse(int argc, char **argv, const struct ta_cmd_info *cmd,
 				       common ? NULL : cmd->on_opt) < 0) {
 			rc = bad_value(cmd, o, optarg);
 		}
+		/* --hta-compat, --tb-compat: one tool's numbers at a time */
+		if (common && o->kind == TA_OPT_SET && o->off == offsetof(struct ta_cli, query.mode) &&
+		    modes++ && rc == 0) {
+			fprintf(stderr, "traceanalyze: %s: --hta-compat and --tb-compat each "
+				"reproduce one tool's numbers; give one\n", cmd->name);
+			rc = -1;
+		}
 	}
 	free(lo);
 	if (rc == 0 && mode_check(cmd, cli->query.mode, given) < 0)
+		rc = -1;
+	/* a mode the command has no counterpart in: said once, here, for
+	 * every command (those with a function of their own parse here too) */
+	if (rc == 0 && ta_command_compat_check(cmd->name, cli->query.mode) < 0)
 		rc = -1;
 	cli->args = argv + optind;
 	cli->nargs = argc - optind;
@@ -955,9 +968,7 @@ int ta_cli_main(int argc, char **argv, const struct ta_cmd_info *info,
 	struct ta_cli cli;
 	int rc = ta_cli_parse(argc, argv, info, &cli);
 
-	if (rc == 0 && ta_command_compat_check(info->name, cli.query.mode) < 0) {
-		rc = TA_EXIT_USAGE;
-	} else if (rc == 0) {
+	if (rc == 0) {
 		if (after_parse)
 			after_parse(ctx, &cli);
 		rc = ta_cli_run(&cli, fn, ctx);

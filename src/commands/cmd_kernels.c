@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "commands.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +51,8 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 		ta_error_set(err, TA_EXIT_USAGE, "--op and --min-len go with --sequences");
 		return -1;
 	}
+	if (q->mode == TA_MODE_TB)
+		return ta_kernels_tb_run(db, q, out, err);
 	return ta_kernels_run(db, q, &c->o, out, err);
 }
 
@@ -90,6 +93,16 @@ static int cmd_kernels(int argc, char **argv)
 	struct ta_cli cli;
 	int rc = ta_cli_parse(argc, argv, &info, &cli);
 
+	/* the plugin's Kernel view has no options of ours */
+	if (rc == 0 && cli.query.mode == TA_MODE_TB &&
+	    (o.o.by_type || o.sequences || o.top_given || !o.o.include_memory ||
+	     o.o.duration_ratio != ta_kernels_defaults.duration_ratio || o.s.op ||
+	     o.s.min_len != ta_sequences_defaults.min_len)) {
+		fprintf(stderr, "traceanalyze: kernels --tb-compat is the TensorBoard plugin's "
+			"Kernel view: --by, --top, --duration-ratio, --no-memory and "
+			"--sequences are not its; leave them out\n");
+		rc = -1;
+	}
 	/* on shards: per kernel name, a rank's rows are its own; --by type
 	 * adds up over ranks: each shard's table, joined; --sequences too
 	 * (HTA's reads rank 0 alone: the merged database) */
@@ -107,5 +120,6 @@ static int cmd_kernels(int argc, char **argv)
 
 const struct ta_command ta_command_kernels = {
 	"kernels", cmd_kernels, "GPU time per kernel or kernel type",
-	TA_SPREAD_BY_OPTIONS, NULL, 1, { [TA_MODE_HTA] = TA_COMPAT_RULES }, NULL
+	TA_SPREAD_BY_OPTIONS, NULL, 1,
+	{ [TA_MODE_HTA] = TA_COMPAT_RULES, [TA_MODE_TB] = TA_COMPAT_OWN }, NULL
 };

@@ -57,6 +57,8 @@ static const struct {
 } modes[TA_NMODES] = {
 	[TA_MODE_OWN] = { "the default", "ours", "" },
 	[TA_MODE_HTA] = { "--hta-compat", "HTA", " (see DIFFERENCES FROM HTA in traceanalyze(1))" },
+	[TA_MODE_TB] = { "--tb-compat", "TensorBoard plugin",
+			 " (see DIFFERENCES FROM THE TENSORBOARD PLUGIN in traceanalyze(1))" },
 };
 
 const char *ta_mode_flag(enum ta_mode m)
@@ -75,8 +77,13 @@ int ta_command_compat_check(const char *name, enum ta_mode mode)
 
 	if (mode == TA_MODE_OWN || !c || c->compat[mode] != TA_COMPAT_REFUSED)
 		return 0;
-	fprintf(stderr, "traceanalyze: %s has no %s counterpart: %s does not apply%s\n",
-		name, modes[mode].whose, modes[mode].flag, modes[mode].see);
+	/* the plugin's views are built one by one (#39): not "none" */
+	if (mode == TA_MODE_TB)
+		fprintf(stderr, "traceanalyze: %s has no %s view under %s (kernels has)%s\n",
+			name, modes[mode].whose, modes[mode].flag, modes[mode].see);
+	else
+		fprintf(stderr, "traceanalyze: %s has no %s counterpart: %s does not apply%s\n",
+			name, modes[mode].whose, modes[mode].flag, modes[mode].see);
 	return -1;
 }
 

@@ -132,3 +132,8 @@ int ta_is_matmul(const char *name)
 			return 1;
 	return 0;
 }
+
+int ta_occupancy_unknown(double occupancy, int64_t shared_mem)
+{
+	return occupancy == 0 && shared_mem > 49152;
+}

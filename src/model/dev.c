@@ -196,7 +196,9 @@ CPU_CORR_SQL
 static const char dev_table_sql[] =
 "CREATE TEMP TABLE dev (rank INTEGER, idx INTEGER, name INTEGER, ts INTEGER,"
 "  dur INTEGER, stream INTEGER, correlation INTEGER, gbps REAL, kind INTEGER,"
-"  idle_kernel INTEGER, launch_ts INTEGER, ord INTEGER, pid, tid);"
+"  idle_kernel INTEGER, launch_ts INTEGER, ord INTEGER, pid, tid,"
+/* kernels' launch figures, as Kineto wrote them (default rules only) */
+"  blocks_per_sm REAL, occupancy REAL, shared_mem INTEGER);"
 "CREATE INDEX temp.dev_ts ON dev (rank, ts);"
 "CREATE INDEX temp.dev_corr ON dev (rank, correlation);";
 
@@ -208,7 +210,7 @@ static const char hta_dev_sql[] =
 "  CASE WHEN h.partner IS NULL THEN NULL ELSE (SELECT p.ts FROM hrows p"
 "   WHERE p.rank = h.rank AND p.idx = h.partner) END AS launch_ts,"
 "  CASE WHEN %d AND NOT h.is_gpu THEN h.idx + 1000000000000 ELSE h.idx END"
-"   AS ord, h.pid, h.tid"
+"   AS ord, h.pid, h.tid, NULL, NULL, NULL"
 " FROM hrows h LEFT JOIN names n ON n.name_id = h.name"
 " LEFT JOIN names c ON c.name_id = h.cat WHERE h.stream != -1;"
 /* HTA's table of the rank as its critical path reads it: its rows in its
@@ -311,7 +313,7 @@ static const char default_dev_sql[] =
 "  CASE WHEN e.correlation = -1 THEN NULL ELSE (SELECT r.ts_ns FROM events r"
 "   WHERE r.role = " TA_SQL(TA_ROLE_RUNTIME) " AND r.rank = e.rank AND r.correlation = e.correlation"
 "   ORDER BY r.idx DESC LIMIT 1) END AS launch_ts,"
-"  e.idx AS ord, e.pid, e.tid"
+"  e.idx AS ord, e.pid, e.tid, e.blocks_per_sm, e.occupancy, e.shared_mem"
 " FROM events e"
 " WHERE e.role = " TA_SQL(TA_ROLE_GPU) " AND e.rank IN (SELECT rank FROM sel_ranks)"
 "  AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL LIMIT -1) x"

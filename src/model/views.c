@@ -11,7 +11,7 @@
 static const char common_sql[] =
 "CREATE TEMP VIEW gpu AS SELECT rank, idx, name, cat, ts_ns AS ts,"
 "  max(dur_ns, 0) AS dur, stream, correlation, pid, tid, blocks_per_sm,"
-"  occupancy, shared_mem FROM main.events"
+"  occupancy, shared_mem, device FROM main.events"
 "  WHERE role = " R(GPU) " AND " IN_SEL " AND dur_ns IS NOT NULL;"
 /* events_ann serves it: (rank, ts, name, dur, idx) over record_function ranges */
 "CREATE TEMP VIEW steps AS SELECT e.rank,"

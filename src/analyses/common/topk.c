@@ -24,6 +24,21 @@ void ta_agg_add(struct agg *a, double x)
 	a->m2 += d * (x - a->mean);
 }
 
+void ta_agg_launch(struct agg *a, double dur, double bpsm, int has_occ,
+		   double occ, int unknown)
+{
+	if (bpsm > 0 && isfinite(bpsm)) {
+		a->bpsm_sum += bpsm * dur;
+		a->bpsm_ns += dur;
+	}
+	if (unknown)
+		a->occ_unknown++;
+	else if (has_occ && occ >= 0 && occ <= 100) {
+		a->occ_sum += occ * dur;
+		a->occ_ns += dur;
+	}
+}
+
 static void agg_merge(struct agg *a, const struct agg *b)
 {
 	double n = (double)(a->count + b->count), d = b->mean - a->mean;
@@ -43,6 +58,11 @@ static void agg_merge(struct agg *a, const struct agg *b)
 	a->min = fmin(a->min, b->min);
 	a->sum += b->sum;
 	a->count += b->count;
+	a->bpsm_sum += b->bpsm_sum;
+	a->bpsm_ns += b->bpsm_ns;
+	a->occ_sum += b->occ_sum;
+	a->occ_ns += b->occ_ns;
+	a->occ_unknown += b->occ_unknown;
 }
 
 /* std of one value is 0 in HTA's kernel tables, not NaN */
@@ -91,8 +111,8 @@ void ta_topk_group(struct agg *names, size_t n, int64_t rank, int kind,
 {
 	struct agg **by = ta_xmalloc((n ? n : 1) * sizeof(*by));
 	double *cum = ta_xmalloc((n ? n : 1) * sizeof(*cum));
-	struct agg others = { "others", 0, 0, 0, 0, 0, 0 };
-	struct agg per_name = { "others", 0, 0, 0, 0, 0, 0 };
+	struct agg others = { .name = "others" };
+	struct agg per_name = { .name = "others" };
 	double q, run = 0;
 	size_t i;
 

@@ -10,9 +10,17 @@ struct agg {
 	char *name;
 	int64_t count;
 	double sum, mean, m2, max, min;
+	/* kernels: blocks per SM and occupancy, each weighted by the time of
+	 * the calls it is known for; calls whose occupancy is not known */
+	double bpsm_sum, bpsm_ns, occ_sum, occ_ns;
+	int64_t occ_unknown;
 };
 
 void ta_agg_add(struct agg *a, double x);
+/* A kernel call's launch figures: blocks per SM (<= 0: not known), its
+ * occupancy % (has_occ 0: absent; unknown: Kineto could not compute it). */
+void ta_agg_launch(struct agg *a, double dur, double bpsm, int has_occ,
+		   double occ, int unknown);
 /* Sample std; 0 for a single value, as HTA's breakdown tables show it. */
 double ta_agg_std(const struct agg *a);
 

@@ -184,6 +184,11 @@ static int cmp_shown(const void *x, const void *y)
 	return strcmp(a->a.name, b->a.name);
 }
 
+/* HTA's columns; then, by default, the TensorBoard plugin's kernel view:
+ * blocks per SM and est. achieved occupancy (Kineto's, each weighted by
+ * the time of the calls it is known for; calls whose occupancy Kineto
+ * could not compute are counted, not averaged in as 0) and whether the
+ * name is a tensor-core kernel ("others": empty) */
 static const struct ta_col kernel_cols[] = {
 	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
 	{ "kernel_type", TA_COL_TEXT, TA_UNIT_NONE, 1 },
@@ -194,11 +199,32 @@ static const struct ta_col kernel_cols[] = {
 	{ "min_us", TA_COL_REAL, TA_UNIT_US, 0 },
 	{ "std_us", TA_COL_REAL, TA_UNIT_US, 0 },
 	{ "mean_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "blocks_per_sm", TA_COL_REAL, TA_UNIT_NONE, 0 },
+	{ "occupancy_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
+	{ "occupancy_unknown", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "tensor_core", TA_COL_TEXT, TA_UNIT_NONE, 0 },
 };
+#define HTA_KERNEL_COLS 9
+#define NKERNEL_COLS (sizeof(kernel_cols) / sizeof(*kernel_cols))
 
-static struct ta_table *kernel_table(struct out_rows *o, int hta_order)
+static void launch_stats(struct ta_table *t, size_t r, const struct out_row *w)
 {
-	struct ta_table *t = ta_table_new("GPU kernels", kernel_cols, 9);
+	const struct agg *a = &w->a;
+
+	if (a->bpsm_ns > 0)
+		ta_table_set_real(t, r, 9, a->bpsm_sum / a->bpsm_ns);
+	if (a->occ_ns > 0)
+		ta_table_set_real(t, r, 10, a->occ_sum / a->occ_ns);
+	ta_table_set_int(t, r, 11, a->occ_unknown);
+	if (strcmp(a->name, "others") != 0)
+		ta_table_set_text(t, r, 12, w->kind == TA_KIND_MEMORY ? "n/a" :
+				  ta_is_tensor_core(a->name) ? "yes" : "no");
+}
+
+static struct ta_table *kernel_table(struct out_rows *o, int hta_order, int launch)
+{
+	struct ta_table *t = ta_table_new("GPU kernels", kernel_cols,
+					  launch ? NKERNEL_COLS : HTA_KERNEL_COLS);
 	size_t i;
 
 	ta_qsort(o->v, o->n, sizeof(*o->v), hta_order ? cmp_out : cmp_shown);
@@ -210,6 +236,8 @@ static struct ta_table *kernel_table(struct out_rows *o, int hta_order)
 		ta_table_set_text(t, r, 1, kind_name(w->kind));
 		ta_table_set_text(t, r, 2, w->a.name);
 		ta_topk_set_stats(t, r, 3, w);
+		if (launch)
+			launch_stats(t, r, w);
 		free(w->a.name);
 	}
 	free(o->v);
@@ -241,7 +269,8 @@ static int run_by_kernel(sqlite3 *db, const struct ta_kernels_opts *o,
 	int rc;
 
 	/* type order COMPUTATION, COMMUNICATION, MEMORY = kind 1, 2, 4 */
-	if (ta_db_prepare(db, "SELECT d.rank, d.kind, n.name, d.dur FROM dev d"
+	if (ta_db_prepare(db, "SELECT d.rank, d.kind, n.name, d.dur, d.blocks_per_sm,"
+			  " d.occupancy, d.shared_mem FROM dev d"
 			  " JOIN label n ON n.name_id = d.name"
 			  " WHERE d.kind IN (" TA_SQL(TA_KIND_COMPUTE) ", " TA_SQL(TA_KIND_COMM) ", ?)"
 			  " ORDER BY d.rank, d.kind, n.name",
@@ -257,8 +286,16 @@ static int run_by_kernel(sqlite3 *db, const struct ta_kernels_opts *o,
 			flush_names(&l, o, R->topk_totals, &rows);
 		l.rank = rank;
 		l.kind = kind;
-		ta_agg_add(ta_agg_list_name(&l.l, name),
-			   (double)sqlite3_column_int64(st, 3));
+		struct agg *a = ta_agg_list_name(&l.l, name);
+		double dur = (double)sqlite3_column_int64(st, 3);
+
+		ta_agg_add(a, dur);
+		if (kind != TA_KIND_MEMORY)
+			ta_agg_launch(a, dur, sqlite3_column_double(st, 4),
+				      sqlite3_column_type(st, 5) != SQLITE_NULL,
+				      sqlite3_column_double(st, 5),
+				      ta_occupancy_unknown(sqlite3_column_double(st, 5),
+							   sqlite3_column_int64(st, 6)));
 	}
 	flush_names(&l, o, R->topk_totals, &rows);
 	free(l.l.v);
@@ -270,7 +307,7 @@ static int run_by_kernel(sqlite3 *db, const struct ta_kernels_opts *o,
 		free(rows.v);
 		return -1;
 	}
-	*out = kernel_table(&rows, R->hta_order);
+	*out = kernel_table(&rows, R->hta_order, R->kernel_launch_stats);
 	return 0;
 }
 

@@ -252,7 +252,7 @@ static void add_row(struct rank_work *r, int64_t ts, int64_t dur, int part,
 static const char gpu_sql[] =
 "SELECT g.ts, g.dur, ta_kind(n.name, c.name, 0),"
 " g.cat = " TA_CAT_MEMCPY ", g.cat = " TA_CAT_MEMSET ","
-" g.blocks_per_sm, g.occupancy, n.name, g.shared_mem > 49152"
+" g.blocks_per_sm, g.occupancy, n.name, g.shared_mem"
 " FROM gpu g JOIN label n ON n.name_id = g.name"
 " JOIN label c ON c.name_id = g.cat"
 " WHERE g.rank = ?1 AND g.ts < ?3 AND g.ts + g.dur > ?2 ORDER BY g.ts";
@@ -295,10 +295,7 @@ static void gpu_row(struct rank_work *r, sqlite3_stmt *st)
 	if (sqlite3_column_type(st, 6) != SQLITE_NULL) {
 		double occ = sqlite3_column_double(st, 6);
 
-		/* Kineto's occupancy calculator assumes 48 KB of shared memory:
-		 * past it, it writes 0 for not known, not an idle SM (a small
-		 * kernel's 0 is real: rounded down) */
-		if (occ == 0 && sqlite3_column_int(st, 8)) {
+		if (ta_occupancy_unknown(occ, sqlite3_column_int64(st, 8))) {
 			r->occ_unknown++;
 		} else if (occ >= 0 && occ <= 100) {
 			r->occ_sum += occ * (double)in;

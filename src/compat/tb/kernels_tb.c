@@ -1,0 +1,172 @@
+/* kernels --tb-compat: the TensorBoard profiler plugin's Kernel view
+ * (kernel_parser.py; run_generator.py:371-403, kineto 790be856), number
+ * for number. Per rank (the plugin's worker): every kernel event (cat
+ * "kernel", any case), grouped by name; calls, total, mean, max and min
+ * µs, each rounded half to even as Python's round() does; the mean
+ * blocks per SM and est. achieved occupancy weighted by duration, an
+ * absent value counted as 0 (pandas' fillna(0)), 0 when the durations
+ * add up to 0, to 2 decimals as numpy rounds them; "Tensor Cores Used"
+ * by the plugin's 2019 list of name fragments (Volta and Ampere: no
+ * Hopper kernel is on it). The two launch columns are empty when the
+ * plugin leaves them out: no kernel of the rank with a device and a
+ * blocks per SM above 0 (an occupancy of 0 or more). Largest total
+ * first, names in order among equals. */
+#include "ta_analyses.h"
+#include "ta_db.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* tensor_core.py's TC_Allowlist: a name that holds one of these */
+static const char *const tc_fragments[] = { "h884", "s884", "h1688", "s1688", "hmma",
+	"i8816", "16816", "dgrad_1x1_stride_2x2", "first_layer_wgrad_kernel", "conv1x1",
+	"conv2d_c1_k1", "direct_group", "xmma_implicit_gemm", "xmma_sparse_conv",
+	"xmma_warp_specialized_implicit_gemm", "xmma_gemm", "xmma_sparse_gemm", "c1688" };
+
+static int tb_tensor_core(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(tc_fragments) / sizeof(*tc_fragments); i++)
+		if (strstr(name, tc_fragments[i]))
+			return 1;
+	return 0;
+}
+
+static const struct ta_col cols[] = {
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "name", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+	{ "tensor_cores_used", TA_COL_TEXT, TA_UNIT_NONE, 0 },
+	{ "calls", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "total_us", TA_COL_INT, TA_UNIT_US, 0 },
+	{ "mean_us", TA_COL_INT, TA_UNIT_US, 0 },
+	{ "max_us", TA_COL_INT, TA_UNIT_US, 0 },
+	{ "min_us", TA_COL_INT, TA_UNIT_US, 0 },
+	{ "blocks_per_sm", TA_COL_REAL, TA_UNIT_NONE, 0 },
+	{ "occupancy_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
+};
+#define NCOLS (sizeof(cols) / sizeof(*cols))
+
+struct group {
+	char *name;
+	int64_t calls;
+	double sum, max, min, bpsm_w, occ_w;
+};
+
+struct rank_groups {
+	struct group *v;
+	size_t n, cap;
+	int64_t rank;
+	int has_bpsm, has_occ;
+};
+
+static int by_total(const void *x, const void *y)
+{
+	const struct group *a = x, *b = y;
+
+	if (a->sum != b->sum)
+		return a->sum > b->sum ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+/* numpy's round(x, 2): scaled, rounded half to even, scaled back */
+static double round2(double x)
+{
+	return rint(x * 100.0) / 100.0;
+}
+
+static void flush(struct rank_groups *g, struct ta_table *t)
+{
+	size_t i;
+
+	ta_qsort(g->v, g->n, sizeof(*g->v), by_total);
+	for (i = 0; i < g->n; i++) {
+		const struct group *k = &g->v[i];
+		size_t r = ta_table_add_row(t);
+
+		ta_table_set_int(t, r, 0, g->rank);
+		ta_table_set_text(t, r, 1, k->name);
+		ta_table_set_text(t, r, 2, tb_tensor_core(k->name) ? "Yes" : "No");
+		ta_table_set_int(t, r, 3, k->calls);
+		ta_table_set_int(t, r, 4, (int64_t)rint(k->sum));
+		ta_table_set_int(t, r, 5, (int64_t)rint(k->sum / (double)k->calls));
+		ta_table_set_int(t, r, 6, (int64_t)rint(k->max));
+		ta_table_set_int(t, r, 7, (int64_t)rint(k->min));
+		/* np.average raises ZeroDivisionError on weights adding to 0:
+		 * the plugin's except gives 0 */
+		if (g->has_bpsm)
+			ta_table_set_real(t, r, 8, k->sum != 0 ? round2(k->bpsm_w / k->sum) : 0);
+		if (g->has_occ)
+			ta_table_set_real(t, r, 9, k->sum != 0 ? round2(k->occ_w / k->sum) : 0);
+		free(k->name);
+	}
+	g->n = 0;
+	g->has_bpsm = g->has_occ = 0;
+}
+
+static void add(struct rank_groups *g, sqlite3_stmt *st)
+{
+	const char *name = (const char *)sqlite3_column_text(st, 1);
+	double dur = (double)sqlite3_column_int64(st, 2) / 1000.0;
+	double bpsm = sqlite3_column_double(st, 3), occ = sqlite3_column_double(st, 4);
+	int device = sqlite3_column_type(st, 5) != SQLITE_NULL;
+	struct group *k;
+
+	if (!g->n || strcmp(g->v[g->n - 1].name, name) != 0) {
+		if (g->n == g->cap) {
+			g->cap = g->cap ? 2 * g->cap : 64;
+			g->v = ta_xrealloc(g->v, g->cap * sizeof(*g->v));
+		}
+		k = &g->v[g->n++];
+		memset(k, 0, sizeof(*k));
+		k->name = ta_xstrdup(name);
+		k->max = k->min = dur;
+	}
+	k = &g->v[g->n - 1];
+	k->calls++;
+	k->sum += dur;
+	k->max = fmax(k->max, dur);
+	k->min = fmin(k->min, dur);
+	k->bpsm_w += bpsm * dur; /* NULL reads 0.0: fillna(0) */
+	k->occ_w += occ * dur;
+	/* gpu_metrics_parser.py: a kernel of a device, with a value */
+	g->has_bpsm |= device && sqlite3_column_type(st, 3) != SQLITE_NULL && bpsm > 0;
+	g->has_occ |= device && sqlite3_column_type(st, 4) != SQLITE_NULL && occ >= 0;
+}
+
+int ta_kernels_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
+		      struct ta_error *err)
+{
+	struct ta_table *t;
+	struct rank_groups g = { NULL, 0, 0, 0, 0, 0 };
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	*out = NULL;
+	if (ta_model_prepare(db, q, 0, err) < 0 ||
+	    ta_db_prepare(db, "SELECT k.rank, n.name, k.dur, k.blocks_per_sm, k.occupancy,"
+			  " k.device FROM gpu k JOIN label n ON n.name_id = k.name"
+			  " JOIN label c ON c.name_id = k.cat WHERE lower(c.name) = 'kernel'"
+			  " ORDER BY k.rank, n.name", &st, err) < 0)
+		return -1;
+	t = ta_table_new("GPU kernels (the TensorBoard plugin's Kernel view)", cols, NCOLS);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t rank = sqlite3_column_int64(st, 0);
+
+		if (g.n && rank != g.rank)
+			flush(&g, t);
+		g.rank = rank;
+		add(&g, st);
+	}
+	flush(&g, t);
+	free(g.v);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		ta_table_free(t);
+		ta_db_failed(db, err);
+		return -1;
+	}
+	*out = t;
+	return 0;
+}

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""--tb-compat against the TensorBoard profiler plugin's own numbers.
+
+usage: tb_conform.py --bin BIN --trace TRACE_DIR --expected OUT_DIR
+
+OUT_DIR is what ../shared/tools/tb_oracle.py writes for TRACE_DIR (the
+plugin's code run on it): a status.json naming each trace file's worker
+and span, and one CSV per view. TRACE_DIR may also hold one such test per
+subdirectory, with OUT_DIR the same subdirectories (../shared/testdata/tb
+and tb-expected: the plugin's 27 test traces). Each file of a view that
+has a --tb-compat counterpart is compared value by value with that
+command's output on the worker's file alone; the rest are listed as not
+compared, by view. Prints "N passed, M failed" and exits 1 on any
+difference.
+"""
+import argparse
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+# view file -> the command that gives it, and (plugin column, ours, kind)
+VIEWS = {
+    "kernels.csv": (["kernels"], [
+        ("Name", "name", "text"),
+        ("Tensor Cores Used", "tensor_cores_used", "text"),
+        ("Calls", "calls", "int"),
+        ("Total Duration (us)", "total_us", "int"),
+        ("Mean Duration (us)", "mean_us", "int"),
+        ("Max Duration (us)", "max_us", "int"),
+        ("Min Duration (us)", "min_us", "int"),
+        ("Mean Blocks Per SM", "blocks_per_sm", "real"),
+        ("Mean Est. Achieved Occupancy (%)", "occupancy_pct", "real"),
+    ]),
+}
+TOP_N = 200  # tb_oracle.py writes the first 200 rows of a table
+
+passed = failed = 0
+not_compared = {}
+
+
+def fail(msg):
+    global failed
+    failed += 1
+    print("FAIL tb_conform: " + msg)
+
+
+def same(kind, want, got):
+    if kind == "text":
+        return want == got
+    if want in ("", "None", "nan") or got == "":
+        return want in ("", "None", "nan") and got == ""
+    if kind == "int":
+        return float(want) == float(got) and float(got) == int(float(got))
+    return abs(float(want) - float(got)) <= 1e-9 * max(1.0, abs(float(want)))
+
+
+def ours(binary, args, path):
+    env = dict(os.environ, TRACEANALYZE_CACHE_DIR=tempfile.mkdtemp())
+    r = subprocess.run([binary] + args + ["--tb-compat", "--format", "csv", "-q", path],
+                       capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        return None, r.stderr.strip()
+    return list(csv.DictReader(io.StringIO(r.stdout))), None
+
+
+def compare_view(test, view, binary, trace_dir, expected, files, status):
+    global passed
+    args, columns = VIEWS[view]
+    with open(os.path.join(expected, view), newline="") as f:
+        want_all = list(csv.DictReader(f))
+    for entry in files:
+        worker, span = entry["worker"], "" if entry["span"] is None else str(entry["span"])
+        want = [r for r in want_all if r["worker"] == worker and r["span"] == span]
+        total = status.get("rows_total", {}).get("%s[%s/%s]" % (view, worker, entry["span"]))
+        got, err = ours(binary, args, os.path.join(trace_dir, entry["file"]))
+        where = "%s %s %s" % (test, view, worker + ("." + span if span else ""))
+        if got is None:
+            fail("%s: %s" % (where, err))
+            continue
+        if total is not None and len(got) != total:
+            fail("%s: %d rows, the plugin %d" % (where, len(got), total))
+            continue
+        bad = 0
+        for i, (w, g) in enumerate(zip(want, got[:TOP_N])):
+            for theirs, mine, kind in columns:
+                wv = w.get(theirs, "")  # a column the plugin leaves out: ours empty
+                if not same(kind, wv, g.get(mine, "")):
+                    fail("%s row %d %s: plugin %r, ours %r" % (where, i + 1, theirs, wv, g.get(mine)))
+                    bad += 1
+        if len(want) != min(len(got), TOP_N):
+            fail("%s: %d rows compared, the plugin wrote %d" % (where, min(len(got), TOP_N), len(want)))
+            bad += 1
+        if not bad:
+            passed += 1
+
+
+def run_test(test, binary, trace_dir, expected):
+    with open(os.path.join(expected, "status.json")) as f:
+        status = json.load(f)
+    files = status["files"]
+    for view in sorted(os.listdir(expected)):
+        if not view.endswith(".csv"):
+            continue
+        if view in VIEWS:
+            compare_view(test, view, binary, trace_dir, expected, files, status)
+        else:
+            not_compared[view] = not_compared.get(view, 0) + 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--trace", required=True)
+    ap.add_argument("--expected", required=True)
+    a = ap.parse_args()
+    if os.path.exists(os.path.join(a.expected, "status.json")):
+        run_test(os.path.basename(a.expected.rstrip("/")), a.bin, a.trace, a.expected)
+    else:
+        for test in sorted(os.listdir(a.expected)):
+            if os.path.exists(os.path.join(a.expected, test, "status.json")):
+                run_test(test, a.bin, os.path.join(a.trace, test), os.path.join(a.expected, test))
+    if not_compared:
+        print("tb_conform: not compared (no --tb-compat view yet): " +
+              ", ".join("%s (%d)" % (v, n) for v, n in sorted(not_compared.items())))
+    print("tb_conform: %d passed, %d failed" % (passed, failed))
+    return 1 if failed or not passed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
