@@ -161,8 +161,8 @@ r = subprocess.run(["./traceanalyze", "stragglers", "--no-cache", "--fail-if", "
 check("40 ranks, 5 missing: warned (%s)" % r.stderr.strip().splitlines()[:1],
       "name 5 ranks with no collective here" in r.stderr)
 check("... and the gate does not pass (exit %d)" % r.returncode, r.returncode != 0)
-# without "Group size", a cut list says nothing of the group's size: no
-# claim either way; an uncut one is counted
+# without "Group size", a cut list says nothing of the group's size, but
+# distributedInfo.world_size says the job's; without either, no claim
 for name in os.listdir(g):
     path = os.path.join(g, name)
     t = json.load(gzip.open(path, "rt"))
@@ -170,8 +170,17 @@ for name in os.listdir(g):
         if e["name"] == "record_param_comms":
             del e["args"]["Group size"]
     json.dump(t, gzip.open(path, "wt"))
+r = subprocess.run(["./traceanalyze", "stragglers", "--no-cache", "--fail-if", "late_us > 1e9", g],
+                   capture_output=True, text=True)
+check("no Group size, a cut list, world_size 40: 5 missing (exit %d)" % r.returncode,
+      "name 5 ranks with no collective here" in r.stderr and r.returncode != 0)
+for name in os.listdir(g):
+    path = os.path.join(g, name)
+    t = json.load(gzip.open(path, "rt"))
+    del t["distributedInfo"]["world_size"]
+    json.dump(t, gzip.open(path, "wt"))
 r = subprocess.run(["./traceanalyze", "stragglers", "--no-cache", g], capture_output=True, text=True)
-check("no Group size, a cut list: no missing ranks claimed (exit %d)" % r.returncode,
+check("no Group size, a cut list, no world_size: no missing ranks claimed (exit %d)" % r.returncode,
       r.returncode == 0 and "no collective here" not in r.stderr)
 h = tempfile.mkdtemp()
 subprocess.run([sys.executable, "tools/ranks.py", h, "8", "5", "20000", "2", "2"], check=True)

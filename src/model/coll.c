@@ -7,7 +7,9 @@
  * some kernels carry it themselves.
  *
  *   coll (rank, idx, pg, pg_size, name, in_nelems, out_nelems, dtype,
- *         step, seq, issue_ts, ts, end_ts, stream)
+ *         step, seq, issue_ts, ts, end_ts, stream, world)
+ *
+ * world: distributedInfo.world_size of the rank's trace, NULL if none.
  *
  * pg_size: the group's members (events.pg_size: "Group size", else the
  * length of an uncut member list; the kernel's or its op's, the larger:
@@ -90,7 +92,11 @@ static const char coll_sql[] =
 "   (PARTITION BY rank, pg, step ORDER BY issue_ts DESC, idx DESC)"
 "  ELSE row_number() OVER"
 "   (PARTITION BY rank, pg, step ORDER BY issue_ts, idx) END AS seq,"
-"  issue_ts, ts, end_ts, stream FROM t;"
+"  issue_ts, ts, end_ts, stream,"
+/* the job's size as the rank's trace says it (distributedInfo) */
+"  (SELECT CAST(json_extract(m.value, '$.world_size') AS INTEGER) FROM main.meta m"
+"   WHERE m.rank = t.rank AND m.key = 'distributedInfo' AND json_valid(m.value)"
+"   AND json_type(m.value) = 'object') AS world FROM t;"
 "CREATE INDEX temp.coll_match ON coll (pg, step, seq, rank);";
 
 /* A shard holds one rank: a cross-rank command on shards gathers every

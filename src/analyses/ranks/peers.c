@@ -76,10 +76,11 @@ static int load(sqlite3 *db, struct ta_peers *p, struct ta_intern *names,
 		struct member **out, size_t *n, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
-	size_t cap = 0, from = 0, *ri = NULL, ricap = 0;
+	size_t cap = 0, from = 0, *ri = NULL, ricap = 0, world = 0;
 	int rc;
 
-	if (ta_db_prepare(db, "SELECT DISTINCT rank FROM coll ORDER BY rank", &st, err) < 0)
+	if (ta_db_prepare(db, "SELECT rank, max(world) FROM coll GROUP BY rank ORDER BY rank",
+			  &st, err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (p->nranks == cap) {
@@ -87,7 +88,15 @@ static int load(sqlite3 *db, struct ta_peers *p, struct ta_intern *names,
 			p->ranks = ta_xrealloc(p->ranks, cap * sizeof(*p->ranks));
 		}
 		p->ranks[p->nranks++] = sqlite3_column_int64(st, 0);
+		/* a trace's distributedInfo.world_size: the job's ranks, even
+		 * where no group's size is known (torch cuts member lists past
+		 * 30; a trace without "Group size"); past 2^24 not a size */
+		if (sqlite3_column_int64(st, 1) > 0 && sqlite3_column_int64(st, 1) <= (1 << 24) &&
+		    (size_t)sqlite3_column_int64(st, 1) > world)
+			world = (size_t)sqlite3_column_int64(st, 1);
 	}
+	if (world > p->nranks)
+		p->absent = world - p->nranks;
 	cap = 0;
 	sqlite3_finalize(st);
 	if (ta_db_done(db, rc, err) < 0)
