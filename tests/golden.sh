@@ -23,6 +23,19 @@ t = json.load(sys.stdin)
 k = [e for e in t['traceEvents'] if e.get('cat') == 'kernel']
 k[len(k) // 2]['dur'] = -5
 json.dump(t, sys.stdout)" > "$TMP/negative/rank-0.json"
+# kernels' launch figures: over 48 KB of shared memory, an occupancy of 0
+# is Kineto's "not known" (counted apart), an absent one is neither; a
+# small kernel's 0 is real; blocks per SM weighted by time, 0 not known
+mkdir -p "$TMP/launch"
+python3 -c "
+import json
+k = lambda ts, dur, a: {'ph': 'X', 'cat': 'kernel', 'name': 'k', 'pid': 0, 'tid': 7, 'ts': ts, 'dur': dur,
+                       'args': dict(a, stream=7, correlation=ts, device=0)}
+ev = [k(10, 10, {'shared memory': 65536, 'est. achieved occupancy %': 0, 'blocks per SM': 2.0}),
+      k(30, 10, {'shared memory': 65536, 'blocks per SM': 4.0}),
+      k(50, 20, {'shared memory': 1024, 'est. achieved occupancy %': 0, 'blocks per SM': 0}),
+      k(80, 20, {'shared memory': 1024, 'est. achieved occupancy %': 60, 'blocks per SM': 1.0})]
+json.dump({'traceEvents': ev}, open('$TMP/launch/rank-0.json', 'w'))"
 # rank 0 of a two-rank job, rank 1's trace lost
 cp testdata/ddp_straggler/rank-0.pt.trace.json.gz "$TMP/rank0_of_2/"
 gzip -dc testdata/decode_graph/rank-0.pt.trace.json.gz | head -c 30000 > "$TMP/cut/rank-0.json"

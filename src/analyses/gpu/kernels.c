@@ -244,6 +244,21 @@ static struct ta_table *kernel_table(struct out_rows *o, int hta_order, int laun
 	return t;
 }
 
+/* One call into its name's statistics, with its launch figures (not
+ * for copies and sets); an absent occupancy is neither known nor not. */
+static void launch_row(struct agg *a, int kind, sqlite3_stmt *st)
+{
+	double dur = (double)sqlite3_column_int64(st, 3);
+	int has_occ = sqlite3_column_type(st, 5) != SQLITE_NULL;
+
+	ta_agg_add(a, dur);
+	if (kind != TA_KIND_MEMORY)
+		ta_agg_launch(a, dur, sqlite3_column_double(st, 4), has_occ,
+			      sqlite3_column_double(st, 5),
+			      has_occ && ta_occupancy_unknown(sqlite3_column_double(st, 5),
+							      sqlite3_column_int64(st, 6)));
+}
+
 struct name_list {
 	struct agg_list l;
 	int64_t rank;
@@ -286,16 +301,7 @@ static int run_by_kernel(sqlite3 *db, const struct ta_kernels_opts *o,
 			flush_names(&l, o, R->topk_totals, &rows);
 		l.rank = rank;
 		l.kind = kind;
-		struct agg *a = ta_agg_list_name(&l.l, name);
-		double dur = (double)sqlite3_column_int64(st, 3);
-
-		ta_agg_add(a, dur);
-		if (kind != TA_KIND_MEMORY)
-			ta_agg_launch(a, dur, sqlite3_column_double(st, 4),
-				      sqlite3_column_type(st, 5) != SQLITE_NULL,
-				      sqlite3_column_double(st, 5),
-				      ta_occupancy_unknown(sqlite3_column_double(st, 5),
-							   sqlite3_column_int64(st, 6)));
+		launch_row(ta_agg_list_name(&l.l, name), kind, st);
 	}
 	flush_names(&l, o, R->topk_totals, &rows);
 	free(l.l.v);
