@@ -287,6 +287,10 @@ struct ta_diff_opts {
 int ta_diff_run(sqlite3 *base, sqlite3 *db, const struct ta_query *q,
 		const struct ta_diff_opts *o, struct ta_table **out,
 		struct ta_table **steps, struct ta_error *err);
+/* Collectives per rank, process group and name: calls, bytes, kernel
+ * time, the wait for the last member and the transfer (comms.c). */
+int ta_comms_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
+		 struct ta_error *err);
 /* --tb-compat: the TensorBoard plugin's Kernel view, number for number
  * (compat/tb/kernels_tb.c). */
 int ta_kernels_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,

@@ -19,6 +19,8 @@ count; exit 1 on any failure.
     measured, exposed_us a kept step is within 25 % or 2 ms of it;
   - stragglers: at most one straggler a step; where one was planted, it
     is that rank in every kept step, the first included;
+  - comms: a rank's waits are stragglers' wait_us over its kept steps,
+    its kernel time at least their comm_us, wait + transfer = total;
   - critical-path --what-if with a pattern that matches nothing warns.
 """
 import csv
@@ -155,6 +157,28 @@ def stragglers(name, path, planted):
                   flagged == [planted])
 
 
+def comms(name, path):
+    """comms' waits and totals per rank are stragglers' wait_us and comm_us
+    summed over the rank's kept steps (every collective matched here)."""
+    c, _ = run("comms", path)
+    s, _ = run("stragglers", path)
+    if c is None or s is None:
+        check("%s: comms and stragglers run" % name, False)
+        return
+    for rank in sorted({r["rank"] for r in s}):
+        want_wait = sum(float(r["wait_us"]) for r in s if r["rank"] == rank)
+        got_wait = sum(float(r["wait_us"]) for r in c if r["rank"] == rank)
+        check("%s rank %s: comms' wait %.3f us is stragglers' %.3f" % (name, rank, got_wait, want_wait),
+              abs(got_wait - want_wait) <= 0.01)
+        got_total = sum(float(r["total_us"]) for r in c if r["rank"] == rank)
+        want_comm = sum(float(r["comm_us"]) for r in s if r["rank"] == rank)
+        check("%s rank %s: comms' kernel time %.3f us >= stragglers' matched %.3f" % (
+              name, rank, got_total, want_comm), got_total >= want_comm - 0.01)
+    for r in c:
+        check("%s rank %s %s: wait + transfer = total" % (name, r["rank"], r["name"]),
+              abs(float(r["wait_us"]) + float(r["transfer_us"]) - float(r["total_us"])) <= 0.01)
+
+
 def what_if(name, path):
     _, err = run("critical-path", path, "--what-if", "cpu:*no-such-thing-on-any-path*=0", quiet=False)
     check("%s: a --what-if pattern that matches nothing warns" % name, "matches nothing" in (err or ""))
@@ -166,6 +190,7 @@ def job(name, path, measured=None, planted=None, multi=False):
     if multi:
         overlap(name, path, measured)
         stragglers(name, path, planted)
+        comms(name, path)
 
 
 def main():

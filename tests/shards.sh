@@ -141,6 +141,7 @@ rm -rf "$TRACEANALYZE_CACHE_DIR"
 $BIN temporal -q "$TMP/r6" > /dev/null
 check "temporal on shards: nothing merged into the cache" test "$(ls "$TRACEANALYZE_CACHE_DIR" 2>/dev/null | grep -c '\.db$')" = 0
 $BIN stragglers -q "$TMP/r6" > /dev/null
+$BIN comms -q "$TMP/r6" > /dev/null
 $BIN overlap -q "$TMP/r6" > /dev/null
 for c in "kernels --by type" kernels report queue "queue --blocked-at 2" launch \
 	"launch --summary" annotations "annotations --gpu" "diagnose --no-path --format csv" \
@@ -161,7 +162,7 @@ for j in 1 4; do
 	$BIN diagnose --no-path -j $j --no-cache --format csv "$TMP/r6src" > "$TMP/a" 2>&1
 	TMPDIR="$TMP/td" $BIN diagnose --no-path -j $j --format csv "$TMP/r6" > "$TMP/b" 2>&1
 	same "diagnose --no-path -j $j --format csv shard by shard" "$TMP/a" "$TMP/b"
-	for c in stragglers overlap "kernels --by type" kernels report; do
+	for c in stragglers comms overlap "kernels --by type" kernels report; do
 		for f in csv text; do
 			# shellcheck disable=SC2086
 			$BIN $c -j $j --no-cache --format $f "$TMP/r6src" > "$TMP/a" 2>&1

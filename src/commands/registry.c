@@ -24,6 +24,7 @@
 	X(ops) \
 	X(diagnose) \
 	X(stragglers) \
+	X(comms) \
 	X(critical) \
 	X(diff) \
 	X(counters) \
