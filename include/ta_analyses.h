@@ -163,6 +163,8 @@ struct ta_diagnose_opts {
 	int64_t host_gap_ns;     /* idle holes this long are host time (50 µs) */
 	int64_t small_kernel_ns; /* "small" kernels (10 µs) */
 	int path;                /* confirm each verdict with the critical path */
+	int findings;            /* memory's and the roofline's findings too (1);
+				  * 0: the verdicts are all the caller reads */
 };
 extern const struct ta_diagnose_opts ta_diagnose_defaults;
 

@@ -86,7 +86,7 @@ static int ops(sqlite3 *db, const struct ta_query *q, struct ta_table **t,
 static int diagnose(sqlite3 *db, const struct ta_query *q, struct ta_table **t,
 		    struct ta_error *e)
 {
-	struct ta_diagnose_opts o = { 90, 50000, 10000, 1 };
+	struct ta_diagnose_opts o = ta_diagnose_defaults;
 	struct ta_table *verdicts;
 	int rc = ta_diagnose_run(db, q, &o, &verdicts, t, e);
 

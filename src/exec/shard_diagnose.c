@@ -37,6 +37,7 @@ int ta_diagnose_section_run(sqlite3 *db, const struct ta_query *q, void *ctx,
 		return -1;
 	if (c->findings)
 		c->o.path = 0; /* the findings table does not show it */
+	c->o.findings = c->want_findings;
 	if (ta_diagnose_run(db, q, &c->o, &verdicts, &found, err) < 0)
 		return -1;
 	*out = pick(c, verdicts, found);
@@ -53,6 +54,7 @@ static int shard_tables(sqlite3 *db, const struct ta_query *q, void *ctx,
 	if (summary_alone(c, err) < 0)
 		return -1;
 	o.path = 0;
+	o.findings = c->want_findings;
 	if (ta_diagnose_run(db, q, &o, out, &found, err) < 0)
 		return -1;
 	if (c->want_findings)

@@ -22,7 +22,7 @@
 #include <string.h>
 
 /* The defaults: the command's, and those of every caller (report). */
-const struct ta_diagnose_opts ta_diagnose_defaults = { 90, 50000, 10000, 1 };
+const struct ta_diagnose_opts ta_diagnose_defaults = { 90, 50000, 10000, 1, 1 };
 
 struct gpu_row {
 	int64_t ts, end;
@@ -991,9 +991,10 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	if (rc == 0) {
 		name_late_peers(t, &f);
 		*findings = findings_table(&f, &run);
-		rc = memory_findings(db, q, *findings, &run, err);
+		if (o->findings)
+			rc = memory_findings(db, q, *findings, &run, err);
 	}
-	if (rc == 0)
+	if (rc == 0 && o->findings)
 		rc = ta_roofline_findings(db, q, *findings, &run, err);
 	if (rc == 0)   /* the order shards joined give (ta_diagnose_join) */
 		ta_table_sort(*findings, by_rank_memory_last);

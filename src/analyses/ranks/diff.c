@@ -464,6 +464,7 @@ static int side_steps(sqlite3 *db, const struct ta_query *q,
 	size_t r, i, j;
 
 	o.path = 0; /* the verdicts alone */
+	o.findings = 0;
 	sq.ranks = s->ranks;
 	sq.nranks = s->nranks;
 	sq.sink = NULL;

@@ -97,6 +97,7 @@ int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 	size_t i;
 
 	dopts.path = 0; /* the verdicts alone */
+	dopts.findings = 0;
 	*out = NULL;
 	if (ta_diagnose_run(db, q, &dopts, &verdicts, &findings, err) < 0)
 		return -1;
