@@ -198,6 +198,9 @@ int ta_peaks_lookup(const char *name, int64_t mem_bytes, struct ta_peaks *p);
  * Hopper's wgmma and nvjet, flash and cuDNN attention); the one list
  * (classify.c). */
 int ta_is_tensor_core(const char *name);
+/* Whether an op (aten:: name) does work tensor cores are for: matrix
+ * products, convolutions, fused attention, cuDNN's recurrent layers. */
+int ta_op_tensor_core_eligible(const char *name);
 /* Whether a kernel's "est. achieved occupancy %" is Kineto's "not known":
  * its calculator assumes 48 KB of shared memory, and past it writes 0
  * (a small kernel's 0 is real: rounded down). */

@@ -179,6 +179,35 @@ def comms(name, path):
               abs(float(r["wait_us"]) + float(r["transfer_us"]) - float(r["total_us"])) <= 0.01)
 
 
+def tensor_cores(name, path):
+    """ops' tensor-core shares: a kernel row (--kernels) is all or none on
+    the tensor cores, as kernels' tensor_core column says of that name;
+    the ops' self tensor-core time is kernels' time, so no more than the
+    kernel rows' (every kernel of the trace); no share is past 100 %."""
+    o, _ = run("ops", path, "--kernels")
+    k, _ = run("kernels", path, "--window", "span")
+    if o is None or k is None:
+        check("%s: ops --kernels and kernels run" % name, False)
+        return
+    said = {(r["rank"], r["name"]): r["tensor_core"] for r in k}
+    for r in o:
+        for c in ("tc_self_pct", "tc_pct"):
+            if r[c] != "":
+                check("%s %s: %s %s in [0, 100]" % (name, r["name"][:40], c, r[c]),
+                      0 <= float(r[c]) <= 100 + 1e-9)
+        if r["tc_eligible"] == "" and (r["rank"], r["name"]) in said:
+            want = said[(r["rank"], r["name"])]
+            check("%s %s: ops' kernel row %s%% on tensor cores, kernels says %s" % (
+                  name, r["name"][:40], r["tc_self_pct"], want),
+                  float(r["tc_self_pct"] or 0) == (100.0 if want == "yes" else 0.0))
+    for rank in sorted({r["rank"] for r in o}):
+        tc = lambda rows: sum(float(r["self_device_us"]) * float(r["tc_self_pct"] or 0) / 100 for r in rows)
+        ops_tc = tc(r for r in o if r["rank"] == rank and r["tc_eligible"] != "")
+        kernel_tc = tc(r for r in o if r["rank"] == rank and r["tc_eligible"] == "")
+        check("%s rank %s: ops' self tensor-core time %.3f us <= the kernels' %.3f" % (
+              name, rank, ops_tc, kernel_tc), ops_tc <= kernel_tc + 0.01)
+
+
 def what_if(name, path):
     _, err = run("critical-path", path, "--what-if", "cpu:*no-such-thing-on-any-path*=0", quiet=False)
     check("%s: a --what-if pattern that matches nothing warns" % name, "matches nothing" in (err or ""))
@@ -187,6 +216,7 @@ def what_if(name, path):
 def job(name, path, measured=None, planted=None, multi=False):
     critical_and_diagnose(name, path)
     idle_and_temporal(name, path)
+    tensor_cores(name, path)
     if multi:
         overlap(name, path, measured)
         stragglers(name, path, planted)

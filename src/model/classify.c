@@ -117,6 +117,32 @@ int ta_is_tensor_core(const char *name)
 	return 0;
 }
 
+/* An op whose work tensor cores are for (the plugin's "Tensor Cores
+ * eligible" operators, by today's names): matrix products, convolutions,
+ * fused attention and the recurrent layers cuDNN runs, forward and
+ * backward; the aten names, not the autograd nodes that call them. */
+int ta_op_tensor_core_eligible(const char *name)
+{
+	static const char *const exact[] = { "aten::mm", "aten::addmm", "aten::bmm",
+		"aten::baddbmm", "aten::addbmm", "aten::matmul", "aten::linear",
+		"aten::_scaled_mm", "aten::einsum", "aten::tensordot", NULL };
+	static const char *const prefix[] = { "aten::conv", "aten::_conv",
+		"aten::cudnn_conv", "aten::miopen_conv", "aten::mkldnn_conv",
+		"aten::_nnpack_spatial_conv", "aten::lstm", "aten::gru", "aten::rnn_",
+		"aten::_cudnn_rnn", NULL };
+	size_t i;
+
+	if (!name)
+		return 0;
+	for (i = 0; exact[i]; i++)
+		if (strcmp(name, exact[i]) == 0)
+			return 1;
+	for (i = 0; prefix[i]; i++)
+		if (strncmp(name, prefix[i], strlen(prefix[i])) == 0)
+			return 1;
+	return strncmp(name, "aten::", 6) == 0 && strstr(name, "attention") != NULL;
+}
+
 /* Matrix work by name, on whichever cores: GEMMs, convolutions, fused
  * attention (what tensor cores are for: overview's AMP/TF32 advice). Not
  * gemv: a matrix-vector product is bound by memory, not by the cores. */

@@ -103,6 +103,14 @@ static int remember(sqlite3 *db, const char *key, unsigned need,
 	return ta_db_done(db, rc, err);
 }
 
+/* ta_tensor_core(name): 1 when the kernel runs on the tensor cores
+ * (classify.c's one list), for analyses that sum kernel time in SQL. */
+static void sql_tensor_core(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	(void)argc;
+	sqlite3_result_int(ctx, ta_is_tensor_core((const char *)sqlite3_value_text(argv[0])));
+}
+
 /* A new query: what an earlier one built goes. */
 static int start_over(sqlite3 *db, const struct ta_query *q,
 		      struct ta_error *err)
@@ -120,7 +128,10 @@ static int start_over(sqlite3 *db, const struct ta_query *q,
 				       NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_create_function_v2(db, "ta_kind_learn", 5, SQLITE_UTF8,
 				       memo, ta_model_sql_kind_learn,
-				       NULL, NULL, NULL) != SQLITE_OK) {
+				       NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_create_function_v2(db, "ta_tensor_core", 1,
+				       SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+				       sql_tensor_core, NULL, NULL, NULL) != SQLITE_OK) {
 		ta_db_failed(db, err);
 		return -1;
 	}

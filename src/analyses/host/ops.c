@@ -29,6 +29,7 @@ enum { MEM_CPU, MEM_DEV, NMEM };
 struct op_agg {
 	char *name, *shapes, *stack;
 	int64_t rank, calls, self_cpu, cpu, self_dev, dev;
+	int64_t self_tc, tc;   /* of self_dev and dev: on the tensor cores */
 	int64_t self_mem[NMEM], mem[NMEM];
 	int is_kernel;   /* --kernels' row: no memory of its own */
 };
@@ -48,13 +49,13 @@ enum node_kind { NODE_OP, NODE_LAUNCH, NODE_PYTHON };
 struct op_done {
 	const char *name;
 	char *shapes, *stack;
-	int64_t self_cpu, cpu, self_dev, dev;
+	int64_t self_cpu, cpu, self_dev, dev, self_tc, tc;
 	int in_window;
 	int64_t self_mem[NMEM], mem[NMEM];
 };
 
 struct node {
-	int64_t ts, end, children, gpu_self, gpu_total;
+	int64_t ts, end, children, gpu_self, gpu_total, tc_self, tc_total;
 	int64_t mem[NMEM], child_mem[NMEM];
 	enum node_kind kind;
 	const char *name;      /* the names cache's, or a static string */
@@ -164,6 +165,8 @@ static void commit(struct walker *w, struct op_done *d)
 		a->cpu += d->cpu;
 		a->self_dev += d->self_dev;
 		a->dev += d->dev;
+		a->self_tc += d->self_tc;
+		a->tc += d->tc;
 		for (int k = 0; k < NMEM; k++) {
 			a->self_mem[k] = add_sat(a->self_mem[k], d->self_mem[k],
 						 &w->mem.range);
@@ -199,7 +202,8 @@ static void finish(struct walker *w)
 	}
 	d = (struct op_done){ n->name, n->shapes, n->stack,
 		n->end - n->ts - n->children, n->end - n->ts, n->gpu_self,
-		n->kind == NODE_LAUNCH ? 0 : n->gpu_total,
+		n->kind == NODE_LAUNCH ? 0 : n->gpu_total, n->tc_self,
+		n->kind == NODE_LAUNCH ? 0 : n->tc_total,
 		n->ts >= w->step_ts && n->end <= w->step_end,
 		{ sub_sat(n->mem[MEM_CPU], n->child_mem[MEM_CPU], &w->mem.range),
 		  sub_sat(n->mem[MEM_DEV], n->child_mem[MEM_DEV], &w->mem.range) },
@@ -207,6 +211,7 @@ static void finish(struct walker *w)
 	if (n->has_dup && n->nchildren == 1) { /* its only child was itself */
 		d.self_cpu += n->dup.self_cpu;
 		d.self_dev += n->dup.self_dev;
+		d.self_tc += n->dup.self_tc;
 		for (i = 0; i < NMEM; i++)
 			d.self_mem[i] = add_sat(d.self_mem[i], n->dup.self_mem[i],
 						&w->mem.range);
@@ -218,12 +223,15 @@ static void finish(struct walker *w)
 	if (parent) {
 		parent->children += n->end - n->ts;
 		parent->gpu_total += n->gpu_total;
+		parent->tc_total += n->tc_total;
 		for (i = 0; i < NMEM; i++)
 			parent->child_mem[i] = add_sat(parent->child_mem[i], n->mem[i],
 						       &w->mem.range);
 		if (n->kind == NODE_LAUNCH) { /* its GPU work is the op's own */
 			parent->gpu_self += n->gpu_total;
+			parent->tc_self += n->tc_total;
 			d.dev = 0;
+			d.tc = 0;
 		}
 		if (++parent->nchildren == 1 && n->kind == NODE_OP &&
 		    parent->kind == NODE_OP && strcmp(parent->name, n->name) == 0) {
@@ -297,7 +305,7 @@ static size_t mem_at(const struct mem_sums *m, int64_t ts, int after)
 }
 
 static void push(struct walker *w, int64_t ts, int64_t dur, enum node_kind kind,
-		 const char *name, const char *shapes, int64_t gpu)
+		 const char *name, const char *shapes, int64_t gpu, int64_t tc)
 {
 	struct node *n;
 
@@ -314,6 +322,7 @@ static void push(struct walker *w, int64_t ts, int64_t dur, enum node_kind kind,
 	n->end = ts + dur;
 	n->kind = kind;
 	n->gpu_total = gpu;
+	n->tc_total = tc;
 	n->name = name;
 	if (w->mem.n && kind != NODE_PYTHON) {
 		size_t a = mem_at(&w->mem, ts, 0), b = mem_at(&w->mem, ts + dur, 1);
@@ -331,9 +340,11 @@ static void push(struct walker *w, int64_t ts, int64_t dur, enum node_kind kind,
 static const char gpu_sql[] =
 	"DROP TABLE IF EXISTS temp.gpu_corr;"
 	"CREATE TEMP TABLE gpu_corr (rank INTEGER, correlation INTEGER, ns INTEGER,"
-	"  PRIMARY KEY (rank, correlation));"
-	"INSERT INTO gpu_corr SELECT rank, correlation, sum(dur) FROM gpu"
-	"  WHERE correlation != -1 GROUP BY rank, correlation;";
+	"  tc_ns INTEGER, PRIMARY KEY (rank, correlation));"
+	"INSERT INTO gpu_corr SELECT g.rank, g.correlation, sum(g.dur),"
+	"  sum(CASE WHEN ta_tensor_core(n.name) THEN g.dur ELSE 0 END)"
+	"  FROM gpu g LEFT JOIN label n ON n.name_id = g.name"
+	"  WHERE g.correlation != -1 GROUP BY g.rank, g.correlation;";
 
 /* The host side (ops, CPU annotations, runtime calls, Python frames)
  * per thread, parents before children: the order of the model's
@@ -341,11 +352,9 @@ static const char gpu_sql[] =
  * ?1: python_function's name id. */
 static const char host_sql[] =
 	"SELECT e.rank, e.pid, e.tid, e.ts, max(e.dur, 0), e.role,"
-	"  e.name, %s, CASE WHEN e.role = " TA_SQL(TA_ROLE_RUNTIME)
-	"  THEN (SELECT g.ns FROM gpu_corr g"
-	"  WHERE g.rank = e.rank AND g.correlation = e.correlation) END,"
-	"  e.cat IS ?1"
-	" FROM host_thread e"
+	"  e.name, %s, g.ns, e.cat IS ?1, g.tc_ns"
+	" FROM host_thread e LEFT JOIN gpu_corr g ON e.role = " TA_SQL(TA_ROLE_RUNTIME)
+	"  AND g.rank = e.rank AND g.correlation = e.correlation"
 	" WHERE (%d OR e.cat IS NOT ?1)"
 	" ORDER BY e.rank, e.pid, e.tid, e.ts, e.dur DESC, e.idx";
 
@@ -526,13 +535,25 @@ static const struct ta_col mem_cols[] = {
 	{ "device_mem_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
 };
 
+/* The plugin's operator view's tensor-core columns, last (a script that
+ * reads the columns before by position keeps working): whether the op
+ * does work tensor cores are for, and the share of its self and total
+ * device time on tensor-core kernels (classify.c's list; empty without
+ * device time). */
+static const struct ta_col tc_cols[] = {
+	{ "tc_eligible", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "tc_self_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
+	{ "tc_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
+};
+
 /* has_mem: the trace has [memory] events (else no memory columns: the
  * profiler's table has none without profile_memory either) */
 static struct ta_table *to_table(struct aggs *a, const struct ta_ops_opts *o,
 				 int has_mem)
 {
 	size_t nbase = 7 + (o->group_shape ? 1 : 0) + (o->stack_depth ? 1 : 0);
-	size_t ncols = nbase + 2 + (has_mem ? 4 : 0);
+	size_t ntc = nbase + 2 + (has_mem ? 4 : 0);
+	size_t ncols = ntc + 3;
 	double tot_cpu = 0, tot_dev = 0;
 	struct ta_col *cols = ta_xmalloc(ncols * sizeof(*cols));
 	const struct op_agg **refs = ta_xmalloc((a->n ? a->n : 1) * sizeof(*refs));
@@ -548,6 +569,7 @@ static struct ta_table *to_table(struct aggs *a, const struct ta_ops_opts *o,
 	memcpy(cols + nbase, pct_cols, sizeof(pct_cols));
 	if (has_mem)
 		memcpy(cols + nbase + 2, mem_cols, sizeof(mem_cols));
+	memcpy(cols + ntc, tc_cols, sizeof(tc_cols));
 	t = ta_table_new("Operators (as the profiler's key_averages)", cols, ncols);
 	t->owned_cols = cols;
 	for (i = 0; i < a->n; i++)
@@ -587,6 +609,12 @@ static struct ta_table *to_table(struct aggs *a, const struct ta_ops_opts *o,
 			ta_table_set_int(t, r, k + 4, g->self_mem[MEM_DEV]);
 			ta_table_set_int(t, r, k + 5, g->mem[MEM_DEV]);
 		}
+		if (!g->is_kernel)
+			ta_table_set_int(t, r, ntc, ta_op_tensor_core_eligible(g->name));
+		if (g->self_dev > 0)
+			ta_table_set_real(t, r, ntc + 1, 100.0 * (double)g->self_tc / (double)g->self_dev);
+		if (g->dev > 0)
+			ta_table_set_real(t, r, ntc + 2, 100.0 * (double)g->tc / (double)g->dev);
 	}
 	free(refs);
 	return t;
@@ -695,7 +723,7 @@ static int walk(sqlite3 *db, const struct ta_ops_opts *o, struct aggs *aggs,
 			op = "ProfilerStep*";
 		push(&w, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), kind,
 		     op, (const char *)sqlite3_column_text(st, 7),
-		     sqlite3_column_int64(st, 8));
+		     sqlite3_column_int64(st, 8), sqlite3_column_int64(st, 10));
 	}
 	while (w.depth)
 		finish(&w);
@@ -735,6 +763,10 @@ static int add_kernels(sqlite3 *db, struct aggs *aggs, int64_t step,
 		a->calls += sqlite3_column_int64(st, 2);
 		a->self_dev += sqlite3_column_int64(st, 3);
 		a->dev += sqlite3_column_int64(st, 3);
+		if (ta_is_tensor_core((const char *)sqlite3_column_text(st, 1))) {
+			a->self_tc += sqlite3_column_int64(st, 3);
+			a->tc += sqlite3_column_int64(st, 3);
+		}
 	}
 	sqlite3_finalize(st);
 	return ta_db_done(db, rc, err);
