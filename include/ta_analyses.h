@@ -295,6 +295,10 @@ int ta_comms_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 		 struct ta_error *err);
 /* --tb-compat: the TensorBoard plugin's Kernel view, number for number
  * (compat/tb/kernels_tb.c). */
+/* overview --tb-compat: the plugin's step-time breakdown per rank and step
+ * (compat/tb/overview_tb.c). */
+int ta_overview_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
+		       struct ta_error *err);
 int ta_kernels_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 		      struct ta_error *err);
 /* --hta-compat: HTA's compare_traces (its names table, or with o->lists its

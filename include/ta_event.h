@@ -53,7 +53,9 @@ struct ta_val {
 	X(TA_F_GROUP_SIZE, "Group size") \
 	X(TA_F_IN_NELEMS, "In msg nelems") \
 	X(TA_F_OUT_NELEMS, "Out msg nelems") \
-	X(TA_F_DTYPE, "dtype")
+	X(TA_F_DTYPE, "dtype") \
+	/* older Kineto (and the TensorBoard plugin's tests) write it so */ \
+	X(TA_F_EXTERNAL_ID_LC, "external id")
 
 /* Fields the parser keeps; everything else in an event is skipped. */
 #define TA_FIELD_ENUM_(field, key) field,

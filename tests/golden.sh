@@ -36,6 +36,22 @@ ev = [k(10, 10, {'shared memory': 65536, 'est. achieved occupancy %': 0, 'blocks
       k(50, 20, {'shared memory': 1024, 'est. achieved occupancy %': 0, 'blocks per SM': 0}),
       k(80, 20, {'shared memory': 1024, 'est. achieved occupancy %': 60, 'blocks per SM': 1.0})]
 json.dump({'traceEvents': ev}, open('$TMP/launch/rank-0.json', 'w'))"
+# overview --tb-compat's tail rule: step 3 launched 3 kernels against
+# step 2's 5 (under 80 %), so the plugin drops it; step 1's kernels end
+# after its host range, which the step stretches to
+mkdir -p "$TMP/tb_tail"
+python3 -c "
+import json
+ev, c = [], 0
+for s, (t0, n) in enumerate(((0, 5), (200, 5), (400, 3)), 1):
+    ev.append({'ph': 'X', 'cat': 'user_annotation', 'name': 'ProfilerStep#%d' % s, 'pid': 1, 'tid': 1, 'ts': t0, 'dur': 150})
+    for i in range(n):
+        c += 1
+        ev.append({'ph': 'X', 'cat': 'cuda_runtime', 'name': 'cudaLaunchKernel', 'pid': 1, 'tid': 1,
+                   'ts': t0 + 10 + 20 * i, 'dur': 5, 'args': {'correlation': c, 'External id': c}})
+        ev.append({'ph': 'X', 'cat': 'kernel', 'name': 'k', 'pid': 0, 'tid': 7, 'ts': t0 + 20 + 30 * i, 'dur': 25,
+                   'args': {'correlation': c, 'External id': c, 'stream': 7, 'device': 0}})
+json.dump({'traceEvents': ev}, open('$TMP/tb_tail/rank-0.json', 'w'))"
 # rank 0 of a two-rank job, rank 1's trace lost
 cp testdata/ddp_straggler/rank-0.pt.trace.json.gz "$TMP/rank0_of_2/"
 gzip -dc testdata/decode_graph/rank-0.pt.trace.json.gz | head -c 30000 > "$TMP/cut/rank-0.json"

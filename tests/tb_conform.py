@@ -36,6 +36,20 @@ VIEWS = {
         ("Mean Est. Achieved Occupancy (%)", "occupancy_pct", "real"),
     ]),
 }
+VIEWS["overview_steps.csv"] = (["overview"], [
+    ("row", "row", "text"),
+    ("step", "step", "text"),
+    ("Kernel", "kernel", "real"),
+    ("Memcpy", "memcpy", "real"),
+    ("Memset", "memset", "real"),
+    ("Communication", "communication", "real"),
+    ("Runtime", "runtime", "real"),
+    ("DataLoader", "dataloader", "real"),
+    ("CPU Exec", "cpu_exec", "real"),
+    ("Other", "other", "real"),
+    ("Total", "total", "real"),
+    ("shown_columns", "shown_columns", "text"),
+])
 TOP_N = 200  # tb_oracle.py writes the first 200 rows of a table
 
 passed = failed = 0

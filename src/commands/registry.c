@@ -78,11 +78,19 @@ int ta_command_compat_check(const char *name, enum ta_mode mode)
 
 	if (mode == TA_MODE_OWN || !c || c->compat[mode] != TA_COMPAT_REFUSED)
 		return 0;
-	/* the plugin's views are built one by one (#39): not "none" */
-	if (mode == TA_MODE_TB)
-		fprintf(stderr, "traceanalyze: %s has no %s view under %s (kernels has)%s\n",
-			name, modes[mode].whose, modes[mode].flag, modes[mode].see);
-	else
+	/* the plugin's views are built one by one (#39): say which exist */
+	if (mode == TA_MODE_TB) {
+		struct ta_buf have = { 0 };
+		size_t i, n = 0;
+
+		for (i = 0; ta_commands[i]; i++)
+			if (ta_commands[i]->compat[mode] == TA_COMPAT_OWN)
+				ta_buf_addf(&have, "%s%s", n++ ? ", " : "", ta_commands[i]->name);
+		fprintf(stderr, "traceanalyze: %s has no %s view under %s (%s %s)%s\n",
+			name, modes[mode].whose, modes[mode].flag, have.s ? have.s : "none",
+			n == 1 ? "has one" : "have one", modes[mode].see);
+		ta_buf_free(&have);
+	} else
 		fprintf(stderr, "traceanalyze: %s has no %s counterpart: %s does not apply%s\n",
 			name, modes[mode].whose, modes[mode].flag, modes[mode].see);
 	return -1;

@@ -13,6 +13,13 @@ static const char common_sql[] =
 "  max(dur_ns, 0) AS dur, stream, correlation, pid, tid, blocks_per_sm,"
 "  occupancy, shared_mem, device FROM main.events"
 "  WHERE role = " R(GPU) " AND " IN_SEL " AND dur_ns IS NOT NULL;"
+/* every complete event as written, for the tools whose algorithms read
+ * them all (--tb-compat): category and name as text */
+"CREATE TEMP VIEW trace_x AS SELECT e.rank, e.idx, c.name AS cat, n.name AS name,"
+"  e.ts_ns AS ts, e.dur_ns AS dur, e.external_id, e.correlation"
+"  FROM main.events e LEFT JOIN main.names c ON c.name_id = e.cat"
+"  LEFT JOIN main.names n ON n.name_id = e.name"
+"  WHERE e.ph = 'X' AND e." IN_SEL " AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL;"
 /* events_ann serves it: (rank, ts, name, dur, idx) over record_function ranges */
 "CREATE TEMP VIEW steps AS SELECT e.rank,"
 "  CAST(substr(n.name, 14) AS INTEGER) AS step, e.name, e.ts_ns AS ts,"
@@ -205,7 +212,7 @@ static const char host_copy_sql[] =
 
 static const char *const view_names[] = {
 	"gpu", "steps", "ranges", "calls", "host", "host_thread", "gpu_ann", "gpu_device", "step_host", "mem", "counter_ranges", "counter_vals", "snapshot_segments", "snapshot_blocks", "snapshot_events", "rank_clock", "dev_win", "launch",
-	"enqueue", "cpu_ann", "gpu_ann_win", "rank_span", "first_call", "label", "inputs", NULL
+	"enqueue", "cpu_ann", "gpu_ann_win", "rank_span", "first_call", "label", "inputs", "trace_x", NULL
 };
 
 /* Drops a TEMP view or table of that name, whichever it is. */

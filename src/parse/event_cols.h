@@ -39,8 +39,8 @@
 	  "  stream      INTEGER NOT NULL DEFAULT -1,  -- args.stream, -1 if absent\n") \
 	X(CORR, SELF, 0, 0, \
 	  "  correlation INTEGER NOT NULL DEFAULT -1,  -- args.correlation, -1 if absent\n") \
-	X(EXT, VAL, TA_F_EXTERNAL_ID, 0, \
-	  "  external_id,          -- args.\"External id\"\n") \
+	X(EXT, EITHER, TA_F_EXTERNAL_ID, TA_F_EXTERNAL_ID_LC, \
+	  "  external_id,          -- args.\"External id\" (older traces: \"external id\")\n") \
 	X(DEVICE, EITHER, TA_F_DEVICE, TA_F_DEVICE_ID, \
 	  "  device      INTEGER,\n") \
 	X(BYTES, EITHER, TA_F_BYTES, TA_F_MEM_BYTES, \

@@ -327,13 +327,22 @@ void ta_report_text(FILE *out, const struct ta_table *t)
 	}
 	fputc('\n', out);
 	for (r = 0; r < t->nrows; r++) {
-		for (c = 0; c < t->ncols; c++) {
+		size_t end = t->ncols;   /* empty cells at the end: no trailing spaces */
+
+		while (end > 1) {
+			cell_text(buf, sizeof(buf), &t->cols[end - 1],
+				  ta_table_cell(t, r, end - 1), origin);
+			if (*buf)
+				break;
+			end--;
+		}
+		for (c = 0; c < end; c++) {
 			if (c)
 				fputs("  ", out);
 			cell_text(buf, sizeof(buf), &t->cols[c],
 				  ta_table_cell(t, r, c), origin);
 			put_cell(out, buf, w[c], t->cols[c].type != TA_COL_TEXT,
-				 c + 1 == t->ncols);
+				 c + 1 == end);
 		}
 		fputc('\n', out);
 	}

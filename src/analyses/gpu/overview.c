@@ -468,6 +468,16 @@ static struct ta_overview_opts options;
 static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	       struct ta_table **out, struct ta_error *err)
 {
+	const struct ta_overview_opts *o = ctx;
+
+	if (q->mode == TA_MODE_TB) {
+		if (o->summary) {
+			ta_error_set(err, TA_EXIT_USAGE, "overview --tb-compat is the plugin's "
+				     "step-time breakdown: --summary is not its; leave it out");
+			return -1;
+		}
+		return ta_overview_tb_run(db, q, out, err);
+	}
 	return ta_overview_run(db, q, ctx, out, err);
 }
 
@@ -475,6 +485,8 @@ static void present(struct ta_table *t, void *ctx)
 {
 	const struct ta_overview_opts *o = ctx;
 
+	if (!t->also && !o->summary)
+		return;   /* --tb-compat's table: as it is */
 	ta_people_overview(t, o->summary ? t : t->also);
 }
 
@@ -492,5 +504,6 @@ static const struct ta_cmd_info info = {
 
 const struct ta_command ta_command_overview = {
 	"overview", NULL, "the TensorBoard plugin's overview: step time by category, GPU summary",
-	TA_SPREAD_PER_RANK, NULL, 1, { [TA_MODE_HTA] = TA_COMPAT_REFUSED }, &info
+	TA_SPREAD_PER_RANK, NULL, 1,
+	{ [TA_MODE_HTA] = TA_COMPAT_REFUSED, [TA_MODE_TB] = TA_COMPAT_OWN }, &info
 };
