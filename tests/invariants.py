@@ -157,11 +157,14 @@ def stragglers(name, path, planted):
                   flagged == [planted])
 
 
-def comms(name, path):
+def comms(name, path, *window):
     """comms' waits and totals per rank are stragglers' wait_us and comm_us
-    summed over the rank's kept steps (every collective matched here)."""
-    c, _ = run("comms", path)
-    s, _ = run("stragglers", path)
+    summed over the rank's kept steps (every collective matched here); with
+    --window span, over one row a rank."""
+    if not window:
+        comms(name + " (span)", path, "--window", "span")
+    c, _ = run("comms", path, *window)
+    s, _ = run("stragglers", path, *window)
     if c is None or s is None:
         check("%s: comms and stragglers run" % name, False)
         return

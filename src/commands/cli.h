@@ -29,7 +29,8 @@ struct ta_shard_rule {
 
 /* A command whose rows for a rank come from that rank's events alone;
  * and one that needs every rank's collectives too. */
-extern const struct ta_shard_rule ta_shard_per_rank, ta_shard_with_peers, ta_shard_stragglers;
+extern const struct ta_shard_rule ta_shard_per_rank, ta_shard_with_peers, ta_shard_stragglers,
+	ta_shard_comms;
 /* kernels --by type: each shard's time per type, added up */
 extern const struct ta_shard_rule ta_shard_kernel_types;
 

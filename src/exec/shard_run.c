@@ -42,6 +42,8 @@ const struct ta_shard_rule ta_shard_per_rank = { 0, 0, NULL, NULL, NULL };
  * options.) */
 const struct ta_shard_rule ta_shard_with_peers = { 1, 0, NULL, NULL, NULL };
 const struct ta_shard_rule ta_shard_stragglers = { 1, 1, ta_stragglers_join, NULL, NULL };
+/* comms: with peers, and the matching's notes (about every rank) once */
+const struct ta_shard_rule ta_shard_comms = { 1, 1, NULL, NULL, NULL };
 /* kernels --by type (and report's table of it): each shard's time per
  * type, added up */
 const struct ta_shard_rule ta_shard_kernel_types = { 0, 0, ta_kernels_types_join, NULL,

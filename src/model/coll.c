@@ -49,7 +49,7 @@ static const char coll_sql[] =
 "  g.pg_size AS pg_n, g.in_nelems, g.out_nelems, g.dtype,"
 "  kn.name AS kname"
 "  FROM main.events g JOIN main.names kn ON kn.name_id = g.name"
-"  WHERE g.role = " TA_SQL(TA_ROLE_GPU) " AND g.ts_ns IS NOT NULL"
+"  WHERE g.role = " TA_SQL(TA_ROLE_GPU) " AND g.ts_ns IS NOT NULL AND g.dur_ns IS NOT NULL"
 "  AND g.name IN comm_names),"
 " c AS (SELECT k.*, r.ts_ns AS call_ts, r.external_id AS call_ext FROM k"
 "  LEFT JOIN main.events r ON r.role = " TA_SQL(TA_ROLE_RUNTIME)

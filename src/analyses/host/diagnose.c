@@ -427,9 +427,18 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 		add_finding(c->f, c->rank, c->step, F_COMM, r->comm, "communication kernels");
 	if (r->wait > 0) {
 		const struct ta_peer_step *x = ta_peers_find(c->peers, c->rank, c->step);
+		struct ta_peer_step whole;
+		size_t latest;
 		char who[48];
 
-		snprintf(who, sizeof(who), "rank %lld", x ? (long long)x->peer : -1LL);
+		if (!x) {   /* --window span: the peer it waited for longest */
+			ta_peers_rank_total(c->peers, c->rank, &whole, &latest);
+			x = &whole;
+		}
+		if (x->peer >= 0)
+			snprintf(who, sizeof(who), "rank %lld", (long long)x->peer);
+		else
+			snprintf(who, sizeof(who), "a peer");
 		add_finding(c->f, c->rank, c->step, F_WAIT_PEER, r->wait, who);
 	}
 	if (page > 0)

@@ -9,6 +9,7 @@
  * rest, the transfer. Those issued in the kept steps (ANALYSIS WINDOW),
  * so that a rank's waits add up to stragglers' wait_us. */
 #include "ta_command.h"
+#include "commands/cli.h"
 #include "analyses/ranks/peers.h"
 #include "ta_analyses.h"
 #include "ta_db.h"
@@ -53,10 +54,14 @@ static int64_t dtype_size(const char *d)
 }
 
 /* A collective's wait for its last member: the waits are by rank and
- * kernel start (peers.c keeps those above 0). */
-static int64_t wait_of(const struct ta_peers *p, int64_t rank, int64_t ts)
+ * kernel start (peers.c keeps those above 0); two that start together
+ * take one record each (used marks them), and no wait is longer than
+ * the kernel ran. */
+static int64_t wait_of(const struct ta_peers *p, char *used, int64_t rank, int64_t ts,
+		       int64_t dur)
 {
 	size_t lo = 0, hi = p->nwaits;
+	int64_t ns;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -67,31 +72,52 @@ static int64_t wait_of(const struct ta_peers *p, int64_t rank, int64_t ts)
 		else
 			hi = mid;
 	}
-	if (lo < p->nwaits && p->waits[lo].rank == rank && p->waits[lo].ts == ts)
-		return p->waits[lo].end - p->waits[lo].ts;
-	return 0;
+	while (lo < p->nwaits && p->waits[lo].rank == rank && p->waits[lo].ts == ts && used[lo])
+		lo++;
+	if (lo >= p->nwaits || p->waits[lo].rank != rank || p->waits[lo].ts != ts)
+		return 0;
+	used[lo] = 1;
+	ns = p->waits[lo].end - p->waits[lo].ts;
+	return ns < 0 ? 0 : ns > dur ? dur : ns;
+}
+
+/* One call's bytes: its elements times its dtype's size; -1 when either
+ * is not a usable number (absent, negative, past int64). */
+static int64_t call_bytes(sqlite3_stmt *st, int col, int64_t size)
+{
+	int64_t n = sqlite3_column_int64(st, col), b;
+
+	if (sqlite3_column_type(st, col) != SQLITE_INTEGER || n < 0 || size <= 0 ||
+	    __builtin_mul_overflow(n, size, &b))
+		return -1;
+	return b;
+}
+
+/* a += b, or -1 (not known) for good once either is */
+static void add_bytes(int64_t *a, int64_t b)
+{
+	if (*a >= 0 && (b < 0 || __builtin_add_overflow(*a, b, a)))
+		*a = -1;
 }
 
 struct sum {
-	int64_t calls, in, out, total, wait;
-	int in_known, out_known;
-	char *group, *name, *dtype;
+	int64_t calls, in, out, total, wait;   /* in, out: bytes, -1 not known */
+	char *group, *name;
 };
 
 static void emit(struct ta_table *t, int64_t rank, const struct sum *s)
 {
 	size_t r = ta_table_add_row(t);
-	int64_t size = dtype_size(s->dtype);
 
 	ta_table_set_int(t, r, 0, rank);
 	ta_table_set_text(t, r, 1, s->group);
 	ta_table_set_text(t, r, 2, s->name);
 	ta_table_set_int(t, r, 3, s->calls);
-	/* a size only when every call said it, in one dtype */
-	if (size > 0 && s->dtype[0] && s->in_known)
-		ta_table_set_int(t, r, 4, s->in * size);
-	if (size > 0 && s->dtype[0] && s->out_known)
-		ta_table_set_int(t, r, 5, s->out * size);
+	/* a size only when every call said it */
+	if (s->in >= 0)
+		ta_table_set_int(t, r, 4, s->in);
+	if (s->out >= 0)
+		ta_table_set_int(t, r, 5, s->out);
 	ta_table_set_real(t, r, 6, (double)s->total / 1000.0);
 	ta_table_set_real(t, r, 7, (double)s->wait / 1000.0);
 	ta_table_set_real(t, r, 8, (double)(s->total - s->wait) / 1000.0);
@@ -101,7 +127,6 @@ static void sum_free(struct sum *s)
 {
 	free(s->group);
 	free(s->name);
-	free(s->dtype);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -133,6 +158,8 @@ static int sums(sqlite3 *db, const struct ta_peers *p, struct ta_table *t,
 {
 	struct sum s = { 0 };
 	sqlite3_stmt *st = NULL;
+	char *used = ta_xcalloc(p->nwaits + 1, 1);
+	size_t bad = 0;   /* calls that gave a size we could not use */
 	int64_t rank = 0;
 	int rc;
 
@@ -143,10 +170,13 @@ static int sums(sqlite3 *db, const struct ta_peers *p, struct ta_table *t,
 			  " WHERE c.rank IN (SELECT rank FROM sel_ranks)"
 			  " AND (c.step IN (SELECT w.step FROM step_win w WHERE w.rank = c.rank)"
 			  " OR NOT EXISTS (SELECT 1 FROM step_win w WHERE w.rank = c.rank))"
-			  " ORDER BY c.rank, c.pg, c.name", &st, err) < 0)
+			  " ORDER BY c.rank, c.pg, c.name", &st, err) < 0) {
+		free(used);
 		return -1;
+	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const unsigned char *dtype = sqlite3_column_text(st, 5);
+		int64_t size = dtype_size((const char *)sqlite3_column_text(st, 5));
+		int64_t dur = sqlite3_column_int64(st, 7);
 
 		if (s.calls && (sqlite3_column_int64(st, 0) != rank ||
 				!text_eq(s.group, sqlite3_column_text(st, 1)) ||
@@ -158,23 +188,27 @@ static int sums(sqlite3 *db, const struct ta_peers *p, struct ta_table *t,
 			rank = sqlite3_column_int64(st, 0);
 			s.group = text_dup(sqlite3_column_text(st, 1));
 			s.name = text_dup(sqlite3_column_text(st, 2));
-			s.dtype = text_dup(dtype);
-			s.in_known = s.out_known = 1;
 		}
-		if (!dtype || !text_eq(s.dtype, dtype))
-			s.dtype[0] = '\0';   /* none, or mixed: no size */
 		s.calls++;
-		s.in_known &= sqlite3_column_type(st, 3) == SQLITE_INTEGER;
-		s.out_known &= sqlite3_column_type(st, 4) == SQLITE_INTEGER;
-		s.in += sqlite3_column_int64(st, 3);
-		s.out += sqlite3_column_int64(st, 4);
-		s.total += sqlite3_column_int64(st, 7);
-		s.wait += wait_of(p, rank, sqlite3_column_int64(st, 6));
+		/* each call by its own dtype (a row may mix them) */
+		for (int c = 3; c <= 4; c++) {
+			int64_t b = call_bytes(st, c, size);
+
+			add_bytes(c == 3 ? &s.in : &s.out, b);
+			bad += b < 0 && sqlite3_column_type(st, c) != SQLITE_NULL;
+		}
+		s.total += dur;
+		s.wait += wait_of(p, used, rank, sqlite3_column_int64(st, 6), dur);
 	}
 	if (s.calls)
 		emit(t, rank, &s);
 	sum_free(&s);
+	free(used);
 	sqlite3_finalize(st);
+	if (bad)
+		ta_table_warn(t, "%zu message size%s not used (negative, past 2^63 bytes, or "
+			      "of a dtype not known): those rows' bytes are left empty", bad,
+			      bad == 1 ? "" : "s");
 	if (ta_db_done(db, rc, err) < 0)
 		return -1;
 	ta_table_sort(t, by_total);
@@ -200,11 +234,7 @@ int ta_comms_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 		ta_peers_free(&p);
 		return -1;
 	}
-	if (p.absent)
-		ta_table_warn(t, "the job's process groups name %zu rank%s with no trace here: "
-			      "the waits for %s are not measured", p.absent,
-			      p.absent == 1 ? "" : "s", p.absent == 1 ? "it" : "them");
-	t->ranks_absent = p.absent;
+	ta_peers_say(t, &p);
 	if (!t->nrows)
 		ta_table_note(t, "no collective kernel (NCCL, RCCL, HCCL) in the analysis "
 			      "window: gloo's collectives run on the CPU (overview counts them)");
@@ -222,16 +252,16 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 
 static const struct ta_cmd_info info = {
 	"comms", "[options] PATH",
-	"Per rank, process group and collective (all_reduce, all_gather, ...):\n"
-	"calls, bytes in and out (elements times the dtype's size, as the op that\n"
-	"issued it says), the kernels' time, and of that the time spent waiting for\n"
-	"the last member to arrive (wait_us: matched across ranks) and the rest\n"
-	"(transfer_us).",
+	"Per rank, process group and collective (allreduce, _allgather_base, ...,\n"
+	"as record_param_comms names them): calls, bytes in and out (elements\n"
+	"times the dtype's size, as the op that issued it says), the kernels' time,\n"
+	"and of that the time spent waiting for the last member to arrive (wait_us:\n"
+	"matched across ranks) and the rest (transfer_us).",
 	NULL, NULL, NULL, NULL,
 	run, { NULL }
 };
 
 const struct ta_command ta_command_comms = {
 	"comms", NULL, "collectives per rank: calls, bytes, time waiting and transferring",
-	TA_SPREAD_PEERS, NULL, 1, { 0 }, &info
+	TA_SPREAD_JOINED, &ta_shard_comms, 1, { 0 }, &info
 };

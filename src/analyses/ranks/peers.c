@@ -555,3 +555,83 @@ void ta_peers_free(struct ta_peers *p)
 	free(p->offset_ns);
 	memset(p, 0, sizeof(*p));
 }
+
+void ta_peers_rank_total(const struct ta_peers *p, int64_t rank, struct ta_peer_step *sum,
+			 size_t *latest)
+{
+	size_t i, j;
+
+	memset(sum, 0, sizeof(*sum));
+	sum->rank = rank;
+	sum->step = -1;
+	sum->peer = -1;
+	*latest = 0;
+	for (i = 0; i < p->n; i++) {
+		const struct ta_peer_step *x = &p->v[i];
+
+		if (x->rank != rank)
+			continue;
+		sum->comm_ns += x->comm_ns;
+		sum->wait_ns += x->wait_ns;
+		sum->late_ns += x->late_ns;
+		sum->ncoll += x->ncoll;
+		sum->nlast += x->nlast;
+		if (x->peer >= 0 && x->peer_wait_ns > sum->peer_wait_ns)
+			sum->peer = x->peer, sum->peer_wait_ns = x->peer_wait_ns;
+		for (j = 0; x->late_ns > 0 && j < p->nmost; j++)
+			if (p->most[j].step == x->step && p->most[j].late_ns == x->late_ns)
+				++*latest;
+	}
+}
+
+/* What the matching found, said on t (stragglers, comms): missing
+ * ranks, collectives left out, clock offsets. */
+void ta_peers_say(struct ta_table *t, const struct ta_peers *p)
+{
+	size_t i, lo, hi;
+
+	if (p->absent)
+		ta_table_warn(t, "the job's process groups name %zu rank%s with no "
+			      "collective here (%s trace is missing, or holds none in "
+			      "the analysis window): what %s for and holds back is not "
+			      "measured", p->absent,
+			      p->absent == 1 ? "" : "s", p->absent == 1 ? "its" : "their",
+			      p->absent == 1 ? "it waits" : "they wait");
+	t->ranks_absent = p->absent;
+	/* collectives of groups of several ranks (or of unknown size) and not
+	 * one matched: a peer's trace is missing, whatever its group says */
+	if (!p->matched && p->lone && p->max_group != 1 && !t->ranks_absent)
+		t->ranks_absent = 1;
+	if (p->mismatched)
+		ta_table_warn(t, "%zu collectives disagree across ranks on name or "
+			      "message size; left out", p->mismatched);
+	if (p->partial)
+		ta_table_note(t, "%zu collectives matched without every member's "
+			      "trace", p->partial);
+	if (p->lone)
+		ta_table_note(t, "%zu collectives appear on one rank only (outside "
+			      "the others' profiled steps); left out", p->lone);
+	if (!p->matched) {
+		ta_table_warn(t, "no collective matched across ranks: no wait or "
+			      "lateness to measure");
+		return;
+	}
+	if (p->nranks <= 8) {
+		for (i = 0; i < p->nranks; i++)
+			ta_table_note(t, "rank %lld: clock offset %+.3f ms (from %zu "
+				      "matched collectives)", (long long)p->ranks[i],
+				      (double)p->offset_ns[i] / 1e6, p->matched);
+		return;
+	}
+	lo = hi = 0;
+	for (i = 1; i < p->nranks; i++) {
+		if (p->offset_ns[i] < p->offset_ns[lo])
+			lo = i;
+		if (p->offset_ns[i] > p->offset_ns[hi])
+			hi = i;
+	}
+	ta_table_note(t, "clock offsets of %zu ranks from %+.3f ms (rank %lld) to "
+		      "%+.3f ms (rank %lld), from %zu matched collectives", p->nranks,
+		      (double)p->offset_ns[lo] / 1e6, (long long)p->ranks[lo],
+		      (double)p->offset_ns[hi] / 1e6, (long long)p->ranks[hi], p->matched);
+}

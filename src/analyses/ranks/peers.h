@@ -54,6 +54,14 @@ struct ta_peers {
  * the rest whole. */
 int ta_peers_match(sqlite3 *db, const struct ta_query *q, struct ta_peers *p,
 		   struct ta_error *err);
+/* A rank's steps added up (--window span: one row a rank): the sums, the
+ * peer it waited for longest in one go; *latest: how many of its steps it
+ * came last to (late_ns above 0 and the step's most). */
+void ta_peers_rank_total(const struct ta_peers *p, int64_t rank, struct ta_peer_step *sum,
+			 size_t *latest);
+/* What the matching found, said on t: missing ranks (t->ranks_absent, for
+ * gates), collectives left out, each rank's clock offset. */
+void ta_peers_say(struct ta_table *t, const struct ta_peers *p);
 const struct ta_peer_step *ta_peers_find(const struct ta_peers *p,
 					 int64_t rank, int64_t step);
 /* rank's waits for late peers in [s, e], clipped, as a union (reset

@@ -38,54 +38,6 @@ static int64_t late_of(const struct ta_peers *p, int64_t step)
 	return 0;
 }
 
-static void say_matching(struct ta_table *t, const struct ta_peers *p)
-{
-	size_t i, lo, hi;
-
-	if (p->absent)
-		ta_table_warn(t, "the job's process groups name %zu rank%s with no "
-			      "collective here (%s trace is missing): what %s for "
-			      "and holds back is not measured", p->absent,
-			      p->absent == 1 ? "" : "s", p->absent == 1 ? "its" : "their",
-			      p->absent == 1 ? "it waits" : "they wait");
-	t->ranks_absent = p->absent;
-	/* collectives of groups of several ranks (or of unknown size) and not
-	 * one matched: a peer's trace is missing, whatever its group says */
-	if (!p->matched && p->lone && p->max_group != 1 && !t->ranks_absent)
-		t->ranks_absent = 1;
-	if (p->mismatched)
-		ta_table_warn(t, "%zu collectives disagree across ranks on name or "
-			      "message size; left out", p->mismatched);
-	if (p->partial)
-		ta_table_note(t, "%zu collectives matched without every member's "
-			      "trace", p->partial);
-	if (p->lone)
-		ta_table_note(t, "%zu collectives appear on one rank only (outside "
-			      "the others' profiled steps); left out", p->lone);
-	if (!p->matched) {
-		ta_table_warn(t, "no collective matched across ranks: no wait or "
-			      "lateness to measure");
-		return;
-	}
-	if (p->nranks <= 8) {
-		for (i = 0; i < p->nranks; i++)
-			ta_table_note(t, "rank %lld: clock offset %+.3f ms (from %zu "
-				      "matched collectives)", (long long)p->ranks[i],
-				      (double)p->offset_ns[i] / 1e6, p->matched);
-		return;
-	}
-	lo = hi = 0;
-	for (i = 1; i < p->nranks; i++) {
-		if (p->offset_ns[i] < p->offset_ns[lo])
-			lo = i;
-		if (p->offset_ns[i] > p->offset_ns[hi])
-			hi = i;
-	}
-	ta_table_note(t, "clock offsets of %zu ranks from %+.3f ms (rank %lld) to "
-		      "%+.3f ms (rank %lld), from %zu matched collectives", p->nranks,
-		      (double)p->offset_ns[lo] / 1e6, (long long)p->ranks[lo],
-		      (double)p->offset_ns[hi] / 1e6, (long long)p->ranks[hi], p->matched);
-}
 
 int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 		      const struct ta_stragglers_opts *o, struct ta_table **out,
@@ -113,7 +65,13 @@ int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 		double step_us = ta_table_cell(verdicts, i, 2)->d;
 		const struct ta_peer_step *x = step->null ? NULL :
 			ta_peers_find(&p, rank, step->i);
-		size_t r = ta_table_add_row(t);
+		struct ta_peer_step all;   /* --window span: the rank's steps together */
+		size_t r = ta_table_add_row(t), latest = 0;
+
+		if (step->null) {
+			ta_peers_rank_total(&p, rank, &all, &latest);
+			x = &all;
+		}
 
 		ta_table_set_int(t, r, 0, rank);
 		if (!step->null)
@@ -127,10 +85,10 @@ int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 				  (double)x->nlast / (double)x->ncoll : 0);
 		ta_table_set_int(t, r, 8, x && x->late_ns > 0 &&
 				 (double)x->late_ns / 1e3 >= o->late_pct / 100 * step_us &&
-				 x->late_ns == late_of(&p, x->step));
+				 (step->null ? latest > 0 : x->late_ns == late_of(&p, x->step)));
 		ta_table_set_text(t, r, 9, ta_table_cell(verdicts, i, 5)->s);
 	}
-	say_matching(t, &p);
+	ta_peers_say(t, &p);
 	ta_peers_free(&p);
 	ta_table_free(verdicts);
 	*out = t;
