@@ -291,7 +291,7 @@ static char *walk_key(sqlite3 *db, struct ta_error *err)
 
 	if (ta_db_prepare(db, "SELECT (SELECT group_concat(rank) FROM temp.sel_ranks),"
 			  " (SELECT group_concat(path || ':' || mtime_ns || ':' || rank, '|')"
-			  "  FROM main.files)", &st, err) < 0)
+			  "  FROM inputs)", &st, err) < 0)
 		return NULL;
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *file = sqlite3_db_filename(db, "main");
