@@ -319,12 +319,14 @@ static void copy_roof(struct ta_roof *dst, const struct ta_roof *src)
 	memset(dst, 0, sizeof(*dst));
 	dst->ncalls = dst->cap_calls = src->ncalls;
 	dst->calls = ta_xcalloc(src->ncalls + 1, sizeof(*dst->calls));
-	memcpy(dst->calls, src->calls, src->ncalls * sizeof(*dst->calls));
+	if (src->ncalls)   /* (no calls: NULL, which memcpy may not take) */
+		memcpy(dst->calls, src->calls, src->ncalls * sizeof(*dst->calls));
 	for (i = 0; i < src->ncalls; i++)
 		dst->calls[i].shape = src->calls[i].shape ? ta_xstrdup(src->calls[i].shape) : NULL;
 	dst->nlaunches = dst->cap_launches = src->nlaunches;
 	dst->launches = ta_xcalloc(src->nlaunches + 1, sizeof(*dst->launches));
-	memcpy(dst->launches, src->launches, src->nlaunches * sizeof(*dst->launches));
+	if (src->nlaunches)
+		memcpy(dst->launches, src->launches, src->nlaunches * sizeof(*dst->launches));
 }
 
 static void free_roof(struct ta_roof *r)
