@@ -111,16 +111,20 @@ suites: traceanalyze $(TEST_BIN)
 	python3 tests/hostile_output.py
 	python3 tests/hostile_snapshot.py
 	python3 tests/hostile_db.py
-	sh tests/conform.sh
+	@# HTA's numbers: compared in make check; the sanitizer pass leaves them
+	@# out (the golden --hta-compat cases run the same code under it) to
+	@# keep CI under 30 minutes on 2 cores
+	@if [ -z "$(NO_CONFORM)" ]; then echo "sh tests/conform.sh"; sh tests/conform.sh; fi
 	sh tests/tb.sh
 	python3 tests/docs_examples.py
 
 # the sanitizer pass of CI (make DEVELOPER=1 SANITIZE=address,undefined
-# sanitize): the unit tests and the analyses' suites; not those that check
+# sanitize): the unit tests and the analyses' suites (HTA's conformance
+# aside); not those that check
 # output across processes, machines and installs (make check runs them)
 sanitize: traceanalyze $(TEST_BIN)
 	CK_DEFAULT_TIMEOUT=120 ./$(TEST_BIN)
-	$(MAKE) suites
+	$(MAKE) NO_CONFORM=1 suites
 
 # the unit tests and a few CLI runs under valgrind: no error, no leak
 valgrind: traceanalyze $(TEST_BIN)
