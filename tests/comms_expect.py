@@ -74,8 +74,9 @@ def main():
     check("the capture: comms runs (rc %d) with rows" % rc, rc == 0 and base)
     sane("the capture", base)
 
-    for label, value in (("2^62", 2 ** 62), ("2^63-1", 2 ** 63 - 1), ("-5", -5), ("1e30", 1e30)):
-        d = make(os.path.join(tmp, "n" + label.replace("^", "")),
+    for label, value in (("2^62", 2 ** 62), ("2^63-1", 2 ** 63 - 1), ("-5", -5), ("1e30", 1e30),
+                         ("true", True), ("a string", "1024")):
+        d = make(os.path.join(tmp, "n" + label.replace("^", "").replace(" ", "_")),
                  f_args=lambda a, v=value: a.__setitem__("In msg nelems", v))
         rc, rows, err = comms(d)
         check("In msg nelems %s: rc %d" % (label, rc), rc == 0)

@@ -149,11 +149,11 @@ static void scalar(struct pstate *p, const char *s, size_t len, int is_num,
 		put_number(p, p->cur, s, len);
 	else if (p->cur >= 0 && is_str)
 		put_text(p, p->cur, s, len);
-	else if (p->cur >= 0 && len) { /* true / false */
-		TA_EVENT_SET(&p->ev, p->cur);
-		p->ev.f[p->cur].type = TA_VAL_INT;
-		p->ev.f[p->cur].i = s[0] == 't';
-	}
+	else if (p->cur >= 0 && s[0] != 'n') /* true / false: no field we keep
+					      * is a flag, and a "true" message
+					      * size is not 1 element: the word;
+					      * null: absent, as pandas has it */
+		put_text(p, p->cur, s, len);
 }
 
 static int cap_active(struct pstate *p)

@@ -508,13 +508,33 @@ void ta_gate_describe(const struct ta_gate *g, const struct ta_table *t,
 	free(seen);
 }
 
-/* rank == 7 where no row has rank 7: the gate could never trip, so it is
- * an error (a key column compared for equality with a number). */
+/* Whether some row's key column col equals the literal lit. */
+static int key_seen(const struct ta_table *t, size_t col, const struct node *lit)
+{
+	const struct ta_cell *c;
+	size_t r;
+
+	for (r = 0; r < t->nrows; r++) {
+		c = ta_table_cell(t, r, col);
+		if (c->null)
+			continue;
+		if (lit->type == N_STR ? t->cols[col].type == TA_COL_TEXT &&
+					 strcmp(c->s, lit->text) == 0 :
+		    t->cols[col].type == TA_COL_INT && (double)c->i == lit->num)
+			return 1;
+	}
+	return 0;
+}
+
+/* rank == 7 where no row has rank 7, or name == "aten::mmm" where no row
+ * has that name: the gate could never trip, so it is an error (a key
+ * column compared for equality with a value no row holds). A gate meant
+ * to fail when a name appears fails here too, before any output: it
+ * cannot tell a typo from a clean run. */
 static int check_keys(const struct node *n, const struct ta_table *t,
 		      struct ta_error *err)
 {
-	const struct node *col, *num;
-	size_t r;
+	const struct node *col, *lit;
 
 	if (!n)
 		return 0;
@@ -522,16 +542,21 @@ static int check_keys(const struct node *n, const struct ta_table *t,
 		return check_keys(n->l, t, err) < 0 || check_keys(n->r, t, err) < 0 ?
 		       -1 : 0;
 	col = n->l->type == N_COL ? n->l : n->r;
-	num = col == n->l ? n->r : n->l;
-	if (n->op != OP_EQ || col->type != N_COL || num->type != N_NUM ||
-	    !t->cols[col->col].key || t->cols[col->col].type != TA_COL_INT)
+	lit = col == n->l ? n->r : n->l;
+	if (n->op != OP_EQ || col->type != N_COL || !t->cols[col->col].key ||
+	    (lit->type != N_NUM && lit->type != N_STR) ||
+	    key_seen(t, col->col, lit))
 		return 0;
-	for (r = 0; r < t->nrows; r++)
-		if (!ta_table_cell(t, r, col->col)->null &&
-		    (double)ta_table_cell(t, r, col->col)->i == num->num)
-			return 0;
-	ta_error_set(err, TA_EXIT_USAGE, "--fail-if: no row has %s %g; the gate "
-		     "could never trip", col->text, num->num);
+	/* an enumerated column ("category") may lack a value for good: no
+	 * host_wait rows is a clean run; check_cmp caught the typos */
+	if (lit->type == N_STR && t->values && t->values[col->col])
+		return 0;
+	if (lit->type == N_STR)
+		ta_error_set(err, TA_EXIT_USAGE, "--fail-if: no row has %s '%s'; the "
+			     "gate could never trip", col->text, lit->text);
+	else
+		ta_error_set(err, TA_EXIT_USAGE, "--fail-if: no row has %s %g; the "
+			     "gate could never trip", col->text, lit->num);
 	return -1;
 }
 

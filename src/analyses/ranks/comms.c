@@ -234,10 +234,14 @@ int ta_comms_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 		ta_peers_free(&p);
 		return -1;
 	}
-	ta_peers_say(t, &p);
+	if (t->nrows) /* else the note below says it */
+		ta_peers_say(t, &p);
+	/* gloo's ops run on the CPU: said only where the trace has some */
 	if (!t->nrows)
 		ta_table_note(t, "no collective kernel (NCCL, RCCL, HCCL) in the analysis "
-			      "window: gloo's collectives run on the CPU (overview counts them)");
+			      "window%s", ta_db_int(db, "SELECT EXISTS (SELECT 1 FROM label"
+			      " WHERE name GLOB 'gloo:*')", 0) ?
+			      ": gloo's collectives run on the CPU (overview counts them)" : "");
 	ta_peers_free(&p);
 	*out = t;
 	return 0;

@@ -612,8 +612,9 @@ void ta_peers_say(struct ta_table *t, const struct ta_peers *p)
 		ta_table_note(t, "%zu collectives appear on one rank only (outside "
 			      "the others' profiled steps); left out", p->lone);
 	if (!p->matched) {
-		ta_table_warn(t, "no collective matched across ranks: no wait or "
-			      "lateness to measure");
+		ta_table_warn(t, p->nranks ? "no collective matched across ranks: no "
+			      "wait or lateness to measure" : "no collective in the "
+			      "analysis window: no wait or lateness to measure");
 		return;
 	}
 	if (p->nranks <= 8) {
