@@ -293,14 +293,21 @@ int ta_diff_run(sqlite3 *base, sqlite3 *db, const struct ta_query *q,
  * time, the wait for the last member and the transfer (comms.c). */
 int ta_comms_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 		 struct ta_error *err);
-/* --tb-compat: the TensorBoard plugin's Kernel view, number for number
- * (compat/tb/kernels_tb.c). */
 /* overview --tb-compat: the plugin's step-time breakdown per rank and step
  * (compat/tb/overview_tb.c). */
 int ta_overview_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 		       struct ta_error *err);
+/* --tb-compat: the TensorBoard plugin's Kernel view, number for number
+ * (compat/tb/kernels_tb.c). */
 int ta_kernels_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 		      struct ta_error *err);
+/* ops --tb-compat: the plugin's Operator view, by name or (by_shape) by
+ * name and input shape (compat/tb/ops_tb.c) */
+int ta_ops_tb_run(sqlite3 *db, const struct ta_query *q, int by_shape,
+		  struct ta_table **out, struct ta_error *err);
+/* kernels --by op --tb-compat: its Kernel view's "Kernel + Op" table */
+int ta_kernels_op_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
+			 struct ta_error *err);
 /* --hta-compat: HTA's compare_traces (its names table, or with o->lists its
  * ops_diff lists) on the first rank of each side (compat/hta/diff_hta.c). */
 int ta_diff_hta_run(sqlite3 *base, sqlite3 *db, const struct ta_diff_opts *o,

@@ -63,6 +63,14 @@
  *                                     allocator recorder's clock
  *   snapshot_segments, _blocks,       an allocator snapshot's tables
  *     _events                         (schema: snap_*)
+ *   trace_x (rank, idx, cat, name,    every complete ("X") event of the
+ *     ts, dur, external_id,           selected ranks as written, cat and
+ *     correlation, tid, input_dims,   name as text: for --tb-compat, whose
+ *     grid, block, registers,         algorithms read them all
+ *     shared_mem, blocks_per_sm,
+ *     occupancy, device, python_id)
+ *   trace_flow (rank, idx, ph, id,    their fwdbwd flows: "s" at a forward
+ *     ts)                             op, "f" at its backward op
  *   coll (rank, idx, pg, pg_size,     every rank's collective kernels with
  *     name, in_nelems, out_nelems,    the op that issued them, and their
  *     dtype, step, seq, issue_ts,     place in their group's step

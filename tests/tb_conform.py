@@ -50,6 +50,20 @@ VIEWS["overview_steps.csv"] = (["overview"], [
     ("Total", "total", "real"),
     ("shown_columns", "shown_columns", "text"),
 ])
+OPS = [
+    ("name", "name", "text"),
+    ("calls", "calls", "int"),
+    ("device_self_duration", "self_device_us", "int"),
+    ("device_total_duration", "device_us", "int"),
+    ("host_self_duration", "self_cpu_us", "int"),
+    ("host_total_duration", "cpu_us", "int"),
+    ("tc_eligible", "tc_eligible", "text"),
+    ("tc_self_ratio", "tc_self_pct", "real"),
+    ("tc_total_ratio", "tc_pct", "real"),
+]
+VIEWS["operators.csv"] = (["ops"], OPS)
+VIEWS["operators_shape.csv"] = (["ops", "--group-by", "shape"],
+                                OPS[:1] + [("input_shape", "input_shape", "text")] + OPS[1:])
 TOP_N = 200  # tb_oracle.py writes the first 200 rows of a table
 
 passed = failed = 0

@@ -48,6 +48,19 @@ static const struct ta_opt opts[] = {
 static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	       struct ta_table **out, struct ta_error *err)
 {
+	const struct ta_ops_opts *o = ctx;
+
+	if (q->mode == TA_MODE_TB) {
+		/* the plugin's Operator view has its own order and columns */
+		if (o->sort != ta_ops_defaults.sort || o->top || o->stack_depth ||
+		    o->kernels || o->step >= 0) {
+			ta_error_set(err, TA_EXIT_USAGE, "ops --tb-compat is the TensorBoard "
+				     "plugin's Operator view: --sort, --top, --group-by stack:N, "
+				     "--kernels and --step are not its; leave them out");
+			return -1;
+		}
+		return ta_ops_tb_run(db, q, o->group_shape, out, err);
+	}
 	return ta_ops_run(db, q, ctx, out, err);
 }
 
@@ -84,5 +97,6 @@ static int cmd_ops(int argc, char **argv)
 
 const struct ta_command ta_command_ops = {
 	"ops", cmd_ops, "the profiler's key_averages table, per rank",
-	TA_SPREAD_PER_RANK, NULL, 1, { [TA_MODE_HTA] = TA_COMPAT_REFUSED }, NULL
+	TA_SPREAD_PER_RANK, NULL, 1,
+	{ [TA_MODE_HTA] = TA_COMPAT_REFUSED, [TA_MODE_TB] = TA_COMPAT_OWN }, NULL
 };

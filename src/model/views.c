@@ -16,10 +16,17 @@ static const char common_sql[] =
 /* every complete event as written, for the tools whose algorithms read
  * them all (--tb-compat): category and name as text */
 "CREATE TEMP VIEW trace_x AS SELECT e.rank, e.idx, c.name AS cat, n.name AS name,"
-"  e.ts_ns AS ts, e.dur_ns AS dur, e.external_id, e.correlation"
+"  e.ts_ns AS ts, e.dur_ns AS dur, e.external_id, e.correlation, e.tid,"
+"  e.input_dims, e.grid, e.block, e.registers, e.shared_mem, e.blocks_per_sm,"
+"  e.occupancy, e.device, e.python_id"
 "  FROM main.events e LEFT JOIN main.names c ON c.name_id = e.cat"
 "  LEFT JOIN main.names n ON n.name_id = e.name"
 "  WHERE e.ph = 'X' AND e." IN_SEL " AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL;"
+/* and the fwdbwd flows, forward op ("s") to backward op ("f") */
+"CREATE TEMP VIEW trace_flow AS SELECT e.rank, e.idx, e.ph, e.flow_id AS id,"
+"  e.ts_ns AS ts FROM main.events e JOIN main.names c ON c.name_id = e.cat"
+"  WHERE e.ph IN ('s', 'f') AND c.name = 'fwdbwd' AND e." IN_SEL
+"  AND e.ts_ns IS NOT NULL;"
 /* events_ann serves it: (rank, ts, name, dur, idx) over record_function ranges */
 "CREATE TEMP VIEW steps AS SELECT e.rank,"
 "  CAST(substr(n.name, 14) AS INTEGER) AS step, e.name, e.ts_ns AS ts,"
@@ -212,7 +219,7 @@ static const char host_copy_sql[] =
 
 static const char *const view_names[] = {
 	"gpu", "steps", "ranges", "calls", "host", "host_thread", "gpu_ann", "gpu_device", "step_host", "mem", "counter_ranges", "counter_vals", "snapshot_segments", "snapshot_blocks", "snapshot_events", "rank_clock", "dev_win", "launch",
-	"enqueue", "cpu_ann", "gpu_ann_win", "rank_span", "first_call", "label", "inputs", "trace_x", NULL
+	"enqueue", "cpu_ann", "gpu_ann_win", "rank_span", "first_call", "label", "inputs", "trace_x", "trace_flow", NULL
 };
 
 /* Drops a TEMP view or table of that name, whichever it is. */

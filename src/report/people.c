@@ -83,6 +83,8 @@ void ta_people_idle(struct ta_table *t)
 
 void ta_people_ops(struct ta_table *t)
 {
+	if (ta_table_col(t, "self_cpu_pct") < 0)
+		return;   /* --tb-compat's Operator view has none */
 	ta_buf_addf(&t->head, "Percentages are shares of the rank's self CPU and "
 		    "self device time, as in the profiler's table.\n");
 }

@@ -18,6 +18,7 @@
  * order. */
 #include "ta_analyses.h"
 #include "ta_db.h"
+#include "tb_map.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -184,31 +185,6 @@ static double sum_of(const struct ranges *r)
 	return s;
 }
 
-/* ---- an int64 -> index map (the plugin's dicts by correlation) ---- */
-
-struct map { int64_t *k; long *v; size_t cap; };
-
-static void map_init(struct map *m, size_t n)
-{
-	m->cap = 16;
-	while (m->cap < 2 * n + 2)
-		m->cap *= 2;
-	m->k = ta_xcalloc(m->cap, sizeof(*m->k));
-	m->v = ta_xmalloc(m->cap * sizeof(*m->v));
-	for (size_t i = 0; i < m->cap; i++)
-		m->v[i] = -1;
-}
-
-static long *map_at(struct map *m, int64_t key)
-{
-	size_t i = ((uint64_t)key * 0x9E3779B97F4A7C15ull) & (m->cap - 1);
-
-	while (m->v[i] != -1 && m->k[i] != key)
-		i = (i + 1) & (m->cap - 1);
-	m->k[i] = key;
-	return &m->v[i];
-}
-
 /* ---- one rank ---- */
 
 struct rank_data {
@@ -235,7 +211,7 @@ static void device_steps(const struct rank_data *r, struct step *steps, size_t n
 	long *owner = ta_xmalloc((r->n + 1) * sizeof(*owner));
 	long *next_dev = ta_xmalloc((r->n + 1) * sizeof(*next_dev));
 	size_t *rts = ta_xmalloc((r->n + 1) * sizeof(*rts)), nrt = 0, i;
-	struct map by_corr_rt, by_corr_dev;   /* corr -> runtime; -> pending devices */
+	struct tb_map by_corr_rt, by_corr_dev;   /* corr -> runtime; -> pending devices */
 	double *dmin = ta_xmalloc(nsteps * sizeof(*dmin)), *dmax = ta_xmalloc(nsteps * sizeof(*dmax));
 	int *dhas = ta_xcalloc(nsteps + 1, sizeof(*dhas));
 	long *matched_n = ta_xcalloc(nsteps + 1, sizeof(*matched_n));
@@ -244,33 +220,33 @@ static void device_steps(const struct rank_data *r, struct step *steps, size_t n
 	double smin = 0, smax = 0, prev = 0;
 	int shas = 0, any = 0;
 
-	map_init(&by_corr_rt, r->n);
-	map_init(&by_corr_dev, r->n);
+	tb_map_init(&by_corr_rt, r->n);
+	tb_map_init(&by_corr_dev, r->n);
 	for (i = 0; i < r->n; i++) {
 		const struct ev *e = &r->e[i];
 		/* an absent correlation is Python's None: a key like any other */
-		int64_t key = e->has_corr ? e->corr : INT64_MIN;
+		int64_t key = e->has_corr ? e->corr : TB_KEY_NONE;
 
 		owner[i] = -1;
 		next_dev[i] = -1;
 		if (e->type == T_KERNEL || e->type == T_MEMCPY || e->type == T_MEMSET) {
-			long *rt = map_at(&by_corr_rt, key);
+			long *rt = tb_map_at(&by_corr_rt, key);
 
 			if (*rt >= 0) {
 				owner[i] = *rt;
 			} else {   /* waits for its runtime: a list, newest first */
-				long *head = map_at(&by_corr_dev, key);
+				long *head = tb_map_at(&by_corr_dev, key);
 
 				next_dev[i] = *head;
 				*head = (long)i;
 			}
 		} else if (e->type == T_RUNTIME) {
-			long *head = map_at(&by_corr_dev, key), d;
+			long *head = tb_map_at(&by_corr_dev, key), d;
 
 			for (d = *head; d >= 0; d = next_dev[d])
 				owner[d] = (long)i;
-			*head = -1;   /* popped */
-			*map_at(&by_corr_rt, key) = (long)i;
+			*head = TB_TAKEN;   /* popped */
+			*tb_map_at(&by_corr_rt, key) = (long)i;
 			rts[nrt++] = i;
 		}
 	}
@@ -365,19 +341,17 @@ static void device_steps(const struct rank_data *r, struct step *steps, size_t n
 	free(dhas);
 	free(matched_n);
 	free(matched);
-	free(by_corr_rt.k);
-	free(by_corr_rt.v);
-	free(by_corr_dev.k);
-	free(by_corr_dev.v);
+	tb_map_free(&by_corr_rt);
+	tb_map_free(&by_corr_dev);
 }
 
 /* The comm ops' external ids (the plugin's communication_data keys; an
  * absent one is Python's None, a key too). */
-struct comm_ids { struct map m; int none; };
+struct comm_ids { struct tb_map m; int none; };
 
 static int is_comm_kernel(struct comm_ids *c, const struct ev *e)
 {
-	return e->has_ext ? *map_at(&c->m, e->ext) >= 0 : c->none;
+	return e->has_ext ? *tb_map_at(&c->m, e->ext) >= 0 : c->none;
 }
 
 static void analyse(const struct rank_data *r, struct result *res)
@@ -392,14 +366,14 @@ static void analyse(const struct rank_data *r, struct result *res)
 
 	memset(roles, 0, sizeof(roles));
 	memset(res, 0, sizeof(*res));
-	map_init(&comm.m, r->n);
+	tb_map_init(&comm.m, r->n);
 	comm.none = 0;
 	for (i = 0; i < r->n; i++) {
 		const struct ev *e = &r->e[i];
 
 		if (e->comm_name && (e->type == T_OPERATOR || e->type == T_PYTHON || e->type == T_UA)) {
 			if (e->has_ext)
-				*map_at(&comm.m, e->ext) = 1;
+				*tb_map_at(&comm.m, e->ext) = 1;
 			else
 				comm.none = 1;
 		}
@@ -436,8 +410,7 @@ static void analyse(const struct rank_data *r, struct result *res)
 			cpu_has = 1;
 		}
 	}
-	free(comm.m.k);
-	free(comm.m.v);
+	tb_map_free(&comm.m);
 	if (!nsteps) {   /* one step "0": the first to the last CPU op, or
 			  * sys.maxsize to -sys.maxsize - 1 without one (a
 			  * step of -2^64 µs: as the plugin shows it) */

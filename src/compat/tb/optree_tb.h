@@ -1,0 +1,51 @@
+/* The TensorBoard plugin's operator tree (event_parser.py's
+ * NodeParserMixin, op_tree.py, node.py; kineto 790be856), for the
+ * operator and kernel views of --tb-compat: one rank's operators and
+ * kernels as the plugin's ModuleAggregator lists them, in its order. */
+#ifndef TB_OPTREE_H
+#define TB_OPTREE_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "ta.h"
+
+/* An operator node (node.py's is_operator_node), times in µs. */
+struct tb_op {
+	const char *name, *shape;       /* shape: str(Input Dims), "[]" if none */
+	double dur, device, self_host, self_device, tc_self, tc_total;
+	int tc_eligible;
+};
+
+/* A kernel the trees reach, with the operator that launched it. */
+struct tb_kernel {
+	const char *name, *op;          /* op: "CallTreeRoot" for stale ones */
+	const char *grid, *block;       /* as written; NULL: Python's None */
+	int64_t regs, smem;             /* 0 when absent, as "x or '0'" */
+	double dur, bpsm, occ;          /* bpsm, occ: 0 when absent */
+	int tc_used, op_tc_eligible;
+};
+
+struct tb_forest {
+	struct tb_op *ops;
+	size_t nops;
+	struct tb_kernel *kernels;
+	size_t nkernels;
+	int show_gpu;        /* a kernel not a collective's, or a copy or set */
+	int has_bpsm, has_occ;   /* gpu_metrics_parser's two column flags */
+	int modules;         /* nn.Module nodes */
+	int regrouped;       /* backward ops regrouped under modules */
+	struct tb_strings *strings;
+};
+
+/* Builds rank's trees from the model's trace_x (ta_model_prepare done). */
+int tb_forest_build(sqlite3 *db, int64_t rank, struct tb_forest *f, struct ta_error *err);
+void tb_forest_free(struct tb_forest *f);
+
+/* Python's round(x, 2): the exact value rounded, half to even. */
+double tb_round2(double x);
+/* tensor_core.py's TC_Allowlist and TC_OP_Allowlist. */
+int tb_tc_kernel(const char *name);
+int tb_tc_op(const char *name);
+
+#endif
