@@ -64,6 +64,23 @@ OPS = [
 VIEWS["operators.csv"] = (["ops"], OPS)
 VIEWS["operators_shape.csv"] = (["ops", "--group-by", "shape"],
                                 OPS[:1] + [("input_shape", "input_shape", "text")] + OPS[1:])
+VIEWS["kernels_by_op.csv"] = (["kernels", "--by", "op"], [
+    ("Name", "name", "text"),
+    ("Operator", "op", "text"),
+    ("Grid", "grid", "text"),
+    ("Block", "block", "text"),
+    ("Register Per Thread", "registers", "real"),
+    ("Shared Memory", "shared_mem", "real"),
+    ("Kernel Uses Tensor Cores", "tensor_cores_used", "text"),
+    ("Op is Tensor Cores eligible", "op_tc_eligible", "text"),
+    ("Calls", "calls", "int"),
+    ("Total Duration (us)", "total_us", "real"),
+    ("Mean Duration (us)", "mean_us", "int"),
+    ("Max Duration (us)", "max_us", "real"),
+    ("Min Duration (us)", "min_us", "real"),
+    ("Mean Blocks Per SM", "blocks_per_sm", "real"),
+    ("Mean Est. Achieved Occupancy (%)", "occupancy_pct", "real"),
+])
 TOP_N = 200  # tb_oracle.py writes the first 200 rows of a table
 
 passed = failed = 0

@@ -13,6 +13,7 @@ struct kernels_cmd {
 };
 
 enum { OPT_TOP = 1 };
+enum { BY_KERNEL, BY_TYPE, BY_OP };   /* --by, as o.by_type holds it */
 
 /* --top: names kept, and sequences kept with --sequences */
 static int on_opt(void *ctx, int key, const char *arg)
@@ -29,7 +30,7 @@ static int on_opt(void *ctx, int key, const char *arg)
 
 #define O struct kernels_cmd
 static const struct ta_opt opts[] = {
-	TA_CHOICE("by", "WHAT", O, o.by_type, "kernel|type", "kernel (default): per kernel name; type: per kernel type"),
+	TA_CHOICE("by", "WHAT", O, o.by_type, "kernel|type|op", "kernel (default): per kernel name; type: per kernel type; op: per kernel and launching op (with --tb-compat)"),
 	TA_CALL("top", "N", OPT_TOP, "keep N names per rank and type, the rest in 'others' (10; 0: every name)"),
 	TA_REAL("duration-ratio", "R", O, o.duration_ratio, 0, 1, "names past this share of time go to 'others' (0.8)"),
 	TA_CLEAR("no-memory", O, o.include_memory, "leave memory copies and sets out"),
@@ -52,7 +53,8 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 		return -1;
 	}
 	if (q->mode == TA_MODE_TB)
-		return ta_kernels_tb_run(db, q, out, err);
+		return c->o.by_type == BY_OP ? ta_kernels_op_tb_run(db, q, out, err) :
+		       ta_kernels_tb_run(db, q, out, err);
 	return ta_kernels_run(db, q, &c->o, out, err);
 }
 
@@ -94,12 +96,19 @@ static int cmd_kernels(int argc, char **argv)
 	int rc = ta_cli_parse(argc, argv, &info, &cli);
 
 	/* the plugin's Kernel view has no options of ours */
+	/* per launching op: the plugin's table; ours is launch --by-op */
+	if (rc == 0 && o.o.by_type == BY_OP && cli.query.mode != TA_MODE_TB) {
+		fprintf(stderr, "traceanalyze: kernels --by op is the TensorBoard plugin's "
+			"Kernel + Op table: give --tb-compat, or see each op's kernels "
+			"with 'traceanalyze launch --by-op'\n");
+		rc = -1;
+	}
 	if (rc == 0 && cli.query.mode == TA_MODE_TB &&
-	    (o.o.by_type || o.sequences || o.top_given || !o.o.include_memory ||
+	    (o.o.by_type == BY_TYPE || o.sequences || o.top_given || !o.o.include_memory ||
 	     o.o.duration_ratio != ta_kernels_defaults.duration_ratio || o.s.op ||
 	     o.s.min_len != ta_sequences_defaults.min_len)) {
 		fprintf(stderr, "traceanalyze: kernels --tb-compat is the TensorBoard plugin's "
-			"Kernel view: --by, --top, --duration-ratio, --no-memory and "
+			"Kernel view: --by type, --top, --duration-ratio, --no-memory and "
 			"--sequences are not its; leave them out\n");
 		rc = -1;
 	}
@@ -109,7 +118,8 @@ static int cmd_kernels(int argc, char **argv)
 	if (rc == 0 && o.sequences)
 		cli.shard_rule = &sequences;
 	else if (rc == 0 && !o.sequences)
-		cli.shard_rule = o.o.by_type ? &ta_shard_kernel_types : &ta_shard_per_rank;
+		cli.shard_rule = o.o.by_type == BY_TYPE ? &ta_shard_kernel_types :
+				 &ta_shard_per_rank;
 	if (rc == 0)
 		rc = ta_cli_run(&cli, run, &o);
 	else

@@ -13,26 +13,12 @@
  * first, names in order among equals. */
 #include "ta_analyses.h"
 #include "ta_db.h"
+#include "ta_intern.h"
+#include "optree_tb.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* tensor_core.py's TC_Allowlist: a name that holds one of these */
-static const char *const tc_fragments[] = { "h884", "s884", "h1688", "s1688", "hmma",
-	"i8816", "16816", "dgrad_1x1_stride_2x2", "first_layer_wgrad_kernel", "conv1x1",
-	"conv2d_c1_k1", "direct_group", "xmma_implicit_gemm", "xmma_sparse_conv",
-	"xmma_warp_specialized_implicit_gemm", "xmma_gemm", "xmma_sparse_gemm", "c1688" };
-
-static int tb_tensor_core(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(tc_fragments) / sizeof(*tc_fragments); i++)
-		if (strstr(name, tc_fragments[i]))
-			return 1;
-	return 0;
-}
 
 static const struct ta_col cols[] = {
 	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
@@ -87,7 +73,7 @@ static void flush(struct rank_groups *g, struct ta_table *t)
 
 		ta_table_set_int(t, r, 0, g->rank);
 		ta_table_set_text(t, r, 1, k->name);
-		ta_table_set_text(t, r, 2, tb_tensor_core(k->name) ? "Yes" : "No");
+		ta_table_set_text(t, r, 2, tb_tc_kernel(k->name) ? "Yes" : "No");
 		ta_table_set_int(t, r, 3, k->calls);
 		ta_table_set_int(t, r, 4, (int64_t)rint(k->sum));
 		ta_table_set_int(t, r, 5, (int64_t)rint(k->sum / (double)k->calls));
@@ -161,6 +147,145 @@ int ta_kernels_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **o
 	}
 	flush(&g, t);
 	free(g.v);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		ta_table_free(t);
+		ta_db_failed(db, err);
+		return -1;
+	}
+	*out = t;
+	return 0;
+}
+
+/* ---- kernels --by op --tb-compat: the "Kernel + Op" table ----
+ * (op_agg.py's aggregate_kernels, run_generator.py:321-369): the kernels
+ * the plugin's trees reach (optree_tb.c), grouped by name, launching op
+ * ("CallTreeRoot" for the kernels no runtime call claimed), grid, block,
+ * registers and shared memory as Python's str() writes them ("None"
+ * when absent; 0 for no registers or shared memory); calls, total, max
+ * and min µs as summed (not rounded), the mean rounded half to even; the
+ * launch means weighted by duration to two decimals as Python rounds,
+ * empty where the Kernel view leaves them out. Largest total first,
+ * groups in the order the walk met them among equals. */
+
+static const struct ta_col op_cols[] = {
+	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "name", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+	{ "op", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+	{ "grid", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+	{ "block", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+	{ "registers", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "shared_mem", TA_COL_INT, TA_UNIT_NONE, 1 },
+	{ "tensor_cores_used", TA_COL_TEXT, TA_UNIT_NONE, 0 },
+	{ "op_tc_eligible", TA_COL_TEXT, TA_UNIT_NONE, 0 },
+	{ "calls", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "total_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "mean_us", TA_COL_INT, TA_UNIT_US, 0 },
+	{ "max_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "min_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "blocks_per_sm", TA_COL_REAL, TA_UNIT_NONE, 0 },
+	{ "occupancy_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
+};
+#define NOPCOLS (sizeof(op_cols) / sizeof(*op_cols))
+
+struct op_group {
+	const struct tb_kernel *first;
+	int64_t calls;
+	double total, max, min, bpsm, occ;
+	size_t order;
+};
+
+static int op_by_total(const void *x, const void *y)
+{
+	const struct op_group *a = x, *b = y;
+
+	if (a->total != b->total)
+		return a->total > b->total ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static void op_rows(struct ta_table *t, int64_t rank, const struct tb_forest *f)
+{
+	struct ta_intern *keys = ta_intern_new();
+	struct op_group *g = ta_xcalloc(f->nkernels + 1, sizeof(*g));
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->nkernels; i++) {
+		const struct tb_kernel *k = &f->kernels[i];
+		struct ta_buf key = { 0 };
+		int is_new;
+		struct op_group *o;
+
+		ta_buf_addf(&key, "%s\037%s\037%s\037%s\037%lld\037%lld", k->name, k->op,
+			    k->grid ? k->grid : "None", k->block ? k->block : "None",
+			    (long long)k->regs, (long long)k->smem);
+		o = &g[ta_intern(keys, key.s, key.len, &is_new) - 1];
+		ta_buf_free(&key);
+		if (is_new) {
+			o->first = k;
+			o->order = n++;
+			o->min = k->dur;
+		}
+		o->calls++;
+		o->total += k->dur;
+		o->min = fmin(o->min, k->dur);
+		o->max = fmax(o->max, k->dur);
+		o->bpsm += k->bpsm * k->dur;
+		o->occ += k->occ * k->dur;
+	}
+	ta_qsort(g, n, sizeof(*g), op_by_total);
+	for (size_t i = 0; i < n; i++) {
+		const struct tb_kernel *k = g[i].first;
+		size_t r = ta_table_add_row(t);
+
+		ta_table_set_int(t, r, 0, rank);
+		ta_table_set_text(t, r, 1, k->name);
+		ta_table_set_text(t, r, 2, k->op);
+		ta_table_set_text(t, r, 3, k->grid ? k->grid : "None");
+		ta_table_set_text(t, r, 4, k->block ? k->block : "None");
+		ta_table_set_int(t, r, 5, k->regs);
+		ta_table_set_int(t, r, 6, k->smem);
+		ta_table_set_text(t, r, 7, k->tc_used ? "Yes" : "No");
+		ta_table_set_text(t, r, 8, k->op_tc_eligible ? "Yes" : "No");
+		ta_table_set_int(t, r, 9, g[i].calls);
+		ta_table_set_real(t, r, 10, g[i].total);
+		ta_table_set_int(t, r, 11, (int64_t)rint(g[i].total / (double)g[i].calls));
+		ta_table_set_real(t, r, 12, g[i].max);
+		ta_table_set_real(t, r, 13, g[i].min);
+		if (f->has_bpsm)
+			ta_table_set_real(t, r, 14, g[i].total > 0 ? tb_round2(g[i].bpsm / g[i].total) : 0);
+		if (f->has_occ)
+			ta_table_set_real(t, r, 15, g[i].total > 0 ? tb_round2(g[i].occ / g[i].total) : 0);
+	}
+	free(g);
+	ta_intern_free(keys);
+}
+
+int ta_kernels_op_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
+			 struct ta_error *err)
+{
+	struct ta_table *t;
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	*out = NULL;
+	if (ta_model_prepare(db, q, 0, err) < 0 ||
+	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &st, err) < 0)
+		return -1;
+	t = ta_table_new("GPU kernels per launching op (the TensorBoard plugin's Kernel view)",
+			 op_cols, NOPCOLS);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct tb_forest f;
+		int64_t rank = sqlite3_column_int64(st, 0);
+
+		if (tb_forest_build(db, rank, &f, err) < 0) {
+			sqlite3_finalize(st);
+			ta_table_free(t);
+			return -1;
+		}
+		op_rows(t, rank, &f);
+		tb_forest_free(&f);
+	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
 		ta_table_free(t);
