@@ -297,6 +297,10 @@ int ta_comms_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
  * (compat/tb/overview_tb.c). */
 int ta_overview_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 		       struct ta_error *err);
+/* overview --tb-compat --summary: the plugin's GPU Summary per rank and
+ * GPU, long form (compat/tb/gpu_metrics_tb.c). */
+int ta_gpu_metrics_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
+			  struct ta_error *err);
 /* --tb-compat: the TensorBoard plugin's Kernel view, number for number
  * (compat/tb/kernels_tb.c). */
 int ta_kernels_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,

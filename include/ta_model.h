@@ -59,6 +59,8 @@
  *   gpu_device (rank, id, name,       the deviceProperties entry of the GPU
  *     cc_major, cc_minor, sms,        a rank's GPU work ran on (its first
  *     mem_bytes)                      kernel's device; one entry: that one)
+ *   device_props (rank, pos, name,    every deviceProperties entry, by its
+ *     mem_bytes, cc_major, cc_minor)  place in the list
  *   rank_clock (rank, base_ns)        ts + base_ns = Unix time in ns, the
  *                                     allocator recorder's clock
  *   snapshot_segments, _blocks,       an allocator snapshot's tables

@@ -81,6 +81,12 @@ VIEWS["kernels_by_op.csv"] = (["kernels", "--by", "op"], [
     ("Mean Blocks Per SM", "blocks_per_sm", "real"),
     ("Mean Est. Achieved Occupancy (%)", "occupancy_pct", "real"),
 ])
+VIEWS["gpu_metrics.csv"] = (["overview", "--summary"], [
+    ("gpu", "gpu", "text"),
+    ("title", "title", "text"),
+    ("value", "value", "text"),
+    ("raw", "raw", "real"),
+])
 TOP_N = 200  # tb_oracle.py writes the first 200 rows of a table
 
 passed = failed = 0

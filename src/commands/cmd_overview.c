@@ -10,7 +10,7 @@
 static const struct ta_opt opts[] = {
 	TA_FLAG("summary", O, summary, "per rank instead: the steps' average breakdown and the GPU "
 		"summary (gpu_util_pct, sm_efficiency_pct, occupancy_pct, occupancy_unknown, "
-		"tensor_core_pct, matmul_pct)"),
+		"tensor_core_pct, matmul_pct); with --tb-compat, the plugin's GPU Summary"),
 	TA_OPT_END
 };
 #undef O
@@ -22,14 +22,9 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 {
 	const struct ta_overview_opts *o = ctx;
 
-	if (q->mode == TA_MODE_TB) {
-		if (o->summary) {
-			ta_error_set(err, TA_EXIT_USAGE, "overview --tb-compat is the plugin's "
-				     "step-time breakdown: --summary is not its; leave it out");
-			return -1;
-		}
-		return ta_overview_tb_run(db, q, out, err);
-	}
+	if (q->mode == TA_MODE_TB)
+		return o->summary ? ta_gpu_metrics_tb_run(db, q, out, err) :
+		       ta_overview_tb_run(db, q, out, err);
 	return ta_overview_run(db, q, ctx, out, err);
 }
 
@@ -37,8 +32,10 @@ static void present(struct ta_table *t, void *ctx)
 {
 	const struct ta_overview_opts *o = ctx;
 
-	if (!t->also && !o->summary)
-		return;   /* --tb-compat's table: as it is */
+	/* --tb-compat's tables (the breakdown; the GPU Summary, long form):
+	 * as they are */
+	if ((!t->also && !o->summary) || ta_table_col(t, "title") >= 0)
+		return;
 	ta_people_overview(t, o->summary ? t : t->also);
 }
 

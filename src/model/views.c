@@ -100,6 +100,16 @@ static const char common_sql[] =
 "  json_extract(o.v, '$.totalGlobalMem') AS mem_bytes"
 " FROM objs o JOIN n ON n.rank = o.rank"
 " WHERE n.cnt = 1 OR json_extract(o.v, '$.id') = n.dev;"
+/* every deviceProperties entry by its place in the list (the plugin
+ * reads a GPU's at the index of its id) */
+"CREATE TEMP VIEW device_props AS SELECT m.rank, CAST(j.key AS INTEGER) AS pos,"
+"  json_extract(j.value, '$.name') AS name,"
+"  json_extract(j.value, '$.totalGlobalMem') AS mem_bytes,"
+"  json_extract(j.value, '$.computeMajor') AS cc_major,"
+"  json_extract(j.value, '$.computeMinor') AS cc_minor"
+"  FROM main.meta m, json_each(CASE WHEN json_valid(m.value)"
+"   AND json_type(m.value) = 'array' THEN m.value ELSE '[]' END) j"
+"  WHERE m.key = 'deviceProperties' AND j.type = 'object' AND m." IN_SEL ";"
 /* an allocator snapshot, when that is what was read (snapshot.c) */
 "CREATE TEMP VIEW snapshot_segments AS SELECT * FROM main.snap_segments;"
 "CREATE TEMP VIEW snapshot_blocks AS SELECT * FROM main.snap_blocks;"
@@ -218,7 +228,7 @@ static const char host_copy_sql[] =
 "  AS correlation FROM sel_ranks s;"
 
 static const char *const view_names[] = {
-	"gpu", "steps", "ranges", "calls", "host", "host_thread", "gpu_ann", "gpu_device", "step_host", "mem", "counter_ranges", "counter_vals", "snapshot_segments", "snapshot_blocks", "snapshot_events", "rank_clock", "dev_win", "launch",
+	"gpu", "steps", "ranges", "calls", "host", "host_thread", "gpu_ann", "gpu_device", "device_props", "step_host", "mem", "counter_ranges", "counter_vals", "snapshot_segments", "snapshot_blocks", "snapshot_events", "rank_clock", "dev_win", "launch",
 	"enqueue", "cpu_ann", "gpu_ann_win", "rank_span", "first_call", "label", "inputs", "trace_x", "trace_flow", NULL
 };
 

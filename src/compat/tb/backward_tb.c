@@ -131,9 +131,9 @@ static void find(struct state *s, const struct idx *roots, struct found *f)
 	free(work.v);
 }
 
-/* BackwardNode.fill_stats, for its times: its children sorted (stably,
- * by their list order among equals), from the first's start to the
- * last's end */
+/* BackwardNode.fill_stats, for its times and tensor-core eligibility:
+ * its children sorted (stably, by their list order among equals), from
+ * the first's start to the last's end */
 struct keyed { size_t node, at; const struct state *s; };
 
 static int keyed_order(const void *x, const void *y)
@@ -167,6 +167,8 @@ static void backward_times(struct state *s, size_t b)
 	stable_sort_kids(s, &n->kids);
 	n->ts = s->o[n->kids.v[0]].ts;
 	n->end = s->o[n->kids.v[n->kids.n - 1]].end;
+	for (size_t k = 0; k < n->kids.n; k++)   /* eligible if a child is */
+		n->tc_eligible |= s->o[n->kids.v[k]].tc_eligible;
 }
 
 /* The groups, filed by forward start: group g is heads[g]'s list. */

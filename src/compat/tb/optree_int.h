@@ -25,7 +25,7 @@ struct dev {
 	int64_t ext;
 	int kernel;
 	struct tb_kernel k;  /* k.op set by the runtime's fill_stats */
-	int has_device, bpsm_set, occ_set;
+	int bpsm_set, occ_set;
 };
 
 struct rt {

@@ -357,11 +357,12 @@ static void take_device(struct state *s, struct intake *in, sqlite3_stmt *st, en
 		d->k.smem = sqlite3_column_int64(st, 12);
 		d->k.bpsm = sqlite3_column_double(st, 13);
 		d->k.occ = sqlite3_column_double(st, 14);
-		d->has_device = sqlite3_column_type(st, 15) != SQLITE_NULL;
+		d->k.has_device = sqlite3_column_type(st, 15) == SQLITE_INTEGER;
+		d->k.device = sqlite3_column_int64(st, 15);
 		d->bpsm_set = sqlite3_column_type(st, 13) != SQLITE_NULL;
 		d->occ_set = sqlite3_column_type(st, 14) != SQLITE_NULL;
-		f->has_bpsm |= d->has_device && d->bpsm_set && d->k.bpsm > 0;
-		f->has_occ |= d->has_device && d->occ_set && d->k.occ >= 0;
+		f->has_bpsm |= d->k.has_device && d->bpsm_set && d->k.bpsm > 0;
+		f->has_occ |= d->k.has_device && d->occ_set && d->k.occ >= 0;
 		tb_push(&in->kernels_ext, i);
 	} else {
 		f->show_gpu = 1;   /* has_memcpy_or_memset */
@@ -592,14 +593,54 @@ static void fill(struct state *s, size_t root)
 
 /* get_operator_and_kernels: operators after their children, kernels by
  * call after the children's */
+/* A node's own calls' kernel time (the root's "dummy" call left out, as
+ * tensor_cores_parser.py does); with is_op, into the per-GPU sums. */
+static double self_kernels(const struct state *s, const struct node *n, struct tb_forest *f,
+			   int is_op)
+{
+	double sum = 0;
+
+	for (size_t j = 0; j < n->rts.n; j++) {
+		const struct rt *r = &s->r[n->rts.v[j]];
+
+		if (n->kind == K_ROOT && !r->timed)
+			continue;
+		for (size_t k = 0; k < r->devs.n; k++) {
+			const struct dev *d = &s->d[r->devs.v[k]];
+			double dur = d->end - d->ts;
+			size_t g;
+
+			if (!d->kernel)
+				continue;
+			sum += dur;
+			if (!is_op)
+				continue;
+			f->ops_have_kernel = 1;
+			if (!d->k.has_device)
+				continue;   /* the plugin's tc_time[None] raises */
+			for (g = 0; g < f->ngpu_tc && f->gpu_tc[g].device != d->k.device; g++)
+				;
+			if (g == f->ngpu_tc) {
+				f->gpu_tc = ta_xrealloc(f->gpu_tc, (g + 1) * sizeof(*f->gpu_tc));
+				f->gpu_tc[f->ngpu_tc++] = (struct tb_gpu_tc){ d->k.device, 0, 0 };
+			}
+			f->gpu_tc[g].tc += d->k.tc_used ? dur : 0;
+			f->gpu_tc[g].total += dur;
+		}
+	}
+	return sum;
+}
+
 static void walk(struct state *s, size_t root, struct tb_forest *f, size_t *ocap, size_t *kcap,
 		 char *onpath)
 {
 	struct idx work = { NULL, 0, 0 }, state = { NULL, 0, 0 };
+	struct idx below = { NULL, 0, 0 };   /* a bottom eligible node under it */
 
 	/* an explicit post-order: (node, next child) pairs */
 	tb_push(&work, root);
 	tb_push(&state, 0);
+	tb_push(&below, 0);
 	onpath[root] = 1;
 	while (work.n) {
 		size_t i = work.v[work.n - 1], *next = &state.v[state.n - 1];
@@ -615,6 +656,7 @@ static void walk(struct state *s, size_t root, struct tb_forest *f, size_t *ocap
 			onpath[c] = 1;
 			tb_push(&work, c);
 			tb_push(&state, 0);
+			tb_push(&below, 0);
 			continue;
 		}
 		for (size_t j = 0; j < n->rts.n; j++) {
@@ -635,7 +677,18 @@ static void walk(struct state *s, size_t root, struct tb_forest *f, size_t *ocap
 				f->nkernels++;
 			}
 		}
+		/* _get_bottom_tc_eligible_operators: any node, eligible, with
+		 * no such node under it */
+		{
+			int bottom = n->tc_eligible && !below.v[below.n - 1];
+
+			if (bottom)
+				f->bottom_eligible_us += self_kernels(s, n, f, 0);
+			if (below.n > 1 && (bottom || below.v[below.n - 1]))
+				below.v[below.n - 2] = 1;
+		}
 		if (tb_is_operator(n)) {
+			f->ops_kernel_us += self_kernels(s, n, f, 1);
 			if (f->nops == *ocap) {
 				*ocap = *ocap ? 2 * *ocap : 256;
 				f->ops = ta_xrealloc(f->ops, *ocap * sizeof(*f->ops));
@@ -647,9 +700,11 @@ static void walk(struct state *s, size_t root, struct tb_forest *f, size_t *ocap
 		onpath[i] = 0;
 		work.n--;
 		state.n--;
+		below.n--;
 	}
 	free(work.v);
 	free(state.v);
+	free(below.v);
 }
 
 static int starts_step(const struct state *s, const struct idx *l)
@@ -734,6 +789,7 @@ static void build(struct state *s, struct intake *in, struct tb_forest *f,
 
 void tb_forest_free(struct tb_forest *f)
 {
+	free(f->gpu_tc);
 	free(f->ops);
 	free(f->kernels);
 	if (f->strings)
@@ -918,11 +974,12 @@ int tb_forest_build(sqlite3 *db, int64_t rank, struct tb_forest *f, struct ta_er
 	}
 	/* has_kernel: a kernel whose External id is no nccl:/gloo: op's
 	 * (the step parser counts those as communication) */
-	for (size_t k = 0; k < in.kernels_ext.n && !f->show_gpu; k++) {
+	for (size_t k = 0; k < in.kernels_ext.n && !f->has_kernel; k++) {
 		int64_t ext = s.d[in.kernels_ext.v[k]].ext;
 
-		f->show_gpu = ext == TB_KEY_NONE ? !in.comm_none : *tb_map_at(&in.comm_ext, ext) < 0;
+		f->has_kernel = ext == TB_KEY_NONE ? !in.comm_none : *tb_map_at(&in.comm_ext, ext) < 0;
 	}
+	f->show_gpu |= f->has_kernel;
 	if (load_flows(db, rank, &flows, &nflows, err) < 0) {
 		state_free(&s, &in);
 		tb_forest_free(f);

@@ -22,6 +22,8 @@ struct tb_kernel {
 	const char *name, *op;          /* op: "CallTreeRoot" for stale ones */
 	const char *grid, *block;       /* as written; NULL: Python's None */
 	int64_t regs, smem;             /* 0 when absent, as "x or '0'" */
+	int64_t device;                 /* args.device, if has_device */
+	int has_device;
 	double dur, bpsm, occ;          /* bpsm, occ: 0 when absent */
 	int tc_used, op_tc_eligible;
 };
@@ -31,10 +33,19 @@ struct tb_forest {
 	size_t nops;
 	struct tb_kernel *kernels;
 	size_t nkernels;
-	int show_gpu;        /* a kernel not a collective's, or a copy or set */
+	int has_kernel;      /* a kernel not a collective's (has_kernel) */
+	int show_gpu;        /* that, or a copy or set */
 	int has_bpsm, has_occ;   /* gpu_metrics_parser's two column flags */
 	int modules;         /* nn.Module nodes */
 	int regrouped;       /* backward ops regrouped under modules */
+	/* tensor_cores_parser.py, over the operators' own calls: per GPU
+	 * (args.device), tensor-core and all kernel time, in walk order;
+	 * the self kernel time of the bottom-most eligible nodes and of all
+	 * operators (the recommendation's ratio) */
+	struct tb_gpu_tc { int64_t device; double tc, total; } *gpu_tc;
+	size_t ngpu_tc;
+	int ops_have_kernel;
+	double bottom_eligible_us, ops_kernel_us;
 	struct tb_strings *strings;
 };
 

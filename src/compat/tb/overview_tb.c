@@ -19,6 +19,7 @@
 #include "ta_analyses.h"
 #include "ta_db.h"
 #include "tb_map.h"
+#include "overview_tb.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -611,6 +612,38 @@ static void flush(struct ta_table *t, int64_t rank, struct rank_data *r)
 	free(res.steps);
 	free(res.costs);
 	r->n = 0;
+}
+
+int tb_steps_window(sqlite3 *db, int64_t rank, double *start, double *end,
+		    struct ta_error *err)
+{
+	struct rank_data r = { NULL, 0, 0 };
+	struct result res;
+	sqlite3_stmt *st = NULL;
+	int rc, has;
+
+	if (ta_db_prepare(db, "SELECT rank, cat, name, ts, dur, external_id, correlation"
+			  " FROM trace_x WHERE rank = ?1 ORDER BY ts, idx", &st, err) < 0)
+		return -1;
+	sqlite3_bind_int64(st, 1, rank);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		add_event(&r, st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		free(r.e);
+		ta_db_failed(db, err);
+		return -1;
+	}
+	analyse(&r, &res);
+	has = res.nsteps > 0;
+	if (has) {
+		*start = res.steps[0].a;
+		*end = res.steps[res.nsteps - 1].b;
+	}
+	free(res.steps);
+	free(res.costs);
+	free(r.e);
+	return has;
 }
 
 int ta_overview_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
