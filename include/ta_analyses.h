@@ -291,6 +291,9 @@ int ta_diff_run(sqlite3 *base, sqlite3 *db, const struct ta_query *q,
 		struct ta_table **steps, struct ta_error *err);
 /* Collectives per rank, process group and name: calls, bytes, kernel
  * time, the wait for the last member and the transfer (comms.c). */
+/* modules: the nn.Module tree per rank (analyses/host/modules.c) */
+int ta_modules_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
+		   struct ta_error *err);
 int ta_comms_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 		 struct ta_error *err);
 /* overview --tb-compat: the plugin's step-time breakdown per rank and step

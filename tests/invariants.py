@@ -211,6 +211,38 @@ def tensor_cores(name, path):
               name, rank, ops_tc, kernel_tc), ops_tc <= kernel_tc + 0.01)
 
 
+def modules(name, path):
+    """modules: a module's time is its self time plus its children's (host
+    and device); self host time is never negative; the backward time of a
+    module is at least its children's; the roots' forward and backward
+    device time together is no more than the rank's GPU time in the kept
+    steps (temporal's compute and non-compute)."""
+    m, _ = run("modules", path)
+    t, _ = run("temporal", path)
+    if m is None or t is None:
+        check("%s: modules and temporal run" % name, False)
+        return
+    for r in m:
+        kids = [k for k in m if k["rank"] == r["rank"] and k["module"].startswith(r["module"] + "/")
+                and int(k["depth"]) == int(r["depth"]) + 1]
+        for col, own in (("device_us", "self_device_us"), ("host_us", "self_host_us")):
+            whole = float(own and r[own]) + sum(float(k[col]) for k in kids)
+            check("%s %s: %s %s = self + children %.3f" % (name, r["module"][-40:], col, r[col], whole),
+                  abs(whole - float(r[col])) <= 0.002 * len(kids) + 0.002)
+        check("%s %s: self host %s >= 0" % (name, r["module"][-40:], r["self_host_us"]),
+              float(r["self_host_us"]) >= 0)
+        for col in ("bwd_host_us", "bwd_device_us"):
+            below = sum(float(k[col]) for k in kids)
+            check("%s %s: %s %s >= the children's %.3f" % (name, r["module"][-40:], col, r[col], below),
+                  float(r[col]) >= below - 0.002 * len(kids))
+    for rank in sorted({r["rank"] for r in m}):
+        roots = sum(float(r["device_us"]) + float(r["bwd_device_us"])
+                    for r in m if r["rank"] == rank and r["depth"] == "0")
+        gpu = sum(float(r["compute_us"]) + float(r["non_compute_us"]) for r in t if r["rank"] == rank)
+        check("%s rank %s: modules' forward and backward GPU time %.3f us <= the steps' %.3f" % (
+              name, rank, roots, gpu), roots <= gpu * 1.0001 + 1)
+
+
 def what_if(name, path):
     _, err = run("critical-path", path, "--what-if", "cpu:*no-such-thing-on-any-path*=0", quiet=False)
     check("%s: a --what-if pattern that matches nothing warns" % name, "matches nothing" in (err or ""))
@@ -220,6 +252,7 @@ def job(name, path, measured=None, planted=None, multi=False):
     critical_and_diagnose(name, path)
     idle_and_temporal(name, path)
     tensor_cores(name, path)
+    modules(name, path)
     if multi:
         overlap(name, path, measured)
         stragglers(name, path, planted)

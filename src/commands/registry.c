@@ -22,6 +22,7 @@
 	X(membw) \
 	X(annotations) \
 	X(ops) \
+	X(modules) \
 	X(diagnose) \
 	X(stragglers) \
 	X(comms) \

@@ -16,6 +16,7 @@
 #include "ta_intern.h"
 #include "ta_analyses.h"
 #include "ta_db.h"
+#include "analyses/common/gpu_corr.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -336,15 +337,6 @@ static void push(struct walker *w, int64_t ts, int64_t dur, enum node_kind kind,
 		n->stack = python_stack(w);
 	w->depth++;
 }
-
-static const char gpu_sql[] =
-	"DROP TABLE IF EXISTS temp.gpu_corr;"
-	"CREATE TEMP TABLE gpu_corr (rank INTEGER, correlation INTEGER, ns INTEGER,"
-	"  tc_ns INTEGER, PRIMARY KEY (rank, correlation));"
-	"INSERT INTO gpu_corr SELECT g.rank, g.correlation, sum(g.dur),"
-	"  sum(CASE WHEN ta_tensor_core(n.name) THEN g.dur ELSE 0 END)"
-	"  FROM gpu g LEFT JOIN label n ON n.name_id = g.name"
-	"  WHERE g.correlation != -1 GROUP BY g.rank, g.correlation;";
 
 /* The host side (ops, CPU annotations, runtime calls, Python frames)
  * per thread, parents before children: the order of the model's
@@ -784,7 +776,7 @@ int ta_ops_run(sqlite3 *db, const struct ta_query *q, const struct ta_ops_opts *
 	*out = NULL;
 	rc = ta_model_prepare(db, q, TA_NEED_THREAD, err);
 	if (rc == 0)
-		rc = ta_db_exec(db, gpu_sql, err);
+		rc = ta_gpu_corr_build(db, err);
 	if (rc == 0)
 		rc = step_windows(db, o, &wins, &nwins, err);
 	if (rc == 0)

@@ -108,12 +108,15 @@ static void find(struct state *s, const struct idx *roots, struct found *f)
 		struct idx flat = { NULL, 0, 0 };
 		char *done = ta_xcalloc(f->backward.n + 1, 1);
 
-		for (size_t i = 0; i < f->backward.n; i++)
-			for (size_t j = i; !done[i] && j < f->backward.n; j++)
+		for (size_t i = 0; i < f->backward.n; i++) {
+			if (done[i])
+				continue;   /* its parent's list is out already */
+			for (size_t j = i; j < f->backward.n; j++)
 				if (!done[j] && parents.v[j] == parents.v[i]) {
 					tb_push(&flat, f->backward.v[j]);
 					done[j] = 1;
 				}
+		}
 		free(done);
 		for (size_t i = 0; i < f->backward.n; i++) {
 			struct idx *kids = &s->o[parents.v[i]].kids;

@@ -7,7 +7,8 @@
  * absent value counted as 0 (pandas' fillna(0)), 0 when the durations
  * add up to 0, to 2 decimals as numpy rounds them; "Tensor Cores Used"
  * by the plugin's 2019 list of name fragments (Volta and Ampere: no
- * Hopper kernel is on it). The two launch columns are empty when the
+ * Hopper kernel is on it); durations as written, a negative one too
+ * (pandas takes them as they come). The two launch columns are empty when the
  * plugin leaves them out: no kernel of the rank with a device and a
  * blocks per SM above 0 (an occupancy of 0 or more). Largest total
  * first, names in order among equals. */
@@ -131,10 +132,9 @@ int ta_kernels_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **o
 
 	*out = NULL;
 	if (ta_model_prepare(db, q, 0, err) < 0 ||
-	    ta_db_prepare(db, "SELECT k.rank, n.name, k.dur, k.blocks_per_sm, k.occupancy,"
-			  " k.device FROM gpu k JOIN label n ON n.name_id = k.name"
-			  " JOIN label c ON c.name_id = k.cat WHERE lower(c.name) = 'kernel'"
-			  " ORDER BY k.rank, n.name", &st, err) < 0)
+	    ta_db_prepare(db, "SELECT rank, name, dur, blocks_per_sm, occupancy, device"
+			  " FROM trace_x WHERE lower(cat) = 'kernel' AND name IS NOT NULL"
+			  " ORDER BY rank, name", &st, err) < 0)
 		return -1;
 	t = ta_table_new("GPU kernels (the TensorBoard plugin's Kernel view)", cols, NCOLS);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

@@ -57,6 +57,7 @@ struct state {
 	struct node *o;
 	size_t no, ocap;
 	struct ta_intern *strings;
+	struct ta_intern *keys;   /* External ids that are not integers */
 	/* threads in order of their first node: id, nodes, ext-0 calls */
 	int64_t *tids;
 	struct idx *tid_nodes, *tid_zero;

@@ -94,6 +94,10 @@ double tb_round2(double x)
 {
 	char b[64];
 
+	/* past 2^53 a double has no fraction to round (and "%.2f" of 1e308
+	 * would not fit) */
+	if (!isfinite(x) || fabs(x) >= 9007199254740992.0)
+		return x;
 	snprintf(b, sizeof(b), "%.2f", x);
 	return strtod(b, NULL);
 }
@@ -180,12 +184,37 @@ static int kind_of(enum type t, const char *name)
 	return K_OPERATOR;
 }
 
-static int64_t key_of(sqlite3_stmt *st, int col)
+/* An External id as a dict key, as Python compares them: an integer, or
+ * a float equal to one, is that integer; another float, or a string, a
+ * key of its own (placed just above TB_KEY_NONE, where no real id is);
+ * absent is None. */
+static int64_t key_of(struct state *s, sqlite3_stmt *st, int col)
 {
-	/* an External id or correlation that is not an integer: its own key
-	 * (no trace we know writes one) */
-	return sqlite3_column_type(st, col) == SQLITE_INTEGER ? sqlite3_column_int64(st, col) :
-	       TB_KEY_NONE;
+	struct ta_buf b = { 0 };
+	double d;
+	int64_t id;
+	int is_new;
+
+	switch (sqlite3_column_type(st, col)) {
+	case SQLITE_INTEGER:
+		return sqlite3_column_int64(st, col);
+	case SQLITE_NULL:
+		return TB_KEY_NONE;
+	case SQLITE_FLOAT:
+		d = sqlite3_column_double(st, col);
+		if (d == floor(d) && d >= -9.2e18 && d <= 9.2e18)
+			return (int64_t)d;
+		ta_buf_addc(&b, 'f');
+		ta_buf_add(&b, &d, sizeof(d));
+		break;
+	default:
+		ta_buf_addc(&b, 's');
+		ta_buf_add(&b, sqlite3_column_text(st, col), (size_t)sqlite3_column_bytes(st, col));
+		break;
+	}
+	id = ta_intern(s->keys, b.s, b.len, &is_new);
+	ta_buf_free(&b);
+	return TB_KEY_NONE + id;
 }
 
 void tb_push(struct idx *l, size_t i)
@@ -346,7 +375,7 @@ static void take_device(struct state *s, struct intake *in, sqlite3_stmt *st, en
 
 	d->ts = ts, d->end = end, d->pos = pos;
 	d->kernel = t == T_KERNEL;
-	d->ext = key_of(st, 5);
+	d->ext = key_of(s, st, 5);
 	d->k.name = name;
 	d->k.dur = end - ts;
 	d->k.tc_used = tb_tc_kernel(name);
@@ -379,7 +408,7 @@ static void take_runtime(struct state *s, struct intake *in, sqlite3_stmt *st, d
 	size_t i = new_rt(s);
 	struct rt *r = &s->r[i];
 	int64_t corr = sqlite3_column_int64(st, 6) != -1 ? sqlite3_column_int64(st, 6) : TB_KEY_NONE;
-	int64_t ext = key_of(st, 5);
+	int64_t ext = key_of(s, st, 5);
 	struct idx *w = pending_list(&in->wait, corr, 0);
 	long *at;
 
@@ -421,7 +450,7 @@ static void take_node(struct state *s, struct intake *in, sqlite3_stmt *st, enum
 	n->ts = ts, n->end = end, n->pos = pos;
 	n->ts_ns = sqlite3_column_int64(st, 2);
 	/* ModuleNode.create drops the External id */
-	n->ext = kind == K_MODULE ? TB_KEY_NONE : key_of(st, 5);
+	n->ext = kind == K_MODULE ? TB_KEY_NONE : key_of(s, st, 5);
 	n->shape = dims ? keep(s, dims) : "[]";
 	n->tc_eligible = tb_tc_op(name);
 	if (is_comm(name)) {
@@ -829,6 +858,7 @@ static void state_free(struct state *s, struct intake *in)
 	free(s->tid_nodes);
 	free(s->tid_zero);
 	tb_map_free(&s->tid_at);
+	ta_intern_free(s->keys);
 }
 
 /* trace.py's create_association_events: per flow id, its last "s" and
@@ -932,6 +962,7 @@ int tb_forest_build(sqlite3 *db, int64_t rank, struct tb_forest *f, struct ta_er
 			return -1;
 	}
 	s.strings = ta_intern_new();
+	s.keys = ta_intern_new();
 	f->strings = (struct tb_strings *)s.strings;
 	tb_map_init(&s.tid_at, (size_t)n);
 	tb_map_init(&in.wait.at, (size_t)n);
