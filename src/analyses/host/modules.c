@@ -209,7 +209,7 @@ static void module_frame(struct walk *w, struct stack *st, const char *name, int
 /* The rows of every thread, parents first: modules, ops and launches. */
 static const char rows_sql[] =
 	"SELECT e.rank, e.pid, e.tid, e.ts, max(e.dur, 0), e.role, n.name,"
-	"  e.cat IS (SELECT name_id FROM label WHERE name = 'python_function'), g.ns"
+	"  e.cat IS " TA_CAT_PYTHON ", g.ns"
 	" FROM host_thread e JOIN label n ON n.name_id = e.name"
 	" LEFT JOIN gpu_corr g ON e.role = " TA_SQL(TA_ROLE_RUNTIME)
 	"  AND g.rank = e.rank AND g.correlation = e.correlation"
