@@ -24,6 +24,8 @@ struct ta_html_page {
 	/* overview --summary: per rank, the average step by category and
 	 * the GPU summary */
 	const struct ta_table *overview;
+	/* modules: the nn.Module tree, forward and backward */
+	const struct ta_table *modules;
 };
 
 void ta_report_html(FILE *out, const struct ta_html_page *p);

@@ -171,6 +171,7 @@ struct ta_job_facts {
 	size_t ranks, steps;       /* ranks selected; kept steps' windows */
 	int64_t memory_span_ns;    /* first to last [memory] event; -1: none */
 	char *files;               /* the first few paths ("a, b and 5 more") */
+	int modules;               /* nn.Module frames in some trace */
 };
 /* Its parts, a row per rank's file (on one database, or on each shard and
  * appended in rank order), and the facts they make. */

@@ -155,7 +155,7 @@ static const struct ta_opt opts[] = {
 /* The page's extra tables: the top kernels, diagnose, stragglers with
  * several ranks, and memory over time with [memory] events. */
 enum { H_KERNELS, H_DIAGNOSE, H_FINDINGS, H_STRAGGLERS, H_MEMORY, H_MEMF, H_SNAP,
-       H_SNAP_SERIES, H_ROOF, H_ROOF_STEPS, H_OVERVIEW, NHTML };
+       H_SNAP_SERIES, H_ROOF, H_ROOF_STEPS, H_OVERVIEW, H_MODULES, NHTML };
 
 /* --snapshot: the snapshot's summary, its peak placed in the trace (db),
  * and its curve in about 400 points. */
@@ -224,6 +224,13 @@ static int overview_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
 	return ta_overview_run(db, q, ctx, out, err);
 }
 
+static int modules_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
+		      struct ta_table **out, struct ta_error *err)
+{
+	(void)ctx;
+	return ta_modules_run(db, q, out, err);
+}
+
 static int facts_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
 		    struct ta_table **out, struct ta_error *err)
 {
@@ -271,6 +278,12 @@ static int run_html(struct ta_plan *p, struct report_opts *ro, struct ta_job_fac
 	    ta_plan_run(p, &ta_shard_stragglers, stragglers_fn, &s, NULL, NULL,
 			&h[H_STRAGGLERS], err) < 0)
 		return -1;
+	/* the module tree where the traces have nn.Module frames: a walk of
+	 * every thread, which a trace without them need not pay for */
+	if (f->modules &&
+	    ta_plan_run(p, &ta_shard_per_rank, modules_fn, NULL, NULL, NULL,
+			&h[H_MODULES], err) < 0)
+		return -1;
 	if (f->memory_span_ns >= 0) {
 		int64_t span = f->memory_span_ns;
 
@@ -299,8 +312,8 @@ static int write_html(const struct ta_cli *cli, const struct report_opts *ro,
 	struct ta_error err = { 0, "" };
 	struct ta_html_page p;
 	const char *html = ro->html;
-	char cmds[14][600];
-	const char *cmdv[14];
+	char cmds[15][600];
+	const char *cmdv[15];
 	const char *path = cli->args[0];
 	size_t n = 0, i;
 	FILE *out;
@@ -324,6 +337,8 @@ static int write_html(const struct ta_cli *cli, const struct report_opts *ro,
 		 path);
 	snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze roofline --format csv %s  "
 		 "# and --by step", path);
+	if (h[H_MODULES])
+		snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze modules --format csv %s", path);
 	if (h[H_MEMORY])
 		snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze memory --series "
 			 "--bucket-us %lld --format csv %s", (long long)bucket_us, path);
@@ -357,6 +372,7 @@ static int write_html(const struct ta_cli *cli, const struct report_opts *ro,
 	p.roofline = h[H_ROOF];
 	p.roofline_steps = h[H_ROOF_STEPS];
 	p.overview = h[H_OVERVIEW];
+	p.modules = h[H_MODULES];
 	if (!(out = ta_cli_output_open(&out_cli)))
 		return TA_EXIT_SYSTEM;
 	ta_report_html(out, &p);

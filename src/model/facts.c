@@ -18,14 +18,17 @@ static const struct ta_col fact_cols[] = {
 	{ "memory_min_ns", TA_COL_INT, TA_UNIT_NONE, 0 },
 	{ "memory_max_ns", TA_COL_INT, TA_UNIT_NONE, 0 },
 	{ "min_ts_ns", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "modules", TA_COL_INT, TA_UNIT_NONE, 0 },
 };
 
-enum { F_RANK, F_SELECTED, F_PATH, F_STEPS, F_MEM_MIN, F_MEM_MAX, F_MIN_TS };
+enum { F_RANK, F_SELECTED, F_PATH, F_STEPS, F_MEM_MIN, F_MEM_MAX, F_MIN_TS, F_MODULES };
 
 static const char facts_sql[] =
 "SELECT f.rank, f.rank IN (SELECT rank FROM sel_ranks), f.path,"
 "  (SELECT count(*) FROM step_win w WHERE w.rank = f.rank),"
-"  m.lo, m.hi, f.min_ts_ns"
+"  m.lo, m.hi, f.min_ts_ns,"
+/* nn.Module frames (with_modules): the names hold one */
+"  EXISTS (SELECT 1 FROM main.names WHERE name GLOB 'nn.Module: *')"
 " FROM main.files f LEFT JOIN (SELECT rank, min(ts_ns) AS lo, max(ts_ns) AS hi"
 "  FROM main.memory GROUP BY rank) m ON m.rank = f.rank"
 " ORDER BY f.rank";
@@ -78,6 +81,7 @@ void ta_model_facts_of(const struct ta_table *rows, struct ta_job_facts *f)
 		const struct ta_cell *m1 = ta_table_cell(rows, r, F_MEM_MAX);
 
 		f->ranks += ta_table_cell(rows, r, F_SELECTED)->i != 0;
+		f->modules |= ta_table_cell(rows, r, F_MODULES)->i != 0;
 		f->steps += (size_t)ta_table_cell(rows, r, F_STEPS)->i;
 		if (!m0->null && (!mem || m0->i < lo))
 			lo = m0->i;

@@ -3,6 +3,7 @@
  * the analyses give in CSV: every figure sits above its table, whose
  * numbers are written as CSV writes them. */
 #include "ta_html.h"
+#include "html_int.h"
 #include "ta_people.h"
 #include "ta_utf8.h"
 #include "ta_report.h"
@@ -51,6 +52,11 @@ static void esc(FILE *o, const char *s)
 		}
 }
 
+void ta_html_esc(FILE *o, const char *s)
+{
+	esc(o, s);
+}
+
 static long col(const struct ta_table *t, const char *name)
 {
 	return ta_table_col(t, name);
@@ -72,6 +78,11 @@ static double num(const struct ta_table *t, size_t r, long c)
 static void fmt_us(char *buf, size_t len, double us)
 {
 	ta_format_us(buf, len, us, 1, "&#160;", "µs");
+}
+
+void ta_html_us(char *buf, size_t len, double us)
+{
+	fmt_us(buf, len, us);
 }
 
 /* A number cell for people (the CSV's value stays in data-v and the
@@ -1696,6 +1707,8 @@ void ta_report_html(FILE *o, const struct ta_html_page *p)
 		snapshot(o, p->snapshot, p->snapshot_series);
 	if (p->roofline)
 		roofline(o, p->roofline, p->roofline_steps);
+	if (p->modules && p->modules->nrows)
+		ta_html_modules(o, p->modules);
 	fputs("</main>\n", o);
 	fputs(script, o);
 	fputs("</body></html>\n", o);
