@@ -243,6 +243,27 @@ def modules(name, path):
               name, rank, roots, gpu), roots <= gpu * 1.0001 + 1)
 
 
+def modules_measured(name, path, measured):
+    """modules against CUDA events in each block's forward and backward
+    hooks with the profiler off (tools/capture/capture_modules.py): a
+    block's kernels take no more than the time between its events, and,
+    the GPU busy there, most of it (the stem and the head are too small
+    to keep the GPU busy: launch gaps dominate their events)."""
+    m, _ = run("modules", path)
+    rows = {r["module"]: r for r in m or []}
+    for block, mod in (("stage1", "Net_0/Sequential_1"), ("stage2", "Net_0/Sequential_2"),
+                       ("stage3", "Net_0/Sequential_4")):
+        r = rows.get(mod)
+        if not r:
+            check("%s: %s (%s) is a row" % (name, mod, block), False)
+            continue
+        calls = float(r["calls"])
+        for col, key in (("device_us", "forward_us"), ("bwd_device_us", "backward_us")):
+            ours, want = float(r[col]) / calls, measured[key][block]
+            check("%s %s: %s %.1f us a call, the events %.1f us (%.2f)" % (
+                  name, block, col, ours, want, ours / want), 0.75 * want <= ours <= 1.03 * want)
+
+
 def what_if(name, path):
     _, err = run("critical-path", path, "--what-if", "cpu:*no-such-thing-on-any-path*=0", quiet=False)
     check("%s: a --what-if pattern that matches nothing warns" % name, "matches nothing" in (err or ""))
@@ -270,6 +291,9 @@ def main():
         measured = json.load(open(m)) if os.path.exists(m) else None
         job(name, d, measured, PLANTED.get(name), multi=len(traces) > 1)
     what_if("train_stalled", "testdata/train_stalled")
+    modules_measured("cnn_stack", "testdata/cnn_stack",
+                     json.load(open("testdata/oracle/cnn_stack.measured.json")))
+    modules("cnn_stack", "testdata/cnn_stack")
     # generated: 4 ranks, rank 2 planted 20 ms late at every step's start
     g = tempfile.mkdtemp()
     subprocess.run([sys.executable, "tools/ranks.py", g, "4", "2", "20000"], check=True)

@@ -1,7 +1,8 @@
 /* traceanalyze modules: the nn.Module tree, forward and backward.
  *
  * Kineto writes each nn.Module call as a python_function frame named
- * "nn.Module: Class_N" (with_modules=True, or with_stack=True). Per thread,
+ * "nn.Module: Class_N" with with_stack=True (PyTorch 2.11's with_modules
+ * alone writes none for an eager model: testdata/tb_cnn). Per thread,
  * frames nest by time; a module's path is its enclosing modules' names
  * and its own ("GPT2LMHeadModel_0/GPT2Model_0/GPT2Block_1"). Per rank and
  * path, over the calls that start in a kept step (all of them when the
@@ -419,7 +420,8 @@ int ta_modules_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 		emit(&w, t);
 		if (!w.frames)
 			ta_table_note(t, "no nn.Module frames in the trace: profile with "
-				      "torch.profiler.profile(with_modules=True) (or with_stack=True)");
+				      "torch.profiler.profile(with_stack=True) (with_modules=True "
+				      "names the modules of TorchScript models only)");
 		else if (!w.nflows)
 			ta_table_note(t, "no fwdbwd flows: backward time is not attributed");
 		*out = t;
@@ -444,7 +446,7 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 
 static const struct ta_cmd_info info = {
 	"modules", "[options] PATH",
-	"The nn.Module tree (with_modules=True or with_stack=True): per rank and\n"
+	"The nn.Module tree (profiled with with_stack=True): per rank and\n"
 	"module path, over the kept steps, calls, host time (self: less the child\n"
 	"modules), device time of the launches inside (self: not inside a child\n"
 	"module), and the backward ops the fwdbwd flows lead to from the module's\n"
