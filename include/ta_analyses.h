@@ -312,6 +312,9 @@ int ta_kernels_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **o
  * name and input shape (compat/tb/ops_tb.c) */
 int ta_ops_tb_run(sqlite3 *db, const struct ta_query *q, int by_shape,
 		  struct ta_table **out, struct ta_error *err);
+/* modules --tb-compat: its Module view, long form (compat/tb/modules_tb.c) */
+int ta_modules_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
+		      struct ta_error *err);
 /* kernels --by op --tb-compat: its Kernel view's "Kernel + Op" table */
 int ta_kernels_op_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 			 struct ta_error *err);

@@ -35,6 +35,7 @@ struct ta_val {
 	X(TA_F_CONCRETE_INPUTS, "Concrete Inputs") \
 	X(TA_F_PYTHON_ID, "Python id") \
 	X(TA_F_PYTHON_PARENT_ID, "Python parent id") \
+	X(TA_F_PYTHON_MODULE_ID, "Python module id") \
 	X(TA_F_SEQ_NR, "Sequence number") \
 	X(TA_F_FWD_TID, "Fwd thread id") \
 	X(TA_F_CBID, "cbid") \

@@ -70,7 +70,9 @@
  *     correlation, tid, input_dims,   name as text: for --tb-compat, whose
  *     grid, block, registers,         algorithms read them all
  *     shared_mem, blocks_per_sm,
- *     occupancy, device, python_id)
+ *     occupancy, device, python_id,
+ *     python_parent_id,
+ *     python_module_id)
  *   trace_flow (rank, idx, ph, id,    their fwdbwd flows: "s" at a forward
  *     ts)                             op, "f" at its backward op
  *   coll (rank, idx, pg, pg_size,     every rank's collective kernels with

@@ -39,15 +39,15 @@ VIEWS = {
 VIEWS["overview_steps.csv"] = (["overview"], [
     ("row", "row", "text"),
     ("step", "step", "text"),
-    ("Kernel", "kernel", "real"),
-    ("Memcpy", "memcpy", "real"),
-    ("Memset", "memset", "real"),
-    ("Communication", "communication", "real"),
-    ("Runtime", "runtime", "real"),
-    ("DataLoader", "dataloader", "real"),
-    ("CPU Exec", "cpu_exec", "real"),
-    ("Other", "other", "real"),
-    ("Total", "total", "real"),
+    ("Kernel", "kernel_us", "real"),
+    ("Memcpy", "memcpy_us", "real"),
+    ("Memset", "memset_us", "real"),
+    ("Communication", "communication_us", "real"),
+    ("Runtime", "runtime_us", "real"),
+    ("DataLoader", "dataloader_us", "real"),
+    ("CPU Exec", "cpu_exec_us", "real"),
+    ("Other", "other_us", "real"),
+    ("Total", "total_us", "real"),
     ("shown_columns", "shown_columns", "text"),
 ])
 OPS = [
@@ -86,6 +86,19 @@ VIEWS["gpu_metrics.csv"] = (["overview", "--summary"], [
     ("title", "title", "text"),
     ("value", "value", "text"),
     ("raw", "raw", "real"),
+])
+VIEWS["modules.csv"] = (["modules"], [
+    ("path", "path", "text"),
+    ("depth", "depth", "int"),
+    ("name", "name", "text"),
+    ("occurences", "occurrences", "int"),
+    ("operators", "operators", "int"),
+    ("host_duration", "host_us", "real"),
+    ("self_host_duration", "self_host_us", "real"),
+    ("device_duration", "device_us", "real"),
+    ("self_device_duration", "self_device_us", "real"),
+    ("id", "module_id", "int"),
+    ("avg_duration", "avg_us", "real"),
 ])
 # views whose row order among equal sort keys is the plugin's machine's:
 # the Kernel view sorts with pandas' sort_values (numpy's quicksort, not

@@ -687,14 +687,16 @@ static int check_gates(const struct ta_cli *cli, struct ta_gate **g, int rises,
 			skipped == 1 ? "a rank" : "ranks");
 		trips++;
 	}
-	/* ranks whose waits the answer lacks (stragglers of a job with a
-	 * rank's trace missing measured no wait at all) */
+	/* ranks the answer lacks (stragglers of a job with a rank's trace
+	 * missing measured no wait at all; modules of a rank without module
+	 * frames have no row) */
 	if (t->ranks_absent && !cli->missing_pass && (cli->ngates || cli->baseline)) {
 		fprintf(stderr, "traceanalyze: gate tripped: %zu rank%s of the job %s no "
-			"trace here, so the answer lacks %s waits (--missing pass lets "
-			"it pass)\n", t->ranks_absent, t->ranks_absent == 1 ? "" : "s",
+			"trace here, or none of what this command reads, so the answer "
+			"lacks %s (said above; --missing pass lets it pass)\n",
+			t->ranks_absent, t->ranks_absent == 1 ? "" : "s",
 			t->ranks_absent == 1 ? "has" : "have",
-			t->ranks_absent == 1 ? "its" : "their");
+			t->ranks_absent == 1 ? "it" : "them");
 		trips++;
 	}
 	/* no row at all (a step that is not there, a filter that kept

@@ -67,8 +67,10 @@
 	  "  concrete_inputs TEXT, -- args.\"Concrete Inputs\" (scalars: stride, is_causal),\n" \
 	    "              -- NULL when every entry is \"\"\n") \
 	X(PYID, VAL, TA_F_PYTHON_ID, 0, \
-	  "  python_id, python_parent_id, seq_nr, fwd_tid, cbid,\n") \
+	  "  python_id, python_parent_id, python_module_id, seq_nr, fwd_tid, cbid,\n") \
 	X(PYPARENT, VAL, TA_F_PYTHON_PARENT_ID, 0, \
+	  "") \
+	X(PYMODULE, VAL, TA_F_PYTHON_MODULE_ID, 0, \
 	  "") \
 	X(SEQ, VAL, TA_F_SEQ_NR, 0, \
 	  "") \

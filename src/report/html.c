@@ -1342,7 +1342,7 @@ static const char css[] =
 "margin-right:.5rem;white-space:nowrap;display:inline-block}\n"
 /* wide screens: the sections in two columns under the first screen */
 "@media (min-width:75rem){body{max-width:88rem}main{column-count:2;column-gap:3rem}"
-"main>section{break-inside:avoid}#verdict,#stragglers{column-span:all}}\n"
+"main>section{break-inside:avoid}#verdict,#stragglers,#modules{column-span:all}}\n"
 "dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:.1rem 1rem}"
 "dl.meta dt{color:var(--muted)}pre{overflow-x:auto;font-size:.8rem}\n"
 ".advice{color:var(--muted)}details summary{cursor:pointer;color:var(--muted);"

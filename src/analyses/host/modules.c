@@ -19,7 +19,6 @@
  * Parts sum to the whole: a module's device time is its self time plus
  * its children's, and the roots' add up to the GPU work launched inside
  * modules. */
-#include "ta_command.h"
 #include "ta_analyses.h"
 #include "ta_db.h"
 #include "ta_intern.h"
@@ -32,6 +31,7 @@
 
 struct mod {
 	int64_t rank, calls, host, self_host, dev, self_dev, bwd_host, bwd_dev;
+	int64_t first;   /* its first call's start: the model's order */
 	char *path;
 	long parent;   /* index of the enclosing module's row, -1 at a root */
 	int depth;
@@ -63,6 +63,7 @@ static long mod_for(struct mods *m, int64_t rank, const char *path, long parent,
 		m->v[m->n].path = ta_xstrdup(path);
 		m->v[m->n].parent = parent;
 		m->v[m->n].depth = depth;
+		m->v[m->n].first = INT64_MAX;
 		m->n++;
 	}
 	return (long)(id - 1);
@@ -203,6 +204,8 @@ static void module_frame(struct walk *w, struct stack *st, const char *name, int
 	f->mod = mod_for(&w->mods, w->rank, path.s, parent,
 			 parent >= 0 ? w->mods.v[parent].depth + 1 : 0);
 	f->counted = in_window(w, w->rank, ts);
+	if (f->counted && ts < w->mods.v[f->mod].first)
+		w->mods.v[f->mod].first = ts;
 	ta_buf_free(&path);
 	w->frames++;
 }
@@ -362,39 +365,104 @@ static const struct ta_col cols[] = {
 };
 #define NCOLS (sizeof(cols) / sizeof(*cols))
 
-static int by_path(const void *x, const void *y)
+/* rank, then the order the model runs them: a module after its parent,
+ * siblings by their first call */
+static int by_rank_first(const void *x, const void *y, void *ctx)
 {
-	const struct mod *a = *(const struct mod *const *)x, *b = *(const struct mod *const *)y;
+	const struct mod *v = ctx, *a = &v[*(const size_t *)x], *b = &v[*(const size_t *)y];
 
 	if (a->rank != b->rank)
 		return a->rank < b->rank ? -1 : 1;
+	if (a->first != b->first)
+		return a->first < b->first ? -1 : 1;
 	return strcmp(a->path, b->path);
 }
 
 static void emit(struct walk *w, struct ta_table *t)
 {
-	const struct mod **v = ta_xcalloc(w->mods.n + 1, sizeof(*v));
-	size_t n = 0;
+	size_t n = w->mods.n, *by = ta_xcalloc(n + 1, sizeof(*by));
+	size_t *stack = ta_xcalloc(n + 1, sizeof(*stack)), sp = 0;
+	long *head = ta_xmalloc((n + 1) * sizeof(*head)), *next = ta_xmalloc((n + 1) * sizeof(*next));
 
-	for (size_t i = 0; i < w->mods.n; i++)
-		if (w->mods.v[i].calls)   /* a module seen only outside the steps: none */
-			v[n++] = &w->mods.v[i];
-	ta_qsort(v, n, sizeof(*v), by_path);
+	/* every module in first-call order; each one's children listed in
+	 * that order; then depth first from each root */
 	for (size_t i = 0; i < n; i++) {
-		size_t r = ta_table_add_row(t);
-
-		ta_table_set_int(t, r, 0, v[i]->rank);
-		ta_table_set_text(t, r, 1, v[i]->path);
-		ta_table_set_int(t, r, 2, v[i]->depth);
-		ta_table_set_int(t, r, 3, v[i]->calls);
-		ta_table_set_real(t, r, 4, (double)v[i]->host / 1000.0);
-		ta_table_set_real(t, r, 5, (double)v[i]->self_host / 1000.0);
-		ta_table_set_real(t, r, 6, (double)v[i]->dev / 1000.0);
-		ta_table_set_real(t, r, 7, (double)v[i]->self_dev / 1000.0);
-		ta_table_set_real(t, r, 8, (double)v[i]->bwd_host / 1000.0);
-		ta_table_set_real(t, r, 9, (double)v[i]->bwd_dev / 1000.0);
+		by[i] = i;
+		head[i] = -1;
 	}
-	free(v);
+	if (n > 1)
+		qsort_r(by, n, sizeof(*by), by_rank_first, w->mods.v);
+	for (size_t i = n; i-- > 0;) {
+		long p = w->mods.v[by[i]].parent;
+
+		if (p >= 0) {
+			next[by[i]] = head[p];
+			head[p] = (long)by[i];
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (w->mods.v[by[i]].parent >= 0)
+			continue;
+		stack[sp++] = by[i];
+		while (sp) {
+			size_t m = stack[--sp], k = 0;
+			const struct mod *v = &w->mods.v[m];
+			long c;
+
+			if (v->calls) {   /* a module seen only outside the steps: none */
+				size_t r = ta_table_add_row(t);
+
+				ta_table_set_int(t, r, 0, v->rank);
+				ta_table_set_text(t, r, 1, v->path);
+				ta_table_set_int(t, r, 2, v->depth);
+				ta_table_set_int(t, r, 3, v->calls);
+				ta_table_set_real(t, r, 4, (double)v->host / 1000.0);
+				ta_table_set_real(t, r, 5, (double)v->self_host / 1000.0);
+				ta_table_set_real(t, r, 6, (double)v->dev / 1000.0);
+				ta_table_set_real(t, r, 7, (double)v->self_dev / 1000.0);
+				ta_table_set_real(t, r, 8, (double)v->bwd_host / 1000.0);
+				ta_table_set_real(t, r, 9, (double)v->bwd_dev / 1000.0);
+			}
+			/* its children, the first-called on top of the stack */
+			for (c = head[m]; c >= 0; c = next[c])
+				k++;
+			for (c = head[m]; c >= 0; c = next[c])
+				stack[sp + --k] = (size_t)c;
+			for (c = head[m]; c >= 0; c = next[c])
+				sp++;
+		}
+	}
+	free(by);
+	free(stack);
+	free(head);
+	free(next);
+}
+
+/* Selected ranks with no module call counted: said, and a gate on the
+ * table trips (their rows are missing, not zero). */
+static int say_missing(sqlite3 *db, const struct walk *w, struct ta_table *t,
+		       struct ta_error *err)
+{
+	sqlite3_stmt *q = NULL;
+	int rc;
+
+	if (ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &q, err) < 0)
+		return -1;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		int64_t rank = sqlite3_column_int64(q, 0);
+		size_t i;
+
+		for (i = 0; i < w->mods.n && !(w->mods.v[i].rank == rank && w->mods.v[i].calls); i++)
+			;
+		if (i < w->mods.n)
+			continue;
+		if (w->frames)   /* else said once, for the whole trace */
+			ta_table_warn(t, "rank %lld: no nn.Module frames in its kept steps: "
+				      "it has no rows", (long long)rank);
+		t->ranks_absent++;
+	}
+	sqlite3_finalize(q);
+	return ta_db_done(db, rc, err);
 }
 
 int ta_modules_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
@@ -418,12 +486,13 @@ int ta_modules_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 		backward(&w);
 		t = ta_table_new("nn.Module tree", cols, NCOLS);
 		emit(&w, t);
+		rc = say_missing(db, &w, t, err);
 		if (!w.frames)
-			ta_table_note(t, "no nn.Module frames in the trace: profile with "
-				      "torch.profiler.profile(with_stack=True) (with_modules=True "
-				      "names the modules of TorchScript models only)");
+			ta_table_warn(t, "no nn.Module frames in the trace: profile with "
+				      "torch.profiler.profile(with_stack=True) (with_modules=True"
+				      " names the modules of TorchScript models only)");
 		else if (!w.nflows)
-			ta_table_note(t, "no fwdbwd flows: backward time is not attributed");
+			ta_table_warn(t, "no fwdbwd flows: backward time is not attributed");
 		*out = t;
 	}
 	for (size_t i = 0; i < w.mods.n; i++)
@@ -436,26 +505,3 @@ int ta_modules_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 	free(w.win);
 	return rc;
 }
-
-static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
-	       struct ta_table **out, struct ta_error *err)
-{
-	(void)ctx;
-	return ta_modules_run(db, q, out, err);
-}
-
-static const struct ta_cmd_info info = {
-	"modules", "[options] PATH",
-	"The nn.Module tree (profiled with with_stack=True): per rank and\n"
-	"module path, over the kept steps, calls, host time (self: less the child\n"
-	"modules), device time of the launches inside (self: not inside a child\n"
-	"module), and the backward ops the fwdbwd flows lead to from the module's\n"
-	"forward ops: their host time and device time.",
-	NULL, NULL, NULL, NULL,
-	run, { NULL }
-};
-
-const struct ta_command ta_command_modules = {
-	"modules", NULL, "the nn.Module tree: forward and backward time per module",
-	TA_SPREAD_PER_RANK, NULL, 1, { 0 }, &info
-};

@@ -42,6 +42,7 @@ struct node {
 	const char *name, *shape;
 	double ts, end;
 	int64_t ts_ns;       /* the start exactly: the flows' key */
+	int64_t module_id;   /* nn.Module nodes: "Python module id" */
 	size_t pos;
 	int64_t ext;         /* TB_KEY_NONE: absent */
 	struct idx kids, rts;

@@ -131,7 +131,7 @@ static size_t thread_of(struct state *s, int64_t tid)
 	return (size_t)*at;
 }
 
-static enum type type_of(const char *cat, const char *name)
+static enum type type_of(const char *cat, const char *name, int module_id)
 {
 	enum type t = T_NONE;
 
@@ -142,9 +142,8 @@ static enum type type_of(const char *cat, const char *name)
 		}
 	if ((t == T_UA || t == T_OPERATOR) && name && strncmp(name, "ProfilerStep#", 13) == 0)
 		return T_STEP;
-	/* trace.py: a python_function with "Python module id" is a Module;
-	 * Kineto gives that id to exactly the frames it names "nn.Module: " */
-	if (t == T_PYFUNC && name && strncmp(name, "nn.Module: ", 11) == 0)
+	/* trace.py: a python_function with "Python module id" is a Module */
+	if (t == T_PYFUNC && module_id)
 		return T_MODULE;
 	return t;
 }
@@ -449,6 +448,7 @@ static void take_node(struct state *s, struct intake *in, sqlite3_stmt *st, enum
 	n->name = name;
 	n->ts = ts, n->end = end, n->pos = pos;
 	n->ts_ns = sqlite3_column_int64(st, 2);
+	n->module_id = sqlite3_column_int64(st, 16);
 	/* ModuleNode.create drops the External id */
 	n->ext = kind == K_MODULE ? TB_KEY_NONE : key_of(s, st, 5);
 	n->shape = dims ? keep(s, dims) : "[]";
@@ -736,6 +736,52 @@ static void walk(struct state *s, size_t root, struct tb_forest *f, size_t *ocap
 	free(below.v);
 }
 
+/* _get_node_list(tid2tree, ModuleNode) then _aggregate_modules: from
+ * each root's children, parents first, into steps, modules, operators
+ * (of any event type), optimizer and data loader nodes only */
+static void collect_modules(struct state *s, size_t root, struct tb_forest *f, char *onpath)
+{
+	struct idx work = { NULL, 0, 0 };
+
+	for (size_t k = s->o[root].kids.n; k-- > 0;)
+		tb_push(&work, s->o[root].kids.v[k]);
+	while (work.n) {
+		size_t i = work.v[--work.n];
+		const struct node *n = &s->o[i];
+		size_t m;
+
+		if (i == (size_t)-1) {   /* the end of a node's children */
+			onpath[work.v[--work.n]] = 0;
+			continue;
+		}
+		if (n->kind == K_ROOT || n->kind == K_BACKWARD || onpath[i])
+			continue;
+		if (n->kind == K_MODULE) {
+			for (m = 0; m < f->nmods && !(f->mods[m].module_id == n->module_id &&
+						      strcmp(f->mods[m].name, n->name) == 0); m++)
+				;
+			if (m == f->nmods) {
+				f->mods = ta_xrealloc(f->mods, (m + 1) * sizeof(*f->mods));
+				f->mods[f->nmods++] = (struct tb_module_stats){ n->name,
+					n->module_id, 0, 0, 0, 0, 0, 0 };
+			}
+			f->mods[m].occurrences++;
+			for (size_t k = 0; k < n->kids.n; k++)
+				f->mods[m].operators += tb_is_operator(&s->o[n->kids.v[k]]);
+			f->mods[m].self_host += n->self_host;
+			f->mods[m].host += n->end - n->ts;
+			f->mods[m].self_device += n->self_device;
+			f->mods[m].device += n->device;
+		}
+		onpath[i] = 1;
+		tb_push(&work, i);
+		tb_push(&work, (size_t)-1);
+		for (size_t k = n->kids.n; k-- > 0;)
+			tb_push(&work, n->kids.v[k]);
+	}
+	free(work.v);
+}
+
 static int starts_step(const struct state *s, const struct idx *l)
 {
 	for (size_t k = 0; k < l->n; k++)
@@ -810,14 +856,17 @@ static void build(struct state *s, struct intake *in, struct tb_forest *f,
 	f->regrouped = regrouped;
 	onpath = ta_xcalloc(s->no + 1, 1);
 	for (size_t i = 0; i < roots.n; i++)
-		if (!regrouped || s->o[roots.v[i]].kids.n)   /* childless roots go */
+		if (!regrouped || s->o[roots.v[i]].kids.n) {   /* childless roots go */
 			walk(s, roots.v[i], f, &ocap, &kcap, onpath);
+			collect_modules(s, roots.v[i], f, onpath);
+		}
 	free(onpath);
 	free(roots.v);
 }
 
 void tb_forest_free(struct tb_forest *f)
 {
+	free(f->mods);
 	free(f->gpu_tc);
 	free(f->ops);
 	free(f->kernels);
@@ -971,7 +1020,8 @@ int tb_forest_build(sqlite3 *db, int64_t rank, struct tb_forest *f, struct ta_er
 	tb_map_init(&in.comm_ext, (size_t)n);
 	if (ta_db_prepare(db, "SELECT cat, name, ts, dur, idx, external_id, correlation, tid,"
 			  " input_dims, grid, block, registers, shared_mem, blocks_per_sm,"
-			  " occupancy, device FROM trace_x WHERE rank = ?1 ORDER BY ts, idx",
+			  " occupancy, device, python_module_id FROM trace_x WHERE rank = ?1"
+			  " ORDER BY ts, idx",
 			  &st, err) < 0) {
 		state_free(&s, &in);
 		return -1;
@@ -980,7 +1030,7 @@ int tb_forest_build(sqlite3 *db, int64_t rank, struct tb_forest *f, struct ta_er
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *cat = (const char *)sqlite3_column_text(st, 0);
 		const char *name = keep(&s, sqlite3_column_text(st, 1));
-		enum type t = type_of(cat, name);
+		enum type t = type_of(cat, name, sqlite3_column_type(st, 16) != SQLITE_NULL);
 		double ts = (double)sqlite3_column_int64(st, 2) / 1000.0;
 		double end = ts + (double)sqlite3_column_int64(st, 3) / 1000.0;
 		int kind;

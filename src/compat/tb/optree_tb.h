@@ -46,6 +46,14 @@ struct tb_forest {
 	size_t ngpu_tc;
 	int ops_have_kernel;
 	double bottom_eligible_us, ops_kernel_us;
+	/* module_op.py's _aggregate_modules: the nn.Module nodes the trees
+	 * reach through steps, modules and operators, by name and module id */
+	struct tb_module_stats {
+		const char *name;
+		int64_t module_id, occurrences, operators;
+		double host, self_host, device, self_device;
+	} *mods;
+	size_t nmods;
 	struct tb_strings *strings;
 };
 
