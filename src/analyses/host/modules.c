@@ -489,8 +489,8 @@ int ta_modules_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 		rc = say_missing(db, &w, t, err);
 		if (!w.frames)
 			ta_table_warn(t, "no nn.Module frames in the trace: profile with "
-				      "torch.profiler.profile(with_stack=True) (with_modules=True"
-				      " names the modules of TorchScript models only)");
+				      "torch.profiler.profile(with_stack=True) (with_modules=True "
+				      "gives them for TorchScript models only)");
 		else if (!w.nflows)
 			ta_table_warn(t, "no fwdbwd flows: backward time is not attributed");
 		*out = t;
