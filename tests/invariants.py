@@ -243,6 +243,25 @@ def modules(name, path):
               name, rank, roots, gpu), roots <= gpu * 1.0001 + 1)
 
 
+def kernels_window(name, path):
+    """kernels' per-name rows cover the analysis window, as temporal: their
+    time adds up to at least temporal's GPU busy time (overlaps count once
+    there), and on a one-stream capture to the same."""
+    k, _ = run("kernels", path, "--top", "0")
+    t, _ = run("temporal", path)
+    if k is None or t is None:
+        check("%s: kernels and temporal run" % name, False)
+        return
+    for r in t:
+        busy = float(r["compute_us"]) + float(r["non_compute_us"])
+        total = sum(float(x["total_us"]) for x in k if x["rank"] == r["rank"])
+        check("%s rank %s: kernels' %.3f us >= temporal's busy %.3f" % (name, r["rank"], total, busy),
+              total >= busy - 0.01)
+        if name in ("gpt2_train", "train_healthy", "train_stalled", "mlp_long"):
+            check("%s rank %s: one stream: kernels' %.3f us = temporal's busy %.3f" % (
+                  name, r["rank"], total, busy), abs(total - busy) <= 0.001 * busy + 1)
+
+
 def modules_measured(name, path, measured):
     """modules against CUDA events in each block's forward and backward
     hooks with the profiler off (tools/capture/capture_modules.py): a
@@ -274,6 +293,7 @@ def job(name, path, measured=None, planted=None, multi=False):
     idle_and_temporal(name, path)
     tensor_cores(name, path)
     modules(name, path)
+    kernels_window(name, path)
     if multi:
         overlap(name, path, measured)
         stragglers(name, path, planted)
@@ -294,6 +314,7 @@ def main():
     modules_measured("cnn_stack", "testdata/cnn_stack",
                      json.load(open("testdata/oracle/cnn_stack.measured.json")))
     modules("cnn_stack", "testdata/cnn_stack")
+    kernels_window("cnn_stack", "testdata/cnn_stack")
     # generated: 4 ranks, rank 2 planted 20 ms late at every step's start
     g = tempfile.mkdtemp()
     subprocess.run([sys.executable, "tools/ranks.py", g, "4", "2", "20000"], check=True)

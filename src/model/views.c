@@ -123,15 +123,18 @@ static const char common_sql[] =
 "  AND " IN_SEL " AND ts_ns IS NOT NULL;";
 
 /* Default: the GPU work clipped to each rank's analysis window (span,
- * window.c): what the per-rank breakdowns measure. sort_ts, the start
+ * window.c): what the per-rank breakdowns measure (work that only touches
+ * an end is not in it: a call of no length would count). sort_ts, the start
  * before clipping, orders rows as ts does, and dev's (rank, ts) index
  * serves it: ORDER BY ts sorted every row (18 of 120 ms on 200 MB). */
 #define DEV_WIN_SQL \
 "CREATE TEMP VIEW dev_win AS SELECT d.rank, d.idx, d.name, max(d.ts, w.ts) AS ts," \
 "  min(d.ts + d.dur, w.end_ts) - max(d.ts, w.ts) AS dur, d.stream," \
 "  d.correlation, d.gbps, d.kind, d.idle_kernel, d.launch_ts, d.ord, d.pid," \
-"  d.tid, d.ts AS sort_ts FROM dev d JOIN span w ON w.rank = d.rank" \
-"  WHERE d.ts <= w.end_ts AND d.ts + d.dur >= w.ts;"
+"  d.tid, d.blocks_per_sm, d.occupancy, d.shared_mem, d.ts AS sort_ts" \
+"  FROM dev d JOIN span w ON w.rank = d.rank" \
+"  WHERE (d.ts < w.end_ts AND d.ts + d.dur > w.ts)" \
+"   OR (d.dur = 0 AND d.ts >= w.ts AND d.ts <= w.end_ts);"
 
 /* Default: a correlation's GPU work was launched by its last runtime or
  * driver call (any: cuLaunchKernel, cudaGraphLaunch, hip*); the queue

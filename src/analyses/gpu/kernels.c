@@ -285,7 +285,7 @@ static int run_by_kernel(sqlite3 *db, const struct ta_kernels_opts *o,
 
 	/* type order COMPUTATION, COMMUNICATION, MEMORY = kind 1, 2, 4 */
 	if (ta_db_prepare(db, "SELECT d.rank, d.kind, n.name, d.dur, d.blocks_per_sm,"
-			  " d.occupancy, d.shared_mem FROM dev d"
+			  " d.occupancy, d.shared_mem FROM dev_win d"
 			  " JOIN label n ON n.name_id = d.name"
 			  " WHERE d.kind IN (" TA_SQL(TA_KIND_COMPUTE) ", " TA_SQL(TA_KIND_COMM) ", ?)"
 			  " ORDER BY d.rank, d.kind, n.name",
