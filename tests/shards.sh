@@ -11,6 +11,9 @@ case " $cmds " in *" temporal "*" stragglers "*) ;; *) echo "FAIL $SUITE: --list
 # every sample with traces (snapshots alone are not traces)
 for s in $(cd testdata && ls -d */ | tr -d /); do
 	ls testdata/$s/*.json.gz > /dev/null 2>&1 || continue
+	# a worker profiled in two spans (a repeating schedule) is one rank
+	# twice, not a job of two: its files are not shards of one job
+	[ "$s" = tb_cnn ] && continue
 	d="$TMP/$s"
 	# one process per file, four at once
 	ls testdata/$s/*.json.gz | xargs -P 4 -I{} $BIN ingest -q {} -o "$d/"
