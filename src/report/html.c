@@ -74,6 +74,11 @@ static double num(const struct ta_table *t, size_t r, long c)
 	return t->cols[c].type == TA_COL_INT ? (double)x->i : x->d;
 }
 
+double ta_html_num(const struct ta_table *t, size_t r, long c)
+{
+	return num(t, r, c);
+}
+
 /* A time for people: 3 or 4 significant figures, in µs, ms or s. */
 static void fmt_us(char *buf, size_t len, double us)
 {

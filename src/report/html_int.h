@@ -11,6 +11,8 @@
 
 /* text into HTML, escaped */
 void ta_html_esc(FILE *o, const char *s);
+/* a number cell of t (0 when empty or c < 0) */
+double ta_html_num(const struct ta_table *t, size_t r, long c);
 /* a time for people: 3 or 4 significant figures in µs, ms or s */
 void ta_html_us(char *buf, size_t len, double us);
 

@@ -10,18 +10,6 @@
 #define MAX_ROWS 60
 #define BAR_W 220.0
 
-static double cell_real(const struct ta_table *t, size_t r, long c)
-{
-	const struct ta_cell *x;
-
-	if (c < 0)
-		return 0;
-	x = ta_table_cell(t, r, (size_t)c);
-	if (x->null)
-		return 0;
-	return t->cols[c].type == TA_COL_INT ? (double)x->i : x->d;
-}
-
 /* the deepest depth whose rows, with all shallower ones, fit MAX_ROWS */
 static int64_t depth_cut(const struct ta_table *m, int64_t rank, long rc, long dc)
 {
@@ -59,7 +47,7 @@ void ta_html_modules(FILE *o, const struct ta_table *m)
 		ranks += !r || ta_table_cell(m, r, (size_t)rc)->i !=
 				ta_table_cell(m, r - 1, (size_t)rc)->i;
 		if (ta_table_cell(m, r, (size_t)rc)->i == rank) {
-			double v = cell_real(m, r, fc) + cell_real(m, r, bc);
+			double v = ta_html_num(m, r, fc) + ta_html_num(m, r, bc);
 
 			all++;
 			top = v > top ? v : top;
@@ -91,7 +79,7 @@ void ta_html_modules(FILE *o, const struct ta_table *m)
 	for (size_t r = 0; r < m->nrows; r++) {
 		const char *path = ta_table_cell(m, r, (size_t)pc)->s, *leaf;
 		int64_t depth = ta_table_cell(m, r, (size_t)dc)->i;
-		double f = cell_real(m, r, fc), bw = cell_real(m, r, bc);
+		double f = ta_html_num(m, r, fc), bw = ta_html_num(m, r, bc);
 		double wf = top > 0 ? BAR_W * f / top : 0, wb = top > 0 ? BAR_W * bw / top : 0;
 
 		if (ta_table_cell(m, r, (size_t)rc)->i != rank || depth > cut || !path)
@@ -102,7 +90,7 @@ void ta_html_modules(FILE *o, const struct ta_table *m)
 		ta_html_esc(o, path);
 		fputs("\">", o);
 		ta_html_esc(o, leaf);
-		ta_html_us(a, sizeof(a), cell_real(m, r, hc));
+		ta_html_us(a, sizeof(a), ta_html_num(m, r, hc));
 		ta_html_us(b, sizeof(b), f);
 		ta_html_us(c, sizeof(c), bw);
 		fprintf(o, "</td><td>%lld</td><td>%s</td><td>%s</td><td>%s</td>"
