@@ -354,7 +354,8 @@ static const struct tb_gpu_tc *tc_of(const struct tb_forest *f, int64_t id)
 	return NULL;
 }
 
-static int rank_rows(sqlite3 *db, struct ta_table *t, int64_t rank, struct ta_error *err)
+static int rank_rows(sqlite3 *db, struct ta_table *t, int64_t rank, void *ctx,
+		     struct ta_error *err)
 {
 	struct rank_gpus r = { NULL, 0, 0, 0 };
 	struct tb_forest f;
@@ -362,6 +363,7 @@ static int rank_rows(sqlite3 *db, struct ta_table *t, int64_t rank, struct ta_er
 	int has;
 	char gpu[32], v[64];
 
+	(void)ctx;
 	if ((has = tb_steps_window(db, rank, &s, &e, err)) < 0 || load(db, rank, &r, err) < 0)
 		return -1;
 	if (tb_forest_build(db, rank, &f, err) < 0) {
@@ -432,27 +434,6 @@ done:
 int ta_gpu_metrics_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 			  struct ta_error *err)
 {
-	struct ta_table *t;
-	sqlite3_stmt *st = NULL;
-	int rc;
-
-	*out = NULL;
-	if (ta_model_prepare(db, q, 0, err) < 0 ||
-	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &st, err) < 0)
-		return -1;
-	t = ta_table_new("GPU Summary (the TensorBoard plugin's Overview)", cols, NCOLS);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		if (rank_rows(db, t, sqlite3_column_int64(st, 0), err) < 0) {
-			sqlite3_finalize(st);
-			ta_table_free(t);
-			return -1;
-		}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		ta_table_free(t);
-		ta_db_failed(db, err);
-		return -1;
-	}
-	*out = t;
-	return 0;
+	return tb_each_rank(db, q, ta_table_new("GPU Summary (the TensorBoard plugin's Overview)",
+						cols, NCOLS), rank_rows, NULL, out, err);
 }

@@ -261,37 +261,24 @@ static void op_rows(struct ta_table *t, int64_t rank, const struct tb_forest *f)
 	ta_intern_free(keys);
 }
 
+/* one rank: its trees, then its rows */
+static int op_rank(sqlite3 *db, struct ta_table *t, int64_t rank, void *ctx,
+		   struct ta_error *err)
+{
+	struct tb_forest f;
+
+	(void)ctx;
+	if (tb_forest_build(db, rank, &f, err) < 0)
+		return -1;
+	op_rows(t, rank, &f);
+	tb_forest_free(&f);
+	return 0;
+}
+
 int ta_kernels_op_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 			 struct ta_error *err)
 {
-	struct ta_table *t;
-	sqlite3_stmt *st = NULL;
-	int rc;
-
-	*out = NULL;
-	if (ta_model_prepare(db, q, 0, err) < 0 ||
-	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &st, err) < 0)
-		return -1;
-	t = ta_table_new("GPU kernels per launching op (the TensorBoard plugin's Kernel view)",
-			 op_cols, NOPCOLS);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct tb_forest f;
-		int64_t rank = sqlite3_column_int64(st, 0);
-
-		if (tb_forest_build(db, rank, &f, err) < 0) {
-			sqlite3_finalize(st);
-			ta_table_free(t);
-			return -1;
-		}
-		op_rows(t, rank, &f);
-		tb_forest_free(&f);
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		ta_table_free(t);
-		ta_db_failed(db, err);
-		return -1;
-	}
-	*out = t;
-	return 0;
+	return tb_each_rank(db, q, ta_table_new("GPU kernels per launching op (the TensorBoard "
+						"plugin's Kernel view)", op_cols, NOPCOLS),
+			    op_rank, NULL, out, err);
 }

@@ -356,13 +356,13 @@ static int load(sqlite3 *db, int64_t rank, struct pyev **out, size_t *n, struct 
 	return ta_db_done(db, rc, err);
 }
 
-static int rank_rows(sqlite3 *db, struct ta_table *t, int64_t rank, struct ta_error *err)
+static int rank_rows(sqlite3 *db, struct ta_table *t, int64_t rank, void *ctx,
+		     struct ta_error *err)
 {
 	struct pyev *ev = NULL;
 	struct forest_h h = { NULL, 0 };
 	struct tb_forest f;
 	size_t n = 0, *roots = NULL, nroots = 0;
-	int rc = 0;
 
 	if (load(db, rank, &ev, &n, err) < 0 || tb_forest_build(db, rank, &f, err) < 0) {
 		for (size_t i = 0; i < n; i++)
@@ -392,36 +392,17 @@ static int rank_rows(sqlite3 *db, struct ta_table *t, int64_t rank, struct ta_er
 	for (size_t i = 0; i < n; i++)
 		free(ev[i].name);
 	free(ev);
-	return rc;
+	return 0;
 }
 
 int ta_modules_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 		      struct ta_error *err)
 {
-	struct ta_table *t;
-	sqlite3_stmt *st = NULL;
-	int rc;
-
-	*out = NULL;
-	if (ta_model_prepare(db, q, 0, err) < 0 ||
-	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &st, err) < 0)
+	if (tb_each_rank(db, q, ta_table_new("Modules (the TensorBoard plugin's Module view)",
+					     cols, NCOLS), rank_rows, NULL, out, err) < 0)
 		return -1;
-	t = ta_table_new("Modules (the TensorBoard plugin's Module view)", cols, NCOLS);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		if (rank_rows(db, t, sqlite3_column_int64(st, 0), err) < 0) {
-			sqlite3_finalize(st);
-			ta_table_free(t);
-			return -1;
-		}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		ta_table_free(t);
-		ta_db_failed(db, err);
-		return -1;
-	}
-	if (!t->nrows)
-		ta_table_note(t, "no nn.Module frames with a Python module id: the plugin "
+	if (!(*out)->nrows)
+		ta_table_note(*out, "no nn.Module frames with a Python module id: the plugin "
 			      "shows no Module view (profile with with_stack=True)");
-	*out = t;
 	return 0;
 }

@@ -128,40 +128,29 @@ static void emit(struct ta_table *t, int64_t rank, const struct tb_forest *f, in
 	ta_intern_free(keys);
 }
 
+/* one rank: its trees, then its rows */
+static int rank_rows(sqlite3 *db, struct ta_table *t, int64_t rank, void *ctx,
+		     struct ta_error *err)
+{
+	struct tb_forest f;
+
+	if (tb_forest_build(db, rank, &f, err) < 0)
+		return -1;
+	emit(t, rank, &f, *(const int *)ctx);
+	tb_forest_free(&f);
+	return 0;
+}
+
 int ta_ops_tb_run(sqlite3 *db, const struct ta_query *q, int by_shape,
 		  struct ta_table **out, struct ta_error *err)
 {
 	struct ta_table *t;
-	sqlite3_stmt *st = NULL;
-	int rc;
 
-	*out = NULL;
-	if (ta_model_prepare(db, q, 0, err) < 0 ||
-	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &st, err) < 0)
-		return -1;
 	if (by_shape)
 		t = ta_table_new("Operators by input shape (the TensorBoard plugin's "
 				 "Operator view)", cols, NCOLS);
 	else
 		t = ta_table_new("Operators (the TensorBoard plugin's Operator view)",
 				 name_cols, NCOLS - 1);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct tb_forest f;
-
-		if (tb_forest_build(db, sqlite3_column_int64(st, 0), &f, err) < 0) {
-			sqlite3_finalize(st);
-			ta_table_free(t);
-			return -1;
-		}
-		emit(t, sqlite3_column_int64(st, 0), &f, by_shape);
-		tb_forest_free(&f);
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		ta_table_free(t);
-		ta_db_failed(db, err);
-		return -1;
-	}
-	*out = t;
-	return 0;
+	return tb_each_rank(db, q, t, rank_rows, &by_shape, out, err);
 }

@@ -1071,3 +1071,31 @@ int tb_forest_build(sqlite3 *db, int64_t rank, struct tb_forest *f, struct ta_er
 	state_free(&s, &in);
 	return 0;
 }
+
+int tb_each_rank(sqlite3 *db, const struct ta_query *q, struct ta_table *t, tb_rank_fn fn,
+		 void *ctx, struct ta_table **out, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	*out = NULL;
+	if (ta_model_prepare(db, q, 0, err) < 0 ||
+	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &st, err) < 0) {
+		ta_table_free(t);
+		return -1;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if (fn(db, t, sqlite3_column_int64(st, 0), ctx, err) < 0) {
+			sqlite3_finalize(st);
+			ta_table_free(t);
+			return -1;
+		}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		ta_table_free(t);
+		ta_db_failed(db, err);
+		return -1;
+	}
+	*out = t;
+	return 0;
+}

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "ta.h"
+#include "ta_analyses.h"
 
 /* An operator node (node.py's is_operator_node), times in µs. */
 struct tb_op {
@@ -60,6 +61,14 @@ struct tb_forest {
 /* Builds rank's trees from the model's trace_x (ta_model_prepare done). */
 int tb_forest_build(sqlite3 *db, int64_t rank, struct tb_forest *f, struct ta_error *err);
 void tb_forest_free(struct tb_forest *f);
+
+/* One rank's rows of a --tb-compat view, into t. */
+typedef int (*tb_rank_fn)(sqlite3 *db, struct ta_table *t, int64_t rank, void *ctx,
+			  struct ta_error *err);
+/* The model prepared, fn for each selected rank in order; t is the
+ * result (*out), or freed on an error. */
+int tb_each_rank(sqlite3 *db, const struct ta_query *q, struct ta_table *t, tb_rank_fn fn,
+		 void *ctx, struct ta_table **out, struct ta_error *err);
 
 /* Python's round(x, 2): the exact value rounded, half to even. */
 double tb_round2(double x);
