@@ -64,6 +64,10 @@ int ta_kernels_run(sqlite3 *db, const struct ta_query *q,
  * --hta-compat). Frees t. */
 struct ta_table *ta_kernels_types_join(struct ta_table *t);
 
+/* overlap --by step: per rank and kept step, computation, overlapping,
+ * exposed communication and other time (overlap_steps.c). */
+int ta_overlap_steps_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
+			 struct ta_error *err);
 int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
 		   struct ta_table **out, struct ta_error *err);
 
@@ -318,6 +322,13 @@ int ta_modules_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **o
 /* kernels --by op --tb-compat: its Kernel view's "Kernel + Op" table */
 int ta_kernels_op_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 			 struct ta_error *err);
+/* --tb-compat: the plugin's Distributed view, every selected rank at once
+ * (compat/tb/distributed_tb.c): its overlap chart per rank and step
+ * (overlap --by step), its wait chart (comms --by step), its
+ * communication ops table (comms). */
+enum ta_dist_tb { TA_DIST_TB_OVERLAP, TA_DIST_TB_WAIT, TA_DIST_TB_OPS };
+int ta_distributed_tb_run(sqlite3 *db, const struct ta_query *q, enum ta_dist_tb view,
+			  struct ta_table **out, struct ta_error *err);
 /* --hta-compat: HTA's compare_traces (its names table, or with o->lists its
  * ops_diff lists) on the first rank of each side (compat/hta/diff_hta.c). */
 int ta_diff_hta_run(sqlite3 *base, sqlite3 *db, const struct ta_diff_opts *o,

@@ -143,6 +143,40 @@ def overlap(name, path, measured):
               name, r["rank"], per, want), abs(per - want) <= max(0.25 * want, 2000))
 
 
+def overlap_steps(name, path):
+    """overlap --by step: the four parts are the step; computation and
+    overlapping are overview's kernel time; communication alone is at least
+    overview's (copies come before it there); summed over the steps, they
+    are overlap's per-rank compute, communication and overlap."""
+    st, _ = run("overlap", path, "--by", "step")
+    ov, _ = run("overview", path)
+    per, _ = run("overlap", path)
+    if st is None or ov is None or per is None:
+        check("%s: overlap --by step, overview and overlap run" % name, False)
+        return
+    views = {key(r): r for r in ov}
+    for r in st:
+        where = "%s rank %s step %s" % (name, r["rank"], r["step"])
+        parts = sum(num(r, c) for c in ("computation_us", "overlapping_us", "communication_us", "other_us"))
+        check("%s: parts %.3f = step_us %s" % (where, parts, r["step_us"]), abs(parts - num(r, "step_us")) < 0.01)
+        o = views.get(key(r))
+        check("%s: computation + overlapping = overview's kernel_us" % where,
+              o and abs(num(r, "computation_us") + num(r, "overlapping_us") - num(o, "kernel_us")) < 0.01)
+        check("%s: communication_us %s >= overview's %s" % (where, r["communication_us"], o and o["communication_us"]),
+              o and num(r, "communication_us") >= num(o, "communication_us") - 0.01)
+    for p in per:
+        rows = [r for r in st if r["rank"] == p["rank"]]
+        sums = {c: sum(num(r, c) for r in rows) for c in ("computation_us", "overlapping_us", "communication_us")}
+        check("%s rank %s: steps' overlapping = overlap_us" % (name, p["rank"]),
+              abs(sums["overlapping_us"] - num(p, "overlap_us")) < 0.01 * max(1, len(rows)))
+        # gloo's collectives run on the CPU: overlap's comm_us counts kernels
+        check("%s rank %s: steps' communication + overlapping = comm_us (gloo's: more)" % (name, p["rank"]),
+              abs(sums["communication_us"] + sums["overlapping_us"] - num(p, "comm_us")) < 0.01 * max(1, len(rows))
+              or (num(p, "comm_us") == 0 and sums["communication_us"] > 0))
+        check("%s rank %s: steps' computation + overlapping = compute_us" % (name, p["rank"]),
+              abs(sums["computation_us"] + sums["overlapping_us"] - num(p, "compute_us")) < 0.01 * max(1, len(rows)))
+
+
 def stragglers(name, path, planted):
     s, _ = run("stragglers", path)
     if s is None:
@@ -298,6 +332,7 @@ def job(name, path, measured=None, planted=None, multi=False):
     kernels_window(name, path)
     if multi:
         overlap(name, path, measured)
+        overlap_steps(name, path)
         stragglers(name, path, planted)
         comms(name, path)
 

@@ -100,6 +100,30 @@ VIEWS["modules.csv"] = (["modules"], [
     ("id", "module_id", "int"),
     ("avg_duration", "avg_us", "real"),
 ])
+# the Distributed view: every worker of a span at once (the command run on
+# the trace directory), rows matched by their keys
+JOINT = {
+    "distributed.csv": (["overlap", "--by", "step"], ("step", "worker"), [
+        ("Computation", "computation_us", "real"),
+        ("Overlapping", "overlapping_us", "real"),
+        ("Communication", "communication_us", "real"),
+        ("Other", "other_us", "real"),
+    ]),
+    "distributed_wait.csv": (["comms", "--by", "step"], ("step", "worker"), [
+        ("Data Transfer Time", "transfer_us", "real"),
+        ("Synchronizing Time", "synchronizing_us", "real"),
+    ]),
+    "comm_ops.csv": (["comms"], ("worker", "Name"), [
+        ("Calls", "calls", "int"),
+        ("Total Size (bytes)", "total_bytes", "real"),
+        ("Avg Size (bytes)", "avg_bytes", "real"),
+        ("Total Latency (us)", "total_us", "real"),
+        ("Avg Latency (us)", "avg_us", "real"),
+        ("Data Transfer Time (us)", "transfer_us", "real"),
+        ("Avg Data Transfer Time (us)", "avg_transfer_us", "real"),
+    ]),
+}
+OURS_KEY = {"step": "step", "worker": "worker", "Name": "name"}
 # views whose row order among equal sort keys is the plugin's machine's:
 # the Kernel view sorts with pandas' sort_values (numpy's quicksort, not
 # stable, SIMD-dispatched by CPU): rows are matched by this column, and
@@ -176,6 +200,40 @@ def compare_view(test, view, binary, trace_dir, expected, files, status):
             passed += 1
 
 
+def compare_joint(test, view, binary, trace_dir, expected, files):
+    global passed
+    args, keys, columns = JOINT[view]
+    with open(os.path.join(expected, view), newline="") as f:
+        want_all = list(csv.DictReader(f))
+    for span in sorted({e["span"] for e in files}, key=lambda s: -1 if s is None else s):
+        label = "default" if span is None else str(span)
+        want = [r for r in want_all if r["span"] == label]
+        extra = [] if span is None else ["--span", str(span)]
+        got, err = ours(binary, args + extra, trace_dir)
+        where = "%s %s%s" % (test, view, "" if span is None else " span " + label)
+        if got is None:
+            fail("%s: %s" % (where, err))
+            continue
+        mine = {tuple(g[OURS_KEY[k]] for k in keys): g for g in got}
+        bad = 0
+        for w in want:
+            key = tuple(w[k] for k in keys)
+            g = mine.pop(key, None)
+            if g is None:
+                fail("%s: no row %r" % (where, key))
+                bad += 1
+                continue
+            for theirs, ours_col, kind in columns:
+                if not same(kind, w[theirs], g.get(ours_col, "")):
+                    fail("%s %r %s: plugin %r, ours %r" % (where, key, theirs, w[theirs], g.get(ours_col)))
+                    bad += 1
+        for key in mine:
+            fail("%s: our row %r, none in the plugin's" % (where, key))
+            bad += 1
+        if not bad:
+            passed += 1
+
+
 def run_test(test, binary, trace_dir, expected):
     with open(os.path.join(expected, "status.json")) as f:
         status = json.load(f)
@@ -185,6 +243,8 @@ def run_test(test, binary, trace_dir, expected):
             continue
         if view in VIEWS:
             compare_view(test, view, binary, trace_dir, expected, files, status)
+        elif view in JOINT:
+            compare_joint(test, view, binary, trace_dir, expected, files)
         else:
             not_compared[view] = not_compared.get(view, 0) + 1
 

@@ -17,7 +17,7 @@ static const char common_sql[] =
  * them all (--tb-compat): category and name as text */
 "CREATE TEMP VIEW trace_x AS SELECT e.rank, e.idx, c.name AS cat, n.name AS name,"
 "  e.ts_ns AS ts, e.dur_ns AS dur, e.external_id, e.correlation, e.tid,"
-"  e.input_dims, e.grid, e.block, e.registers, e.shared_mem, e.blocks_per_sm,"
+"  e.input_dims, e.input_types, e.grid, e.block, e.registers, e.shared_mem, e.blocks_per_sm,"
 "  e.occupancy, e.device, e.python_id, e.python_parent_id, e.python_module_id"
 "  FROM main.events e LEFT JOIN main.names c ON c.name_id = e.cat"
 "  LEFT JOIN main.names n ON n.name_id = e.name"

@@ -183,27 +183,3 @@ int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
 	*out = t;
 	return 0;
 }
-
-/* The command: this analysis alone. */
-static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
-	       struct ta_table **out, struct ta_error *err)
-{
-	(void)ctx;
-	return ta_overlap_run(db, q, out, err);
-}
-
-static const struct ta_cmd_info info = {
-	"overlap", "[options] PATH",
-	"Per rank, the share of communication (NCCL) kernel time during which "
-	"a\ncomputation kernel also ran (overlap_pct is empty for a rank "
-	"without\ncommunication), and what communication cost: exposed_us, "
-	"the time computation\nwaited for it or ran slower beside it "
-	"(slowed_us), wait_us of it a late peer.",
-	NULL, NULL, NULL, NULL,
-	run, { NULL }
-};
-
-const struct ta_command ta_command_overlap = {
-	"overlap", NULL, "communication hidden under computation",
-	TA_SPREAD_PEERS, NULL, 1, { [TA_MODE_HTA] = TA_COMPAT_RULES }, &info
-};

@@ -246,26 +246,3 @@ int ta_comms_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 	*out = t;
 	return 0;
 }
-
-static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
-	       struct ta_table **out, struct ta_error *err)
-{
-	(void)ctx;
-	return ta_comms_run(db, q, out, err);
-}
-
-static const struct ta_cmd_info info = {
-	"comms", "[options] PATH",
-	"Per rank, process group and collective (allreduce, _allgather_base, ...,\n"
-	"as record_param_comms names them): calls, bytes in and out (elements\n"
-	"times the dtype's size, as the op that issued it says), the kernels' time,\n"
-	"and of that the time spent waiting for the last member to arrive (wait_us:\n"
-	"matched across ranks) and the rest (transfer_us).",
-	NULL, NULL, NULL, NULL,
-	run, { NULL }
-};
-
-const struct ta_command ta_command_comms = {
-	"comms", NULL, "collectives per rank: calls, bytes, time waiting and transferring",
-	TA_SPREAD_JOINED, &ta_shard_comms, 1, { 0 }, &info
-};

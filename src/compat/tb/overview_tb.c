@@ -55,10 +55,10 @@ struct ev {
 	enum type type;
 	int has_ext, has_corr, comm_name, dataloader;
 	int64_t ext, corr, step;
+	long op;             /* an nccl:/gloo: op: its entry in rank_data's ops; else -1 */
 };
 
-struct range { double a, b; };
-struct ranges { struct range *v; size_t n, cap; };
+struct ranges { struct tb_range *v; size_t n, cap; };
 
 static void put(struct ranges *r, double a, double b)
 {
@@ -66,12 +66,12 @@ static void put(struct ranges *r, double a, double b)
 		r->cap = r->cap ? r->cap * 2 : 64;
 		r->v = ta_xrealloc(r->v, r->cap * sizeof(*r->v));
 	}
-	r->v[r->n++] = (struct range){ a, b };
+	r->v[r->n++] = (struct tb_range){ a, b };
 }
 
 static int by_start(const void *x, const void *y)
 {
-	const struct range *a = x, *b = y;
+	const struct tb_range *a = x, *b = y;
 
 	return a->a < b->a ? -1 : a->a > b->a;
 }
@@ -101,7 +101,7 @@ static struct ranges intersect(const struct ranges *l1, const struct ranges *l2)
 {
 	struct ranges d = { NULL, 0, 0 };
 	size_t i1 = 0, i2 = 0;
-	struct range r1, r2;
+	struct tb_range r1, r2;
 
 	if (!l1->n || !l2->n)
 		return d;
@@ -142,7 +142,7 @@ static struct ranges subtract(const struct ranges *l1, const struct ranges *l2)
 {
 	struct ranges d = { NULL, 0, 0 };
 	size_t i1 = 0, i2 = 0;
-	struct range r1, r2;
+	struct tb_range r1, r2;
 
 	if (!l1->n)
 		return d;
@@ -188,10 +188,27 @@ static double sum_of(const struct ranges *r)
 
 /* ---- one rank ---- */
 
+/* a communication op's name and inputs, as written */
+struct comm_op { char *name, *dims, *types; };
+
 struct rank_data {
 	struct ev *e;
 	size_t n, cap;
+	struct comm_op *ops;
+	size_t nops, capops;
 };
+
+static void rank_data_reset(struct rank_data *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nops; i++) {
+		free(r->ops[i].name);
+		free(r->ops[i].dims);
+		free(r->ops[i].types);
+	}
+	r->n = r->nops = 0;
+}
 
 struct step { double a, b; int64_t name; };
 
@@ -201,6 +218,8 @@ struct result {
 	double (*costs)[NROLES];
 	double avg[NROLES];
 	int shown[R_OTHER];
+	double (*overlap)[4];   /* per step: OverallParser.communication_overlap */
+	int has_comm;
 };
 
 /* event_parser.py: the device nodes (kernels, copies, sets) each runtime
@@ -355,6 +374,35 @@ static int is_comm_kernel(struct comm_ids *c, const struct ev *e)
 	return e->has_ext ? *tb_map_at(&c->m, e->ext) >= 0 : c->none;
 }
 
+/* OverallParser.aggregate's communication_overlap: per step, the time
+ * of kernels (CPU ops when no kernel ran), of communication, of both,
+ * and the rest. */
+static void comm_overlap(const struct ranges *roles, const struct step *steps, size_t nsteps,
+			 struct result *res)
+{
+	const struct ranges *comp = roles[R_KERNEL].n ? &roles[R_KERNEL] : &roles[R_CPUOP];
+	struct ranges both = intersect(comp, &roles[R_COMM]);
+	size_t i;
+
+	res->has_comm = roles[R_COMM].n > 0;
+	res->overlap = ta_xcalloc(nsteps + 1, sizeof(*res->overlap));
+	for (i = 0; i < nsteps; i++) {
+		struct ranges one = { &(struct tb_range){ steps[i].a, steps[i].b }, 1, 1 };
+		struct ranges x = intersect(&one, &both), y = intersect(&one, comp),
+			      z = intersect(&one, &roles[R_COMM]);
+		double *o = res->overlap[i];
+
+		o[1] = sum_of(&x);
+		o[0] = sum_of(&y);
+		o[2] = sum_of(&z);
+		o[3] = (steps[i].b - steps[i].a) + o[1] - o[0] - o[2];
+		free(x.v);
+		free(y.v);
+		free(z.v);
+	}
+	free(both.v);
+}
+
 static void analyse(const struct rank_data *r, struct result *res)
 {
 	struct ranges roles[R_OTHER];
@@ -452,7 +500,7 @@ static void analyse(const struct rank_data *r, struct result *res)
 	cost[R_OTHER] = slots;
 	res->costs = ta_xcalloc(nsteps + 1, sizeof(*res->costs));
 	for (i = 0; i < nsteps; i++) {
-		struct ranges one = { &(struct range){ steps[i].a, steps[i].b }, 1, 1 };
+		struct ranges one = { &(struct tb_range){ steps[i].a, steps[i].b }, 1, 1 };
 
 		for (k = 0; k <= R_OTHER; k++) {
 			struct ranges x = intersect(&one, &cost[k]);
@@ -466,6 +514,7 @@ static void analyse(const struct rank_data *r, struct result *res)
 	}
 	for (k = 0; k < NROLES; k++)
 		res->avg[k] /= (double)nsteps;
+	comm_overlap(roles, steps, nsteps, res);
 	for (k = 0; k <= R_OTHER; k++)
 		free(cost[k].v);
 	for (k = 0; k < R_OTHER; k++)
@@ -565,6 +614,16 @@ static enum type type_of(const char *cat, const char *name)
 	return t;
 }
 
+static char *col_dup(sqlite3_stmt *st, int i)
+{
+	const char *v = (const char *)sqlite3_column_text(st, i);
+
+	return v ? ta_xstrdup(v) : NULL;
+}
+
+/* The columns every query here reads, after rank. */
+#define EV_COLS "cat, name, ts, dur, external_id, correlation, input_dims, input_types"
+
 static void add_event(struct rank_data *r, sqlite3_stmt *st)
 {
 	const char *cat = (const char *)sqlite3_column_text(st, 1);
@@ -582,6 +641,7 @@ static void add_event(struct rank_data *r, sqlite3_stmt *st)
 	e = &r->e[r->n];
 	memset(e, 0, sizeof(*e));
 	e->type = t;
+	e->op = -1;
 	e->ts = (double)sqlite3_column_int64(st, 3) / 1000.0;
 	e->end = e->ts + (double)sqlite3_column_int64(st, 4) / 1000.0;
 	e->has_ext = sqlite3_column_type(st, 5) == SQLITE_INTEGER;
@@ -597,11 +657,27 @@ static void add_event(struct rank_data *r, sqlite3_stmt *st)
 	}
 	for (i = 0; name && i < sizeof(comm_ops) / sizeof(*comm_ops); i++)
 		e->comm_name |= strcmp(name, comm_ops[i]) == 0;
+	if (e->comm_name && (t == T_OPERATOR || t == T_PYTHON || t == T_UA)) {
+		if (r->nops == r->capops) {
+			r->capops = r->capops ? r->capops * 2 : 64;
+			r->ops = ta_xrealloc(r->ops, r->capops * sizeof(*r->ops));
+		}
+		r->ops[r->nops] = (struct comm_op){ ta_xstrdup(name), col_dup(st, 7),
+						    col_dup(st, 8) };
+		e->op = (long)r->nops++;
+	}
 	e->dataloader = name && ((strncmp(name, "enumerate(DataLoader)#", 22) == 0 &&
 				  strlen(name) >= 9 &&
 				  strcmp(name + strlen(name) - 9, ".__next__") == 0) ||
 				 strncmp(name, "enumerate(DataPipe)#", 20) == 0);
 	r->n++;
+}
+
+static void result_free(struct result *res)
+{
+	free(res->steps);
+	free(res->costs);
+	free(res->overlap);
 }
 
 static void flush(struct ta_table *t, int64_t rank, struct rank_data *r)
@@ -610,56 +686,247 @@ static void flush(struct ta_table *t, int64_t rank, struct rank_data *r)
 
 	analyse(r, &res);
 	emit(t, rank, &res);
-	free(res.steps);
-	free(res.costs);
-	r->n = 0;
+	result_free(&res);
+	rank_data_reset(r);
+}
+
+static void rank_data_free(struct rank_data *r)
+{
+	rank_data_reset(r);
+	free(r->e);
+	free(r->ops);
+}
+
+/* One rank's events, in the plugin's order (by ts, stably). */
+static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *r, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (ta_db_prepare(db, "SELECT rank, " EV_COLS " FROM trace_x WHERE rank = ?1"
+			  " ORDER BY ts, idx", &st, err) < 0)
+		return -1;
+	sqlite3_bind_int64(st, 1, rank);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		add_event(r, st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		rank_data_free(r);
+		ta_db_failed(db, err);
+		return -1;
+	}
+	return 0;
 }
 
 int tb_steps_window(sqlite3 *db, int64_t rank, double *start, double *end,
 		    struct ta_error *err)
 {
-	struct rank_data r = { NULL, 0, 0 };
+	struct rank_data r;
 	struct result res;
-	sqlite3_stmt *st = NULL;
-	int rc, has;
+	int has;
 
-	if (ta_db_prepare(db, "SELECT rank, cat, name, ts, dur, external_id, correlation"
-			  " FROM trace_x WHERE rank = ?1 ORDER BY ts, idx", &st, err) < 0)
+	if (load_rank(db, rank, &r, err) < 0)
 		return -1;
-	sqlite3_bind_int64(st, 1, rank);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		add_event(&r, st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		free(r.e);
-		ta_db_failed(db, err);
-		return -1;
-	}
 	analyse(&r, &res);
 	has = res.nsteps > 0;
 	if (has) {
 		*start = res.steps[0].a;
 		*end = res.steps[res.nsteps - 1].b;
 	}
-	free(res.steps);
-	free(res.costs);
-	free(r.e);
+	result_free(&res);
+	rank_data_free(&r);
 	return has;
+}
+
+double tb_ranges_union(struct tb_range *v, size_t n)
+{
+	struct ranges r = { v, n, n };
+
+	merge(&r);
+	return sum_of(&r);
+}
+
+static int by_start_end(const void *x, const void *y)
+{
+	const struct tb_range *a = x, *b = y;
+
+	if (a->a != b->a)
+		return a->a < b->a ? -1 : 1;
+	return a->b > b->b ? -1 : a->b < b->b;
+}
+
+static int node_order(const void *x, const void *y)
+{
+	const struct tb_comm_node *a = x, *b = y;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->end > b->end ? -1 : a->end < b->end;
+}
+
+/* event_parser.py's communication_data and communication.py's
+ * generate_communication_nodes: nodes by External id (a later op of the
+ * same id takes the earlier one's place), NCCL's kernels added to them,
+ * none when both libraries are in the trace; sorted, and each given the
+ * step that holds it (the walk stops at the first that fits none). */
+static void comm_nodes(const struct rank_data *r, const struct result *res,
+		       struct tb_comm_rank *c)
+{
+	struct tb_map by_ext;
+	long none = -1;   /* the node of the ops without an External id */
+	size_t i, n = 0, index = 0;
+	size_t *cap;
+	int nccl = 0, gloo = 0;
+
+	c->nodes = ta_xcalloc(r->nops + 1, sizeof(*c->nodes));
+	cap = ta_xcalloc(r->nops + 1, sizeof(*cap));
+	tb_map_init(&by_ext, r->n + 1);   /* the kernels look their ids up too */
+	for (i = 0; i < r->n; i++) {
+		const struct ev *e = &r->e[i];
+		const struct comm_op *op;
+		struct tb_comm_node *d;
+		long *at;
+
+		if (e->op < 0)
+			continue;
+		op = &r->ops[e->op];
+		at = e->has_ext ? tb_map_at(&by_ext, e->ext) : &none;
+		if (*at < 0) {
+			*at = (long)n++;
+		} else {   /* replaced: a new node in the old one's place */
+			free(c->nodes[*at].k);
+			c->nodes[*at].k = NULL;
+			c->nodes[*at].nk = 0;
+			cap[*at] = 0;
+		}
+		d = &c->nodes[*at];
+		d->name = op->name;
+		d->dims = op->dims;
+		d->types = op->types;
+		d->start = e->ts;
+		d->end = e->end;
+		if (!cap[*at]) {
+			cap[*at] = 4;
+			d->k = ta_xmalloc(cap[*at] * sizeof(*d->k));
+		}
+		d->k[d->nk++] = (struct tb_range){ e->ts, e->end };
+		nccl |= strncmp(op->name, "nccl:", 5) == 0;
+		gloo |= strncmp(op->name, "gloo:", 5) == 0;
+	}
+	for (i = 0; nccl && i < r->n; i++) {
+		const struct ev *e = &r->e[i];
+		long at;
+		struct tb_comm_node *d;
+
+		if (e->type != T_KERNEL)
+			continue;
+		at = e->has_ext ? *tb_map_at(&by_ext, e->ext) : none;
+		if (at < 0)
+			continue;
+		d = &c->nodes[at];
+		if (d->nk == cap[at]) {
+			cap[at] *= 2;
+			d->k = ta_xrealloc(d->k, cap[at] * sizeof(*d->k));
+		}
+		d->k[d->nk++] = (struct tb_range){ e->ts, e->end };
+	}
+	tb_map_free(&by_ext);
+	free(cap);
+	/* the names belong to the rank's ops: the caller keeps them */
+	for (i = 0; i < n; i++) {
+		c->nodes[i].name = ta_xstrdup(c->nodes[i].name);
+		c->nodes[i].dims = c->nodes[i].dims ? ta_xstrdup(c->nodes[i].dims) : NULL;
+		c->nodes[i].types = c->nodes[i].types ? ta_xstrdup(c->nodes[i].types) : NULL;
+	}
+	c->nnodes = n;
+	if (nccl && gloo) {   /* "Multiple communication libs": no view */
+		c->nnodes = 0;
+		for (i = 0; i < n; i++) {
+			free(c->nodes[i].name);
+			free(c->nodes[i].dims);
+			free(c->nodes[i].types);
+			free(c->nodes[i].k);
+		}
+	}
+	for (i = 0; i < c->nnodes; i++)
+		ta_qsort(c->nodes[i].k, c->nodes[i].nk, sizeof(*c->nodes[i].k), by_start_end);
+	ta_qsort(c->nodes, c->nnodes, sizeof(*c->nodes), node_order);
+	for (i = 0; i < c->nnodes; i++) {
+		struct tb_comm_node *d = &c->nodes[i];
+
+		while (index < res->nsteps) {
+			if (d->start >= res->steps[index].a && d->end <= res->steps[index].b) {
+				d->has_step = 1;
+				d->step = res->steps[index].name;
+				break;
+			} else if (d->start >= res->steps[index].b) {
+				index++;
+			} else {
+				break;
+			}
+		}
+		if (index >= res->nsteps)
+			break;
+	}
+}
+
+int tb_comm_rank_load(sqlite3 *db, int64_t rank, struct tb_comm_rank *c,
+		      struct ta_error *err)
+{
+	struct rank_data r;
+	struct result res;
+	size_t i;
+
+	memset(c, 0, sizeof(*c));
+	if (load_rank(db, rank, &r, err) < 0)
+		return -1;
+	analyse(&r, &res);
+	c->nsteps = res.nsteps;
+	c->step_names = ta_xmalloc((res.nsteps + 1) * sizeof(*c->step_names));
+	for (i = 0; i < res.nsteps; i++)
+		c->step_names[i] = res.steps[i].name;
+	c->overlap = res.overlap;
+	res.overlap = NULL;
+	c->has_comm = res.has_comm;
+	comm_nodes(&r, &res, c);
+	result_free(&res);
+	rank_data_free(&r);
+	return 0;
+}
+
+void tb_comm_rank_free(struct tb_comm_rank *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nnodes; i++) {
+		free(c->nodes[i].name);
+		free(c->nodes[i].dims);
+		free(c->nodes[i].types);
+		free(c->nodes[i].k);
+		free(c->nodes[i].real);
+	}
+	free(c->nodes);
+	free(c->step_names);
+	free(c->overlap);
+	memset(c, 0, sizeof(*c));
 }
 
 int ta_overview_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 		       struct ta_error *err)
 {
-	struct rank_data r = { NULL, 0, 0 };
+	struct rank_data r;
 	sqlite3_stmt *st = NULL;
 	struct ta_table *t;
 	int64_t rank = 0;
 	int rc, first = 1;
 
 	*out = NULL;
+	memset(&r, 0, sizeof(r));
 	if (ta_model_prepare(db, q, 0, err) < 0 ||
 	    ta_db_prepare(db, "SELECT s.rank, t.cat, t.name, t.ts, t.dur, t.external_id,"
-			  " t.correlation FROM sel_ranks s LEFT JOIN trace_x t ON t.rank = s.rank"
+			  " t.correlation, t.input_dims, t.input_types FROM sel_ranks s"
+			  " LEFT JOIN trace_x t ON t.rank = s.rank"
 			  " ORDER BY s.rank, t.ts, t.idx", &st, err) < 0)
 		return -1;
 	t = ta_table_new("Step time breakdown (the TensorBoard plugin's Overview)", cols, NCOLS);
@@ -672,7 +939,7 @@ int ta_overview_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **
 	}
 	if (!first)
 		flush(t, rank, &r);
-	free(r.e);
+	rank_data_free(&r);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
 		ta_table_free(t);
