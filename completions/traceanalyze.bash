@@ -59,7 +59,9 @@ _traceanalyze()
 	--by) if [ "$cmd" = diff ]; then COMPREPLY=($(compgen -W "name short" -- "$cur"))
 	      elif [ "$cmd" = memory ]; then COMPREPLY=($(compgen -W "op annotation stack" -- "$cur"))
 	      elif [ "$cmd" = roofline ]; then COMPREPLY=($(compgen -W "op step kernel" -- "$cur"))
-	      else COMPREPLY=($(compgen -W "kernel type" -- "$cur")); fi; return ;;
+	      elif [ "$cmd" = overlap ]; then COMPREPLY=($(compgen -W "rank step" -- "$cur"))
+	      elif [ "$cmd" = comms ]; then COMPREPLY=($(compgen -W "op step" -- "$cur"))
+	      else COMPREPLY=($(compgen -W "kernel type op" -- "$cur")); fi; return ;;
 	--kind) COMPREPLY=($(compgen -W "cpu gpu all" -- "$cur")); return ;;
 	--baseline|-o|--output|--html|--snapshot|--trace) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	help) COMPREPLY=($(compgen -W "$commands" -- "$cur")); return ;;
