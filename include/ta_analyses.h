@@ -322,6 +322,13 @@ int ta_modules_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **o
 /* kernels --by op --tb-compat: its Kernel view's "Kernel + Op" table */
 int ta_kernels_op_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 			 struct ta_error *err);
+/* --tb-compat: the plugin's Memory view (compat/tb/memory_tb.c): its
+ * statistics per device and operator (memory --by op), its curve
+ * (memory --series). */
+int ta_memory_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
+		     struct ta_error *err);
+int ta_memory_curve_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
+			   struct ta_error *err);
 /* --tb-compat: the plugin's Distributed view, every selected rank at once
  * (compat/tb/distributed_tb.c): its overlap chart per rank and step
  * (overlap --by step), its wait chart (comms --by step), its

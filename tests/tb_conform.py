@@ -100,6 +100,28 @@ VIEWS["modules.csv"] = (["modules"], [
     ("id", "module_id", "int"),
     ("avg_duration", "avg_us", "real"),
 ])
+VIEWS["memory_stats.csv"] = (["memory", "--by", "op"], [
+    ("device", "device", "text"),
+    ("Operator Name", "name", "text"),
+    ("Calls", "calls", "int"),
+    ("Size Increase (KB)", "increase_kb", "real"),
+    ("Self Size Increase (KB)", "self_increase_kb", "real"),
+    ("Allocation Count", "allocs", "int"),
+    ("Self Allocation Count", "self_allocs", "int"),
+    ("Allocation Size (KB)", "alloc_kb", "real"),
+    ("Self Allocation Size (KB)", "self_alloc_kb", "real"),
+    ("Size Increase (B)", "increase_bytes", "real"),
+    ("Self Size Increase (B)", "self_increase_bytes", "real"),
+    ("Allocation Size (B)", "alloc_bytes", "real"),
+    ("Self Allocation Size (B)", "self_alloc_bytes", "real"),
+])
+# tb_oracle.py writes the curve's values rounded to 6 decimals (r6)
+VIEWS["memory_curve.csv"] = (["memory", "--series"], [
+    ("device", "device", "text"),
+    ("time_ms", "time_ms", "r6"),
+    ("allocated_MB", "allocated_mb", "r6"),
+    ("reserved_MB", "reserved_mb", "r6"),
+])
 # the Distributed view: every worker of a span at once (the command run on
 # the trace directory), rows matched by their keys
 JOINT = {
@@ -130,6 +152,7 @@ OURS_KEY = {"step": "step", "worker": "worker", "Name": "name"}
 # ours must be in order of the total
 UNORDERED = {"kernels.csv": ("Name", "Total Duration (us)")}
 TOP_N = 200  # tb_oracle.py writes the first 200 rows of a table
+UNTRIMMED = {"memory_curve.csv"}  # ... but the memory curve whole
 
 passed = failed = 0
 not_compared = {}
@@ -146,6 +169,8 @@ def same(kind, want, got):
         return want == got
     if want in ("", "None", "nan") or got == "":
         return want in ("", "None", "nan") and got == ""
+    if kind == "r6":
+        return abs(float(want) - round(float(got), 6)) <= 1e-9 * max(1.0, abs(float(want)))
     if kind == "int":
         return float(want) == float(got) and float(got) == int(float(got))
     return abs(float(want) - float(got)) <= 1e-9 * max(1.0, abs(float(want)))
@@ -174,11 +199,14 @@ def compare_view(test, view, binary, trace_dir, expected, files, status):
         if got is None:
             fail("%s: %s" % (where, err))
             continue
+        if isinstance(total, dict):  # memory_stats: rows per device
+            total = sum(total.values())
         if total is not None and len(got) != total:
             fail("%s: %d rows, the plugin %d" % (where, len(got), total))
             continue
         bad = 0
-        pairs = list(zip(want, got[:TOP_N]))
+        top = len(got) if view in UNTRIMMED else TOP_N
+        pairs = list(zip(want, got[:top]))
         if view in UNORDERED:
             k, total = UNORDERED[view]
             mine = {g.get(dict(((t, m) for t, m, _ in columns))[k]): g for g in got}
@@ -193,8 +221,8 @@ def compare_view(test, view, binary, trace_dir, expected, files, status):
                 if not same(kind, wv, g.get(mine, "")):
                     fail("%s row %d %s: plugin %r, ours %r" % (where, i + 1, theirs, wv, g.get(mine)))
                     bad += 1
-        if len(want) != min(len(got), TOP_N):
-            fail("%s: %d rows compared, the plugin wrote %d" % (where, min(len(got), TOP_N), len(want)))
+        if len(want) != min(len(got), top):
+            fail("%s: %d rows compared, the plugin wrote %d" % (where, min(len(got), top), len(want)))
             bad += 1
         if not bad:
             passed += 1

@@ -69,6 +69,17 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	struct mem_cmd *c = ctx;
 	struct ta_table *t, *f;
 
+	if (q->mode == TA_MODE_TB) {   /* the plugin's Memory view */
+		if (c->o.series && !c->o.by_site && !c->o.bucket_ns && !c->o.bucket_events &&
+		    !c->o.leaks && !c->trace && !c->findings)
+			return ta_memory_curve_tb_run(db, q, out, err);
+		if (c->o.by_site && c->o.by == TA_MEM_BY_OP && !c->o.series && !c->o.leaks &&
+		    !c->trace && !c->findings)
+			return ta_memory_tb_run(db, q, out, err);
+		ta_error_set(err, TA_EXIT_USAGE, "--tb-compat: the plugin's Memory view is "
+			     "memory --by op (its statistics) or memory --series (its curve)");
+		return -1;
+	}
 	if ((c->o.bucket_ns || c->o.bucket_events) && !c->o.series) {
 		ta_error_set(err, TA_EXIT_USAGE, "--bucket-us and --bucket-events go with --series");
 		return -1;
@@ -130,7 +141,8 @@ static void after_parse(void *ctx, struct ta_cli *cli)
 	cli->ingest.lazy_indexes |= ta_model_lazy_indexes(TA_NEED_HOST | TA_NEED_MEM);
 	c->ingest = cli->ingest;    /* --trace's, read in run() */
 	ta_cli_add_input(cli, c->trace);
-	if (cli->format == TA_FMT_TEXT && !c->findings && !c->o.series)
+	if (cli->format == TA_FMT_TEXT && !c->findings && !c->o.series &&
+	    cli->query.mode != TA_MODE_TB)
 		cli->shard_rule = &text;
 }
 
@@ -161,5 +173,6 @@ static int cmd_memory(int argc, char **argv)
 
 const struct ta_command ta_command_memory = {
 	"memory", cmd_memory, "allocated memory per step: peak, growth, and who allocated it",
-	TA_SPREAD_PER_RANK, NULL, 1, { [TA_MODE_HTA] = TA_COMPAT_REFUSED }, NULL
+	TA_SPREAD_PER_RANK, NULL, 1,
+	{ [TA_MODE_HTA] = TA_COMPAT_REFUSED, [TA_MODE_TB] = TA_COMPAT_OWN }, NULL
 };

@@ -78,6 +78,21 @@ int tb_regroup_backward(struct state *s, const struct idx *roots, long main_root
 			const struct tb_flow *flows, size_t nflows);
 
 
+/* A [memory] record (trace.py's MemoryEvent), µs. */
+struct tb_mem_rec {
+	int64_t tid;         /* tid_key's key */
+	double ts;
+	int dev_type;        /* 0 CPU, 1 CUDA, else none */
+	int64_t dev;         /* "Device Id"; -1: absent */
+	int64_t bytes;       /* "Bytes", 0 when absent */
+};
+
+/* memory_parser.py's find_memory_nodes and get_memory_statistics over the
+ * built trees (roots: one per thread, as s->tids; childless roots are no
+ * tree when dropped): f->mem (memory_tb.c). */
+void tb_memory_stats(struct state *s, const struct idx *roots, int dropped,
+		     const struct tb_mem_rec *r, size_t n, struct tb_forest *f);
+
 typedef int (*tb_cmp)(const void *, const void *, void *);
 /* (start, -end), then event order: Python's stable sort */
 int tb_dev_order(const void *x, const void *y, void *ctx);

@@ -33,6 +33,7 @@
 #include "tb_map.h"
 #include "optree_int.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -466,15 +467,28 @@ static void take_node(struct state *s, struct intake *in, sqlite3_stmt *st, enum
 	}
 }
 
+/* column 7's tid */
 static int64_t tid_key(struct state *s, sqlite3_stmt *st)
 {
 	int is_new;
 
 	if (sqlite3_column_type(st, 7) == SQLITE_INTEGER)
 		return sqlite3_column_int64(st, 7);
-	/* a tid written as text: one key per text, apart from the numbers */
 	if (sqlite3_column_type(st, 7) == SQLITE_NULL)
 		return TB_KEY_NONE;
+	{   /* the trees are keyed by int(tid): "123" is 123 */
+		const char *t = (const char *)sqlite3_column_text(st, 7);
+		char *end;
+		long long v;
+
+		errno = 0;
+		v = strtoll(t, &end, 10);
+		while (*end == ' ' || *end == '\t' || *end == '\n')
+			end++;
+		if (end != t && !*end && errno == 0 && v != TB_KEY_NONE)
+			return v;
+	}
+	/* a tid of other text: one key per text, apart from the numbers */
 	return TB_KEY_NONE + 1 + ta_intern(s->strings, (const char *)sqlite3_column_text(st, 7),
 					   (size_t)sqlite3_column_bytes(st, 7), &is_new);
 }
@@ -791,7 +805,8 @@ static int starts_step(const struct state *s, const struct idx *l)
 }
 
 static void build(struct state *s, struct intake *in, struct tb_forest *f,
-		  const struct tb_flow *flows, size_t nflows)
+		  const struct tb_flow *flows, size_t nflows, int memory,
+		  const struct tb_mem_rec *mem, size_t nmem)
 {
 	struct idx stale = { NULL, 0, 0 }, roots = { NULL, 0, 0 };
 	size_t ocap = 0, kcap = 0;
@@ -854,6 +869,8 @@ static void build(struct state *s, struct intake *in, struct tb_forest *f,
 	free(stale.v);
 	regrouped = tb_regroup_backward(s, &roots, main_root, flows, nflows);
 	f->regrouped = regrouped;
+	if (memory)
+		tb_memory_stats(s, &roots, regrouped, mem, nmem, f);
 	onpath = ta_xcalloc(s->no + 1, 1);
 	for (size_t i = 0; i < roots.n; i++)
 		if (!regrouped || s->o[roots.v[i]].kids.n) {   /* childless roots go */
@@ -867,6 +884,7 @@ static void build(struct state *s, struct intake *in, struct tb_forest *f,
 void tb_forest_free(struct tb_forest *f)
 {
 	free(f->mods);
+	free(f->mem);
 	free(f->gpu_tc);
 	free(f->ops);
 	free(f->kernels);
@@ -988,8 +1006,59 @@ static int load_flows(sqlite3 *db, int64_t rank, struct tb_flow **out, size_t *n
 	return 0;
 }
 
+/* The rank's [memory] records by time (the plugin's stable sort). */
+static int load_memory(sqlite3 *db, int64_t rank, struct state *s, struct tb_mem_rec **out,
+		       size_t *n, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0;
+	int rc;
+
+	*n = 0;
+	*out = NULL;
+	/* tid in column 7, as tid_key reads it */
+	if (ta_db_prepare(db, "SELECT ts, dev_type, dev, COALESCE(bytes, 0), 0, 0, 0, tid"
+			  " FROM mem WHERE rank = ?1 ORDER BY ts, idx", &st, err) < 0)
+		return -1;
+	sqlite3_bind_int64(st, 1, rank);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 256;
+			*out = ta_xrealloc(*out, cap * sizeof(**out));
+		}
+		(*out)[(*n)++] = (struct tb_mem_rec){ tid_key(s, st),
+			(double)sqlite3_column_int64(st, 0) / 1000.0, sqlite3_column_int(st, 1),
+			sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3) };
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		free(*out);
+		*out = NULL;
+		ta_db_failed(db, err);
+		return -1;
+	}
+	return 0;
+}
+
+static int forest_build(sqlite3 *db, int64_t rank, struct tb_forest *f, int memory,
+			struct ta_error *err);
+
 int tb_forest_build(sqlite3 *db, int64_t rank, struct tb_forest *f, struct ta_error *err)
 {
+	return forest_build(db, rank, f, 0, err);
+}
+
+int tb_forest_build_memory(sqlite3 *db, int64_t rank, struct tb_forest *f,
+			   struct ta_error *err)
+{
+	return forest_build(db, rank, f, 1, err);
+}
+
+static int forest_build(sqlite3 *db, int64_t rank, struct tb_forest *f, int memory,
+			struct ta_error *err)
+{
+	struct tb_mem_rec *mem = NULL;
+	size_t nmem = 0;
 	struct tb_flow *flows = NULL;
 	size_t nflows = 0;
 	struct state s;
@@ -1066,7 +1135,15 @@ int tb_forest_build(sqlite3 *db, int64_t rank, struct tb_forest *f, struct ta_er
 		tb_forest_free(f);
 		return -1;
 	}
-	build(&s, &in, f, flows, nflows);
+	if (memory && load_memory(db, rank, &s, &mem, &nmem, err) < 0) {
+		free(flows);
+		state_free(&s, &in);
+		tb_forest_free(f);
+		return -1;
+	}
+	f->has_memory = nmem > 0;
+	build(&s, &in, f, flows, nflows, memory, mem, nmem);
+	free(mem);
 	free(flows);
 	state_free(&s, &in);
 	return 0;

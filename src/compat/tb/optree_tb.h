@@ -55,11 +55,25 @@ struct tb_forest {
 		double host, self_host, device, self_device;
 	} *mods;
 	size_t nmods;
+	/* memory_parser.py (tb_forest_build_memory): per device ("CPU",
+	 * "GPU0"; sorted) and operator name (sorted), the six metrics
+	 * (self increase, self allocation size and count, then the same with
+	 * the children's) and the calls; has_memory: any [memory] record */
+	struct tb_mem_op {
+		char dev[32];
+		const char *name;
+		int64_t v[6], calls;
+	} *mem;
+	size_t nmem;
+	int has_memory;
 	struct tb_strings *strings;
 };
 
 /* Builds rank's trees from the model's trace_x (ta_model_prepare done). */
 int tb_forest_build(sqlite3 *db, int64_t rank, struct tb_forest *f, struct ta_error *err);
+/* The same, and the Memory view's statistics (f->mem). */
+int tb_forest_build_memory(sqlite3 *db, int64_t rank, struct tb_forest *f,
+			   struct ta_error *err);
 void tb_forest_free(struct tb_forest *f);
 
 /* One rank's rows of a --tb-compat view, into t. */
