@@ -64,6 +64,10 @@ int ta_kernels_run(sqlite3 *db, const struct ta_query *q,
  * --hta-compat). Frees t. */
 struct ta_table *ta_kernels_types_join(struct ta_table *t);
 
+/* kernels --by op: per rank, kernel and the CPU op that launched it
+ * (kernels_op.c). */
+int ta_kernels_by_op_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
+			 struct ta_error *err);
 /* overlap --by step: per rank and kept step, computation, overlapping,
  * exposed communication and other time (overlap_steps.c). */
 int ta_overlap_steps_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,

@@ -298,6 +298,25 @@ def kernels_window(name, path):
                   name, r["rank"], total, busy), abs(total - busy) <= 0.001 * busy + 1)
 
 
+def kernels_by_op(name, path):
+    """kernels --by op splits each rank's kernels by launching op: its
+    calls and time per rank are the per-name table's without the copies
+    and sets."""
+    k, _ = run("kernels", path, "--top", "0", "--no-memory")
+    b, _ = run("kernels", path, "--by", "op")
+    if k is None or b is None:
+        check("%s: kernels --by op runs" % name, False)
+        return
+    for rank in sorted({r["rank"] for r in k}):
+        kt = sum(float(x["total_us"]) for x in k if x["rank"] == rank)
+        bt = sum(float(x["total_us"]) for x in b if x["rank"] == rank)
+        kc = sum(int(x["count"]) for x in k if x["rank"] == rank)
+        bc = sum(int(x["count"]) for x in b if x["rank"] == rank)
+        check("%s rank %s: kernels --by op %.3f us = kernels' %.3f" % (name, rank, bt, kt),
+              abs(bt - kt) <= 0.001 * max(kt, 1) + 0.01)
+        check("%s rank %s: kernels --by op %d calls = kernels' %d" % (name, rank, bc, kc), bc == kc)
+
+
 def modules_measured(name, path, measured):
     """modules against CUDA events in each block's forward and backward
     hooks with the profiler off (tools/capture/capture_modules.py): a
@@ -330,6 +349,7 @@ def job(name, path, measured=None, planted=None, multi=False):
     tensor_cores(name, path)
     modules(name, path)
     kernels_window(name, path)
+    kernels_by_op(name, path)
     if multi:
         overlap(name, path, measured)
         overlap_steps(name, path)

@@ -56,10 +56,12 @@ for s in $(cd testdata && ls -d */ | tr -d /); do
 		done
 	done
 	# options that need the job's start (series), or a sort over all
-	# ranks (--by-op), or each rank's own step (ops --step)
+	# ranks (--by-op), or each rank's own step (ops --step), or every
+	# rank at once (the plugin's distributed view)
 	for c in "membw --series" "queue --series" "annotations --kernels" \
 		"launch --by-op" "ops --step 2 --kernels" "kernels --sequences" \
-		"kernels --sequences --top 0 --min-len 1" "kernels --sequences --op aten"; do
+		"kernels --sequences --top 0 --min-len 1" "kernels --sequences --op aten" \
+		"overlap --by step" "kernels --by op" "comms --by step --tb-compat"; do
 		for f in csv text; do
 			# shellcheck disable=SC2086
 			$BIN $c -q -j 1 --format $f testdata/$s > "$TMP/a" 2>&1

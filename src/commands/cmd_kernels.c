@@ -30,7 +30,7 @@ static int on_opt(void *ctx, int key, const char *arg)
 
 #define O struct kernels_cmd
 static const struct ta_opt opts[] = {
-	TA_CHOICE("by", "WHAT", O, o.by_type, "kernel|type|op", "kernel (default): per kernel name; type: per kernel type; op: per kernel and launching op (with --tb-compat)"),
+	TA_CHOICE("by", "WHAT", O, o.by_type, "kernel|type|op", "kernel (default): per kernel name; type: per kernel type; op: per kernel and the CPU op that launched it"),
 	TA_CALL("top", "N", OPT_TOP, "keep N names per rank and type, the rest in 'others' (10; 0: every name)"),
 	TA_REAL("duration-ratio", "R", O, o.duration_ratio, 0, 1, "names past this share of time go to 'others' (0.8)"),
 	TA_CLEAR("no-memory", O, o.include_memory, "leave memory copies and sets out"),
@@ -55,6 +55,8 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 	if (q->mode == TA_MODE_TB)
 		return c->o.by_type == BY_OP ? ta_kernels_op_tb_run(db, q, out, err) :
 		       ta_kernels_tb_run(db, q, out, err);
+	if (c->o.by_type == BY_OP)
+		return ta_kernels_by_op_run(db, q, out, err);
 	return ta_kernels_run(db, q, &c->o, out, err);
 }
 
@@ -87,8 +89,10 @@ static int cmd_kernels(int argc, char **argv)
 		"GPU kernel breakdown per kernel name (per rank and type COMPUTATION,\n"
 		"COMMUNICATION, MEMORY). With --by type, over all selected ranks, with "
 		"overlaps\nas their own labels (\"COMPUTATION overlapping "
-		"COMMUNICATION\"). With --sequences, the kernel sequences ops launch "
-		"again and\nagain (fusion candidates).",
+		"COMMUNICATION\"). With --by op, per rank, kernel and the CPU op that "
+		"launched it\n(the innermost on the launch call's thread). With "
+		"--sequences, the kernel\nsequences ops launch again and again (fusion "
+		"candidates).",
 		opts, on_opt, &o, NULL,
 		run, { NULL }
 	};
@@ -96,11 +100,17 @@ static int cmd_kernels(int argc, char **argv)
 	int rc = ta_cli_parse(argc, argv, &info, &cli);
 
 	/* the plugin's Kernel view has no options of ours */
-	/* per launching op: the plugin's table; ours is launch --by-op */
-	if (rc == 0 && o.o.by_type == BY_OP && cli.query.mode != TA_MODE_TB) {
-		fprintf(stderr, "traceanalyze: kernels --by op is the TensorBoard plugin's "
-			"Kernel + Op table: give --tb-compat, or see each op's kernels "
-			"with 'traceanalyze launch --by-op'\n");
+	/* per launching op: the plugin's table, ours or its own */
+	if (rc == 0 && o.o.by_type == BY_OP && cli.query.mode == TA_MODE_HTA) {
+		fprintf(stderr, "traceanalyze: kernels --by op has no HTA counterpart "
+			"(HTA's op to kernel table is launch --by-op --hta-compat)\n");
+		rc = -1;
+	}
+	if (rc == 0 && o.o.by_type == BY_OP && cli.query.mode == TA_MODE_OWN &&
+	    (o.sequences || o.top_given || !o.o.include_memory ||
+	     o.o.duration_ratio != ta_kernels_defaults.duration_ratio)) {
+		fprintf(stderr, "traceanalyze: kernels --by op lists every kernel and op: "
+			"--top, --duration-ratio, --no-memory and --sequences are not its\n");
 		rc = -1;
 	}
 	if (rc == 0 && cli.query.mode == TA_MODE_TB &&

@@ -6,6 +6,7 @@
  * thread (the latest to start), and every rank's table also counts the
  * ranks before it, as HTA's list of launches is never emptied. */
 #include "analyses/common/intervals.h"
+#include "analyses/common/op_cover.h"
 #include "ta_analyses.h"
 #include "ta_db.h"
 #include "ta_intern.h"
@@ -50,11 +51,6 @@ static const char hta_launch_sql[] =
 	" AND k.correlation = l.correlation AND k.stream != -1 AND k.partner = l.idx"
 	" WHERE l.rank = ? AND " LAUNCH_GLOB " ORDER BY l.part, l.idx";
 
-struct op {
-	int64_t tid, ts, end, name;
-	size_t ord;                 /* HTA's row order, for ties */
-};
-
 struct record {                     /* a launch with its op */
 	int64_t tid, op_ts, op_name, op_delay, run_delay, kernel, idx;
 };
@@ -63,63 +59,6 @@ struct recs {
 	struct record *v;
 	size_t n, cap;
 };
-
-static int load_ops(sqlite3 *db, const char *sql, int64_t rank, struct op **v,
-		    size_t *n, struct ta_error *err)
-{
-	sqlite3_stmt *st = NULL;
-	size_t cap = 0;
-	int rc;
-
-	*n = 0;
-	if (ta_db_prepare(db, sql, &st, err) < 0)
-		return -1;
-	sqlite3_bind_int64(st, 1, rank);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 1024;
-			*v = ta_xrealloc(*v, cap * sizeof(**v));
-		}
-		(*v)[*n] = (struct op){ sqlite3_column_int64(st, 0),
-			sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-			sqlite3_column_int64(st, 3), *n };
-		(*n)++;
-	}
-	sqlite3_finalize(st);
-	return ta_db_done(db, rc, err);
-}
-
-/* The innermost op over [ts, end]: the latest to start of those that hold
- * it (on its thread unless any_thread), the first of a tie. Ops are by
- * start; active holds those begun and not yet over. */
-struct sweep {
-	const struct op *ops;
-	size_t n, next;
-	size_t *active, nactive;
-};
-
-static const struct op *cover(struct sweep *s, int64_t tid, int64_t ts,
-			      int64_t end, int any_thread)
-{
-	const struct op *best = NULL;
-	size_t i, k = 0;
-
-	while (s->next < s->n && s->ops[s->next].ts <= ts)
-		s->active[s->nactive++] = s->next++;
-	for (i = 0; i < s->nactive; i++) {
-		const struct op *o = &s->ops[s->active[i]];
-
-		if (o->end < ts)
-			continue;          /* over for good: launches come in time order */
-		s->active[k++] = s->active[i];
-		if (o->end < end || (!any_thread && o->tid != tid))
-			continue;
-		if (!best || o->ts > best->ts || (o->ts == best->ts && o->ord < best->ord))
-			best = o;
-	}
-	s->nactive = k;
-	return best;
-}
 
 struct launch_row {
 	int64_t tid, ts, end, kts, kname, idx;
@@ -146,16 +85,16 @@ static int rank_records(sqlite3 *db, int64_t rank, const struct ta_rules *R,
 			struct recs *r,
 			struct ta_error *err)
 {
-	struct op *ops = NULL;
+	struct ta_op_cover ops;
 	struct launch_row *l = NULL;
-	size_t nops, nl = 0, capl = 0, i, base = r->n;
+	size_t nl = 0, capl = 0, i, base = r->n;
 	sqlite3_stmt *st = NULL;
-	struct sweep s;
 	int rc;
 
-	if (load_ops(db, R->trace_frame ? hta_ops_sql : ops_sql, rank, &ops, &nops, err) < 0 ||
-	    ta_db_prepare(db, R->trace_frame ? hta_launch_sql : launch_sql, &st, err) < 0) {
-		free(ops);
+	if (ta_op_cover_load(db, R->trace_frame ? hta_ops_sql : ops_sql, rank, &ops, err) < 0)
+		return -1;
+	if (ta_db_prepare(db, R->trace_frame ? hta_launch_sql : launch_sql, &st, err) < 0) {
+		ta_op_cover_free(&ops);
 		return -1;
 	}
 	sqlite3_bind_int64(st, 1, rank);
@@ -175,14 +114,15 @@ static int rank_records(sqlite3 *db, int64_t rank, const struct ta_rules *R,
 	}
 	sqlite3_finalize(st);
 	if (ta_db_done(db, rc, err) < 0) {
-		free(ops), free(l);
+		ta_op_cover_free(&ops);
+		free(l);
 		return -1;
 	}
 	/* the ops found sweeping by time; the records then in row order */
 	ta_qsort(l, nl, sizeof(*l), cmp_launch_ts);
-	s = (struct sweep){ ops, nops, 0, ta_xcalloc(nops + 1, sizeof(size_t)), 0 };
 	for (i = 0; i < nl; i++) {
-		const struct op *o = cover(&s, l[i].tid, l[i].ts, l[i].end, !R->own_thread);
+		const struct ta_op *o = ta_op_cover_find(&ops, l[i].tid, l[i].ts, l[i].end,
+							  !R->own_thread);
 
 		if (!o)
 			continue;
@@ -194,8 +134,7 @@ static int rank_records(sqlite3 *db, int64_t rank, const struct ta_rules *R,
 			l[i].ts - o->ts, l[i].kts - l[i].ts, l[i].kname, l[i].idx };
 	}
 	ta_qsort(r->v + base, r->n - base, sizeof(*r->v), cmp_record_idx);
-	free(s.active);
-	free(ops);
+	ta_op_cover_free(&ops);
 	free(l);
 	return 0;
 }
