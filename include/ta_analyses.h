@@ -69,7 +69,7 @@ struct ta_table *ta_kernels_types_join(struct ta_table *t);
 int ta_kernels_by_op_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 			 struct ta_error *err);
 /* overlap --by step: per rank and kept step, computation, overlapping,
- * exposed communication and other time (overlap_steps.c). */
+ * communication alone and other time (overlap_steps.c). */
 int ta_overlap_steps_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 			 struct ta_error *err);
 int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
@@ -326,6 +326,9 @@ int ta_modules_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **o
 /* kernels --by op --tb-compat: its Kernel view's "Kernel + Op" table */
 int ta_kernels_op_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 			 struct ta_error *err);
+/* The error of a memory view over traces without [memory] events
+ * (exit 3, the files named); returns -1. */
+int ta_memory_none(sqlite3 *db, struct ta_error *err);
 /* --tb-compat: the plugin's Memory view (compat/tb/memory_tb.c): its
  * statistics per device and operator (memory --by op), its curve
  * (memory --series). */

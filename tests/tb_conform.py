@@ -137,10 +137,10 @@ JOINT = {
     ]),
     "comm_ops.csv": (["comms"], ("worker", "Name"), [
         ("Calls", "calls", "int"),
-        ("Total Size (bytes)", "total_bytes", "real"),
-        ("Avg Size (bytes)", "avg_bytes", "real"),
-        ("Total Latency (us)", "total_us", "real"),
-        ("Avg Latency (us)", "avg_us", "real"),
+        ("Total Size (bytes)", "size_bytes", "real"),
+        ("Avg Size (bytes)", "avg_size_bytes", "real"),
+        ("Total Latency (us)", "latency_us", "real"),
+        ("Avg Latency (us)", "avg_latency_us", "real"),
         ("Data Transfer Time (us)", "transfer_us", "real"),
         ("Avg Data Transfer Time (us)", "avg_transfer_us", "real"),
     ]),
@@ -244,6 +244,9 @@ def compare_joint(test, view, binary, trace_dir, expected, files):
             continue
         mine = {tuple(g[OURS_KEY[k]] for k in keys): g for g in got}
         bad = 0
+        if len(mine) != len(got):
+            fail("%s: %d of our rows repeat a key" % (where, len(got) - len(mine)))
+            bad += 1
         for w in want:
             key = tuple(w[k] for k in keys)
             g = mine.pop(key, None)

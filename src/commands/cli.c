@@ -441,6 +441,13 @@ int ta_cli_parse(int argc, char **argv, const struct ta_cmd_info *cmd,
 	free(lo);
 	if (rc == 0 && mode_check(cmd, cli->query.mode, given) < 0)
 		rc = -1;
+	/* the plugin's views take its own steps: a window of ours would be
+	 * accepted and not read */
+	if (rc == 0 && cli->query.mode == TA_MODE_TB && cli->query.window_span) {
+		fprintf(stderr, "traceanalyze: --window is not the TensorBoard plugin's "
+			"(its views take its own steps): leave it out with --tb-compat\n");
+		rc = -1;
+	}
 	/* a mode the command has no counterpart in: said once, here, for
 	 * every command (those with a function of their own parse here too) */
 	if (rc == 0 && ta_command_compat_check(cmd->name, cli->query.mode) < 0)

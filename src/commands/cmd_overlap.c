@@ -9,8 +9,8 @@ enum { BY_RANK, BY_STEP };
 
 static const struct ta_opt opts[] = {
 	TA_CHOICE("by", "WHAT", struct overlap_opts, by, "rank|step",
-		  "rank (default): per rank; step: per rank and kept step, computation, "
-		  "overlapping, communication (exposed) and other time; with --tb-compat, "
+		  "rank (default): per rank; step: per rank and kept step, computation alone, "
+		  "overlapping, communication alone and other time; with --tb-compat, "
 		  "the plugin's Computation/Communication chart"),
 	TA_OPT_END
 };
@@ -27,6 +27,11 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 			return -1;
 		}
 		return ta_distributed_tb_run(db, q, TA_DIST_TB_OVERLAP, out, err);
+	}
+	if (o->by == BY_STEP && q->mode == TA_MODE_HTA) {
+		ta_error_set(err, TA_EXIT_USAGE, "--hta-compat: HTA's overlap is per rank: "
+			     "leave --by step out");
+		return -1;
 	}
 	return o->by == BY_STEP ? ta_overlap_steps_run(db, q, out, err) :
 	       ta_overlap_run(db, q, out, err);
@@ -54,7 +59,8 @@ static int cmd_overlap(int argc, char **argv)
 		"the time computation\nwaited for it or ran slower beside it "
 		"(slowed_us), wait_us of it a late peer.\n--by step: per rank and "
 		"kept step, the step's time as computation alone,\noverlapping, "
-		"communication alone (exposed) and other; they add up to step_us.",
+		"communication alone (no computation beside it: not its whole\ncost, "
+		"which exposed_us is) and other; they add up to step_us.",
 		opts, NULL, &o, NULL,
 		run, { NULL }
 	};

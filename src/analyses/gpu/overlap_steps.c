@@ -2,7 +2,7 @@
  * Computation/Communication chart, right on today's traces: the step's
  * time split into computation alone (compute kernels: not the
  * collectives'), overlapping (a collective's kernel and a compute kernel
- * both running), communication alone (exposed: nothing computed beside
+ * both running), communication alone (nothing computed beside
  * it) and other (neither: idle GPU, copies, sets). The four add up to the
  * step. Collectives are every library's kernels by kind (NCCL, RCCL,
  * HCCL; FSDP2's too), where the plugin took the kernels of nccl:* ops'

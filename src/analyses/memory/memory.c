@@ -711,16 +711,26 @@ static int trace_rows(sqlite3 *db, const struct ta_memory_opts *o,
 	sqlite3_finalize(st);
 	if (rc == 0)
 		rc = ta_db_done(db, step_rc, err);
-	if (rc == 0 && mo->ranks > 0 && mo->events == 0) {
-		char *paths = ta_db_text(db, "SELECT group_concat(path, ', ') FROM"
-					 " inputs WHERE rank IN (SELECT rank FROM sel_ranks)");
-
-		ta_error_set(err, TA_EXIT_INPUT, "'%s': no [memory] events: profile "
-			     "with profile_memory=True", paths ? paths : "?");
-		free(paths);
-		rc = -1;
-	}
+	if (rc == 0 && mo->ranks > 0 && mo->events == 0)
+		rc = ta_memory_none(db, err);
 	return rc;
+}
+
+int ta_memory_none(sqlite3 *db, struct ta_error *err)
+{
+	int64_t n = ta_db_int(db, "SELECT count(*) FROM inputs WHERE rank IN"
+			      " (SELECT rank FROM sel_ranks)", 0);
+	char *paths = ta_db_text(db, "SELECT group_concat('''' || path || '''', ', ') FROM"
+				 " inputs WHERE rank IN (SELECT rank FROM sel_ranks)");
+
+	if (n > 1)
+		ta_error_set(err, TA_EXIT_INPUT, "no [memory] events in any of %lld traces (%s): "
+			     "profile with profile_memory=True", (long long)n, paths ? paths : "?");
+	else
+		ta_error_set(err, TA_EXIT_INPUT, "%s: no [memory] events: profile with "
+			     "profile_memory=True", paths ? paths : "?");
+	free(paths);
+	return -1;
 }
 
 static void say_counts(const struct mem_out *mo)

@@ -502,6 +502,9 @@ int ta_peers_match(sqlite3 *db, const struct ta_query *q, struct ta_peers *p,
 		rc = saved ? load_saved(db, p, err) : compute(db, p, err);
 	if (rc < 0)
 		ta_peers_free(p);
+	else
+		p->gloo = (int)ta_db_int(db, "SELECT EXISTS (SELECT 1 FROM label"
+					 " WHERE name GLOB 'gloo:*')", 0);
 	return rc;
 }
 
@@ -611,6 +614,16 @@ void ta_peers_say(struct ta_table *t, const struct ta_peers *p)
 	if (p->lone)
 		ta_table_note(t, "%zu collectives appear on one rank only (outside "
 			      "the others' profiled steps); left out", p->lone);
+	if (!p->matched && p->gloo) {
+		/* the job synchronises through gloo, whose collectives are
+		 * CPU ranges: a gate must not pass on waits not measured */
+		ta_table_warn(t, "gloo's collectives run on the CPU and are not matched "
+			      "across ranks: no wait or lateness measured (overview and "
+			      "overlap --by step count their time as communication)");
+		if (!t->ranks_absent)
+			t->ranks_absent = 1;
+		return;
+	}
 	if (!p->matched) {
 		ta_table_warn(t, p->nranks ? "no collective matched across ranks: no "
 			      "wait or lateness to measure" : "no collective in the "

@@ -42,6 +42,7 @@ struct ta_peers {
 	size_t mismatched;  /* members disagreeing on name or size: left out */
 	size_t partial;     /* matched without some members' traces */
 	size_t lone;        /* on one rank only (a window edge): left out */
+	int gloo;           /* the trace has gloo's collectives (CPU ranges, not matched) */
 	size_t absent;      /* ranks a process group names that have no
 			     * collective here (no trace): what they wait for
 			     * and hold back is not measured */

@@ -87,7 +87,18 @@ static int job_load(sqlite3 *db, const struct ta_query *q, struct job *j,
 	int rc;
 
 	memset(j, 0, sizeof(*j));
-	if (ta_model_prepare(db, q, 0, err) < 0 ||
+	if (ta_model_prepare(db, q, 0, err) < 0)
+		return -1;
+	/* the view matches each rank's ops with every other rank's: a subset
+	 * would give other numbers than the plugin's, silently */
+	if (ta_db_int(db, "SELECT (SELECT count(*) FROM sel_ranks) < (SELECT count(*)"
+		      " FROM inputs)", 0)) {
+		ta_error_set(err, TA_EXIT_USAGE, "--tb-compat: the plugin's Distributed view "
+			     "matches every rank's collectives with the others': leave --ranks "
+			     "out (without --tb-compat, --ranks picks rows and keeps the matching)");
+		return -1;
+	}
+	if (
 	    ta_db_prepare(db, "SELECT s.rank, i.path FROM sel_ranks s"
 			  " LEFT JOIN inputs i ON i.rank = s.rank ORDER BY s.rank", &st, err) < 0)
 		return -1;
@@ -118,9 +129,53 @@ static int job_load(sqlite3 *db, const struct ta_query *q, struct job *j,
 	return 0;
 }
 
+/* A rank without a communication op the plugin knows: why, said. */
+static void say_no_comm(sqlite3 *db, const struct worker *w, struct ta_table *t)
+{
+	sqlite3_stmt *st = NULL;
+	const char *other = NULL;
+
+	if (sqlite3_prepare_v2(db, "SELECT name FROM trace_x WHERE rank = ?1 AND (name GLOB"
+			       " 'nccl:*' OR name GLOB 'gloo:*') LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, w->rank);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			other = (const char *)sqlite3_column_text(st, 0);
+	}
+	if (w->c.nnodes == 0 && w->c.has_comm)
+		ta_table_warn(t, "no distributed view: rank %lld has both nccl: and gloo: ops "
+			      "(the plugin shows none then)", (long long)w->rank);
+	else if (other)
+		ta_table_warn(t, "no distributed view: rank %lld's collectives (%s, ...) are not "
+			      "among the plugin's nccl:/gloo: broadcast, reduce, all_reduce, "
+			      "all_gather, reduce_scatter (FSDP2's are not); overlap --by step and "
+			      "comms without --tb-compat count them", (long long)w->rank, other);
+	else
+		ta_table_warn(t, "no distributed view: rank %lld has no communication op "
+			      "(nccl:* or gloo:*)", (long long)w->rank);
+	sqlite3_finalize(st);
+}
+
+/* On PyTorch 2.11 the nccl: ops are annotations that name no kernel: the
+ * plugin then counts NCCL's kernels as computation. Said, once. */
+static void say_unlinked(sqlite3 *db, const struct job *j, struct ta_table *t)
+{
+	size_t k, i;
+
+	for (k = 0; k < j->n; k++)
+		for (i = 0; i < j->w[k].c.nnodes; i++)
+			if (j->w[k].c.nodes[i].nk > 1)
+				return;
+	if (ta_db_int(db, "SELECT EXISTS (SELECT 1 FROM trace_x WHERE lower(cat) = 'kernel'"
+		      " AND name GLOB 'nccl*')", 0))
+		ta_table_note(t, "the nccl: ops name no kernel in these traces (PyTorch 2.11): "
+			      "the plugin counts NCCL's kernels as computation and their exposed "
+			      "time as overlapping; overlap --by step without --tb-compat counts "
+			      "them as communication");
+}
+
 /* _process_distributed_profiles: whether the view exists (else a
  * warning on t saying why), and the real transfer ranges. */
-static int match_nodes(struct job *j, struct ta_table *t)
+static int match_nodes(sqlite3 *db, struct job *j, struct ta_table *t)
 {
 	size_t i, k, r;
 
@@ -128,8 +183,7 @@ static int match_nodes(struct job *j, struct ta_table *t)
 		return 0;
 	for (k = 0; k < j->n; k++)
 		if (!j->w[k].c.has_comm || !j->w[k].c.nnodes) {
-			ta_table_warn(t, "no distributed view: rank %lld has no communication op "
-				      "(nccl:* or gloo:*, not both)", (long long)j->w[k].rank);
+			say_no_comm(db, &j->w[k], t);
 			return 0;
 		}
 	for (k = 1; k < j->n; k++)
@@ -253,16 +307,23 @@ static void overlap_rows(const struct job *j, struct ta_table *t)
 			if (seen)
 				continue;
 			step_text(step, sizeof(step), 1, name);
-			for (kk = 0; kk < j->n; kk++)
-				for (m = 0; m < j->w[kk].c.nsteps; m++)
-					if (j->w[kk].c.step_names[m] == name) {
-						double v[4];
-						size_t row = add_row(t, &j->w[kk], step);
+			for (kk = 0; kk < j->n; kk++) {
+				/* a name twice (ProfilerStep's GPU copy): the chart is
+				 * keyed by name, the last one shows */
+				long last = -1;
+				double v[4];
+				size_t row;
 
-						bars(j->w[kk].c.overlap[m], v);
-						for (c = 0; c < 4; c++)
-							ta_table_set_real(t, row, 3 + c, v[c]);
-					}
+				for (m = 0; m < j->w[kk].c.nsteps; m++)
+					if (j->w[kk].c.step_names[m] == name)
+						last = (long)m;
+				if (last < 0)
+					continue;
+				row = add_row(t, &j->w[kk], step);
+				bars(j->w[kk].c.overlap[last], v);
+				for (c = 0; c < 4; c++)
+					ta_table_set_real(t, row, 3 + c, v[c]);
+			}
 		}
 }
 
@@ -383,10 +444,10 @@ static const struct ta_col ops_cols[] = {
 	{ "worker", TA_COL_TEXT, TA_UNIT_NONE, 0 },
 	{ "name", TA_COL_TEXT, TA_UNIT_NONE, 1 },
 	{ "calls", TA_COL_INT, TA_UNIT_NONE, 0 },
-	{ "total_bytes", TA_COL_REAL, TA_UNIT_BYTES, 0 },
-	{ "avg_bytes", TA_COL_REAL, TA_UNIT_BYTES, 0 },
-	{ "total_us", TA_COL_REAL, TA_UNIT_US, 0 },
-	{ "avg_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "size_bytes", TA_COL_REAL, TA_UNIT_BYTES, 0 },
+	{ "avg_size_bytes", TA_COL_REAL, TA_UNIT_BYTES, 0 },
+	{ "latency_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "avg_latency_us", TA_COL_REAL, TA_UNIT_US, 0 },
 	{ "transfer_us", TA_COL_REAL, TA_UNIT_US, 0 },
 	{ "avg_transfer_us", TA_COL_REAL, TA_UNIT_US, 0 },
 };
@@ -561,7 +622,8 @@ int ta_distributed_tb_run(sqlite3 *db, const struct ta_query *q, enum ta_dist_tb
 	else
 		t = ta_table_new("Communication Operations Stats (the TensorBoard plugin's "
 				 "Distributed view)", ops_cols, sizeof(ops_cols) / sizeof(*ops_cols));
-	if (match_nodes(&j, t)) {
+	if (match_nodes(db, &j, t)) {
+		say_unlinked(db, &j, t);
 		if (view == TA_DIST_TB_OVERLAP)
 			overlap_rows(&j, t);
 		else if (view == TA_DIST_TB_WAIT)

@@ -416,12 +416,25 @@ static int stat_rank(sqlite3 *db, struct ta_table *t, int64_t rank, void *ctx,
 	return 0;
 }
 
+/* No rank with [memory] events: the error the default's memory gives. */
+static int none_at_all(sqlite3 *db, struct ta_table **out, struct ta_error *err)
+{
+	if (*out && !ta_db_int(db, "SELECT EXISTS (SELECT 1 FROM mem)", 0)) {
+		ta_table_free(*out);
+		*out = NULL;
+		return ta_memory_none(db, err);
+	}
+	return 0;
+}
+
 int ta_memory_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 		     struct ta_error *err)
 {
-	return tb_each_rank(db, q, ta_table_new("Memory statistics per operator (the "
-						"TensorBoard plugin's Memory view)", stat_cols,
-						NSTAT_COLS), stat_rank, NULL, out, err);
+	if (tb_each_rank(db, q, ta_table_new("Memory statistics per operator (the "
+					     "TensorBoard plugin's Memory view)", stat_cols,
+					     NSTAT_COLS), stat_rank, NULL, out, err) < 0)
+		return -1;
+	return none_at_all(db, out, err);
 }
 
 /* ---- the curve: memory --series --tb-compat ---- */
@@ -597,7 +610,9 @@ static int curve_rank(sqlite3 *db, struct ta_table *t, int64_t rank, void *ctx,
 int ta_memory_curve_tb_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 			   struct ta_error *err)
 {
-	return tb_each_rank(db, q, ta_table_new("Memory curve (the TensorBoard plugin's "
-						"Memory view)", curve_cols, NCURVE_COLS),
-			    curve_rank, NULL, out, err);
+	if (tb_each_rank(db, q, ta_table_new("Memory curve (the TensorBoard plugin's "
+					     "Memory view)", curve_cols, NCURVE_COLS),
+			 curve_rank, NULL, out, err) < 0)
+		return -1;
+	return none_at_all(db, out, err);
 }
