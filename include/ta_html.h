@@ -26,6 +26,8 @@ struct ta_html_page {
 	const struct ta_table *overview;
 	/* modules: the nn.Module tree, forward and backward */
 	const struct ta_table *modules;
+	/* overlap --by step: each rank's steps, computation and communication */
+	const struct ta_table *comm_steps;
 };
 
 void ta_report_html(FILE *out, const struct ta_html_page *p);

@@ -99,7 +99,8 @@ check_page ddp_straggler testdata/ddp_straggler
 ok "ddp_straggler: the straggler sentence on the first screen" \
 	grep -q '<p class="straggler">rank 1 holds the others back' "$TMP/ddp_straggler.dom"
 h=$(sed -n 's/^HEIGHT //p' "$TMP/ddp_straggler.1400.bounds")
-ok "a 2-rank job at 1400 px: ${h:-no} px, under 2,000" test "${h:-9999}" -lt 2000
+# (its per-step communication chart included)
+ok "a 2-rank job at 1400 px: ${h:-no} px, under 2,300" test "${h:-9999}" -lt 2300
 ok "stragglers: right after the verdict" test "$(grep -o '<section id="[a-z]*"' "$TMP/ddp_straggler.dom" |
 	sed -n 2p)" = '<section id="stragglers"'
 ok "stragglers: the grid's values, the latest rank first" grep -q \
@@ -123,6 +124,18 @@ for d in ddp_straggler mem_train; do
 	sed "s|$TMP/$d.sh|testdata/$d|g" "$TMP/$d.shards.html" > "$TMP/$d.shards.same"
 	ok "$d: the page on shards is the page" cmp "$TMP/$d.merged.html" "$TMP/$d.shards.same"
 done
+# several ranks: each kept step's computation and communication, a bar
+# per step of each rank, the parts' shares from overlap --by step
+sed -n '/<section id="comm">/,/<\/section>/p' "$TMP/ddp_straggler.dom" > "$TMP/comm.sec"
+ok "comm steps: its chart" grep -q 'Computation and communication per step' "$TMP/comm.sec"
+$BIN overlap --by step -q --format csv testdata/ddp_straggler > "$TMP/steps.csv"
+bars=$(grep -o '>rank [0-9]* step [0-9]*</text>' "$TMP/comm.sec" | wc -l)
+ok "comm steps: a bar per rank and step ($bars)" test "$bars" = "$(($(wc -l < "$TMP/steps.csv") - 1))"
+want=$(awk -F, 'NR == 2 { printf "%.1f", 100 * $4 / $3 }' "$TMP/steps.csv")
+got=$(grep -o 'rank 0 step 2: computation [^<]*' "$TMP/comm.sec" | sed 's/.*(\([0-9.]*\) %)$/\1/')
+ok "comm steps: rank 0's first step computes ${got:-?} % alone, overlap --by step $want %" \
+	awk -v a="${got:-x}" -v b="$want" 'BEGIN { exit !(a != "x" && a - b < 0.11 && b - a < 0.11) }' 
+no "comm steps: none on one rank" grep -q 'Computation and communication per step' "$TMP/train_stalled.dom"
 # nn.Module frames (train_stalled has them): the module tree, every
 # module of rank 0 a row; none without the frames
 sed -n '/<section id="modules">/,/<\/section>/p' "$TMP/train_stalled.dom" > "$TMP/modules.sec"

@@ -155,7 +155,7 @@ static const struct ta_opt opts[] = {
 /* The page's extra tables: the top kernels, diagnose, stragglers with
  * several ranks, and memory over time with [memory] events. */
 enum { H_KERNELS, H_DIAGNOSE, H_FINDINGS, H_STRAGGLERS, H_MEMORY, H_MEMF, H_SNAP,
-       H_SNAP_SERIES, H_ROOF, H_ROOF_STEPS, H_OVERVIEW, H_MODULES, NHTML };
+       H_SNAP_SERIES, H_ROOF, H_ROOF_STEPS, H_OVERVIEW, H_MODULES, H_COMM_STEPS, NHTML };
 
 /* --snapshot: the snapshot's summary, its peak placed in the trace (db),
  * and its curve in about 400 points. */
@@ -231,6 +231,13 @@ static int modules_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
 	return ta_modules_run(db, q, out, err);
 }
 
+static int comm_steps_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
+			 struct ta_table **out, struct ta_error *err)
+{
+	(void)ctx;
+	return ta_overlap_steps_run(db, q, out, err);
+}
+
 static int facts_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
 		    struct ta_table **out, struct ta_error *err)
 {
@@ -274,9 +281,13 @@ static int run_html(struct ta_plan *p, struct report_opts *ro, struct ta_job_fac
 		return -1;
 	ta_model_facts_of(facts, f);
 	ta_table_free(facts);
+	/* a job of several ranks: who holds the others back, and each step's
+	 * computation and communication (each rank alone) */
 	if (f->ranks > 1 &&
-	    ta_plan_run(p, &ta_shard_stragglers, stragglers_fn, &s, NULL, NULL,
-			&h[H_STRAGGLERS], err) < 0)
+	    (ta_plan_run(p, &ta_shard_stragglers, stragglers_fn, &s, NULL, NULL,
+			 &h[H_STRAGGLERS], err) < 0 ||
+	     ta_plan_run(p, &ta_shard_per_rank, comm_steps_fn, NULL, NULL, NULL,
+			 &h[H_COMM_STEPS], err) < 0))
 		return -1;
 	/* the module tree where the traces have nn.Module frames: a walk of
 	 * every thread, which a trace without them need not pay for */
@@ -312,8 +323,8 @@ static int write_html(const struct ta_cli *cli, const struct report_opts *ro,
 	struct ta_error err = { 0, "" };
 	struct ta_html_page p;
 	const char *html = ro->html;
-	char cmds[15][600];
-	const char *cmdv[15];
+	char cmds[16][600];
+	const char *cmdv[16];
 	const char *path = cli->args[0];
 	size_t n = 0, i;
 	FILE *out;
@@ -330,6 +341,9 @@ static int write_html(const struct ta_cli *cli, const struct report_opts *ro,
 		 path);
 	snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze kernels --format csv %s", path);
 	snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze overlap --format csv %s", path);
+	if (h[H_COMM_STEPS])
+		snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze overlap --by step --format csv %s",
+			 path);
 	if (h[H_STRAGGLERS])
 		snprintf(cmds[n++], sizeof(cmds[0]), "traceanalyze stragglers --format csv %s",
 			 path);
@@ -373,6 +387,7 @@ static int write_html(const struct ta_cli *cli, const struct report_opts *ro,
 	p.roofline_steps = h[H_ROOF_STEPS];
 	p.overview = h[H_OVERVIEW];
 	p.modules = h[H_MODULES];
+	p.comm_steps = h[H_COMM_STEPS];
 	if (!(out = ta_cli_output_open(&out_cli)))
 		return TA_EXIT_SYSTEM;
 	ta_report_html(out, &p);

@@ -23,7 +23,7 @@
 #define C_YELLOW "#F0E442"
 
 /* More ranks than this: distributions and the worst ranks, not a bar each. */
-#define MANY_RANKS 32
+#define MANY_RANKS TA_HTML_MANY_RANKS
 /* ranks the first screen names one by one */
 #define VERDICT_RANKS 8
 #define WORST 8
@@ -200,10 +200,7 @@ static void table(FILE *o, const struct ta_table *t, const char *id)
 	fputs("</tbody></table></details>\n", o);
 }
 
-struct part {
-	const char *label, *colour;
-	double v;
-};
+#define part ta_html_part
 
 /* Text on a colour: white on the dark ones, black on the light. */
 static const char *ink(const char *colour)
@@ -330,6 +327,33 @@ static void figure_close(FILE *o, const char *caption)
 	fputs("</svg><figcaption>", o);
 	esc(o, caption);
 	fputs("</figcaption></figure>\n", o);
+}
+
+/* html_int.h's: the drawing helpers for the sections in files of their own */
+void ta_html_stacked(FILE *o, double y, const char *label, const struct ta_html_part *p,
+		     size_t n, const char *total)
+{
+	stacked(o, y, label, p, n, total);
+}
+
+void ta_html_legend(FILE *o, double y, const struct ta_html_part *p, size_t n)
+{
+	legend(o, y, p, n);
+}
+
+void ta_html_figure(FILE *o, double h, const char *alt)
+{
+	figure_open(o, h, alt);
+}
+
+void ta_html_figure_end(FILE *o, const char *caption)
+{
+	figure_close(o, caption);
+}
+
+void ta_html_pct_axis(FILE *o, double y)
+{
+	pct_axis(o, y);
 }
 
 /* Ranks to draw: all, or the worst by a column when there are many. */
@@ -924,7 +948,7 @@ static void stragglers(FILE *o, const struct ta_table *s)
 	grid_free(&g);
 }
 
-static void comm(FILE *o, const struct ta_table *ov)
+static void comm(FILE *o, const struct ta_table *ov, const struct ta_table *steps)
 {
 	fputs("<section id=\"comm\"><h2>Communication</h2>\n", o);
 	if (ov) {
@@ -959,6 +983,10 @@ static void comm(FILE *o, const struct ta_table *ov)
 			fputs("<p>No communication kernels.</p>", o);
 		}
 		table(o, ov, "t-overlap");
+	}
+	if (steps && steps->nrows) {
+		ta_html_comm_steps(o, steps);
+		table(o, steps, "t-comm-steps");
 	}
 	fputs("</section>\n", o);
 }
@@ -1705,7 +1733,7 @@ void ta_report_html(FILE *o, const struct ta_html_page *p)
 	if (p->diagnose)
 		diagnose(o, p->diagnose, p->findings);
 	kernels(o, p->types, p->kernels);
-	comm(o, p->overlap);
+	comm(o, p->overlap, p->comm_steps);
 	if (p->memory)
 		memory(o, p->memory);
 	if (p->snapshot && p->snapshot_series)
