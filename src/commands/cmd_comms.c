@@ -24,7 +24,8 @@ static int run(sqlite3 *db, const struct ta_query *q, void *ctx,
 					     TA_DIST_TB_OPS, out, err);
 	if (o->by == BY_STEP) {
 		ta_error_set(err, TA_EXIT_USAGE, "comms --by step goes with --tb-compat "
-			     "(overlap --by step gives each step's exposed communication)");
+			     "(per step: stragglers gives each rank's wait_us and comm_us, "
+			     "overlap --by step its communication beside computation)");
 		return -1;
 	}
 	return ta_comms_run(db, q, out, err);
