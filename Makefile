@@ -113,6 +113,7 @@ suites: traceanalyze $(TEST_BIN)
 	python3 tests/hostile_output.py
 	python3 tests/hostile_snapshot.py
 	python3 tests/hostile_db.py
+	python3 tests/hostile_tb.py
 	@# HTA's numbers: compared in make check; the sanitizer pass leaves them
 	@# out (the golden --hta-compat cases run the same code under it) to
 	@# keep CI under 30 minutes on 2 cores

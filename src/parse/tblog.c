@@ -86,12 +86,32 @@ static int span_cmp(const char *a, const char *b)
 	return la != lb ? (la < lb ? -1 : 1) : strncmp(a, b, la);
 }
 
+/* By worker (a handler's name: its worker part; any other: the whole
+ * name), then name: a worker's files together, "a.5.<span>" (worker
+ * "a.5") not between "a.<span>" and "a.<span>" */
+static int by_worker(const void *x, const void *y)
+{
+	const char *a = *(char *const *)x, *b = *(char *const *)y, *sa, *sb;
+	size_t la, lb;
+	int c;
+
+	if (!ta_tblog_name(a, &la, &sa))
+		la = strlen(base_of(a));
+	if (!ta_tblog_name(b, &lb, &sb))
+		lb = strlen(base_of(b));
+	c = strncmp(base_of(a), base_of(b), la < lb ? la : lb);
+	if (c == 0 && la != lb)
+		c = la < lb ? -1 : 1;
+	return c ? c : strcmp(a, b);
+}
+
 size_t ta_tblog_spans(char **files, size_t n, struct ta_buf *said)
 {
 	size_t i, j, k, kept = 0, most = 1;
 
-	/* the files are sorted by name: a worker's files are together, its
-	 * spans in name order, which is not number order if lengths differ */
+	/* a worker's files together, its spans in name order, which is not
+	 * number order if lengths differ (sorted by number below) */
+	qsort(files, n, sizeof(*files), by_worker);
 	for (i = 0; i < n; i = j) {
 		size_t pick, count;
 		const char *sp;

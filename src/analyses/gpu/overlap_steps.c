@@ -80,8 +80,11 @@ static int load_windows(sqlite3 *db, int64_t rank, struct win **w, size_t *n,
 		return -1;
 	sqlite3_bind_int64(st, 1, rank);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		/* a step of no length (its window ends where the one before
+		 * did) is a row of zeros, as temporal gives it */
 		if (sqlite3_column_type(st, 1) == SQLITE_NULL ||
-		    sqlite3_column_int64(st, 2) <= sqlite3_column_int64(st, 1))
+		    sqlite3_column_type(st, 2) == SQLITE_NULL ||
+		    sqlite3_column_int64(st, 2) < sqlite3_column_int64(st, 1))
 			continue;
 		if (*n == cap) {
 			cap = cap ? 2 * cap : 16;
@@ -112,7 +115,7 @@ static int one_rank(sqlite3 *db, int64_t rank, struct ta_table *t, struct ta_err
 			  TA_SQL(TA_KIND_COMM) ") AND dur > 0"
 			  " UNION ALL SELECT h.ts, h.dur, 1 FROM host h JOIN label n"
 			  " ON n.name_id = h.name WHERE h.rank = ?1 AND n.name GLOB 'gloo:*'"
-			  " AND h.dur > 0 ORDER BY 1", &st, err) < 0) {
+			  " AND h.ts IS NOT NULL AND h.dur > 0 ORDER BY 1", &st, err) < 0) {
 		free(w);
 		return -1;
 	}
@@ -145,8 +148,13 @@ static int one_rank(sqlite3 *db, int64_t rank, struct ta_table *t, struct ta_err
 		ta_table_set_real(t, r, 6, (double)(len - w[i].comp - w[i].comm + w[i].both) /
 				  1000.0);
 	}
-	if (!comm.n)
+	if (!nw) {   /* its rows are missing, not zero: a gate trips */
+		ta_table_warn(t, "rank %lld: no kept step and no GPU work: no rows",
+			      (long long)rank);
+		t->ranks_absent++;
+	} else if (!comm.n) {
 		ta_table_note(t, "rank %lld: no collectives", (long long)rank);
+	}
 	free(w);
 	ta_union_free(&comp);
 	ta_union_free(&comm);

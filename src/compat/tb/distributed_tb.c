@@ -16,6 +16,7 @@
 #include "ta_analyses.h"
 #include "ta_db.h"
 #include "overview_tb.h"
+#include "tb_map.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -275,7 +276,8 @@ static void bars(const double *o, double *v)
 
 static void overlap_rows(const struct job *j, struct ta_table *t)
 {
-	size_t k, i, m, c;
+	struct tb_map seen, *last = ta_xcalloc(j->n + 1, sizeof(*last));
+	size_t k, i, c, total = 0;
 
 	for (k = 0; k < j->n; k++) {   /* "all": each rank's steps' sums over their count */
 		const struct tb_comm_rank *r = &j->w[k].c;
@@ -290,41 +292,43 @@ static void overlap_rows(const struct job *j, struct ta_table *t)
 		for (c = 0; c < 4; c++)
 			ta_table_set_real(t, row, 3 + c,
 					  py_int(all[c] / (double)(r->nsteps ? r->nsteps : 1)));
+		/* a name twice (ProfilerStep's GPU copy): the chart is keyed
+		 * by name, the last one shows */
+		tb_map_init(&last[k], r->nsteps + 1);
+		for (i = 0; i < r->nsteps; i++)
+			*tb_map_at(&last[k], r->step_names[i]) = (long)i;
+		total += r->nsteps;
 	}
 	/* the steps, in the order the ranks name them first */
+	tb_map_init(&seen, total + 1);
 	for (k = 0; k < j->n; k++)
 		for (i = 0; i < j->w[k].c.nsteps; i++) {
 			int64_t name = j->w[k].c.step_names[i];
+			long *was = tb_map_at(&seen, name);
 			char step[32];
-			size_t kk, ii;
-			int seen = 0;
+			size_t kk;
 
-			for (kk = 0; kk < k && !seen; kk++)
-				for (ii = 0; ii < j->w[kk].c.nsteps && !seen; ii++)
-					seen = j->w[kk].c.step_names[ii] == name;
-			for (ii = 0; ii < i && !seen; ii++)
-				seen = j->w[k].c.step_names[ii] == name;
-			if (seen)
+			if (*was >= 0)
 				continue;
+			*was = 1;
 			step_text(step, sizeof(step), 1, name);
 			for (kk = 0; kk < j->n; kk++) {
-				/* a name twice (ProfilerStep's GPU copy): the chart is
-				 * keyed by name, the last one shows */
-				long last = -1;
+				long m = *tb_map_at(&last[kk], name);
 				double v[4];
 				size_t row;
 
-				for (m = 0; m < j->w[kk].c.nsteps; m++)
-					if (j->w[kk].c.step_names[m] == name)
-						last = (long)m;
-				if (last < 0)
+				if (m < 0)
 					continue;
 				row = add_row(t, &j->w[kk], step);
-				bars(j->w[kk].c.overlap[last], v);
+				bars(j->w[kk].c.overlap[m], v);
 				for (c = 0; c < 4; c++)
 					ta_table_set_real(t, row, 3 + c, v[c]);
 			}
 		}
+	tb_map_free(&seen);
+	for (k = 0; k < j->n; k++)
+		tb_map_free(&last[k]);
+	free(last);
 }
 
 /* ---- the wait chart and the ops table: analyze_communication_nodes ---- */
@@ -347,23 +351,32 @@ static void append(struct tb_range **v, size_t *n, size_t *cap, const struct tb_
 	*n += m;
 }
 
-/* A rank's nodes grouped by step, in the order the nodes name them. */
-static struct step_sum *by_step(const struct tb_comm_rank *r, size_t *n)
+/* a step's key: its name, TB_KEY_NONE for Python's None */
+static int64_t step_key(int has, int64_t step)
+{
+	return has ? step : TB_KEY_NONE;
+}
+
+/* A rank's nodes grouped by step, in the order the nodes name them;
+ * at: step key -> group. */
+static struct step_sum *by_step(const struct tb_comm_rank *r, size_t *n, struct tb_map *at)
 {
 	struct step_sum *s = ta_xcalloc(r->nnodes + 1, sizeof(*s));
 	size_t i, g;
 
 	*n = 0;
+	tb_map_init(at, r->nnodes + 1);
 	for (i = 0; i < r->nnodes; i++) {
 		const struct tb_comm_node *d = &r->nodes[i];
+		long *slot = tb_map_at(at, step_key(d->has_step, d->step));
 
-		for (g = 0; g < *n && !(s[g].has == d->has_step &&
-					(!d->has_step || s[g].step == d->step)); g++)
-			;
-		if (g == *n) {
+		if (*slot < 0) {
+			g = (*n)++;
+			*slot = (long)g;
 			s[g].has = d->has_step;
 			s[g].step = d->step;
-			(*n)++;
+		} else {
+			g = (size_t)*slot;
 		}
 		append(&s[g].k, &s[g].nk, &s[g].cap, d->k, d->nk);
 		append(&s[g].real, &s[g].nreal, &s[g].capreal, d->real, d->nk);
@@ -383,13 +396,15 @@ static void wait_rows(const struct job *j, struct ta_table *t)
 {
 	struct step_sum **s = ta_xcalloc(j->n + 1, sizeof(*s));
 	double (**v)[2] = ta_xcalloc(j->n + 1, sizeof(*v));
-	size_t *ns = ta_xcalloc(j->n + 1, sizeof(*ns)), k, g, kk, gg;
+	struct tb_map seen, *at = ta_xcalloc(j->n + 1, sizeof(*at));
+	size_t *ns = ta_xcalloc(j->n + 1, sizeof(*ns)), k, g, kk, total = 0;
 
 	for (k = 0; k < j->n; k++) {
 		double all[2] = { 0, 0 };
 		size_t row;
 
-		s[k] = by_step(&j->w[k].c, &ns[k]);
+		s[k] = by_step(&j->w[k].c, &ns[k], &at[k]);
+		total += ns[k];
 		v[k] = ta_xcalloc(ns[k] + 1, sizeof(**v));
 		for (g = 0; g < ns[k]; g++) {
 			double lat = tb_ranges_union(s[k][g].k, s[k][g].nk);
@@ -404,28 +419,29 @@ static void wait_rows(const struct job *j, struct ta_table *t)
 		ta_table_set_real(t, row, 3, py_int(all[0] / (double)(ns[k] ? ns[k] : 1)));
 		ta_table_set_real(t, row, 4, py_int(all[1] / (double)(ns[k] ? ns[k] : 1)));
 	}
+	tb_map_init(&seen, total + 1);
 	for (k = 0; k < j->n; k++)
 		for (g = 0; g < ns[k]; g++) {
+			int64_t key = step_key(s[k][g].has, s[k][g].step);
+			long *was = tb_map_at(&seen, key);
 			char step[32];
-			int seen = 0;
 
-			for (kk = 0; kk <= k && !seen; kk++)
-				for (gg = 0; gg < (kk < k ? ns[kk] : g) && !seen; gg++)
-					seen = s[kk][gg].has == s[k][g].has &&
-					       (!s[k][g].has || s[kk][gg].step == s[k][g].step);
-			if (seen)
+			if (*was >= 0)
 				continue;
+			*was = 1;
 			step_text(step, sizeof(step), s[k][g].has, s[k][g].step);
-			for (kk = 0; kk < j->n; kk++)
-				for (gg = 0; gg < ns[kk]; gg++)
-					if (s[kk][gg].has == s[k][g].has &&
-					    (!s[k][g].has || s[kk][gg].step == s[k][g].step)) {
-						size_t row = add_row(t, &j->w[kk], step);
+			for (kk = 0; kk < j->n; kk++) {
+				long gg = *tb_map_at(&at[kk], key);
+				size_t row;
 
-						ta_table_set_real(t, row, 3, v[kk][gg][0]);
-						ta_table_set_real(t, row, 4, v[kk][gg][1]);
-					}
+				if (gg < 0)
+					continue;
+				row = add_row(t, &j->w[kk], step);
+				ta_table_set_real(t, row, 3, v[kk][gg][0]);
+				ta_table_set_real(t, row, 4, v[kk][gg][1]);
+			}
 		}
+	tb_map_free(&seen);
 	for (k = 0; k < j->n; k++) {
 		for (g = 0; g < ns[k]; g++) {
 			free(s[k][g].k);
@@ -433,10 +449,12 @@ static void wait_rows(const struct job *j, struct ta_table *t)
 		}
 		free(s[k]);
 		free(v[k]);
+		tb_map_free(&at[k]);
 	}
 	free(s);
 	free(v);
 	free(ns);
+	free(at);
 }
 
 static const struct ta_col ops_cols[] = {
@@ -467,78 +485,165 @@ static int dtype_bytes(const char *s, size_t n)
 	return 0;
 }
 
-/* The next JSON string of a flat list of strings ("Input type"), at *p:
- * its text and length (no escapes in dtype names; one that has some
- * matches no known name either way). 0 at the list's end. */
-static int next_string(const char **p, const char **s, size_t *n)
+/* A cursor over JSON text as written ("Input Dims", "Input type"). */
+static const char *ws(const char *p)
 {
-	const char *q = *p;
-
-	while (*q && *q != '"' && *q != ']')
-		q++;
-	if (*q != '"')
-		return 0;
-	*s = ++q;
-	while (*q && *q != '"') {
-		if (*q == '\\' && q[1])
-			q++;
-		q++;
-	}
-	*n = (size_t)(q - *s);
-	*p = *q ? q + 1 : q;
-	return 1;
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	return p;
 }
 
-/* The node's bytes as the plugin sums them: per input, the product of
- * its dims times its dtype's size. -1: the plugin fails on it (a dim that
- * is not a number, fewer types than inputs). */
-static double node_bytes(const struct tb_comm_node *d)
+/* The string at p (at its quote): its text, length and the place after
+ * it; NULL if unterminated. Escapes stay as written (no dtype name has one). */
+static const char *json_string(const char *p, const char **s, size_t *n)
 {
-	const char *p = d->dims, *tp = d->types;
-	double total = 0;
+	const char *q = p + 1;
 
+	while (*q && *q != '"')
+		q += *q == '\\' && q[1] ? 2 : 1;
+	if (*q != '"')
+		return NULL;
+	*s = p + 1;
+	*n = (size_t)(q - *s);
+	return q + 1;
+}
+
+/* The items of a list of strings ("Input type"): item i's text, or NULL
+ * for an item that is no string. Returns the count, -1 if not a list. */
+static long type_items(const char *p, const char ***txt, size_t **len)
+{
+	long n = 0, cap = 0;
+
+	*txt = NULL;
+	*len = NULL;
+	p = ws(p);
+	if (*p == '"') {   /* a string: Python indexes its characters, no dtype name */
+		const char *x;
+		size_t xl;
+
+		if (!json_string(p, &x, &xl))
+			return -1;
+		*txt = ta_xcalloc(xl + 1, sizeof(**txt));
+		*len = ta_xcalloc(xl + 1, sizeof(**len));
+		return (long)xl;
+	}
+	if (*p != '[') {   /* a string the parser kept as its text: the same */
+		char *end;
+		size_t xl = strlen(p);
+
+		strtod(p, &end);
+		if (!xl || (end != p && !*ws(end)) || strcmp(p, "true") == 0 ||
+		    strcmp(p, "false") == 0 || strcmp(p, "null") == 0)
+			return -1;   /* a number or literal: no index */
+		*txt = ta_xcalloc(xl + 1, sizeof(**txt));
+		*len = ta_xcalloc(xl + 1, sizeof(**len));
+		return (long)xl;
+	}
+	p = ws(p + 1);
+	while (*p && *p != ']') {
+		const char *s = NULL;
+		size_t l = 0;
+
+		if (n == cap) {
+			cap = cap ? cap * 2 : 8;
+			*txt = ta_xrealloc(*txt, (size_t)cap * sizeof(**txt));
+			*len = ta_xrealloc(*len, (size_t)cap * sizeof(**len));
+		}
+		if (*p == '"') {
+			if (!(p = json_string(p, &s, &l)))
+				return -1;
+		} else {   /* not a string: skip it, brackets and strings counted */
+			int depth = 0;
+
+			for (; *p && (depth > 0 || (*p != ',' && *p != ']')); p++) {
+				if (*p == '"') {
+					const char *x;
+					size_t xl;
+
+					if (!(p = json_string(p, &x, &xl)))
+						return -1;
+					p--;
+				} else {
+					depth += (*p == '[' || *p == '{') - (*p == ']' || *p == '}');
+				}
+			}
+		}
+		(*txt)[n] = s;
+		(*len)[n++] = l;
+		p = ws(p);
+		if (*p == ',')
+			p = ws(p + 1);
+	}
+	return *p == ']' ? n : -1;
+}
+
+/* communication.py's bytes of a node: per input i of "Input Dims", the
+ * product of its dims times the size of "Input type"[i]. 0 in *bytes and
+ * 1 when the plugin reads it; 0 when it fails on it (a dim that is no
+ * number, fewer types than inputs, an infinite size). */
+static int node_bytes(const struct tb_comm_node *d, double *bytes)
+{
+	const char *p = d->dims, **txt = NULL;
+	size_t *len = NULL;
+	long ntypes, i = 0;
+	int ok = 1;
+
+	*bytes = 0;
 	if (!p)
-		return 0;
-	while (*p == ' ')
-		p++;
+		return 1;   /* no Input Dims: None, skipped */
+	p = ws(p);
 	if (*p != '[')
-		return -1;
-	p++;
-	for (;;) {   /* each input: [d0, d1, ...] */
+		return 0;
+	p = ws(p + 1);
+	if (*p == ']')
+		return 1;   /* [] is false: skipped */
+	ntypes = d->types ? type_items(d->types, &txt, &len) : -1;
+	while (ok && *p && *p != ']') {
 		double prod = 1;
-		const char *s;
-		size_t n;
-		int bytes;
 
-		while (*p == ' ' || *p == ',')
-			p++;
-		if (*p == ']' || !*p)
+		if (i >= ntypes) {   /* input_type[i]: None or too short */
+			ok = 0;
 			break;
-		if (*p != '[')
-			return -1;   /* a scalar input: Python iterates an int */
-		p++;
-		for (;;) {
+		}
+		if (*p != '[') {   /* an int or None is no list to iterate */
+			ok = 0;
+			break;
+		}
+		p = ws(p + 1);
+		while (*p && *p != ']') {
 			char *end;
 			double v;
 
-			while (*p == ' ' || *p == ',')
-				p++;
-			if (*p == ']') {
-				p++;
-				break;
+			if (strncmp(p, "true", 4) == 0) {
+				v = 1, end = (char *)p + 4;
+			} else if (strncmp(p, "false", 5) == 0) {
+				v = 0, end = (char *)p + 5;
+			} else {
+				v = strtod(p, &end);
+				if (end == p || *p == '[' || *p == '"' || *p == 'n' ||
+				    *p == 'N' || *p == 'I' || *p == 'i') {
+					ok = 0;   /* a list, string or null: a TypeError */
+					break;
+				}
 			}
-			v = strtod(p, &end);
-			if (end == p || *p == '[')
-				return -1;
 			prod *= v;
-			p = end;
+			p = ws(end);
+			if (*p == ',')
+				p = ws(p + 1);
 		}
-		if (!tp || !next_string(&tp, &s, &n))
-			return -1;   /* input_type[i]: IndexError */
-		bytes = dtype_bytes(s, n);
-		total += prod * bytes;
+		if (!ok || *p != ']')
+			break;
+		p = ws(p + 1);
+		if (*p == ',')
+			p = ws(p + 1);
+		*bytes += prod * (txt[i] ? dtype_bytes(txt[i], len[i]) : 0);
+		i++;
 	}
-	return total;
+	free(txt);
+	free(len);
+	if (ok && *p != ']')
+		ok = 0;
+	return ok && isfinite(*bytes);
 }
 
 static void ops_rows(const struct job *j, struct ta_table *t)
@@ -566,8 +671,7 @@ static void ops_rows(const struct job *j, struct ta_table *t)
 			if (g == n)
 				s[n++].name = d->name;
 			s[g].calls++;
-			b = node_bytes(d);
-			if (b < 0)
+			if (!node_bytes(d, &b))
 				s[g].bad = 1;
 			else
 				s[g].bytes += b;

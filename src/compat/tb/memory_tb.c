@@ -24,6 +24,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Python's ints do not overflow; ours stop at the limit, and say so (a
+ * trace's numbers may be anything): *sat set. */
+static void add_sat(int64_t *a, int64_t b, int *sat)
+{
+	if (__builtin_add_overflow(*a, b, a)) {
+		*a = b > 0 ? INT64_MAX : INT64_MIN;
+		*sat = 1;
+	}
+}
+
 /* ---- find_memory_nodes ---- */
 
 struct walker {
@@ -32,16 +42,48 @@ struct walker {
 	struct idx stack_node, stack_child;
 };
 
-static int dev_name(const struct tb_mem_rec *r, char *b, size_t n)
+/* Python's repr of a float: the shortest that reads back, ".0" on a
+ * whole number */
+static void py_float(char *b, size_t n, double x)
 {
-	if (r->dev_type == 0)
-		snprintf(b, n, "CPU");
-	else if (r->dev_type == 1 && r->dev >= 0)
-		snprintf(b, n, "GPU%lld", (long long)r->dev);
-	else if (r->dev_type == 1)
-		snprintf(b, n, "GPUNone");
-	else
+	int p;
+
+	for (p = 1; p <= 17; p++) {
+		snprintf(b, n, "%.*g", p, x);
+		if (strtod(b, NULL) == x)
+			break;
+	}
+	if (!strpbrk(b, ".eEni"))
+		strncat(b, ".0", n - strlen(b) - 1);
+}
+
+int tb_mem_dev(sqlite3_stmt *st, int type_col, int id_col, char *b, size_t n)
+{
+	int64_t type = sqlite3_column_int64(st, type_col);
+	char id[24];
+
+	/* DeviceType(dtype): the integers 0 and 1 only */
+	if (sqlite3_column_type(st, type_col) != SQLITE_INTEGER || (type != 0 && type != 1))
 		return 0;
+	if (type == 0) {
+		snprintf(b, n, "CPU");
+		return 1;
+	}
+	switch (sqlite3_column_type(st, id_col)) {
+	case SQLITE_INTEGER:
+		snprintf(id, sizeof(id), "%lld", (long long)sqlite3_column_int64(st, id_col));
+		break;
+	case SQLITE_FLOAT:
+		py_float(id, sizeof(id), sqlite3_column_double(st, id_col));
+		break;
+	case SQLITE_NULL:
+		snprintf(id, sizeof(id), "None");
+		break;
+	default:
+		snprintf(id, sizeof(id), "%.20s", (const char *)sqlite3_column_text(st, id_col));
+		break;
+	}
+	snprintf(b, n, "GPU%s", id);
 	return 1;
 }
 
@@ -128,6 +170,7 @@ struct stats {
 	struct ta_intern *names;    /* op name -> calls */
 	int64_t *calls;
 	size_t ncalls;
+	int saturated;              /* a sum stopped at the limit */
 };
 
 static size_t dev_index(struct stats *st, const char *name)
@@ -165,7 +208,7 @@ static void add_row(struct stats *st, size_t dev, const char *name, const int64_
 		st->nrow++;
 	}
 	for (k = 0; k < 6; k++)
-		st->row[i].v[k] += v[k];
+		add_sat(&st->row[i].v[k], v[k], &st->saturated);
 }
 
 static void count_call(struct stats *st, const char *name)
@@ -264,7 +307,7 @@ static void traverse(struct state *s, const struct idx *roots, int dropped,
 
 					for (k = 0; k < fr.nd; k++)
 						for (m = 3; m < 6; m++)
-							p[k * 6 + m] += a[k * 6 + m];
+							add_sat(&p[k * 6 + m], a[k * 6 + m], &st->saturated);
 				}
 				fr.n--;
 			}
@@ -285,14 +328,13 @@ void tb_memory_stats(struct state *s, const struct idx *roots, int dropped,
 	struct stats st;
 	int64_t *self = NULL;
 	size_t i, nslots = 0, nd, k;
-	char name[32];
 
 	memset(&st, 0, sizeof(st));
 	st.rows = ta_intern_new();
 	st.names = ta_intern_new();
 	attribute(s, roots, dropped, r, n, rec_node, processed);
 	for (i = 0; i < n; i++)
-		rec_dev[i] = dev_name(&r[i], name, sizeof(name)) ? (long)dev_index(&st, name) : -1;
+		rec_dev[i] = r[i].dev[0] ? (long)dev_index(&st, r[i].dev) : -1;
 	nd = st.ndev ? st.ndev : 1;
 	for (i = 0; i < s->no; i++)
 		slot[i] = -1;
@@ -306,9 +348,9 @@ void tb_memory_stats(struct state *s, const struct idx *roots, int dropped,
 		if (rec_node[i] < 0 || rec_dev[i] < 0)
 			continue;
 		m = self + ((size_t)slot[rec_node[i]] * nd + (size_t)rec_dev[i]) * 3;
-		m[0] += r[i].bytes;
+		add_sat(&m[0], r[i].bytes, &st.saturated);
 		if (r[i].bytes > 0) {
-			m[1] += r[i].bytes;
+			add_sat(&m[1], r[i].bytes, &st.saturated);
 			m[2]++;
 		}
 	}
@@ -327,6 +369,7 @@ void tb_memory_stats(struct state *s, const struct idx *roots, int dropped,
 		f->nmem++;
 	}
 	ta_qsort(f->mem, f->nmem, sizeof(*f->mem), by_dev_name);
+	f->mem_saturated = st.saturated;
 	free(rec_node);
 	free(processed);
 	free(slot);
@@ -385,6 +428,9 @@ static int stat_rank(sqlite3 *db, struct ta_table *t, int64_t rank, void *ctx,
 		ta_table_warn(t, "rank %lld: no [memory] events (profile with "
 			      "profile_memory=True): the plugin shows no Memory view",
 			      (long long)rank);
+	if (f.mem_saturated)
+		ta_table_warn(t, "rank %lld: [memory] sizes add up past 2^63 bytes (a damaged "
+			      "trace): those sums are shown at the limit", (long long)rank);
 	for (i = 0; i < f.nmem; i++) {
 		const struct tb_mem_op *m = &f.mem[i];
 		size_t row = ta_table_add_row(t);
@@ -537,12 +583,13 @@ static int curve_rank(sqlite3 *db, struct ta_table *t, int64_t rank, void *ctx,
 	if (sqlite3_step(st) == SQLITE_ROW)
 		first = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
-	if (ta_db_prepare(db, "SELECT dev_type, dev, ts, allocated, reserved FROM mem"
-			  " WHERE rank = ?1 AND addr IS NOT NULL ORDER BY ts, idx", &st, err) < 0)
+	if (ta_db_prepare(db, "SELECT e.mem_device_type, e.device, m.ts, m.allocated,"
+			  " m.reserved FROM mem m JOIN main.events e ON e.rank = m.rank"
+			  " AND e.idx = m.idx WHERE m.rank = ?1 AND m.addr IS NOT NULL"
+			  " ORDER BY m.ts, m.idx", &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, rank);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct tb_mem_rec r = { 0, 0, sqlite3_column_int(st, 0), sqlite3_column_int64(st, 1), 0 };
 		char name[32];
 		struct curve *c;
 
@@ -550,7 +597,7 @@ static int curve_rank(sqlite3 *db, struct ta_table *t, int64_t rank, void *ctx,
 		if (sqlite3_column_type(st, 3) == SQLITE_NULL ||
 		    sqlite3_column_type(st, 4) == SQLITE_NULL)
 			continue;   /* a total absent: NaN, left out */
-		if (!dev_name(&r, name, sizeof(name))) {
+		if (!tb_mem_dev(st, 0, 1, name, sizeof(name))) {
 			unnamed = 1;
 			continue;
 		}

@@ -82,10 +82,14 @@ int tb_regroup_backward(struct state *s, const struct idx *roots, long main_root
 struct tb_mem_rec {
 	int64_t tid;         /* tid_key's key */
 	double ts;
-	int dev_type;        /* 0 CPU, 1 CUDA, else none */
-	int64_t dev;         /* "Device Id"; -1: absent */
+	char dev[32];        /* MemoryRecord.device_name; "": none */
 	int64_t bytes;       /* "Bytes", 0 when absent */
 };
+
+/* device_name from a row's "Device Type" (column type_col) and "Device
+ * Id" (id_col), into b: "CPU", "GPU<id>" as Python formats the id; 0 when
+ * the type is not DeviceType's CPU (0) or CUDA (1): no device. */
+int tb_mem_dev(sqlite3_stmt *st, int type_col, int id_col, char *b, size_t n);
 
 /* memory_parser.py's find_memory_nodes and get_memory_statistics over the
  * built trees (roots: one per thread, as s->tids; childless roots are no

@@ -190,31 +190,7 @@ static int kind_of(enum type t, const char *name)
  * absent is None. */
 static int64_t key_of(struct state *s, sqlite3_stmt *st, int col)
 {
-	struct ta_buf b = { 0 };
-	double d;
-	int64_t id;
-	int is_new;
-
-	switch (sqlite3_column_type(st, col)) {
-	case SQLITE_INTEGER:
-		return sqlite3_column_int64(st, col);
-	case SQLITE_NULL:
-		return TB_KEY_NONE;
-	case SQLITE_FLOAT:
-		d = sqlite3_column_double(st, col);
-		if (d == floor(d) && d >= -9.2e18 && d <= 9.2e18)
-			return (int64_t)d;
-		ta_buf_addc(&b, 'f');
-		ta_buf_add(&b, &d, sizeof(d));
-		break;
-	default:
-		ta_buf_addc(&b, 's');
-		ta_buf_add(&b, sqlite3_column_text(st, col), (size_t)sqlite3_column_bytes(st, col));
-		break;
-	}
-	id = ta_intern(s->keys, b.s, b.len, &is_new);
-	ta_buf_free(&b);
-	return TB_KEY_NONE + id;
+	return tb_key(s->keys, st, col);
 }
 
 void tb_push(struct idx *l, size_t i)
@@ -1017,8 +993,9 @@ static int load_memory(sqlite3 *db, int64_t rank, struct state *s, struct tb_mem
 	*n = 0;
 	*out = NULL;
 	/* tid in column 7, as tid_key reads it */
-	if (ta_db_prepare(db, "SELECT ts, dev_type, dev, COALESCE(bytes, 0), 0, 0, 0, tid"
-			  " FROM mem WHERE rank = ?1 ORDER BY ts, idx", &st, err) < 0)
+	if (ta_db_prepare(db, "SELECT m.ts, e.mem_device_type, e.device, COALESCE(m.bytes, 0),"
+			  " 0, 0, 0, m.tid FROM mem m JOIN main.events e ON e.rank = m.rank"
+			  " AND e.idx = m.idx WHERE m.rank = ?1 ORDER BY m.ts, m.idx", &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, rank);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1026,9 +1003,13 @@ static int load_memory(sqlite3 *db, int64_t rank, struct state *s, struct tb_mem
 			cap = cap ? cap * 2 : 256;
 			*out = ta_xrealloc(*out, cap * sizeof(**out));
 		}
-		(*out)[(*n)++] = (struct tb_mem_rec){ tid_key(s, st),
-			(double)sqlite3_column_int64(st, 0) / 1000.0, sqlite3_column_int(st, 1),
-			sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3) };
+		struct tb_mem_rec *m = &(*out)[(*n)++];
+
+		m->tid = tid_key(s, st);
+		m->ts = (double)sqlite3_column_int64(st, 0) / 1000.0;
+		if (!tb_mem_dev(st, 1, 2, m->dev, sizeof(m->dev)))
+			m->dev[0] = 0;
+		m->bytes = sqlite3_column_int64(st, 3);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {

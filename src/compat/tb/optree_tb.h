@@ -66,6 +66,7 @@ struct tb_forest {
 	} *mem;
 	size_t nmem;
 	int has_memory;
+	int mem_saturated;   /* a sum stopped at INT64_MAX/MIN */
 	struct tb_strings *strings;
 };
 

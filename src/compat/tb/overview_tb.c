@@ -18,6 +18,7 @@
  * order. */
 #include "ta_analyses.h"
 #include "ta_db.h"
+#include "ta_intern.h"
 #include "tb_map.h"
 #include "overview_tb.h"
 
@@ -176,6 +177,40 @@ static struct ranges subtract(const struct ranges *l1, const struct ranges *l2)
 	return d;
 }
 
+/* sum_of(intersect([a, b], x)) in one pass from *from, the first range
+ * that can reach [a, b] (the steps come by start: their pointer only
+ * moves on): the same pieces, summed in the same order. */
+static double sum_in(const struct ranges *x, double a, double b, size_t *from)
+{
+	double s = 0, lo = a;
+	size_t i;
+
+	while (*from < x->n && x->v[*from].b <= a)
+		(*from)++;
+	for (i = *from; i < x->n; i++) {
+		const struct tb_range *r = &x->v[i];
+
+		if (r->b <= lo) {
+			continue;
+		} else if (r->a <= lo && r->b < b) {
+			s += r->b - lo;
+			lo = r->b;
+		} else if (r->a <= lo) {
+			s += b - lo;
+			break;
+		} else if (r->b < b) {
+			s += r->b - r->a;
+			lo = r->b;
+		} else if (r->a < b) {
+			s += b - r->a;
+			break;
+		} else {
+			break;
+		}
+	}
+	return s;
+}
+
 static double sum_of(const struct ranges *r)
 {
 	double s = 0;
@@ -196,6 +231,7 @@ struct rank_data {
 	size_t n, cap;
 	struct comm_op *ops;
 	size_t nops, capops;
+	struct ta_intern *keys;   /* External ids that are not integers */
 };
 
 static void rank_data_reset(struct rank_data *r)
@@ -382,23 +418,19 @@ static void comm_overlap(const struct ranges *roles, const struct step *steps, s
 {
 	const struct ranges *comp = roles[R_KERNEL].n ? &roles[R_KERNEL] : &roles[R_CPUOP];
 	struct ranges both = intersect(comp, &roles[R_COMM]);
-	size_t i;
+	size_t i, at[3] = { 0, 0, 0 };
 
 	res->has_comm = roles[R_COMM].n > 0;
 	res->overlap = ta_xcalloc(nsteps + 1, sizeof(*res->overlap));
 	for (i = 0; i < nsteps; i++) {
-		struct ranges one = { &(struct tb_range){ steps[i].a, steps[i].b }, 1, 1 };
-		struct ranges x = intersect(&one, &both), y = intersect(&one, comp),
-			      z = intersect(&one, &roles[R_COMM]);
 		double *o = res->overlap[i];
 
-		o[1] = sum_of(&x);
-		o[0] = sum_of(&y);
-		o[2] = sum_of(&z);
+		if (i && steps[i].a < steps[i - 1].a)
+			at[0] = at[1] = at[2] = 0;
+		o[1] = sum_in(&both, steps[i].a, steps[i].b, &at[0]);
+		o[0] = sum_in(comp, steps[i].a, steps[i].b, &at[1]);
+		o[2] = sum_in(&roles[R_COMM], steps[i].a, steps[i].b, &at[2]);
 		o[3] = (steps[i].b - steps[i].a) + o[1] - o[0] - o[2];
-		free(x.v);
-		free(y.v);
-		free(z.v);
 	}
 	free(both.v);
 }
@@ -412,6 +444,7 @@ static void analyse(const struct rank_data *r, struct result *res)
 	double cpu_min = 0, cpu_max = 0;
 	int cpu_has = 0;
 	struct ranges slots = { NULL, 0, 0 }, cost[R_OTHER + 1];
+	size_t at[R_OTHER + 1];   /* sum_in's place in each cost list */
 
 	memset(roles, 0, sizeof(roles));
 	memset(res, 0, sizeof(*res));
@@ -499,15 +532,12 @@ static void analyse(const struct rank_data *r, struct result *res)
 	}
 	cost[R_OTHER] = slots;
 	res->costs = ta_xcalloc(nsteps + 1, sizeof(*res->costs));
+	memset(at, 0, sizeof(at));
 	for (i = 0; i < nsteps; i++) {
-		struct ranges one = { &(struct tb_range){ steps[i].a, steps[i].b }, 1, 1 };
-
-		for (k = 0; k <= R_OTHER; k++) {
-			struct ranges x = intersect(&one, &cost[k]);
-
-			res->costs[i][k] = sum_of(&x);
-			free(x.v);
-		}
+		if (i && steps[i].a < steps[i - 1].a)
+			memset(at, 0, sizeof(at));
+		for (k = 0; k <= R_OTHER; k++)
+			res->costs[i][k] = sum_in(&cost[k], steps[i].a, steps[i].b, &at[k]);
 		res->costs[i][R_TOTAL] = steps[i].b - steps[i].a;
 		for (k = 0; k < NROLES; k++)
 			res->avg[k] += res->costs[i][k];
@@ -614,6 +644,34 @@ static enum type type_of(const char *cat, const char *name)
 	return t;
 }
 
+/* Python's int() of s[0..n): blanks around, a sign, digits with single
+ * underscores between them; 0 if it refuses (or past int64). */
+static int py_int(const char *s, size_t n, int64_t *out)
+{
+	const char *e = s + n;
+	int neg = 0, digits = 0;
+	uint64_t v = 0;
+
+	while (s < e && strchr(" \t\n\r\f\v", *s))
+		s++;
+	while (e > s && strchr(" \t\n\r\f\v", e[-1]))
+		e--;
+	if (s < e && (*s == '+' || *s == '-'))
+		neg = *s++ == '-';
+	for (; s < e; s++) {
+		if (*s == '_' && digits && s + 1 < e && s[1] >= '0' && s[1] <= '9')
+			continue;
+		if (*s < '0' || *s > '9' || v > (UINT64_MAX - 9) / 10)
+			return 0;
+		v = v * 10 + (uint64_t)(*s - '0');
+		digits++;
+	}
+	if (!digits || v > (uint64_t)INT64_MAX + neg)
+		return 0;
+	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
+	return 1;
+}
+
 static char *col_dup(sqlite3_stmt *st, int i)
 {
 	const char *v = (const char *)sqlite3_column_text(st, i);
@@ -644,17 +702,15 @@ static void add_event(struct rank_data *r, sqlite3_stmt *st)
 	e->op = -1;
 	e->ts = (double)sqlite3_column_int64(st, 3) / 1000.0;
 	e->end = e->ts + (double)sqlite3_column_int64(st, 4) / 1000.0;
-	e->has_ext = sqlite3_column_type(st, 5) == SQLITE_INTEGER;
-	e->ext = sqlite3_column_int64(st, 5);
+	if (!r->keys)
+		r->keys = ta_intern_new();
+	e->has_ext = sqlite3_column_type(st, 5) != SQLITE_NULL;
+	e->ext = tb_key(r->keys, st, 5);   /* "a" and "b" are two ids to the plugin */
 	e->has_corr = sqlite3_column_int64(st, 6) != -1;
 	e->corr = sqlite3_column_int64(st, 6);
-	if (t == T_STEP) {
-		char *end;
-
-		e->step = strtoll(name + 13, &end, 10);
-		if (end == name + 13 || *end)   /* int() refuses it: the plugin fails */
-			return;
-	}
+	/* int(name.split('#')[1]); one int() refuses: the plugin fails */
+	if (t == T_STEP && !py_int(name + 13, strcspn(name + 13, "#"), &e->step))
+		return;
 	for (i = 0; name && i < sizeof(comm_ops) / sizeof(*comm_ops); i++)
 		e->comm_name |= strcmp(name, comm_ops[i]) == 0;
 	if (e->comm_name && (t == T_OPERATOR || t == T_PYTHON || t == T_UA)) {
@@ -695,6 +751,9 @@ static void rank_data_free(struct rank_data *r)
 	rank_data_reset(r);
 	free(r->e);
 	free(r->ops);
+	if (r->keys)
+		ta_intern_free(r->keys);
+	r->keys = NULL;
 }
 
 /* One rank's events, in the plugin's order (by ts, stably). */

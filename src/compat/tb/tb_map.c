@@ -2,7 +2,9 @@
 #include "tb_map.h"
 
 #include "ta.h"
+#include "ta_intern.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 void tb_map_init(struct tb_map *m, size_t n)
@@ -32,4 +34,33 @@ void tb_map_free(struct tb_map *m)
 	free(m->v);
 	m->k = NULL;
 	m->v = NULL;
+}
+
+int64_t tb_key(struct ta_intern *keys, sqlite3_stmt *st, int col)
+{
+	struct ta_buf b = { 0 };
+	double d;
+	int64_t id;
+	int is_new;
+
+	switch (sqlite3_column_type(st, col)) {
+	case SQLITE_INTEGER:
+		return sqlite3_column_int64(st, col);
+	case SQLITE_NULL:
+		return TB_KEY_NONE;
+	case SQLITE_FLOAT:   /* 1.0 is 1 to Python's dict */
+		d = sqlite3_column_double(st, col);
+		if (d == floor(d) && d >= -9.2e18 && d <= 9.2e18)
+			return (int64_t)d;
+		ta_buf_addc(&b, 'f');
+		ta_buf_add(&b, &d, sizeof(d));
+		break;
+	default:
+		ta_buf_addc(&b, 's');
+		ta_buf_add(&b, sqlite3_column_text(st, col), (size_t)sqlite3_column_bytes(st, col));
+		break;
+	}
+	id = ta_intern(keys, b.s, b.len, &is_new);
+	ta_buf_free(&b);
+	return TB_KEY_NONE + id;
 }
