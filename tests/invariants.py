@@ -317,6 +317,26 @@ def kernels_by_op(name, path):
         check("%s rank %s: kernels --by op %d calls = kernels' %d" % (name, rank, bc, kc), bc == kc)
 
 
+def memory_frees(name, path):
+    """memory --by op: what a site allocated was freed or never freed
+    (bytes = freed_bytes + never_freed_bytes, less an address allocated
+    again while live), and frees are at most allocs."""
+    m, _ = run("memory", path, "--by", "op")
+    if m is None:
+        return  # no [memory] events
+    for r in m:
+        if not r["allocs"] or r["allocs"] == "0":
+            continue
+        where = "%s rank %s %s %s" % (name, r["rank"], r["device"], r["where"])
+        parts = int(r["freed_bytes"]) + int(r["never_freed_bytes"])
+        check("%s: freed %s + never freed %s <= bytes %s" % (where, r["freed_bytes"],
+              r["never_freed_bytes"], r["bytes"]), parts <= int(r["bytes"]))
+        check("%s: frees %s <= allocs %s" % (where, r["frees"], r["allocs"]),
+              int(r["frees"]) <= int(r["allocs"]))
+        if name == "mem_train":
+            check("%s: freed + never freed = bytes" % where, parts == int(r["bytes"]))
+
+
 def modules_measured(name, path, measured):
     """modules against CUDA events in each block's forward and backward
     hooks with the profiler off (tools/capture/capture_modules.py): a
@@ -350,6 +370,7 @@ def job(name, path, measured=None, planted=None, multi=False):
     modules(name, path)
     kernels_window(name, path)
     kernels_by_op(name, path)
+    memory_frees(name, path)
     if multi:
         overlap(name, path, measured)
         overlap_steps(name, path)

@@ -38,7 +38,13 @@ static const struct ta_col site_cols[] = {
 	{ "bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
 	{ "live_at_peak_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
 	{ "never_freed_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
+	/* the TensorBoard plugin's deallocations: of those allocations, the
+	 * ones the trace saw freed (bytes = freed_bytes + never_freed_bytes,
+	 * the plugin's self size increase) */
+	{ "frees", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "freed_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
 };
+#define NSITE_COLS (sizeof(site_cols) / sizeof(*site_cols))
 
 static const struct ta_col series_cols[] = {
 	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
@@ -337,7 +343,7 @@ static int sites(sqlite3 *db, struct rank_mem *m, int by, struct ta_error *err)
 }
 
 struct site_acc {
-	int64_t allocs, bytes, live, never;
+	int64_t allocs, bytes, live, never, frees, freed;
 };
 
 struct sites_acc {
@@ -413,6 +419,12 @@ static void site_rows(sqlite3 *db, struct ta_table *t, struct rank_mem *m,
 			}
 		} else if (e->bytes < 0) {
 			*unmatched += !x->live;
+			if (x->live && x->in_window) {   /* freed: its allocation's site */
+				struct site_acc *s = site_acc(&a, x->dev, x->site);
+
+				s->frees++;
+				s->freed += x->bytes;
+			}
 			x->live = 0;
 		}
 		if (peak_at[e->dev] == i)  /* what made up the peak */
@@ -447,6 +459,8 @@ static void site_rows(sqlite3 *db, struct ta_table *t, struct rank_mem *m,
 		ta_table_set_int(t, r, 4, a.v[i].bytes);
 		ta_table_set_int(t, r, 5, a.v[i].live);
 		ta_table_set_int(t, r, 6, a.v[i].never);
+		ta_table_set_int(t, r, 7, a.v[i].frees);
+		ta_table_set_int(t, r, 8, a.v[i].freed);
 		if (st)
 			sqlite3_reset(st);
 	}
@@ -770,8 +784,8 @@ int ta_memory_run(sqlite3 *db, const struct ta_query *q,
 	}
 	memset(&mo, 0, sizeof(mo));
 	mo.steps = ta_table_new("Memory per step", step_cols, 11);
-	mo.by = ta_table_new("Memory by site", site_cols, 7);
-	mo.ann = ta_table_new("", site_cols, 7);
+	mo.by = ta_table_new("Memory by site", site_cols, NSITE_COLS);
+	mo.ann = ta_table_new("", site_cols, NSITE_COLS);
 	mo.series = ta_table_new("Memory over time", series_cols, 5);
 	mo.f = ta_table_new("Memory findings", finding_cols, 5);
 	ta_table_set_values(mo.f, 2, finding_kinds);
