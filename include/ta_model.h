@@ -119,6 +119,13 @@ struct ta_table;
 
 /* Builds the model for q on db's connection. A second call for the same
  * query only adds what is newly needed (several analyses in one run). */
+/* A rank's analysis windows (?1: the rank), by start: its kept steps'
+ * (step, ts, end_ts), or without steps its span as one, of step -1. */
+#define TA_WINDOWS_SQL \
+	"SELECT step, ts, end_ts FROM step_win WHERE rank = ?1" \
+	" UNION ALL SELECT -1, ts, end_ts FROM span WHERE rank = ?1" \
+	" AND NOT EXISTS (SELECT 1 FROM step_win WHERE rank = ?1) ORDER BY 2"
+
 int ta_model_prepare(sqlite3 *db, const struct ta_query *q, unsigned need,
 		     struct ta_error *err);
 

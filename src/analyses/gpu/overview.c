@@ -12,6 +12,7 @@
 #include "ta_command.h"
 #include "ta_analyses.h"
 #include "ta_db.h"
+#include "ta_model.h"
 #include "ta_people.h"
 
 #include <math.h>
@@ -100,10 +101,7 @@ static int load_windows(sqlite3 *db, int64_t rank, struct rank_work *r,
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if (ta_db_prepare(db, "SELECT step, ts, end_ts FROM step_win WHERE rank = ?1"
-			  " UNION ALL SELECT -1, ts, end_ts FROM span WHERE rank = ?1"
-			  " AND NOT EXISTS (SELECT 1 FROM step_win WHERE rank = ?1)"
-			  " ORDER BY 2", &st, err) < 0)
+	if (ta_db_prepare(db, TA_WINDOWS_SQL, &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, rank);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
