@@ -99,8 +99,7 @@ static int job_load(sqlite3 *db, const struct ta_query *q, struct job *j,
 			     "out (without --tb-compat, --ranks picks rows and keeps the matching)");
 		return -1;
 	}
-	if (
-	    ta_db_prepare(db, "SELECT s.rank, i.path FROM sel_ranks s"
+	if (ta_db_prepare(db, "SELECT s.rank, i.path FROM sel_ranks s"
 			  " LEFT JOIN inputs i ON i.rank = s.rank ORDER BY s.rank", &st, err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -735,7 +734,7 @@ int ta_distributed_tb_run(sqlite3 *db, const struct ta_query *q, enum ta_dist_tb
 		else
 			ops_rows(&j, t);
 	} else {
-		t->ranks_absent += (int)j.n;
+		t->ranks_absent += j.n;
 	}
 	job_free(&j);
 	*out = t;
