@@ -161,7 +161,8 @@ static int cmd_memory(int argc, char **argv)
 		"peak_bytes,\npeak_time_us,activations_bytes,reserved_at_peak_bytes,"
 		"fragmentation_bytes,\nlargest_free_bytes, the baseline's parts parameters_bytes,"
 		"gradients_bytes,\noptimizer_bytes,workspace_bytes,other_baseline_bytes, and "
-		"with --trace\npeak_step,peak_op.",
+		"with --trace\npeak_step,peak_op. With --tb-compat, the TensorBoard plugin's "
+		"Memory view:\n--by op its statistics per operator, --series its curve.",
 		opts, on_opt, &c, present,
 		run, { NULL }
 	};
