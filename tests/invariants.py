@@ -205,12 +205,13 @@ def comms(name, path, *window):
         check("%s: comms and stragglers run" % name, False)
         return
     for rank in sorted({r["rank"] for r in s}):
-        want_wait = sum(float(r["wait_us"]) for r in s if r["rank"] == rank)
+        # a gloo job: nothing matched, stragglers' waits empty, no comms row
+        want_wait = sum(float(r["wait_us"] or 0) for r in s if r["rank"] == rank)
         got_wait = sum(float(r["wait_us"]) for r in c if r["rank"] == rank)
         check("%s rank %s: comms' wait %.3f us is stragglers' %.3f" % (name, rank, got_wait, want_wait),
               abs(got_wait - want_wait) <= 0.01)
         got_total = sum(float(r["total_us"]) for r in c if r["rank"] == rank)
-        want_comm = sum(float(r["comm_us"]) for r in s if r["rank"] == rank)
+        want_comm = sum(float(r["comm_us"] or 0) for r in s if r["rank"] == rank)
         check("%s rank %s: comms' kernel time %.3f us >= stragglers' matched %.3f" % (
               name, rank, got_total, want_comm), got_total >= want_comm - 0.01)
     for r in c:

@@ -60,8 +60,9 @@ static const char common_sql[] =
 /* the kept steps as the host ran them (step_win may reach further, into
  * the GPU work the step launched) */
 "CREATE TEMP VIEW step_host AS SELECT s.rank, s.step, s.ts, s.end_ts"
-"  FROM steps s WHERE s.step IN (SELECT w.step FROM temp.step_win w"
-"   WHERE w.rank = s.rank);"
+"  FROM steps s WHERE EXISTS (SELECT 1 FROM temp.step_win w"
+"   WHERE w.rank = s.rank AND w.step = s.step);"  /* EXISTS: the index, not a
+						    * list per step (quadratic) */
 /* CUPTI range profiler events and their counters (the parser kept their
  * args as JSON: a value cut short is left out) */
 "CREATE TEMP VIEW counter_ranges AS SELECT rank, idx, name, ts_ns AS ts"

@@ -233,6 +233,18 @@ static struct rank_sum *straggler_sums(const struct ta_table *t, size_t *n_out,
 	return s;
 }
 
+/* every wait_us empty: nothing matched (gloo's CPU collectives) */
+static int no_waits(const struct ta_table *t)
+{
+	long c = ta_table_col(t, "wait_us");
+	size_t r;
+
+	for (r = 0; c >= 0 && r < t->nrows; r++)
+		if (!ta_table_cell(t, r, (size_t)c)->null)
+			return 0;
+	return c >= 0 && t->nrows > 0;
+}
+
 void ta_people_straggler_says(const struct ta_table *t, struct ta_buf *b)
 {
 	struct rank_sum *worst, *s;
@@ -248,6 +260,9 @@ void ta_people_straggler_says(const struct ta_table *t, struct ta_buf *b)
 			    worst->late_us / (double)worst->steps / 1e3,
 			    100 * worst->late_us / worst->step_us,
 			    worst->cause ? worst->cause : "cause unknown");
+	else if (no_waits(t))
+		ta_buf_adds(b, "who waits for whom is not measured: no collective "
+			    "kernel was matched across ranks\n");
 	else
 		ta_buf_adds(b, "no straggler: no rank keeps the others "
 			    "waiting for long\n");

@@ -236,14 +236,13 @@ int ta_comms_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 	}
 	if (t->nrows) /* else the note below says it */
 		ta_peers_say(t, &p);
-	/* gloo's ops run on the CPU: said only where the trace has some, and
-	 * a gate on the table trips (its rows are missing, not none) */
+	/* gloo's ops run on the CPU: said only where the trace has some (a
+	 * gate on the empty table trips) */
 	if (!t->nrows && p.gloo) {
 		ta_table_warn(t, "no collective kernel (NCCL, RCCL, HCCL) in the analysis "
 			      "window: gloo's collectives run on the CPU and are not listed "
 			      "(overview and overlap --by step count them; comms --tb-compat "
-			      "lists the gloo: ops)");
-		t->ranks_absent = 1;
+			      "lists the gloo: ops)");   /* no row: a gate trips */
 	} else if (!t->nrows) {
 		ta_table_note(t, "no collective kernel (NCCL, RCCL, HCCL) in the analysis window");
 	}

@@ -616,12 +616,12 @@ void ta_peers_say(struct ta_table *t, const struct ta_peers *p)
 			      "the others' profiled steps); left out", p->lone);
 	if (!p->matched && p->gloo) {
 		/* the job synchronises through gloo, whose collectives are
-		 * CPU ranges: a gate must not pass on waits not measured */
+		 * CPU ranges: its waits are not measured (stragglers leaves
+		 * them empty: a gate on them trips as on any missing value) */
 		ta_table_warn(t, "gloo's collectives run on the CPU and are not matched "
-			      "across ranks: no wait or lateness measured (overview and "
-			      "overlap --by step count their time as communication)");
-		if (!t->ranks_absent)
-			t->ranks_absent = 1;
+			      "across ranks: no wait or lateness measured, left empty "
+			      "(overview and overlap --by step count their time as "
+			      "communication)");
 		return;
 	}
 	if (!p->matched) {

@@ -78,11 +78,15 @@ int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 			ta_table_set_int(t, r, 1, step->i);
 		ta_table_set_real(t, r, 2, step_us);
 		ta_table_set_real(t, r, 3, ta_table_cell(verdicts, i, 3)->d);
-		ta_table_set_real(t, r, 4, x ? (double)x->comm_ns / 1e3 : 0);
-		ta_table_set_real(t, r, 5, x ? (double)x->wait_ns / 1e3 : 0);
-		ta_table_set_real(t, r, 6, x ? (double)x->late_ns / 1e3 : 0);
-		ta_table_set_real(t, r, 7, x && x->ncoll ?
-				  (double)x->nlast / (double)x->ncoll : 0);
+		/* a gloo job's collectives are not matched: nothing measured,
+		 * not zero */
+		if (!(p.gloo && !p.matched)) {
+			ta_table_set_real(t, r, 4, x ? (double)x->comm_ns / 1e3 : 0);
+			ta_table_set_real(t, r, 5, x ? (double)x->wait_ns / 1e3 : 0);
+			ta_table_set_real(t, r, 6, x ? (double)x->late_ns / 1e3 : 0);
+			ta_table_set_real(t, r, 7, x && x->ncoll ?
+					  (double)x->nlast / (double)x->ncoll : 0);
+		}
 		ta_table_set_int(t, r, 8, x && x->late_ns > 0 &&
 				 (double)x->late_ns / 1e3 >= o->late_pct / 100 * step_us &&
 				 (step->null ? latest > 0 : x->late_ns == late_of(&p, x->step)));

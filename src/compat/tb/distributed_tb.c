@@ -95,8 +95,8 @@ static int job_load(sqlite3 *db, const struct ta_query *q, struct job *j,
 	if (ta_db_int(db, "SELECT (SELECT count(*) FROM sel_ranks) < (SELECT count(*)"
 		      " FROM inputs)", 0)) {
 		ta_error_set(err, TA_EXIT_USAGE, "--tb-compat: the plugin's Distributed view "
-			     "matches every rank's collectives with the others': leave --ranks "
-			     "out (without --tb-compat, --ranks picks rows and keeps the matching)");
+			     "is made of every rank at once (its communication ops matched across "
+			     "ranks): leave --ranks out (without --tb-compat, --ranks picks rows)");
 		return -1;
 	}
 	if (ta_db_prepare(db, "SELECT s.rank, i.path FROM sel_ranks s"
