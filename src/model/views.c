@@ -119,7 +119,9 @@ static const char common_sql[] =
 "CREATE TEMP VIEW mem AS SELECT rank, idx, pid, tid, ts_ns AS ts,"
 "  COALESCE(mem_device_type, -1) AS dev_type, COALESCE(device, -1) AS dev,"
 "  mem_addr AS addr, bytes, total_allocated AS allocated,"
-"  total_reserved AS reserved FROM main.events WHERE ph = 'i'"
+"  total_reserved AS reserved,"
+/* as written, for the plugin's port (an odd type or id is no device there) */
+"  mem_device_type AS dev_type_raw, device AS dev_raw FROM main.events WHERE ph = 'i'"
 "  AND name = (SELECT name_id FROM main.names WHERE name = '[memory]')"
 "  AND " IN_SEL " AND ts_ns IS NOT NULL;";
 

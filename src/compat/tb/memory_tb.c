@@ -583,10 +583,8 @@ static int curve_rank(sqlite3 *db, struct ta_table *t, int64_t rank, void *ctx,
 	if (sqlite3_step(st) == SQLITE_ROW)
 		first = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
-	if (ta_db_prepare(db, "SELECT e.mem_device_type, e.device, m.ts, m.allocated,"
-			  " m.reserved FROM mem m JOIN main.events e ON e.rank = m.rank"
-			  " AND e.idx = m.idx WHERE m.rank = ?1 AND m.addr IS NOT NULL"
-			  " ORDER BY m.ts, m.idx", &st, err) < 0)
+	if (ta_db_prepare(db, "SELECT dev_type_raw, dev_raw, ts, allocated, reserved FROM mem"
+			  " WHERE rank = ?1 AND addr IS NOT NULL ORDER BY ts, idx", &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, rank);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

@@ -993,9 +993,8 @@ static int load_memory(sqlite3 *db, int64_t rank, struct state *s, struct tb_mem
 	*n = 0;
 	*out = NULL;
 	/* tid in column 7, as tid_key reads it */
-	if (ta_db_prepare(db, "SELECT m.ts, e.mem_device_type, e.device, COALESCE(m.bytes, 0),"
-			  " 0, 0, 0, m.tid FROM mem m JOIN main.events e ON e.rank = m.rank"
-			  " AND e.idx = m.idx WHERE m.rank = ?1 ORDER BY m.ts, m.idx", &st, err) < 0)
+	if (ta_db_prepare(db, "SELECT ts, dev_type_raw, dev_raw, COALESCE(bytes, 0), 0, 0, 0,"
+			  " tid FROM mem WHERE rank = ?1 ORDER BY ts, idx", &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, rank);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
