@@ -62,7 +62,7 @@ int ta_kernels_run(sqlite3 *db, const struct ta_query *q,
 /* --by type tables of one rank each (shards), one after another: the
  * table over all of them, as one run over every rank gives it (without
  * --hta-compat). Frees t. */
-struct ta_table *ta_kernels_types_join(struct ta_table *t);
+struct ta_table *ta_kernels_types_join(struct ta_table *t, void *ctx);
 
 /* kernels --by op: per rank, kernel and the CPU op that launched it
  * (kernels_op.c). */
@@ -114,7 +114,7 @@ int ta_launch_ops_run(sqlite3 *db, const struct ta_query *q, struct ta_table **o
 		      struct ta_error *err);
 /* --by-op tables of one rank each (shards), one after another, in the
  * order one run over every rank gives. */
-struct ta_table *ta_launch_ops_join(struct ta_table *t);
+struct ta_table *ta_launch_ops_join(struct ta_table *t, void *ctx);
 
 struct ta_queue_opts {
 	int series;               /* the time series instead */
@@ -180,18 +180,25 @@ extern const struct ta_diagnose_opts ta_diagnose_defaults;
  * (findings). */
 struct ta_stragglers_opts {
 	double late_pct;   /* a straggler holds the others back this % of its step (10) */
+	/* the rows shown (--ranks; NULL: every rank): a rank's lateness is
+	 * what the others lost, so every rank is diagnosed whatever it says */
+	const int64_t *ranks;
+	size_t nranks;
 };
 extern const struct ta_stragglers_opts ta_stragglers_defaults;
 
 /* Per rank and step: collectives matched across ranks, how long this
- * rank waited for the last to arrive and the others for it, and whether
- * it is the step's straggler. */
+ * rank waited for the last to arrive and the others for it (in its
+ * collectives, and in step time lost), and whether it is the step's
+ * straggler. */
 int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 		      const struct ta_stragglers_opts *o, struct ta_table **out,
 		      struct ta_error *err);
-/* A stragglers table put together from runs on one rank each: names each
- * late peer's own cause, as one run over every rank does. */
-struct ta_table *ta_stragglers_join(struct ta_table *t);
+/* A stragglers table put together from runs on one rank each (ctx: its
+ * ta_stragglers_opts): each rank's late_us from the others' waits for it,
+ * the stragglers, and each late peer's own cause, as one run over every
+ * rank does. */
+struct ta_table *ta_stragglers_join(struct ta_table *t, void *ctx);
 
 /* The events of one rank on its critical paths (--trace). */
 struct ta_path_node {

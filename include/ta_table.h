@@ -110,6 +110,9 @@ void ta_table_warn(struct ta_table *t, const char *fmt, ...)
 /* Stable sort of the rows; cmp gets two row numbers. */
 void ta_table_sort(struct ta_table *t,
 		   int (*cmp)(const struct ta_table *t, size_t a, size_t b));
+/* Only the rows keep says yes to, in their order. */
+void ta_table_keep(struct ta_table *t,
+		   int (*keep)(const struct ta_table *t, size_t row, void *ctx), void *ctx);
 void ta_table_free(struct ta_table *t);
 /* For an analysis whose rows are final as it adds them: with a sink (the
  * query's, NULL if none), each row goes there once the next is added and

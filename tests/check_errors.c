@@ -97,7 +97,7 @@ static int diagnose(sqlite3 *db, const struct ta_query *q, struct ta_table **t,
 static int stragglers(sqlite3 *db, const struct ta_query *q,
 		      struct ta_table **t, struct ta_error *e)
 {
-	struct ta_stragglers_opts o = { 10 };
+	struct ta_stragglers_opts o = ta_stragglers_defaults;
 
 	return ta_stragglers_run(db, q, &o, t, e);
 }

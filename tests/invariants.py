@@ -178,10 +178,31 @@ def overlap_steps(name, path):
 
 
 def stragglers(name, path, planted):
+    """At most one straggler a step, the planted one; a rank's late_us is
+    the largest wait_us of the ranks that waited for it in the step, and
+    the straggler has the step's largest; wait_us over the steps is
+    overlap's wait_us (one quantity, two commands)."""
     s, _ = run("stragglers", path)
-    if s is None:
-        check("%s: stragglers runs" % name, False)
+    ov, _ = run("overlap", path)
+    if s is None or ov is None:
+        check("%s: stragglers and overlap run" % name, False)
         return
+    for r in s:
+        if r["late_us"] == "":
+            continue
+        waits = [num(o, "wait_us") for o in s if o["step"] == r["step"] and o["waited_for"] == r["rank"]]
+        check("%s rank %s step %s: late_us %s is the largest wait for it %s" % (
+              name, r["rank"], r["step"], r["late_us"], waits),
+              abs(num(r, "late_us") - max(waits + [0])) < 0.01)
+        top = max(num(o, "late_us") for o in s if o["step"] == r["step"])
+        check("%s rank %s step %s: a straggler has the step's largest late_us" % (name, r["rank"], r["step"]),
+              r["straggler"] == "0" or num(r, "late_us") == top)
+    for o in ov:
+        if o["wait_us"] == "":
+            continue
+        mine = sum(num(r, "wait_us") for r in s if r["rank"] == o["rank"] and r["wait_us"] != "")
+        check("%s rank %s: stragglers' wait_us %.3f over the steps is overlap's %s" % (
+              name, o["rank"], mine, o["wait_us"]), abs(mine - num(o, "wait_us")) < 0.01)
     by_step = {}
     for r in s:
         by_step.setdefault(r["step"], []).append(r)
@@ -194,7 +215,7 @@ def stragglers(name, path, planted):
 
 
 def comms(name, path, *window):
-    """comms' waits and totals per rank are stragglers' wait_us and comm_us
+    """comms' waits and totals per rank are stragglers' coll_wait_us and comm_us
     summed over the rank's kept steps (every collective matched here); with
     --window span, over one row a rank."""
     if not window:
@@ -206,7 +227,7 @@ def comms(name, path, *window):
         return
     for rank in sorted({r["rank"] for r in s}):
         # a gloo job: nothing matched, stragglers' waits empty, no comms row
-        want_wait = sum(float(r["wait_us"] or 0) for r in s if r["rank"] == rank)
+        want_wait = sum(float(r["coll_wait_us"] or 0) for r in s if r["rank"] == rank)
         got_wait = sum(float(r["wait_us"]) for r in c if r["rank"] == rank)
         check("%s rank %s: comms' wait %.3f us is stragglers' %.3f" % (name, rank, got_wait, want_wait),
               abs(got_wait - want_wait) <= 0.01)

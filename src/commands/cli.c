@@ -563,6 +563,13 @@ static int parse_rank_item(const char *s, const char *e, int64_t *lo,
 	       *hi - *lo < 1000000 ? 0 : -1;
 }
 
+static int cmp_rank(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 int ta_cli_parse_ranks(const char *s, int64_t **ranks, size_t *n)
 {
 	size_t cap = 0;
@@ -603,6 +610,8 @@ int ta_cli_parse_ranks(const char *s, int64_t **ranks, size_t *n)
 	}
 	if (*n == 0)
 		return -1;
+	/* in rank order, as everything that picks ranks reads them */
+	ta_qsort(*ranks, *n, sizeof(**ranks), cmp_rank);
 	return 0;
 }
 

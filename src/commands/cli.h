@@ -16,8 +16,9 @@ struct ta_shards;
 struct ta_shard_rule {
 	int peers;        /* needs every shard's collectives (model: coll) */
 	int same_notes;   /* its notes are about all ranks: said once */
-	/* what only all rows tell: the table made whole (t or a new one) */
-	struct ta_table *(*join)(struct ta_table *t);
+	/* what only all rows tell: the table made whole (t or a new one);
+	 * ctx: the analysis' */
+	struct ta_table *(*join)(struct ta_table *t, void *ctx);
 	/* what each shard runs instead of the command's analysis, or NULL */
 	ta_analysis_fn fn;
 	/* rounds after the first, on some shards again (a path that goes on

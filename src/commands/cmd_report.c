@@ -264,6 +264,8 @@ static int run_html(struct ta_plan *p, struct report_opts *ro, struct ta_job_fac
 
 	roof_steps.by = TA_ROOF_BY_STEP;
 	ov.summary = 1;
+	s.ranks = p->cli->query.ranks;   /* the rows shown (--ranks) */
+	s.nranks = p->cli->query.nranks;
 	rc = ta_plan_run(p, &ta_shard_per_rank, kernels_fn, &top, NULL, NULL,
 			 &h[H_KERNELS], err);
 	if (rc == 0)

@@ -5,7 +5,7 @@
 #include "ta_people.h"
 
 static const struct ta_opt opts[] = {
-	TA_REAL("late-pct", "P", struct ta_stragglers_opts, late_pct, 0, 100, "a straggler keeps the others waiting at least P% of its step (10)"),
+	TA_REAL("late-pct", "P", struct ta_stragglers_opts, late_pct, 0, 100, "a straggler costs the others at least P% of its step (10)"),
 	TA_OPT_END
 };
 
@@ -23,7 +23,11 @@ static void present(struct ta_table *t, void *ctx)
 
 static void after_parse(void *ctx, struct ta_cli *cli)
 {
-	(void)ctx;
+	struct ta_stragglers_opts *o = ctx;
+
+	/* the rows shown: every rank is diagnosed (late is the others' loss) */
+	o->ranks = cli->query.ranks;
+	o->nranks = cli->query.nranks;
 	/* it runs diagnose: build its index while loading */
 	cli->ingest.lazy_indexes |= ta_model_lazy_indexes(TA_NEED_HOST);
 }
@@ -33,10 +37,15 @@ static int cmd_stragglers(int argc, char **argv)
 	struct ta_stragglers_opts o = ta_stragglers_defaults;
 	const struct ta_cmd_info info = {
 		"stragglers", "[options] PATH",
-		"Per rank and step, the collectives matched across ranks: how long this "
-		"rank\nwaited for the last member to arrive (wait_us), how long the "
-		"others waited\nfor it (late_us), the share it came last to, whether it "
-		"is the step's\nstraggler, and its own main cause (diagnose's).",
+		"Per rank and step, the collectives matched across ranks: how long its\n"
+		"collective kernels waited for the last member (coll_wait_us) and how far\n"
+		"behind the first it arrived (arrival_us), hidden under other work or not;\n"
+		"the step time it lost waiting for a late peer (wait_us, diagnose's\n"
+		"wait_for_peer) and for whom (waited_for); the most any rank lost waiting\n"
+		"for it (late_us); the share it came last to; whether it is the step's\n"
+		"straggler (the largest late_us, at least --late-pct of its step); and its\n"
+		"own main cause (diagnose's). Every rank is diagnosed; --ranks picks the\n"
+		"rows shown.",
 		opts, NULL, &o, present,
 		run, { NULL }
 	};

@@ -467,7 +467,7 @@ static int run_rule(struct ta_shards *sh, const struct ta_shard_rule *rule,
 		j.peers = sh->peers;
 	ok = ok && n && run_all(sh->cli, &j, s, n, &all);
 	if (ok && rule->join)
-		all = rule->join(all);
+		all = rule->join(all, ctx);
 	if (!ok) {
 		ta_table_free(all);
 		return 0;

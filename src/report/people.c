@@ -191,11 +191,12 @@ void ta_people_diagnose(struct ta_table *t, const struct ta_table *findings)
 }
 
 /* Per rank over its steps: the means of the step, its wait and its
- * lateness, the share of collectives it came last to, its straggler steps
- * and its commonest cause among them (else over all its steps). */
+ * lateness (step time lost), how far behind the first member it arrived,
+ * the share of collectives it came last to, its straggler steps and its
+ * commonest cause among them (else over all its steps). */
 struct rank_sum {
 	int64_t rank, steps, straggles;
-	double step_us, wait_us, late_us, last;
+	double step_us, wait_us, late_us, arrival_us, last;
 	const char *cause;
 };
 
@@ -206,6 +207,7 @@ static struct rank_sum *straggler_sums(const struct ta_table *t, size_t *n_out,
 {
 	size_t step_us = col(t, "step_us"), wait = col(t, "wait_us");
 	size_t late = col(t, "late_us"), last = col(t, "arrived_last");
+	size_t arrival = col(t, "arrival_us");
 	size_t strag = col(t, "straggler"), cause = col(t, "cause");
 	struct rank_sum *s = ta_xcalloc(t->nrows + 1, sizeof(*s)), *worst = NULL;
 	size_t n = 0, i;
@@ -215,12 +217,13 @@ static struct rank_sum *straggler_sums(const struct ta_table *t, size_t *n_out,
 		int is = ta_table_cell(t, i, strag)->i != 0;
 
 		if (!n || s[n - 1].rank != rank)
-			s[n++] = (struct rank_sum){ rank, 0, 0, 0, 0, 0, 0, NULL };
+			s[n++] = (struct rank_sum){ rank, 0, 0, 0, 0, 0, 0, 0, NULL };
 		s[n - 1].steps++;
 		s[n - 1].straggles += is;
 		s[n - 1].step_us += ta_table_cell(t, i, step_us)->d;
 		s[n - 1].wait_us += ta_table_cell(t, i, wait)->d;
 		s[n - 1].late_us += ta_table_cell(t, i, late)->d;
+		s[n - 1].arrival_us += ta_table_cell(t, i, arrival)->d;
 		s[n - 1].last += ta_table_cell(t, i, last)->d;
 		if (is || !s[n - 1].cause)
 			s[n - 1].cause = ta_table_cell(t, i, cause)->s;
@@ -250,12 +253,17 @@ void ta_people_straggler_says(const struct ta_table *t, struct ta_buf *b)
 	struct rank_sum *worst, *s;
 	size_t n;
 
+	struct rank_sum *lag = NULL;
+	size_t i;
+
 	s = straggler_sums(t, &n, &worst);
+	for (i = 0; i < n; i++)
+		if (!lag || s[i].arrival_us > lag->arrival_us)
+			lag = &s[i];
 	if (worst)
-		/* what the others waited in collectives, not what the step
-		 * lost: their own work may have filled part of the wait */
-		ta_buf_addf(b, "rank %lld holds the others back: they wait "
-			    "%.1f ms per step for it in collectives (%.0f %% of its "
+		/* the step time they lost: waits their own work filled are not */
+		ta_buf_addf(b, "rank %lld holds the others back: they lose "
+			    "%.1f ms per step waiting for it (%.0f %% of its "
 			    "step): %s\n", (long long)worst->rank,
 			    worst->late_us / (double)worst->steps / 1e3,
 			    100 * worst->late_us / worst->step_us,
@@ -263,6 +271,13 @@ void ta_people_straggler_says(const struct ta_table *t, struct ta_buf *b)
 	else if (no_waits(t))
 		ta_buf_adds(b, "who waits for whom is not measured: no collective "
 			    "kernel was matched across ranks\n");
+	else if (lag && lag->step_us > 0 && lag->arrival_us >= 0.05 * lag->step_us)
+		/* why a rank last to every collective is not the straggler */
+		ta_buf_addf(b, "no straggler: rank %lld arrives late to collectives "
+			    "(%.1f ms per step behind the first), but the others wait "
+			    "under their own work: they lose %.2f ms per step\n",
+			    (long long)lag->rank, lag->arrival_us / (double)lag->steps / 1e3,
+			    lag->late_us / (double)lag->steps / 1e3);
 	else
 		ta_buf_adds(b, "no straggler: no rank keeps the others "
 			    "waiting for long\n");

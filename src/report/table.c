@@ -183,6 +183,21 @@ void ta_table_sort(struct ta_table *t,
 	free(tmp);
 }
 
+void ta_table_keep(struct ta_table *t,
+		   int (*keep)(const struct ta_table *t, size_t row, void *ctx), void *ctx)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < t->nrows; i++) {
+		if (!keep(t, i, ctx))
+			continue;
+		if (n != i)
+			memcpy(cell(t, n, 0), cell(t, i, 0), t->ncols * sizeof(*t->cells));
+		n++;
+	}
+	t->nrows = n;
+}
+
 long ta_table_col(const struct ta_table *t, const char *name)
 {
 	size_t c;

@@ -121,7 +121,7 @@ static int run_by_type(sqlite3 *db, const struct ta_kernels_opts *o,
 	return 0;
 }
 
-struct ta_table *ta_kernels_types_join(struct ta_table *t)
+struct ta_table *ta_kernels_types_join(struct ta_table *t, void *ctx)
 {
 	struct ta_sweep acc;
 	struct ta_table *joined;
@@ -129,6 +129,7 @@ struct ta_table *ta_kernels_types_join(struct ta_table *t)
 	size_t r;
 	int i;
 
+	(void)ctx;
 	memset(&acc, 0, sizeof(acc));
 	for (r = 0; r < t->nrows; r++) {
 		const char *name = ta_table_cell(t, r, 0)->s;

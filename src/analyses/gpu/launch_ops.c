@@ -279,8 +279,9 @@ int ta_launch_ops_run(sqlite3 *db, const struct ta_query *q, struct ta_table **o
 	return 0;
 }
 
-struct ta_table *ta_launch_ops_join(struct ta_table *t)
+struct ta_table *ta_launch_ops_join(struct ta_table *t, void *ctx)
 {
+	(void)ctx;
 	/* stable: rank order within ties, as one run's */
 	ta_table_sort(t, cmp_rows);
 	return t;

@@ -274,9 +274,9 @@ static void hole(struct diag_ctx *c, int64_t a, int64_t b, int queued,
 		enum ended_by by = hole_end(c, a, b);
 		const struct ta_peer_step *x = ta_peers_find(c->peers, c->rank, c->step);
 
+		/* the step's wait_for_peer finding (analyse_step) holds it:
+		 * one finding, not this hole twice */
 		if (by == BY_COMM_QUEUE && x && x->peer >= 0) {
-			snprintf(where, sizeof(where), "rank %lld", (long long)x->peer);
-			add_finding(c->f, c->rank, c->step, F_WAIT_PEER, len, where);
 			r->wait += len;
 			return;
 		}

@@ -1,10 +1,19 @@
 /* Which rank holds the others back, by how much, and why. Per rank and
  * step: the step's window and GPU busy share and the rank's own main
  * cause (diagnose's), its matched collectives' time, how long they waited
- * for the last member to arrive (wait), how long the others waited for it
- * (late), and the share of them it came last to (peers.c). The straggler
- * of a step is the rank the others waited for most, when that is at least
- * late_pct of its step. */
+ * for the last member to arrive (coll_wait) and how far behind the first
+ * member it arrived (arrival), both hidden or not (peers.c); then what
+ * the step lost: the time it waited for a late peer with nothing else to
+ * do (wait: diagnose's wait_for_peer, overlap's wait_us) and the peer it
+ * waited for longest (waited_for), and the longest such wait of any rank
+ * for it (late). The straggler of a step is the rank with the largest
+ * late, when that is at least late_pct of its step.
+ *
+ * Why exposed waits: in bucketed DDP each all-reduce starts as its bucket
+ * is ready, and the rank whose buckets come a little later is last to
+ * every collective; its peers' NCCL kernels wait under their backward
+ * pass, which the wait does not lengthen (a balanced two-GPU job: 7.7 ms
+ * of arrival a step, 0.17 ms of it exposed, steps equal to 0.02 ms). */
 #include "peers.h"
 #include "ta_analyses.h"
 
@@ -12,7 +21,12 @@
 #include <string.h>
 
 /* The defaults: the command's, and those of every caller (report). */
-const struct ta_stragglers_opts ta_stragglers_defaults = { 10 };
+const struct ta_stragglers_opts ta_stragglers_defaults = { 10, NULL, 0 };
+
+enum {
+	C_RANK, C_STEP, C_STEP_US, C_BUSY, C_COMM, C_COLL_WAIT, C_WAIT, C_WAITED_FOR,
+	C_ARRIVAL, C_LATE, C_LAST, C_STRAGGLER, C_CAUSE
+};
 
 static const struct ta_col cols[] = {
 	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
@@ -20,24 +34,146 @@ static const struct ta_col cols[] = {
 	{ "step_us", TA_COL_REAL, TA_UNIT_US, 0 },
 	{ "busy_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
 	{ "comm_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "coll_wait_us", TA_COL_REAL, TA_UNIT_US, 0 },
 	{ "wait_us", TA_COL_REAL, TA_UNIT_US, 0 },
+	{ "waited_for", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "arrival_us", TA_COL_REAL, TA_UNIT_US, 0 },
 	{ "late_us", TA_COL_REAL, TA_UNIT_US, 0 },
 	{ "arrived_last", TA_COL_REAL, TA_UNIT_RATIO, 0 },
 	{ "straggler", TA_COL_INT, TA_UNIT_NONE, 0 },
 	{ "cause", TA_COL_TEXT, TA_UNIT_NONE, 0 },
 };
 
-/* The largest lateness of any rank in the step, 0 if none. */
-static int64_t late_of(const struct ta_peers *p, int64_t step)
-{
-	size_t j;
+/* One rank's step: a wait (diagnose's finding) or what it was late by. */
+struct key_val {
+	int64_t rank, step;
+	int has_step;
+	double v;
+};
 
-	for (j = 0; j < p->nmost; j++)
-		if (p->most[j].step == step)
-			return p->most[j].late_ns;
-	return 0;
+static int cmp_key_val(const void *x, const void *y)
+{
+	const struct key_val *a = x, *b = y;
+
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	if (a->has_step != b->has_step)
+		return a->has_step - b->has_step;
+	return a->step < b->step ? -1 : a->step > b->step;
 }
 
+/* The entries of (rank, step) in v sorted: their first, *n how many. */
+static const struct key_val *find_all(const struct key_val *v, size_t nv, int64_t rank,
+				      const struct ta_cell *step, size_t *n)
+{
+	struct key_val k = { rank, step->null ? 0 : step->i, !step->null, 0 };
+	size_t lo = 0, hi = nv, e;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_key_val(&v[mid], &k) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (e = lo; e < nv && cmp_key_val(&v[e], &k) == 0; e++)
+		;
+	*n = e - lo;
+	return v + lo;
+}
+
+/* Diagnose's wait_for_peer findings, by rank and step. */
+static struct key_val *peer_waits(const struct ta_table *f, size_t *n)
+{
+	struct key_val *v = ta_xcalloc(f->nrows + 1, sizeof(*v));
+	size_t i;
+
+	*n = 0;
+	for (i = 0; i < f->nrows; i++) {
+		const struct ta_cell *step = ta_table_cell(f, i, 1);
+
+		if (strcmp(ta_table_cell(f, i, 2)->s, "wait_for_peer") != 0)
+			continue;
+		v[(*n)++] = (struct key_val){ ta_table_cell(f, i, 0)->i,
+					      step->null ? 0 : step->i, !step->null,
+					      ta_table_cell(f, i, 3)->d };
+	}
+	ta_qsort(v, *n, sizeof(*v), cmp_key_val);
+	return v;
+}
+
+/* late and straggler from every row's wait and waited_for: t holds every
+ * rank (one run, or the shards' rows joined). */
+static void mark_stragglers(struct ta_table *t, double late_pct)
+{
+	struct key_val *by_peer = ta_xcalloc(t->nrows + 1, sizeof(*by_peer));
+	struct key_val *most = ta_xcalloc(t->nrows + 1, sizeof(*most));
+	size_t i, j, n = 0, nmost = 0, k;
+
+	for (i = 0; i < t->nrows; i++) {
+		const struct ta_cell *step = ta_table_cell(t, i, C_STEP);
+		const struct ta_cell *peer = ta_table_cell(t, i, C_WAITED_FOR);
+		const struct ta_cell *wait = ta_table_cell(t, i, C_WAIT);
+
+		if (!peer->null && !wait->null && wait->d > 0)
+			by_peer[n++] = (struct key_val){ peer->i, step->null ? 0 : step->i,
+							 !step->null, wait->d };
+	}
+	ta_qsort(by_peer, n, sizeof(*by_peer), cmp_key_val);
+	for (i = 0; i < t->nrows; i++) {
+		const struct ta_cell *step = ta_table_cell(t, i, C_STEP);
+		const struct key_val *w;
+		double late = 0;
+
+		if (ta_table_cell(t, i, C_ARRIVAL)->null) /* not measured: gloo */
+			continue;
+		w = find_all(by_peer, n, ta_table_cell(t, i, C_RANK)->i, step, &k);
+		for (j = 0; j < k; j++)
+			if (w[j].v > late)
+				late = w[j].v;
+		ta_table_set_real(t, i, C_LATE, late);
+		/* the step's largest (key: rank 0, the step) */
+		most[nmost++] = (struct key_val){ 0, step->null ? 0 : step->i, !step->null,
+						  late };
+	}
+	ta_qsort(most, nmost, sizeof(*most), cmp_key_val);
+	for (i = 0; i < t->nrows; i++) {
+		const struct ta_cell *step = ta_table_cell(t, i, C_STEP);
+		const struct ta_cell *late = ta_table_cell(t, i, C_LATE);
+		const struct key_val *m = find_all(most, nmost, 0, step, &k);
+		double top = 0;
+
+		for (j = 0; j < k; j++)
+			if (m[j].v > top)
+				top = m[j].v;
+		ta_table_set_int(t, i, C_STRAGGLER, !late->null && late->d > 0 &&
+				 late->d >= late_pct / 100 *
+				 ta_table_cell(t, i, C_STEP_US)->d && late->d == top);
+	}
+	free(by_peer);
+	free(most);
+}
+
+/* A row of a rank asked for (o->ranks, sorted: the query's). */
+static int shown(const struct ta_table *t, size_t row, void *ctx)
+{
+	const struct ta_stragglers_opts *o = ctx;
+	int64_t rank = ta_table_cell(t, row, C_RANK)->i;
+	size_t lo = 0, hi = o->nranks;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (o->ranks[mid] == rank)
+			return 1;
+		if (o->ranks[mid] < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
 
 int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 		      const struct ta_stragglers_opts *o, struct ta_table **out,
@@ -45,53 +181,69 @@ int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 {
 	struct ta_diagnose_opts dopts = ta_diagnose_defaults;
 	struct ta_table *verdicts = NULL, *findings = NULL, *t;
+	struct ta_query every = *q;
+	struct key_val *waits;
 	struct ta_peers p;
-	size_t i;
+	size_t i, nwaits;
 
-	dopts.path = 0; /* the verdicts alone */
+	dopts.path = 0; /* the verdicts and their findings alone */
 	dopts.findings = 0;
+	every.ranks = NULL;
+	every.nranks = 0;
 	*out = NULL;
-	if (ta_diagnose_run(db, q, &dopts, &verdicts, &findings, err) < 0)
+	if (ta_diagnose_run(db, &every, &dopts, &verdicts, &findings, err) < 0)
 		return -1;
-	ta_table_free(findings);
-	if (ta_peers_match(db, q, &p, err) < 0) {
+	if (ta_peers_match(db, &every, &p, err) < 0) {
 		ta_table_free(verdicts);
+		ta_table_free(findings);
 		return -1;
 	}
-	t = ta_table_new("Stragglers per rank and step", cols, 10);
+	waits = peer_waits(findings, &nwaits);
+	ta_table_free(findings);
+	t = ta_table_new("Stragglers per rank and step", cols,
+			 sizeof(cols) / sizeof(*cols));
 	for (i = 0; i < verdicts->nrows; i++) {
 		const struct ta_cell *step = ta_table_cell(verdicts, i, 1);
 		int64_t rank = ta_table_cell(verdicts, i, 0)->i;
-		double step_us = ta_table_cell(verdicts, i, 2)->d;
 		const struct ta_peer_step *x = step->null ? NULL :
 			ta_peers_find(&p, rank, step->i);
 		struct ta_peer_step all;   /* --window span: the rank's steps together */
-		size_t r = ta_table_add_row(t), latest = 0;
+		const struct key_val *w;
+		size_t r = ta_table_add_row(t), latest = 0, k, j;
+		double wait = 0;
 
 		if (step->null) {
 			ta_peers_rank_total(&p, rank, &all, &latest);
 			x = &all;
 		}
-
-		ta_table_set_int(t, r, 0, rank);
+		ta_table_set_int(t, r, C_RANK, rank);
 		if (!step->null)
-			ta_table_set_int(t, r, 1, step->i);
-		ta_table_set_real(t, r, 2, step_us);
-		ta_table_set_real(t, r, 3, ta_table_cell(verdicts, i, 3)->d);
+			ta_table_set_int(t, r, C_STEP, step->i);
+		ta_table_set_real(t, r, C_STEP_US, ta_table_cell(verdicts, i, 2)->d);
+		ta_table_set_real(t, r, C_BUSY, ta_table_cell(verdicts, i, 3)->d);
+		ta_table_set_text(t, r, C_CAUSE, ta_table_cell(verdicts, i, 5)->s);
 		/* a gloo job's collectives are not matched: nothing measured,
 		 * not zero */
-		if (!(p.gloo && !p.matched)) {
-			ta_table_set_real(t, r, 4, x ? (double)x->comm_ns / 1e3 : 0);
-			ta_table_set_real(t, r, 5, x ? (double)x->wait_ns / 1e3 : 0);
-			ta_table_set_real(t, r, 6, x ? (double)x->late_ns / 1e3 : 0);
-			ta_table_set_real(t, r, 7, x && x->ncoll ?
-					  (double)x->nlast / (double)x->ncoll : 0);
-		}
-		ta_table_set_int(t, r, 8, x && x->late_ns > 0 &&
-				 (double)x->late_ns / 1e3 >= o->late_pct / 100 * step_us &&
-				 (step->null ? latest > 0 : x->late_ns == late_of(&p, x->step)));
-		ta_table_set_text(t, r, 9, ta_table_cell(verdicts, i, 5)->s);
+		if (p.gloo && !p.matched)
+			continue;
+		w = find_all(waits, nwaits, rank, step, &k);
+		for (j = 0; j < k; j++)
+			wait += w[j].v;
+		ta_table_set_real(t, r, C_COMM, x ? (double)x->comm_ns / 1e3 : 0);
+		ta_table_set_real(t, r, C_COLL_WAIT, x ? (double)x->wait_ns / 1e3 : 0);
+		ta_table_set_real(t, r, C_WAIT, wait);
+		if (x && x->peer >= 0)
+			ta_table_set_int(t, r, C_WAITED_FOR, x->peer);
+		ta_table_set_real(t, r, C_ARRIVAL, x ? (double)x->late_ns / 1e3 : 0);
+		ta_table_set_real(t, r, C_LAST, x && x->ncoll ?
+				  (double)x->nlast / (double)x->ncoll : 0);
 	}
+	/* on a shard: every row, for the join (ta_stragglers_join) */
+	if (ta_model_gathered(db))
+		mark_stragglers(t, o->late_pct);
+	else if ((mark_stragglers(t, o->late_pct), o->ranks))
+		ta_table_keep(t, shown, (void *)o);
+	free(waits);
 	ta_peers_say(t, &p);
 	ta_peers_free(&p);
 	ta_table_free(verdicts);
@@ -99,8 +251,13 @@ int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 	return 0;
 }
 
-struct ta_table *ta_stragglers_join(struct ta_table *t)
+struct ta_table *ta_stragglers_join(struct ta_table *t, void *ctx)
 {
-	ta_name_late_peers(t, 0, 1, 9);
+	const struct ta_stragglers_opts *o = ctx;
+
+	mark_stragglers(t, o->late_pct);
+	ta_name_late_peers(t, C_RANK, C_STEP, C_CAUSE);  /* before: a peer's row goes */
+	if (o->ranks)
+		ta_table_keep(t, shown, (void *)o);
 	return t;
 }
