@@ -93,6 +93,19 @@ check("damaged events: each kind is said",
 p = subprocess.run(["./traceanalyze", "memory", "--no-cache", "--by", "op", p_], capture_output=True, text=True,
                    timeout=20)
 check("damaged events: --by counts the address allocated twice", p.returncode == 0 and "still allocated" in p.stderr)
+for opt in ([], ["--by", "op"], ["--series"]):
+    p = subprocess.run(["./traceanalyze", "memory", "--no-cache", *opt, p_], capture_output=True, text=True,
+                       timeout=20)
+    check("damaged events %s: the missing totals are said whatever the table" % opt,
+          p.returncode == 0 and "without \"Total Allocated\"" in p.stderr)
+# a size past a PiB: counted as 2^50 (sums must not overflow), and said
+ev2 = ev + [mem(2200, 4, 1 << 60, 1 << 60), mem(2300, 4, -(1 << 60), 210)]
+json.dump({"traceEvents": ev2}, open(p_, "w"))
+for opt in ([], ["--by", "op"], ["--series"], ["--findings"]):
+    p = subprocess.run(["./traceanalyze", "memory", "--no-cache", *opt, p_], capture_output=True, text=True,
+                       timeout=20)
+    check("a 2^60-byte allocation %s: said, not silently cut (%s)" % (opt, p.stderr.strip()[-80:]),
+          p.returncode == 0 and "past 2^50 bytes" in p.stderr)
 
 failed = [n for n, ok in checks if not ok]
 for n in failed:

@@ -86,6 +86,7 @@ struct rank_mem {
 	int64_t (*win)[3];          /* step, ts, end; step -1: no steps */
 	size_t nwin;
 	size_t no_total, negative;  /* bad data */
+	size_t clamped;             /* sizes past 2^50 bytes, cut there */
 };
 
 static int device_of(struct rank_mem *m, int64_t type, int64_t id)
@@ -113,9 +114,13 @@ static int device_of(struct rank_mem *m, int64_t type, int64_t id)
  * (the running sum), and its kept steps. */
 #define MAX_BYTES ((int64_t)1 << 50)
 
-static int64_t clamp_bytes(int64_t v)
+static int64_t clamp_bytes(struct rank_mem *m, int64_t v)
 {
-	return v > MAX_BYTES ? MAX_BYTES : v < -MAX_BYTES ? -MAX_BYTES : v;
+	if (v > MAX_BYTES || v < -MAX_BYTES) {
+		m->clamped++;
+		return v > 0 ? MAX_BYTES : -MAX_BYTES;
+	}
+	return v;
 }
 
 static int load(sqlite3 *db, struct rank_mem *m, struct ta_error *err)
@@ -144,9 +149,9 @@ static int load(sqlite3 *db, struct rank_mem *m, struct ta_error *err)
 		e->addr = sqlite3_column_int64(st, 4);
 		/* a trace's numbers may be anything: no allocation is a PiB,
 		 * and sums of such must not overflow */
-		e->bytes = clamp_bytes(sqlite3_column_int64(st, 5));
+		e->bytes = clamp_bytes(m, sqlite3_column_int64(st, 5));
 		e->allocated = sqlite3_column_type(st, 6) == SQLITE_NULL ? INT64_MIN :
-			       clamp_bytes(sqlite3_column_int64(st, 6));
+			       clamp_bytes(m, sqlite3_column_int64(st, 6));
 		e->reserved = sqlite3_column_int64(st, 7);
 		e->site = -1;
 		e->in_window = 0;
@@ -671,7 +676,7 @@ static int snapshot_run(sqlite3 *db, const struct ta_memory_opts *o,
 /* A trace's tables, and what its events made us count. */
 struct mem_out {
 	struct ta_table *steps, *by, *ann, *series, *f;
-	size_t unmatched, reused, no_total, negative, events, ranks;
+	size_t unmatched, reused, no_total, negative, clamped, events, ranks;
 };
 
 /* One rank's rows into mo's tables. */
@@ -705,6 +710,7 @@ static int rank_rows(sqlite3 *db, const struct ta_memory_opts *o, int64_t rank,
 	}
 	mo->no_total += m.no_total;
 	mo->negative += m.negative;
+	mo->clamped += m.clamped;
 	mo->events += m.n;
 	free_rank(&m);
 	return rc;
@@ -747,14 +753,19 @@ int ta_memory_none(sqlite3 *db, struct ta_error *err)
 	return -1;
 }
 
-static void say_counts(const struct mem_out *mo)
+/* on t, the table shown: what any of them would say wrongly without it */
+static void say_counts(const struct mem_out *mo, struct ta_table *t)
 {
 	if (mo->no_total)
-		ta_table_warn(mo->steps, "%zu [memory] events without \"Total Allocated\": "
+		ta_table_warn(t, "%zu [memory] events without \"Total Allocated\": "
 			      "their totals are the running sum", mo->no_total);
 	if (mo->negative)
-		ta_table_warn(mo->steps, "%zu [memory] events with a negative total: "
+		ta_table_warn(t, "%zu [memory] events with a negative total: "
 			      "replaced by the running sum", mo->negative);
+	if (mo->clamped)
+		ta_table_warn(t, "%zu [memory] sizes or totals past 2^50 bytes (1 PiB): "
+			      "counted as 2^50, the tables' bytes are not the trace's",
+			      mo->clamped);
 	if (mo->reused)
 		ta_table_warn(mo->by, "%zu allocations at an address still allocated: "
 			      "the earlier one counts as freed", mo->reused);
@@ -792,10 +803,10 @@ int ta_memory_run(sqlite3 *db, const struct ta_query *q,
 	rc = ta_model_prepare(db, q, TA_NEED_DEV | TA_NEED_HOST | TA_NEED_MEM, err);
 	if (rc == 0)
 		rc = trace_rows(db, o, &mo, err);
-	say_counts(&mo);
+	keep = o->series ? &mo.series : o->by_site ? &mo.by : &mo.steps;
+	say_counts(&mo, *keep);
 	if (o->by_site)
 		ta_table_sort(mo.by, cmp_site);
-	keep = o->series ? &mo.series : o->by_site ? &mo.by : &mo.steps;
 	if (rc == 0) {
 		*out = *keep, *keep = NULL;
 		*findings = mo.f, mo.f = NULL;
