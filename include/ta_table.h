@@ -11,9 +11,10 @@ enum ta_col_type { TA_COL_INT, TA_COL_REAL, TA_COL_TEXT };
 
 /* How text output shows a number (CSV and JSON always show it plainly). */
 /* BYTES: a size; CLOCK: a moment in µs on the traces' clock (text shows
- * both for people: MiB, ms after the table's first moment) */
+ * both for people: MiB, ms after the table's first moment); TREE: a text
+ * path "a/b/c" (text shows its last part, indented two spaces a level) */
 enum ta_col_unit { TA_UNIT_NONE, TA_UNIT_US, TA_UNIT_PCT, TA_UNIT_RATIO, TA_UNIT_BYTES,
-		   TA_UNIT_CLOCK };
+		   TA_UNIT_CLOCK, TA_UNIT_TREE };
 
 struct ta_col {
 	const char *name;

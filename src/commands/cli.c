@@ -100,7 +100,8 @@ static struct ta_table *empty_result(ta_analysis_fn fn, const struct ta_query *q
 static int list_columns(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 {
 	static const char *const types[] = { "int", "real", "text" };
-	static const char *const units[] = { "", "us", "pct", "ratio", "bytes", "clock_us" };
+	static const char *const units[] = { "", "us", "pct", "ratio", "bytes", "clock_us",
+					     "path" };
 	struct ta_error err = { 0, "" };
 	struct ta_table *t = empty_result(fn, &cli->query, ctx, &err);
 	size_t c;

@@ -118,6 +118,18 @@ static void cell_text(char *buf, size_t len, const struct ta_col *col,
 			 ((col->type == TA_COL_INT ? (double)c->i : c->d) - origin) / 1e3);
 		return;
 	}
+	if (col->unit == TA_UNIT_TREE && col->type == TA_COL_TEXT && len > 2) {
+		const char *leaf = strrchr(c->s, '/');
+		size_t depth = 0, i;
+
+		for (i = 0; c->s[i]; i++)
+			depth += c->s[i] == '/';
+		if (depth > (len - 2) / 4)  /* the indent takes half the buffer at most */
+			depth = (len - 2) / 4;
+		memset(buf, ' ', 2 * depth);
+		escape_controls(buf + 2 * depth, len - 2 * depth, leaf ? leaf + 1 : c->s, 0);
+		return;
+	}
 	switch (col->type) {
 	case TA_COL_TEXT:
 		escape_controls(buf, len, c->s, 0);

@@ -353,7 +353,7 @@ static void backward(struct walk *w)
 
 static const struct ta_col cols[] = {
 	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
-	{ "module", TA_COL_TEXT, TA_UNIT_NONE, 1 },
+	{ "module", TA_COL_TEXT, TA_UNIT_TREE, 1 },
 	{ "depth", TA_COL_INT, TA_UNIT_NONE, 0 },
 	{ "calls", TA_COL_INT, TA_UNIT_NONE, 0 },
 	{ "host_us", TA_COL_REAL, TA_UNIT_US, 0 },
