@@ -21,6 +21,7 @@
 #include "ta_intern.h"
 #include "tb_map.h"
 #include "overview_tb.h"
+#include "optree_tb.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -573,16 +574,6 @@ static const struct ta_col cols[] = {
 };
 #define NCOLS (sizeof(cols) / sizeof(*cols))
 
-/* Python's round(x, 2): the decimal nearest x's exact value, ties to even
- * (printf's rounding), read back. */
-static double round2(double x)
-{
-	char b[64];
-
-	snprintf(b, sizeof(b), "%.2f", x);
-	return strtod(b, NULL);
-}
-
 static void emit(struct ta_table *t, int64_t rank, const struct result *res)
 {
 	char shown[128] = "";
@@ -622,7 +613,7 @@ static void emit(struct ta_table *t, int64_t rank, const struct result *res)
 				ta_table_set_real(t, row, 3 + k, nearbyint(res->avg[k]));
 			else if (res->avg[R_TOTAL] != 0)
 				ta_table_set_real(t, row, 3 + k,
-						  round2(100 * res->avg[k] / res->avg[R_TOTAL]));
+						  tb_round2(100 * res->avg[k] / res->avg[R_TOTAL]));
 		}
 		ta_table_set_real(t, row, 3 + R_TOTAL, i ? 100 : nearbyint(res->avg[R_TOTAL]));
 		ta_table_set_text(t, row, 12, "");
