@@ -347,6 +347,12 @@ def memory_frees(name, path):
     if m is None:
         return  # no [memory] events
     for r in m:
+        if r["total_bytes"] != "":
+            where = "%s rank %s %s %s" % (name, r["rank"], r["device"], r["where"])
+            check("%s: bytes %s <= total_bytes %s, increase %s <= total" % (
+                  where, r["bytes"], r["total_bytes"], r["increase_bytes"]),
+                  int(r["bytes"]) <= int(r["total_bytes"]) and
+                  int(r["increase_bytes"]) <= int(r["total_bytes"]))
         if not r["allocs"] or r["allocs"] == "0":
             continue
         where = "%s rank %s %s %s" % (name, r["rank"], r["device"], r["where"])

@@ -107,6 +107,22 @@ for opt in ([], ["--by", "op"], ["--series"], ["--findings"]):
     check("a 2^60-byte allocation %s: said, not silently cut (%s)" % (opt, p.stderr.strip()[-80:]),
           p.returncode == 0 and "past 2^50 bytes" in p.stderr)
 
+# total_bytes and increase_bytes: an op's calls with what runs under them.
+# A (1000-1900) holds B (1100-1300): B allocates 100; A 50, frees B's 100
+# and 30 bytes allocated before the trace: A's total 150, increase 20
+def op(name, ts, dur):
+    return {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur}
+ev3 = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % i, "pid": 1, "tid": 1,
+        "ts": 5000 * (i - 1), "dur": 5000} for i in (1, 2)]
+ev3 += [op("A", 1000, 900), op("B", 1100, 200), mem(1150, 1, 100, 1100), mem(1400, 2, 50, 1150),
+        mem(1500, 1, -100, 1050), mem(1600, 3, -30, 1020)]
+json.dump({"traceEvents": ev3}, open(p_, "w"))
+r = {x["where"]: x for x in rows("--no-cache", "--by", "op", p_)}
+check("nested ops: B allocates 100, total 100, increase 100 (%s)" % r.get("B"),
+      r.get("B") and (r["B"]["bytes"], r["B"]["total_bytes"], r["B"]["increase_bytes"]) == ("100", "100", "100"))
+check("nested ops: A allocates 50, total 150, increase 20 (%s)" % r.get("A"),
+      r.get("A") and (r["A"]["bytes"], r["A"]["total_bytes"], r["A"]["increase_bytes"]) == ("50", "150", "20"))
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL memory:", n)

@@ -33,7 +33,7 @@ static int on_opt(void *ctx, int key, const char *arg)
 
 #define O struct mem_cmd
 static const struct ta_opt opts[] = {
-	TA_CALL("by", "op|annotation|stack", OPT_BY, "per site instead, named by the innermost CPU op, record_function range or Python frame over each allocation: rank,device,where,allocs,bytes,live_at_peak_bytes,never_freed_bytes,frees,freed_bytes"),
+	TA_CALL("by", "op|annotation|stack", OPT_BY, "per site instead, named by the innermost CPU op, record_function range or Python frame over each allocation: rank,device,where,allocs,bytes,live_at_peak_bytes,never_freed_bytes,frees,freed_bytes,total_bytes,increase_bytes"),
 	TA_FLAG("series", O, o.series, "the allocated and reserved bytes over time instead: rank,device,ts,allocated_bytes,reserved_bytes"),
 	TA_US("bucket-us", "US", O, o.bucket_ns, 0.001, "with --series: the highest in each bucket of US"),
 	TA_COUNT("bucket-events", "N", O, o.bucket_events, 1, 9e18, "with --series on an allocator snapshot: the highest of each N events (the axis of PyTorch's memory_viz)"),

@@ -43,6 +43,11 @@ static const struct ta_col site_cols[] = {
 	 * the plugin's self size increase) */
 	{ "frees", TA_COL_INT, TA_UNIT_NONE, 0 },
 	{ "freed_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
+	/* children included: what its calls allocated, and the net change of
+	 * allocated memory inside them, frees of older memory included (the
+	 * plugin's total size increase; may be negative) */
+	{ "total_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
+	{ "increase_bytes", TA_COL_INT, TA_UNIT_BYTES, 0 },
 };
 #define NSITE_COLS (sizeof(site_cols) / sizeof(*site_cols))
 
@@ -69,6 +74,8 @@ struct mev {                    /* one [memory] event */
 	int64_t ts, tid, addr, bytes, allocated, reserved;
 	int dev;                    /* index into devices */
 	int64_t site;               /* name id of its site, -1: none */
+	size_t anc, nanc;           /* its sites, children included: the
+				     * distinct names over it (rank_mem's anc) */
 	int in_window;
 };
 
@@ -87,6 +94,8 @@ struct rank_mem {
 	size_t nwin;
 	size_t no_total, negative;  /* bad data */
 	size_t clamped;             /* sizes past 2^50 bytes, cut there */
+	int64_t *anc;               /* name ids over each event (mev.anc) */
+	size_t nanc, capanc;
 };
 
 static int device_of(struct rank_mem *m, int64_t type, int64_t id)
@@ -203,6 +212,7 @@ static void free_rank(struct rank_mem *m)
 	free(m->ev);
 	free(m->dev);
 	free(m->win);
+	free(m->anc);
 }
 
 /* Allocated bytes on dev just before event i (its own total less it). */
@@ -323,6 +333,7 @@ static int sites(sqlite3 *db, struct rank_mem *m, int by, struct ta_error *err)
 		order[p] = k;
 	}
 	stack = ta_xcalloc(nh + 1, sizeof(*stack));
+	m->nanc = 0;
 	for (i = 0; i < m->n; i++) {
 		struct mev *e = &m->ev[order[i]];
 
@@ -340,6 +351,23 @@ static int sites(sqlite3 *db, struct rank_mem *m, int by, struct ta_error *err)
 		while (depth && stack[depth - 1].end <= e->ts)
 			depth--;
 		e->site = depth ? stack[depth - 1].name : -1;
+		/* every name over it once (a name nested in itself is one
+		 * call of it) */
+		e->anc = m->nanc;
+		for (size_t k = 0; k < depth; k++) {
+			size_t q;
+
+			for (q = e->anc; q < m->nanc && m->anc[q] != stack[k].name; q++)
+				;
+			if (q < m->nanc)
+				continue;
+			if (m->nanc == m->capanc) {
+				m->capanc = m->capanc ? 2 * m->capanc : 1024;
+				m->anc = ta_xrealloc(m->anc, m->capanc * sizeof(*m->anc));
+			}
+			m->anc[m->nanc++] = stack[k].name;
+		}
+		e->nanc = m->nanc - e->anc;
 	}
 	free(order);
 	free(stack);
@@ -348,7 +376,7 @@ static int sites(sqlite3 *db, struct rank_mem *m, int by, struct ta_error *err)
 }
 
 struct site_acc {
-	int64_t allocs, bytes, live, never, frees, freed;
+	int64_t allocs, bytes, live, never, frees, freed, total, increase;
 };
 
 struct sites_acc {
@@ -413,6 +441,22 @@ static void site_rows(sqlite3 *db, struct ta_table *t, struct rank_mem *m,
 			nb = (size_t)id;
 		}
 		x = &b[id - 1];
+		/* inside the calls over it, children included: allocated, and
+		 * the net change (an event outside every op: "(none)"'s) */
+		if (e->in_window && e->bytes != 0) {
+			for (k = 0; k < e->nanc; k++) {
+				struct site_acc *s = site_acc(&a, e->dev, m->anc[e->anc + k]);
+
+				s->total += e->bytes > 0 ? e->bytes : 0;
+				s->increase += e->bytes;
+			}
+			if (!e->nanc) {
+				struct site_acc *s = site_acc(&a, e->dev, -1);
+
+				s->total += e->bytes > 0 ? e->bytes : 0;
+				s->increase += e->bytes;
+			}
+		}
 		if (e->bytes > 0) {
 			*reused += (size_t)x->live;
 			*x = (struct block){ e->bytes, e->site, e->dev, e->in_window, 1 };
@@ -466,6 +510,8 @@ static void site_rows(sqlite3 *db, struct ta_table *t, struct rank_mem *m,
 		ta_table_set_int(t, r, 6, a.v[i].never);
 		ta_table_set_int(t, r, 7, a.v[i].frees);
 		ta_table_set_int(t, r, 8, a.v[i].freed);
+		ta_table_set_int(t, r, 9, a.v[i].total);
+		ta_table_set_int(t, r, 10, a.v[i].increase);
 		if (st)
 			sqlite3_reset(st);
 	}
