@@ -36,33 +36,6 @@ for case in ("train_healthy", "train_stalled", "decode_eager", "ddp_straggler", 
     check("%s: the last step of each rank is not kept" % case,
           all(r["kept"] == "0" for r in s if int(r["step"]) == last[r["rank"]]))
 
-# a step number twice on one rank (two profiler runs in one file, or
-# "ProfilerStep#02" beside "#2"): every table keyed by rank and step paired
-# each with each (a step shown four times); refused, naming the file and
-# both times, and --window span still analyses it
-import json
-import tempfile
-for second in ("ProfilerStep#2", "ProfilerStep#02"):
-    ev = []
-    for i, (n, t) in enumerate([("ProfilerStep#1", 0), ("ProfilerStep#2", 10000), (second, 20000),
-                                ("ProfilerStep#3", 30000), ("ProfilerStep#4", 40000)]):
-        ev += [{"ph": "X", "cat": "user_annotation", "name": n, "pid": 1, "tid": 1, "ts": t, "dur": 10000},
-               {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
-                "ts": t + 100, "dur": 10, "args": {"correlation": i + 1}},
-               {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": t + 200,
-                "dur": 5000, "args": {"stream": 7, "correlation": i + 1}}]
-    path = os.path.join(tempfile.mkdtemp(), "rank-0.json")
-    json.dump({"traceEvents": ev}, open(path, "w"))
-    for cmd in ("steps", "diagnose", "roofline --by step", "stragglers", "temporal"):
-        p = subprocess.run(["./traceanalyze", *cmd.split(), "--no-cache", path], capture_output=True, text=True)
-        check("%s twice: %s exits 3 naming the file and both times (%d: %s)" % (second, cmd, p.returncode,
-              p.stderr.strip()[-120:]), p.returncode == 3 and path in p.stderr and
-              "ProfilerStep#2 twice (ts 10000.000 and 20000.000 us)" in p.stderr and not p.stdout)
-    p = subprocess.run(["./traceanalyze", "temporal", "--no-cache", "-q", "--window", "span", "--format", "csv",
-                        path], capture_output=True, text=True)
-    check("%s twice: --window span analyses it (%d)" % (second, p.returncode), p.returncode == 0 and
-          len(list(csv.DictReader(io.StringIO(p.stdout)))) == 1)
-
 SHARED = os.environ.get("SHARED", "../shared")
 tf = os.path.join(SHARED, "testdata/hta/trace_filter")
 if os.path.isdir(tf):

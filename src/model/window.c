@@ -15,7 +15,6 @@
 #include "model_int.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 struct step {
 	int64_t step, ts, end, gpu_end;
@@ -31,50 +30,6 @@ struct rank_steps {
 	struct step *v;
 	size_t n;
 };
-
-static int cmp_step_no(const void *a, const void *b)
-{
-	const struct step *x = a, *y = b;
-
-	if (x->step != y->step)
-		return x->step < y->step ? -1 : 1;
-	return x->ts < y->ts ? -1 : x->ts > y->ts;
-}
-
-/* A step number twice on a rank (two profiler runs in one file, or
- * "ProfilerStep#02" beside "#2"): every table keyed by rank and step
- * would pair each with each, so the trace is refused, by name. */
-static int unique_steps(sqlite3 *db, const struct rank_steps *r, struct ta_error *err)
-{
-	struct step *v = ta_xcalloc(r->n + 1, sizeof(*v));
-	sqlite3_stmt *st = NULL;
-	const char *path = NULL;
-	size_t k;
-	int rc = 0;
-
-	memcpy(v, r->v, r->n * sizeof(*v));
-	ta_qsort(v, r->n, sizeof(*v), cmp_step_no);
-	for (k = 1; k < r->n && v[k].step != v[k - 1].step; k++)
-		;
-	if (k < r->n) {
-		if (sqlite3_prepare_v2(db, "SELECT path FROM main.files WHERE rank = ?",
-				       -1, &st, NULL) == SQLITE_OK) {
-			sqlite3_bind_int64(st, 1, r->rank);
-			if (sqlite3_step(st) == SQLITE_ROW)
-				path = (const char *)sqlite3_column_text(st, 0);
-		}
-		ta_error_set(err, TA_EXIT_INPUT, "'%.400s': rank %lld: ProfilerStep#%lld "
-			     "twice (ts %.3f and %.3f us): a step is numbered once (two "
-			     "profiler runs in one file?); --window span analyses the "
-			     "trace without steps", path ? path : "?",
-			     (long long)r->rank, (long long)v[k].step,
-			     (double)v[k - 1].ts / 1e3, (double)v[k].ts / 1e3);
-		sqlite3_finalize(st);
-		rc = -1;
-	}
-	free(v);
-	return rc;
-}
 
 static int load_steps(sqlite3_stmt *st, struct rank_steps *r,
 		      struct ta_error *err)
@@ -94,8 +49,6 @@ static int load_steps(sqlite3_stmt *st, struct rank_steps *r,
 		r->n++;
 	}
 	sqlite3_reset(st);
-	if (rc == SQLITE_DONE && unique_steps(sqlite3_db_handle(st), r, err) < 0)
-		return -1;
 	if (r->n >= 2)
 		r->n--; /* the last step is cut short by the profiler */
 	for (size_t k = 0; k < r->n; k++)
