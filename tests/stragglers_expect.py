@@ -105,6 +105,22 @@ check("diagnose: rank 0 has a wait_for_peer finding in every step",
 # balanced: nobody is the straggler
 b = table("stragglers", "testdata/ddp_balanced")
 check("balanced: no straggler", b and all(r["straggler"] == "0" for r in b))
+# under --late-pct: no straggler, but the cost is said, not "hidden"
+text = subprocess.run(["./traceanalyze", "stragglers", "-q", "--late-pct", "60", "testdata/ddp_straggler"],
+                      capture_output=True, text=True, check=True).stdout
+check("--late-pct 60: the cost under the threshold is said (%s)" % text.splitlines()[2],
+      "no straggler past --late-pct: the most, rank 1, costs the others 21.7 ms" in text)
+p = subprocess.run(["./traceanalyze", "stragglers", "-q", "--ranks", "5", "testdata/ddp_straggler"],
+                   capture_output=True, text=True)
+check("--ranks 5 on two ranks: exit 3, named (%d)" % p.returncode,
+      p.returncode == 3 and "rank 5 is not in the trace" in p.stderr)
+# gloo: nothing matched, nothing measured: empty, and a gate on it trips
+g = table("stragglers", "testdata/two_ranks")
+check("gloo: comm to straggler empty", g and all(r[c] == "" for r in g for c in
+      ("comm_us", "wait_us", "late_us", "arrived_last", "straggler")))
+p = subprocess.run(["./traceanalyze", "stragglers", "-q", "--fail-if", "straggler == 1", "testdata/two_ranks"],
+                   capture_output=True, text=True)
+check("gloo: a gate on straggler does not pass (%d)" % p.returncode, p.returncode != 0)
 # bucketed DDP, balanced: rank 1 is last to every all-reduce (7.7 ms a step
 # behind rank 0), but rank 0's NCCL kernels wait under its backward pass;
 # with the profiler off both ranks' steps are equal, so nobody is late

@@ -915,7 +915,17 @@ static void stragglers(FILE *o, const struct ta_table *s)
 	for (r = 0; r < s->nrows; r++)
 		top = num(s, r, late_c) > top ? num(s, r, late_c) : top;
 	fputs("<section id=\"stragglers\"><h2>Who keeps the others waiting</h2>\n", o);
-	fputs("<p>How long the other ranks waited for each rank in collectives, per "
+	for (r = 0; r < s->nrows && ta_table_cell(s, r, (size_t)late_c)->null; r++)
+		;
+	if (r == s->nrows) {   /* nothing matched: no grid of zeros */
+		fputs("<p>Who waits for whom is not measured: no collective kernel was "
+		      "matched across ranks.</p>\n", o);
+		table(o, s, "t-stragglers");
+		fputs("</section>\n", o);
+		grid_free(&g);
+		return;
+	}
+	fputs("<p>The step time the other ranks lost waiting for each rank, per "
 	      "step (stragglers' late_us): the latest rank first", o);
 	if (g.nr < g.all_ranks)
 		fprintf(o, "; the %zu latest of %zu ranks", g.nr, g.all_ranks);
@@ -927,7 +937,8 @@ static void stragglers(FILE *o, const struct ta_table *s)
 			char raw[64], shown[64];
 			double v, a;
 
-			if (!(r = g.at[i * g.ns + j])) {
+			if (!(r = g.at[i * g.ns + j]) ||
+			    ta_table_cell(s, r - 1, (size_t)late_c)->null) {
 				fputs("<td></td>", o);
 				continue;
 			}

@@ -195,7 +195,7 @@ void ta_people_diagnose(struct ta_table *t, const struct ta_table *findings)
  * the share of collectives it came last to, its straggler steps and its
  * commonest cause among them (else over all its steps). */
 struct rank_sum {
-	int64_t rank, steps, straggles;
+	int64_t rank, steps, straggles, measured;
 	double step_us, wait_us, late_us, arrival_us, last;
 	const char *cause;
 };
@@ -217,9 +217,10 @@ static struct rank_sum *straggler_sums(const struct ta_table *t, size_t *n_out,
 		int is = ta_table_cell(t, i, strag)->i != 0;
 
 		if (!n || s[n - 1].rank != rank)
-			s[n++] = (struct rank_sum){ rank, 0, 0, 0, 0, 0, 0, 0, NULL };
+			s[n++] = (struct rank_sum){ rank, 0, 0, 0, 0, 0, 0, 0, 0, NULL };
 		s[n - 1].steps++;
 		s[n - 1].straggles += is;
+		s[n - 1].measured += !ta_table_cell(t, i, late)->null;
 		s[n - 1].step_us += ta_table_cell(t, i, step_us)->d;
 		s[n - 1].wait_us += ta_table_cell(t, i, wait)->d;
 		s[n - 1].late_us += ta_table_cell(t, i, late)->d;
@@ -253,13 +254,16 @@ void ta_people_straggler_says(const struct ta_table *t, struct ta_buf *b)
 	struct rank_sum *worst, *s;
 	size_t n;
 
-	struct rank_sum *lag = NULL;
+	struct rank_sum *lag = NULL, *most = NULL;
 	size_t i;
 
 	s = straggler_sums(t, &n, &worst);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		if (!lag || s[i].arrival_us > lag->arrival_us)
 			lag = &s[i];
+		if (!most || s[i].late_us > most->late_us)
+			most = &s[i];
+	}
 	if (worst)
 		/* the step time they lost: waits their own work filled are not */
 		ta_buf_addf(b, "rank %lld holds the others back: they lose "
@@ -271,6 +275,13 @@ void ta_people_straggler_says(const struct ta_table *t, struct ta_buf *b)
 	else if (no_waits(t))
 		ta_buf_adds(b, "who waits for whom is not measured: no collective "
 			    "kernel was matched across ranks\n");
+	else if (most && most->step_us > 0 && most->late_us >= 0.01 * most->step_us)
+		/* a cost, but under --late-pct */
+		ta_buf_addf(b, "no straggler past --late-pct: the most, rank %lld, costs "
+			    "the others %.1f ms per step (%.0f %% of its step): %s\n",
+			    (long long)most->rank, most->late_us / (double)most->steps / 1e3,
+			    100 * most->late_us / most->step_us,
+			    most->cause ? most->cause : "cause unknown");
 	else if (lag && lag->step_us > 0 && lag->arrival_us >= 0.05 * lag->step_us)
 		/* why a rank last to every collective is not the straggler */
 		ta_buf_addf(b, "no straggler: rank %lld arrives late to collectives "
@@ -294,12 +305,17 @@ void ta_people_stragglers(struct ta_table *t)
 	ta_buf_adds(&t->head, "\nrank  steps        step        wait        late"
 		    "  arrived_last  straggler_steps\n");
 	for (i = 0; i < n; i++)
-		ta_buf_addf(&t->head, "%4lld  %5lld  %7.3f ms  %7.3f ms  %7.3f ms"
-			    "  %12.2f  %15lld\n", (long long)s[i].rank,
-			    (long long)s[i].steps, s[i].step_us / (double)s[i].steps / 1e3,
-			    s[i].wait_us / (double)s[i].steps / 1e3,
-			    s[i].late_us / (double)s[i].steps / 1e3,
-			    s[i].last / (double)s[i].steps, (long long)s[i].straggles);
+		if (!s[i].measured)   /* gloo: nothing matched, nothing to add up */
+			ta_buf_addf(&t->head, "%4lld  %5lld  %7.3f ms  %10s  %10s  %12s  %15s\n",
+				    (long long)s[i].rank, (long long)s[i].steps,
+				    s[i].step_us / (double)s[i].steps / 1e3, "-", "-", "-", "-");
+		else
+			ta_buf_addf(&t->head, "%4lld  %5lld  %7.3f ms  %7.3f ms  %7.3f ms"
+				    "  %12.2f  %15lld\n", (long long)s[i].rank,
+				    (long long)s[i].steps, s[i].step_us / (double)s[i].steps / 1e3,
+				    s[i].wait_us / (double)s[i].steps / 1e3,
+				    s[i].late_us / (double)s[i].steps / 1e3,
+				    s[i].last / (double)s[i].steps, (long long)s[i].straggles);
 	ta_buf_adds(&t->head, "(means per step)\n");
 	free(s);
 }

@@ -147,7 +147,9 @@ static void mark_stragglers(struct ta_table *t, double late_pct)
 		for (j = 0; j < k; j++)
 			if (m[j].v > top)
 				top = m[j].v;
-		ta_table_set_int(t, i, C_STRAGGLER, !late->null && late->d > 0 &&
+		if (late->null)   /* not measured (gloo): no verdict, not 0 */
+			continue;
+		ta_table_set_int(t, i, C_STRAGGLER, late->d > 0 &&
 				 late->d >= late_pct / 100 *
 				 ta_table_cell(t, i, C_STEP_US)->d && late->d == top);
 	}
@@ -191,6 +193,10 @@ int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 	every.ranks = NULL;
 	every.nranks = 0;
 	*out = NULL;
+	/* a rank asked for that is not in the trace: said, as everywhere (a
+	 * shard holds one rank: the merged way, or the join, says it) */
+	if (!ta_model_gathered(db) && ta_model_prepare(db, q, 0, err) < 0)
+		return -1;
 	if (ta_diagnose_run(db, &every, &dopts, &verdicts, &findings, err) < 0)
 		return -1;
 	if (ta_peers_match(db, &every, &p, err) < 0) {
@@ -222,9 +228,10 @@ int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 		ta_table_set_real(t, r, C_STEP_US, ta_table_cell(verdicts, i, 2)->d);
 		ta_table_set_real(t, r, C_BUSY, ta_table_cell(verdicts, i, 3)->d);
 		ta_table_set_text(t, r, C_CAUSE, ta_table_cell(verdicts, i, 5)->s);
-		/* a gloo job's collectives are not matched: nothing measured,
+		/* nothing matched (gloo's CPU collectives, sizes or steps that
+		 * disagree, no collective kernel): nothing measured,
 		 * not zero */
-		if (p.gloo && !p.matched)
+		if (!p.matched)
 			continue;
 		w = find_all(waits, nwaits, rank, step, &k);
 		for (j = 0; j < k; j++)
