@@ -179,9 +179,10 @@ def overlap_steps(name, path):
 
 def stragglers(name, path, planted):
     """At most one straggler a step, the planted one; a rank's late_us is
-    the largest wait_us of the ranks that waited for it in the step, and
-    the straggler has the step's largest; wait_us over the steps is
-    overlap's wait_us (one quantity, two commands)."""
+    the largest waited_for_us of the ranks that waited for it the most in
+    the step, a part of their wait_us, and the straggler has the step's
+    largest; wait_us over the steps is overlap's wait_us (one quantity,
+    two commands)."""
     s, _ = run("stragglers", path)
     ov, _ = run("overlap", path)
     if s is None or ov is None:
@@ -190,7 +191,10 @@ def stragglers(name, path, planted):
     for r in s:
         if r["late_us"] == "":
             continue
-        waits = [num(o, "wait_us") for o in s if o["step"] == r["step"] and o["waited_for"] == r["rank"]]
+        waits = [num(o, "waited_for_us") for o in s if o["step"] == r["step"] and o["waited_for"] == r["rank"]]
+        check("%s rank %s step %s: waited_for_us %s is a part of wait_us %s" % (
+              name, r["rank"], r["step"], r["waited_for_us"], r["wait_us"]),
+              num(r, "waited_for_us") <= num(r, "wait_us") + 0.001)
         check("%s rank %s step %s: late_us %s is the largest wait for it %s" % (
               name, r["rank"], r["step"], r["late_us"], waits),
               abs(num(r, "late_us") - max(waits + [0])) < 0.01)

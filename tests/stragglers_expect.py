@@ -298,6 +298,59 @@ v = table("diagnose", one_rank(5000), "--no-cache")
 check("computation idle for the host while a collective runs: host-stalled, not communication-bound",
       v and v[0]["verdict"] == "host-stalled")
 
+# the host blocked on the collective (all_reduce, then .item()): a sync
+# that returns as it ends makes it exposed whenever computation resumes;
+# one that began after it ended waited for nothing of it
+def with_sync(path, ts, end):
+    t = json.load(open(path))
+    t["traceEvents"].append({"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize",
+                             "pid": 1, "tid": 1, "ts": ts, "dur": end - ts})
+    json.dump(t, open(path, "w"))
+    return path
+for ts, end, want in ((21500, 23004, 2000), (23010, 23100, 0)):
+    ov = table("overlap", with_sync(one_rank(5000), ts, end), "--no-cache")
+    check("a sync from %d to %d us, the collective ending at 23000: exposed_us %s, want %d"
+          % (ts, end, ov[0]["exposed_us"], want), abs(float(ov[0]["exposed_us"]) - want) < 0.01)
+
+# every rank reads each collective back and runs 300 us of Python before
+# its next launch (ranks.py sync): no queued work shows the wait, the
+# sync does; the waits were once all read as host time (no straggler)
+y = tempfile.mkdtemp()
+subprocess.run([sys.executable, "tools/ranks.py", y, "8", "5", "20000", "3", "3", "sync"], check=True)
+s = table("stragglers", y, "--no-cache")
+check("sync: rank 5 and only it is the straggler, every step",
+      s and all((r["straggler"] == "1") == (r["rank"] == "5") for r in s))
+check("sync: every other rank loses the planted 20 ms to it (%s)"
+      % sorted({round(float(r["waited_for_us"])) for r in s if r["rank"] != "5"}),
+      all(19990 <= float(r["waited_for_us"]) <= 20100 and r["waited_for"] == "5"
+          for r in s if r["rank"] != "5"))
+ov = {r["rank"]: float(r["wait_us"]) for r in table("overlap", y, "--no-cache")}
+check("sync: stragglers' wait_us summed is overlap's wait_us, rank by rank",
+      all(abs(sum(float(r["wait_us"]) for r in s if r["rank"] == k) - ov[k]) < 0.01 for k in ov))
+
+# a rotating straggler: each collective waits for another rank's 20 ms
+# (ranks.py -1), so a rank waits for several peers a step; each is
+# credited with what was lost to it, not with the waiter's whole wait
+# (once "40 ms" for 20)
+w = tempfile.mkdtemp()
+subprocess.run([sys.executable, "tools/ranks.py", w, "4", "-1", "20000", "3", "4"], check=True)
+s = table("stragglers", w, "--no-cache")
+check("rotating: no rank's late_us is more than one planted 20 ms (%s)"
+      % sorted({round(float(r["late_us"])) for r in s}),
+      s and all(float(r["late_us"]) <= 20100 for r in s))
+check("rotating: each step has a straggler, at 20 ms",
+      {r["step"] for r in s} == {r["step"] for r in s if r["straggler"] == "1" and
+                                 19990 <= float(r["late_us"]) <= 20100})
+check("rotating: waited_for_us is a part of wait_us",
+      all(float(r["waited_for_us"]) <= float(r["wait_us"]) + 0.001 for r in s))
+f = table("diagnose", w, "--no-cache", "--findings")
+for r in s:
+    got = sum(float(x["cost_us"]) for x in f if x["kind"] == "wait_for_peer" and
+              x["rank"] == r["rank"] and x["step"] == r["step"])
+    if abs(got - float(r["wait_us"])) > 0.01:
+        check("rotating: diagnose's wait_for_peer findings of rank %s step %s sum to %s, wait_us %s"
+              % (r["rank"], r["step"], got, r["wait_us"]), False)
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL stragglers:", n)

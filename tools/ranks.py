@@ -3,14 +3,15 @@
 planted straggler and a clock offset per rank, for stragglers' tests and
 its many-rank benchmark.
 
-usage: ranks.py OUTDIR N [STRAGGLER [LATE_US [STEPS [COLLS [gpu]]]]]
+usage: ranks.py OUTDIR N [STRAGGLER [LATE_US [STEPS [COLLS [gpu|sync]]]]]
 
 Each rank has STEPS ProfilerStep#N ranges (default 4); in each, COLLS
 all-reduces (default 4), each issued by record_param_comms (process group
 "0" of every rank, 1M floats) through a launch call carrying its External
 id and correlation, as torch 2.11 writes them. Each rank computes 2 ms
 (rank r: r us more) before each collective, which ends 1 ms after its
-last member arrives; the straggler spends LATE_US (default 30000) in a
+last member arrives; the next computation was queued behind it and starts
+as it ends; the straggler spends LATE_US (default 30000) in a
 "data_loading" range at each step's start, so everyone waits for it at
 the step's first collective. Rank r's clock is shifted by r * 1.5 ms, so
 the offsets must be estimated to find the straggler.
@@ -18,6 +19,11 @@ the offsets must be estimated to find the straggler.
 gpu: the straggler's LATE_US is kernel time, not host time (extra
 matmuls launched at once: its GPU, not its CPU, is what the others wait
 for).
+
+sync: each collective is read back at once (all_reduce, then .item()):
+the host blocks in cudaStreamSynchronize until it ends, then runs 300 us
+of Python before it launches the next computation, so every GPU idles
+after each collective and no queued work shows that it waited.
 
 STRAGGLER -1: a different rank is late at every collective (the k-th of
 the job waits for rank k mod N's data loading), so a critical path hops
@@ -29,7 +35,10 @@ import os
 import sys
 
 
-def trace(rank, n, straggler, late_us, steps, colls, gpu=False):
+SYNC_GAP_US = 300.0  # sync: the Python between a read-back and the next launch
+
+
+def trace(rank, n, straggler, late_us, steps, colls, gpu=False, sync=False):
     ev = []
     skew = rank * 1500.0
     corr = ext = 0
@@ -64,8 +73,9 @@ def trace(rank, n, straggler, late_us, steps, colls, gpu=False):
             me = arrive(rank)
             corr += 1
             ext += 1
+            # starts when the step's work may (queued), runs r us longer
             ev.append({"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7,
-                       "ts": me - 2000.0 + skew, "dur": 1990.0,
+                       "ts": me - 2000.0 - rank + skew, "dur": 1990.0 + rank,
                        "args": {"stream": 7, "correlation": 100000 + corr}})
             ev.append({"ph": "X", "cat": "cpu_op", "name": "record_param_comms",
                        "pid": 1, "tid": 1, "ts": me - 1950.0 + skew, "dur": 40,
@@ -83,6 +93,11 @@ def trace(rank, n, straggler, late_us, steps, colls, gpu=False):
                        "pid": 0, "tid": 17, "ts": me + skew, "dur": kend - me,
                        "args": {"stream": 17, "correlation": corr}})
             ready = kend
+            if sync:
+                ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize",
+                           "pid": 1, "tid": 1, "ts": me - 1900.0 + skew,
+                           "dur": kend + 3.0 - (me - 1900.0), "args": {"correlation": 0}})
+                ready = kend + SYNC_GAP_US
         step["dur"] = ready - t
         t = ready + 100.0
     return {"distributedInfo": {"backend": "nccl", "rank": rank, "world_size": n},
@@ -105,10 +120,11 @@ def main():
     steps = int(sys.argv[5]) if len(sys.argv) > 5 else 4
     colls = int(sys.argv[6]) if len(sys.argv) > 6 else 4
     gpu = len(sys.argv) > 7 and sys.argv[7] == "gpu"
+    sync = len(sys.argv) > 7 and sys.argv[7] == "sync"
     os.makedirs(out, exist_ok=True)
     for r in range(n):
         with gzip.open(os.path.join(out, "rank-%d.json.gz" % r), "wt", compresslevel=1) as f:
-            json.dump(trace(r, n, straggler, late_us, steps, colls, gpu), f)
+            json.dump(trace(r, n, straggler, late_us, steps, colls, gpu, sync), f)
 
 
 if __name__ == "__main__":

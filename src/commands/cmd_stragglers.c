@@ -41,8 +41,9 @@ static int cmd_stragglers(int argc, char **argv)
 		"collective kernels waited for the last member (coll_wait_us) and how far\n"
 		"behind the first it arrived (arrival_us), hidden under other work or not;\n"
 		"the step time it lost waiting for a late peer (wait_us, diagnose's\n"
-		"wait_for_peer) and for whom (waited_for); the most any rank lost waiting\n"
-		"for it (late_us); the share it came last to; whether it is the step's\n"
+		"wait_for_peer), the peer it lost the most to (waited_for) and how much\n"
+		"(waited_for_us); the most any rank lost waiting for it (late_us); the\n"
+		"share it came last to; whether it is the step's\n"
 		"straggler (the largest late_us, at least --late-pct of its step); and its\n"
 		"own main cause (diagnose's). Every rank is diagnosed; --ranks picks the\n"
 		"rows shown.",

@@ -12,7 +12,10 @@
  * between them) and is exposed itself. Under a slow profiled host (one
  * bucket after backward, with_stack) the optimizer's kernels come late,
  * but the gradients' copy DDP queued behind the all-reduce starts as it
- * ends: without the queue the whole all-reduce read as hidden. */
+ * ends: without the queue the whole all-reduce read as hidden. A host
+ * blocked in a sync that returns as the collective ends (a loss
+ * all-reduced, then .item()) waited for it too, though its next kernel
+ * comes only after the Python that follows. */
 #include "exposed.h"
 
 #include "ta.h"
@@ -100,7 +103,8 @@ void ta_exposed_comm(const struct ta_union *comm, const struct ta_union *comp,
 		     const struct ta_queued *queued, size_t nqueued,
 		     const struct ta_union *waits, int64_t resume_ns,
 		     struct ta_exposed *out,
-		     void (*other)(void *ctx, int64_t a, int64_t b), void *ctx)
+		     void (*each)(void *ctx, int64_t a, int64_t b, int exposed),
+		     void *ctx)
 {
 	size_t n, i, w = 0, q = 0;
 	struct stretch *s = stretches(comm, comp, &n);
@@ -126,9 +130,9 @@ void ta_exposed_comm(const struct ta_union *comm, const struct ta_union *comp,
 		if (exposed[i]) {
 			out->exposed += s[i].b - s[i].a;
 			out->wait += covered(waits, &w, s[i].a, s[i].b);
-		} else if (other) {
-			other(ctx, s[i].a, s[i].b);
 		}
+		if (each)
+			each(ctx, s[i].a, s[i].b, exposed[i]);
 	}
 	free(exposed);
 	free(s);
@@ -160,9 +164,25 @@ void ta_queue_add(struct ta_queue *q, int64_t stream, int is_comm,
 	q->stream[q->n++] = stream;
 }
 
+void ta_queue_add_host(struct ta_queue *q, int64_t returned, int64_t began)
+{
+	if (q->nhost == q->caphost) {
+		q->caphost = q->caphost ? 2 * q->caphost : 64;
+		q->host = ta_xrealloc(q->host, q->caphost * sizeof(*q->host));
+	}
+	q->host[q->nhost++] = (struct ta_queued){ returned, began };
+}
+
+static int cmp_queued(const void *x, const void *y)
+{
+	const struct ta_queued *a = x, *b = y;
+
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
 void ta_queue_finish(struct ta_queue *q)
 {
-	size_t i, j, k = 0;
+	size_t i, j, k = 0, n;
 
 	for (i = 0; i < q->n; i++) {
 		for (j = 0; j < q->ncomm && q->comm_streams[j] != q->stream[i]; j++)
@@ -171,12 +191,33 @@ void ta_queue_finish(struct ta_queue *q)
 			q->v[k] = q->v[i], q->stream[k++] = q->stream[i];
 	}
 	q->n = k;
+	if (!q->nhost)
+		return;
+	/* the host's waits (few) merged in from the end, by start */
+	ta_qsort(q->host, q->nhost, sizeof(*q->host), cmp_queued);
+	n = q->n + q->nhost;
+	if (n > q->cap) {
+		q->cap = n;
+		q->v = ta_xrealloc(q->v, q->cap * sizeof(*q->v));
+		q->stream = ta_xrealloc(q->stream, q->cap * sizeof(*q->stream));
+	}
+	i = q->n;
+	j = q->nhost;
+	for (k = n; k-- > 0;) {
+		if (j && (!i || q->host[j - 1].start >= q->v[i - 1].start))
+			q->v[k] = q->host[--j], q->stream[k] = -1;
+		else
+			q->v[k] = q->v[i - 1], q->stream[k] = q->stream[i - 1], i--;
+	}
+	q->n = n;
+	q->nhost = 0;
 }
 
 void ta_queue_reset(struct ta_queue *q)
 {
 	q->n = 0;
 	q->ncomm = 0;
+	q->nhost = 0;
 }
 
 void ta_queue_free(struct ta_queue *q)
@@ -184,6 +225,7 @@ void ta_queue_free(struct ta_queue *q)
 	free(q->v);
 	free(q->stream);
 	free(q->comm_streams);
+	free(q->host);
 	memset(q, 0, sizeof(*q));
 }
 

@@ -19,19 +19,27 @@ struct ta_queued {
 };
 
 /* A rank's GPU work, added by start, becomes its queue: the rows on
- * streams without communication. */
+ * streams without communication; and the host's waits for the GPU. */
 struct ta_queue {
 	struct ta_queued *v;
 	int64_t *stream;
 	size_t n, cap;
 	int64_t *comm_streams;
 	size_t ncomm, capcomm;
+	struct ta_queued *host;   /* the host's: returned, began */
+	size_t nhost, caphost;
 };
 
 void ta_queue_add(struct ta_queue *q, int64_t stream, int is_comm,
 		  int64_t start, int64_t launched);
-/* Drops the rows of streams that carry communication; q->v[0..n) is the
- * queue. */
+/* The host waited for the GPU from began to returned (a blocking sync, a
+ * spin of queries): it is queued work too. A collective whose wait for a
+ * late peer ends in such a sync (all_reduce then .item()) held the host
+ * back however long the host then took to launch more: without the
+ * peer's delay, the sync and what followed it would have come sooner. */
+void ta_queue_add_host(struct ta_queue *q, int64_t returned, int64_t began);
+/* Drops the rows of streams that carry communication and merges in the
+ * host's waits; q->v[0..n) is the queue, by start. */
 void ta_queue_finish(struct ta_queue *q);
 void ta_queue_reset(struct ta_queue *q);
 void ta_queue_free(struct ta_queue *q);
@@ -40,16 +48,18 @@ void ta_queue_free(struct ta_queue *q);
  * a rank's communication, computation and peer waits in one window. A
  * stretch in which communication runs and computation does not is
  * exposed when it ends with the communication and computation resumes
- * within resume_ns, or when work of queued that was launched before it
- * ended starts within resume_ns of its end: computation (or a copy it
- * needs) was waiting for it. Any other such
- * stretch (computation idle for the host's reasons, not the network's)
- * goes to other(ctx, a, b). */
+ * within resume_ns, or when work of queued (or a host sync) that was
+ * launched before it ended starts within resume_ns of its end:
+ * computation (or a copy it needs, or the host) was waiting for it. Any
+ * other such stretch is computation idle for the host's reasons, not
+ * the network's. Each stretch, in order, goes to each(ctx, a, b,
+ * exposed) when each is not NULL. */
 void ta_exposed_comm(const struct ta_union *comm, const struct ta_union *comp,
 		     const struct ta_queued *queued, size_t nqueued,
 		     const struct ta_union *waits, int64_t resume_ns,
 		     struct ta_exposed *out,
-		     void (*other)(void *ctx, int64_t a, int64_t b), void *ctx);
+		     void (*each)(void *ctx, int64_t a, int64_t b, int exposed),
+		     void *ctx);
 
 /* A computation kernel: its name id, start and length; over: scratch;
  * slowed: what ta_comm_slowdown found it lost; at: the caller's. */

@@ -5,6 +5,7 @@
 #include "ta_command.h"
 #include "exposed.h"
 #include "analyses/common/intervals.h"
+#include "analyses/host/host.h"
 #include "analyses/ranks/peers.h"
 #include "ta_analyses.h"
 #include "ta_db.h"
@@ -36,6 +37,9 @@ struct exposure {
 	const struct ta_peers *peers;
 	struct ta_sync_ops sync;        /* gradient sync's own ops, */
 	int64_t sync_work;              /* the GPU time launched in them */
+	sqlite3 *db;
+	struct ta_host host;            /* the host's syncs (diagnose's) */
+	int failed;
 };
 
 static void add_exposed(struct ta_table *t, size_t r, int64_t rank,
@@ -43,8 +47,17 @@ static void add_exposed(struct ta_table *t, size_t r, int64_t rank,
 {
 	struct ta_exposed ex;
 	int64_t slowed, comm = ta_union_length(&x->comm), cost;
+	struct ta_error err;
+	size_t i;
 
 	ta_peers_wait_union(x->peers, rank, INT64_MIN, INT64_MAX, &x->waits);
+	/* a host blocked on a collective waited for it (exposed.h) */
+	if (ta_host_load(x->db, rank, &x->host, &err) < 0)
+		x->failed = 1;
+	for (i = 0; i < x->host.nsyncs; i++)
+		if (x->host.syncs[i].end > x->host.syncs[i].ts)
+			ta_queue_add_host(&x->queue, x->host.syncs[i].end,
+					  x->host.syncs[i].ts);
 	ta_queue_finish(&x->queue);
 	ta_exposed_comm(&x->comm, &x->comp, x->queue.v, x->queue.n, &x->waits,
 			RESUME_NS, &ex, NULL, NULL);
@@ -97,7 +110,7 @@ int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
 	sqlite3_stmt *st = NULL;
 	struct ta_table *t;
 	struct ta_peers peers;
-	struct exposure x = { .peers = &peers }, *xp = NULL;
+	struct exposure x = { .peers = &peers, .db = db }, *xp = NULL;
 	int64_t rank = 0;
 	int have = 0, any_comm = 0, rc;
 
@@ -174,7 +187,10 @@ int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
 	ta_queue_free(&x.queue);
 	free(x.k);
 	ta_sync_ops_free(&x.sync);
+	ta_host_free(&x.host);
 	ta_peers_free(&peers);
+	if (rc == SQLITE_DONE && x.failed)
+		rc = SQLITE_ERROR;
 	if (rc != SQLITE_DONE) {
 		ta_db_failed(db, err);
 		ta_table_free(t);

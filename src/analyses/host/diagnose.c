@@ -201,6 +201,7 @@ struct diag_ctx {
 	const struct ta_peers *peers;
 	int64_t rank, step;
 	int failed;           /* a query failed: the results are not whole */
+	struct ta_peer_shares *shares;  /* the step's waits, by peer */
 };
 
 /* The first GPU row that can reach into [s, ...): rows are sorted by
@@ -278,6 +279,7 @@ static void hole(struct diag_ctx *c, int64_t a, int64_t b, int queued,
 		 * one finding, not this hole twice */
 		if (by == BY_COMM_QUEUE && x && x->peer >= 0) {
 			r->wait += len;
+			ta_peer_shares_add(c->shares, x->peer, len);
 			return;
 		}
 		if (by != BY_HOST) {
@@ -347,12 +349,38 @@ struct comm_host {
 };
 
 /* Communication that computation did not wait for: its time is the
- * host's (hole decides how to name it). */
-static void comm_not_exposed(void *ctx, int64_t a, int64_t b)
+ * host's (hole decides how to name it). What it waited for: the peers it
+ * waited for, each its own share (a step may wait for several). */
+static void comm_stretch(void *ctx, int64_t a, int64_t b, int exposed)
 {
 	struct comm_host *h = ctx;
 
-	hole(h->c, a, b, 0, h->r);
+	if (exposed)
+		ta_peers_share_waits(h->c->peers, h->c->rank, a, b, h->c->shares);
+	else
+		hole(h->c, a, b, 0, h->r);
+}
+
+/* The rank's syncs that returned in [s, e]: the host waited for the GPU
+ * (a collective's end, among others). */
+static void queue_syncs(const struct ta_host *h, int64_t s, int64_t e,
+			struct ta_queue *q)
+{
+	size_t lo = 0, hi = h->nsyncs;
+	int64_t from = s < INT64_MIN + h->max_sync_dur ? INT64_MIN : s - h->max_sync_dur;
+
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+
+		if (h->syncs[m].ts < from)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	for (; lo < h->nsyncs && h->syncs[lo].ts <= e; lo++)
+		if (h->syncs[lo].end >= s && h->syncs[lo].end <= e &&
+		    h->syncs[lo].end > h->syncs[lo].ts)
+			ta_queue_add_host(q, h->syncs[lo].end, h->syncs[lo].ts);
 }
 
 static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
@@ -367,6 +395,7 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 	size_t i;
 
 	memset(r, 0, sizeof(*r));
+	c->shares->n = 0;
 	r->span = e - s;
 	clipped_union(c->d, TA_KIND_COMPUTE | TA_KIND_COMM | TA_KIND_MEMORY, s, e, &all);
 	for (i = 0; i < all.n; i++) {
@@ -385,9 +414,10 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 			ta_queue_add(&queue, c->d->gpu[i].stream,
 				     c->d->gpu[i].kind == TA_KIND_COMM,
 				     c->d->gpu[i].ts, c->d->gpu[i].launched);
+	queue_syncs(&c->d->host, s, e + c->o->host_gap_ns, &queue);
 	ta_queue_finish(&queue);
 	ta_exposed_comm(&comm, &comp, queue.v, queue.n, &waits, c->o->host_gap_ns,
-			&ex, comm_not_exposed, &h);
+			&ex, comm_stretch, &h);
 	ta_queue_free(&queue);
 	r->wait += ex.wait;
 	r->comm = ex.exposed - ex.wait;
@@ -425,21 +455,15 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 	}
 	if (r->comm > 0)
 		add_finding(c->f, c->rank, c->step, F_COMM, r->comm, "communication kernels");
-	if (r->wait > 0) {
-		const struct ta_peer_step *x = ta_peers_find(c->peers, c->rank, c->step);
-		struct ta_peer_step whole;
-		size_t latest;
+	/* one finding per peer waited for: stragglers credits each peer
+	 * with what the step lost to it, not the step's whole wait */
+	for (i = 0; r->wait > 0 && i < c->shares->n; i++) {
 		char who[48];
 
-		if (!x) {   /* --window span: the peer it waited for longest */
-			ta_peers_rank_total(c->peers, c->rank, &whole, &latest);
-			x = &whole;
-		}
-		if (x->peer >= 0)
-			snprintf(who, sizeof(who), "rank %lld", (long long)x->peer);
-		else
-			snprintf(who, sizeof(who), "a peer");
-		add_finding(c->f, c->rank, c->step, F_WAIT_PEER, r->wait, who);
+		snprintf(who, sizeof(who), "rank %lld", (long long)c->shares->v[i].peer);
+		if (c->shares->v[i].ns > 0)
+			add_finding(c->f, c->rank, c->step, F_WAIT_PEER,
+				    c->shares->v[i].ns, who);
 	}
 	if (page > 0)
 		add_finding(c->f, c->rank, c->step, F_PAGEABLE, page,
@@ -940,6 +964,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	struct ta_traits run;
 	struct ta_peers peers;
 	struct ta_sync_ops sync = { 0 };
+	struct ta_peer_shares shares = { 0 };
 	int64_t *steps = NULL, nranks, done = 0;
 	size_t nsteps, i;
 	int rc = 0, step_rc = SQLITE_DONE;
@@ -975,7 +1000,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	}
 	while (rc == 0 && (step_rc = sqlite3_step(ranks)) == SQLITE_ROW) {
 		struct diag_ctx c = { db, o, &f, &d, &peers,
-				      sqlite3_column_int64(ranks, 0), -1, 0 };
+				      sqlite3_column_int64(ranks, 0), -1, 0, &shares };
 
 		rc = load_rank(db, c.rank, &d, &sync, err);
 		if (rc == 0)
@@ -1009,6 +1034,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		ta_table_sort(*findings, by_rank_memory_last);
 	ta_peers_free(&peers);
 	ta_sync_ops_free(&sync);
+	free(shares.v);
 	free(steps);
 	free(d.gpu);
 	ta_host_free(&d.host);

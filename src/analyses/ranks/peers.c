@@ -278,6 +278,15 @@ static void measure(struct ta_peers *p, const struct member *m, size_t n)
 	ta_intern_free(keys);
 }
 
+static void longest_wait(struct ta_peers *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nwaits; i++)
+		if (p->waits[i].end - p->waits[i].ts > p->max_wait_ns)
+			p->max_wait_ns = p->waits[i].end - p->waits[i].ts;
+}
+
 static int cmp_step(const void *x, const void *y)
 {
 	const struct ta_peer_step *a = x, *b = y;
@@ -335,6 +344,7 @@ static int compute(sqlite3 *db, struct ta_peers *p, struct ta_error *err)
 		measure(p, m, n);
 		ta_qsort(p->v, p->n, sizeof(*p->v), cmp_step);
 		ta_qsort(p->waits, p->nwaits, sizeof(*p->waits), cmp_wait);
+		longest_wait(p);
 		most_late(p);
 	}
 	free(m);
@@ -482,6 +492,7 @@ static int load_saved(sqlite3 *db, struct ta_peers *p, struct ta_error *err)
 			 " (SELECT rank FROM sel_ranks) ORDER BY rank, ts",
 			 &waits, &p->nwaits, NWAIT, err);
 	p->waits = (struct ta_peer_wait *)waits;
+	longest_wait(p);
 	if (rc == 0)
 		rc = get(db, "SELECT * FROM peers.peer_most ORDER BY step",
 			 &most, &p->nmost, NMOST, err);
@@ -526,26 +537,70 @@ const struct ta_peer_step *ta_peers_find(const struct ta_peers *p,
 	       &p->v[lo] : NULL;
 }
 
-void ta_peers_wait_union(const struct ta_peers *p, int64_t rank, int64_t s,
-			 int64_t e, struct ta_union *u)
+/* rank's first wait that can reach past a (none before it can: the
+ * longest wait bounds how far back one starts). */
+static size_t first_wait(const struct ta_peers *p, int64_t rank, int64_t a)
 {
 	size_t lo = 0, hi = p->nwaits;
+	int64_t from = a < INT64_MIN + p->max_wait_ns ? INT64_MIN : a - p->max_wait_ns;
 
-	ta_union_reset(u);
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (p->waits[mid].rank < rank)
+		if (p->waits[mid].rank < rank ||
+		    (p->waits[mid].rank == rank && p->waits[mid].ts < from))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+void ta_peers_wait_union(const struct ta_peers *p, int64_t rank, int64_t s,
+			 int64_t e, struct ta_union *u)
+{
+	size_t lo = first_wait(p, rank, s);
+
+	ta_union_reset(u);
 	for (; lo < p->nwaits && p->waits[lo].rank == rank && p->waits[lo].ts < e; lo++) {
 		int64_t a = p->waits[lo].ts > s ? p->waits[lo].ts : s;
 		int64_t b = p->waits[lo].end < e ? p->waits[lo].end : e;
 
 		if (b > a)
 			ta_union_add(u, a, b - a);
+	}
+}
+
+void ta_peer_shares_add(struct ta_peer_shares *s, int64_t peer, int64_t ns)
+{
+	size_t i;
+
+	for (i = 0; i < s->n && s->v[i].peer != peer; i++)
+		;
+	if (i == s->n) {
+		if (s->n == s->cap) {
+			s->cap = s->cap ? 2 * s->cap : 8;
+			s->v = ta_xrealloc(s->v, s->cap * sizeof(*s->v));
+		}
+		s->v[s->n++] = (struct ta_peer_share){ peer, 0 };
+	}
+	s->v[i].ns += ns;
+}
+
+void ta_peers_share_waits(const struct ta_peers *p, int64_t rank, int64_t a,
+			  int64_t b, struct ta_peer_shares *s)
+{
+	size_t lo = first_wait(p, rank, a);
+	int64_t done = a;   /* [a, done) is attributed */
+
+	for (; lo < p->nwaits && p->waits[lo].rank == rank && p->waits[lo].ts < b; lo++) {
+		int64_t x = p->waits[lo].ts > done ? p->waits[lo].ts : done;
+		int64_t y = p->waits[lo].end < b ? p->waits[lo].end : b;
+
+		if (y > x) {
+			ta_peer_shares_add(s, p->waits[lo].peer, y - x);
+			done = y;
+		}
 	}
 }
 

@@ -34,6 +34,7 @@ struct ta_peers {
 	size_t n, cap;
 	struct ta_peer_wait *waits; /* by rank, then ts */
 	size_t nwaits;
+	int64_t max_wait_ns;        /* the longest: searches start by it */
 	int64_t *ranks, *offset_ns; /* every rank with collectives, its offset */
 	size_t nranks;
 	struct ta_peer_most *most;  /* by step, over every rank */
@@ -69,6 +70,22 @@ const struct ta_peer_step *ta_peers_find(const struct ta_peers *p,
  * first). */
 void ta_peers_wait_union(const struct ta_peers *p, int64_t rank, int64_t s,
 			 int64_t e, struct ta_union *u);
+/* A rank's exposed wait split by the peer it waited for. */
+struct ta_peer_share {
+	int64_t peer, ns;
+};
+
+struct ta_peer_shares {
+	struct ta_peer_share *v;
+	size_t n, cap;
+};
+
+/* Adds to s the time in [a, b) that rank's collectives waited for a late
+ * peer, each instant once, to the peer of the first wait over it: the
+ * shares sum to ta_peers_wait_union's length over [a, b). */
+void ta_peers_share_waits(const struct ta_peers *p, int64_t rank, int64_t a,
+			  int64_t b, struct ta_peer_shares *s);
+void ta_peer_shares_add(struct ta_peer_shares *s, int64_t peer, int64_t ns);
 void ta_peers_free(struct ta_peers *p);
 
 #endif

@@ -4,10 +4,15 @@
  * for the last member to arrive (coll_wait) and how far behind the first
  * member it arrived (arrival), both hidden or not (peers.c); then what
  * the step lost: the time it waited for a late peer with nothing else to
- * do (wait: diagnose's wait_for_peer, overlap's wait_us) and the peer it
- * waited for longest (waited_for), and the longest such wait of any rank
- * for it (late). The straggler of a step is the rank with the largest
- * late, when that is at least late_pct of its step.
+ * do (wait: diagnose's wait_for_peer, overlap's wait_us), the peer it
+ * lost the most of it to (waited_for) and how much (waited_for_us), and
+ * the most any rank lost to it (late). The straggler of a step is the
+ * rank with the largest late, when that is at least late_pct of its
+ * step. Each rank's wait is split by peer collective by collective, but
+ * only its largest share leaves the rank (the join sees rows): a rank
+ * that is no one's largest reads late 0 where it cost a little; the
+ * step's straggler and its late are exact, as the waiter that lost the
+ * most to any peer lost the most to it.
  *
  * Why exposed waits: in bucketed DDP each all-reduce starts as its bucket
  * is ready, and the rank whose buckets come a little later is last to
@@ -25,7 +30,7 @@ const struct ta_stragglers_opts ta_stragglers_defaults = { 10, NULL, 0 };
 
 enum {
 	C_RANK, C_STEP, C_STEP_US, C_BUSY, C_COMM, C_COLL_WAIT, C_WAIT, C_WAITED_FOR,
-	C_ARRIVAL, C_LATE, C_LAST, C_STRAGGLER, C_CAUSE
+	C_WAITED_FOR_US, C_ARRIVAL, C_LATE, C_LAST, C_STRAGGLER, C_CAUSE
 };
 
 static const struct ta_col cols[] = {
@@ -37,6 +42,7 @@ static const struct ta_col cols[] = {
 	{ "coll_wait_us", TA_COL_REAL, TA_UNIT_US, 0 },
 	{ "wait_us", TA_COL_REAL, TA_UNIT_US, 0 },
 	{ "waited_for", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "waited_for_us", TA_COL_REAL, TA_UNIT_US, 0 },
 	{ "arrival_us", TA_COL_REAL, TA_UNIT_US, 0 },
 	{ "late_us", TA_COL_REAL, TA_UNIT_US, 0 },
 	{ "arrived_last", TA_COL_REAL, TA_UNIT_RATIO, 0 },
@@ -44,11 +50,13 @@ static const struct ta_col cols[] = {
 	{ "cause", TA_COL_TEXT, TA_UNIT_NONE, 0 },
 };
 
-/* One rank's step: a wait (diagnose's finding) or what it was late by. */
+/* One rank's step: a wait (diagnose's finding: for peer, -1 not named)
+ * or what it was late by. */
 struct key_val {
 	int64_t rank, step;
 	int has_step;
 	double v;
+	int64_t peer;
 };
 
 static int cmp_key_val(const void *x, const void *y)
@@ -66,7 +74,7 @@ static int cmp_key_val(const void *x, const void *y)
 static const struct key_val *find_all(const struct key_val *v, size_t nv, int64_t rank,
 				      const struct ta_cell *step, size_t *n)
 {
-	struct key_val k = { rank, step->null ? 0 : step->i, !step->null, 0 };
+	struct key_val k = { rank, step->null ? 0 : step->i, !step->null, 0, -1 };
 	size_t lo = 0, hi = nv, e;
 
 	while (lo < hi) {
@@ -83,7 +91,8 @@ static const struct key_val *find_all(const struct key_val *v, size_t nv, int64_
 	return v + lo;
 }
 
-/* Diagnose's wait_for_peer findings, by rank and step. */
+/* Diagnose's wait_for_peer findings, by rank and step: one per peer
+ * waited for ("rank 3", and its cause after it). */
 static struct key_val *peer_waits(const struct ta_table *f, size_t *n)
 {
 	struct key_val *v = ta_xcalloc(f->nrows + 1, sizeof(*v));
@@ -92,12 +101,15 @@ static struct key_val *peer_waits(const struct ta_table *f, size_t *n)
 	*n = 0;
 	for (i = 0; i < f->nrows; i++) {
 		const struct ta_cell *step = ta_table_cell(f, i, 1);
+		long long peer;
 
 		if (strcmp(ta_table_cell(f, i, 2)->s, "wait_for_peer") != 0)
 			continue;
+		if (sscanf(ta_table_cell(f, i, 5)->s, "rank %lld", &peer) != 1)
+			peer = -1;
 		v[(*n)++] = (struct key_val){ ta_table_cell(f, i, 0)->i,
 					      step->null ? 0 : step->i, !step->null,
-					      ta_table_cell(f, i, 3)->d };
+					      ta_table_cell(f, i, 3)->d, peer };
 	}
 	ta_qsort(v, *n, sizeof(*v), cmp_key_val);
 	return v;
@@ -114,11 +126,11 @@ static void mark_stragglers(struct ta_table *t, double late_pct)
 	for (i = 0; i < t->nrows; i++) {
 		const struct ta_cell *step = ta_table_cell(t, i, C_STEP);
 		const struct ta_cell *peer = ta_table_cell(t, i, C_WAITED_FOR);
-		const struct ta_cell *wait = ta_table_cell(t, i, C_WAIT);
+		const struct ta_cell *wait = ta_table_cell(t, i, C_WAITED_FOR_US);
 
 		if (!peer->null && !wait->null && wait->d > 0)
 			by_peer[n++] = (struct key_val){ peer->i, step->null ? 0 : step->i,
-							 !step->null, wait->d };
+							 !step->null, wait->d, -1 };
 	}
 	ta_qsort(by_peer, n, sizeof(*by_peer), cmp_key_val);
 	for (i = 0; i < t->nrows; i++) {
@@ -135,7 +147,7 @@ static void mark_stragglers(struct ta_table *t, double late_pct)
 		ta_table_set_real(t, i, C_LATE, late);
 		/* the step's largest (key: rank 0, the step) */
 		most[nmost++] = (struct key_val){ 0, step->null ? 0 : step->i, !step->null,
-						  late };
+						  late, -1 };
 	}
 	ta_qsort(most, nmost, sizeof(*most), cmp_key_val);
 	for (i = 0; i < t->nrows; i++) {
@@ -216,7 +228,8 @@ int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 		struct ta_peer_step all;   /* --window span: the rank's steps together */
 		const struct key_val *w;
 		size_t r = ta_table_add_row(t), latest = 0, k, j;
-		double wait = 0;
+		double wait = 0, most = 0;
+		int64_t peer = -1;
 
 		if (step->null) {
 			ta_peers_rank_total(&p, rank, &all, &latest);
@@ -233,14 +246,22 @@ int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 		 * not zero */
 		if (!p.matched)
 			continue;
+		/* the peer it lost the most to (ties: the lower rank) */
 		w = find_all(waits, nwaits, rank, step, &k);
-		for (j = 0; j < k; j++)
+		for (j = 0; j < k; j++) {
 			wait += w[j].v;
+			if (w[j].peer >= 0 && (w[j].v > most ||
+					       (w[j].v == most && w[j].peer < peer)))
+				most = w[j].v, peer = w[j].peer;
+		}
+		if (peer < 0 && x && x->peer >= 0) /* waited under its own work */
+			peer = x->peer;
 		ta_table_set_real(t, r, C_COMM, x ? (double)x->comm_ns / 1e3 : 0);
 		ta_table_set_real(t, r, C_COLL_WAIT, x ? (double)x->wait_ns / 1e3 : 0);
 		ta_table_set_real(t, r, C_WAIT, wait);
-		if (x && x->peer >= 0)
-			ta_table_set_int(t, r, C_WAITED_FOR, x->peer);
+		if (peer >= 0)
+			ta_table_set_int(t, r, C_WAITED_FOR, peer);
+		ta_table_set_real(t, r, C_WAITED_FOR_US, most);
 		ta_table_set_real(t, r, C_ARRIVAL, x ? (double)x->late_ns / 1e3 : 0);
 		ta_table_set_real(t, r, C_LAST, x && x->ncoll ?
 				  (double)x->nlast / (double)x->ncoll : 0);
