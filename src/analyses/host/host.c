@@ -15,8 +15,16 @@ struct host_frame {    /* a Python frame of the user's own code */
 /* Calls that block the host until the GPU gets somewhere. Not
  * cudaStreamWaitEvent: it makes a stream wait, and the host goes on (a
  * cross-stream dependency, not a sync); not the Async copies. */
+#define SYNC_NAMES "'cudaStreamSynchronize', 'cudaDeviceSynchronize'," \
+	" 'cudaEventSynchronize', 'cudaMemcpy', 'cudaMemcpy2D', 'cudaMemset'," \
+	" 'hipDeviceSynchronize', 'hipStreamSynchronize', 'hipEventSynchronize'," \
+	" 'hipMemcpy', 'hipMemcpy2D', 'hipMemset'"
+#define QUERY_NAMES "'cudaEventQuery', 'cudaStreamQuery', 'hipEventQuery'," \
+	" 'hipStreamQuery'"
+
 static int is_sync(const char *name)
 {
+	/* SYNC_NAMES, which selects them */
 	static const char *const names[] = { "cudaStreamSynchronize",
 		"cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy",
 		"cudaMemcpy2D", "cudaMemset", "hipDeviceSynchronize",
@@ -31,7 +39,7 @@ static int is_sync(const char *name)
 }
 
 /* Calls that ask whether the GPU is done without waiting: a sync only
- * when the host spins on them. */
+ * when the host spins on them (QUERY_NAMES). */
 static int is_query(const char *name)
 {
 	return strcmp(name, "cudaEventQuery") == 0 ||
@@ -390,8 +398,12 @@ int ta_host_load(sqlite3 *db, int64_t rank, struct ta_host *h,
 	h->nsyncs = 0;
 	h->max_op_dur = -1;
 	h->max_host_dur = -1;
+	/* the names first: a few hundred calls of a rank's 10^5, not every
+	 * one read and compared (overlap asks this of every rank) */
 	if (ta_db_prepare(db, "SELECT c.ts, c.ts + max(c.dur, 0), n.name, c.tid"
 			  " FROM calls c JOIN label n ON n.name_id = c.name WHERE c.rank = ?"
+			  " AND c.name IN (SELECT name_id FROM label WHERE name IN ("
+			  SYNC_NAMES ", " QUERY_NAMES "))"
 			  " AND c.ts IS NOT NULL AND c.dur IS NOT NULL ORDER BY c.ts",
 			  &st, err) < 0)
 		return -1;
