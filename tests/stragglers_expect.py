@@ -351,6 +351,40 @@ for r in s:
         check("rotating: diagnose's wait_for_peer findings of rank %s step %s sum to %s, wait_us %s"
               % (r["rank"], r["step"], got, r["wait_us"]), False)
 
+# --ranks shows rank 0 alone: the headline says whom it waits for, not
+# "no straggler" from the one rank's rows
+r = subprocess.run(["./traceanalyze", "stragglers", "--ranks", "0", "testdata/ddp_straggler"],
+                   capture_output=True, text=True)
+check("--ranks 0: the headline names rank 1, left out (%s)" % r.stdout.splitlines()[2:3],
+      "waiting for rank 1, which --ranks leaves out" in r.stdout)
+# the straggler's trace deleted: no "no straggler" without saying why
+x = tempfile.mkdtemp()
+subprocess.run([sys.executable, "tools/ranks.py", x, "8", "5", "20000", "2", "2"], check=True)
+os.remove(os.path.join(x, "rank-5.json.gz"))
+r = subprocess.run(["./traceanalyze", "stragglers", "--no-cache", x], capture_output=True, text=True)
+check("the straggler's trace missing: the headline says a wait for it is not measured (%s)"
+      % r.stdout.splitlines()[2:3], "1 rank the process groups name has no trace" in r.stdout)
+# one rank's collective kernels with no length: its ends are not clock
+# readings (its offset once read -6.5 ms for +4.5), the others' stay right
+z = tempfile.mkdtemp()
+subprocess.run([sys.executable, "tools/ranks.py", z, "4", "2", "20000", "2", "2"], check=True)
+path = os.path.join(z, "rank-3.json.gz")
+t = json.load(gzip.open(path, "rt"))
+for e in t["traceEvents"]:
+    if e["name"].startswith("ncclDevKernel"):
+        e["dur"] = 0
+json.dump(t, gzip.open(path, "wt"))
+r = subprocess.run(["./traceanalyze", "stragglers", "--no-cache", "--format", "csv", z],
+                   capture_output=True, text=True)
+rows = list(csv.DictReader(io.StringIO(r.stdout)))
+r = subprocess.run(["./traceanalyze", "stragglers", z], capture_output=True, text=True)
+check("zero-length collectives on rank 3: the others' offsets stay right",
+      all("rank %d: clock offset %+.3f ms" % (k, 1.5 * k) in r.stderr for k in range(3)))
+check("... and rank 3's is no wild guess from arrival times",
+      "rank 3: clock offset -" not in r.stderr)
+check("... and rank 2 is still the straggler",
+      rows and {x["rank"] for x in rows if x["straggler"] == "1"} == {"2"})
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL stragglers:", n)

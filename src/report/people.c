@@ -249,6 +249,56 @@ static int no_waits(const struct ta_table *t)
 	return c >= 0 && t->nrows > 0;
 }
 
+/* Whether rank has rows in t (rank order). */
+static int shows_rank(const struct ta_table *t, int64_t rank)
+{
+	size_t lo = 0, hi = t->nrows;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ta_table_cell(t, mid, 0)->i < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->nrows && ta_table_cell(t, lo, 0)->i == rank;
+}
+
+/* --ranks left out the rank a shown one lost the most to: the shown
+ * rank with the largest such loss per step (*peer, *lost_us summed over
+ * its steps, *steps, *step_us); 0: none. */
+static int hidden_peer(const struct ta_table *t, int64_t *rank, int64_t *peer,
+		       double *lost_us, double *step_us, int64_t *steps)
+{
+	long pc = ta_table_col(t, "waited_for"), wc = ta_table_col(t, "waited_for_us");
+	size_t i, j;
+	double best = 0;
+
+	if (pc < 0 || wc < 0)
+		return 0;
+	for (i = 0; i < t->nrows; i = j) {
+		int64_t r = ta_table_cell(t, i, 0)->i, p = -1, n = 0;
+		double lost = 0, span = 0;
+
+		for (j = i; j < t->nrows && ta_table_cell(t, j, 0)->i == r; j++) {
+			const struct ta_cell *pj = ta_table_cell(t, j, (size_t)pc);
+
+			n++;
+			span += ta_table_cell(t, j, col(t, "step_us"))->d;
+			if (pj->null || shows_rank(t, pj->i))
+				continue;
+			lost += ta_table_cell(t, j, (size_t)wc)->d;
+			p = pj->i;
+		}
+		if (p >= 0 && lost / (double)n > best) {
+			best = lost / (double)n;
+			*rank = r, *peer = p, *lost_us = lost, *step_us = span, *steps = n;
+		}
+	}
+	return best > 0;
+}
+
 void ta_people_straggler_says(const struct ta_table *t, struct ta_buf *b)
 {
 	struct rank_sum *worst, *s;
@@ -256,6 +306,8 @@ void ta_people_straggler_says(const struct ta_table *t, struct ta_buf *b)
 
 	struct rank_sum *lag = NULL, *most = NULL;
 	size_t i;
+	int64_t hid_rank = 0, hid_peer = 0, hid_steps = 0;
+	double hid_lost = 0, hid_span = 0;
 
 	s = straggler_sums(t, &n, &worst);
 	for (i = 0; i < n; i++) {
@@ -275,6 +327,13 @@ void ta_people_straggler_says(const struct ta_table *t, struct ta_buf *b)
 	else if (no_waits(t))
 		ta_buf_adds(b, "who waits for whom is not measured: no collective "
 			    "kernel was matched across ranks\n");
+	else if (hidden_peer(t, &hid_rank, &hid_peer, &hid_lost, &hid_span, &hid_steps) &&
+		 hid_lost >= 0.01 * hid_span)
+		/* the rows --ranks shows cannot say whether it is the straggler */
+		ta_buf_addf(b, "rank %lld loses %.1f ms per step (%.0f %% of its step) "
+			    "waiting for rank %lld, which --ranks leaves out\n",
+			    (long long)hid_rank, hid_lost / (double)hid_steps / 1e3,
+			    100 * hid_lost / hid_span, (long long)hid_peer);
 	else if (most && most->step_us > 0 && most->late_us >= 0.01 * most->step_us)
 		/* a cost, but under --late-pct */
 		ta_buf_addf(b, "no straggler past --late-pct: the most, rank %lld, costs "
@@ -282,6 +341,15 @@ void ta_people_straggler_says(const struct ta_table *t, struct ta_buf *b)
 			    (long long)most->rank, most->late_us / (double)most->steps / 1e3,
 			    100 * most->late_us / most->step_us,
 			    most->cause ? most->cause : "cause unknown");
+	else if (t->ranks_absent)
+		/* the late one may be the rank with no trace: waits for it
+		 * read as transfer, not as a wait */
+		ta_buf_addf(b, "no straggler among the ranks here, but %zu rank%s "
+			    "the process groups name %s no trace: a wait for %s is "
+			    "not measured\n", t->ranks_absent,
+			    t->ranks_absent == 1 ? "" : "s",
+			    t->ranks_absent == 1 ? "has" : "have",
+			    t->ranks_absent == 1 ? "it" : "them");
 	else if (lag && lag->step_us > 0 && lag->arrival_us >= 0.05 * lag->step_us)
 		/* why a rank last to every collective is not the straggler */
 		ta_buf_addf(b, "no straggler: rank %lld arrives late to collectives "

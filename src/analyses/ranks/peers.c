@@ -172,6 +172,7 @@ static void match_groups(struct ta_peers *p, struct member *m, size_t n)
 
 	while (i < n) {
 		int64_t sum = 0;
+		size_t timed = 0;
 
 		for (j = i + 1; j < n && same_group(&m[i], &m[j]); j++)
 			;
@@ -186,12 +187,16 @@ static void match_groups(struct ta_peers *p, struct member *m, size_t n)
 		p->matched++;
 		if (m[i].group_size > j - i)
 			p->partial++;
+		/* a kernel with no length (a damaged trace, a clipped one) has
+		 * no end that the others share: not a clock reading */
 		for (k = i; k < j; k++)
-			sum += m[k].end - m[i].end;
+			if (m[k].end > m[k].ts)
+				sum += m[k].end - m[i].end, timed++;
 		for (k = i; k < j; k++) {
 			m[k].valid = 1;
-			ta_dvec_push(&diffs[m[k].ri], (double)(m[k].end - m[i].end) -
-				     (double)sum / (double)(j - i));
+			if (timed >= 2 && m[k].end > m[k].ts)
+				ta_dvec_push(&diffs[m[k].ri], (double)(m[k].end - m[i].end) -
+					     (double)sum / (double)timed);
 		}
 		i = j;
 	}
