@@ -235,7 +235,9 @@ S = '{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%s", "pid": 1, 
 ev = [L % (90, 1), K % (1, 100, 1),
       L % (200, 2), K % (2, 150, 2),              # starts before its launch
       L % (300, 3), L % (305, 3), K % (3, 320, 3),  # two calls, one correlation
-      S % ("1", 80, 200), S % ("2", 400, -50), S % ("99999999999999999999999", 500, 10)]
+      S % ("1", 80, 200), S % ("2", 400, -50), S % ("99999999999999999999999", 500, 10),
+      S % ("1.0", 520, 10), S % ("-1", 540, 10),  # no step numbers
+      S % ("1", 600, 50)]                          # step 1 again: numbered on
 open(sys.argv[1], "w").write('{"distributedInfo": {"rank": 0}, "traceEvents": [%s]}' % ", ".join(ev))
 PY
 expect queue_before_launch 0 "1 GPU activities start before their launch call" \
@@ -244,7 +246,13 @@ check queue_never_negative python3 -c "
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 assert rows and min(int(r['queue_length']) for r in rows) >= 0, rows" "$TMP/out"
-check bad_steps_warned grep -q "2 ProfilerStep#N ranges with a negative duration or an N past 2^63 are not steps" "$TMP/err"
+check bad_steps_warned grep -q "4 ProfilerStep#N ranges with a negative duration or an N that is not a whole number from 0 to 2^63 are not steps" "$TMP/err"
+check repeated_step_warned grep -q "1 ProfilerStep#N ranges repeat a step number seen before" "$TMP/err"
+expect repeated_step_apart 0 "" $T $BIN steps -q --format csv "$TMP/sem.json"
+check repeated_step_once python3 -c "
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert [r['step'] for r in rows] == ['1', '2'], rows" "$TMP/out"
 expect launch_shared_correlation 0 "1 correlation ids belong to more than one runtime call" \
 	$T $BIN launch --format csv "$TMP/sem.json"
 check launch_counted_once test "$(grep -c '^0,3,' "$TMP/out")" = 1

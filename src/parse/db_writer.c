@@ -676,20 +676,189 @@ static int add_file(struct ta_db_feed *f, int64_t rank,
 	return rc;
 }
 
+/* The step ranges of one role of a rank, in time order, with their
+ * stream (GPU annotations: one range per stream a step's work ran on).
+ * Their indexes (events_ann, events_gpu_ann) serve both statements: a
+ * few rows, not a scan of the file's. */
+static const char *const step_rows_sql[2] = {
+	"SELECT e.idx, n.name, 0, 0 FROM events e INDEXED BY events_ann JOIN names n"
+	" ON n.name_id = e.name WHERE e.rank = ?1 AND e.role = " TA_SQL(TA_ROLE_CPU_ANN)
+	" AND n.name GLOB 'ProfilerStep#[0-9]*' AND e.dur_ns IS NOT NULL"
+	" ORDER BY e.ts_ns, e.idx",
+	"SELECT e.idx, n.name, e.pid, e.tid FROM events e INDEXED BY events_gpu_ann"
+	" JOIN names n ON n.name_id = e.name WHERE e.rank = ?1 AND e.role = "
+	TA_SQL(TA_ROLE_GPU_ANN) " AND n.name GLOB 'ProfilerStep#[0-9]*'"
+	" AND e.dur_ns IS NOT NULL ORDER BY e.ts_ns, e.idx",
+};
+static const char *const step_rename_sql[2] = {
+	"UPDATE events INDEXED BY events_ann SET name = ?3 WHERE rank = ?1"
+	" AND role = " TA_SQL(TA_ROLE_CPU_ANN) " AND idx = ?2",
+	"UPDATE events INDEXED BY events_gpu_ann SET name = ?3 WHERE rank = ?1"
+	" AND role = " TA_SQL(TA_ROLE_GPU_ANN) " AND idx = ?2",
+};
+
+/* A step range: its stream (pid, tid: 0 on the host), its number, its
+ * place in time and how many of its stream and number came before it. */
+struct step_row {
+	int64_t pid, tid, num, order, occ, idx, renamed;
+};
+
+static int cmp_copy(const void *x, const void *y)
+{
+	const struct step_row *a = x, *b = y;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	if (a->num != b->num)
+		return a->num < b->num ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static int cmp_order(const void *x, const void *y)
+{
+	const struct step_row *a = x, *b = y;
+
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* The rows of a role, each with occ (its copy of the number, from 0). */
+static int step_rows(struct ta_db_writer *w, int64_t rank, int role,
+		     struct step_row **out, size_t *n, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0, i;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (ta_db_prepare(w->db, step_rows_sql[role], &st, err) < 0)
+		return -1;
+	sqlite3_bind_int64(st, 1, rank);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 64;
+			*out = ta_xrealloc(*out, cap * sizeof(**out));
+		}
+		(*out)[*n] = (struct step_row){ sqlite3_column_int64(st, 2),
+			sqlite3_column_int64(st, 3),
+			strtoll((const char *)sqlite3_column_text(st, 1) + 13, NULL, 10),
+			(int64_t)*n, 0, sqlite3_column_int64(st, 0), -1 };
+		++*n;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return fail(w, err);
+	ta_qsort(*out, *n, sizeof(**out), cmp_copy);
+	for (i = 1; i < *n; i++)
+		if ((*out)[i].pid == (*out)[i - 1].pid && (*out)[i].tid == (*out)[i - 1].tid &&
+		    (*out)[i].num == (*out)[i - 1].num)
+			(*out)[i].occ = (*out)[i - 1].occ + 1;
+	return 0;
+}
+
+static int rename_step(struct ta_db_writer *w, sqlite3_stmt *up, int64_t rank,
+		       int64_t idx, int64_t num, struct ta_error *err)
+{
+	char name[40];
+	int is_new, rc = 0;
+	int64_t id;
+
+	snprintf(name, sizeof(name), "ProfilerStep#%lld", (long long)num);
+	id = ta_intern(w->names, name, strlen(name), &is_new);
+	if (is_new) {
+		sqlite3_bind_int64(w->ins_name, 1, id);
+		sqlite3_bind_text(w->ins_name, 2, name, -1, SQLITE_TRANSIENT);
+		rc = sqlite3_step(w->ins_name) == SQLITE_DONE ? 0 : fail(w, err);
+		sqlite3_reset(w->ins_name);
+	}
+	sqlite3_bind_int64(up, 1, rank);
+	sqlite3_bind_int64(up, 2, idx);
+	sqlite3_bind_int64(up, 3, id);
+	if (rc == 0)
+		rc = sqlite3_step(up) == SQLITE_DONE ? 0 : fail(w, err);
+	sqlite3_reset(up);
+	return rc;
+}
+
+/* Renumbers the rank's steps seen again on the host: each later copy of
+ * a number takes the next past the largest, in time order (steps 1-3
+ * twice read 1-6), so that a step is one range, never joined with every
+ * copy of its number; the GPU's ranges of a copy follow it (the k-th
+ * "ProfilerStep#2" of a stream is the k-th on the host). Under db_lock. */
+static int renumber_steps(struct ta_db_writer *w, int64_t rank, int64_t *renumbered,
+			  struct ta_error *err)
+{
+	struct step_row *h = NULL, *g = NULL;
+	sqlite3_stmt *up = NULL;
+	size_t nh = 0, ng = 0, i, lo, hi;
+	int64_t top = INT64_MIN;
+	int rc = step_rows(w, rank, 0, &h, &nh, err);
+
+	for (i = 0; i < nh; i++)
+		if (h[i].num > top)
+			top = h[i].num;
+	for (i = 0; i < nh && h[i].occ == 0; i++)
+		;
+	if (rc < 0 || i == nh)   /* every number once: nothing to do */
+		goto done;
+	ta_qsort(h, nh, sizeof(*h), cmp_order);
+	if (ta_db_prepare(w->db, step_rename_sql[0], &up, err) < 0)
+		rc = -1;
+	for (i = 0; rc == 0 && i < nh && top < INT64_MAX; i++) {
+		if (h[i].occ == 0)
+			continue;
+		h[i].renamed = ++top;
+		rc = rename_step(w, up, rank, h[i].idx, top, err);
+		++*renumbered;
+	}
+	sqlite3_finalize(up);
+	up = NULL;
+	if (rc == 0)
+		rc = step_rows(w, rank, 1, &g, &ng, err);
+	if (rc == 0 && ng && ta_db_prepare(w->db, step_rename_sql[1], &up, err) < 0)
+		rc = -1;
+	ta_qsort(h, nh, sizeof(*h), cmp_copy);  /* by number, then copy */
+	for (i = 0; rc == 0 && i < ng; i++) {
+		if (g[i].occ == 0)
+			continue;
+		for (lo = 0, hi = nh; lo < hi;) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (h[mid].num < g[i].num ||
+			    (h[mid].num == g[i].num && h[mid].occ < g[i].occ))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < nh && h[lo].num == g[i].num && h[lo].occ == g[i].occ &&
+		    h[lo].renamed >= 0)
+			rc = rename_step(w, up, rank, g[i].idx, h[lo].renamed, err);
+	}
+	sqlite3_finalize(up);
+done:
+	free(h);
+	free(g);
+	return rc;
+}
+
 int ta_db_feed_end(struct ta_db_feed *f, int64_t rank,
-		   const struct ta_parse_result *res, struct ta_error *err)
+		   const struct ta_parse_result *res, int64_t *renumbered,
+		   struct ta_error *err)
 {
 	struct ta_db_writer *w = f->w;
 	int rc;
 
+	*renumbered = 0;
 	if (drain(f) < 0) {
 		fail_feed(f, err);
 		ta_db_feed_free(f);
 		return -1;
 	}
 	pthread_mutex_lock(&w->db_lock);
-	rc = move_rank(f, rank, err) < 0 || add_file(f, rank, res, err) < 0 ?
-		-1 : 0;
+	rc = move_rank(f, rank, err) < 0 || add_file(f, rank, res, err) < 0 ||
+	     renumber_steps(w, rank, renumbered, err) < 0 ? -1 : 0;
 	pthread_mutex_unlock(&w->db_lock);
 	ta_db_feed_free(f);
 	return rc;

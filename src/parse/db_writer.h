@@ -24,9 +24,12 @@ int ta_db_feed_event(struct ta_db_feed *f, const struct ta_event *ev);
 int ta_db_feed_meta(struct ta_db_feed *f, const char *key, const char *json,
 		    size_t len);
 /* Waits for the file's rows, gives them their final rank and records the
- * file. Frees the feed, as do the next two. */
+ * file; a ProfilerStep#N seen again on the rank (copies of a trace laid
+ * end to end) is numbered on from its largest, *renumbered says how
+ * many. Frees the feed, as do the next two. */
 int ta_db_feed_end(struct ta_db_feed *f, int64_t rank,
-		   const struct ta_parse_result *res, struct ta_error *err);
+		   const struct ta_parse_result *res, int64_t *renumbered,
+		   struct ta_error *err);
 /* Lanes: one file parsed by several threads, a feed each (split.c).
  * From ta_db_feed_hold on, the feed's rows wait until cut off as a piece
  * (everything packed since the last cut) and released: in document order,

@@ -279,7 +279,7 @@ static int ingest_one(struct pool *p, size_t i, struct ta_error *err)
 	struct ta_sink sink = { &c, sink_event, sink_meta,
 				p->o->progress ? sink_progress : NULL };
 	struct ta_parse_result res;
-	int64_t rank;
+	int64_t rank, renumbered;
 	int parsed;
 
 	c.feed = new_feed(p, i);
@@ -314,7 +314,7 @@ static int ingest_one(struct pool *p, size_t i, struct ta_error *err)
 		goto fail;
 	if (res.bad_steps)
 		note(j, "'%s': %lld ProfilerStep#N ranges with a negative duration "
-		     "or an N past 2^63 are not steps", j->path,
+		     "or an N that is not a whole number from 0 to 2^63 are not steps", j->path,
 		     (long long)res.bad_steps);
 	if (res.extra_event_arrays)
 		note(j, "'%s': %lld more traceEvents keys after the first; only the "
@@ -335,7 +335,13 @@ static int ingest_one(struct pool *p, size_t i, struct ta_error *err)
 	pthread_mutex_lock(&p->lock);
 	p->events += res.events;
 	pthread_mutex_unlock(&p->lock);
-	return ta_db_feed_end(c.feed, rank, &res, err);
+	if (ta_db_feed_end(c.feed, rank, &res, &renumbered, err) < 0)
+		return -1;
+	if (renumbered)
+		note(j, "'%s': %lld ProfilerStep#N ranges repeat a step number seen "
+		     "before (copies of a trace end to end?): numbered on from the "
+		     "largest, in time order", j->path, (long long)renumbered);
+	return 0;
 fail:
 	ta_db_feed_free(c.feed);
 	return -1;
