@@ -112,6 +112,16 @@ def main():
     rc, rows, err = run(["memory", "--by", "op", "--tb-compat"], d)
     check("memory --tb-compat, Device Type 2^32 + 1: no device", rc == 0 and not rows,
           str(rows))
+    # a module whose own name holds the path's separator: one module, a
+    # level under its parent, not a parent and a child
+    ev = [X("ProfilerStep#1", 0, 1000, cat="user_annotation"),
+          X("nn.Module: Outer_0", 10, 900, cat="python_function", **{"Python module id": 0}),
+          X("nn.Module: a/b_0", 20, 500, cat="python_function", **{"Python module id": 1}),
+          X("nn.Module: Inner_0", 30, 100, cat="python_function", **{"Python module id": 2})]
+    rc, rows, err = run(["modules"], job([ev]))
+    check("modules, a '/' in a name: escaped, the depths right",
+          rc == 0 and [(r["module"], r["depth"]) for r in rows] ==
+          [("Outer_0", "0"), ("Outer_0/a%2Fb_0", "1"), ("Outer_0/a%2Fb_0/Inner_0", "2")], str(rows))
     print("hostile_tb: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

@@ -106,6 +106,15 @@ for opt in ([], ["--by", "op"], ["--series"], ["--findings"]):
                        timeout=20)
     check("a 2^60-byte allocation %s: said, not silently cut (%s)" % (opt, p.stderr.strip()[-80:]),
           p.returncode == 0 and "past 2^50 bytes" in p.stderr)
+# a reserved total past a PiB alone: the same
+ev3 = ev + [dict(mem(2200, 4, 8, 218), args=dict(mem(2200, 4, 8, 218)["args"], **{"Total Reserved": 1 << 60}))]
+json.dump({"traceEvents": ev3}, open(p_, "w"))
+p = subprocess.run(["./traceanalyze", "memory", "--no-cache", "--format", "csv", p_], capture_output=True,
+                   text=True, timeout=20)
+r = list(csv.DictReader(io.StringIO(p.stdout)))
+check("a 2^60-byte Total Reserved: said, and counted as 2^50 (%s)" % p.stderr.strip()[-80:],
+      p.returncode == 0 and "past 2^50 bytes" in p.stderr and r and
+      max(int(x["reserved_peak_bytes"]) for x in r) == 1 << 50)
 
 # total_bytes and increase_bytes: an op's calls with what runs under them.
 # A (1000-1900) holds B (1100-1300): B allocates 100; A 50, frees B's 100

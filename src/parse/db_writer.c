@@ -678,29 +678,42 @@ static int add_file(struct ta_db_feed *f, int64_t rank,
 
 /* The step ranges of one role of a rank, in time order, with their
  * stream (GPU annotations: one range per stream a step's work ran on).
- * Their indexes (events_ann, events_gpu_ann) serve both statements: a
- * few rows, not a scan of the file's. */
+ * Their indexes (events_ann, events_gpu_ann) find them: a few rows, not
+ * a scan of the file's. The rank may be another file's too while that
+ * file's rows wait for their own (move_rank): the rows are the file's by
+ * rowid. */
 static const char *const step_rows_sql[2] = {
-	"SELECT e.idx, n.name, 0, 0 FROM events e INDEXED BY events_ann JOIN names n"
+	"SELECT e.rowid, n.name, 0, 0 FROM events e INDEXED BY events_ann JOIN names n"
 	" ON n.name_id = e.name WHERE e.rank = ?1 AND e.role = " TA_SQL(TA_ROLE_CPU_ANN)
 	" AND n.name GLOB 'ProfilerStep#[0-9]*' AND e.dur_ns IS NOT NULL"
 	" ORDER BY e.ts_ns, e.idx",
-	"SELECT e.idx, n.name, e.pid, e.tid FROM events e INDEXED BY events_gpu_ann"
+	"SELECT e.rowid, n.name, e.pid, e.tid FROM events e INDEXED BY events_gpu_ann"
 	" JOIN names n ON n.name_id = e.name WHERE e.rank = ?1 AND e.role = "
 	TA_SQL(TA_ROLE_GPU_ANN) " AND n.name GLOB 'ProfilerStep#[0-9]*'"
 	" AND e.dur_ns IS NOT NULL ORDER BY e.ts_ns, e.idx",
 };
-static const char *const step_rename_sql[2] = {
-	"UPDATE events INDEXED BY events_ann SET name = ?3 WHERE rank = ?1"
-	" AND role = " TA_SQL(TA_ROLE_CPU_ANN) " AND idx = ?2",
-	"UPDATE events INDEXED BY events_gpu_ann SET name = ?3 WHERE rank = ?1"
-	" AND role = " TA_SQL(TA_ROLE_GPU_ANN) " AND idx = ?2",
-};
+static const char step_rename_sql[] = "UPDATE events SET name = ?2 WHERE rowid = ?1";
+
+/* Whether rowid is in the spans (ascending). */
+static int in_spans(const struct spans *s, int64_t rowid)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->v[mid].hi < rowid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n && s->v[lo].lo <= rowid;
+}
 
 /* A step range: its stream (pid, tid: 0 on the host), its number, its
  * place in time and how many of its stream and number came before it. */
 struct step_row {
-	int64_t pid, tid, num, order, occ, idx, renamed;
+	int64_t pid, tid, num, order, occ, rowid, renamed;
 };
 
 static int cmp_copy(const void *x, const void *y)
@@ -724,8 +737,8 @@ static int cmp_order(const void *x, const void *y)
 }
 
 /* The rows of a role, each with occ (its copy of the number, from 0). */
-static int step_rows(struct ta_db_writer *w, int64_t rank, int role,
-		     struct step_row **out, size_t *n, struct ta_error *err)
+static int step_rows(struct ta_db_writer *w, const struct spans *sp, int64_t rank,
+		     int role, struct step_row **out, size_t *n, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	size_t cap = 0, i;
@@ -737,6 +750,8 @@ static int step_rows(struct ta_db_writer *w, int64_t rank, int role,
 		return -1;
 	sqlite3_bind_int64(st, 1, rank);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (!in_spans(sp, sqlite3_column_int64(st, 0)))
+			continue;
 		if (*n == cap) {
 			cap = cap ? 2 * cap : 64;
 			*out = ta_xrealloc(*out, cap * sizeof(**out));
@@ -758,8 +773,8 @@ static int step_rows(struct ta_db_writer *w, int64_t rank, int role,
 	return 0;
 }
 
-static int rename_step(struct ta_db_writer *w, sqlite3_stmt *up, int64_t rank,
-		       int64_t idx, int64_t num, struct ta_error *err)
+static int rename_step(struct ta_db_writer *w, sqlite3_stmt *up, int64_t rowid,
+		       int64_t num, struct ta_error *err)
 {
 	char name[40];
 	int is_new, rc = 0;
@@ -773,9 +788,8 @@ static int rename_step(struct ta_db_writer *w, sqlite3_stmt *up, int64_t rank,
 		rc = sqlite3_step(w->ins_name) == SQLITE_DONE ? 0 : fail(w, err);
 		sqlite3_reset(w->ins_name);
 	}
-	sqlite3_bind_int64(up, 1, rank);
-	sqlite3_bind_int64(up, 2, idx);
-	sqlite3_bind_int64(up, 3, id);
+	sqlite3_bind_int64(up, 1, rowid);
+	sqlite3_bind_int64(up, 2, id);
 	if (rc == 0)
 		rc = sqlite3_step(up) == SQLITE_DONE ? 0 : fail(w, err);
 	sqlite3_reset(up);
@@ -787,14 +801,15 @@ static int rename_step(struct ta_db_writer *w, sqlite3_stmt *up, int64_t rank,
  * twice read 1-6), so that a step is one range, never joined with every
  * copy of its number; the GPU's ranges of a copy follow it (the k-th
  * "ProfilerStep#2" of a stream is the k-th on the host). Under db_lock. */
-static int renumber_steps(struct ta_db_writer *w, int64_t rank, int64_t *renumbered,
+static int renumber_steps(struct ta_db_feed *f, int64_t rank, int64_t *renumbered,
 			  struct ta_error *err)
 {
 	struct step_row *h = NULL, *g = NULL;
 	sqlite3_stmt *up = NULL;
 	size_t nh = 0, ng = 0, i, lo, hi;
 	int64_t top = INT64_MIN;
-	int rc = step_rows(w, rank, 0, &h, &nh, err);
+	struct ta_db_writer *w = f->w;
+	int rc = step_rows(w, &f->events, rank, 0, &h, &nh, err);
 
 	for (i = 0; i < nh; i++)
 		if (h[i].num > top)
@@ -804,21 +819,17 @@ static int renumber_steps(struct ta_db_writer *w, int64_t rank, int64_t *renumbe
 	if (rc < 0 || i == nh)   /* every number once: nothing to do */
 		goto done;
 	ta_qsort(h, nh, sizeof(*h), cmp_order);
-	if (ta_db_prepare(w->db, step_rename_sql[0], &up, err) < 0)
+	if (ta_db_prepare(w->db, step_rename_sql, &up, err) < 0)
 		rc = -1;
 	for (i = 0; rc == 0 && i < nh && top < INT64_MAX; i++) {
 		if (h[i].occ == 0)
 			continue;
 		h[i].renamed = ++top;
-		rc = rename_step(w, up, rank, h[i].idx, top, err);
+		rc = rename_step(w, up, h[i].rowid, top, err);
 		++*renumbered;
 	}
-	sqlite3_finalize(up);
-	up = NULL;
 	if (rc == 0)
-		rc = step_rows(w, rank, 1, &g, &ng, err);
-	if (rc == 0 && ng && ta_db_prepare(w->db, step_rename_sql[1], &up, err) < 0)
-		rc = -1;
+		rc = step_rows(w, &f->events, rank, 1, &g, &ng, err);
 	ta_qsort(h, nh, sizeof(*h), cmp_copy);  /* by number, then copy */
 	for (i = 0; rc == 0 && i < ng; i++) {
 		if (g[i].occ == 0)
@@ -834,7 +845,7 @@ static int renumber_steps(struct ta_db_writer *w, int64_t rank, int64_t *renumbe
 		}
 		if (lo < nh && h[lo].num == g[i].num && h[lo].occ == g[i].occ &&
 		    h[lo].renamed >= 0)
-			rc = rename_step(w, up, rank, g[i].idx, h[lo].renamed, err);
+			rc = rename_step(w, up, g[i].rowid, h[lo].renamed, err);
 	}
 	sqlite3_finalize(up);
 done:
@@ -858,7 +869,7 @@ int ta_db_feed_end(struct ta_db_feed *f, int64_t rank,
 	}
 	pthread_mutex_lock(&w->db_lock);
 	rc = move_rank(f, rank, err) < 0 || add_file(f, rank, res, err) < 0 ||
-	     renumber_steps(w, rank, renumbered, err) < 0 ? -1 : 0;
+	     renumber_steps(f, rank, renumbered, err) < 0 ? -1 : 0;
 	pthread_mutex_unlock(&w->db_lock);
 	ta_db_feed_free(f);
 	return rc;

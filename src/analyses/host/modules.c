@@ -199,7 +199,15 @@ static void module_frame(struct walk *w, struct stack *st, const char *name, int
 		ta_buf_adds(&path, w->mods.v[parent].path);
 		ta_buf_addc(&path, '/');
 	}
-	ta_buf_adds(&path, name + strlen(MODULE_PREFIX));
+	/* the path's separator, and the escape's own sign, inside a name
+	 * are escaped: a name "a/b" is one module, not a parent and child */
+	for (const char *c = name + strlen(MODULE_PREFIX); *c; c++)
+		if (*c == '/')
+			ta_buf_adds(&path, "%2F");
+		else if (*c == '%')
+			ta_buf_adds(&path, "%25");
+		else
+			ta_buf_addc(&path, *c);
 	f = push(st, K_MODULE, ts, end);
 	f->mod = mod_for(&w->mods, w->rank, path.s, parent,
 			 parent >= 0 ? w->mods.v[parent].depth + 1 : 0);

@@ -161,7 +161,7 @@ static int load(sqlite3 *db, struct rank_mem *m, struct ta_error *err)
 		e->bytes = clamp_bytes(m, sqlite3_column_int64(st, 5));
 		e->allocated = sqlite3_column_type(st, 6) == SQLITE_NULL ? INT64_MIN :
 			       clamp_bytes(m, sqlite3_column_int64(st, 6));
-		e->reserved = sqlite3_column_int64(st, 7);
+		e->reserved = clamp_bytes(m, sqlite3_column_int64(st, 7));
 		e->site = -1;
 		e->in_window = 0;
 	}
