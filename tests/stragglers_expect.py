@@ -299,15 +299,17 @@ check("computation idle for the host while a collective runs: host-stalled, not 
       v and v[0]["verdict"] == "host-stalled")
 
 # the host blocked on the collective (all_reduce, then .item()): a sync
-# that returns as it ends makes it exposed whenever computation resumes;
-# one that began after it ended waited for nothing of it
+# that returns as it ends makes it exposed whenever computation resumes,
+# from when the sync began (before, the host was busy with other work);
+# one that began as or after it ended waited for nothing of it
 def with_sync(path, ts, end):
     t = json.load(open(path))
     t["traceEvents"].append({"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize",
                              "pid": 1, "tid": 1, "ts": ts, "dur": end - ts})
     json.dump(t, open(path, "w"))
     return path
-for ts, end, want in ((21500, 23004, 2000), (23010, 23100, 0)):
+for ts, end, want in ((20500, 23004, 2000), (21500, 23004, 1500), (23000, 23100, 0),
+                      (23010, 23100, 0)):
     ov = table("overlap", with_sync(one_rank(5000), ts, end), "--no-cache")
     check("a sync from %d to %d us, the collective ending at 23000: exposed_us %s, want %d"
           % (ts, end, ov[0]["exposed_us"], want), abs(float(ov[0]["exposed_us"]) - want) < 0.01)

@@ -51,7 +51,7 @@ static const char coll_sql[] =
 "  FROM main.events g JOIN main.names kn ON kn.name_id = g.name"
 "  WHERE g.role = " TA_SQL(TA_ROLE_GPU) " AND g.ts_ns IS NOT NULL AND g.dur_ns IS NOT NULL"
 "  AND g.name IN comm_names),"
-" c AS (SELECT k.*, r.ts_ns AS call_ts, r.external_id AS call_ext FROM k"
+" c AS (SELECT k.*, r.ts_ns AS call_ts, r.external_id AS call_ext, r.tid AS call_tid FROM k"
 "  LEFT JOIN main.events r ON r.role = " TA_SQL(TA_ROLE_RUNTIME)
 "  AND r.rank = k.rank AND k.correlation != -1 AND r.correlation = k.correlation"
 "  AND r.idx = (SELECT max(x.idx) FROM main.events x WHERE x.role = "
@@ -59,7 +59,7 @@ static const char coll_sql[] =
 "   AND x.correlation = k.correlation)),"
 " o AS (SELECT c.*, p.ts_ns AS op_ts, p.collective AS op_coll,"
 "  p.pg_name AS op_pg, p.pg_size AS op_n, p.in_nelems AS op_in,"
-"  p.out_nelems AS op_out, p.dtype AS op_dtype FROM c"
+"  p.out_nelems AS op_out, p.dtype AS op_dtype, p.tid AS op_tid FROM c"
 "  LEFT JOIN main.events p ON p.pg_name IS NOT NULL AND p.role = "
       TA_SQL(TA_ROLE_CPU_OP) " AND p.rank = c.rank"
 "  AND p.external_id = COALESCE(c.ext, c.call_ext)"
@@ -86,7 +86,9 @@ static const char coll_sql[] =
 "   AND st.ts_ns <= s.issue_ts AND st.ts_ns + st.dur_ns > s.issue_ts"
 "   AND sn.name GLOB 'ProfilerStep#[0-9]*' ORDER BY st.ts_ns DESC LIMIT 1) END"
 "   AS step, s.early,"
-"  s.issue_ts, s.ts, s.end_ts, s.stream FROM s)"
+"  s.issue_ts, s.ts, s.end_ts, s.stream,"
+/* the thread that issued it: a sync there may wait for it (exposed.h) */
+"  COALESCE(s.op_tid, s.call_tid) AS tid FROM s)"
 " SELECT rank, idx, pg, pg_size, name, in_nelems, out_nelems, dtype, step,"
 "  CASE WHEN step IS NULL THEN NULL WHEN early THEN -row_number() OVER"
 "   (PARTITION BY rank, pg, step ORDER BY issue_ts DESC, idx DESC)"
@@ -96,7 +98,7 @@ static const char coll_sql[] =
 /* the job's size as the rank's trace says it (distributedInfo) */
 "  (SELECT CAST(json_extract(m.value, '$.world_size') AS INTEGER) FROM main.meta m"
 "   WHERE m.rank = t.rank AND m.key = 'distributedInfo' AND json_valid(m.value)"
-"   AND json_type(m.value) = 'object') AS world FROM t;"
+"   AND json_type(m.value) = 'object') AS world, tid FROM t;"
 "CREATE INDEX temp.coll_match ON coll (pg, step, seq, rank);";
 
 /* A shard holds one rank: a cross-rank command on shards gathers every

@@ -265,35 +265,48 @@ static int shows_rank(const struct ta_table *t, int64_t rank)
 	return lo < t->nrows && ta_table_cell(t, lo, 0)->i == rank;
 }
 
-/* --ranks left out the rank a shown one lost the most to: the shown
- * rank with the largest such loss per step (*peer, *lost_us summed over
- * its steps, *steps, *step_us); 0: none. */
+/* --ranks left out the rank a shown one lost the most to: the pair of a
+ * shown rank and a left-out peer with the most lost per step (*lost_us
+ * summed over the shown rank's steps, *steps, *step_us); 0: none. */
 static int hidden_peer(const struct ta_table *t, int64_t *rank, int64_t *peer,
 		       double *lost_us, double *step_us, int64_t *steps)
 {
 	long pc = ta_table_col(t, "waited_for"), wc = ta_table_col(t, "waited_for_us");
-	size_t i, j;
+	size_t i, j, k, m;
 	double best = 0;
 
 	if (pc < 0 || wc < 0)
 		return 0;
 	for (i = 0; i < t->nrows; i = j) {
-		int64_t r = ta_table_cell(t, i, 0)->i, p = -1, n = 0;
-		double lost = 0, span = 0;
+		int64_t r = ta_table_cell(t, i, 0)->i, n = 0;
+		double span = 0;
 
 		for (j = i; j < t->nrows && ta_table_cell(t, j, 0)->i == r; j++) {
-			const struct ta_cell *pj = ta_table_cell(t, j, (size_t)pc);
-
 			n++;
 			span += ta_table_cell(t, j, col(t, "step_us"))->d;
-			if (pj->null || shows_rank(t, pj->i))
-				continue;
-			lost += ta_table_cell(t, j, (size_t)wc)->d;
-			p = pj->i;
 		}
-		if (p >= 0 && lost / (double)n > best) {
-			best = lost / (double)n;
-			*rank = r, *peer = p, *lost_us = lost, *step_us = span, *steps = n;
+		/* each left-out peer of the rank's steps, summed apart */
+		for (k = i; k < j; k++) {
+			const struct ta_cell *pk = ta_table_cell(t, k, (size_t)pc);
+			double lost = 0;
+
+			if (pk->null || shows_rank(t, pk->i))
+				continue;
+			for (m = i; m < k; m++)   /* summed at its first step */
+				if (!ta_table_cell(t, m, (size_t)pc)->null &&
+				    ta_table_cell(t, m, (size_t)pc)->i == pk->i)
+					break;
+			if (m < k)
+				continue;
+			for (m = k; m < j; m++)
+				if (!ta_table_cell(t, m, (size_t)pc)->null &&
+				    ta_table_cell(t, m, (size_t)pc)->i == pk->i)
+					lost += ta_table_cell(t, m, (size_t)wc)->d;
+			if (lost / (double)n > best) {
+				best = lost / (double)n;
+				*rank = r, *peer = pk->i, *lost_us = lost, *step_us = span;
+				*steps = n;
+			}
 		}
 	}
 	return best > 0;

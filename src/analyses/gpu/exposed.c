@@ -26,6 +26,7 @@
 
 struct stretch {
 	int64_t a, b;
+	int64_t from;       /* exposed: from here to b (a, or a launch in it) */
 	int64_t next_comp;  /* the next computation's start, INT64_MAX: none */
 	int ends_with_comm;
 };
@@ -76,7 +77,7 @@ static struct stretch *stretches(const struct ta_union *comm,
 				if (!s)
 					abort();
 			}
-			s[(*n)++] = (struct stretch){ x, y,
+			s[(*n)++] = (struct stretch){ x, y, x,
 				k < comp->n ? comp->v[k].start : INT64_MAX, y == ce };
 			x = y;
 		}
@@ -84,19 +85,22 @@ static struct stretch *stretches(const struct ta_union *comm,
 	return s;
 }
 
-/* Whether work of q launched by b starts in [b, b + resume_ns]; *k moves
- * on (the stretches come in order). */
-static int waited_for(const struct ta_queued *q, size_t n, size_t *k,
-		      int64_t b, int64_t resume_ns)
+/* When work of q that starts in [b, b + resume_ns] was first launched,
+ * if by b (INT64_MAX: none was); *k moves on (the stretches come in
+ * order). Before that launch (or sync) nothing waited for the stretch:
+ * the host was doing other work. */
+static int64_t waited_since(const struct ta_queued *q, size_t n, size_t *k,
+			    int64_t b, int64_t resume_ns)
 {
+	int64_t since = INT64_MAX;
 	size_t i;
 
 	while (*k < n && q[*k].start < b)
 		(*k)++;
 	for (i = *k; i < n && q[i].start - b <= resume_ns; i++)
-		if (q[i].launched <= b)
-			return 1;
-	return 0;
+		if (q[i].launched < b && q[i].launched < since)
+			since = q[i].launched;
+	return since;
 }
 
 void ta_exposed_comm(const struct ta_union *comm, const struct ta_union *comp,
@@ -112,27 +116,39 @@ void ta_exposed_comm(const struct ta_union *comm, const struct ta_union *comp,
 
 	if (!exposed)
 		abort();
-	for (i = 0; i < n; i++) /* in order: the queue is searched forward */
-		if (s[i].ends_with_comm &&
-		    waited_for(queued, nqueued, &q, s[i].b, resume_ns))
-			exposed[i] = 1;
+	for (i = 0; i < n; i++) { /* in order: the queue is searched forward */
+		int64_t since = s[i].ends_with_comm ?
+			waited_since(queued, nqueued, &q, s[i].b, resume_ns) : INT64_MAX;
+
+		if (since == INT64_MAX)
+			continue;
+		exposed[i] = 1;
+		if (since > s[i].a)  /* waited for from then on only */
+			s[i].from = since;
+	}
 	for (i = n; i-- > 0;) { /* from the end: a chain is exposed by its last */
 		if (!s[i].ends_with_comm || exposed[i])
 			continue;
 		if (s[i].next_comp != INT64_MAX && s[i].next_comp - s[i].b <= resume_ns)
 			exposed[i] = 1;
-		else if (i + 1 < n && exposed[i + 1] && s[i + 1].a - s[i].b <= resume_ns &&
+		else if (i + 1 < n && exposed[i + 1] && s[i + 1].from == s[i + 1].a &&
+			 s[i + 1].a - s[i].b <= resume_ns &&
 			 s[i].next_comp >= s[i + 1].a)
 			exposed[i] = 1;
 	}
 	out->exposed = out->wait = 0;
 	for (i = 0; i < n; i++) {
-		if (exposed[i]) {
-			out->exposed += s[i].b - s[i].a;
-			out->wait += covered(waits, &w, s[i].a, s[i].b);
+		if (!exposed[i]) {
+			if (each)
+				each(ctx, s[i].a, s[i].b, 0);
+			continue;
 		}
+		out->exposed += s[i].b - s[i].from;
+		out->wait += covered(waits, &w, s[i].from, s[i].b);
+		if (each && s[i].from > s[i].a)
+			each(ctx, s[i].a, s[i].from, 0);
 		if (each)
-			each(ctx, s[i].a, s[i].b, exposed[i]);
+			each(ctx, s[i].from, s[i].b, 1);
 	}
 	free(exposed);
 	free(s);

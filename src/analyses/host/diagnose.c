@@ -361,11 +361,13 @@ static void comm_stretch(void *ctx, int64_t a, int64_t b, int exposed)
 		hole(h->c, a, b, 0, h->r);
 }
 
-/* The rank's syncs that returned in [s, e]: the host waited for the GPU
- * (a collective's end, among others). */
-static void queue_syncs(const struct ta_host *h, int64_t s, int64_t e,
+/* The rank's syncs that returned in [s, e] on a thread that issues
+ * collectives: the host waited for the GPU (a sync on another thread says
+ * nothing of the one that launches the work). */
+static void queue_syncs(const struct diag_ctx *c, int64_t s, int64_t e,
 			struct ta_queue *q)
 {
+	const struct ta_host *h = &c->d->host;
 	size_t lo = 0, hi = h->nsyncs;
 	int64_t from = s < INT64_MIN + h->max_sync_dur ? INT64_MIN : s - h->max_sync_dur;
 
@@ -379,7 +381,8 @@ static void queue_syncs(const struct ta_host *h, int64_t s, int64_t e,
 	}
 	for (; lo < h->nsyncs && h->syncs[lo].ts <= e; lo++)
 		if (h->syncs[lo].end >= s && h->syncs[lo].end <= e &&
-		    h->syncs[lo].end > h->syncs[lo].ts)
+		    h->syncs[lo].end > h->syncs[lo].ts &&
+		    ta_peers_issued_on(c->peers, c->rank, h->syncs[lo].tid))
 			ta_queue_add_host(q, h->syncs[lo].end, h->syncs[lo].ts);
 }
 
@@ -414,7 +417,7 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 			ta_queue_add(&queue, c->d->gpu[i].stream,
 				     c->d->gpu[i].kind == TA_KIND_COMM,
 				     c->d->gpu[i].ts, c->d->gpu[i].launched);
-	queue_syncs(&c->d->host, s, e + c->o->host_gap_ns, &queue);
+	queue_syncs(c, s, e + c->o->host_gap_ns, &queue);
 	ta_queue_finish(&queue);
 	ta_exposed_comm(&comm, &comp, queue.v, queue.n, &waits, c->o->host_gap_ns,
 			&ex, comm_stretch, &h);

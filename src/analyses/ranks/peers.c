@@ -16,7 +16,7 @@
 #include <string.h>
 
 struct member {
-	int64_t rank, step, seq, ts, end, in_nelems;
+	int64_t rank, step, seq, ts, end, in_nelems, tid;
 	int64_t pg, name;      /* interned */
 	int has_in, sized;     /* in_nelems known; sizes must agree */
 	size_t group_size;     /* the group's members; 0: unknown */
@@ -37,6 +37,33 @@ static size_t rank_index(const struct ta_peers *p, int64_t rank)
 			hi = mid;
 	}
 	return lo;
+}
+
+static int cmp_pair(const void *x, const void *y)
+{
+	const int64_t *a = x, *b = y;
+
+	if (a[0] != b[0])
+		return a[0] < b[0] ? -1 : 1;
+	return a[1] < b[1] ? -1 : a[1] > b[1];
+}
+
+/* The distinct (rank, tid) of the members: the issuing threads. */
+static void issuing_threads(struct ta_peers *p, const struct member *m, size_t n)
+{
+	size_t i, k = 0;
+
+	p->tids = ta_xcalloc(2 * n + 2, sizeof(*p->tids));
+	for (i = 0; i < n; i++)
+		p->tids[2 * i] = m[i].rank, p->tids[2 * i + 1] = m[i].tid;
+	ta_qsort(p->tids, n, 2 * sizeof(*p->tids), cmp_pair);
+	for (i = 0; i < n; i++)
+		if (!k || cmp_pair(&p->tids[2 * i], &p->tids[2 * (k - 1)]) != 0) {
+			p->tids[2 * k] = p->tids[2 * i];
+			p->tids[2 * k + 1] = p->tids[2 * i + 1];
+			k++;
+		}
+	p->ntids = k;
 }
 
 static int cmp_size(const void *x, const void *y)
@@ -102,8 +129,9 @@ static int load(sqlite3 *db, struct ta_peers *p, struct ta_intern *names,
 	if (ta_db_done(db, rc, err) < 0)
 		return -1;
 	p->offset_ns = ta_xcalloc(p->nranks + 1, sizeof(*p->offset_ns));
+	p->readings = ta_xcalloc(p->nranks + 1, sizeof(*p->readings));
 	if (ta_db_prepare(db, "SELECT rank, pg, pg_size, name, in_nelems, step, seq,"
-			  " ts, end_ts FROM coll WHERE step IS NOT NULL"
+			  " ts, end_ts, tid FROM coll WHERE step IS NOT NULL"
 			  " ORDER BY pg, step, seq, rank", &st, err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -131,6 +159,8 @@ static int load(sqlite3 *db, struct ta_peers *p, struct ta_intern *names,
 		m.seq = sqlite3_column_int64(st, 6);
 		m.ts = sqlite3_column_int64(st, 7);
 		m.end = sqlite3_column_int64(st, 8);
+		m.tid = sqlite3_column_type(st, 9) == SQLITE_INTEGER ?
+			sqlite3_column_int64(st, 9) : -1;
 		m.ri = rank_index(p, m.rank);
 		if (*n == cap) {
 			cap = cap ? 2 * cap : 1024;
@@ -164,16 +194,71 @@ static int agree(const struct member *m, size_t i, size_t j)
 	return 1;
 }
 
+/* Each rank's clock offset from the valid groups: a group's timed members
+ * end together, so each one's end less their mean end (on the clocks as
+ * estimated so far) is its offset's error there; the median error over
+ * its collectives corrects it. Repeated, so that groups of different
+ * members (a rank whose kernels have no length leaves some out) agree;
+ * once is exact where every group has the same members. */
+#define CLOCK_ROUNDS 4
+
+static void clock_offsets(struct ta_peers *p, const struct member *m, size_t n)
+{
+	struct ta_dvec *diffs = ta_xcalloc(p->nranks + 1, sizeof(*diffs));
+	size_t i, j, k, round, ref;
+
+	for (round = 0; round < CLOCK_ROUNDS; round++) {
+		for (i = 0; i < n; i = j) {
+			double sum = 0;
+			size_t timed = 0;
+
+			for (j = i + 1; j < n && same_group(&m[i], &m[j]); j++)
+				;
+			/* a kernel with no length (a damaged trace, a clipped
+			 * one) has no end the others share: no clock reading */
+			for (k = i; m[i].valid && k < j; k++)
+				if (m[k].end > m[k].ts)
+					sum += (double)(m[k].end - m[i].end) -
+					       (double)p->offset_ns[m[k].ri], timed++;
+			if (timed < 2)
+				continue;
+			for (k = i; k < j; k++)
+				if (m[k].end > m[k].ts)
+					ta_dvec_push(&diffs[m[k].ri], (double)(m[k].end - m[i].end) -
+						     (double)p->offset_ns[m[k].ri] -
+						     sum / (double)timed);
+		}
+		for (k = 0; k < p->nranks; k++) {
+			struct ta_stats st;
+
+			p->readings[k] = (int64_t)diffs[k].n;
+			if (diffs[k].n) {
+				ta_stats_compute(diffs[k].v, diffs[k].n, &st);
+				p->offset_ns[k] += (int64_t)st.p50;
+			}
+			diffs[k].n = 0;
+		}
+	}
+	/* relative to the lowest rank read; one never read is taken to
+	 * share its clock (ta_peers_say says so) */
+	for (ref = 0; ref < p->nranks && !p->readings[ref]; ref++)
+		;
+	for (k = 0; ref < p->nranks && k < p->nranks; k++)
+		if (!p->readings[k])
+			p->offset_ns[k] = p->offset_ns[ref];
+	for (k = p->nranks; ref < p->nranks && k-- > 0;)
+		p->offset_ns[k] -= p->offset_ns[ref];
+	for (k = 0; k < p->nranks; k++)
+		ta_dvec_free(&diffs[k]);
+	free(diffs);
+}
+
 /* First pass: which groups match, and each rank's clock offset. */
 static void match_groups(struct ta_peers *p, struct member *m, size_t n)
 {
-	struct ta_dvec *diffs = ta_xcalloc(p->nranks + 1, sizeof(*diffs));
 	size_t i = 0, j, k;
 
 	while (i < n) {
-		int64_t sum = 0;
-		size_t timed = 0;
-
 		for (j = i + 1; j < n && same_group(&m[i], &m[j]); j++)
 			;
 		if (j - i < 2 || !agree(m, i, j)) {
@@ -187,31 +272,11 @@ static void match_groups(struct ta_peers *p, struct member *m, size_t n)
 		p->matched++;
 		if (m[i].group_size > j - i)
 			p->partial++;
-		/* a kernel with no length (a damaged trace, a clipped one) has
-		 * no end that the others share: not a clock reading */
 		for (k = i; k < j; k++)
-			if (m[k].end > m[k].ts)
-				sum += m[k].end - m[i].end, timed++;
-		for (k = i; k < j; k++) {
 			m[k].valid = 1;
-			if (timed >= 2 && m[k].end > m[k].ts)
-				ta_dvec_push(&diffs[m[k].ri], (double)(m[k].end - m[i].end) -
-					     (double)sum / (double)timed);
-		}
 		i = j;
 	}
-	for (k = 0; k < p->nranks; k++) {
-		struct ta_stats s;
-
-		if (diffs[k].n) {
-			ta_stats_compute(diffs[k].v, diffs[k].n, &s);
-			p->offset_ns[k] = (int64_t)s.p50;
-		}
-		ta_dvec_free(&diffs[k]);
-	}
-	for (k = p->nranks; k-- > 0;) /* relative to the lowest rank */
-		p->offset_ns[k] -= p->offset_ns[0];
-	free(diffs);
+	clock_offsets(p, m, n);
 }
 
 static struct ta_peer_step *record(struct ta_peers *p, struct ta_intern *keys,
@@ -276,20 +341,26 @@ static void measure(struct ta_peers *p, const struct member *m, size_t n)
 			}
 			p->waits[p->nwaits++] = (struct ta_peer_wait){ m[k].rank,
 				m[k].step, m[k].ts, m[k].ts + (wait < dur ? wait : dur),
-				last_rank, last_ts };
+				last_rank, last_ts, m[k].tid };
 		}
 		i = j;
 	}
 	ta_intern_free(keys);
 }
 
+/* reach: a running maximum of the ends, per rank (waits by rank, ts):
+ * the first wait that reaches past a moment is found by halving, even
+ * behind one long wait (a scan from it, each time, was quadratic). */
 static void longest_wait(struct ta_peers *p)
 {
 	size_t i;
 
+	free(p->reach);
+	p->reach = ta_xcalloc(p->nwaits + 1, sizeof(*p->reach));
 	for (i = 0; i < p->nwaits; i++)
-		if (p->waits[i].end - p->waits[i].ts > p->max_wait_ns)
-			p->max_wait_ns = p->waits[i].end - p->waits[i].ts;
+		p->reach[i] = i && p->waits[i - 1].rank == p->waits[i].rank &&
+			      p->reach[i - 1] > p->waits[i].end ? p->reach[i - 1] :
+			      p->waits[i].end;
 }
 
 static int cmp_step(const void *x, const void *y)
@@ -345,6 +416,7 @@ static int compute(sqlite3 *db, struct ta_peers *p, struct ta_error *err)
 	int rc = load(db, p, names, &m, &n, err);
 
 	if (rc == 0) {
+		issuing_threads(p, m, n);
 		match_groups(p, m, n);
 		measure(p, m, n);
 		ta_qsort(p->v, p->n, sizeof(*p->v), cmp_step);
@@ -362,15 +434,16 @@ static int compute(sqlite3 *db, struct ta_peers *p, struct ta_error *err)
 #define NWAIT ((int)(sizeof(struct ta_peer_wait) / sizeof(int64_t)))
 #define NMOST ((int)(sizeof(struct ta_peer_most) / sizeof(int64_t)))
 _Static_assert(sizeof(struct ta_peer_step) == 9 * sizeof(int64_t) &&
-	       sizeof(struct ta_peer_wait) == 6 * sizeof(int64_t) &&
+	       sizeof(struct ta_peer_wait) == 7 * sizeof(int64_t) &&
 	       sizeof(struct ta_peer_most) == 2 * sizeof(int64_t),
 	       "the saved tables' columns are the structs' fields");
 static const char saved_sql[] =
 "CREATE TABLE peer_counts (matched, mismatched, partial, lone, absent, max_group);"
-"CREATE TABLE peer_offsets (rank, offset_ns);"
+"CREATE TABLE peer_offsets (rank, offset_ns, readings);"
+"CREATE TABLE peer_tids (rank, tid);"
 "CREATE TABLE peer_steps (rank, step, comm_ns, wait_ns, late_ns, ncoll, nlast,"
 " peer, peer_wait_ns);"
-"CREATE TABLE peer_waits (rank, step, ts, end_ns, peer, peer_ts);"
+"CREATE TABLE peer_waits (rank, step, ts, end_ns, peer, peer_ts, tid);"
 "CREATE TABLE peer_most (step, late_ns);";
 
 /* n rows of ncols int64s each, stride apart, into table. */
@@ -408,9 +481,10 @@ int ta_peers_save(sqlite3 *db, struct ta_error *err)
 
 	memset(&p, 0, sizeof(p));
 	rc = compute(db, &p, err);
-	ro = ta_xcalloc(2 * p.nranks + 1, sizeof(*ro));
+	ro = ta_xcalloc(3 * p.nranks + 1, sizeof(*ro));
 	for (i = 0; i < p.nranks; i++)
-		ro[2 * i] = p.ranks[i], ro[2 * i + 1] = p.offset_ns[i];
+		ro[3 * i] = p.ranks[i], ro[3 * i + 1] = p.offset_ns[i],
+		ro[3 * i + 2] = p.readings[i];
 	counts[0] = (int64_t)p.matched;
 	counts[1] = (int64_t)p.mismatched;
 	counts[2] = (int64_t)p.partial;
@@ -425,7 +499,8 @@ int ta_peers_save(sqlite3 *db, struct ta_error *err)
 			 err) == 0 &&
 		     put(db, "peer_most", (const int64_t *)p.most, p.nmost, NMOST, NMOST,
 			 err) == 0 &&
-		     put(db, "peer_offsets", ro, p.nranks, 2, 2, err) == 0 ? 0 : -1;
+		     put(db, "peer_offsets", ro, p.nranks, 3, 3, err) == 0 &&
+		     put(db, "peer_tids", p.tids, p.ntids, 2, 2, err) == 0 ? 0 : -1;
 	free(ro);
 	if (rc == 0)
 		rc = ta_db_exec(db, "COMMIT; CREATE INDEX peer_steps_rank ON peer_steps"
@@ -478,14 +553,16 @@ static int load_saved(sqlite3 *db, struct ta_peers *p, struct ta_error *err)
 		p->lone = (size_t)counts[3];
 		p->absent = (size_t)counts[4];
 		p->max_group = (size_t)counts[5];
-		rc = get(db, "SELECT rank, offset_ns FROM peers.peer_offsets ORDER BY rank",
-			 &ro, &nro, 2, err);
+		rc = get(db, "SELECT rank, offset_ns, readings FROM peers.peer_offsets"
+			 " ORDER BY rank", &ro, &nro, 3, err);
 	}
 	if (rc == 0) {
 		p->ranks = ta_xcalloc(nro + 1, sizeof(*p->ranks));
 		p->offset_ns = ta_xcalloc(nro + 1, sizeof(*p->offset_ns));
+		p->readings = ta_xcalloc(nro + 1, sizeof(*p->readings));
 		for (i = 0; i < nro; i++)
-			p->ranks[i] = ro[2 * i], p->offset_ns[i] = ro[2 * i + 1];
+			p->ranks[i] = ro[3 * i], p->offset_ns[i] = ro[3 * i + 1],
+			p->readings[i] = ro[3 * i + 2];
 		p->nranks = nro;
 		rc = get(db, "SELECT * FROM peers.peer_steps WHERE rank IN"
 			 " (SELECT rank FROM sel_ranks) ORDER BY rank, step",
@@ -502,6 +579,9 @@ static int load_saved(sqlite3 *db, struct ta_peers *p, struct ta_error *err)
 		rc = get(db, "SELECT * FROM peers.peer_most ORDER BY step",
 			 &most, &p->nmost, NMOST, err);
 	p->most = (struct ta_peer_most *)most;
+	if (rc == 0)
+		rc = get(db, "SELECT rank, tid FROM peers.peer_tids ORDER BY rank, tid",
+			 &p->tids, &p->ntids, 2, err);
 	free(counts);
 	free(ro);
 	return rc;
@@ -542,23 +622,39 @@ const struct ta_peer_step *ta_peers_find(const struct ta_peers *p,
 	       &p->v[lo] : NULL;
 }
 
-/* rank's first wait that can reach past a (none before it can: the
- * longest wait bounds how far back one starts). */
+/* rank's first wait that reaches past a (none before it does). */
 static size_t first_wait(const struct ta_peers *p, int64_t rank, int64_t a)
 {
 	size_t lo = 0, hi = p->nwaits;
-	int64_t from = a < INT64_MIN + p->max_wait_ns ? INT64_MIN : a - p->max_wait_ns;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
 		if (p->waits[mid].rank < rank ||
-		    (p->waits[mid].rank == rank && p->waits[mid].ts < from))
+		    (p->waits[mid].rank == rank && p->reach[mid] <= a))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+int ta_peers_issued_on(const struct ta_peers *p, int64_t rank, int64_t tid)
+{
+	size_t lo = 0, hi = p->ntids;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->tids[2 * mid] < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < p->ntids && p->tids[2 * lo] == rank; lo++)
+		if (p->tids[2 * lo + 1] == tid || p->tids[2 * lo + 1] < 0)
+			return 1;
+	return 0;
 }
 
 void ta_peers_wait_union(const struct ta_peers *p, int64_t rank, int64_t s,
@@ -592,21 +688,47 @@ void ta_peer_shares_add(struct ta_peer_shares *s, int64_t peer, int64_t ns)
 	s->v[i].ns += ns;
 }
 
+static int cmp_end_desc(const void *x, const void *y)
+{
+	const struct ta_peer_wait *a = *(const struct ta_peer_wait *const *)x;
+	const struct ta_peer_wait *b = *(const struct ta_peer_wait *const *)y;
+
+	if (a->end != b->end)
+		return a->end > b->end ? -1 : 1;
+	return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
 void ta_peers_share_waits(const struct ta_peers *p, int64_t rank, int64_t a,
 			  int64_t b, struct ta_peer_shares *s)
 {
-	size_t lo = first_wait(p, rank, a);
-	int64_t done = a;   /* [a, done) is attributed */
+	size_t lo = first_wait(p, rank, a), n = 0, i;
+	const struct ta_peer_wait **w;
+	int64_t from = b;   /* [from, b) is attributed */
 
-	for (; lo < p->nwaits && p->waits[lo].rank == rank && p->waits[lo].ts < b; lo++) {
-		int64_t x = p->waits[lo].ts > done ? p->waits[lo].ts : done;
-		int64_t y = p->waits[lo].end < b ? p->waits[lo].end : b;
+	for (i = lo; i < p->nwaits && p->waits[i].rank == rank && p->waits[i].ts < b; i++)
+		n += p->waits[i].end > a;
+	if (!n)
+		return;
+	w = ta_xcalloc(n, sizeof(*w));
+	for (n = 0, i = lo; i < p->nwaits && p->waits[i].rank == rank &&
+	     p->waits[i].ts < b; i++)
+		if (p->waits[i].end > a)
+			w[n++] = &p->waits[i];
+	/* an instant waited for by several collectives at once (two streams)
+	 * is the one that waited longest's: without the other peer's delay
+	 * the rank still waits until it ends. The latest end owns from its
+	 * start on; what lies before is the next latest's, and so on. */
+	ta_qsort(w, n, sizeof(*w), cmp_end_desc);
+	for (i = 0; i < n; i++) {
+		int64_t x = w[i]->ts > a ? w[i]->ts : a;
+		int64_t y = w[i]->end < from ? w[i]->end : from;
 
-		if (y > x) {
-			ta_peer_shares_add(s, p->waits[lo].peer, y - x);
-			done = y;
-		}
+		if (y > x)
+			ta_peer_shares_add(s, w[i]->peer, y - x);
+		if (x < from)
+			from = x;
 	}
+	free(w);
 }
 
 void ta_peers_free(struct ta_peers *p)
@@ -616,6 +738,9 @@ void ta_peers_free(struct ta_peers *p)
 	free(p->most);
 	free(p->ranks);
 	free(p->offset_ns);
+	free(p->readings);
+	free(p->tids);
+	free(p->reach);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -690,11 +815,19 @@ void ta_peers_say(struct ta_table *t, const struct ta_peers *p)
 			      "analysis window: no wait or lateness to measure");
 		return;
 	}
+	for (i = 0, lo = 0; i < p->nranks; i++)
+		lo += !p->readings[i];
+	if (lo)  /* none of its collective kernels has a length (damaged) */
+		ta_table_warn(t, "%zu rank%s clock offset%s not known (no collective "
+			      "kernel with a length): taken as the first rank's clock",
+			      lo, lo == 1 ? "'s" : "s'", lo == 1 ? " is" : "s are");
 	if (p->nranks <= 8) {
 		for (i = 0; i < p->nranks; i++)
-			ta_table_note(t, "rank %lld: clock offset %+.3f ms (from %zu "
-				      "matched collectives)", (long long)p->ranks[i],
-				      (double)p->offset_ns[i] / 1e6, p->matched);
+			if (p->readings[i])
+				ta_table_note(t, "rank %lld: clock offset %+.3f ms (from "
+					      "%lld matched collectives)", (long long)p->ranks[i],
+					      (double)p->offset_ns[i] / 1e6,
+					      (long long)p->readings[i]);
 		return;
 	}
 	lo = hi = 0;

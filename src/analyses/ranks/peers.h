@@ -19,9 +19,10 @@ struct ta_peer_step {
 };
 
 /* One collective's wait for its last member, on the rank's own clock;
- * peer_ts: when the last member's kernel started, on its clock. */
+ * peer_ts: when the last member's kernel started, on its clock; tid: the
+ * host thread that issued it (-1: not known). */
 struct ta_peer_wait {
-	int64_t rank, step, ts, end, peer, peer_ts;
+	int64_t rank, step, ts, end, peer, peer_ts, tid;
 };
 
 /* The largest lateness of any rank in a step. */
@@ -34,8 +35,12 @@ struct ta_peers {
 	size_t n, cap;
 	struct ta_peer_wait *waits; /* by rank, then ts */
 	size_t nwaits;
-	int64_t max_wait_ns;        /* the longest: searches start by it */
+	int64_t *reach;             /* per wait: the latest end of its rank's
+				     * waits up to it (searches start by it) */
+	int64_t *tids;              /* rank, tid: the threads that issued */
+	size_t ntids;               /* collectives (-1: not known), sorted */
 	int64_t *ranks, *offset_ns; /* every rank with collectives, its offset */
+	int64_t *readings;          /* and the collectives it was read from */
 	size_t nranks;
 	struct ta_peer_most *most;  /* by step, over every rank */
 	size_t nmost;
@@ -70,6 +75,9 @@ const struct ta_peer_step *ta_peers_find(const struct ta_peers *p,
  * first). */
 void ta_peers_wait_union(const struct ta_peers *p, int64_t rank, int64_t s,
 			 int64_t e, struct ta_union *u);
+/* Whether host thread tid of rank issued a collective (one whose thread
+ * is not known: any thread may have). */
+int ta_peers_issued_on(const struct ta_peers *p, int64_t rank, int64_t tid);
 /* A rank's exposed wait split by the peer it waited for. */
 struct ta_peer_share {
 	int64_t peer, ns;
@@ -81,8 +89,9 @@ struct ta_peer_shares {
 };
 
 /* Adds to s the time in [a, b) that rank's collectives waited for a late
- * peer, each instant once, to the peer of the first wait over it: the
- * shares sum to ta_peers_wait_union's length over [a, b). */
+ * peer, each instant once, to the peer of the wait over it that ended
+ * last (two collectives waiting at once: the longer wait holds the rank):
+ * the shares sum to ta_peers_wait_union's length over [a, b). */
 void ta_peers_share_waits(const struct ta_peers *p, int64_t rank, int64_t a,
 			  int64_t b, struct ta_peer_shares *s);
 void ta_peer_shares_add(struct ta_peer_shares *s, int64_t peer, int64_t ns);
