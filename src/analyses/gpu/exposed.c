@@ -15,7 +15,9 @@
  * ends: without the queue the whole all-reduce read as hidden. A host
  * blocked in a sync that returns as the collective ends (a loss
  * all-reduced, then .item()) waited for it too, though its next kernel
- * comes only after the Python that follows. */
+ * comes only after the Python that follows. Either waited from when the
+ * work was launched or the sync began: before, the host was busy with
+ * something else, and an earlier end would not have been used. */
 #include "exposed.h"
 
 #include "ta.h"

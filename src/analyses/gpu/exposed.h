@@ -50,7 +50,8 @@ void ta_queue_free(struct ta_queue *q);
  * exposed when it ends with the communication and computation resumes
  * within resume_ns, or when work of queued (or a host sync) that was
  * launched before it ended starts within resume_ns of its end:
- * computation (or a copy it needs, or the host) was waiting for it. Any
+ * computation (or a copy it needs, or the host) was waiting for it, from
+ * that launch (or the sync's start) on, not before. Any
  * other such stretch is computation idle for the host's reasons, not
  * the network's. Each stretch, in order, goes to each(ctx, a, b,
  * exposed) when each is not NULL. */
