@@ -246,7 +246,7 @@ check queue_never_negative python3 -c "
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 assert rows and min(int(r['queue_length']) for r in rows) >= 0, rows" "$TMP/out"
-check bad_steps_warned grep -q "4 ProfilerStep#N ranges with a negative duration or an N that is not a whole number from 0 to 2^63 are not steps" "$TMP/err"
+check bad_steps_warned grep -q "4 ProfilerStep#N ranges with a negative duration or an N that is not a whole number from 0 to 2^62 are not steps" "$TMP/err"
 check repeated_step_warned grep -q "1 ProfilerStep#N ranges repeat a step number seen before" "$TMP/err"
 expect repeated_step_apart 0 "" $T $BIN steps -q --format csv "$TMP/sem.json"
 check repeated_step_once python3 -c "

@@ -694,6 +694,23 @@ static const char *const step_rows_sql[2] = {
 };
 static const char step_rename_sql[] = "UPDATE events SET name = ?2 WHERE rowid = ?1";
 
+static int cmp_span(const void *x, const void *y)
+{
+	const int64_t *a = x, *b = y;
+
+	return a[0] < b[0] ? -1 : a[0] > b[0];
+}
+
+/* The spans by their first rowid (the lanes' come after the main feed's,
+ * interleaved with them in rowids). */
+static void spans_sorted(const struct spans *from, struct spans *to)
+{
+	to->n = to->cap = from->n;
+	to->v = ta_xcalloc(from->n + 1, sizeof(*to->v));
+	memcpy(to->v, from->v, from->n * sizeof(*to->v));
+	ta_qsort(to->v, to->n, sizeof(*to->v), cmp_span);
+}
+
 /* Whether rowid is in the spans (ascending). */
 static int in_spans(const struct spans *s, int64_t rowid)
 {
@@ -809,7 +826,11 @@ static int renumber_steps(struct ta_db_feed *f, int64_t rank, int64_t *renumbere
 	size_t nh = 0, ng = 0, i, lo, hi;
 	int64_t top = INT64_MIN;
 	struct ta_db_writer *w = f->w;
-	int rc = step_rows(w, &f->events, rank, 0, &h, &nh, err);
+	struct spans sp;
+	int rc;
+
+	spans_sorted(&f->events, &sp);
+	rc = step_rows(w, &sp, rank, 0, &h, &nh, err);
 
 	for (i = 0; i < nh; i++)
 		if (h[i].num > top)
@@ -829,7 +850,7 @@ static int renumber_steps(struct ta_db_feed *f, int64_t rank, int64_t *renumbere
 		++*renumbered;
 	}
 	if (rc == 0)
-		rc = step_rows(w, &f->events, rank, 1, &g, &ng, err);
+		rc = step_rows(w, &sp, rank, 1, &g, &ng, err);
 	ta_qsort(h, nh, sizeof(*h), cmp_copy);  /* by number, then copy */
 	for (i = 0; rc == 0 && i < ng; i++) {
 		if (g[i].occ == 0)
@@ -851,6 +872,7 @@ static int renumber_steps(struct ta_db_feed *f, int64_t rank, int64_t *renumbere
 done:
 	free(h);
 	free(g);
+	free(sp.v);
 	return rc;
 }
 

@@ -314,7 +314,7 @@ static int ingest_one(struct pool *p, size_t i, struct ta_error *err)
 		goto fail;
 	if (res.bad_steps)
 		note(j, "'%s': %lld ProfilerStep#N ranges with a negative duration "
-		     "or an N that is not a whole number from 0 to 2^63 are not steps", j->path,
+		     "or an N that is not a whole number from 0 to 2^62 are not steps", j->path,
 		     (long long)res.bad_steps);
 	if (res.extra_event_arrays)
 		note(j, "'%s': %lld more traceEvents keys after the first; only the "

@@ -415,8 +415,9 @@ static void note_extent(struct ta_parse_result *r, const struct ta_event *ev)
 }
 
 /* A ProfilerStep#N that cannot be a step: negative duration, or an N
- * that is not a whole number from 0 that fits in int64 ("#1.0" would be
- * read as 1, "#-1" matched by no step query, a huge N as INT64_MAX). */
+ * that is not a whole number from 0 below 2^62 ("#1.0" would be read as
+ * 1, "#-1" matched by no step query; a repeated step is numbered on past
+ * the largest, which must not overflow). */
 static int bad_step(const struct ta_event *ev)
 {
 	const struct ta_val *v = &ev->f[TA_F_NAME];
@@ -429,7 +430,8 @@ static int bad_step(const struct ta_event *ev)
 	if (strncmp(name, "ProfilerStep#", 13) != 0)
 		return 0;
 	return ev->dur_ns < 0 || ev->hta_dur_ns < 0 ||
-	       ta_parse_int64(name + 13, v->len - 13, &n) < 0 || n < 0;
+	       ta_parse_int64(name + 13, v->len - 13, &n) < 0 || n < 0 ||
+	       n >= (int64_t)1 << 62;
 }
 
 static void finish_times(struct pstate *p)

@@ -51,13 +51,14 @@ static void add_exposed(struct ta_table *t, size_t r, int64_t rank,
 	size_t i;
 
 	ta_peers_wait_union(x->peers, rank, INT64_MIN, INT64_MAX, &x->waits);
-	/* a host blocked on a collective waited for it (exposed.h), on the
-	 * thread that issued one (diagnose's rule) */
+	/* a host blocked on a collective waited for it (exposed.h), on a
+	 * thread that launches work or issues collectives (diagnose's rule) */
 	if (ta_host_load(x->db, rank, &x->host, &err) < 0)
 		x->failed = 1;
 	for (i = 0; i < x->host.nsyncs; i++)
 		if (x->host.syncs[i].end > x->host.syncs[i].ts &&
-		    ta_peers_issued_on(x->peers, rank, x->host.syncs[i].tid))
+		    (x->host.syncs[i].launcher ||
+		     ta_peers_issued_on(x->peers, rank, x->host.syncs[i].tid)))
 			ta_queue_add_host(&x->queue, x->host.syncs[i].end,
 					  x->host.syncs[i].ts);
 	ta_queue_finish(&x->queue);

@@ -361,9 +361,10 @@ static void comm_stretch(void *ctx, int64_t a, int64_t b, int exposed)
 		hole(h->c, a, b, 0, h->r);
 }
 
-/* The rank's syncs that returned in [s, e] on a thread that issues
- * collectives: the host waited for the GPU (a sync on another thread says
- * nothing of the one that launches the work). */
+/* The rank's syncs that returned in [s, e] on a thread that launches GPU
+ * work or issues collectives (DDP issues them on the autograd thread, its
+ * .item() is the main thread's): the host waited for the GPU. A sync on
+ * a side thread says nothing of the threads that launch the work. */
 static void queue_syncs(const struct diag_ctx *c, int64_t s, int64_t e,
 			struct ta_queue *q)
 {
@@ -382,7 +383,8 @@ static void queue_syncs(const struct diag_ctx *c, int64_t s, int64_t e,
 	for (; lo < h->nsyncs && h->syncs[lo].ts <= e; lo++)
 		if (h->syncs[lo].end >= s && h->syncs[lo].end <= e &&
 		    h->syncs[lo].end > h->syncs[lo].ts &&
-		    ta_peers_issued_on(c->peers, c->rank, h->syncs[lo].tid))
+		    (h->syncs[lo].launcher ||
+		     ta_peers_issued_on(c->peers, c->rank, h->syncs[lo].tid)))
 			ta_queue_add_host(q, h->syncs[lo].end, h->syncs[lo].ts);
 }
 

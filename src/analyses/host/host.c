@@ -93,7 +93,7 @@ static void find_spins(struct ta_host *d, struct ta_sync *q, size_t nq)
 			;
 		if (j - i >= SPIN_CALLS)
 			push_call(d, (struct ta_sync){ q[i].ts, q[j - 1].end, 1,
-							q[i].tid });
+							q[i].tid, 0 });
 		i = j;
 	}
 	ta_qsort(d->syncs, d->nsyncs, sizeof(*d->syncs), cmp_call_ts);
@@ -382,6 +382,46 @@ const struct ta_sync *ta_host_sync_in(const struct ta_host *d, int64_t a,
 	return NULL;
 }
 
+/* Which syncs' threads launch GPU work: a sync there held back what
+ * that thread launches next (exposed.h); one on a thread that launches
+ * nothing says nothing of the GPU's work. A query per thread that syncs
+ * (a few), the first launch ending it. */
+static int launchers(struct ta_host *h, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t *seen = NULL;   /* tid, launcher: the threads asked about */
+	size_t i, j, nseen = 0;
+	int rc = 0;
+
+	if (h->nsyncs && ta_db_prepare(h->db, "SELECT EXISTS (SELECT 1 FROM calls c"
+				       " WHERE c.rank = ?1 AND c.tid = ?2 AND c.name IN"
+				       " (SELECT name_id FROM label WHERE name GLOB '*Launch*'"
+				       " OR name GLOB '*MemcpyAsync*' OR name GLOB"
+				       " '*MemsetAsync*'))", &st, err) < 0)
+		return -1;
+	for (i = 0; rc == 0 && i < h->nsyncs; i++) {
+		for (j = 0; j < nseen && seen[2 * j] != h->syncs[i].tid; j++)
+			;
+		if (j == nseen) {
+			seen = ta_xrealloc(seen, 2 * (nseen + 1) * sizeof(*seen));
+			seen[2 * j] = h->syncs[i].tid;
+			seen[2 * j + 1] = 0;
+			nseen++;
+			sqlite3_bind_int64(st, 1, h->rank);
+			sqlite3_bind_int64(st, 2, h->syncs[i].tid);
+			if (sqlite3_step(st) == SQLITE_ROW)
+				seen[2 * j + 1] = sqlite3_column_int(st, 0);
+			else
+				rc = ta_db_done(h->db, SQLITE_ERROR, err);
+			sqlite3_reset(st);
+		}
+		h->syncs[i].launcher = (int)seen[2 * j + 1];
+	}
+	sqlite3_finalize(st);
+	free(seen);
+	return rc;
+}
+
 int ta_host_load(sqlite3 *db, int64_t rank, struct ta_host *h,
 		 struct ta_error *err)
 {
@@ -413,7 +453,7 @@ int ta_host_load(sqlite3 *db, int64_t rank, struct ta_host *h,
 		struct ta_sync c = { sqlite3_column_int64(st, 0),
 			sqlite3_column_int64(st, 1), 0,
 			sqlite3_column_type(st, 3) == SQLITE_INTEGER ?
-			sqlite3_column_int64(st, 3) : -1 };
+			sqlite3_column_int64(st, 3) : -1, 0 };
 
 		if (is_sync(name)) {
 			push_call(h, c);
@@ -432,7 +472,9 @@ int ta_host_load(sqlite3 *db, int64_t rank, struct ta_host *h,
 	for (size_t i = 0; i < h->nsyncs; i++)
 		if (h->syncs[i].end - h->syncs[i].ts > h->max_sync_dur)
 			h->max_sync_dur = h->syncs[i].end - h->syncs[i].ts;
-	return ta_db_done(db, rc, err);
+	if (ta_db_done(db, rc, err) < 0)
+		return -1;
+	return launchers(h, err);
 }
 
 void ta_host_free(struct ta_host *h)

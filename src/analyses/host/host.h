@@ -11,6 +11,7 @@ struct ta_sync {       /* a blocking call, or a spin of queries */
 	int64_t ts, end;
 	int spin;          /* 1: a run of cudaEventQuery/cudaStreamQuery calls */
 	int64_t tid;
+	int launcher;      /* its thread launches GPU work (ta_host_load) */
 };
 
 struct host_frame;

@@ -194,63 +194,115 @@ static int agree(const struct member *m, size_t i, size_t j)
 	return 1;
 }
 
-/* Each rank's clock offset from the valid groups: a group's timed members
- * end together, so each one's end less their mean end (on the clocks as
- * estimated so far) is its offset's error there; the median error over
- * its collectives corrects it. Repeated, so that groups of different
- * members (a rank whose kernels have no length leaves some out) agree;
- * once is exact where every group has the same members. */
-#define CLOCK_ROUNDS 4
+/* Each rank's clock offset from the valid groups: a collective's timed
+ * members end together, so a member's end less the group's first timed
+ * member's is the difference of their clocks there. Per pair of ranks,
+ * the median of those; then the offsets from the lowest rank read out
+ * along the pairs, breadth first. Per pair, not per rank against each
+ * group's mean: in a 2-D mesh a rank's many tensor-parallel collectives
+ * (with a partner on its own clock) outvoted its few data-parallel ones
+ * (once all offsets +0.000 for +1.5 ms). A kernel with no length (a
+ * damaged trace, a clipped one) has no end the others share: no
+ * reading. */
+struct clock_pair {
+	size_t a, b;   /* rank indexes, a first */
+	double d;      /* b's end less a's */
+};
+
+static int cmp_clock_pair(const void *x, const void *y)
+{
+	const struct clock_pair *a = x, *b = y;
+
+	if (a->a != b->a)
+		return a->a < b->a ? -1 : 1;
+	if (a->b != b->b)
+		return a->b < b->b ? -1 : 1;
+	return a->d < b->d ? -1 : a->d > b->d;
+}
+
+struct clock_edge {
+	size_t to;
+	double d;      /* to's offset less from's */
+};
 
 static void clock_offsets(struct ta_peers *p, const struct member *m, size_t n)
 {
-	struct ta_dvec *diffs = ta_xcalloc(p->nranks + 1, sizeof(*diffs));
-	size_t i, j, k, round, ref;
+	struct clock_pair *pr = ta_xcalloc(n + 1, sizeof(*pr));
+	struct clock_edge *e;
+	size_t *start = ta_xcalloc(p->nranks + 2, sizeof(*start)), *queue;
+	char *known = ta_xcalloc(p->nranks + 1, 1);
+	size_t i, j, k, np = 0, ne = 0, head = 0, tail = 0, ref;
 
-	for (round = 0; round < CLOCK_ROUNDS; round++) {
-		for (i = 0; i < n; i = j) {
-			double sum = 0;
-			size_t timed = 0;
+	for (i = 0; i < n; i = j) {
+		size_t first = n, timed = 0;
 
-			for (j = i + 1; j < n && same_group(&m[i], &m[j]); j++)
-				;
-			/* a kernel with no length (a damaged trace, a clipped
-			 * one) has no end the others share: no clock reading */
-			for (k = i; m[i].valid && k < j; k++)
-				if (m[k].end > m[k].ts)
-					sum += (double)(m[k].end - m[i].end) -
-					       (double)p->offset_ns[m[k].ri], timed++;
-			if (timed < 2)
-				continue;
-			for (k = i; k < j; k++)
-				if (m[k].end > m[k].ts)
-					ta_dvec_push(&diffs[m[k].ri], (double)(m[k].end - m[i].end) -
-						     (double)p->offset_ns[m[k].ri] -
-						     sum / (double)timed);
-		}
-		for (k = 0; k < p->nranks; k++) {
-			struct ta_stats st;
-
-			p->readings[k] = (int64_t)diffs[k].n;
-			if (diffs[k].n) {
-				ta_stats_compute(diffs[k].v, diffs[k].n, &st);
-				p->offset_ns[k] += (int64_t)st.p50;
+		for (j = i + 1; j < n && same_group(&m[i], &m[j]); j++)
+			;
+		for (k = i; m[i].valid && k < j; k++)
+			if (m[k].end > m[k].ts) {
+				if (first == n)
+					first = k;
+				timed++;
 			}
-			diffs[k].n = 0;
-		}
+		if (timed < 2)
+			continue;
+		for (k = first; k < j; k++)
+			if (m[k].end > m[k].ts) {
+				p->readings[m[k].ri]++;
+				if (k != first)
+					pr[np++] = (struct clock_pair){ m[first].ri, m[k].ri,
+						(double)(m[k].end - m[first].end) };
+			}
 	}
-	/* relative to the lowest rank read; one never read is taken to
-	 * share its clock (ta_peers_say says so) */
+	ta_qsort(pr, np, sizeof(*pr), cmp_clock_pair);
+	/* each pair's median, an edge each way, grouped by their rank */
+	e = ta_xcalloc(2 * np + 1, sizeof(*e));
+	for (i = 0; i < np; i = j) {
+		double med;
+
+		for (j = i + 1; j < np && pr[j].a == pr[i].a && pr[j].b == pr[i].b; j++)
+			;
+		med = (j - i) % 2 ? pr[i + (j - i) / 2].d :
+		      (pr[i + (j - i) / 2 - 1].d + pr[i + (j - i) / 2].d) / 2;
+		pr[ne++] = (struct clock_pair){ pr[i].a, pr[i].b, med };
+	}
+	for (i = 0; i < ne; i++)
+		start[pr[i].a + 1]++, start[pr[i].b + 1]++;
+	for (i = 0; i < p->nranks; i++)
+		start[i + 1] += start[i];
+	queue = ta_xcalloc(p->nranks + 1, sizeof(*queue));
+	for (i = 0; i < ne; i++) {   /* queue: a cursor per rank, for now */
+		e[start[pr[i].a] + queue[pr[i].a]++] = (struct clock_edge){ pr[i].b, pr[i].d };
+		e[start[pr[i].b] + queue[pr[i].b]++] = (struct clock_edge){ pr[i].a, -pr[i].d };
+	}
+	/* from the lowest rank read; one never read is taken to share its
+	 * clock (ta_peers_say says so) */
 	for (ref = 0; ref < p->nranks && !p->readings[ref]; ref++)
 		;
-	for (k = 0; ref < p->nranks && k < p->nranks; k++)
-		if (!p->readings[k])
-			p->offset_ns[k] = p->offset_ns[ref];
-	for (k = p->nranks; ref < p->nranks && k-- > 0;)
-		p->offset_ns[k] -= p->offset_ns[ref];
 	for (k = 0; k < p->nranks; k++)
-		ta_dvec_free(&diffs[k]);
-	free(diffs);
+		p->offset_ns[k] = 0;
+	if (ref < p->nranks) {
+		known[ref] = 1;
+		queue[tail++] = ref;
+	}
+	while (head < tail) {
+		size_t r = queue[head++];
+
+		for (k = start[r]; k < start[r + 1]; k++)
+			if (!known[e[k].to]) {
+				known[e[k].to] = 1;
+				p->offset_ns[e[k].to] = p->offset_ns[r] + (int64_t)e[k].d;
+				queue[tail++] = e[k].to;
+			}
+	}
+	for (k = 0; k < p->nranks; k++)   /* read, but not tied to the rest */
+		if (!known[k])
+			p->readings[k] = 0;
+	free(pr);
+	free(e);
+	free(start);
+	free(queue);
+	free(known);
 }
 
 /* First pass: which groups match, and each rank's clock offset. */
@@ -819,7 +871,8 @@ void ta_peers_say(struct ta_table *t, const struct ta_peers *p)
 		lo += !p->readings[i];
 	if (lo)  /* none of its collective kernels has a length (damaged) */
 		ta_table_warn(t, "%zu rank%s clock offset%s not known (no collective "
-			      "kernel with a length): taken as the first rank's clock",
+			      "kernel with a length, or none shared with the others): "
+			      "taken as the first rank's clock",
 			      lo, lo == 1 ? "'s" : "s'", lo == 1 ? " is" : "s are");
 	if (p->nranks <= 8) {
 		for (i = 0; i < p->nranks; i++)
