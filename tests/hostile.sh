@@ -276,6 +276,26 @@ expect baseline_open_quote 3 "baseline '.*open_quote.csv': row 2: " \
 	$T $BIN temporal --format csv "$R" --baseline "$TMP/open_quote.csv" --max-increase idle_us=1
 expect baseline_fine 0 "" $T $BIN temporal -q --format csv "$R" --baseline "$TMP/base_ok.csv" --max-increase idle_us=1
 
+## a file read on several lanes (8 MB and more, -j 2 on) whose steps repeat:
+## every lane's rows renumbered, as on one (once only the first lane's)
+python3 - "$TMP/lanes.json" <<'PY'
+import sys
+ev = []
+for copy in range(2):
+    for s in range(1, 4):
+        t0 = (copy * 3 + s) * 1000000
+        ev.append('{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d", "pid": 1, '
+                  '"tid": 1, "ts": %d, "dur": 900000}' % (s, t0))
+        ev += ['{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": %d, "dur": 5, '
+               '"args": {"stream": 7, "correlation": %d}}' % (t0 + 10 * i, i) for i in range(12000)]
+open(sys.argv[1], "w").write('{"traceEvents": [%s]}' % ", ".join(ev))
+PY
+for j in 1 4; do
+	$BIN steps -q --no-cache -j $j --format csv "$TMP/lanes.json" > "$TMP/lanes.$j" 2>&1
+done
+same repeated_steps_lanes "$TMP/lanes.1" "$TMP/lanes.4"
+check repeated_steps_lanes_apart test "$(cut -d, -f2 "$TMP/lanes.4" | sort | uniq -d | wc -l)" = 0
+
 ## diagnose names the small-kernel threshold it was given
 expect small_kernel_text 0 "" $T $BIN diagnose -q --findings --format csv --small-kernel-us 25 testdata/decode_eager
 check small_kernel_threshold grep -q "kernels shorter than 25 us" "$TMP/out"
