@@ -519,6 +519,55 @@ check("a 2-D mesh: ranks 2 and 3 read 1.5 ms ahead (%s)" % [l for l in r.stderr.
       all("rank %d: clock offset %+.3f ms" % (k, 1.5 if k >= 2 else 0.0) in r.stderr for k in range(4)))
 check("... and nobody waits", "no straggler: no rank keeps the others waiting" in r.stdout)
 
+# a wait ended by computation queued behind it while another collective
+# runs on (FSDP: an all-gather beside an all-reduce): the all-reduce waits
+# 12 ms for rank 1, rank 0's computation waits behind it on its own stream
+def beside(out):
+    evs = {0: [], 1: []}
+    corr = [0]
+
+    def ev(r, cat, name, ts, dur, tid=1, **args):
+        evs[r].append({"ph": "X", "cat": cat, "name": name, "pid": 0 if cat == "kernel" else 1,
+                       "tid": tid, "ts": ts, "dur": dur, "args": args})
+
+    def coll(r, pg, ts, end, stream, ext):
+        corr[0] += 1
+        ev(r, "cpu_op", "record_param_comms", ts - 50, 10, **{"External id": ext,
+           "Collective name": "allreduce", "Process Group Name": pg, "Group size": 2,
+           "Process Group Ranks": "[0, 1]", "In msg nelems": 1024, "Out msg nelems": 1024,
+           "dtype": "Float"})
+        ev(r, "cuda_driver", "cuLaunchKernelEx", ts - 40, 5, **{"External id": ext,
+           "correlation": corr[0]})
+        ev(r, "kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", ts, end - ts, tid=stream,
+           stream=stream, correlation=corr[0])
+
+    def gemm(r, ts, dur, launched):
+        corr[0] += 1
+        ev(r, "cuda_runtime", "cudaLaunchKernel", launched, 5, correlation=corr[0])
+        ev(r, "kernel", "gemm", ts, dur, tid=7, stream=7, correlation=corr[0])
+    t0 = 1000.0
+    for step in (1, 2, 3):
+        a = t0 + 2110
+        for r in (0, 1):
+            ev(r, "user_annotation", "ProfilerStep#%d" % step, t0, 40000)
+            gemm(r, t0 + 100, 2000, t0 + 70)
+            coll(r, "A", a, a + 21000, 18, 10 * step)     # nobody late
+        coll(0, "B", a + 10, a + 13000, 17, 10 * step + 1)
+        gemm(0, a + 13000, 15000, a + 20)                 # queued behind B
+        ev(1, "user_annotation", "data_loading", a - 10, 12000)
+        coll(1, "B", a + 12000, a + 13000, 17, 10 * step + 1)
+        gemm(1, a + 13000, 15000, a + 11990)
+        t0 += 40100
+    for r in (0, 1):
+        json.dump({"distributedInfo": {"rank": r, "world_size": 2}, "traceEvents": evs[r]},
+                  open(os.path.join(out, "rank-%d.json" % r), "w"))
+    return out
+s = table("stragglers", beside(tempfile.mkdtemp()), "--no-cache")
+check("a wait ended by queued computation beside another collective: rank 1 at 12 ms (%s)"
+      % sorted({(r["rank"], r["late_us"]) for r in s if r["straggler"] == "1"}),
+      s and all((r["straggler"] == "1") == (r["rank"] == "1") for r in s) and
+      all(11900 <= float(r["late_us"]) <= 12100 for r in s if r["rank"] == "1"))
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL stragglers:", n)

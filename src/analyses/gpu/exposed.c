@@ -105,8 +105,24 @@ static int64_t waited_since(const struct ta_queued *q, size_t n, size_t *k,
 	return since;
 }
 
+/* Whether a collective kernel ended in [b - resume_ns, b]. */
+static int comm_ended(const struct ta_queue *q, int64_t b, int64_t resume_ns)
+{
+	size_t lo = 0, hi = q->nends;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (q->comm_ends[mid] < b - resume_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < q->nends && q->comm_ends[lo] <= b;
+}
+
 void ta_exposed_comm(const struct ta_union *comm, const struct ta_union *comp,
-		     const struct ta_queued *queued, size_t nqueued,
+		     const struct ta_queue *queue,
 		     const struct ta_union *waits, int64_t resume_ns,
 		     struct ta_exposed *out,
 		     void (*each)(void *ctx, int64_t a, int64_t b, int exposed),
@@ -119,8 +135,9 @@ void ta_exposed_comm(const struct ta_union *comm, const struct ta_union *comp,
 	if (!exposed)
 		abort();
 	for (i = 0; i < n; i++) { /* in order: the queue is searched forward */
-		int64_t since = s[i].ends_with_comm ?
-			waited_since(queued, nqueued, &q, s[i].b, resume_ns) : INT64_MAX;
+		int64_t since = s[i].ends_with_comm ||
+				comm_ended(queue, s[i].b, resume_ns) ?
+			waited_since(queue->v, queue->n, &q, s[i].b, resume_ns) : INT64_MAX;
 
 		if (since == INT64_MAX)
 			continue;
@@ -157,11 +174,17 @@ void ta_exposed_comm(const struct ta_union *comm, const struct ta_union *comp,
 }
 
 void ta_queue_add(struct ta_queue *q, int64_t stream, int is_comm,
-		  int64_t start, int64_t launched)
+		  int64_t start, int64_t end, int64_t launched)
 {
 	size_t i;
 
 	if (is_comm) {
+		if (q->nends == q->capends) {
+			q->capends = q->capends ? 2 * q->capends : 64;
+			q->comm_ends = ta_xrealloc(q->comm_ends,
+						   q->capends * sizeof(*q->comm_ends));
+		}
+		q->comm_ends[q->nends++] = end;
 		for (i = 0; i < q->ncomm; i++)
 			if (q->comm_streams[i] == stream)
 				return;
@@ -198,10 +221,18 @@ static int cmp_queued(const void *x, const void *y)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
+static int cmp_i64(const void *x, const void *y)
+{
+	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
 void ta_queue_finish(struct ta_queue *q)
 {
 	size_t i, j, k = 0, n;
 
+	ta_qsort(q->comm_ends, q->nends, sizeof(*q->comm_ends), cmp_i64);
 	for (i = 0; i < q->n; i++) {
 		for (j = 0; j < q->ncomm && q->comm_streams[j] != q->stream[i]; j++)
 			;
@@ -236,6 +267,7 @@ void ta_queue_reset(struct ta_queue *q)
 	q->n = 0;
 	q->ncomm = 0;
 	q->nhost = 0;
+	q->nends = 0;
 }
 
 void ta_queue_free(struct ta_queue *q)
@@ -244,6 +276,7 @@ void ta_queue_free(struct ta_queue *q)
 	free(q->stream);
 	free(q->comm_streams);
 	free(q->host);
+	free(q->comm_ends);
 	memset(q, 0, sizeof(*q));
 }
 

@@ -28,10 +28,12 @@ struct ta_queue {
 	size_t ncomm, capcomm;
 	struct ta_queued *host;   /* the host's: returned, began */
 	size_t nhost, caphost;
+	int64_t *comm_ends;       /* when each collective kernel ended, sorted */
+	size_t nends, capends;
 };
 
 void ta_queue_add(struct ta_queue *q, int64_t stream, int is_comm,
-		  int64_t start, int64_t launched);
+		  int64_t start, int64_t end, int64_t launched);
 /* The host waited for the GPU from began to returned (a blocking sync, a
  * spin of queries): it is queued work too. A collective whose wait for a
  * late peer ends in such a sync (all_reduce then .item()) held the host
@@ -44,19 +46,22 @@ void ta_queue_finish(struct ta_queue *q);
 void ta_queue_reset(struct ta_queue *q);
 void ta_queue_free(struct ta_queue *q);
 
-/* queued[nqueued]: by start. comm, comp and waits: disjoint groups in ascending order (ta_union) of
+/* queue: finished (ta_queue_finish). comm, comp and waits: disjoint groups in ascending order (ta_union) of
  * a rank's communication, computation and peer waits in one window. A
  * stretch in which communication runs and computation does not is
  * exposed when it ends with the communication and computation resumes
  * within resume_ns, or when work of queued (or a host sync) that was
  * launched before it ended starts within resume_ns of its end:
  * computation (or a copy it needs, or the host) was waiting for it, from
- * that launch (or the sync's start) on, not before. Any
+ * that launch (or the sync's start) on, not before; also a stretch that
+ * computation ends, when a collective ended within resume_ns before and
+ * that computation was launched before (it waited for that collective
+ * while another ran on: FSDP's all-gather beside an all-reduce). Any
  * other such stretch is computation idle for the host's reasons, not
  * the network's. Each stretch, in order, goes to each(ctx, a, b,
  * exposed) when each is not NULL. */
 void ta_exposed_comm(const struct ta_union *comm, const struct ta_union *comp,
-		     const struct ta_queued *queued, size_t nqueued,
+		     const struct ta_queue *queue,
 		     const struct ta_union *waits, int64_t resume_ns,
 		     struct ta_exposed *out,
 		     void (*each)(void *ctx, int64_t a, int64_t b, int exposed),

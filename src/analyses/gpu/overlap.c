@@ -62,7 +62,7 @@ static void add_exposed(struct ta_table *t, size_t r, int64_t rank,
 			ta_queue_add_host(&x->queue, x->host.syncs[i].end,
 					  x->host.syncs[i].ts);
 	ta_queue_finish(&x->queue);
-	ta_exposed_comm(&x->comm, &x->comp, x->queue.v, x->queue.n, &x->waits,
+	ta_exposed_comm(&x->comm, &x->comp, &x->queue, &x->waits,
 			RESUME_NS, &ex, NULL, NULL);
 	slowed = ta_comm_slowdown(x->k, x->nk, &x->comm) + x->sync_work;
 	/* what communication cost: waited for, slowing computation down, or
@@ -158,6 +158,7 @@ int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
 		if (xp)
 			ta_queue_add(&x.queue, sqlite3_column_int64(st, 4), comm,
 				     sqlite3_column_int64(st, 1),
+				     sqlite3_column_int64(st, 1) + sqlite3_column_int64(st, 2),
 				     sqlite3_column_type(st, 5) == SQLITE_NULL ? INT64_MAX :
 				     sqlite3_column_int64(st, 5));
 		if (xp && !comm && x.sync.n && sqlite3_column_type(st, 5) != SQLITE_NULL &&

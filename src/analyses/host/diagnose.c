@@ -418,10 +418,11 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 		if (c->d->gpu[i].ts >= s)
 			ta_queue_add(&queue, c->d->gpu[i].stream,
 				     c->d->gpu[i].kind == TA_KIND_COMM,
-				     c->d->gpu[i].ts, c->d->gpu[i].launched);
+				     c->d->gpu[i].ts, c->d->gpu[i].end,
+				     c->d->gpu[i].launched);
 	queue_syncs(c, s, e + c->o->host_gap_ns, &queue);
 	ta_queue_finish(&queue);
-	ta_exposed_comm(&comm, &comp, queue.v, queue.n, &waits, c->o->host_gap_ns,
+	ta_exposed_comm(&comm, &comp, &queue, &waits, c->o->host_gap_ns,
 			&ex, comm_stretch, &h);
 	ta_queue_free(&queue);
 	r->wait += ex.wait;
