@@ -707,7 +707,8 @@ static void spans_sorted(const struct spans *from, struct spans *to)
 {
 	to->n = to->cap = from->n;
 	to->v = ta_xcalloc(from->n + 1, sizeof(*to->v));
-	memcpy(to->v, from->v, from->n * sizeof(*to->v));
+	if (from->n)   /* a file of no events has no spans (v NULL) */
+		memcpy(to->v, from->v, from->n * sizeof(*to->v));
 	ta_qsort(to->v, to->n, sizeof(*to->v), cmp_span);
 }
 

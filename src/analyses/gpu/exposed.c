@@ -105,20 +105,30 @@ static int64_t waited_since(const struct ta_queued *q, size_t n, size_t *k,
 	return since;
 }
 
-/* Whether a collective kernel ended in [b - resume_ns, b]. */
-static int comm_ended(const struct ta_queue *q, int64_t b, int64_t resume_ns)
+/* Whether one of ends[n] (sorted) is in [b - resume_ns, b]. */
+static int ended(const int64_t *ends, size_t n, int64_t b, int64_t resume_ns)
 {
-	size_t lo = 0, hi = q->nends;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (q->comm_ends[mid] < b - resume_ns)
+		if (ends[mid] < b - resume_ns)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < q->nends && q->comm_ends[lo] <= b;
+	return lo < n && ends[lo] <= b;
+}
+
+/* Computation that starts as a stretch of communication ends, though
+ * communication runs on: it waited for a collective that ended just
+ * before, unless a copy did too (a pageable copy holds the computation
+ * as often; no computation ran in the stretch to hold it otherwise). */
+static int after_collective(const struct ta_queue *q, int64_t b, int64_t resume_ns)
+{
+	return ended(q->comm_ends, q->nends, b, resume_ns) &&
+	       !ended(q->copy_ends, q->ncopies, b, resume_ns);
 }
 
 void ta_exposed_comm(const struct ta_union *comm, const struct ta_union *comp,
@@ -136,7 +146,7 @@ void ta_exposed_comm(const struct ta_union *comm, const struct ta_union *comp,
 		abort();
 	for (i = 0; i < n; i++) { /* in order: the queue is searched forward */
 		int64_t since = s[i].ends_with_comm ||
-				comm_ended(queue, s[i].b, resume_ns) ?
+				after_collective(queue, s[i].b, resume_ns) ?
 			waited_since(queue->v, queue->n, &q, s[i].b, resume_ns) : INT64_MAX;
 
 		if (since == INT64_MAX)
@@ -173,18 +183,24 @@ void ta_exposed_comm(const struct ta_union *comm, const struct ta_union *comp,
 	free(s);
 }
 
-void ta_queue_add(struct ta_queue *q, int64_t stream, int is_comm,
+static void push_end(int64_t **v, size_t *n, size_t *cap, int64_t end)
+{
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 64;
+		*v = ta_xrealloc(*v, *cap * sizeof(**v));
+	}
+	(*v)[(*n)++] = end;
+}
+
+void ta_queue_add(struct ta_queue *q, int64_t stream, int kind,
 		  int64_t start, int64_t end, int64_t launched)
 {
 	size_t i;
 
-	if (is_comm) {
-		if (q->nends == q->capends) {
-			q->capends = q->capends ? 2 * q->capends : 64;
-			q->comm_ends = ta_xrealloc(q->comm_ends,
-						   q->capends * sizeof(*q->comm_ends));
-		}
-		q->comm_ends[q->nends++] = end;
+	if (kind == TA_KIND_MEMORY)
+		push_end(&q->copy_ends, &q->ncopies, &q->capcopies, end);
+	if (kind == TA_KIND_COMM) {
+		push_end(&q->comm_ends, &q->nends, &q->capends, end);
 		for (i = 0; i < q->ncomm; i++)
 			if (q->comm_streams[i] == stream)
 				return;
@@ -233,6 +249,7 @@ void ta_queue_finish(struct ta_queue *q)
 	size_t i, j, k = 0, n;
 
 	ta_qsort(q->comm_ends, q->nends, sizeof(*q->comm_ends), cmp_i64);
+	ta_qsort(q->copy_ends, q->ncopies, sizeof(*q->copy_ends), cmp_i64);
 	for (i = 0; i < q->n; i++) {
 		for (j = 0; j < q->ncomm && q->comm_streams[j] != q->stream[i]; j++)
 			;
@@ -268,6 +285,7 @@ void ta_queue_reset(struct ta_queue *q)
 	q->ncomm = 0;
 	q->nhost = 0;
 	q->nends = 0;
+	q->ncopies = 0;
 }
 
 void ta_queue_free(struct ta_queue *q)
@@ -277,6 +295,7 @@ void ta_queue_free(struct ta_queue *q)
 	free(q->comm_streams);
 	free(q->host);
 	free(q->comm_ends);
+	free(q->copy_ends);
 	memset(q, 0, sizeof(*q));
 }
 

@@ -30,9 +30,12 @@ struct ta_queue {
 	size_t nhost, caphost;
 	int64_t *comm_ends;       /* when each collective kernel ended, sorted */
 	size_t nends, capends;
+	int64_t *copy_ends;       /* and each copy or memset */
+	size_t ncopies, capcopies;
 };
 
-void ta_queue_add(struct ta_queue *q, int64_t stream, int is_comm,
+/* kind: TA_KIND_COMM, TA_KIND_MEMORY or other work. */
+void ta_queue_add(struct ta_queue *q, int64_t stream, int kind,
 		  int64_t start, int64_t end, int64_t launched);
 /* The host waited for the GPU from began to returned (a blocking sync, a
  * spin of queries): it is queued work too. A collective whose wait for a
@@ -54,9 +57,10 @@ void ta_queue_free(struct ta_queue *q);
  * launched before it ended starts within resume_ns of its end:
  * computation (or a copy it needs, or the host) was waiting for it, from
  * that launch (or the sync's start) on, not before; also a stretch that
- * computation ends, when a collective ended within resume_ns before and
- * that computation was launched before (it waited for that collective
- * while another ran on: FSDP's all-gather beside an all-reduce). Any
+ * computation ends, when a collective ended within resume_ns before, no
+ * copy did, and that computation was launched before (nothing but that
+ * collective can have held it: no computation ran; FSDP's all-gather
+ * beside an all-reduce). Any
  * other such stretch is computation idle for the host's reasons, not
  * the network's. Each stretch, in order, goes to each(ctx, a, b,
  * exposed) when each is not NULL. */

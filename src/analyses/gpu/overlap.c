@@ -156,7 +156,8 @@ int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
 			continue;
 		comm = sqlite3_column_int(st, 3) == TA_KIND_COMM;
 		if (xp)
-			ta_queue_add(&x.queue, sqlite3_column_int64(st, 4), comm,
+			ta_queue_add(&x.queue, sqlite3_column_int64(st, 4),
+				     sqlite3_column_int(st, 3),
 				     sqlite3_column_int64(st, 1),
 				     sqlite3_column_int64(st, 1) + sqlite3_column_int64(st, 2),
 				     sqlite3_column_type(st, 5) == SQLITE_NULL ? INT64_MAX :

@@ -416,8 +416,7 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 	for (i = first_row(c->d, s); i < c->d->ngpu &&
 	     c->d->gpu[i].ts <= e + c->o->host_gap_ns; i++)
 		if (c->d->gpu[i].ts >= s)
-			ta_queue_add(&queue, c->d->gpu[i].stream,
-				     c->d->gpu[i].kind == TA_KIND_COMM,
+			ta_queue_add(&queue, c->d->gpu[i].stream, c->d->gpu[i].kind,
 				     c->d->gpu[i].ts, c->d->gpu[i].end,
 				     c->d->gpu[i].launched);
 	queue_syncs(c, s, e + c->o->host_gap_ns, &queue);
