@@ -237,19 +237,12 @@ static int cmp_queued(const void *x, const void *y)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
-static int cmp_i64(const void *x, const void *y)
-{
-	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-
-	return a < b ? -1 : a > b;
-}
-
 void ta_queue_finish(struct ta_queue *q)
 {
 	size_t i, j, k = 0, n;
 
-	ta_qsort(q->comm_ends, q->nends, sizeof(*q->comm_ends), cmp_i64);
-	ta_qsort(q->copy_ends, q->ncopies, sizeof(*q->copy_ends), cmp_i64);
+	ta_qsort(q->comm_ends, q->nends, sizeof(*q->comm_ends), ta_cmp_i64);
+	ta_qsort(q->copy_ends, q->ncopies, sizeof(*q->copy_ends), ta_cmp_i64);
 	for (i = 0; i < q->n; i++) {
 		for (j = 0; j < q->ncomm && q->comm_streams[j] != q->stream[i]; j++)
 			;
