@@ -8,7 +8,7 @@
  * lost the most of it to (waited_for) and how much (waited_for_us), and
  * the most any rank lost to it (late). The straggler of a step is the
  * rank with the largest late, when that is at least late_pct of its
- * step. Each rank's wait is split by peer collective by collective, but
+ * step. Each rank's wait is split by peer, collective by collective, but
  * only its largest share leaves the rank (the join sees rows): a rank
  * that is no one's largest reads late 0 where it cost a little; the
  * step's straggler and its late are exact, as the waiter that lost the
