@@ -96,7 +96,7 @@ def mlp(d, layers, d_in=None):
                                    for _ in range(layers)]).cuda()
 
 
-def train_step(model, opt, x_cpu, sleep_s):
+def train_step(model, opt, x_cpu, sleep_s, after_backward=None):
     def step():
         with record_function("data_loading"):
             if sleep_s:
@@ -107,6 +107,8 @@ def train_step(model, opt, x_cpu, sleep_s):
         with record_function("backward"):
             opt.zero_grad(set_to_none=True)
             loss.backward()
+        if after_backward:
+            after_backward(loss)
         with record_function("optimizer"):
             opt.step()
     return step
@@ -187,25 +189,15 @@ def metric_sync(outdir):
     opt = torch.optim.SGD(model.parameters(), lr=1e-4)
     x_cpu = torch.randn(16384, 256).pin_memory()
 
+    def log_loss(loss):
+        with record_function("log_loss"):
+            m = loss.detach().clone()
+            dist.all_reduce(m)
+            m.item()
+            time.sleep(0.002)
+
     def make(sleep_s):
-        def step():
-            with record_function("data_loading"):
-                if sleep_s:
-                    time.sleep(sleep_s)
-                x = x_cpu.to("cuda", non_blocking=True)
-            with record_function("forward"):
-                loss = model(x).square().mean()
-            with record_function("backward"):
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-            with record_function("log_loss"):
-                m = loss.detach().clone()
-                dist.all_reduce(m)
-                m.item()
-                time.sleep(0.002)
-            with record_function("optimizer"):
-                opt.step()
-        return step
+        return train_step(model, opt, x_cpu, sleep_s, log_loss)
     sleep = 0.030 if RANK == 1 else 0.0
     faulty = step_times_us(make(sleep))
     clean = step_times_us(make(0.0))

@@ -369,18 +369,9 @@ static void queue_syncs(const struct diag_ctx *c, int64_t s, int64_t e,
 			struct ta_queue *q)
 {
 	const struct ta_host *h = &c->d->host;
-	size_t lo = 0, hi = h->nsyncs;
-	int64_t from = s < INT64_MIN + h->max_sync_dur ? INT64_MIN : s - h->max_sync_dur;
+	size_t lo;
 
-	while (lo < hi) {
-		size_t m = lo + (hi - lo) / 2;
-
-		if (h->syncs[m].ts < from)
-			lo = m + 1;
-		else
-			hi = m;
-	}
-	for (; lo < h->nsyncs && h->syncs[lo].ts <= e; lo++)
+	for (lo = ta_host_first_sync(h, s); lo < h->nsyncs && h->syncs[lo].ts <= e; lo++)
 		if (h->syncs[lo].end >= s && h->syncs[lo].end <= e &&
 		    h->syncs[lo].end > h->syncs[lo].ts &&
 		    (h->syncs[lo].launcher ||

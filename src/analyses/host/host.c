@@ -349,23 +349,30 @@ int ta_host_launching_op(struct ta_host *d, int64_t corr, char *buf, size_t len)
  * only if it was polling while the GPU was busy and stopped as soon as the
  * GPU went idle: a burst of queries by the caching allocator inside a
  * hole waited for nothing. */
-const struct ta_sync *ta_host_sync_in(const struct ta_host *d, int64_t a,
-				      int64_t b)
+size_t ta_host_first_sync(const struct ta_host *h, int64_t a)
 {
-	size_t i, lo = 0, hi = d->nsyncs;
+	size_t lo = 0, hi = h->nsyncs;
+	int64_t from = a < INT64_MIN + h->max_sync_dur ? INT64_MIN : a - h->max_sync_dur;
 
-	/* only a sync that began at most max_sync_dur before a can end in
-	 * [a, b]: a search, not a scan of every sync for every hole */
+	/* only a sync that began at most max_sync_dur before a can end at a
+	 * or later: a search, not a scan of every sync for every hole */
 	while (lo < hi) {
 		size_t m = lo + (hi - lo) / 2;
 
-		if (d->syncs[m].ts < (a < INT64_MIN + d->max_sync_dur ? INT64_MIN :
-				      a - d->max_sync_dur))
+		if (h->syncs[m].ts < from)
 			lo = m + 1;
 		else
 			hi = m;
 	}
-	for (i = lo; i < d->nsyncs && d->syncs[i].ts <= a; i++) {
+	return lo;
+}
+
+const struct ta_sync *ta_host_sync_in(const struct ta_host *d, int64_t a,
+				      int64_t b)
+{
+	size_t i;
+
+	for (i = ta_host_first_sync(d, a); i < d->nsyncs && d->syncs[i].ts <= a; i++) {
 		const struct ta_sync *c = &d->syncs[i];
 
 		if (c->end < a || c->end > b || c->end - c->ts <= 0)

@@ -37,6 +37,9 @@ int ta_host_load(sqlite3 *db, int64_t rank, struct ta_host *h,
 		 struct ta_error *err);
 void ta_host_free(struct ta_host *h);
 
+/* The first sync that can end at a or later (syncs by start: none
+ * before it, as none lasts longer than max_sync_dur). */
+size_t ta_host_first_sync(const struct ta_host *h, int64_t a);
 /* The sync (if any) that ends inside the GPU's idle hole [a, b]. */
 const struct ta_sync *ta_host_sync_in(const struct ta_host *h, int64_t a,
 				      int64_t b);
