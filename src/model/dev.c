@@ -143,8 +143,8 @@ void ta_model_sql_kind_learn(sqlite3_context *ctx, int argc,
  * file has float timestamps; §3 GPU-event flag; §4 partner index. */
 static const char hta_rows_sql[] =
 "CREATE TEMP TABLE hrows AS SELECT e.rank, e.idx, e.name, e.cat,"
-"  CASE WHEN f.hta_rounded THEN e.hta_ts_ns ELSE e.ts_ns END AS ts,"
-"  CASE WHEN f.hta_rounded THEN e.hta_dur_ns ELSE e.dur_ns END AS dur,"
+"  e.ts_ns + CASE WHEN f.hta_rounded THEN e.hta_ts_off ELSE 0 END AS ts,"
+"  e.dur_ns + CASE WHEN f.hta_rounded THEN e.hta_dur_off ELSE 0 END AS dur,"
 "  e.stream, e.correlation, COALESCE(e.gbps, 0.0) AS gbps,"
 "  ((e.stream >= 0 AND e.correlation >= 0) OR e.name IN (SELECT name_id"
 "    FROM names WHERE name IN ('Event Sync', 'Context Sync'))) AS is_gpu,"
@@ -162,7 +162,7 @@ CPU_CORR_SQL
 
 /* HTA's trace start: its rows before the step filter (§2). */
 #define HTA_MIN_TS_SQL \
-	"SELECT min(CASE WHEN f.hta_rounded THEN e.hta_ts_ns ELSE e.ts_ns END)" \
+	"SELECT min(e.ts_ns + CASE WHEN f.hta_rounded THEN e.hta_ts_off ELSE 0 END)" \
 	" FROM events e JOIN files f ON f.rank = e.rank" \
 	" WHERE e.dur_ns IS NOT NULL AND e.cat IS NOT NULL" \
 	" AND e.cat NOT IN (SELECT name_id FROM names WHERE name = 'Trace')"

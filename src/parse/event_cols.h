@@ -32,9 +32,9 @@
 	X(DUR, SELF, 0, 0, \
 	  "  dur_ns      INTEGER,  -- exact; NULL if absent\n") \
 	X(HTA_TS, SELF, 0, 0, \
-	  "  hta_ts_ns   INTEGER,  -- HTA's ceil(ts) in ns (hta-semantics 2.3)\n") \
+	  "  hta_ts_off  INTEGER,  -- HTA's ceil(ts) in ns (hta-semantics 2.3) less ts_ns\n") \
 	X(HTA_DUR, SELF, 0, 0, \
-	  "  hta_dur_ns  INTEGER,  -- HTA's floor(ts + dur) - ceil(ts) in ns\n") \
+	  "  hta_dur_off INTEGER,  -- HTA's floor(ts + dur) - ceil(ts) in ns less dur_ns\n") \
 	X(STREAM, SELF, 0, 0, \
 	  "  stream      INTEGER NOT NULL DEFAULT -1,  -- args.stream, -1 if absent\n") \
 	X(CORR, SELF, 0, 0, \

@@ -162,12 +162,15 @@ static uint64_t bind_times(sqlite3_stmt *st, int base,
 {
 	uint64_t m = 0;
 
+	/* HTA's times as what they add to ours: 0 (no bytes) for whole µs,
+	 * a few bytes else, where the times themselves take 8; both lie in
+	 * [-2^61, 2^62] (in_range), so the difference cannot overflow */
 	if (ev->has_ts)
 		m |= bind_int(st, base, C_TS, ev->ts_ns) |
-		     bind_int(st, base, C_HTA_TS, ev->hta_ts_ns);
+		     bind_int(st, base, C_HTA_TS, ev->hta_ts_ns - ev->ts_ns);
 	if (ev->has_dur)
 		m |= bind_int(st, base, C_DUR, ev->dur_ns) |
-		     bind_int(st, base, C_HTA_DUR, ev->hta_dur_ns);
+		     bind_int(st, base, C_HTA_DUR, ev->hta_dur_ns - ev->dur_ns);
 	return m;
 }
 
