@@ -50,11 +50,15 @@ static const char common_sql[] =
 "  WHERE role = " R(CPU_OP) " OR role = " R(CPU_ANN) ";"
 /* events_thread's WHERE and order */
 "CREATE TEMP VIEW host_thread AS SELECT rank, pid, tid, ts_ns AS ts,"
-"  dur_ns AS dur, role, name, cat, correlation, idx, input_dims,"
+"  dur_ns AS dur, role, name, cat, correlation, idx, rowid AS row, input_dims,"
 "  input_types, concrete_inputs"
 "  FROM main.events WHERE " TA_THREAD_ROLES
 "  AND " IN_SEL " AND ts_ns IS NOT NULL AND dur_ns IS NOT NULL"
 "  AND name IS NOT NULL AND cat IS NOT NULL;"
+/* an op's operands by host_thread's row, for a walk that needs them for
+ * few of its rows (the index holds the rest: no table read a row) */
+"CREATE TEMP VIEW op_inputs AS SELECT rowid AS row, input_dims, input_types,"
+"  concrete_inputs FROM main.events;"
 "CREATE TEMP VIEW gpu_ann AS SELECT rank, idx, pid, tid, ts_ns AS ts,"
 "  dur_ns AS dur, name FROM main.events WHERE role = " R(GPU_ANN) ";"
 /* the kept steps as the host ran them (step_win may reach further, into
@@ -235,7 +239,7 @@ static const char host_copy_sql[] =
 
 static const char *const view_names[] = {
 	"gpu", "steps", "ranges", "calls", "host", "host_thread", "gpu_ann", "gpu_device", "device_props", "step_host", "mem", "counter_ranges", "counter_vals", "snapshot_segments", "snapshot_blocks", "snapshot_events", "rank_clock", "dev_win", "launch",
-	"enqueue", "cpu_ann", "gpu_ann_win", "rank_span", "first_call", "label", "inputs", "trace_x", "trace_flow", NULL
+	"enqueue", "cpu_ann", "gpu_ann_win", "rank_span", "first_call", "label", "inputs", "op_inputs", "trace_x", "trace_flow", NULL
 };
 
 /* Drops a TEMP view or table of that name, whichever it is. */

@@ -31,6 +31,8 @@ struct walk {
 	/* launches of the counted ops open on the stack */
 	struct ta_roof_launch *pending;
 	size_t npending, cap_pending;
+	sqlite3_stmt *inputs;   /* a counted op's operands, by its row */
+	sqlite3_stmt *kernels;  /* a launch's kernels (roof_corr), by call */
 };
 
 static const char *counted_name(const struct walk *w, int64_t id)
@@ -136,7 +138,24 @@ static char *dup_or_null(sqlite3_stmt *st, int col)
 	return s ? ta_xstrdup(s) : NULL;
 }
 
-static void push(struct walk *w, sqlite3_stmt *st, int64_t ts, int64_t end)
+/* A counted op's operands: read by its row for the few ops counted, so
+ * that the walk over every row reads only the index. */
+static int read_inputs(struct walk *w, struct node *n, int64_t row)
+{
+	sqlite3_stmt *in = w->inputs;
+	int rc;
+
+	sqlite3_bind_int64(in, 1, row);
+	if ((rc = sqlite3_step(in)) == SQLITE_ROW) {
+		n->dims = dup_or_null(in, 0);
+		n->types = dup_or_null(in, 1);
+		n->conc = dup_or_null(in, 2);
+	}
+	sqlite3_reset(in);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int push(struct walk *w, sqlite3_stmt *st, int64_t ts, int64_t end)
 {
 	struct node *n;
 
@@ -151,34 +170,44 @@ static void push(struct walk *w, sqlite3_stmt *st, int64_t ts, int64_t end)
 	n->counted = counted_name(w, n->name) != NULL;
 	n->first_launch = w->npending;
 	n->main = -1;
-	if (n->counted) {
-		n->dims = dup_or_null(st, 7);
-		n->types = dup_or_null(st, 8);
-		n->conc = dup_or_null(st, 9);
-	}
+	return n->counted ? read_inputs(w, n, sqlite3_column_int64(st, 7)) : 0;
 }
 
-/* A launch call: its kernels are the innermost open counted op's. */
-static void launch(struct walk *w, sqlite3_stmt *st)
+/* A launch call: its kernels are the innermost open counted op's. They
+ * are looked up only then (a join on every row cost the walk half its
+ * time). */
+static int launch(struct walk *w, sqlite3_stmt *st)
 {
+	sqlite3_stmt *k = w->kernels;
+	int64_t corr = sqlite3_column_int64(st, 8);
 	size_t i = w->depth;
+	struct node *n;
+	int rc;
 
 	while (i > 0 && !w->stack[i - 1].counted)
 		i--;
-	if (i == 0 || sqlite3_column_type(st, 11) == SQLITE_NULL)
-		return;
-	w->stack[i - 1].gpu_ns += sqlite3_column_int64(st, 11);
-	w->stack[i - 1].tf32 |= sqlite3_column_int(st, 12);
-	if (sqlite3_column_int64(st, 14) > w->stack[i - 1].main_ns) {
-		w->stack[i - 1].main = sqlite3_column_int64(st, 13);
-		w->stack[i - 1].main_ns = sqlite3_column_int64(st, 14);
+	if (i == 0)
+		return 0;
+	n = &w->stack[i - 1];
+	sqlite3_bind_int64(k, 1, w->rank);
+	sqlite3_bind_int64(k, 2, corr);
+	if ((rc = sqlite3_step(k)) == SQLITE_ROW) {
+		n->gpu_ns += sqlite3_column_int64(k, 0);
+		n->tf32 |= sqlite3_column_int(k, 1);
+		if (sqlite3_column_int64(k, 3) > n->main_ns) {
+			n->main = sqlite3_column_int64(k, 2);
+			n->main_ns = sqlite3_column_int64(k, 3);
+		}
+		if (w->npending == w->cap_pending) {
+			w->cap_pending = w->cap_pending ? 2 * w->cap_pending : 64;
+			w->pending = ta_xrealloc(w->pending,
+						 w->cap_pending * sizeof(*w->pending));
+		}
+		w->pending[w->npending++] = (struct ta_roof_launch){ w->rank,
+			corr, 0 };
 	}
-	if (w->npending == w->cap_pending) {
-		w->cap_pending = w->cap_pending ? 2 * w->cap_pending : 64;
-		w->pending = ta_xrealloc(w->pending, w->cap_pending * sizeof(*w->pending));
-	}
-	w->pending[w->npending++] = (struct ta_roof_launch){ w->rank,
-		sqlite3_column_int64(st, 10), 0 };
+	sqlite3_reset(k);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 
 /* Per launch: its kernels' time, whether one ran fp32 data on the tensor
@@ -189,24 +218,24 @@ static const char corr_sql[] =
 	"DROP TABLE IF EXISTS temp.roof_corr;"
 	"CREATE TEMP TABLE roof_corr (rank INTEGER, correlation INTEGER, ns INTEGER,"
 	"  tf32 INTEGER, main INTEGER, main_ns INTEGER, PRIMARY KEY (rank, correlation));"
+	/* each kernel name tested once, not once a kernel */
+	"WITH tc_name AS MATERIALIZED (SELECT name_id,"
+	"  (name GLOB '*tf32*' OR name GLOB '*tensorop*' OR name GLOB '*gmma*'"
+	"   OR name GLOB '*s1688*' OR name GLOB '*s16816*') AND name NOT GLOB '*ffma*' AS tc"
+	"  FROM label WHERE name_id IN (SELECT name FROM gpu))"
 	"INSERT INTO roof_corr SELECT rank, correlation, sum(dur), max(tc),"
 	"  max(CASE WHEN nth = 1 THEN name END), max(dur)"
-	" FROM (SELECT g.rank, g.correlation, g.dur, g.name,"
-	"  (n.name GLOB '*tf32*' OR n.name GLOB '*tensorop*' OR n.name GLOB '*gmma*'"
-	"   OR n.name GLOB '*s1688*' OR n.name GLOB '*s16816*') AND n.name NOT GLOB '*ffma*' AS tc,"
+	" FROM (SELECT g.rank, g.correlation, g.dur, g.name, n.tc,"
 	"  row_number() OVER (PARTITION BY g.rank, g.correlation ORDER BY g.dur DESC, g.idx)"
 	"   AS nth"
-	"  FROM gpu g JOIN label n ON n.name_id = g.name WHERE g.correlation != -1)"
+	"  FROM gpu g JOIN tc_name n ON n.name_id = g.name WHERE g.correlation != -1)"
 	" GROUP BY rank, correlation;";
 
 /* Every host row per thread, parents first (host_thread's order). */
 static const char host_sql[] =
 	"SELECT e.rank, e.pid, e.tid, e.ts, max(e.dur, 0),"
-	"  e.role = " TA_SQL(TA_ROLE_RUNTIME) ", e.name, e.input_dims, e.input_types,"
-	"  e.concrete_inputs, e.correlation, g.ns, g.tf32, g.main, g.main_ns"
-	" FROM host_thread e LEFT JOIN roof_corr g ON e.role = " TA_SQL(TA_ROLE_RUNTIME)
-	"  AND g.rank = e.rank AND g.correlation = e.correlation"
-	" ORDER BY e.rank, e.pid, e.tid, e.ts, e.dur DESC, e.idx";
+	"  e.role = " TA_SQL(TA_ROLE_RUNTIME) ", e.name, e.row,"
+	"  e.correlation FROM host_thread e ORDER BY e.rank, e.pid, e.tid, e.ts, e.dur DESC, e.idx";
 
 static int load_names(sqlite3 *db, struct walk *w, struct ta_error *err)
 {
@@ -248,6 +277,15 @@ static int walk_rows(sqlite3 *db, struct walk *w, struct ta_error *err)
 
 	if (ta_db_prepare(db, host_sql, &st, err) < 0)
 		return -1;
+	if (ta_db_prepare(db, "SELECT input_dims, input_types, concrete_inputs"
+			  " FROM op_inputs WHERE row = ?", &w->inputs, err) < 0 ||
+	    ta_db_prepare(db, "SELECT ns, tf32, main, main_ns FROM roof_corr"
+			  " WHERE rank = ? AND correlation = ?", &w->kernels,
+			  err) < 0) {
+		sqlite3_finalize(st);
+		sqlite3_finalize(w->inputs);
+		return -1;
+	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t rank = sqlite3_column_int64(st, 0), ts = sqlite3_column_int64(st, 3);
 		int64_t end = ts + sqlite3_column_int64(st, 4);
@@ -262,12 +300,16 @@ static int walk_rows(sqlite3 *db, struct walk *w, struct ta_error *err)
 		while (w->depth && !(end <= w->stack[w->depth - 1].end &&
 				     ts >= w->stack[w->depth - 1].ts))
 			finish(w);
-		if (sqlite3_column_int(st, 5))
-			launch(w, st);
-		else
-			push(w, st, ts, end);
+		if (sqlite3_column_int(st, 5) ? launch(w, st) < 0 :
+		    push(w, st, ts, end) < 0) {
+			rc = SQLITE_ERROR;
+			break;
+		}
 	}
 	sqlite3_finalize(st);
+	sqlite3_finalize(w->inputs);
+	sqlite3_finalize(w->kernels);
+	w->inputs = w->kernels = NULL;
 	return ta_db_done(db, rc, err);
 }
 
