@@ -1014,6 +1014,8 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 			q->progress("diagnose", (size_t)++done, (size_t)nranks);
 	}
 	sqlite3_finalize(ranks);
+	/* the names' spans go before the path walk loads its own */
+	ta_host_spans_free(&d.host.spans);
 	if (rc == 0)
 		rc = ta_db_done(db, step_rc, err);
 	if (rc == 0 && o->path)

@@ -109,34 +109,6 @@ static void free_frames(struct ta_host *d)
 	d->frames_loaded = 0;
 }
 
-/* Names [a, b]: with ops_too, the innermost CPU op or range covering it
- * (the op that synchronised: the latest start among those covering it);
- * else the shortest record_function range (or, failing one, Python frame)
- * over at least half of it and at most 4 times as long. Both searches are
- * bounded in time, so the model's time index on host keeps them short. */
-/* ?4: the longest of them (max_host_dur): back from a no further, or a
- * hole that nothing covers would read every earlier event (quadratic in
- * the trace: diagnose on 2048 ranks spent a third of its time here) */
-/* The step names as a set, built once per statement: tested by name id
- * the searches read only events_cpu, not a table row and a name each. */
-#define NOT_STEP "e.name NOT IN (SELECT name_id FROM label" \
-	" WHERE name GLOB 'ProfilerStep*')"
-
-static const char covering_sql[] =
-	"SELECT n.name FROM host e JOIN label n ON n.name_id = e.name"
-	" WHERE e.rank = ?1 AND e.ts <= ?2 AND e.ts >= ?2 - ?4"
-	" AND e.ts + e.dur >= ?3 AND " NOT_STEP
-	" ORDER BY e.ts DESC LIMIT 1";
-
-static const char overlapping_sql[] =
-	"SELECT n.name FROM host e JOIN label n ON n.name_id = e.name"
-	" WHERE e.rank = ?1"
-	" AND e.ts >= ?2 - 4 * (?3 - ?2) AND e.ts < ?3"
-	" AND e.cat IN (" TA_CAT_USER_ANN ", " TA_CAT_PYTHON ")"
-	" AND " NOT_STEP " AND e.dur <= 4 * (?3 - ?2)"
-	" AND min(e.ts + e.dur, ?3) - max(e.ts, ?2) >= (?3 - ?2) / 2"
-	" ORDER BY e.cat = " TA_CAT_PYTHON ", e.dur, e.idx DESC LIMIT 1";
-
 /* Where in the user's code a sync was made: the innermost Python frame
  * of the user's own files (not torch's) over it, else the innermost
  * record_function range. The rank's user frames are read once, when its
@@ -171,7 +143,6 @@ static int first_name(struct ta_host *h, size_t slot, const char *sql, int64_t a
 	sqlite3_bind_int64(st, 1, h->rank);
 	sqlite3_bind_int64(st, 2, a);
 	sqlite3_bind_int64(st, 3, b);
-	sqlite3_bind_int64(st, 4, h->max_host_dur);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
 	sqlite3_reset(st);
@@ -267,21 +238,42 @@ static int max_dur(struct ta_host *d, const char *sql, int64_t *into)
 	return rc == SQLITE_ROW ? 0 : -1;
 }
 
-/* the longest op or range but the steps */
-static int max_host_dur(struct ta_host *d)
+/* A name by its id, into buf (left as it is if there is none); the
+ * statement is kept in h->named[1]. */
+static int label_of(struct ta_host *h, int64_t id, char *buf, size_t len)
 {
-	return max_dur(d, "SELECT max(e.dur) FROM host e WHERE e.rank = ?1"
-		       " AND " NOT_STEP, &d->max_host_dur);
+	sqlite3_stmt *st = h->named[1];
+	int rc;
+
+	if (!st && sqlite3_prepare_v2(h->db, "SELECT name FROM label WHERE"
+				      " name_id = ?", -1, &st, NULL) != SQLITE_OK) {
+		sqlite3_finalize(st);
+		return -1;
+	}
+	h->named[1] = st;
+	sqlite3_bind_int64(st, 1, id);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 
+/* Names [a, b]: with ops_too, the innermost CPU op or range covering it
+ * (the op that synchronised: the latest start among those covering it);
+ * else the shortest record_function range (or, failing one, Python frame)
+ * over at least half of it and at most 4 times as long (host_spans.c). */
 int ta_host_name(struct ta_host *h, int64_t a, int64_t b, int ops_too,
 		 char *buf, size_t len)
 {
+	struct ta_error err = { 0, "" };
+	long i;
+
 	snprintf(buf, len, ops_too ? "(outside any op)" : "(no annotation)");
-	if (ops_too && max_host_dur(h) < 0)
+	if (!h->spans.loaded && ta_host_spans_load(h->db, h->rank, &h->spans, &err) < 0)
 		return -1;
-	return first_name(h, ops_too ? 1 : 2, ops_too ? covering_sql : overlapping_sql,
-			  a, b, buf, len);
+	i = ops_too ? ta_host_spans_covering(&h->spans, a, b) :
+		      ta_host_spans_overlapping(&h->spans, a, b);
+	return i < 0 ? 0 : label_of(h, h->spans.v[i].name, buf, len);
 }
 
 /* the longest cpu_op: how far back the op that launched a call can start */
@@ -448,7 +440,8 @@ int ta_host_load(sqlite3 *db, int64_t rank, struct ta_host *h,
 	h->rank = rank;
 	h->nsyncs = 0;
 	h->max_op_dur = -1;
-	h->max_host_dur = -1;
+	h->spans.n = 0;
+	h->spans.loaded = 0;
 	/* the names first: a few hundred calls of a rank's 10^5, not every
 	 * one read and compared (overlap asks this of every rank) */
 	if (ta_db_prepare(db, "SELECT c.ts, c.ts + max(c.dur, 0), n.name, c.tid"
@@ -491,6 +484,7 @@ int ta_host_load(sqlite3 *db, int64_t rank, struct ta_host *h,
 void ta_host_free(struct ta_host *h)
 {
 	finalize_named(h);
+	ta_host_spans_free(&h->spans);
 	free_frames(h);
 	free(h->frames);
 	free(h->syncs);

@@ -5,6 +5,7 @@
 #ifndef TA_HOST_H
 #define TA_HOST_H
 
+#include "host_spans.h"
 #include "ta_db.h"
 
 struct ta_sync {       /* a blocking call, or a spin of queries */
@@ -23,13 +24,14 @@ struct ta_host {
 	size_t nsyncs, capsyncs;
 	int64_t max_sync_dur;         /* the longest: searches stop by it */
 	int64_t max_op_dur;           /* longest cpu_op, -1 until asked */
-	int64_t max_host_dur;         /* longest op or range but the steps */
+	struct ta_host_spans spans;   /* its ops and ranges, read at the first
+				       * stretch named */
 	struct host_frame *frames;    /* the user's Python frames, by start, */
 	size_t nframes, capframes;    /* read at the first call site asked */
 	int frames_loaded;
 	/* the name lookups' statements, prepared once: a prepare per
 	 * lookup was half of diagnose on 2048 ranks (48,000 of them) */
-	sqlite3_stmt *named[3];
+	sqlite3_stmt *named[2];       /* the range over a call, a name by id */
 };
 
 /* Loads rank's syncs; what was loaded for another rank goes. */

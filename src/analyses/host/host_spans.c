@@ -1,0 +1,220 @@
+/* A rank's host spans in memory and the two searches over them
+ * (host_spans.h). They answer what host.c's SQL searches answered, row
+ * for row: the order is events_cpu's, so ties go the same way. */
+#include "host_spans.h"
+#include "ta_model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Its rows in events_cpu's order. Which are steps, which names exist
+ * and which categories are ranges is decided here, from sets read once:
+ * SQL's tests a row (a step-name set, a name lookup, two subqueries)
+ * tripled the pass. */
+static const char spans_sql[] =
+	"SELECT e.ts, e.dur, e.name, e.idx, e.cat FROM host e WHERE e.rank = ?1"
+	" ORDER BY e.ts, e.dur, e.name, e.cat, e.idx";
+
+struct ids {           /* a sorted set of name ids */
+	int64_t *v;
+	size_t n;
+};
+
+static int read_ids(sqlite3 *db, const char *sql, struct ids *set,
+		    struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0;
+	int rc;
+
+	set->v = NULL;
+	set->n = 0;
+	if (ta_db_prepare(db, sql, &st, err) < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (sqlite3_column_type(st, 0) != SQLITE_INTEGER)
+			continue;
+		if (set->n == cap) {
+			cap = cap ? 2 * cap : 64;
+			set->v = ta_xrealloc(set->v, cap * sizeof(*set->v));
+		}
+		set->v[set->n++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	ta_qsort(set->v, set->n, sizeof(*set->v), ta_cmp_i64);
+	return ta_db_done(db, rc, err);
+}
+
+static int has_id(const struct ids *set, int64_t id)
+{
+	return set->n && bsearch(&id, set->v, set->n, sizeof(*set->v), ta_cmp_i64);
+}
+
+static void add(struct ta_host_spans *s, struct ta_host_span sp)
+{
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 1024;
+		s->v = ta_xrealloc(s->v, s->cap * sizeof(*s->v));
+	}
+	s->v[s->n++] = sp;
+}
+
+/* prev: the nearest earlier span that ends later. A span between the two
+ * ends no later than this one, so a search for one ending at b or later
+ * that finds this one too short can jump there. */
+void ta_host_spans_link(struct ta_host_spans *s)
+{
+	long *stack = ta_xcalloc(s->n + 1, sizeof(*stack));
+	size_t i, top = 0;
+
+	for (i = 0; i < s->n; i++) {
+		while (top && s->v[stack[top - 1]].end <= s->v[i].end)
+			top--;
+		s->v[i].prev = top ? stack[top - 1] : -1;
+		stack[top++] = (long)i;
+	}
+	free(stack);
+}
+
+/* The sets a load reads first: the names, the step names (as the
+ * searches' NOT IN excluded them), the range categories' and Python's
+ * (as TA_CAT_ID finds them: the first such label). */
+struct sets {
+	struct ids names, steps;
+	int64_t ann, py;
+	int have_ann, have_py;
+};
+
+/* A category's id (a TA_CAT_* subquery), if the trace has it. */
+static int read_cat(sqlite3 *db, const char *sql, int64_t *id, int *have,
+		    struct ta_error *err)
+{
+	struct ids one;
+
+	if (read_ids(db, sql, &one, err) < 0)
+		return -1;
+	*have = one.n > 0;
+	*id = one.n ? one.v[0] : 0;
+	free(one.v);
+	return 0;
+}
+
+static int read_sets(sqlite3 *db, struct sets *t, struct ta_error *err)
+{
+	memset(t, 0, sizeof(*t));
+	return read_ids(db, "SELECT name_id FROM label", &t->names, err) < 0 ||
+	       read_ids(db, "SELECT name_id FROM label WHERE name GLOB"
+			" 'ProfilerStep*'", &t->steps, err) < 0 ||
+	       read_cat(db, "SELECT " TA_CAT_USER_ANN, &t->ann, &t->have_ann, err) < 0 ||
+	       read_cat(db, "SELECT " TA_CAT_PYTHON, &t->py, &t->have_py, err) < 0 ?
+		-1 : 0;
+}
+
+int ta_host_spans_load(sqlite3 *db, int64_t rank, struct ta_host_spans *s,
+		       struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	struct sets t;
+	int rc = SQLITE_ERROR, have_max = 0;
+
+	s->n = 0;
+	s->max_dur = 0;
+	s->loaded = 1;
+	if (read_sets(db, &t, err) < 0 || ta_db_prepare(db, spans_sql, &st, err) < 0)
+		goto out;
+	sqlite3_bind_int64(st, 1, rank);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t ts = sqlite3_column_int64(st, 0), dur, end, name, cat;
+		int ranged, py;
+
+		/* NULL names pass no NOT IN; the longest counts the rest */
+		name = sqlite3_column_int64(st, 2);
+		if (sqlite3_column_type(st, 2) == SQLITE_NULL || has_id(&t.steps, name) ||
+		    sqlite3_column_type(st, 1) == SQLITE_NULL)
+			continue;
+		dur = sqlite3_column_int64(st, 1);
+		if (!have_max || dur > s->max_dur)
+			s->max_dur = dur, have_max = 1;
+		if (sqlite3_column_type(st, 0) == SQLITE_NULL || !has_id(&t.names, name) ||
+		    __builtin_add_overflow(ts, dur, &end))
+			continue;
+		cat = sqlite3_column_int64(st, 4);
+		py = sqlite3_column_type(st, 4) != SQLITE_NULL && t.have_py && cat == t.py;
+		ranged = py || (sqlite3_column_type(st, 4) != SQLITE_NULL &&
+				t.have_ann && cat == t.ann);
+		add(s, (struct ta_host_span){ ts, end, name,
+			sqlite3_column_int64(st, 3), -1, ranged, py });
+	}
+	ta_host_spans_link(s);
+out:
+	sqlite3_finalize(st);
+	free(t.names.v);
+	free(t.steps.v);
+	return st ? ta_db_done(db, rc, err) : -1;
+}
+
+void ta_host_spans_free(struct ta_host_spans *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+/* The first span that starts at t or later (after, when past). */
+static size_t first_from(const struct ta_host_spans *s, int64_t t, int past)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+
+		if (s->v[m].ts < t || (past && s->v[m].ts == t))
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo;
+}
+
+long ta_host_spans_covering(const struct ta_host_spans *s, int64_t a, int64_t b)
+{
+	long i = (long)first_from(s, a, 1) - 1;
+	int64_t from;
+
+	if (__builtin_sub_overflow(a, s->max_dur, &from))
+		from = a < 0 ? INT64_MIN : INT64_MAX;
+	while (i >= 0 && s->v[i].end < b)
+		i = s->v[i].prev;
+	return i >= 0 && s->v[i].ts >= from ? i : -1;
+}
+
+long ta_host_spans_overlapping(const struct ta_host_spans *s, int64_t a,
+			       int64_t b)
+{
+	int64_t len, most, from, half;
+	long best = -1;
+	size_t i, end;
+
+	/* 4 times a length past int64 reaches every span: SQL's doubles */
+	if (__builtin_sub_overflow(b, a, &len))
+		return -1;
+	if (__builtin_mul_overflow(len, 4, &most))
+		most = len < 0 ? INT64_MIN : INT64_MAX;
+	if (__builtin_sub_overflow(a, most, &from))
+		from = most > 0 ? INT64_MIN : INT64_MAX;
+	half = len / 2;
+	end = first_from(s, b, 0);
+	for (i = first_from(s, from, 0); i < end; i++) {
+		const struct ta_host_span *x = &s->v[i], *o;
+		int64_t lo = x->ts > a ? x->ts : a, hi = x->end < b ? x->end : b, in;
+
+		if (!x->ranged || x->end - x->ts > most ||
+		    __builtin_sub_overflow(hi, lo, &in) || in < half)
+			continue;
+		o = best < 0 ? NULL : &s->v[best];
+		if (!o || x->python < o->python ||
+		    (x->python == o->python && (x->end - x->ts < o->end - o->ts ||
+		     (x->end - x->ts == o->end - o->ts && x->idx > o->idx))))
+			best = (long)i;
+	}
+	return best;
+}

@@ -1,0 +1,41 @@
+/* A rank's host ops and ranges (but the steps) held in memory, for the
+ * searches that name a stretch of its time (ta_host_name): one pass over
+ * the host view instead of a search through SQLite for each stretch,
+ * which read a row per op it passed (a quarter of diagnose's time). */
+#ifndef TA_HOST_SPANS_H
+#define TA_HOST_SPANS_H
+
+#include "ta_db.h"
+
+struct ta_host_span {
+	int64_t ts, end, name, idx;
+	long prev;          /* the latest earlier span that ends later, -1 */
+	int ranged;         /* a record_function range or a Python frame */
+	int python;         /* a Python frame */
+};
+
+struct ta_host_spans {
+	struct ta_host_span *v;   /* in events_cpu's order: start, length, */
+	size_t n, cap;            /* name, category, event */
+	int64_t max_dur;          /* the longest (SQL's max: NULL is none) */
+	int loaded;
+};
+
+/* Reads rank's spans; -1 on a database error. */
+int ta_host_spans_load(sqlite3 *db, int64_t rank, struct ta_host_spans *s,
+		       struct ta_error *err);
+void ta_host_spans_free(struct ta_host_spans *s);
+/* Sets each span's prev (the load does; tests build spans by hand). */
+void ta_host_spans_link(struct ta_host_spans *s);
+
+/* The innermost span covering [a, b] (the latest in order that starts by
+ * a, ends at b or later and starts no earlier than a - max_dur); -1 if
+ * none. */
+long ta_host_spans_covering(const struct ta_host_spans *s, int64_t a, int64_t b);
+/* The record_function range (else Python frame) over at least half of
+ * [a, b] and at most 4 times as long, starting no earlier than 4 times
+ * its length before a: the shortest, then the latest event; -1 if none. */
+long ta_host_spans_overlapping(const struct ta_host_spans *s, int64_t a,
+			       int64_t b);
+
+#endif

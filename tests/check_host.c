@@ -1,0 +1,102 @@
+/* The host searches that name a stretch of time (host_spans.c), on spans
+ * made by hand: what SQL's ORDER BY ... LIMIT 1 answered. */
+#include "check_main.h"
+#include "analyses/host/host_spans.h"
+
+#include <stdlib.h>
+
+/* ts, end, idx; ranged and python as given; name = idx */
+#define SP(ts, end, idx, ranged, py) { ts, end, idx, idx, -1, ranged, py }
+
+static struct ta_host_spans make(struct ta_host_span *v, size_t n)
+{
+	struct ta_host_spans s = { v, n, n, 0, 1 };
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i].end - v[i].ts > s.max_dur)
+			s.max_dur = v[i].end - v[i].ts;
+	ta_host_spans_link(&s);
+	return s;
+}
+
+START_TEST(test_host_covering_innermost)
+{
+	/* A over all; B and C nested; D, E siblings under A that end early */
+	struct ta_host_span v[] = { SP(0, 1000, 1, 0, 0), SP(10, 500, 2, 0, 0),
+		SP(20, 30, 3, 0, 0), SP(600, 620, 4, 0, 0), SP(700, 720, 5, 0, 0) };
+	struct ta_host_spans s = make(v, 5);
+
+	ck_assert_int_eq(ta_host_spans_covering(&s, 25, 28), 2);   /* C */
+	ck_assert_int_eq(ta_host_spans_covering(&s, 25, 30), 2);   /* ends at b */
+	ck_assert_int_eq(ta_host_spans_covering(&s, 25, 31), 1);   /* B */
+	ck_assert_int_eq(ta_host_spans_covering(&s, 35, 400), 1);
+	ck_assert_int_eq(ta_host_spans_covering(&s, 750, 800), 0); /* past E, D */
+	ck_assert_int_eq(ta_host_spans_covering(&s, 710, 715), 4); /* E */
+	ck_assert_int_eq(ta_host_spans_covering(&s, 0, 1000), 0);
+	ck_assert_int_eq(ta_host_spans_covering(&s, 900, 1001), -1);
+	ck_assert_int_eq(ta_host_spans_covering(&s, -5, 1), -1);   /* before all */
+	/* no further back than the longest: A would be too long */
+	s.max_dur = 100;
+	ck_assert_int_eq(ta_host_spans_covering(&s, 750, 800), -1);
+	ck_assert_int_eq(ta_host_spans_covering(&s, 710, 715), 4);
+}
+END_TEST
+
+START_TEST(test_host_covering_ties)
+{
+	/* one start: the longer first (events_cpu's order), so the later,
+	 * the longer, is what the search meets first backwards */
+	struct ta_host_span v[] = { SP(100, 150, 7, 0, 0), SP(100, 300, 3, 0, 0) };
+	struct ta_host_spans s = make(v, 2);
+
+	ck_assert_int_eq(ta_host_spans_covering(&s, 120, 140), 1);
+	ck_assert_int_eq(ta_host_spans_covering(&s, 100, 100), 1);
+}
+END_TEST
+
+START_TEST(test_host_overlapping)
+{
+	/* [400, 500]: 100 long, so ranges of at most 400 from 0 on, over at
+	 * least 50 of it */
+	struct ta_host_span v[] = {
+		SP(-10, 600, 1, 1, 0),   /* starts too early */
+		SP(300, 700, 2, 1, 1),   /* a Python frame, 400 long */
+		SP(390, 520, 3, 1, 0),   /* a range, 130 long */
+		SP(420, 480, 4, 0, 0),   /* an op: never */
+		SP(440, 560, 5, 1, 0),   /* over 60 of it, 120 long */
+		SP(460, 600, 6, 1, 0),   /* over 40: too little */
+		SP(499, 501, 8, 1, 0),   /* too little */
+	};
+	struct ta_host_spans s = make(v, 7);
+
+	ck_assert_int_eq(ta_host_spans_overlapping(&s, 400, 500), 4);
+	/* ties in length: the later event */
+	v[2].end = 510;
+	ck_assert_int_eq(ta_host_spans_overlapping(&s, 400, 500), 4);
+	v[4].idx = 2;
+	ck_assert_int_eq(ta_host_spans_overlapping(&s, 400, 500), 2);
+	/* no range: the Python frame */
+	v[2].ranged = v[4].ranged = 0;
+	ck_assert_int_eq(ta_host_spans_overlapping(&s, 400, 500), 1);
+	v[1].ranged = 0;
+	ck_assert_int_eq(ta_host_spans_overlapping(&s, 400, 500), -1);
+	/* lengths past int64 and a reversed stretch find nothing wrong */
+	ck_assert_int_eq(ta_host_spans_overlapping(&s, INT64_MIN, INT64_MAX), -1);
+	ck_assert_int_eq(ta_host_spans_overlapping(&s, 500, 400), -1);
+	ck_assert_int_eq(ta_host_spans_covering(&s, INT64_MAX, INT64_MIN), -1);
+	ck_assert_int_eq(ta_host_spans_covering(&s, INT64_MIN, INT64_MAX), -1);
+}
+END_TEST
+
+Suite *suite_host(void)
+{
+	Suite *s = suite_create("host");
+	TCase *tc = tcase_create("spans");
+
+	tcase_add_test(tc, test_host_covering_innermost);
+	tcase_add_test(tc, test_host_covering_ties);
+	tcase_add_test(tc, test_host_overlapping);
+	suite_add_tcase(s, tc);
+	return s;
+}
