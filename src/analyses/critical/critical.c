@@ -230,6 +230,7 @@ static int cmp_span(const void *x, const void *y)
 
 static int load_host(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 {
+	struct ta_ids steps;
 	sqlite3_stmt *st = NULL;
 	size_t cap = 0;
 	int rc;
@@ -255,33 +256,43 @@ static int load_host(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 	if (ta_db_done(db, rc, err) < 0)
 		return -1;
 	cap = 0;
-	/* the steps' names as a set made once: a name and two GLOBs a row
-	 * were most of the walk's loading */
-	if (ta_db_prepare(db, "WITH step_name AS MATERIALIZED (SELECT name_id"
-			  "  FROM label WHERE name GLOB 'ProfilerStep#*')"
-			  " SELECT h.tid, h.ts, h.ts + h.dur, h.name, h.role = "
-			  TA_SQL(TA_ROLE_CPU_ANN) " AND h.name NOT IN step_name,"
-			  " h.name IN step_name, h.idx, h.pid,"
-			  " typeof(h.pid) = 'integer' AND typeof(h.tid) = 'integer'"
-			  " FROM host h WHERE h.rank = ? AND h.dur IS NOT NULL"
-			  " AND h.tid IS NOT NULL", &st, err) < 0)
+	/* which names are steps: a set read once and tested here (a name
+	 * and two GLOBs a row, then two IN tests a row, were most of the
+	 * walk's loading) */
+	if (ta_ids_read(db, "SELECT name_id FROM label WHERE name GLOB"
+			" 'ProfilerStep#*'", &steps, err) < 0)
 		return -1;
+	if (ta_db_prepare(db, "SELECT h.tid, h.ts, h.ts + h.dur, h.name, h.role,"
+			  " h.idx, h.pid, typeof(h.pid) = 'integer' AND"
+			  " typeof(h.tid) = 'integer' FROM host h WHERE h.rank = ?"
+			  " AND h.dur IS NOT NULL AND h.tid IS NOT NULL", &st, err) < 0) {
+		free(steps.v);
+		return -1;
+	}
 	sqlite3_bind_int64(st, 1, r->rank);
 	r->main_tid = INT64_MIN;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int step = sqlite3_column_type(st, 3) != SQLITE_NULL &&
+			   ta_ids_has(&steps, sqlite3_column_int64(st, 3));
+
 		if (r->nspans == cap) {
 			cap = cap ? 2 * cap : 16;
 			r->spans = ta_xrealloc(r->spans, cap * sizeof(*r->spans));
 		}
+		/* a range: a record_function range that is not a step (a
+		 * range without a name is none: SQL's NOT IN said NULL) */
 		r->spans[r->nspans++] = (struct cp_span){ sqlite3_column_int64(st, 0),
 			sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-			sqlite3_column_int64(st, 3), sqlite3_column_int(st, 4),
-			sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7),
-			sqlite3_column_int(st, 8) };
-		if (sqlite3_column_int(st, 5)) /* the main thread: the steps' */
+			sqlite3_column_int64(st, 3),
+			sqlite3_column_int(st, 4) == TA_ROLE_CPU_ANN && !step &&
+			sqlite3_column_type(st, 3) != SQLITE_NULL,
+			sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 6),
+			sqlite3_column_int(st, 7) };
+		if (step) /* the main thread: the steps' */
 			r->main_tid = sqlite3_column_int64(st, 0);
 	}
 	sqlite3_finalize(st);
+	free(steps.v);
 	if (ta_db_done(db, rc, err) < 0)
 		return -1;
 	/* sorted here, not by SQL: SQLite's sort of a rank's every op spilled

@@ -15,13 +15,8 @@ static const char spans_sql[] =
 	"SELECT e.ts, e.dur, e.name, e.idx, e.cat FROM host e WHERE e.rank = ?1"
 	" ORDER BY e.ts, e.dur, e.name, e.cat, e.idx";
 
-struct ids {           /* a sorted set of name ids */
-	int64_t *v;
-	size_t n;
-};
-
-static int read_ids(sqlite3 *db, const char *sql, struct ids *set,
-		    struct ta_error *err)
+int ta_ids_read(sqlite3 *db, const char *sql, struct ta_ids *set,
+		struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	size_t cap = 0;
@@ -45,7 +40,7 @@ static int read_ids(sqlite3 *db, const char *sql, struct ids *set,
 	return ta_db_done(db, rc, err);
 }
 
-static int has_id(const struct ids *set, int64_t id)
+int ta_ids_has(const struct ta_ids *set, int64_t id)
 {
 	return set->n && bsearch(&id, set->v, set->n, sizeof(*set->v), ta_cmp_i64);
 }
@@ -80,7 +75,7 @@ void ta_host_spans_link(struct ta_host_spans *s)
  * searches' NOT IN excluded them), the range categories' and Python's
  * (as TA_CAT_ID finds them: the first such label). */
 struct sets {
-	struct ids names, steps;
+	struct ta_ids names, steps;
 	int64_t ann, py;
 	int have_ann, have_py;
 };
@@ -89,9 +84,9 @@ struct sets {
 static int read_cat(sqlite3 *db, const char *sql, int64_t *id, int *have,
 		    struct ta_error *err)
 {
-	struct ids one;
+	struct ta_ids one;
 
-	if (read_ids(db, sql, &one, err) < 0)
+	if (ta_ids_read(db, sql, &one, err) < 0)
 		return -1;
 	*have = one.n > 0;
 	*id = one.n ? one.v[0] : 0;
@@ -102,8 +97,8 @@ static int read_cat(sqlite3 *db, const char *sql, int64_t *id, int *have,
 static int read_sets(sqlite3 *db, struct sets *t, struct ta_error *err)
 {
 	memset(t, 0, sizeof(*t));
-	return read_ids(db, "SELECT name_id FROM label", &t->names, err) < 0 ||
-	       read_ids(db, "SELECT name_id FROM label WHERE name GLOB"
+	return ta_ids_read(db, "SELECT name_id FROM label", &t->names, err) < 0 ||
+	       ta_ids_read(db, "SELECT name_id FROM label WHERE name GLOB"
 			" 'ProfilerStep*'", &t->steps, err) < 0 ||
 	       read_cat(db, "SELECT " TA_CAT_USER_ANN, &t->ann, &t->have_ann, err) < 0 ||
 	       read_cat(db, "SELECT " TA_CAT_PYTHON, &t->py, &t->have_py, err) < 0 ?
@@ -129,13 +124,13 @@ int ta_host_spans_load(sqlite3 *db, int64_t rank, struct ta_host_spans *s,
 
 		/* NULL names pass no NOT IN; the longest counts the rest */
 		name = sqlite3_column_int64(st, 2);
-		if (sqlite3_column_type(st, 2) == SQLITE_NULL || has_id(&t.steps, name) ||
+		if (sqlite3_column_type(st, 2) == SQLITE_NULL || ta_ids_has(&t.steps, name) ||
 		    sqlite3_column_type(st, 1) == SQLITE_NULL)
 			continue;
 		dur = sqlite3_column_int64(st, 1);
 		if (!have_max || dur > s->max_dur)
 			s->max_dur = dur, have_max = 1;
-		if (sqlite3_column_type(st, 0) == SQLITE_NULL || !has_id(&t.names, name) ||
+		if (sqlite3_column_type(st, 0) == SQLITE_NULL || !ta_ids_has(&t.names, name) ||
 		    __builtin_add_overflow(ts, dur, &end))
 			continue;
 		cat = sqlite3_column_int64(st, 4);
