@@ -228,6 +228,15 @@ int ta_occupancy_unknown(double occupancy, int64_t shared_mem);
 /* Whether it is matrix work (GEMM, convolution, fused attention) on
  * whichever cores. */
 int ta_is_matmul(const char *name);
+/* The two above for a name seen before, from a memo: a kernel's name is
+ * met once a launch, and its patterns cost 80,000 instructions a test
+ * (report --html tested 67,000 kernels twice). */
+#define TA_NAME_TENSOR_CORE 1
+#define TA_NAME_MATMUL 2
+struct ta_name_memo;
+struct ta_name_memo *ta_name_memo_new(void);
+unsigned ta_name_traits(struct ta_name_memo *m, const char *name);
+void ta_name_memo_free(struct ta_name_memo *m);
 
 /* "bf16" -> TA_DT_BF16; -1 for a type without a peak */
 int ta_peaks_dtype(const char *dtype);

@@ -3,6 +3,9 @@
  * every NCCL/RCCL/HCCL naming. */
 #include "ta_analyses.h"
 
+#include "ta_intern.h"
+
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -157,6 +160,50 @@ int ta_is_matmul(const char *name)
 		if (strcasestr(name, words[i]))
 			return 1;
 	return 0;
+}
+
+struct ta_name_memo {
+	struct ta_intern *names;
+	unsigned char *traits;     /* by the name's id in names */
+	size_t cap;
+};
+
+struct ta_name_memo *ta_name_memo_new(void)
+{
+	struct ta_name_memo *m = ta_xcalloc(1, sizeof(*m));
+
+	m->names = ta_intern_new();
+	return m;
+}
+
+unsigned ta_name_traits(struct ta_name_memo *m, const char *name)
+{
+	int64_t id;
+	int is_new;
+
+	if (!name)
+		return 0;
+	id = ta_intern(m->names, name, strlen(name), &is_new);
+	if ((size_t)id >= m->cap) {
+		size_t cap = (size_t)id * 2 + 64;
+
+		m->traits = ta_xrealloc(m->traits, cap);
+		m->cap = cap;
+	}
+	if (is_new)
+		m->traits[id] = (unsigned char)((ta_is_tensor_core(name) ?
+						 TA_NAME_TENSOR_CORE : 0) |
+						(ta_is_matmul(name) ? TA_NAME_MATMUL : 0));
+	return m->traits[id];
+}
+
+void ta_name_memo_free(struct ta_name_memo *m)
+{
+	if (!m)
+		return;
+	ta_intern_free(m->names);
+	free(m->traits);
+	free(m);
 }
 
 int ta_occupancy_unknown(double occupancy, int64_t shared_mem)

@@ -108,7 +108,14 @@ static int remember(sqlite3 *db, const char *key, unsigned need,
 static void sql_tensor_core(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	(void)argc;
-	sqlite3_result_int(ctx, ta_is_tensor_core((const char *)sqlite3_value_text(argv[0])));
+	sqlite3_result_int(ctx, (ta_name_traits(sqlite3_user_data(ctx),
+			   (const char *)sqlite3_value_text(argv[0])) &
+			   TA_NAME_TENSOR_CORE) != 0);
+}
+
+static void free_name_memo(void *m)
+{
+	ta_name_memo_free(m);
 }
 
 /* A new query: what an earlier one built goes. */
@@ -130,8 +137,9 @@ static int start_over(sqlite3 *db, const struct ta_query *q,
 				       memo, ta_model_sql_kind_learn,
 				       NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_create_function_v2(db, "ta_tensor_core", 1,
-				       SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
-				       sql_tensor_core, NULL, NULL, NULL) != SQLITE_OK) {
+				       SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+				       ta_name_memo_new(), sql_tensor_core, NULL,
+				       NULL, free_name_memo) != SQLITE_OK) {
 		ta_db_failed(db, err);
 		return -1;
 	}

@@ -22,6 +22,7 @@
  * Each step of the walk goes back in time, so it ends. */
 #include "critical_int.h"
 #include "analyses/host/host.h"
+#include "analyses/common/ids.h"
 #include "analyses/ranks/peers.h"
 #include "ta_db.h"
 

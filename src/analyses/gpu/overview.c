@@ -92,6 +92,7 @@ struct rank_work {
 	int64_t kernel_ns, tc_ns, mm_ns, occ_ns, util_ns;
 	double occ_sum, sm_sum;
 	int64_t occ_unknown;
+	struct ta_name_memo *names;   /* kernel names' traits, each tested once */
 };
 
 /* The kept steps' windows (none: the rank's span, as one). */
@@ -284,10 +285,13 @@ static void gpu_row(struct rank_work *r, sqlite3_stmt *st)
 	/* the tensor-core and matrix-work shares are of compute kernels: a
 	 * collective waiting for a late peer is neither */
 	if (part == R_KERNEL) {
+		unsigned traits = ta_name_traits(r->names,
+						 (const char *)sqlite3_column_text(st, 7));
+
 		r->kernel_ns += in;
-		if (ta_is_tensor_core((const char *)sqlite3_column_text(st, 7)))
+		if (traits & TA_NAME_TENSOR_CORE)
 			r->tc_ns += in;
-		if (ta_is_matmul((const char *)sqlite3_column_text(st, 7)))
+		if (traits & TA_NAME_MATMUL)
 			r->mm_ns += in;
 	}
 	if (sqlite3_column_type(st, 6) != SQLITE_NULL) {
@@ -402,6 +406,7 @@ static int one_rank(sqlite3 *db, int64_t rank, struct ta_table *t,
 	int rc;
 
 	memset(&r, 0, sizeof(r));
+	r.names = ta_name_memo_new();
 	rc = load_windows(db, rank, &r, err);
 	if (rc == 0 && r.nw)
 		rc = sweep(db, rank, &r, err);
@@ -413,6 +418,7 @@ static int one_rank(sqlite3 *db, int64_t rank, struct ta_table *t,
 	}
 	free(r.heap);
 	free(r.w);
+	ta_name_memo_free(r.names);
 	return rc;
 }
 

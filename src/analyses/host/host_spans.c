@@ -2,6 +2,7 @@
  * (host_spans.h). They answer what host.c's SQL searches answered, row
  * for row: the order is events_cpu's, so ties go the same way. */
 #include "host_spans.h"
+#include "analyses/common/ids.h"
 #include "ta_model.h"
 
 #include <stdlib.h>
@@ -14,36 +15,6 @@
 static const char spans_sql[] =
 	"SELECT e.ts, e.dur, e.name, e.idx, e.cat FROM host e WHERE e.rank = ?1"
 	" ORDER BY e.ts, e.dur, e.name, e.cat, e.idx";
-
-int ta_ids_read(sqlite3 *db, const char *sql, struct ta_ids *set,
-		struct ta_error *err)
-{
-	sqlite3_stmt *st = NULL;
-	size_t cap = 0;
-	int rc;
-
-	set->v = NULL;
-	set->n = 0;
-	if (ta_db_prepare(db, sql, &st, err) < 0)
-		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (sqlite3_column_type(st, 0) != SQLITE_INTEGER)
-			continue;
-		if (set->n == cap) {
-			cap = cap ? 2 * cap : 64;
-			set->v = ta_xrealloc(set->v, cap * sizeof(*set->v));
-		}
-		set->v[set->n++] = sqlite3_column_int64(st, 0);
-	}
-	sqlite3_finalize(st);
-	ta_qsort(set->v, set->n, sizeof(*set->v), ta_cmp_i64);
-	return ta_db_done(db, rc, err);
-}
-
-int ta_ids_has(const struct ta_ids *set, int64_t id)
-{
-	return set->n && bsearch(&id, set->v, set->n, sizeof(*set->v), ta_cmp_i64);
-}
 
 static void add(struct ta_host_spans *s, struct ta_host_span sp)
 {

@@ -21,18 +21,6 @@ struct ta_host_spans {
 	int loaded;
 };
 
-/* A sorted set of ids (of names, say): what SQL's IN (SELECT ...)
- * answered row by row, read once. */
-struct ta_ids {
-	int64_t *v;
-	size_t n;
-};
-
-/* The integers sql selects (its first column); -1 on a database error. */
-int ta_ids_read(sqlite3 *db, const char *sql, struct ta_ids *set,
-		struct ta_error *err);
-int ta_ids_has(const struct ta_ids *set, int64_t id);
-
 /* Reads rank's spans; -1 on a database error. */
 int ta_host_spans_load(sqlite3 *db, int64_t rank, struct ta_host_spans *s,
 		       struct ta_error *err);

@@ -23,6 +23,7 @@
 #include "ta_db.h"
 #include "ta_intern.h"
 #include "analyses/common/gpu_corr.h"
+#include "analyses/common/ids.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -218,30 +219,67 @@ static void module_frame(struct walk *w, struct stack *st, const char *name, int
 	w->frames++;
 }
 
-/* The rows of every thread, parents first: modules, ops and launches. */
+/* The rows of every thread, parents first: modules, ops and launches.
+ * Python frames other than modules name call sites only and are left
+ * out in SQL (half the rows); a name is read as text only for a module,
+ * and a launch's GPU time only when a frame is open (a join of every
+ * row with its name and with gpu_corr was most of the walk). */
 static const char rows_sql[] =
-	"SELECT e.rank, e.pid, e.tid, e.ts, max(e.dur, 0), e.role, n.name,"
-	"  e.cat IS " TA_CAT_PYTHON ", g.ns"
-	" FROM host_thread e JOIN label n ON n.name_id = e.name"
-	" LEFT JOIN gpu_corr g ON e.role = " TA_SQL(TA_ROLE_RUNTIME)
-	"  AND g.rank = e.rank AND g.correlation = e.correlation"
+	"SELECT e.rank, e.pid, e.tid, e.ts, max(e.dur, 0), e.role, e.name,"
+	"  e.cat IS " TA_CAT_PYTHON ", e.correlation"
+	" FROM host_thread e WHERE e.cat IS NOT " TA_CAT_PYTHON
+	"  OR e.name IN (SELECT name_id FROM label WHERE name GLOB '"
+	MODULE_PREFIX "*')"
 	" ORDER BY e.rank, e.pid, e.tid, e.ts, e.dur DESC, e.idx";
+
+struct lookups {
+	sqlite3_stmt *name, *gpu;
+};
+
+/* A text the statement (its ?1, ?2 bound) finds, into buf: "" if none. */
+static int look_up(sqlite3_stmt *st, struct ta_buf *buf, int64_t *ns)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc == SQLITE_ROW) {
+		if (buf)
+			ta_buf_adds(buf, (const char *)sqlite3_column_text(st, 0));
+		else
+			*ns = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
 
 static int walk_rows(sqlite3 *db, struct walk *w, struct ta_error *err)
 {
 	sqlite3_stmt *q = NULL;
+	struct lookups lk = { NULL, NULL };
 	struct stack st = { NULL, 0, 0 };
+	struct ta_buf name = { 0 };
+	struct ta_ids named = { NULL, 0 };   /* a row of no name is none (a join) */
 	int64_t pid = 0, tid = 0;
 	int rc, first = 1;
 
-	if (ta_db_prepare(db, rows_sql, &q, err) < 0)
+	if (ta_ids_read(db, "SELECT name_id FROM label", &named, err) < 0)
 		return -1;
+	if (ta_db_prepare(db, rows_sql, &q, err) < 0 ||
+	    ta_db_prepare(db, "SELECT name FROM label WHERE name_id = ?1", &lk.name,
+			  err) < 0 ||
+	    ta_db_prepare(db, "SELECT ns FROM gpu_corr WHERE rank = ?1 AND"
+			  " correlation = ?2", &lk.gpu, err) < 0) {
+		sqlite3_finalize(q);
+		sqlite3_finalize(lk.name);
+		free(named.v);
+		return -1;
+	}
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
 		int64_t rank = sqlite3_column_int64(q, 0), ts = sqlite3_column_int64(q, 3);
 		int64_t end = ts + sqlite3_column_int64(q, 4);
 		int role = sqlite3_column_int(q, 5), python = sqlite3_column_int(q, 7);
-		const char *name = (const char *)sqlite3_column_text(q, 6);
 
+		if (!ta_ids_has(&named, sqlite3_column_int64(q, 6)))
+			continue;
 		if (first || rank != w->rank || sqlite3_column_int64(q, 1) != pid ||
 		    sqlite3_column_int64(q, 2) != tid)
 			while (st.n)
@@ -250,16 +288,27 @@ static int walk_rows(sqlite3 *db, struct walk *w, struct ta_error *err)
 		w->rank = rank;
 		pid = sqlite3_column_int64(q, 1);
 		tid = sqlite3_column_int64(q, 2);
-		if (python && strncmp(name, MODULE_PREFIX, strlen(MODULE_PREFIX)))
-			continue;   /* other Python frames name call sites only */
+		if (python) {
+			name.len = 0;
+			ta_buf_adds(&name, "");
+			sqlite3_bind_int64(lk.name, 1, sqlite3_column_int64(q, 6));
+			if (look_up(lk.name, &name, NULL) < 0)
+				break;
+		}
 		while (st.n && !(ts >= st.v[st.n - 1].ts && end <= st.v[st.n - 1].end))
 			finish(w, &st);
 		if (python) {
-			module_frame(w, &st, name, ts, end);
+			module_frame(w, &st, name.s, ts, end);
 		} else if (role == TA_ROLE_RUNTIME) {
-			int64_t ns = sqlite3_column_int64(q, 8);
+			int64_t ns = 0;
 			long m = innermost(&st);
 
+			if (!st.n)
+				continue;   /* no frame to give its time to */
+			sqlite3_bind_int64(lk.gpu, 1, rank);
+			sqlite3_bind_int64(lk.gpu, 2, sqlite3_column_int64(q, 8));
+			if (look_up(lk.gpu, NULL, &ns) < 0)
+				break;
 			for (size_t i = st.n; i-- > 0;)
 				if (st.v[i].kind == K_OP) {
 					st.v[i].dev += ns;
@@ -280,8 +329,12 @@ static int walk_rows(sqlite3 *db, struct walk *w, struct ta_error *err)
 	while (st.n)
 		finish(w, &st);
 	free(st.v);
+	ta_buf_free(&name);
+	free(named.v);
 	sqlite3_finalize(q);
-	return ta_db_done(db, rc, err);
+	sqlite3_finalize(lk.name);
+	sqlite3_finalize(lk.gpu);
+	return ta_db_done(db, rc == SQLITE_ROW ? SQLITE_ERROR : rc, err);
 }
 
 static void at_ts_init(struct at_ts *a, size_t n)
