@@ -49,6 +49,7 @@ enum ta_lazy_index {
 	TA_INDEX_HOST_TIME,   /* events_cpu: diagnose */
 	TA_INDEX_THREAD,      /* events_thread: ops */
 	TA_INDEX_MEMORY,      /* events_mem: memory */
+	TA_INDEX_FLOW,        /* events_flow: modules, the plugin's call trees */
 	TA_NLAZY_INDEXES
 };
 extern const char *const ta_db_lazy_index_sql[TA_NLAZY_INDEXES];

@@ -111,6 +111,7 @@ enum ta_need {
 	TA_NEED_QUEUE = 1 << 3,   /* enqueue (HTA: its launch rows, kept) */
 	TA_NEED_COLL = 1 << 4,    /* coll: every rank's collectives (coll.c) */
 	TA_NEED_MEM = 1 << 5,     /* mem, indexed by time */
+	TA_NEED_FLOW = 1 << 6,    /* trace_flow, indexed by flow */
 };
 
 /* What the query asks for: see ta_analyses.h's struct ta_query. */

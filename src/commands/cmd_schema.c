@@ -22,6 +22,7 @@ static int cmd_schema(int argc, char **argv)
 	fputs(ta_db_lazy_index_sql[TA_INDEX_HOST_TIME], stdout);
 	fputs(ta_db_lazy_index_sql[TA_INDEX_THREAD], stdout);
 	fputs(ta_db_lazy_index_sql[TA_INDEX_MEMORY], stdout);
+	fputs(ta_db_lazy_index_sql[TA_INDEX_FLOW], stdout);
 	return ta_cli_finish_output(stdout, "stdout");
 }
 

@@ -180,7 +180,7 @@ int ta_db_need_index(sqlite3 *db, enum ta_lazy_index which,
 		     struct ta_error *err)
 {
 	static const char *const names[TA_NLAZY_INDEXES] = {
-		"events_cpu", "events_thread", "events_mem"
+		"events_cpu", "events_thread", "events_mem", "events_flow"
 	};
 
 	if (ta_db_has(db, "index", names[which]))

@@ -200,5 +200,6 @@ unsigned ta_model_lazy_indexes(unsigned need)
 {
 	return (need & TA_NEED_HOST ? 1u << TA_INDEX_HOST_TIME : 0) |
 	       (need & TA_NEED_THREAD ? 1u << TA_INDEX_THREAD : 0) |
-	       (need & TA_NEED_MEM ? 1u << TA_INDEX_MEMORY : 0);
+	       (need & TA_NEED_MEM ? 1u << TA_INDEX_MEMORY : 0) |
+	       (need & TA_NEED_FLOW ? 1u << TA_INDEX_FLOW : 0);
 }

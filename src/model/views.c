@@ -282,6 +282,8 @@ int ta_model_build(sqlite3 *db, int trace_frame, unsigned need,
 		ta_db_need_index(db, TA_INDEX_THREAD, NULL);
 	if (need & TA_NEED_MEM)
 		ta_db_need_index(db, TA_INDEX_MEMORY, NULL);
+	if (need & TA_NEED_FLOW)
+		ta_db_need_index(db, TA_INDEX_FLOW, NULL);
 	if ((need & TA_NEED_COLL) && ta_model_coll(db, err) < 0)
 		return -1;
 	if ((need & TA_NEED_QUEUE) && trace_frame &&

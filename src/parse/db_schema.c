@@ -112,4 +112,8 @@ const char *const ta_db_lazy_index_sql[TA_NLAZY_INDEXES] = {
 "  dur_ns DESC, idx, role, name, cat, correlation) WHERE " TA_THREAD_ROLES ";\n",
 "-- (memory) instant events, [memory] among them, in time order\n"
 "CREATE INDEX IF NOT EXISTS events_mem ON events (rank, ts_ns) WHERE ph = 'i';\n",
+"-- (modules) flow events by rank and id: a forward op's flow to its\n"
+"-- backward (without it, two scans of every row)\n"
+"CREATE INDEX IF NOT EXISTS events_flow ON events (rank, flow_id, ph, ts_ns, cat)\n"
+"  WHERE ph IN ('s', 'f');\n",
 };

@@ -536,7 +536,7 @@ int ta_modules_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 	*out = NULL;
 	memset(&w, 0, sizeof(w));
 	w.mods.keys = ta_intern_new();
-	rc = ta_model_prepare(db, q, TA_NEED_THREAD | TA_NEED_DEV, err);
+	rc = ta_model_prepare(db, q, TA_NEED_THREAD | TA_NEED_DEV | TA_NEED_FLOW, err);
 	if (rc == 0)
 		rc = ta_gpu_corr_build(db, err);
 	if (rc == 0)

@@ -1136,7 +1136,7 @@ int tb_each_rank(sqlite3 *db, const struct ta_query *q, struct ta_table *t, tb_r
 	int rc;
 
 	*out = NULL;
-	if (ta_model_prepare(db, q, 0, err) < 0 ||
+	if (ta_model_prepare(db, q, TA_NEED_FLOW, err) < 0 ||
 	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &st, err) < 0) {
 		ta_table_free(t);
 		return -1;
