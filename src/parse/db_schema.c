@@ -103,7 +103,7 @@ const char *const ta_db_lazy_index_sql[TA_NLAZY_INDEXES] = {
 "-- record_function ranges, with what the searches of the host view read\n"
 "-- (a row read from the table costs a seek: half of diagnose's time)\n"
 "CREATE INDEX IF NOT EXISTS events_cpu ON events (rank, ts_ns, dur_ns, name,\n"
-"  cat, idx, role, tid)\n"
+"  cat, idx, role, tid, pid)\n"
 "  WHERE role = " TA_SQL(TA_ROLE_CPU_OP) " OR role = " TA_SQL(TA_ROLE_CPU_ANN) ";\n",
 "-- (ops) each host thread's ops, ranges and runtime calls, parents\n"
 "-- before children, with what ops reads: no sort, no table lookups\n"
