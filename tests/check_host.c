@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 /* ts, end, idx; ranged and python as given; name = idx */
-#define SP(ts, end, idx, ranged, py) { ts, end, idx, idx, -1, ranged, py }
+#define SP(ts, end, idx, ranged, py) { ts, end, (end) - (ts), idx, idx, -1, ranged, py }
 
 static struct ta_host_spans make(struct ta_host_span *v, size_t n)
 {
@@ -73,6 +73,7 @@ START_TEST(test_host_overlapping)
 	ck_assert_int_eq(ta_host_spans_overlapping(&s, 400, 500), 4);
 	/* ties in length: the later event */
 	v[2].end = 510;
+	v[2].dur = 120;
 	ck_assert_int_eq(ta_host_spans_overlapping(&s, 400, 500), 4);
 	v[4].idx = 2;
 	ck_assert_int_eq(ta_host_spans_overlapping(&s, 400, 500), 2);
@@ -86,6 +87,13 @@ START_TEST(test_host_overlapping)
 	ck_assert_int_eq(ta_host_spans_overlapping(&s, 500, 400), -1);
 	ck_assert_int_eq(ta_host_spans_covering(&s, INT64_MAX, INT64_MIN), -1);
 	ck_assert_int_eq(ta_host_spans_covering(&s, INT64_MIN, INT64_MAX), -1);
+	/* an end past int64 (a damaged length) still covers, as SQL's
+	 * double did */
+	v[6].end = INT64_MAX;
+	v[6].dur = INT64_MAX;
+	s.max_dur = INT64_MAX;
+	ta_host_spans_link(&s);
+	ck_assert_int_eq(ta_host_spans_covering(&s, 600, 1000000), 6);
 }
 END_TEST
 

@@ -26,6 +26,51 @@ json.dump(t, sys.stdout)" > "$TMP/negative/rank-0.json"
 # kernels' launch figures: over 48 KB of shared memory, an occupancy of 0
 # is Kineto's "not known" (counted apart), an absent one is neither; a
 # small kernel's 0 is real; blocks per SM weighted by time, 0 not known
+# an op that starts inside a counted one and ends after it (not nested):
+# the counted op ends there, its later launches are not its own (the
+# roofline walk once left uncounted ops out and gave them to it); and ops,
+# ranges and modules that start and end together: the later in the file
+# names a sync (an index ordered by name id once picked the other)
+mkdir -p "$TMP/overlap" "$TMP/ties"
+python3 -c "
+import json
+ev = []
+def X(cat, name, ts, dur, tid=101, pid=100, args=None):
+    ev.append(dict(ph='X', cat=cat, name=name, pid=pid, tid=tid, ts=ts, dur=dur, args=args or {}))
+c = [5000]
+def launch(ts, kts):
+    c[0] += 1
+    X('cuda_runtime', 'cudaLaunchKernel', ts, 2, args={'correlation': c[0], 'External id': 1})
+    X('kernel', 'ampere_sgemm_128x64_nn', kts, 300, pid=0, tid=7,
+      args={'correlation': c[0], 'stream': 7, 'device': 0, 'External id': 1})
+props = [{'id': 0, 'name': 'NVIDIA H200', 'totalGlobalMem': 150109880320, 'computeMajor': 9,
+          'computeMinor': 0, 'numSms': 132}]
+for n in range(1, 4):
+    t0 = n * 10000
+    X('user_annotation', 'ProfilerStep#%d' % n, t0, 9000)
+    for i in range(5):
+        t = t0 + 100 + i * 1000
+        X('cpu_op', 'aten::mm', t, 100, args={'Input Dims': [[2048, 2048], [2048, 2048]],
+                                              'Input type': ['float', 'float'], 'External id': 1})
+        X('cpu_op', 'aten::resolve_conj', t + 10, 90.5)
+        launch(t + 20, t + 30)
+json.dump({'deviceProperties': props, 'traceEvents': ev}, open('$TMP/overlap/rank-0.json', 'w'))
+ev = []
+X('cpu_op', 'aten::aa', 1, 1); X('user_annotation', 'rng_a', 1, 1)
+X('python_function', 'nn.Module: A', 1, 1)
+for n in range(1, 4):
+    t0 = n * 10000
+    X('user_annotation', 'ProfilerStep#%d' % n, t0, 9000)
+    for i in range(4):
+        t = t0 + 100 + i * 2000
+        launch(t, t + 5)
+        X('user_annotation', 'rng_z', t + 10, 1500); X('user_annotation', 'rng_a', t + 10, 1500)
+        X('python_function', 'nn.Module: Z', t + 10, 1500)
+        X('python_function', 'nn.Module: A', t + 10, 1500)
+        X('cpu_op', 'aten::zz', t + 20, 1000); X('cpu_op', 'aten::aa', t + 20, 1000)
+        X('cuda_runtime', 'cudaDeviceSynchronize', t + 30, 900, args={'correlation': 0})
+        launch(t + 950, t + 1200)
+json.dump({'deviceProperties': props, 'traceEvents': ev}, open('$TMP/ties/rank-0.json', 'w'))"
 mkdir -p "$TMP/launch"
 python3 -c "
 import json

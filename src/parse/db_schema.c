@@ -102,8 +102,9 @@ const char *const ta_db_lazy_index_sql[TA_NLAZY_INDEXES] = {
 "-- (diagnose) the host side in time order: ops, Python frames,\n"
 "-- record_function ranges, with what the searches of the host view read\n"
 "-- (a row read from the table costs a seek: half of diagnose's time)\n"
-"CREATE INDEX IF NOT EXISTS events_cpu ON events (rank, ts_ns, dur_ns, name,\n"
-"  cat, idx, role, tid, pid)\n"
+"-- (idx third: one start and length in file order, as by rowid before)\n"
+"CREATE INDEX IF NOT EXISTS events_cpu ON events (rank, ts_ns, dur_ns, idx,\n"
+"  name, cat, role, tid, pid)\n"
 "  WHERE role = " TA_SQL(TA_ROLE_CPU_OP) " OR role = " TA_SQL(TA_ROLE_CPU_ANN) ";\n",
 "-- (ops) each host thread's ops, ranges and runtime calls, parents\n"
 "-- before children, with what ops reads: no sort, no table lookups\n"

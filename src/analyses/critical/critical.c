@@ -231,7 +231,7 @@ static int cmp_span(const void *x, const void *y)
 
 static int load_host(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 {
-	struct ta_ids steps;
+	struct ta_ids steps, named;
 	sqlite3_stmt *st = NULL;
 	size_t cap = 0;
 	int rc;
@@ -263,18 +263,27 @@ static int load_host(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 	if (ta_ids_read(db, "SELECT name_id FROM label WHERE name GLOB"
 			" 'ProfilerStep#*'", &steps, err) < 0)
 		return -1;
+	if (ta_ids_read(db, "SELECT name_id FROM label", &named, err) < 0) {
+		free(steps.v);
+		return -1;
+	}
 	if (ta_db_prepare(db, "SELECT h.tid, h.ts, h.ts + h.dur, h.name, h.role,"
 			  " h.idx, h.pid, typeof(h.pid) = 'integer' AND"
 			  " typeof(h.tid) = 'integer' FROM host h WHERE h.rank = ?"
 			  " AND h.dur IS NOT NULL AND h.tid IS NOT NULL", &st, err) < 0) {
 		free(steps.v);
+		free(named.v);
 		return -1;
 	}
 	sqlite3_bind_int64(st, 1, r->rank);
 	r->main_tid = INT64_MIN;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int step = sqlite3_column_type(st, 3) != SQLITE_NULL &&
-			   ta_ids_has(&steps, sqlite3_column_int64(st, 3));
+		/* a name that is no label's was left out (a join) */
+		int id = sqlite3_column_type(st, 3) == SQLITE_INTEGER, step;
+
+		if (!id || !ta_ids_has(&named, sqlite3_column_int64(st, 3)))
+			continue;
+		step = ta_ids_has(&steps, sqlite3_column_int64(st, 3));
 
 		if (r->nspans == cap) {
 			cap = cap ? 2 * cap : 16;
@@ -285,15 +294,18 @@ static int load_host(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 		r->spans[r->nspans++] = (struct cp_span){ sqlite3_column_int64(st, 0),
 			sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
 			sqlite3_column_int64(st, 3),
-			sqlite3_column_int(st, 4) == TA_ROLE_CPU_ANN && !step &&
-			sqlite3_column_type(st, 3) != SQLITE_NULL,
+			sqlite3_column_int(st, 4) == TA_ROLE_CPU_ANN && !step,
 			sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 6),
 			sqlite3_column_int(st, 7) };
-		if (step) /* the main thread: the steps' */
+		/* the main thread: the steps' (the last of them by thread, as
+		 * the rows came when SQL sorted them) */
+		if (step && (r->main_tid == INT64_MIN ||
+			     sqlite3_column_int64(st, 0) > r->main_tid))
 			r->main_tid = sqlite3_column_int64(st, 0);
 	}
 	sqlite3_finalize(st);
 	free(steps.v);
+	free(named.v);
 	if (ta_db_done(db, rc, err) < 0)
 		return -1;
 	/* sorted here, not by SQL: SQLite's sort of a rank's every op spilled

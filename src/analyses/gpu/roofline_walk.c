@@ -231,42 +231,11 @@ static const char corr_sql[] =
 	"  FROM gpu g JOIN tc_name n ON n.name_id = g.name WHERE g.correlation != -1)"
 	" GROUP BY rank, correlation;";
 
-/* The counted ops and the launch calls per thread, parents first
- * (host_thread's order). The other ops are left out in SQL: on the
- * stack they only ever wait to be popped (a launch's op is the innermost
- * counted one, and a counted op ends at the next row outside it, counted
- * or not, before any other call or launch is met), and they were 9 rows
- * in 10. */
+/* Every host row per thread, parents first (host_thread's order). */
 static const char host_sql[] =
 	"SELECT e.rank, e.pid, e.tid, e.ts, max(e.dur, 0),"
 	"  e.role = " TA_SQL(TA_ROLE_RUNTIME) ", e.name, e.row,"
-	"  e.correlation FROM host_thread e WHERE e.role = " TA_SQL(TA_ROLE_RUNTIME)
-	"  OR e.name IN (SELECT name_id FROM temp.roof_counted)"
-	" ORDER BY e.rank, e.pid, e.tid, e.ts, e.dur DESC, e.idx";
-
-/* The counted ops' names, for host_sql. */
-static int keep_counted(sqlite3 *db, const struct ta_roof *r,
-			struct ta_error *err)
-{
-	sqlite3_stmt *st = NULL;
-	size_t id;
-	int rc = SQLITE_DONE;
-
-	if (ta_db_exec(db, "DROP TABLE IF EXISTS temp.roof_counted;"
-		       "CREATE TEMP TABLE roof_counted (name_id INTEGER PRIMARY KEY)",
-		       err) < 0 ||
-	    ta_db_prepare(db, "INSERT INTO temp.roof_counted VALUES (?)", &st, err) < 0)
-		return -1;
-	for (id = 0; id < r->nnames && rc == SQLITE_DONE; id++) {
-		if (!r->names[id])
-			continue;
-		sqlite3_bind_int64(st, 1, (int64_t)id);
-		rc = sqlite3_step(st);
-		sqlite3_reset(st);
-	}
-	sqlite3_finalize(st);
-	return ta_db_done(db, rc, err);
-}
+	"  e.correlation FROM host_thread e ORDER BY e.rank, e.pid, e.tid, e.ts, e.dur DESC, e.idx";
 
 static int load_names(sqlite3 *db, struct walk *w, struct ta_error *err)
 {
@@ -434,8 +403,6 @@ int ta_roof_walk(sqlite3 *db, struct ta_roof *r, struct ta_error *err)
 	rc = ta_db_exec(db, corr_sql, err);
 	if (rc == 0)
 		rc = load_names(db, &w, err);
-	if (rc == 0)
-		rc = keep_counted(db, r, err);
 	if (rc == 0)
 		rc = walk_rows(db, &w, err);
 	free_walk(&w);

@@ -14,7 +14,7 @@
  * tripled the pass. */
 static const char spans_sql[] =
 	"SELECT e.ts, e.dur, e.name, e.idx, e.cat FROM host e WHERE e.rank = ?1"
-	" ORDER BY e.ts, e.dur, e.name, e.cat, e.idx";
+	" ORDER BY e.ts, e.dur, e.idx";
 
 static void add(struct ta_host_spans *s, struct ta_host_span sp)
 {
@@ -91,24 +91,29 @@ int ta_host_spans_load(sqlite3 *db, int64_t rank, struct ta_host_spans *s,
 	sqlite3_bind_int64(st, 1, rank);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t ts = sqlite3_column_int64(st, 0), dur, end, name, cat;
-		int ranged, py;
+		int ranged, py, is_id = sqlite3_column_type(st, 2) == SQLITE_INTEGER;
 
-		/* NULL names pass no NOT IN; the longest counts the rest */
+		/* NULL names pass no NOT IN; the longest counts the rest (a
+		 * name that is no integer is no step, and no label either) */
 		name = sqlite3_column_int64(st, 2);
-		if (sqlite3_column_type(st, 2) == SQLITE_NULL || ta_ids_has(&t.steps, name) ||
+		if (sqlite3_column_type(st, 2) == SQLITE_NULL ||
+		    (is_id && ta_ids_has(&t.steps, name)) ||
 		    sqlite3_column_type(st, 1) == SQLITE_NULL)
 			continue;
 		dur = sqlite3_column_int64(st, 1);
 		if (!have_max || dur > s->max_dur)
 			s->max_dur = dur, have_max = 1;
-		if (sqlite3_column_type(st, 0) == SQLITE_NULL || !ta_ids_has(&t.names, name) ||
-		    __builtin_add_overflow(ts, dur, &end))
+		if (sqlite3_column_type(st, 0) == SQLITE_NULL || !is_id ||
+		    !ta_ids_has(&t.names, name))
 			continue;
+		/* past int64, SQL's sum went on as a double: as far as it goes */
+		if (__builtin_add_overflow(ts, dur, &end))
+			end = dur > 0 ? INT64_MAX : INT64_MIN;
 		cat = sqlite3_column_int64(st, 4);
 		py = sqlite3_column_type(st, 4) != SQLITE_NULL && t.have_py && cat == t.py;
 		ranged = py || (sqlite3_column_type(st, 4) != SQLITE_NULL &&
 				t.have_ann && cat == t.ann);
-		add(s, (struct ta_host_span){ ts, end, name,
+		add(s, (struct ta_host_span){ ts, end, dur, name,
 			sqlite3_column_int64(st, 3), -1, ranged, py });
 	}
 	ta_host_spans_link(s);
@@ -173,13 +178,13 @@ long ta_host_spans_overlapping(const struct ta_host_spans *s, int64_t a,
 		const struct ta_host_span *x = &s->v[i], *o;
 		int64_t lo = x->ts > a ? x->ts : a, hi = x->end < b ? x->end : b, in;
 
-		if (!x->ranged || x->end - x->ts > most ||
+		if (!x->ranged || x->dur > most ||
 		    __builtin_sub_overflow(hi, lo, &in) || in < half)
 			continue;
 		o = best < 0 ? NULL : &s->v[best];
 		if (!o || x->python < o->python ||
-		    (x->python == o->python && (x->end - x->ts < o->end - o->ts ||
-		     (x->end - x->ts == o->end - o->ts && x->idx > o->idx))))
+		    (x->python == o->python && (x->dur < o->dur ||
+		     (x->dur == o->dur && x->idx > o->idx))))
 			best = (long)i;
 	}
 	return best;

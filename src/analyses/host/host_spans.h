@@ -8,7 +8,7 @@
 #include "ta_db.h"
 
 struct ta_host_span {
-	int64_t ts, end, name, idx;
+	int64_t ts, end, dur, name, idx;   /* end: at most INT64_MAX */
 	long prev;          /* the latest earlier span that ends later, -1 */
 	int ranged;         /* a record_function range or a Python frame */
 	int python;         /* a Python frame */
@@ -16,7 +16,7 @@ struct ta_host_span {
 
 struct ta_host_spans {
 	struct ta_host_span *v;   /* in events_cpu's order: start, length, */
-	size_t n, cap;            /* name, category, event */
+	size_t n, cap;            /* event */
 	int64_t max_dur;          /* the longest (SQL's max: NULL is none) */
 	int loaded;
 };

@@ -210,7 +210,8 @@ static void module_frame(struct walk *w, struct stack *st, const char *name, int
 		else
 			ta_buf_addc(&path, *c);
 	f = push(st, K_MODULE, ts, end);
-	f->mod = mod_for(&w->mods, w->rank, path.s, parent,
+	/* "nn.Module: " alone names a module "" (no text: no buffer) */
+	f->mod = mod_for(&w->mods, w->rank, path.s ? path.s : "", parent,
 			 parent >= 0 ? w->mods.v[parent].depth + 1 : 0);
 	f->counted = in_window(w, w->rank, ts);
 	if (f->counted && ts < w->mods.v[f->mod].first)
@@ -278,7 +279,8 @@ static int walk_rows(sqlite3 *db, struct walk *w, struct ta_error *err)
 		int64_t end = ts + sqlite3_column_int64(q, 4);
 		int role = sqlite3_column_int(q, 5), python = sqlite3_column_int(q, 7);
 
-		if (!ta_ids_has(&named, sqlite3_column_int64(q, 6)))
+		if (sqlite3_column_type(q, 6) != SQLITE_INTEGER ||
+		    !ta_ids_has(&named, sqlite3_column_int64(q, 6)))
 			continue;
 		if (first || rank != w->rank || sqlite3_column_int64(q, 1) != pid ||
 		    sqlite3_column_int64(q, 2) != tid)
