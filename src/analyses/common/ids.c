@@ -36,5 +36,7 @@ int ta_ids_read(sqlite3 *db, const char *sql, struct ta_ids *set,
 
 int ta_ids_has(const struct ta_ids *set, int64_t id)
 {
-	return set->n && bsearch(&id, set->v, set->n, sizeof(*set->v), ta_cmp_i64);
+	size_t i = ta_lower_i64(set->v, set->n, id);
+
+	return i < set->n && set->v[i] == id;
 }

@@ -237,17 +237,28 @@ struct lookups {
 	sqlite3_stmt *name, *gpu;
 };
 
-/* A text the statement (its ?1, ?2 bound) finds, into buf: "" if none. */
-static int look_up(sqlite3_stmt *st, struct ta_buf *buf, int64_t *ns)
+/* The name of id into buf ("" if none); -1 on a database error. */
+static int name_of(sqlite3_stmt *st, int64_t id, struct ta_buf *buf)
 {
-	int rc = sqlite3_step(st);
+	int rc;
 
-	if (rc == SQLITE_ROW) {
-		if (buf)
-			ta_buf_adds(buf, (const char *)sqlite3_column_text(st, 0));
-		else
-			*ns = sqlite3_column_int64(st, 0);
-	}
+	sqlite3_bind_int64(st, 1, id);
+	ta_buf_reset(buf);
+	ta_buf_adds(buf, "");   /* a text even when none is found */
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		ta_buf_adds(buf, (const char *)sqlite3_column_text(st, 0));
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* The GPU time of a launch call (gpu_corr), into *ns (0 if none). */
+static int gpu_of(sqlite3_stmt *st, int64_t rank, int64_t corr, int64_t *ns)
+{
+	int rc;
+
+	sqlite3_bind_int64(st, 1, rank);
+	sqlite3_bind_int64(st, 2, corr);
+	*ns = (rc = sqlite3_step(st)) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
 	sqlite3_reset(st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
@@ -290,13 +301,8 @@ static int walk_rows(sqlite3 *db, struct walk *w, struct ta_error *err)
 		w->rank = rank;
 		pid = sqlite3_column_int64(q, 1);
 		tid = sqlite3_column_int64(q, 2);
-		if (python) {
-			name.len = 0;
-			ta_buf_adds(&name, "");
-			sqlite3_bind_int64(lk.name, 1, sqlite3_column_int64(q, 6));
-			if (look_up(lk.name, &name, NULL) < 0)
-				break;
-		}
+		if (python && name_of(lk.name, sqlite3_column_int64(q, 6), &name) < 0)
+			break;
 		while (st.n && !(ts >= st.v[st.n - 1].ts && end <= st.v[st.n - 1].end))
 			finish(w, &st);
 		if (python) {
@@ -307,9 +313,7 @@ static int walk_rows(sqlite3 *db, struct walk *w, struct ta_error *err)
 
 			if (!st.n)
 				continue;   /* no frame to give its time to */
-			sqlite3_bind_int64(lk.gpu, 1, rank);
-			sqlite3_bind_int64(lk.gpu, 2, sqlite3_column_int64(q, 8));
-			if (look_up(lk.gpu, NULL, &ns) < 0)
+			if (gpu_of(lk.gpu, rank, sqlite3_column_int64(q, 8), &ns) < 0)
 				break;
 			for (size_t i = st.n; i-- > 0;)
 				if (st.v[i].kind == K_OP) {
