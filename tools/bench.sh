@@ -225,3 +225,9 @@ for r in range(n):
 		"$(echo "1000 * $td / $n" | bc -l)" "$tp" "$(echo "1000 * $tp / $n" | bc -l)" \
 		"$(echo "$(sort -n "$DIR/rss.all" | tail -1) / 1024" | bc -l)"
 done
+
+# issue #37's table: a job of BENCH_RANKS (16) real-size ranks against one
+# rank, one fresh rank against the floor, cached commands against a
+# second, the cache against the gzipped trace; each with ratio and target
+printf '\n'
+python3 tools/bench_job.py "$BIN" "${BENCH_RANKS:-16}" || exit 1

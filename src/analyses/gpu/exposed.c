@@ -379,23 +379,39 @@ int ta_sync_ops_load(sqlite3 *db, struct ta_sync_ops *o, struct ta_error *err)
 		o->n++;
 	}
 	sqlite3_finalize(st);
+	/* one search a launch, not a scan of every op before it (a DDP
+	 * trace's 150 steps of bucket ops: 16 % of diagnose) */
+	o->reach = ta_xcalloc(o->n + 1, sizeof(*o->reach));
+	for (size_t i = 0; i < o->n; i++)
+		o->reach[i] = i && o->v[3 * i] == o->v[3 * (i - 1)] &&
+			      o->reach[i - 1] > o->v[3 * i + 2] ? o->reach[i - 1] :
+			      o->v[3 * i + 2];
 	return ta_db_done(db, rc, err);
 }
 
 int ta_sync_ops_launched(struct ta_sync_ops *o, int64_t rank, int64_t l)
 {
-	size_t i;
+	size_t lo, hi;
 
 	while (o->at < o->n && o->v[3 * o->at] < rank)
 		o->at++;
-	for (i = o->at; i < o->n && o->v[3 * i] == rank && o->v[3 * i + 1] <= l; i++)
-		if (l <= o->v[3 * i + 2])
-			return 1;
-	return 0;
+	/* the rank's ops that started by l: one ends at l or later when the
+	 * latest end among them does */
+	lo = o->at, hi = o->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (o->v[3 * mid] == rank && o->v[3 * mid + 1] <= l)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > o->at && l <= o->reach[lo - 1];
 }
 
 void ta_sync_ops_free(struct ta_sync_ops *o)
 {
 	free(o->v);
+	free(o->reach);
 	memset(o, 0, sizeof(*o));
 }

@@ -91,6 +91,7 @@ int64_t ta_comm_slowdown(struct ta_comp_kernel *k, size_t n,
  * torch::distributed::*), of the selected ranks: their times. */
 struct ta_sync_ops {
 	int64_t *v;          /* rank, start, end: by rank, then start */
+	int64_t *reach;      /* the latest end of a rank's ops up to each */
 	size_t n, at;
 };
 

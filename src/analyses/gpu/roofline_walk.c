@@ -23,6 +23,13 @@ struct node {
 	char *dims, *types, *conc;
 };
 
+/* A launch's kernels: their time, whether one ran fp32 data on the tensor
+ * cores, and the longest (its name id and time). */
+struct corr {
+	int64_t rank, correlation, ns, main, main_ns;
+	int tf32;
+};
+
 struct walk {
 	struct ta_roof *r;
 	struct node *stack;
@@ -32,7 +39,8 @@ struct walk {
 	struct ta_roof_launch *pending;
 	size_t npending, cap_pending;
 	sqlite3_stmt *inputs;   /* a counted op's operands, by its row */
-	sqlite3_stmt *kernels;  /* a launch's kernels (roof_corr), by call */
+	struct corr *corr;      /* each launch's kernels, by rank and call */
+	size_t ncorr;
 };
 
 static const char *counted_name(const struct walk *w, int64_t id)
@@ -176,60 +184,179 @@ static int push(struct walk *w, sqlite3_stmt *st, int64_t ts, int64_t end)
 /* A launch call: its kernels are the innermost open counted op's. They
  * are looked up only then (a join on every row cost the walk half its
  * time). */
-static int launch(struct walk *w, sqlite3_stmt *st)
+static int cmp_corr(const void *x, const void *y)
 {
-	sqlite3_stmt *k = w->kernels;
+	const struct corr *a = x, *b = y;
+
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return a->correlation < b->correlation ? -1 : a->correlation > b->correlation;
+}
+
+static const struct corr *find_corr(const struct walk *w, int64_t rank, int64_t c)
+{
+	struct corr key = { rank, c, 0, 0, 0, 0 };
+
+	return w->ncorr ? bsearch(&key, w->corr, w->ncorr, sizeof(key), cmp_corr) : NULL;
+}
+
+static void launch(struct walk *w, sqlite3_stmt *st)
+{
 	int64_t corr = sqlite3_column_int64(st, 8);
+	const struct corr *k;
 	size_t i = w->depth;
 	struct node *n;
-	int rc;
 
 	while (i > 0 && !w->stack[i - 1].counted)
 		i--;
-	if (i == 0)
-		return 0;
+	if (i == 0 || !(k = find_corr(w, w->rank, corr)))
+		return;
 	n = &w->stack[i - 1];
-	sqlite3_bind_int64(k, 1, w->rank);
-	sqlite3_bind_int64(k, 2, corr);
-	if ((rc = sqlite3_step(k)) == SQLITE_ROW) {
-		n->gpu_ns += sqlite3_column_int64(k, 0);
-		n->tf32 |= sqlite3_column_int(k, 1);
-		if (sqlite3_column_int64(k, 3) > n->main_ns) {
-			n->main = sqlite3_column_int64(k, 2);
-			n->main_ns = sqlite3_column_int64(k, 3);
-		}
-		if (w->npending == w->cap_pending) {
-			w->cap_pending = w->cap_pending ? 2 * w->cap_pending : 64;
-			w->pending = ta_xrealloc(w->pending,
-						 w->cap_pending * sizeof(*w->pending));
-		}
-		w->pending[w->npending++] = (struct ta_roof_launch){ w->rank,
-			corr, 0 };
+	n->gpu_ns += k->ns;
+	n->tf32 |= k->tf32;
+	if (k->main_ns > n->main_ns) {
+		n->main = k->main;
+		n->main_ns = k->main_ns;
 	}
-	sqlite3_reset(k);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+	if (w->npending == w->cap_pending) {
+		w->cap_pending = w->cap_pending ? 2 * w->cap_pending : 64;
+		w->pending = ta_xrealloc(w->pending, w->cap_pending * sizeof(*w->pending));
+	}
+	w->pending[w->npending++] = (struct ta_roof_launch){ w->rank, corr, 0 };
 }
 
 /* Per launch: its kernels' time, whether one ran fp32 data on the tensor
  * cores (TF32: cuBLAS's and CUTLASS's names say so: tf32, tensorop_s1688,
  * wgmma; cuBLAS's xmma kernels with ffma in their name are the CUDA
- * cores'), and its longest kernel. */
-static const char corr_sql[] =
-	"DROP TABLE IF EXISTS temp.roof_corr;"
-	"CREATE TEMP TABLE roof_corr (rank INTEGER, correlation INTEGER, ns INTEGER,"
-	"  tf32 INTEGER, main INTEGER, main_ns INTEGER, PRIMARY KEY (rank, correlation));"
-	/* each kernel name tested once, not once a kernel */
-	"WITH tc_name AS MATERIALIZED (SELECT name_id,"
-	"  (name GLOB '*tf32*' OR name GLOB '*tensorop*' OR name GLOB '*gmma*'"
-	"   OR name GLOB '*s1688*' OR name GLOB '*s16816*') AND name NOT GLOB '*ffma*' AS tc"
-	"  FROM label WHERE name_id IN (SELECT name FROM gpu))"
-	"INSERT INTO roof_corr SELECT rank, correlation, sum(dur), max(tc),"
-	"  max(CASE WHEN nth = 1 THEN name END), max(dur)"
-	" FROM (SELECT g.rank, g.correlation, g.dur, g.name, n.tc,"
-	"  row_number() OVER (PARTITION BY g.rank, g.correlation ORDER BY g.dur DESC, g.idx)"
-	"   AS nth"
-	"  FROM gpu g JOIN tc_name n ON n.name_id = g.name WHERE g.correlation != -1)"
-	" GROUP BY rank, correlation;";
+ * cores'), and its longest kernel (ties: the first written). Built in
+ * memory from the GPU rows in index order: a temporary table of it, by
+ * SQL's window and grouping, was a fifth of diagnose on a DDP trace. */
+static int tc_name(const char *name)
+{
+	return name && (strstr(name, "tf32") || strstr(name, "tensorop") ||
+			strstr(name, "gmma") || strstr(name, "s1688") ||
+			strstr(name, "s16816")) && !strstr(name, "ffma");
+}
+
+/* A kernel name's tensor-core test, once a name: 1 or 0; -1 for an id
+ * that is no label's (such kernels are left out, as a join did). */
+struct tc_memo {
+	signed char *v;       /* by name id: 2 not yet known, else the answer */
+	size_t n;
+	sqlite3_stmt *name;
+};
+
+static int tc_of(struct tc_memo *m, int64_t id)
+{
+	int tc = -1;
+
+	if (id >= 0 && (size_t)id < m->n && m->v[id] != 2)
+		return m->v[id];
+	sqlite3_bind_int64(m->name, 1, id);
+	if (sqlite3_step(m->name) == SQLITE_ROW)
+		tc = tc_name((const char *)sqlite3_column_text(m->name, 0));
+	sqlite3_reset(m->name);
+	if (id >= 0 && (size_t)id < m->n)
+		m->v[id] = (signed char)tc;
+	return tc;
+}
+
+static int add_kernel(struct walk *w, size_t *cap, int64_t rank, int64_t c, int64_t ns,
+		      int64_t name, int tc, struct ta_error *err)
+{
+	struct corr *k = w->ncorr ? &w->corr[w->ncorr - 1] : NULL;
+
+	if (!k || k->rank != rank || k->correlation != c) {
+		if (w->ncorr == *cap) {
+			*cap = *cap ? 2 * *cap : 1024;
+			w->corr = ta_xrealloc(w->corr, *cap * sizeof(*w->corr));
+		}
+		k = &w->corr[w->ncorr++];
+		*k = (struct corr){ rank, c, 0, name, ns, tc };
+	} else {
+		k->tf32 |= tc;
+		if (ns > k->main_ns)
+			k->main = name, k->main_ns = ns;
+	}
+	if (__builtin_add_overflow(k->ns, ns, &k->ns)) {
+		/* as SQL's sum() said */
+		ta_error_set(err, TA_EXIT_SYSTEM, "database: integer overflow");
+		return -1;
+	}
+	return 0;
+}
+
+/* The kernels by rank, call, then longest first and file order: the
+ * first of a call is its longest. */
+struct kernel_row {
+	int64_t rank, correlation, ns, idx, name;
+	int tc;
+};
+
+static int cmp_kernel_row(const void *x, const void *y)
+{
+	const struct kernel_row *a = x, *b = y;
+
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	if (a->correlation != b->correlation)
+		return a->correlation < b->correlation ? -1 : 1;
+	if (a->ns != b->ns)
+		return a->ns > b->ns ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+static int load_corr(sqlite3 *db, struct walk *w, struct ta_error *err)
+{
+	struct tc_memo m = { NULL, 0, NULL };
+	struct kernel_row *k = NULL;
+	sqlite3_stmt *st = NULL;
+	size_t n = 0, cap = 0, i;
+	int64_t max_id;
+	int rc;
+
+	if (ta_db_get_int(db, "SELECT max(name_id) FROM label", 0, &max_id, err) < 0 ||
+	    ta_db_prepare(db, "SELECT name FROM label WHERE name_id = ?", &m.name, err) < 0)
+		return -1;
+	m.n = max_id >= 0 && max_id < (1 << 26) ? (size_t)max_id + 1 : 0;
+	m.v = ta_xcalloc(m.n + 1, 1);
+	memset(m.v, 2, m.n);
+	if (ta_db_prepare(db, "SELECT rank, correlation, dur, name, idx FROM gpu"
+			  " WHERE correlation != -1", &st, err) < 0) {
+		sqlite3_finalize(m.name);
+		free(m.v);
+		return -1;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t name = sqlite3_column_int64(st, 3);
+		int tc;
+
+		if (sqlite3_column_type(st, 3) != SQLITE_INTEGER || (tc = tc_of(&m, name)) < 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 1024;
+			k = ta_xrealloc(k, cap * sizeof(*k));
+		}
+		k[n++] = (struct kernel_row){ sqlite3_column_int64(st, 0),
+			sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+			sqlite3_column_int64(st, 4), name, tc };
+	}
+	sqlite3_finalize(st);
+	sqlite3_finalize(m.name);
+	free(m.v);
+	if (ta_db_done(db, rc, err) < 0) {
+		free(k);
+		return -1;
+	}
+	ta_qsort(k, n, sizeof(*k), cmp_kernel_row);
+	cap = 0;
+	for (i = 0; i < n; i++)
+		if (add_kernel(w, &cap, k[i].rank, k[i].correlation, k[i].ns, k[i].name,
+			       k[i].tc, err) < 0)
+			break;
+	free(k);
+	return i < n ? -1 : 0;
+}
 
 /* Every host row per thread, parents first (host_thread's order). */
 static const char host_sql[] =
@@ -267,6 +394,7 @@ static void free_walk(struct walk *w)
 		finish(w);
 	free(w->stack);
 	free(w->pending);
+	free(w->corr);
 }
 
 static int walk_rows(sqlite3 *db, struct walk *w, struct ta_error *err)
@@ -278,12 +406,8 @@ static int walk_rows(sqlite3 *db, struct walk *w, struct ta_error *err)
 	if (ta_db_prepare(db, host_sql, &st, err) < 0)
 		return -1;
 	if (ta_db_prepare(db, "SELECT input_dims, input_types, concrete_inputs"
-			  " FROM op_inputs WHERE row = ?", &w->inputs, err) < 0 ||
-	    ta_db_prepare(db, "SELECT ns, tf32, main, main_ns FROM roof_corr"
-			  " WHERE rank = ? AND correlation = ?", &w->kernels,
-			  err) < 0) {
+			  " FROM op_inputs WHERE row = ?", &w->inputs, err) < 0) {
 		sqlite3_finalize(st);
-		sqlite3_finalize(w->inputs);
 		return -1;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -300,16 +424,16 @@ static int walk_rows(sqlite3 *db, struct walk *w, struct ta_error *err)
 		while (w->depth && !(end <= w->stack[w->depth - 1].end &&
 				     ts >= w->stack[w->depth - 1].ts))
 			finish(w);
-		if (sqlite3_column_int(st, 5) ? launch(w, st) < 0 :
-		    push(w, st, ts, end) < 0) {
+		if (sqlite3_column_int(st, 5))
+			launch(w, st);
+		else if (push(w, st, ts, end) < 0) {
 			rc = SQLITE_ERROR;
 			break;
 		}
 	}
 	sqlite3_finalize(st);
 	sqlite3_finalize(w->inputs);
-	sqlite3_finalize(w->kernels);
-	w->inputs = w->kernels = NULL;
+	w->inputs = NULL;
 	return ta_db_done(db, rc, err);
 }
 
@@ -400,7 +524,7 @@ int ta_roof_walk(sqlite3 *db, struct ta_roof *r, struct ta_error *err)
 	}
 	memset(&w, 0, sizeof(w));
 	w.r = r;
-	rc = ta_db_exec(db, corr_sql, err);
+	rc = load_corr(db, &w, err);
 	if (rc == 0)
 		rc = load_names(db, &w, err);
 	if (rc == 0)
