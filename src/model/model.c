@@ -156,7 +156,8 @@ static int start_over(sqlite3 *db, const struct ta_query *q,
 		       "DROP TABLE IF EXISTS temp.hta_enqueue;"
 		       "DROP TABLE IF EXISTS temp.step_win;"
 		       "DROP TABLE IF EXISTS temp.span;"
-		       "DROP TABLE IF EXISTS temp.coll;", err) < 0 ||
+		       "DROP TABLE IF EXISTS temp.coll;"
+		       "DROP TABLE IF EXISTS temp.coll_steps;", err) < 0 ||
 	    ta_model_select_ranks(db, q, err) < 0)
 		return -1;
 	return ta_model_views(db, ta_rules(q)->trace_frame, err);
