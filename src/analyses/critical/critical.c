@@ -54,7 +54,7 @@ struct cp_kernel {
 };
 
 struct cp_call {                    /* runtime calls, by thread then start */
-	int64_t tid, ts, end;
+	int64_t tid, ts, end, idx;
 	int sync;                   /* a blocking call: not launch time */
 	int copy;                   /* a copy or memset call: a pageable copy
 				     * holds the host for the whole copy */
@@ -83,6 +83,7 @@ struct cp_rank {
 
 struct walk {
 	sqlite3 *db;
+	int hta_rows;               /* the model's HTA rules (its launch view) */
 	struct cp_rank *ranks;
 	size_t nranks, home;
 	int64_t home_rank;          /* whose path (others' time: also C_ON_PEERS) */
@@ -128,39 +129,131 @@ static void node(struct walk *w, size_t ri, int64_t idx, int64_t ts,
 	n->v[n->n++] = (struct ta_path_node){ w->step, idx, ts, pid, tid, ids };
 }
 
-static int load_kernels(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
+/* A correlation's launch: the launch view's row (its last runtime call),
+ * by correlation. */
+struct launch_row {
+	int64_t correlation, ts, end, tid;
+	int has_ts;
+};
+
+/* The rank's launches, as the default rules' launch view gives them: the
+ * runtime calls in (correlation, event) order, the last of each kept (a
+ * join of every kernel with the view was a third of the path's loading). */
+static int load_launches(sqlite3 *db, int64_t rank, struct launch_row **out, size_t *n,
+			 struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
+	struct launch_row *v = NULL;
 	size_t cap = 0;
 	int rc;
 
-	if (ta_db_prepare(db, "SELECT d.ts, d.ts + d.dur, d.stream, d.kind, d.name,"
-			  " l.ts, l.ts + l.dur, l.tid, d.idx, d.pid, d.tid FROM dev d"
-			  " LEFT JOIN launch l"
-			  " ON l.rank = d.rank AND l.correlation = d.correlation"
-			  " AND d.correlation != -1 WHERE d.rank = ? AND d.kind IN ("
-			  TA_SQL(TA_KIND_COMPUTE) ", " TA_SQL(TA_KIND_COMM) ", "
-			  TA_SQL(TA_KIND_MEMORY) ") ORDER BY d.ts", &st, err) < 0)
+	*n = 0;
+	if (ta_db_prepare(db, "SELECT correlation, ts_ns, ts_ns + dur_ns, tid FROM main.events"
+			  " WHERE role = " TA_SQL(TA_ROLE_RUNTIME) " AND rank = ?"
+			  " AND correlation != -1 ORDER BY correlation, idx", &st, err) < 0)
 		return -1;
-	sqlite3_bind_int64(st, 1, r->rank);
+	sqlite3_bind_int64(st, 1, rank);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (r->nk == cap) {
-			cap = cap ? 2 * cap : 16;
-			r->k = ta_xrealloc(r->k, cap * sizeof(*r->k));
+		int64_t c = sqlite3_column_int64(st, 0);
+
+		if (sqlite3_column_type(st, 0) != SQLITE_INTEGER)
+			continue;   /* text: no kernel's integer matches it */
+		if (!*n || v[*n - 1].correlation != c) {
+			if (*n == cap) {
+				cap = cap ? 2 * cap : 1024;
+				v = ta_xrealloc(v, cap * sizeof(*v));
+			}
+			(*n)++;
 		}
-		r->k[r->nk] = (struct cp_kernel){ sqlite3_column_int64(st, 0),
-			sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 5),
-			sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7),
-			sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 4),
-			sqlite3_column_int(st, 3),
-			sqlite3_column_type(st, 5) != SQLITE_NULL, -1,
-			sqlite3_column_int64(st, 8), sqlite3_column_int64(st, 9),
-			sqlite3_column_int64(st, 10),
-			sqlite3_column_type(st, 9) == SQLITE_INTEGER &&
-			sqlite3_column_type(st, 10) == SQLITE_INTEGER };
-		r->nk++;
+		v[*n - 1] = (struct launch_row){ c, sqlite3_column_int64(st, 1),
+			sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
+			sqlite3_column_type(st, 1) != SQLITE_NULL };
 	}
 	sqlite3_finalize(st);
+	*out = v;
+	if (ta_db_done(db, rc, err) < 0) {
+		free(v);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static const struct launch_row *find_launch(const struct launch_row *v, size_t n, int64_t c)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+
+		if (v[m].correlation < c)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < n && v[lo].correlation == c ? &v[lo] : NULL;
+}
+
+static void add_kernel(struct cp_rank *r, size_t *cap, sqlite3_stmt *st, int64_t call_ts,
+		       int64_t call_end, int64_t call_tid, int has_call)
+{
+	if (r->nk == *cap) {
+		*cap = *cap ? 2 * *cap : 16;
+		r->k = ta_xrealloc(r->k, *cap * sizeof(*r->k));
+	}
+	r->k[r->nk++] = (struct cp_kernel){ sqlite3_column_int64(st, 0),
+		sqlite3_column_int64(st, 1), call_ts, call_end, call_tid,
+		sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 4),
+		sqlite3_column_int(st, 3), has_call, -1,
+		sqlite3_column_int64(st, 8), sqlite3_column_int64(st, 9),
+		sqlite3_column_int64(st, 10),
+		sqlite3_column_type(st, 9) == SQLITE_INTEGER &&
+		sqlite3_column_type(st, 10) == SQLITE_INTEGER };
+}
+
+#define KERNEL_KINDS "d.kind IN (" TA_SQL(TA_KIND_COMPUTE) ", " TA_SQL(TA_KIND_COMM) ", " \
+	TA_SQL(TA_KIND_MEMORY) ")"
+
+/* The rank's kernels in start order, each with its launch call. HTA's
+ * rules have a launch view of their own: joined in SQL. */
+static int load_kernels(sqlite3 *db, struct cp_rank *r, int hta, struct ta_error *err)
+{
+	struct launch_row *calls = NULL;
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0, ncalls = 0;
+	int rc;
+
+	if (hta ? ta_db_prepare(db, "SELECT d.ts, d.ts + d.dur, d.stream, d.kind, d.name,"
+				" l.ts, l.ts + l.dur, l.tid, d.idx, d.pid, d.tid FROM dev d"
+				" LEFT JOIN launch l"
+				" ON l.rank = d.rank AND l.correlation = d.correlation"
+				" AND d.correlation != -1 WHERE d.rank = ? AND " KERNEL_KINDS
+				" ORDER BY d.ts", &st, err) < 0 :
+	    load_launches(db, r->rank, &calls, &ncalls, err) < 0 ||
+	    ta_db_prepare(db, "SELECT d.ts, d.ts + d.dur, d.stream, d.kind, d.name,"
+			  " d.correlation, typeof(d.correlation) = 'integer', NULL, d.idx,"
+			  " d.pid, d.tid FROM dev d WHERE d.rank = ? AND " KERNEL_KINDS
+			  " ORDER BY d.ts", &st, err) < 0) {
+		free(calls);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, r->rank);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const struct launch_row *l;
+
+		if (hta) {
+			add_kernel(r, &cap, st, sqlite3_column_int64(st, 5),
+				   sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7),
+				   sqlite3_column_type(st, 5) != SQLITE_NULL);
+			continue;
+		}
+		l = sqlite3_column_int(st, 6) && sqlite3_column_int64(st, 5) != -1 ?
+		    find_launch(calls, ncalls, sqlite3_column_int64(st, 5)) : NULL;
+		add_kernel(r, &cap, st, l ? l->ts : 0, l ? l->end : 0, l ? l->tid : 0,
+			   l && l->has_ts);
+	}
+	sqlite3_finalize(st);
+	free(calls);
 	return ta_db_done(db, rc, err);
 }
 
@@ -229,6 +322,86 @@ static int cmp_span(const void *x, const void *y)
 	return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
+/* By thread and start; at one start, file order. */
+static int cmp_call(const void *x, const void *y)
+{
+	const struct cp_call *a = x, *b = y;
+
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+/* What a runtime call's name says (is_blocking, is_copy), once a name:
+ * a rank's calls have a few dozen names. */
+struct call_kind {
+	int64_t id;
+	int sync, copy;
+};
+
+static const struct call_kind *call_kind(sqlite3_stmt *name, struct call_kind **v,
+					 size_t *n, int64_t id)
+{
+	const char *s;
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if ((*v)[i].id == id)
+			return &(*v)[i];
+	*v = ta_xrealloc(*v, (*n + 1) * sizeof(**v));
+	sqlite3_bind_int64(name, 1, id);
+	s = sqlite3_step(name) == SQLITE_ROW ? (const char *)sqlite3_column_text(name, 0) : NULL;
+	(*v)[*n] = (struct call_kind){ id, s && is_blocking(s), s && is_copy(s) };
+	sqlite3_reset(name);
+	return &(*v)[(*n)++];
+}
+
+/* The rank's runtime calls whose name is a label's (named), sorted here:
+ * SQL's sort of every call with its name's text was a sixth of the path
+ * on a DDP rank. */
+static int load_calls(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named,
+		      struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL, *name = NULL;
+	struct call_kind *kinds = NULL;
+	size_t cap = 0, nkinds = 0;
+	int rc;
+
+	if (ta_db_prepare(db, "SELECT name FROM label WHERE name_id = ?", &name, err) < 0 ||
+	    ta_db_prepare(db, "SELECT c.tid, c.ts, c.ts + c.dur, c.name, c.idx FROM calls c"
+			  " WHERE c.rank = ? AND c.ts IS NOT NULL AND c.dur IS NOT NULL",
+			  &st, err) < 0) {
+		sqlite3_finalize(name);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, r->rank);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const struct call_kind *k;
+
+		/* a name that is no label's was left out (a join) */
+		if (sqlite3_column_type(st, 3) != SQLITE_INTEGER ||
+		    !ta_ids_has(named, sqlite3_column_int64(st, 3)))
+			continue;
+		k = call_kind(name, &kinds, &nkinds, sqlite3_column_int64(st, 3));
+		if (r->ncalls == cap) {
+			cap = cap ? 2 * cap : 16;
+			r->calls = ta_xrealloc(r->calls, cap * sizeof(*r->calls));
+		}
+		r->calls[r->ncalls++] = (struct cp_call){ sqlite3_column_int64(st, 0),
+			sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+			sqlite3_column_int64(st, 4), k->sync, k->copy };
+	}
+	sqlite3_finalize(st);
+	sqlite3_finalize(name);
+	free(kinds);
+	if (ta_db_done(db, rc, err) < 0)
+		return -1;
+	ta_qsort(r->calls, r->ncalls, sizeof(*r->calls), cmp_call);
+	return 0;
+}
+
 static int load_host(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 {
 	struct ta_ids steps, named;
@@ -236,27 +409,6 @@ static int load_host(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 	size_t cap = 0;
 	int rc;
 
-	if (ta_db_prepare(db, "SELECT c.tid, c.ts, c.ts + c.dur, n.name FROM calls c"
-			  " JOIN label n ON n.name_id = c.name WHERE c.rank = ?"
-			  " AND c.ts IS NOT NULL AND c.dur IS NOT NULL ORDER BY c.tid, c.ts",
-			  &st, err) < 0)
-		return -1;
-	sqlite3_bind_int64(st, 1, r->rank);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (r->ncalls == cap) {
-			cap = cap ? 2 * cap : 16;
-			r->calls = ta_xrealloc(r->calls, cap * sizeof(*r->calls));
-		}
-		const char *name = (const char *)sqlite3_column_text(st, 3);
-
-		r->calls[r->ncalls++] = (struct cp_call){ sqlite3_column_int64(st, 0),
-			sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-			is_blocking(name), is_copy(name) };
-	}
-	sqlite3_finalize(st);
-	if (ta_db_done(db, rc, err) < 0)
-		return -1;
-	cap = 0;
 	/* which names are steps: a set read once and tested here (a name
 	 * and two GLOBs a row, then two IN tests a row, were most of the
 	 * walk's loading) */
@@ -265,6 +417,11 @@ static int load_host(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 		return -1;
 	if (ta_ids_read(db, "SELECT name_id FROM label", &named, err) < 0) {
 		free(steps.v);
+		return -1;
+	}
+	if (load_calls(db, r, &named, err) < 0) {
+		free(steps.v);
+		free(named.v);
 		return -1;
 	}
 	if (ta_db_prepare(db, "SELECT h.tid, h.ts, h.ts + h.dur, h.name, h.role,"
@@ -324,7 +481,7 @@ static int load_host(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 	return ta_host_load(db, r->rank, &r->host, err);
 }
 
-static int load_rank(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
+static int load_rank(sqlite3 *db, struct cp_rank *r, int hta, struct ta_error *err)
 {
 	char sql[128];
 
@@ -333,7 +490,7 @@ static int load_rank(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 	r->loaded = 1;
 	snprintf(sql, sizeof(sql), "SELECT min(first_ts) FROM rank_span WHERE rank = %lld",
 		 (long long)r->rank);
-	if (load_kernels(db, r, err) < 0 || load_host(db, r, err) < 0 ||
+	if (load_kernels(db, r, hta, err) < 0 || load_host(db, r, err) < 0 ||
 	    ta_db_get_int(db, sql, INT64_MIN, &r->first_ts, err) < 0)
 		return -1;
 	link_kernels(r);
@@ -731,7 +888,7 @@ static int load_walked(struct walk *w, size_t ri, struct ta_error *err)
 
 	if (r->loaded)
 		return 0;
-	rc = load_rank(w->db, r, err);
+	rc = load_rank(w->db, r, w->hta_rows, err);
 	w->bound += 4 * (r->nk + r->host.nsyncs + r->ncalls);
 	w->nloaded++;
 	return rc;
@@ -1050,6 +1207,7 @@ static int walk_open(sqlite3 *db, const struct ta_query *q,
 
 	memset(w, 0, sizeof(*w));
 	memset(peers, 0, sizeof(*peers));
+	w->hta_rows = ta_rules(q)->trace_frame;
 	/* the model of every rank: a path may run through one not selected
 	 * (building the selected ones' first says if one is not there) */
 	if (q->ranks && ta_model_prepare(db, q, 0, err) < 0)

@@ -29,6 +29,7 @@ struct acc {
 	struct ta_intern *keys;     /* "KIND\x1fNAME" */
 	struct item *items;
 	size_t n;
+	struct ta_buf key;          /* the key being looked up */
 };
 
 /* Adds ns (> 0) and count to the item (kind, name). */
