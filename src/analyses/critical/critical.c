@@ -138,7 +138,8 @@ struct launch_row {
 
 /* The rank's launches, as the default rules' launch view gives them: the
  * runtime calls in (correlation, event) order, the last of each kept (a
- * join of every kernel with the view was a third of the path's loading). */
+ * join of every kernel with the view was a third of the path's loading).
+ * The walk's model holds every rank: calls has each. */
 static int load_launches(sqlite3 *db, int64_t rank, struct launch_row **out, size_t *n,
 			 struct ta_error *err)
 {
@@ -148,9 +149,9 @@ static int load_launches(sqlite3 *db, int64_t rank, struct launch_row **out, siz
 	int rc;
 
 	*n = 0;
-	if (ta_db_prepare(db, "SELECT correlation, ts_ns, ts_ns + dur_ns, tid FROM main.events"
-			  " WHERE role = " TA_SQL(TA_ROLE_RUNTIME) " AND rank = ?"
-			  " AND correlation != -1 ORDER BY correlation, idx", &st, err) < 0)
+	if (ta_db_prepare(db, "SELECT correlation, ts, ts + dur, tid FROM calls"
+			  " WHERE rank = ? AND correlation != -1 ORDER BY correlation, idx",
+			  &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, rank);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

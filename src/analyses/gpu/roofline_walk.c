@@ -181,9 +181,6 @@ static int push(struct walk *w, sqlite3_stmt *st, int64_t ts, int64_t end)
 	return n->counted ? read_inputs(w, n, sqlite3_column_int64(st, 7)) : 0;
 }
 
-/* A launch call: its kernels are the innermost open counted op's. They
- * are looked up only then (a join on every row cost the walk half its
- * time). */
 static int cmp_corr(const void *x, const void *y)
 {
 	const struct corr *a = x, *b = y;
@@ -200,6 +197,9 @@ static const struct corr *find_corr(const struct walk *w, int64_t rank, int64_t 
 	return w->ncorr ? bsearch(&key, w->corr, w->ncorr, sizeof(key), cmp_corr) : NULL;
 }
 
+/* A launch call: its kernels are the innermost open counted op's. They
+ * are looked up only then (a join on every row cost the walk half its
+ * time). */
 static void launch(struct walk *w, sqlite3_stmt *st)
 {
 	int64_t corr = sqlite3_column_int64(st, 8);
@@ -239,7 +239,8 @@ static int tc_name(const char *name)
 }
 
 /* A kernel name's tensor-core test, once a name: 1 or 0; -1 for an id
- * that is no label's (such kernels are left out, as a join did). */
+ * that is no label's (such kernels are left out, as a join did); -2 when
+ * the database failed. */
 struct tc_memo {
 	signed char *v;       /* by name id: 2 not yet known, else the answer */
 	size_t n;
@@ -248,14 +249,16 @@ struct tc_memo {
 
 static int tc_of(struct tc_memo *m, int64_t id)
 {
-	int tc = -1;
+	int tc = -1, rc;
 
 	if (id >= 0 && (size_t)id < m->n && m->v[id] != 2)
 		return m->v[id];
 	sqlite3_bind_int64(m->name, 1, id);
-	if (sqlite3_step(m->name) == SQLITE_ROW)
+	if ((rc = sqlite3_step(m->name)) == SQLITE_ROW)
 		tc = tc_name((const char *)sqlite3_column_text(m->name, 0));
 	sqlite3_reset(m->name);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return -2;
 	if (id >= 0 && (size_t)id < m->n)
 		m->v[id] = (signed char)tc;
 	return tc;
@@ -331,7 +334,13 @@ static int load_corr(sqlite3 *db, struct walk *w, struct ta_error *err)
 		int64_t name = sqlite3_column_int64(st, 3);
 		int tc;
 
-		if (sqlite3_column_type(st, 3) != SQLITE_INTEGER || (tc = tc_of(&m, name)) < 0)
+		if (sqlite3_column_type(st, 3) != SQLITE_INTEGER)
+			continue;
+		if ((tc = tc_of(&m, name)) == -2) {
+			rc = SQLITE_ERROR;
+			break;
+		}
+		if (tc < 0)
 			continue;
 		if (n == cap) {
 			cap = cap ? 2 * cap : 1024;
