@@ -142,6 +142,21 @@ rc, _, err = run("critical-path", "-q", "--ranks", "0", "--step", "99", "--trace
 check("--trace of a step that is not there (exit %d: %s)" % (rc, err.strip()[:80]),
       rc == 3 and "kept steps" in err and not os.path.exists(os.path.join(TMP, "o.json")))
 
+# an edited database: gradient-sync ops (torch::distributed::*) whose
+# start is text ("123z", read as 123) came after every number in SQL's
+# order, and a scan that stopped at the first later start missed them:
+# exposed communication must be what the undamaged trace gives
+import sqlite3  # noqa: E402
+plain, damaged = os.path.join(TMP, "sync.db"), os.path.join(TMP, "sync_text.db")
+subprocess.run([BIN, "ingest", "-q", "testdata/ddp_balanced", "-o", plain], check=True)
+subprocess.run([BIN, "ingest", "-q", "testdata/ddp_balanced", "-o", damaged], check=True)
+with sqlite3.connect(damaged) as c:
+    c.execute("UPDATE events SET ts_ns = ts_ns || 'z' WHERE role = 4 AND idx % 4 != 0 AND name IN"
+              " (SELECT name_id FROM names WHERE name GLOB 'torch::distributed::*')")
+a = run("overlap", "-q", "--format", "csv", plain)
+b = run("overlap", "-q", "--format", "csv", damaged)
+check("sync ops with text starts: overlap as undamaged", a[0] == 0 and a == b)
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL hostile_walk:", n)

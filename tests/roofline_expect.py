@@ -13,6 +13,7 @@ import gzip
 import io
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -164,6 +165,24 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, steps, err = run("--by", "step", tmp)
     check("no shapes: steps' FLOPs and MFU empty, busy known",
           steps and all(s["flops"] == "" and s["mfu_pct"] == "" and s["gpu_busy_pct"] for s in steps))
+
+# an edited database: a correlation that is not an integer (text, or a
+# real) matches no call, as one of -1 (none) does; each of those kernels
+# was once read as correlation 0, so 20 launches took every one's time
+with tempfile.TemporaryDirectory() as tmp:
+    out = []
+    for n, how in (("none", "-1"), ("text", "'x' || correlation"), ("real", "correlation + 0.5")):
+        db = os.path.join(tmp, n + ".db")
+        subprocess.run(["./traceanalyze", "ingest", "-q", "testdata/roof_train", "-o", db], check=True)
+        with sqlite3.connect(db) as c:
+            c.execute("UPDATE events SET correlation = %s WHERE role IN (1, 2) AND correlation IN"
+                      " (SELECT correlation FROM events WHERE role = 1 AND correlation > 0"
+                      " ORDER BY dur_ns DESC LIMIT 20)" % how)
+        p = subprocess.run(["./traceanalyze", "roofline", "--format", "csv", db],
+                           capture_output=True, text=True)
+        out.append((p.returncode, p.stdout))
+    check("edited database: text correlations match nothing (as -1)", out[1] == out[0] and out[0][1])
+    check("edited database: real correlations match nothing (as -1)", out[2] == out[0])
 
 bad = [n for n, ok in checks if not ok]
 for n, ok in checks:

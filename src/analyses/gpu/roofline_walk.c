@@ -334,7 +334,10 @@ static int load_corr(sqlite3 *db, struct walk *w, struct ta_error *err)
 		int64_t name = sqlite3_column_int64(st, 3);
 		int tc;
 
-		if (sqlite3_column_type(st, 3) != SQLITE_INTEGER)
+		/* a name or correlation that is not an integer matches no
+		 * label or call (SQL's join and lookup did not) */
+		if (sqlite3_column_type(st, 3) != SQLITE_INTEGER ||
+		    sqlite3_column_type(st, 1) != SQLITE_INTEGER)
 			continue;
 		if ((tc = tc_of(&m, name)) == -2) {
 			rc = SQLITE_ERROR;
