@@ -67,6 +67,15 @@ struct ta_buf {
 	char *s;
 	size_t len, cap;
 };
+/* a + b, held at INT64_MAX or INT64_MIN rather than past them (times and
+ * sums from an edited database may be anything) */
+static inline int64_t ta_add_sat(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
 void ta_buf_grow(struct ta_buf *b, size_t extra);
 
 /* Appends n bytes; inline, since the parser calls it for every value. */

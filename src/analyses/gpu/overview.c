@@ -132,7 +132,8 @@ static int load_windows(sqlite3 *db, int64_t rank, struct rank_work *r,
 /* The part of [ts, ts + dur) inside [w0, w1). */
 static int64_t clipped(const struct rank_work *r, int64_t ts, int64_t dur)
 {
-	int64_t a = ts > r->w0 ? ts : r->w0, b = ts + dur < r->w1 ? ts + dur : r->w1;
+	int64_t end = ta_add_sat(ts, dur);
+	int64_t a = ts > r->w0 ? ts : r->w0, b = end < r->w1 ? end : r->w1;
 
 	return b > a ? b - a : 0;
 }
@@ -149,7 +150,7 @@ static void credit(struct rank_work *r, int64_t a, int64_t b, int part)
 		int64_t y = b < r->w[i].end ? b : r->w[i].end;
 
 		if (y > x)
-			r->w[i].parts[part] += y - x;
+			r->w[i].parts[part] = ta_add_sat(r->w[i].parts[part], y - x);
 	}
 }
 
@@ -167,7 +168,7 @@ static void advance(struct rank_work *r, int64_t t)
 		;
 	credit(r, r->prev, t, part);
 	if (r->kernels > 0) {
-		r->util_ns += t - r->prev;
+		r->util_ns = ta_add_sat(r->util_ns, t - r->prev);
 		r->sm_sum += (r->bpsm < 1 ? (r->bpsm > 0 ? r->bpsm : 0) : 1) *
 			     (double)(t - r->prev);
 	}
@@ -178,7 +179,7 @@ static void running(struct rank_work *r, const struct point *p, int d)
 {
 	r->count[p->part] += d;
 	if (p->kernel) {
-		r->kernels += d;
+		r->kernels = ta_add_sat(r->kernels, d);
 		r->bpsm += d * p->bpsm;
 	}
 }
@@ -230,9 +231,9 @@ static void end_until(struct rank_work *r, int64_t t)
 static void add_row(struct rank_work *r, int64_t ts, int64_t dur, int part,
 		    double bpsm, int kernel)
 {
-	struct point p = { ts + dur, part, kernel, bpsm };
+	struct point p = { ta_add_sat(ts, dur), part, kernel, bpsm };
 
-	if (dur <= 0 || ts >= r->w1 || ts + dur <= r->w0)
+	if (dur <= 0 || ts >= r->w1 || p.t <= r->w0)
 		return;
 	end_until(r, ts);
 	advance(r, ts);
@@ -288,11 +289,11 @@ static void gpu_row(struct rank_work *r, sqlite3_stmt *st)
 		unsigned traits = ta_name_traits(r->names,
 						 (const char *)sqlite3_column_text(st, 7));
 
-		r->kernel_ns += in;
+		r->kernel_ns = ta_add_sat(r->kernel_ns, in);
 		if (traits & TA_NAME_TENSOR_CORE)
-			r->tc_ns += in;
+			r->tc_ns = ta_add_sat(r->tc_ns, in);
 		if (traits & TA_NAME_MATMUL)
-			r->mm_ns += in;
+			r->mm_ns = ta_add_sat(r->mm_ns, in);
 	}
 	if (sqlite3_column_type(st, 6) != SQLITE_NULL) {
 		double occ = sqlite3_column_double(st, 6);
@@ -301,7 +302,7 @@ static void gpu_row(struct rank_work *r, sqlite3_stmt *st)
 			r->occ_unknown++;
 		} else if (occ >= 0 && occ <= 100) {
 			r->occ_sum += occ * (double)in;
-			r->occ_ns += in;
+			r->occ_ns = ta_add_sat(r->occ_ns, in);
 		}
 	}
 }
@@ -372,10 +373,10 @@ static void add_rows(struct ta_table *t, struct ta_table *sum, int64_t rank,
 		if (r->w[i].step >= 0)
 			ta_table_set_int(t, row, 1, r->w[i].step);
 		ta_table_set_real(t, row, 2, us(len));
-		steps_ns += len;
+		steps_ns = ta_add_sat(steps_ns, len);
 		for (part = 0; part < NPARTS; part++) {
 			ta_table_set_real(t, row, 3 + (size_t)part, us(r->w[i].parts[part]));
-			total[part] += r->w[i].parts[part];
+			total[part] = ta_add_sat(total[part], r->w[i].parts[part]);
 		}
 	}
 	s = ta_table_add_row(sum);

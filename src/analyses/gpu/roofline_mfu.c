@@ -32,7 +32,7 @@ static void sum_calls(const struct ta_roof_ctx *c, int64_t rank, int64_t ts,
 
 		if (k->rank != rank || k->ts >= end)
 			break;
-		s->gpu_ns += k->gpu_ns;
+		s->gpu_ns = ta_add_sat(s->gpu_ns, k->gpu_ns);
 		if (!k->known) {
 			s->unknown++;
 			continue;
@@ -130,7 +130,7 @@ static int64_t busy_ns(struct gpu_work *g, int64_t rank, int64_t a, int64_t b,
 		if (e <= s)
 			continue;
 		ta_union_add(&u, s, e - s);
-		*kernels += e - s;
+		*kernels = ta_add_sat(*kernels, e - s);
 	}
 	n = ta_union_length(&u);
 	ta_union_free(&u);
@@ -254,7 +254,7 @@ static void fam_sums(const struct ta_roof_ctx *c, int64_t rank, struct fam_sum *
 		s = &f[family(call->op)];
 		s->flops += call->work.flops;
 		s->bytes += call->work.bytes;
-		s->gpu_ns += call->gpu_ns;
+		s->gpu_ns = ta_add_sat(s->gpu_ns, call->gpu_ns);
 		if ((d = ta_peaks_dtype(call->work.dtype)) >= 0)
 			s->by_type[d] += call->work.flops;
 	}

@@ -181,7 +181,7 @@ struct ta_table *ta_roof_by_op(sqlite3 *db, struct ta_roof_ctx *c)
 
 		for (j = i; j < r->ncalls && cmp_call(f, &r->calls[j]) == 0; j++)
 			flops += r->calls[j].work.flops, bytes += r->calls[j].work.bytes,
-			gpu += r->calls[j].gpu_ns;
+			gpu = ta_add_sat(gpu, r->calls[j].gpu_ns);
 		ta_table_set_int(t, row, 0, f->rank);
 		ta_table_set_text(t, row, 1, f->op);
 		if (f->known)

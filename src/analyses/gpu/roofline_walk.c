@@ -212,7 +212,7 @@ static void launch(struct walk *w, sqlite3_stmt *st)
 	if (i == 0 || !(k = find_corr(w, w->rank, corr)))
 		return;
 	n = &w->stack[i - 1];
-	n->gpu_ns += k->ns;
+	n->gpu_ns = ta_add_sat(n->gpu_ns, k->ns);
 	n->tf32 |= k->tf32;
 	if (k->main_ns > n->main_ns) {
 		n->main = k->main;

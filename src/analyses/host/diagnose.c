@@ -405,12 +405,12 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 	clipped_union(c->d, TA_KIND_COMPUTE | TA_KIND_COMM, s, e, &work);
 	ta_peers_wait_union(c->peers, c->rank, s, e, &waits);
 	for (i = first_row(c->d, s); i < c->d->ngpu &&
-	     c->d->gpu[i].ts <= e + c->o->host_gap_ns; i++)
+	     c->d->gpu[i].ts <= ta_add_sat(e, c->o->host_gap_ns); i++)
 		if (c->d->gpu[i].ts >= s)
 			ta_queue_add(&queue, c->d->gpu[i].stream, c->d->gpu[i].kind,
 				     c->d->gpu[i].ts, c->d->gpu[i].end,
 				     c->d->gpu[i].launched);
-	queue_syncs(c, s, e + c->o->host_gap_ns, &queue);
+	queue_syncs(c, s, ta_add_sat(e, c->o->host_gap_ns), &queue);
 	ta_queue_finish(&queue);
 	ta_exposed_comm(&comm, &comp, &queue, &waits, c->o->host_gap_ns,
 			&ex, comm_stretch, &h);

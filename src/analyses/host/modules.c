@@ -148,21 +148,21 @@ static void finish(struct walk *w, struct stack *st)
 			w->bwd.val[k - 1] = 1;
 		}
 		if (up)
-			up->dev += f->dev;
+			up->dev = ta_add_sat(up->dev, f->dev);
 		return;
 	}
 	if (f->counted) {
 		struct mod *m = &w->mods.v[f->mod];
 
 		m->calls++;
-		m->host += f->end - f->ts;
-		m->self_host += f->end - f->ts - f->child_host;
-		m->dev += f->dev + f->self_dev;
-		m->self_dev += f->self_dev;
+		m->host = ta_add_sat(m->host, f->end - f->ts);
+		m->self_host = ta_add_sat(m->self_host, f->end - f->ts - f->child_host);
+		m->dev = ta_add_sat(m->dev, ta_add_sat(f->dev, f->self_dev));
+		m->self_dev = ta_add_sat(m->self_dev, f->self_dev);
 	}
 	if (up) {
-		up->child_host += f->end - f->ts;
-		up->dev += f->dev + f->self_dev;
+		up->child_host = ta_add_sat(up->child_host, f->end - f->ts);
+		up->dev = ta_add_sat(up->dev, ta_add_sat(f->dev, f->self_dev));
 	}
 }
 
@@ -317,11 +317,11 @@ static int walk_rows(sqlite3 *db, struct walk *w, struct ta_error *err)
 				break;
 			for (size_t i = st.n; i-- > 0;)
 				if (st.v[i].kind == K_OP) {
-					st.v[i].dev += ns;
+					st.v[i].dev = ta_add_sat(st.v[i].dev, ns);
 					break;
 				}
 			if (m >= 0)
-				st.v[m].self_dev += ns;
+				st.v[m].self_dev = ta_add_sat(st.v[m].self_dev, ns);
 		} else {
 			struct frame *f = push(&st, K_OP, ts, end);
 			long m = innermost(&st);
@@ -412,8 +412,8 @@ static void backward(struct walk *w)
 		if (m < 0 || b <= 0 || w->bwd.val[b - 1] < 0)
 			continue;
 		for (; m >= 0; m = w->mods.v[m].parent) {
-			w->mods.v[m].bwd_host += w->bwd.dur[b - 1];
-			w->mods.v[m].bwd_dev += w->bwd.gpu[b - 1];
+			w->mods.v[m].bwd_host = ta_add_sat(w->mods.v[m].bwd_host, w->bwd.dur[b - 1]);
+			w->mods.v[m].bwd_dev = ta_add_sat(w->mods.v[m].bwd_dev, w->bwd.gpu[b - 1]);
 		}
 	}
 }

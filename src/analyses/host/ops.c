@@ -162,12 +162,12 @@ static void commit(struct walker *w, struct op_done *d)
 					   w->o->stack_depth ? d->stack : NULL);
 
 		a->calls++;
-		a->self_cpu += d->self_cpu;
-		a->cpu += d->cpu;
-		a->self_dev += d->self_dev;
-		a->dev += d->dev;
-		a->self_tc += d->self_tc;
-		a->tc += d->tc;
+		a->self_cpu = ta_add_sat(a->self_cpu, d->self_cpu);
+		a->cpu = ta_add_sat(a->cpu, d->cpu);
+		a->self_dev = ta_add_sat(a->self_dev, d->self_dev);
+		a->dev = ta_add_sat(a->dev, d->dev);
+		a->self_tc = ta_add_sat(a->self_tc, d->self_tc);
+		a->tc = ta_add_sat(a->tc, d->tc);
 		for (int k = 0; k < NMEM; k++) {
 			a->self_mem[k] = add_sat(a->self_mem[k], d->self_mem[k],
 						 &w->mem.range);
@@ -222,9 +222,9 @@ static void finish(struct walker *w)
 		commit(w, &n->dup);
 	}
 	if (parent) {
-		parent->children += n->end - n->ts;
-		parent->gpu_total += n->gpu_total;
-		parent->tc_total += n->tc_total;
+		parent->children = ta_add_sat(parent->children, n->end - n->ts);
+		parent->gpu_total = ta_add_sat(parent->gpu_total, n->gpu_total);
+		parent->tc_total = ta_add_sat(parent->tc_total, n->tc_total);
 		for (i = 0; i < NMEM; i++)
 			parent->child_mem[i] = add_sat(parent->child_mem[i], n->mem[i],
 						       &w->mem.range);
