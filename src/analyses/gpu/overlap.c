@@ -115,9 +115,8 @@ static const char rows_sql[] =
 
 /* One GPU row of rank r (rows_sql's) into the sweep and the exposure. */
 static void add_row(sqlite3_stmt *st, int64_t r, struct ta_sweeper *sw,
-		    struct exposure *xp, int *any_comm)
+		    struct exposure *x, int *any_comm)
 {
-	struct exposure *x = xp;
 	int kind = sqlite3_column_int(st, 2), comm = kind == TA_KIND_COMM;
 	int64_t ts = sqlite3_column_int64(st, 0), dur = sqlite3_column_int64(st, 1);
 	int launched = sqlite3_column_type(st, 4) != SQLITE_NULL;

@@ -315,13 +315,12 @@ static int load_corr(sqlite3 *db, struct walk *w, struct ta_error *err)
 	struct kernel_row *k = NULL;
 	sqlite3_stmt *st = NULL;
 	size_t n = 0, cap = 0, i;
-	int64_t max_id;
 	int rc;
 
-	if (ta_db_get_int(db, "SELECT max(name_id) FROM label", 0, &max_id, err) < 0 ||
-	    ta_db_prepare(db, "SELECT name FROM label WHERE name_id = ?", &m.name, err) < 0)
+	if (ta_db_prepare(db, "SELECT name FROM label WHERE name_id = ?", &m.name, err) < 0)
 		return -1;
-	m.n = max_id >= 0 && max_id < (1 << 26) ? (size_t)max_id + 1 : 0;
+	/* ids as load_names counted them (read first) */
+	m.n = w->r->nnames < (1 << 26) ? w->r->nnames : 0;
 	m.v = ta_xcalloc(m.n + 1, 1);
 	memset(m.v, 2, m.n);
 	if (ta_db_prepare(db, "SELECT rank, correlation, dur, name, idx FROM gpu"
@@ -536,9 +535,9 @@ int ta_roof_walk(sqlite3 *db, struct ta_roof *r, struct ta_error *err)
 	}
 	memset(&w, 0, sizeof(w));
 	w.r = r;
-	rc = load_corr(db, &w, err);
+	rc = load_names(db, &w, err);
 	if (rc == 0)
-		rc = load_names(db, &w, err);
+		rc = load_corr(db, &w, err);
 	if (rc == 0)
 		rc = walk_rows(db, &w, err);
 	free_walk(&w);
