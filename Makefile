@@ -70,6 +70,14 @@ libtraceanalyze.a: $(LIB_OBJ)
 
 src/parse/gzread.o: src/parse/.inflater
 
+# TA_MODEL_ID: a checksum of what chooses the model's rows (its source and
+# the headers), so that rows a database keeps (main.dev_rows) from another
+# build are made again, not trusted
+MODEL_ID_SRC := $(wildcard src/model/*.c src/model/*.h include/*.h)
+src/model/model_id.inc: $(MODEL_ID_SRC)
+	printf '#define TA_MODEL_ID "%s"\n' "$$(cat $(MODEL_ID_SRC) | cksum | cut -d' ' -f1)" > $@
+src/model/dev.o: src/model/model_id.inc
+
 $(TEST_BIN): $(TEST_SRC) tests/check_main.h libtraceanalyze.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -Itests -o $@ $(TEST_SRC) libtraceanalyze.a \
 		$(CHECK_LIBS) $(LDLIBS)
@@ -82,6 +90,7 @@ test: traceanalyze $(TEST_BIN)
 	CK_DEFAULT_TIMEOUT=60 ./$(TEST_BIN)
 	sh tests/jobs.sh
 	sh tests/compat_cache.sh
+	sh tests/dev_cache.sh
 	python3 tests/ops_oracle.py
 	python3 tests/ops_stack.py
 	$(MAKE) suites
@@ -171,7 +180,7 @@ uninstall:
 		$(DESTDIR)$(COMPDIR)/traceanalyze
 
 clean:
-	rm -f traceanalyze libtraceanalyze.a $(TEST_BIN) src/*.o src/*/*.o src/*/*/*.o
+	rm -f traceanalyze libtraceanalyze.a $(TEST_BIN) src/*.o src/*/*.o src/*/*/*.o src/model/model_id.inc
 
 .PHONY: all check test suites sanitize tsan deps demo valgrind bench lint install uninstall clean
 

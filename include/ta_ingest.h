@@ -16,6 +16,10 @@ struct ta_ingest_opts {
 	/* bits 1 << enum ta_lazy_index: build those while loading, for a
 	 * command that will read them, or all for ingest -o */
 	unsigned lazy_indexes;
+	/* the database is the cache's own (info.cache_entry): commands may
+	 * add to it what later runs reuse (the model's dev_rows); a user's
+	 * database or shards are only read, a --no-cache one lives a run */
+	int cache_entry;
 	/* optional: told of progress (bytes of file i of n); done < 0 at the
 	 * end, with the total events read in total */
 	void (*progress)(const char *path, int64_t done, int64_t total,

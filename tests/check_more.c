@@ -235,6 +235,38 @@ START_TEST(test_more_cpu_index_on_demand)
 }
 END_TEST
 
+/* Kineto's ac2g flows are not stored (the correlation gives the pair);
+ * fwdbwd's are, and so is any other event of an ac2g category. The file
+ * still counts every event read, and idx keeps each event's place. */
+START_TEST(test_more_ac2g_not_stored)
+{
+	static const char trace[] =
+		"{\"traceEvents\": ["
+		R("cudaLaunchKernel", "cuda_runtime", 10, 5, 1) ","
+		"{\"ph\": \"s\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": 1,"
+		" \"pid\": 1, \"tid\": 1, \"ts\": 10},"
+		K("gemm", "kernel", 40, 10, 7, 1, "") ","
+		"{\"ph\": \"f\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": 1,"
+		" \"pid\": 0, \"tid\": 7, \"ts\": 40, \"bp\": \"e\"},"
+		"{\"ph\": \"t\", \"cat\": \"async_cpu_to_gpu\", \"name\": \"x\","
+		" \"id\": 2, \"ts\": 41},"
+		"{\"ph\": \"s\", \"cat\": \"fwdbwd\", \"name\": \"fwdbwd\", \"id\": 9,"
+		" \"pid\": 1, \"tid\": 1, \"ts\": 11},"
+		"{\"ph\": \"X\", \"cat\": \"ac2g\", \"name\": \"odd\", \"ts\": 50,"
+		" \"dur\": 1}]}";
+	char *dir;
+	sqlite3 *db = open_trace(&dir, trace);
+
+	ck_assert_int_eq(ta_db_int(db, "SELECT count(*) FROM events", -1), 4);
+	ck_assert_int_eq(ta_db_int(db, "SELECT events FROM files", -1), 7);
+	ck_assert_int_eq(ta_db_int(db, "SELECT sum(idx) FROM events", -1), 0 + 2 + 5 + 6);
+	ck_assert_int_eq(ta_db_int(db, "SELECT count(*) FROM flows", -1), 1);
+	ck_assert_int_eq(ta_db_int(db, "SELECT role FROM ev WHERE event_name = 'odd'", -1),
+			 TA_ROLE_OTHER);
+	close_trace(db, dir);
+}
+END_TEST
+
 static FILE *stream_open(void *ctx)
 {
 	return ctx;
@@ -300,6 +332,7 @@ Suite *suite_more(void)
 
 	tcase_add_test(tc, test_more_launch);
 	tcase_add_test(tc, test_more_cpu_index_on_demand);
+	tcase_add_test(tc, test_more_ac2g_not_stored);
 	tcase_add_loop_test(tc, test_more_stream, 0, 2);
 	tcase_add_test(tc, test_more_queue);
 	tcase_add_test(tc, test_more_membw_residue);

@@ -3,6 +3,7 @@
  * selection, µs rounding, device-row rule and step filter differ from the
  * right ones in a handful of rules, and both versions live here. */
 #include "model_int.h"
+#include "model_id.inc"   /* TA_MODEL_ID: a checksum of the model's source */
 #include "ta_intern.h"
 
 #include <stdlib.h>
@@ -293,14 +294,16 @@ static int prepare_hta(sqlite3 *db, struct ta_error *err)
  * was launched (or started, when no launch was recorded); work launched
  * before the trace began (no call, a correlation below every call's:
  * warm-up's, which may start late, held behind a collective) is kept. */
-static const char default_dev_sql[] =
+static const char win_sql[] =
 "CREATE TEMP TABLE win AS SELECT e.rank, max(e.ts_ns) AS last_start"
 " FROM events e INDEXED BY events_ann JOIN names n ON n.name_id = e.name"
 " WHERE e.role = " TA_SQL(TA_ROLE_CPU_ANN) " AND e.rank IN (SELECT rank FROM sel_ranks)"
 "  AND n.name GLOB " STEP_GLOB " AND e.dur_ns IS NOT NULL"
 " GROUP BY e.rank HAVING count(DISTINCT e.name) >= 2;"
 /* by rank: the filter looks a rank up per row (quadratic in ranks without) */
-"CREATE INDEX temp.win_rank ON win (rank);"
+"CREATE INDEX temp.win_rank ON win (rank);";
+
+static const char default_dev_sql[] =
 /* the cut as the rows go in: a DELETE after cost a scan of every row and
  * undoing their index entries (20 of 90 ms on 200 MB); LIMIT -1 keeps the
  * inner SELECT whole, so its launch lookup runs once a row */
@@ -323,8 +326,71 @@ static const char default_dev_sql[] =
 "  WHERE w.rank = x.rank), 9223372036854775807);";
 
 
+/* Whether main.dev_rows was made by this model (info.dev_rows: its
+ * TA_MODEL_ID; another build's rows may be chosen by other rules). */
+static int dev_rows_current(sqlite3 *db)
+{
+	return ta_db_has(db, "table", "dev_rows") &&
+	       ta_db_int(db, "SELECT value = '" TA_MODEL_ID "' FROM info"
+			 " WHERE key = 'dev_rows'", 0) == 1;
+}
+
+/* The default rules' device rows cost a fifth of a cached diagnose (a
+ * launch looked up per kernel, two indexes filled), the same every run:
+ * a database that outlives the run keeps them for every rank
+ * (main.dev_rows; each rank's rows are its own, so a selection of ranks
+ * is a selection of rows), as keep_hta_rows does HTA's. */
+static int keep_dev_rows(sqlite3 *rw, void *ctx, struct ta_error *err)
+{
+	struct ta_query every = { 0, NULL, 0, 0, NULL, NULL };
+	void *memo;
+
+	(void)ctx;
+	if (dev_rows_current(rw))
+		return 0; /* another process was first */
+	memo = ta_model_kind_memo_new();
+	if (sqlite3_create_function_v2(rw, "ta_kind_known", 3, SQLITE_UTF8, memo,
+				       ta_model_sql_kind_known, NULL, NULL,
+				       ta_model_kind_memo_free) != SQLITE_OK ||
+	    sqlite3_create_function_v2(rw, "ta_kind_learn", 5, SQLITE_UTF8, memo,
+				       ta_model_sql_kind_learn, NULL, NULL,
+				       NULL) != SQLITE_OK) {
+		ta_db_failed(rw, err);
+		return -1;
+	}
+	return ta_model_select_ranks(rw, &every, err) < 0 ||
+	       ta_db_exec(rw, "DROP TABLE IF EXISTS main.dev_rows;"
+			  "DELETE FROM info WHERE key = 'dev_rows';", err) < 0 ||
+	       ta_db_exec(rw, dev_table_sql, err) < 0 ||
+	       ta_db_exec(rw, win_sql, err) < 0 ||
+	       ta_db_exec(rw, default_dev_sql, err) < 0 ||
+	       ta_db_exec(rw, "CREATE TABLE main.dev_rows AS SELECT * FROM temp.dev"
+			  " ORDER BY rowid;"
+			  "CREATE INDEX main.dev_rows_ts ON dev_rows (rank, ts);"
+			  "CREATE INDEX main.dev_rows_corr ON dev_rows (rank, correlation);"
+			  "INSERT INTO info VALUES ('dev_rows', '" TA_MODEL_ID "');",
+			  err) < 0 ? -1 : 0;
+}
+
+/* Kept in a cache entry (a user's database and shards are only read, a
+ * --no-cache one lives a run; an entry that cannot be written builds
+ * them for the run), then a view of them. */
+static int kept_dev_rows(sqlite3 *db)
+{
+	if (!dev_rows_current(db) &&
+	    (ta_db_int(db, "SELECT count(*) FROM info WHERE key = 'cache_entry'", 0) != 1 ||
+	     ta_db_write(db, keep_dev_rows, NULL, NULL) < 0))
+		return 0;
+	return ta_db_exec(db, "CREATE TEMP VIEW dev AS SELECT * FROM main.dev_rows"
+			  " WHERE rank IN (SELECT rank FROM temp.sel_ranks)", NULL) == 0;
+}
+
 int ta_model_dev(sqlite3 *db, const struct ta_query *q, struct ta_error *err)
 {
+	if (!ta_rules(q)->trace_frame && ta_db_exec(db, win_sql, err) < 0)
+		return -1;
+	if (!ta_rules(q)->trace_frame && kept_dev_rows(db))
+		return 0;
 	/* indexes first: rows arrive in (rank, ts) order, so both grow by
 	 * appending, where CREATE INDEX afterwards would sort in memory */
 	if (ta_db_exec(db, dev_table_sql, err) < 0)

@@ -143,10 +143,15 @@ static int start_over(sqlite3 *db, const struct ta_query *q,
 		ta_db_failed(db, err);
 		return -1;
 	}
-	/* hrows is a view of main.hta_rows or a table of its own */
+	/* hrows is a view of main.hta_rows or a table of its own, dev a view
+	 * of main.dev_rows or a table */
 	if (ta_db_exec(db, ta_db_int(db, "SELECT count(*) FROM sqlite_temp_master"
 				     " WHERE type = 'view' AND name = 'hrows'", 0) > 0 ?
 		       "DROP VIEW temp.hrows" : "DROP TABLE IF EXISTS temp.hrows",
+		       err) < 0 ||
+	    ta_db_exec(db, ta_db_int(db, "SELECT count(*) FROM sqlite_temp_master"
+				     " WHERE type = 'view' AND name = 'dev'", 0) > 0 ?
+		       "DROP VIEW temp.dev" : "DROP TABLE IF EXISTS temp.dev",
 		       err) < 0 ||
 	    ta_db_exec(db, "DROP VIEW IF EXISTS temp.hta_trace;"
 		       "DROP TABLE IF EXISTS temp.model_state;"

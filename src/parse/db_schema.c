@@ -25,7 +25,8 @@ const char ta_db_schema_sql[] =
 "CREATE TABLE meta (rank INTEGER, key TEXT, value TEXT);  -- value: JSON text\n"
 "-- every distinct category and name string\n"
 "CREATE TABLE names (name_id INTEGER PRIMARY KEY, name TEXT NOT NULL);\n"
-"-- every element of traceEvents (X, i, M, s, f, ... events)\n"
+"-- every element of traceEvents (X, i, M, s, f, ... events) but Kineto's\n"
+"-- ac2g flows (runtime call to GPU activity: correlation gives the pair)\n"
 "CREATE TABLE events (\n"
 TA_EVENT_COLUMNS(TA_SCHEMA_TEXT)
 ");\n"

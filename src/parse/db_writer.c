@@ -86,6 +86,7 @@ struct ta_db_feed {
 
 struct ta_db_writer {
 	sqlite3 *db;
+	int cache_entry;             /* info.cache_entry: the cache's own */
 	sqlite3_stmt *ins, *ins_multi, *ins_name, *ins_meta;
 	struct ta_intern *names;     /* every name in the database */
 	/* by statement row: the columns bound last time, to unbind the ones
@@ -145,10 +146,12 @@ static int lazy_indexes_now(struct ta_db_writer *w, unsigned which,
 }
 
 struct ta_db_writer *ta_db_writer_new(const char *path, int threaded,
-				      unsigned lazy_indexes, struct ta_error *err)
+				      unsigned lazy_indexes, int cache_entry,
+				      struct ta_error *err)
 {
 	struct ta_db_writer *w = ta_xcalloc(1, sizeof(*w));
 
+	w->cache_entry = cache_entry;
 	pthread_mutex_init(&w->db_lock, NULL);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
@@ -589,8 +592,13 @@ int ta_db_feed_event(struct ta_db_feed *f, const struct ta_event *ev)
 {
 	int64_t cat = intern_field(f, ev, TA_F_CAT);
 	int64_t name = intern_field(f, ev, TA_F_NAME);
+	int role = event_role(f, ev, cat);
 
-	ta_batch_event(&f->cur->buf, ev, cat, name, event_role(f, ev, cat));
+	if (ta_row_dropped(ev, role))
+		return 0;
+	if (role == TA_ROW_ARROW_CAT)
+		role = TA_ROLE_OTHER;
+	ta_batch_event(&f->cur->buf, ev, cat, name, role);
 	if (f->cur->buf.len >= BATCH_BYTES)
 		return submit(f);
 	return 0;
@@ -1002,7 +1010,8 @@ int ta_db_writer_finish(struct ta_db_writer *w, struct ta_error *err)
 	}
 	snprintf(sql, sizeof(sql),
 		 "INSERT INTO info VALUES ('schema_version', %d),"
-		 " ('tool_version', '%s');", TA_SCHEMA_VERSION, TA_VERSION);
+		 " ('tool_version', '%s')%s;", TA_SCHEMA_VERSION, TA_VERSION,
+		 w->cache_entry ? ", ('cache_entry', 1)" : "");
 	rc = ta_db_exec(w->db, sql, err);
 	if (rc == 0 && w->skipped.len)
 		rc = ta_db_exec(w->db, w->skipped.s, err);

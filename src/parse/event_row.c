@@ -50,8 +50,23 @@ int ta_row_role(const char *cat)
 			return TA_ROLE_CPU_OP;
 	if (strcmp(cat, "user_annotation") == 0)
 		return TA_ROLE_CPU_ANN;
+	if (strcmp(cat, "ac2g") == 0 || strcmp(cat, "async_cpu_to_gpu") == 0)
+		return TA_ROW_ARROW_CAT;
 	return strcmp(cat, "gpu_user_annotation") == 0 ? TA_ROLE_GPU_ANN :
 	       TA_ROLE_OTHER;
+}
+
+/* Kineto's ac2g flows draw each runtime call's arrow to the GPU activity
+ * it launched: the pair args.correlation already gives (the launch view),
+ * and nothing reads them (HTA drops every flow, TensorBoard reads fwdbwd
+ * alone). They were a third of a real trace's rows, so they are not
+ * stored: files.events still counts them, and idx keeps its gaps. */
+int ta_row_dropped(const struct ta_event *ev, int role)
+{
+	const struct ta_val *ph = &ev->f[TA_F_PH];
+
+	return role == TA_ROW_ARROW_CAT && ph->type == TA_VAL_TEXT && ph->len == 1 &&
+	       strchr("sft", ta_event_text(ev, TA_F_PH)[0]);
 }
 
 /* Binds a present value; returns its column bit, 0 if absent. Text stays

@@ -8,8 +8,14 @@
 
 /* INSERT INTO events of `rows` rows of parameters; the caller frees it. */
 char *ta_row_insert_sql(int rows);
-/* events.role of a category (see the schema). */
+/* events.role of a category (see the schema), or TA_ROW_ARROW_CAT. */
 int ta_row_role(const char *cat);
+/* What ta_row_role says of Kineto's runtime-to-GPU flow categories: their
+ * flow events (ph s, f, t) are not stored, their other events are, as
+ * TA_ROLE_OTHER. */
+#define TA_ROW_ARROW_CAT 100
+/* Whether the event is one of those flows: no row. */
+int ta_row_dropped(const struct ta_event *ev, int role);
 /* Binds an event as row `row` of such an insert. *bound holds the
  * columns this row of the statement had bound before (0 at first): those
  * the event leaves absent are unbound, the rest kept for next time. */

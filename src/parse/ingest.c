@@ -473,7 +473,7 @@ int ta_ingest(char *const *files, size_t n, const char *out,
 	}
 	/* an interrupted ingestion removes its unfinished database */
 	doomed = ta_cleanup_path(tmp);
-	p.w = ta_db_writer_new(tmp, jobs > 1, o->lazy_indexes, err);
+	p.w = ta_db_writer_new(tmp, jobs > 1, o->lazy_indexes, o->cache_entry, err);
 	if (p.w) {
 		run_pool(&p, jobs);
 		if (p.err_file != (size_t)-1) {

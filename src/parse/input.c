@@ -245,8 +245,7 @@ static int report_damage(sqlite3 *db, const struct ta_ingest_opts *o,
 
 	report_skipped(db);
 
-	if (ta_db_prepare(db, "SELECT path, damage, (SELECT count(*) FROM events e"
-			  " WHERE e.rank = files.rank), truncated, bad_times"
+	if (ta_db_prepare(db, "SELECT path, damage, events, truncated, bad_times"
 			  " FROM files WHERE truncated OR bad_times ORDER BY rank",
 			  &st, err) < 0)
 		return -1;
@@ -465,11 +464,16 @@ static int merge_shards(char **files, size_t n, const char *out,
 }
 
 /* Traces are parsed, shards merged. */
+/* A cache entry (one merged from a user's shards is not marked one: it
+ * builds the model's rows each run, as a user's database does). */
 static int build(char **files, size_t n, int shards, const char *out,
 		 const struct ta_ingest_opts *o, struct ta_error *err)
 {
+	struct ta_ingest_opts entry = *o;
+
+	entry.cache_entry = 1;
 	return shards ? merge_shards(files, n, out, o->lazy_indexes, err) :
-			ta_ingest(files, n, out, o, err);
+			ta_ingest(files, n, out, &entry, err);
 }
 
 /* Ingests into a private temp file that disappears once it is open. */
@@ -650,6 +654,7 @@ static int file_entries(char **files, size_t n, const char *dir,
 			struct ta_buf *said, struct ta_error *err)
 {
 	char **todo = ta_xcalloc(n + 1, sizeof(*todo)), **outs = ta_xcalloc(n + 1, sizeof(*outs));
+	struct ta_ingest_opts entry = *o;
 	size_t i, k = 0;
 	int rc;
 
@@ -669,7 +674,8 @@ static int file_entries(char **files, size_t n, const char *dir,
 	}
 	if (k && o->verbose)
 		ta_note("parsing %zu of %zu files into cache entries of their own", k, n);
-	rc = ta_shards_build(todo, outs, k, o, 1, said, err);
+	entry.cache_entry = 1;
+	rc = ta_shards_build(todo, outs, k, &entry, 1, said, err);
 	for (i = 0; rc == 0 && i < k; i++) {
 		ta_cache_added(outs[i], &todo[i], 1);
 		ta_cache_drop_older(dir, ta_cache_paths_key(&todo[i], 1), outs[i]);
