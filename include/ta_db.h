@@ -93,6 +93,11 @@ int ta_db_has(sqlite3 *db, const char *type, const char *name);
 int ta_db_write(sqlite3 *db, int (*fn)(sqlite3 *rw, void *ctx,
 				       struct ta_error *err),
 		void *ctx, struct ta_error *err);
+/* The same without waiting: fails at once when another connection
+ * writes (for what is only worth keeping, not needed). */
+int ta_db_try_write(sqlite3 *db, int (*fn)(sqlite3 *rw, void *ctx,
+					   struct ta_error *err),
+		    void *ctx, struct ta_error *err);
 
 /* Copies the rows of sql on from into table (made if absent, its columns
  * named and declared as sql's) of to, in one transaction; values keep

@@ -51,6 +51,57 @@ same "another build's dev_rows are made again" "$TMP/a" "$TMP/b"
 check "and kept" test "$(sqlite3 "$db" "SELECT value != 'another build'
 	FROM info WHERE key = 'dev_rows'")" = 1
 
+# rows of another shape (an edited entry) are made again, not read
+sqlite3 "$db" "ALTER TABLE dev_rows DROP COLUMN kind"
+$BIN idle --format csv testdata/ddp_straggler > "$TMP/b" 2>&1
+same "dev_rows of another shape are made again" "$TMP/a" "$TMP/b"
+
+# a run killed while writing the entry left its journal: rolled back
+sqlite3 "$db" "DROP TABLE dev_rows; DELETE FROM info WHERE key = 'dev_rows'"
+sqlite3 "$db" "PRAGMA cache_size = 1; BEGIN; DELETE FROM events;" \
+	".shell sleep 60" 2>/dev/null &
+holder=$!
+i=0
+while [ ! -s "$db-journal" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 0.5
+kill -9 $holder 2>/dev/null
+wait $holder 2>/dev/null
+check "a journal is left (the test's own setup)" test -s "$db-journal"
+$BIN idle --format csv testdata/ddp_straggler > "$TMP/b" 2>&1
+same "an interrupted write's journal is rolled back" "$TMP/a" "$TMP/b"
+
+# another process writing the entry: no wait, the rows built for the run
+check "and its rows kept" test "$(rows "$db")" -gt 0
+sqlite3 "$db" "DROP TABLE dev_rows; DELETE FROM info WHERE key = 'dev_rows'"
+sqlite3 "$db" "BEGIN IMMEDIATE; INSERT INTO info VALUES ('held', 1);" \
+	".shell sleep 60" "ROLLBACK;" 2>/dev/null &
+holder=$!
+sleep 1
+timeout 30 $BIN idle --format csv testdata/ddp_straggler > "$TMP/b" 2>&1
+same "an entry another process writes is not waited for" "$TMP/a" "$TMP/b"
+kill -9 $holder 2>/dev/null
+wait $holder 2>/dev/null
+
+# runs at once on a new entry: each gives the rows (one entry is kept,
+# none written over while another reads it)
+rm -rf "$TMP/cache"
+for i in 1 2 3 4 5 6; do
+	$BIN idle --format csv testdata/ddp_straggler > "$TMP/p$i" 2>&1 &
+done
+wait
+for i in 1 2 3 4 5 6; do
+	same "run $i of 6 at once on a new entry" "$TMP/a" "$TMP/p$i"
+done
+
+# a copy of an entry under another name is a user's database
+db=$(ls "$TMP"/cache/*.db)
+cp "$db" "$TMP/copy.db"
+sqlite3 "$TMP/copy.db" "DROP TABLE IF EXISTS dev_rows; DELETE FROM info WHERE key = 'dev_rows'"
+sum=$(cksum < "$TMP/copy.db")
+$BIN idle --format csv "$TMP/copy.db" > "$TMP/b" 2>&1
+same "a copied entry gives the same rows" "$TMP/a" "$TMP/b"
+check "a copied entry is not written" test "$(cksum < "$TMP/copy.db")" = "$sum"
+
 # a user's database: read, never written
 $BIN ingest -q testdata/ddp_straggler -o "$TMP/user.db"
 sum=$(cksum < "$TMP/user.db")

@@ -146,9 +146,9 @@ int ta_db_has(sqlite3 *db, const char *type, const char *name)
 	return have;
 }
 
-int ta_db_write(sqlite3 *db, int (*fn)(sqlite3 *rw, void *ctx,
-				       struct ta_error *err),
-		void *ctx, struct ta_error *err)
+static int db_write(sqlite3 *db, int (*fn)(sqlite3 *rw, void *ctx,
+					  struct ta_error *err),
+		    void *ctx, int busy_ms, struct ta_error *err)
 {
 	sqlite3 *rw = NULL;
 	const char *path = sqlite3_db_filename(db, "main");
@@ -163,12 +163,26 @@ int ta_db_write(sqlite3 *db, int (*fn)(sqlite3 *rw, void *ctx,
 		sqlite3_close(rw);
 		return -1;
 	}
-	sqlite3_busy_timeout(rw, BUSY_MS);
+	sqlite3_busy_timeout(rw, busy_ms);
 	ta_db_exec(rw, "PRAGMA temp_store = FILE", NULL);
 	rc = ta_db_exec(rw, "BEGIN IMMEDIATE", err) < 0 || fn(rw, ctx, err) < 0 ||
 	     ta_db_exec(rw, "COMMIT", err) < 0 ? -1 : 0;
 	sqlite3_close(rw); /* rolls back what was not committed */
 	return rc;
+}
+
+int ta_db_write(sqlite3 *db, int (*fn)(sqlite3 *rw, void *ctx,
+				       struct ta_error *err),
+		void *ctx, struct ta_error *err)
+{
+	return db_write(db, fn, ctx, BUSY_MS, err);
+}
+
+int ta_db_try_write(sqlite3 *db, int (*fn)(sqlite3 *rw, void *ctx,
+					   struct ta_error *err),
+		    void *ctx, struct ta_error *err)
+{
+	return db_write(db, fn, ctx, 0, err);
 }
 
 static int add_index(sqlite3 *rw, void *ctx, struct ta_error *err)
@@ -180,7 +194,9 @@ int ta_db_need_index(sqlite3 *db, enum ta_lazy_index which,
 		     struct ta_error *err)
 {
 	static const char *const names[TA_NLAZY_INDEXES] = {
-		"events_cpu", "events_thread", "events_mem", "events_flow"
+		/* the last of its entry's indexes (one made before it
+		 * was added gets it) */
+		"events_call_name", "events_thread", "events_mem", "events_flow"
 	};
 
 	if (ta_db_has(db, "index", names[which]))

@@ -326,13 +326,36 @@ static const char default_dev_sql[] =
 "  WHERE w.rank = x.rank), 9223372036854775807);";
 
 
+/* dev_table_sql's columns, in order */
+#define DEV_COLUMNS "rank,idx,name,ts,dur,stream,correlation,gbps,kind," \
+	"idle_kernel,launch_ts,ord,pid,tid,blocks_per_sm,occupancy,shared_mem"
+
 /* Whether main.dev_rows was made by this model (info.dev_rows: its
- * TA_MODEL_ID; another build's rows may be chosen by other rules). */
+ * TA_MODEL_ID; another build's rows may be chosen by other rules), in
+ * dev's shape (an edited one is made again, not read into errors). */
 static int dev_rows_current(sqlite3 *db)
 {
 	return ta_db_has(db, "table", "dev_rows") &&
 	       ta_db_int(db, "SELECT value = '" TA_MODEL_ID "' FROM info"
-			 " WHERE key = 'dev_rows'", 0) == 1;
+			 " WHERE key = 'dev_rows'", 0) == 1 &&
+	       ta_db_int(db, "SELECT group_concat(name, ',') = '" DEV_COLUMNS "'"
+			 " FROM (SELECT name FROM pragma_table_info('dev_rows')"
+			 " ORDER BY cid)", 0) == 1;
+}
+
+/* info.cache_entry of db, or NULL (not the cache's own); freed with
+ * sqlite3_free. */
+static char *entry_mark(sqlite3 *db)
+{
+	sqlite3_stmt *st = NULL;
+	char *mark = NULL;
+
+	if (sqlite3_prepare_v2(db, "SELECT value FROM info WHERE key = 'cache_entry'",
+			       -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+	    sqlite3_column_type(st, 0) == SQLITE_TEXT)
+		mark = sqlite3_mprintf("%s", (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return mark;
 }
 
 /* The default rules' device rows cost a fifth of a cached diagnose (a
@@ -343,9 +366,15 @@ static int dev_rows_current(sqlite3 *db)
 static int keep_dev_rows(sqlite3 *rw, void *ctx, struct ta_error *err)
 {
 	struct ta_query every = { 0, NULL, 0, 0, NULL, NULL };
+	char *mark = entry_mark(rw);
+	int same = mark && strcmp(mark, ctx) == 0;
 	void *memo;
 
-	(void)ctx;
+	sqlite3_free(mark);
+	if (!same) { /* the name is another file's now: not ours to write */
+		ta_error_set(err, TA_EXIT_SYSTEM, "another build of the entry");
+		return -1;
+	}
 	if (dev_rows_current(rw))
 		return 0; /* another process was first */
 	memo = ta_model_kind_memo_new();
@@ -372,24 +401,48 @@ static int keep_dev_rows(sqlite3 *rw, void *ctx, struct ta_error *err)
 			  err) < 0 ? -1 : 0;
 }
 
-/* Kept in a cache entry (a user's database and shards are only read, a
- * --no-cache one lives a run; an entry that cannot be written builds
- * them for the run), then a view of them. */
-static int kept_dev_rows(sqlite3 *db)
+/* Whether db's file is the cache entry its mark names: a copy of an
+ * entry under another name is a user's database. */
+static int is_entry(sqlite3 *db, const char *mark)
 {
-	if (!dev_rows_current(db) &&
-	    (ta_db_int(db, "SELECT count(*) FROM info WHERE key = 'cache_entry'", 0) != 1 ||
-	     ta_db_write(db, keep_dev_rows, NULL, NULL) < 0))
+	const char *path = sqlite3_db_filename(db, "main"), *base;
+	size_t n = strcspn(mark, " ");
+
+	if (!path || !path[0])
 		return 0;
-	return ta_db_exec(db, "CREATE TEMP VIEW dev AS SELECT * FROM main.dev_rows"
-			  " WHERE rank IN (SELECT rank FROM temp.sel_ranks)", NULL) == 0;
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	return strlen(base) == n && strncmp(base, mark, n) == 0;
+}
+
+/* Kept in a cache entry (a user's database and shards are only read, a
+ * --no-cache one lives a run), then a view of them. Only worth keeping:
+ * an entry that cannot be written now (read-only, another process
+ * writing it, or renamed over by a newer build of it) builds them for the
+ * run, without waiting. */
+static int kept_dev_rows(sqlite3 *db, const struct ta_query *q)
+{
+	if (!dev_rows_current(db)) {
+		char *mark = entry_mark(db);
+
+		if (mark && is_entry(db, mark))
+			ta_db_try_write(db, keep_dev_rows, mark, NULL);
+		sqlite3_free(mark);
+		if (!dev_rows_current(db))
+			return 0;
+	}
+	/* every rank: no filter, whose rank IN sent whole scans through an
+	 * index (a table seek a row: a sixth more for kernels) */
+	return ta_db_exec(db, q->ranks ? "CREATE TEMP VIEW dev AS SELECT * FROM"
+			  " main.dev_rows WHERE rank IN (SELECT rank FROM temp.sel_ranks)"
+			  : "CREATE TEMP VIEW dev AS SELECT * FROM main.dev_rows", NULL) == 0;
 }
 
 int ta_model_dev(sqlite3 *db, const struct ta_query *q, struct ta_error *err)
 {
 	if (!ta_rules(q)->trace_frame && ta_db_exec(db, win_sql, err) < 0)
 		return -1;
-	if (!ta_rules(q)->trace_frame && kept_dev_rows(db))
+	if (!ta_rules(q)->trace_frame && kept_dev_rows(db, q))
 		return 0;
 	/* indexes first: rows arrive in (rank, ts) order, so both grow by
 	 * appending, where CREATE INDEX afterwards would sort in memory */

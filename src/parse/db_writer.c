@@ -86,7 +86,7 @@ struct ta_db_feed {
 
 struct ta_db_writer {
 	sqlite3 *db;
-	int cache_entry;             /* info.cache_entry: the cache's own */
+	char *cache_entry;           /* info.cache_entry: the cache's own */
 	sqlite3_stmt *ins, *ins_multi, *ins_name, *ins_meta;
 	struct ta_intern *names;     /* every name in the database */
 	/* by statement row: the columns bound last time, to unbind the ones
@@ -146,12 +146,12 @@ static int lazy_indexes_now(struct ta_db_writer *w, unsigned which,
 }
 
 struct ta_db_writer *ta_db_writer_new(const char *path, int threaded,
-				      unsigned lazy_indexes, int cache_entry,
+				      unsigned lazy_indexes, const char *cache_entry,
 				      struct ta_error *err)
 {
 	struct ta_db_writer *w = ta_xcalloc(1, sizeof(*w));
 
-	w->cache_entry = cache_entry;
+	w->cache_entry = cache_entry ? ta_xstrdup(cache_entry) : NULL;
 	pthread_mutex_init(&w->db_lock, NULL);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
@@ -999,7 +999,7 @@ static void stop_thread(struct ta_db_writer *w)
 
 int ta_db_writer_finish(struct ta_db_writer *w, struct ta_error *err)
 {
-	char sql[128];
+	char *sql;
 	int rc;
 
 	stop_thread(w);
@@ -1008,11 +1008,16 @@ int ta_db_writer_finish(struct ta_db_writer *w, struct ta_error *err)
 		ta_db_writer_abort(w);
 		return -1;
 	}
-	snprintf(sql, sizeof(sql),
-		 "INSERT INTO info VALUES ('schema_version', %d),"
-		 " ('tool_version', '%s')%s;", TA_SCHEMA_VERSION, TA_VERSION,
-		 w->cache_entry ? ", ('cache_entry', 1)" : "");
+	sql = sqlite3_mprintf("INSERT INTO info VALUES ('schema_version', %d),"
+			      " ('tool_version', '%q');", TA_SCHEMA_VERSION, TA_VERSION);
 	rc = ta_db_exec(w->db, sql, err);
+	sqlite3_free(sql);
+	if (rc == 0 && w->cache_entry) {
+		sql = sqlite3_mprintf("INSERT INTO info VALUES ('cache_entry', %Q);",
+				      w->cache_entry);
+		rc = ta_db_exec(w->db, sql, err);
+		sqlite3_free(sql);
+	}
 	if (rc == 0 && w->skipped.len)
 		rc = ta_db_exec(w->db, w->skipped.s, err);
 	if (rc == 0)
@@ -1048,5 +1053,6 @@ void ta_db_writer_abort(struct ta_db_writer *w)
 	sqlite3_finalize(w->ins_meta);
 	sqlite3_close(w->db);
 	ta_intern_free(w->names);
+	free(w->cache_entry);
 	free(w);
 }

@@ -13,9 +13,9 @@ struct ta_parse_result;
 /* Creates a new database at path (which must not be in use). threaded:
  * SQLite runs on a thread of its own, beside the parsers; lazy_indexes:
  * bits 1 << enum ta_lazy_index, those to build while loading; cache_entry:
- * it is the cache's own (info.cache_entry, ta_ingest_opts). */
+ * NULL, or info.cache_entry's value: the cache's own (ta_ingest_opts). */
 struct ta_db_writer *ta_db_writer_new(const char *path, int threaded,
-				      unsigned lazy_indexes, int cache_entry,
+				      unsigned lazy_indexes, const char *cache_entry,
 				      struct ta_error *err);
 /* Starts a file. Feeds of different files may be used from different
  * threads at once; one feed from one thread. rank is provisional. */

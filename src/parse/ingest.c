@@ -7,6 +7,7 @@
 #include "ta_parse.h"
 #include "parse_int.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* One file's progress through the pool. */
@@ -441,9 +443,37 @@ int ta_jobs(const struct ta_ingest_opts *o)
 	return o->jobs > 0 ? o->jobs : ta_cores();
 }
 
+/* A cache entry is put in place only where none is: a process reading
+ * the one there may add to it (dev_rows), through its name, and a rename
+ * over it would send that write, and its journal, to another file. The
+ * same traces give the same rows: a build that comes second is dropped.
+ * -1: no hard links here; the caller renames. */
+static int place_entry(const char *tmp, const char *out)
+{
+	if (link(tmp, out) < 0 && errno != EEXIST)
+		return -1;
+	unlink(tmp);
+	return 0;
+}
+
+/* info.cache_entry of a cache entry: its file's name and a number of this
+ * build of it, so that a command adding to the entry writes into the file
+ * it read (the same name, not a copy given by path) and not a newer build
+ * of it that another process renamed over the name meanwhile. */
+static void entry_mark(const char *out, char *mark, size_t len)
+{
+	const char *base = strrchr(out, '/');
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(mark, len, "%s %lld.%09ld.%ld", base ? base + 1 : out,
+		 (long long)ts.tv_sec, ts.tv_nsec, (long)getpid());
+}
+
 int ta_ingest(char *const *files, size_t n, const char *out,
 	      const struct ta_ingest_opts *o, struct ta_error *err)
 {
+	char mark[320];
 	struct pool p = { .files = files, .n = n, .o = o, .err_file = (size_t)-1 };
 	int jobs = ta_jobs(o);
 	char *tmp = NULL;
@@ -473,7 +503,10 @@ int ta_ingest(char *const *files, size_t n, const char *out,
 	}
 	/* an interrupted ingestion removes its unfinished database */
 	doomed = ta_cleanup_path(tmp);
-	p.w = ta_db_writer_new(tmp, jobs > 1, o->lazy_indexes, o->cache_entry, err);
+	if (o->cache_entry)
+		entry_mark(out, mark, sizeof(mark));
+	p.w = ta_db_writer_new(tmp, jobs > 1, o->lazy_indexes,
+			       o->cache_entry ? mark : NULL, err);
 	if (p.w) {
 		run_pool(&p, jobs);
 		if (p.err_file != (size_t)-1) {
@@ -495,7 +528,9 @@ int ta_ingest(char *const *files, size_t n, const char *out,
 	if (o->progress)
 		o->progress(NULL, -1, p.events, p.nseen, n);
 	ta_db_writer_abort(p.w);
-	if (rc == 0 && rename(tmp, out) < 0) {
+	if (rc == 0 && o->cache_entry && place_entry(tmp, out) == 0) {
+		/* in place, or another process's build of it already was */
+	} else if (rc == 0 && rename(tmp, out) < 0) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "cannot rename '%s' to '%s'",
 			     tmp, out);
 		rc = -1;

@@ -503,6 +503,38 @@ static int open_uncached(char **files, size_t n, int shards,
 	return rc;
 }
 
+/* path's rollback journal: the name SQLite gives it */
+static void journal_of(const char *path, char *out, size_t len)
+{
+	snprintf(out, len, "%s-journal", path);
+}
+
+static void unlink_journal(const char *path)
+{
+	char j[PATH_MAX + 16];
+
+	journal_of(path, j, sizeof(j));
+	unlink(j);
+}
+
+/* A journal beside the entry: an interrupted write, rolled back by the
+ * first connection that may write (what SQLite does when it opens it);
+ * where the cache cannot be written, the open that follows says so. */
+static void rollback_journal(const char *path)
+{
+	char j[PATH_MAX + 16];
+	sqlite3 *rw = NULL;
+
+	journal_of(path, j, sizeof(j));
+	if (access(j, F_OK) != 0)
+		return;
+	if (sqlite3_open_v2(path, &rw, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK) {
+		sqlite3_busy_timeout(rw, 2000);
+		sqlite3_exec(rw, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+	}
+	sqlite3_close(rw);
+}
+
 /* The cache directory, made if missing; else why not. */
 static const char *cache_dir(char *dir, size_t len)
 {
@@ -769,6 +801,10 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 	if (access(cached, F_OK) == 0) {
 		struct ta_error why_not = { 0, "" };
 
+		/* a run killed while adding to the entry left its journal:
+		 * a read-only connection cannot roll it back, one that may
+		 * write does (as it would if that run had failed) */
+		rollback_journal(cached);
 		if (ta_db_open(cached, db, &why_not) == 0) {
 			if (o->verbose)
 				ta_note("using the cached database '%s'", cached);
@@ -783,6 +819,7 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 		ta_warn("cached database is damaged (%s); rebuilding it",
 			why_not.msg);
 		unlink(cached);
+		unlink_journal(cached);
 	}
 	if ((why = cache_unwritable(dir)) != NULL)
 		goto uncached;
