@@ -76,6 +76,13 @@ static inline int64_t ta_add_sat(int64_t a, int64_t b)
 	return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
 }
 
+static inline int64_t ta_sub_sat(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	return __builtin_sub_overflow(a, b, &r) ? (b < 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
 void ta_buf_grow(struct ta_buf *b, size_t extra);
 
 /* Appends n bytes; inline, since the parser calls it for every value. */

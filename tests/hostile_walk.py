@@ -160,14 +160,15 @@ check("sync ops with text starts: overlap as undamaged", a[0] == 0 and a == b)
 # an edited database: kernels of near int64's largest duration; each
 # command that adds times answers without overflowing (UBSan, under make
 # sanitize, stops at the first signed overflow: roofline, diagnose,
-# overview, ops and modules each had some)
+# overview, ops, modules and temporal's span each had some)
 huge = os.path.join(TMP, "huge.db")
 subprocess.run([BIN, "ingest", "-q", "testdata/gpt2_train", "-o", huge], check=True)
 with sqlite3.connect(huge) as c:
     c.execute("UPDATE events SET dur_ns = 9223372036854775000 WHERE role = 1 AND correlation IN"
               " (SELECT correlation FROM events WHERE role = 1 ORDER BY dur_ns DESC LIMIT 2)")
 for cmd in (["diagnose"], ["roofline"], ["roofline", "--by", "step"], ["overview"], ["ops"],
-            ["modules"], ["critical-path"], ["report", "--html", os.path.join(TMP, "huge.html")]):
+            ["modules"], ["critical-path"], ["temporal", "--window", "span"],
+            ["report", "--html", os.path.join(TMP, "huge.html")]):
     rc, _, err = run(*cmd, "-q", huge)
     check("durations near int64's largest: %s (exit %d%s)" % (" ".join(cmd), rc,
                                                               ": " + err.strip()[:80] if rc else ""),

@@ -7,7 +7,8 @@
 
 void ta_union_add(struct ta_union *u, int64_t ts, int64_t dur)
 {
-	int64_t end = ts + dur;
+	/* held at int64's ends: an edited database's times may be any */
+	int64_t end = ta_add_sat(ts, dur);
 	int first = u->n == 0;
 
 	if (u->streaming && (first || ts > u->cummax)) {
@@ -17,7 +18,8 @@ void ta_union_add(struct ta_union *u, int64_t ts, int64_t dur)
 			u->cap = 1;
 			u->n = 1;
 		} else {
-			u->closed += u->v[0].end - u->v[0].start;
+			u->closed = ta_add_sat(u->closed,
+					       ta_sub_sat(u->v[0].end, u->v[0].start));
 		}
 		u->v[0].start = ts;
 		u->v[0].end = end;
@@ -52,7 +54,7 @@ int64_t ta_union_length(const struct ta_union *u)
 	size_t i;
 
 	for (i = 0; i < u->n; i++)
-		len += u->v[i].end - u->v[i].start;
+		len = ta_add_sat(len, ta_sub_sat(u->v[i].end, u->v[i].start));
 	return len;
 }
 
@@ -187,7 +189,7 @@ static void compact(struct ta_sweeper *s, size_t i)
 	if (done == 0 || (done < 256 && done * 2 < u->n))
 		return;
 	for (k = 0; k < done; k++)
-		s->dropped[i] += u->v[k].end - u->v[k].start;
+		s->dropped[i] = ta_add_sat(s->dropped[i], ta_sub_sat(u->v[k].end, u->v[k].start));
 	memmove(u->v, u->v + done, (u->n - done) * sizeof(*u->v));
 	u->n -= done;
 	s->next_start[i] -= done;

@@ -51,11 +51,12 @@ static void add_rank(struct ta_table *t, int64_t rank, struct ta_union *all,
 		ta_table_note(t, "rank %lld: no GPU activity", (long long)rank);
 		return;
 	}
-	window = w1 >= w0 ? w1 - w0 :
-		 ta_union_last_end(all) - ta_union_first_start(all);
-	idle = window - ta_union_length(all);
+	/* held at int64's ends: an edited database's times may be any */
+	window = w1 >= w0 ? ta_sub_sat(w1, w0) :
+		 ta_sub_sat(ta_union_last_end(all), ta_union_first_start(all));
+	idle = ta_sub_sat(window, ta_union_length(all));
 	comp = ta_union_length(compute);
-	non = window - comp - idle;
+	non = ta_sub_sat(ta_sub_sat(window, comp), idle);
 	ta_table_set_real(t, r, 1, (double)idle / 1000.0);
 	ta_table_set_real(t, r, 2, (double)comp / 1000.0);
 	ta_table_set_real(t, r, 3, (double)non / 1000.0);

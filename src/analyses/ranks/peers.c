@@ -251,7 +251,7 @@ static void clock_offsets(struct ta_peers *p, const struct member *m, size_t n)
 				p->readings[m[k].ri]++;
 				if (k != first)
 					pr[np++] = (struct clock_pair){ m[first].ri, m[k].ri,
-						(double)(m[k].end - m[first].end) };
+						(double)m[k].end - (double)m[first].end };
 			}
 	}
 	ta_qsort(pr, np, sizeof(*pr), cmp_clock_pair);
