@@ -360,9 +360,10 @@ static char *entry_mark(sqlite3 *db)
 
 /* The default rules' device rows cost a fifth of a cached diagnose (a
  * launch looked up per kernel, two indexes filled), the same every run:
- * a database that outlives the run keeps them for every rank
- * (main.dev_rows; each rank's rows are its own, so a selection of ranks
- * is a selection of rows), as keep_hta_rows does HTA's. */
+ * a cache entry keeps them for every rank (main.dev_rows; each rank's
+ * rows are its own, so a selection of ranks is a selection of rows), as
+ * keep_hta_rows does HTA's. ctx: the entry's mark as the reading
+ * connection saw it; another file under its name is left alone. */
 static int keep_dev_rows(sqlite3 *rw, void *ctx, struct ta_error *err)
 {
 	struct ta_query every = { 0, NULL, 0, 0, NULL, NULL };
