@@ -345,7 +345,7 @@ static int dev_rows_current(sqlite3 *db)
 
 /* info.cache_entry of db, or NULL (not the cache's own); freed with
  * sqlite3_free. */
-static char *entry_mark(sqlite3 *db)
+static char *read_mark(sqlite3 *db)
 {
 	sqlite3_stmt *st = NULL;
 	char *mark = NULL;
@@ -367,7 +367,7 @@ static char *entry_mark(sqlite3 *db)
 static int keep_dev_rows(sqlite3 *rw, void *ctx, struct ta_error *err)
 {
 	struct ta_query every = { 0, NULL, 0, 0, NULL, NULL };
-	char *mark = entry_mark(rw);
+	char *mark = read_mark(rw);
 	int same = mark && strcmp(mark, ctx) == 0;
 	void *memo;
 
@@ -424,7 +424,7 @@ static int is_entry(sqlite3 *db, const char *mark)
 static int kept_dev_rows(sqlite3 *db, const struct ta_query *q)
 {
 	if (!dev_rows_current(db)) {
-		char *mark = entry_mark(db);
+		char *mark = read_mark(db);
 
 		if (mark && is_entry(db, mark))
 			ta_db_try_write(db, keep_dev_rows, mark, NULL);

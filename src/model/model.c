@@ -118,6 +118,19 @@ static void free_name_memo(void *m)
 	ta_name_memo_free(m);
 }
 
+/* Drops temp.name, a view or a table (DROP TABLE of a view fails). */
+static int drop_view_or_table(sqlite3 *db, const char *name, struct ta_error *err)
+{
+	char sql[128];
+	int view;
+
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM sqlite_temp_master"
+		 " WHERE type = 'view' AND name = '%s'", name);
+	view = ta_db_int(db, sql, 0) > 0;
+	snprintf(sql, sizeof(sql), "DROP %s IF EXISTS temp.%s", view ? "VIEW" : "TABLE", name);
+	return ta_db_exec(db, sql, err);
+}
+
 /* A new query: what an earlier one built goes. */
 static int start_over(sqlite3 *db, const struct ta_query *q,
 		      struct ta_error *err)
@@ -145,17 +158,10 @@ static int start_over(sqlite3 *db, const struct ta_query *q,
 	}
 	/* hrows is a view of main.hta_rows or a table of its own, dev a view
 	 * of main.dev_rows or a table */
-	if (ta_db_exec(db, ta_db_int(db, "SELECT count(*) FROM sqlite_temp_master"
-				     " WHERE type = 'view' AND name = 'hrows'", 0) > 0 ?
-		       "DROP VIEW temp.hrows" : "DROP TABLE IF EXISTS temp.hrows",
-		       err) < 0 ||
-	    ta_db_exec(db, ta_db_int(db, "SELECT count(*) FROM sqlite_temp_master"
-				     " WHERE type = 'view' AND name = 'dev'", 0) > 0 ?
-		       "DROP VIEW temp.dev" : "DROP TABLE IF EXISTS temp.dev",
-		       err) < 0 ||
+	if (drop_view_or_table(db, "hrows", err) < 0 ||
+	    drop_view_or_table(db, "dev", err) < 0 ||
 	    ta_db_exec(db, "DROP VIEW IF EXISTS temp.hta_trace;"
 		       "DROP TABLE IF EXISTS temp.model_state;"
-		       "DROP TABLE IF EXISTS temp.dev;"
 		       "DROP TABLE IF EXISTS temp.win;"
 		       "DROP TABLE IF EXISTS temp.cpu_corr;"
 		       "DROP TABLE IF EXISTS temp.hta_enqueue;"

@@ -463,9 +463,9 @@ static int merge_shards(char **files, size_t n, const char *out,
 	return rc;
 }
 
-/* Traces are parsed, shards merged. */
-/* A cache entry (one merged from a user's shards is not marked one: it
- * builds the model's rows each run, as a user's database does). */
+/* A cache entry: traces parsed, or shards merged (an entry merged from a
+ * user's shards is not marked one: it builds the model's rows each run,
+ * as a user's database does). */
 static int build(char **files, size_t n, int shards, const char *out,
 		 const struct ta_ingest_opts *o, struct ta_error *err)
 {
