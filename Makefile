@@ -76,7 +76,7 @@ src/parse/gzread.o: src/parse/.inflater
 MODEL_ID_SRC := $(wildcard src/model/*.c src/model/*.h include/*.h)
 src/model/model_id.inc: $(MODEL_ID_SRC)
 	printf '#define TA_MODEL_ID "%s"\n' "$$(cat $(MODEL_ID_SRC) | cksum | cut -d' ' -f1)" > $@
-src/model/dev.o: src/model/model_id.inc
+src/model/dev.o src/model/keep.o: src/model/model_id.inc
 
 $(TEST_BIN): $(TEST_SRC) tests/check_main.h libtraceanalyze.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -Itests -o $@ $(TEST_SRC) libtraceanalyze.a \

@@ -48,4 +48,17 @@ void ta_cache_drop_older(const char *dir, uint64_t paths_key, const char *keep);
 void ta_cache_added(const char *db, char **files, size_t n);
 void ta_cache_evict(const char *dir, int64_t max, const char *keep);
 
+/* A whole check of a database (ta_db_validate: every page read) costs a
+ * second per 100 MB, every command: one that passed is remembered in the
+ * cache (DIR/checked/) by what stat says of the file (device, inode,
+ * size, modification and change times). ta_cache_checked: 1 when the
+ * file is unchanged since a check passed. ta_cache_note_checked: remember
+ * that one passed now; a file changed in the last two seconds is not
+ * remembered (a change in the same tick would not show), unless ours: we
+ * wrote it just now (ingest -o). */
+int ta_cache_checked(const char *db);
+void ta_cache_note_checked(const char *db, int ours);
+/* Every note of dir's (cache clear). */
+void ta_cache_forget_checks(const char *dir);
+
 #endif

@@ -64,8 +64,11 @@ void ta_db_global_init(void);
 int ta_db_open(const char *path, sqlite3 **db, struct ta_error *err);
 /* What an open database holds, checked once before a command reads a
  * database or shard it did not make in this run: integer ranks (exactly
- * one file when one_rank: a shard), every event's rank one of them. */
-int ta_db_validate(sqlite3 *db, const char *path, int one_rank, struct ta_error *err);
+ * one file when one_rank: a shard), every event's rank one of them, and
+ * every page sound. With memo, a file unchanged since a check passed is
+ * not read again (ta_cache_checked), and one that passes is noted. */
+int ta_db_validate(sqlite3 *db, const char *path, int one_rank, int memo,
+		   struct ta_error *err);
 
 /* Makes sure a lazy index exists: a cached database is written without
  * them, and gets each when first needed. */
@@ -100,7 +103,8 @@ int ta_db_try_write(sqlite3 *db, int (*fn)(sqlite3 *rw, void *ctx,
 		    void *ctx, struct ta_error *err);
 
 /* Copies the rows of sql on from into table (made if absent, its columns
- * named and declared as sql's) of to, in one transaction; values keep
+ * named and declared as sql's) of to, in one transaction (the caller's
+ * when to is in one: the caller commits); values keep
  * their types. How a shard's small views travel between processes. */
 int ta_db_copy_rows(sqlite3 *from, const char *sql, sqlite3 *to,
 		    const char *table, struct ta_error *err);

@@ -20,6 +20,9 @@ struct ta_ingest_opts {
 	 * add to it what later runs reuse (the model's dev_rows); a user's
 	 * database or shards are only read, a --no-cache one lives a run */
 	int cache_entry;
+	/* optional: run on the finished database before it is put in place
+	 * (ingest -o: what later commands read, made once, ta_model_keep) */
+	int (*finish)(const char *path, struct ta_error *err);
 	/* optional: told of progress (bytes of file i of n); done < 0 at the
 	 * end, with the total events read in total */
 	void (*progress)(const char *path, int64_t done, int64_t total,

@@ -137,6 +137,23 @@ int ta_model_prepare(sqlite3 *db, const struct ta_query *q, unsigned need,
  * the coll, traits and job's start that connection's model uses. */
 int ta_model_export_coll(sqlite3 *db, const struct ta_query *q,
 			 const char *path, struct ta_error *err);
+/* The tables ta_model_export_coll writes (coll, traits, clock), named
+ * with prefix, into out (in a transaction of out's, or each in one of its
+ * own), from db's model (TA_NEED_COLL prepared). */
+int ta_model_save_part(sqlite3 *db, sqlite3 *out, const char *prefix,
+		       struct ta_error *err);
+/* Into the finished database at path, before it is put in place (ingest
+ * -o): the model's device rows, and for a shard its part, for the
+ * commands that read it later (keep.c). */
+int ta_model_keep(const char *path, struct ta_error *err);
+/* A cache entry of one rank keeps its part for its next run (db's model
+ * prepared with TA_NEED_COLL for q; only a part q's rules fit is kept). */
+void ta_model_keep_part(sqlite3 *db, const struct ta_query *q);
+/* A shard's kept part (ta_model_keep) into out as ta_model_export_coll
+ * writes it: 1; 0 when it has none this build made for q's rules (then
+ * export it), -1 on an error. */
+int ta_model_read_part(sqlite3 *shard, const struct ta_query *q, sqlite3 *out,
+		       struct ta_error *err);
 /* Whether db is a shard with every shard's parts attached as "peers"
  * (shard_run.c): then coll, the traits and the job's start are the job's. */
 int ta_model_gathered(sqlite3 *db);
@@ -162,8 +179,9 @@ struct ta_traits {
 /* The job's traits: every rank's (on a shard with the gathered parts
  * attached, "peers": every shard's). */
 int ta_model_traits(sqlite3 *db, struct ta_traits *t, struct ta_error *err);
-/* db's own traits as table traits of out (a shard's part, gathered). */
-int ta_model_save_traits(sqlite3 *db, sqlite3 *out, struct ta_error *err);
+/* db's own traits as table `table` of out (a shard's part, gathered). */
+int ta_model_save_traits(sqlite3 *db, sqlite3 *out, const char *table,
+			 struct ta_error *err);
 
 /* 0 when a selected rank kept a ProfilerStep#N, lo <= N <= hi (the model
  * prepared); else err, exit 3, names the kept steps (--step N of a step

@@ -38,7 +38,12 @@ check "over the cap the least recently used goes" '[ "$(entries)" = 2 ] && ! gre
 TRACEANALYZE_CACHE_MAX=1K $BIN temporal -q "$TMP/b" >/dev/null
 check "the new entry stays even past the cap" '[ "$(entries)" = 1 ] && grep -q "$TMP/b/" "$TRACEANALYZE_CACHE_DIR"/*.src'
 check "a cap that is not a size is warned about" 'TRACEANALYZE_CACHE_MAX=lots $BIN temporal --no-cache "$TMP/a" >/dev/null && TRACEANALYZE_CACHE_MAX=lots $BIN temporal "$TMP/c" 2>&1 >/dev/null | grep -q "not a size"'
+# a database given as PATH whose whole check passed is noted (checked/)
+$BIN ingest -q "$TMP/c" -o "$TMP/c.db"
+$BIN temporal -q "$TMP/c.db" >/dev/null
+check "a database checked is noted" '[ "$(ls "$TRACEANALYZE_CACHE_DIR"/checked | wc -l)" = 1 ]'
 check "clear removes every entry" '$BIN cache clear | grep -q "removed 2 entries" && [ "$(entries)" = 0 ]'
+check "... and the notes of checks" '[ ! -e "$TRACEANALYZE_CACHE_DIR"/checked ]'
 check "cache --help" '$BIN cache --help | grep -q "prune"'
 check "a bad verb is a usage error" '$BIN cache purge 2>/dev/null; [ $? = 2 ]'
 echo "cache: $pass passed, $fail failed"

@@ -108,4 +108,24 @@ sum=$(cksum < "$TMP/user.db")
 $BIN idle --format csv "$TMP/user.db" > "$TMP/b" 2>&1
 same "a user's database gives the same rows" "$TMP/a" "$TMP/b"
 check "a user's database is not written" test "$(cksum < "$TMP/user.db")" = "$sum"
+
+# a cache entry of one file (-j 2 on a directory) keeps its part of a
+# cross-rank command the first time one is exported from it; the join
+# reads the parts after, with the same table
+$BIN stragglers -q -j 1 --no-cache --format csv testdata/ddp_straggler > "$TMP/a" 2>&1
+for run in first again; do
+	TRACEANALYZE_CACHE_DIR="$TMP/parts" $BIN stragglers -q -j 2 --format csv \
+		testdata/ddp_straggler > "$TMP/b" 2>&1
+	same "stragglers, an entry per file ($run)" "$TMP/a" "$TMP/b"
+done
+n=0
+for db in "$TMP"/parts/*.db; do
+	[ "$(sqlite3 "$db" "select count(*) from info where key = 'part'")" = 1 ] && n=$((n + 1))
+done
+check "each file's entry keeps its part ($n)" test "$n" = 2
+# what the join reads is the kept part: emptied, a rank's collectives go
+for db in "$TMP"/parts/*.db; do sqlite3 "$db" "delete from part_coll"; done
+TRACEANALYZE_CACHE_DIR="$TMP/parts" $BIN stragglers -q -j 2 --format csv \
+	testdata/ddp_straggler > "$TMP/b" 2>&1
+check "the kept parts are what the join reads" sh -c "! cmp -s '$TMP/a' '$TMP/b'"
 finish

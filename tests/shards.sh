@@ -300,10 +300,43 @@ check "two shards of one rank: exit 3, named" test $? = 3
 check "... the message says so" grep -q "a second shard of rank 0" "$TMP/err"
 rm "$TMP/fsdp2/again.tadb"
 
+# ingest -o keeps in each shard the model's device rows and its part of
+# a cross-rank command (#37): the join reads the parts (no process a
+# shard), and the table is the same; a part another build made is not read
+d="$TMP/part"
+ls testdata/ddp_straggler/*.json.gz | xargs -P 2 -I{} $BIN ingest -q {} -o "$d/"
+for db in "$d"/*.tadb; do
+	check "ingest -o: $db keeps dev_rows and its part" test "$(sqlite3 "$db" \
+		"select count(*) from info where key in ('dev_rows', 'part')")" = 2
+done
+for c in comms stragglers; do
+	$BIN $c -q --format csv testdata/ddp_straggler > "$TMP/a"
+	$BIN $c -q --format csv "$d" > "$TMP/b"
+	same "$c from the shards' kept parts" "$TMP/a" "$TMP/b"
+done
+# what the join reads is the part: emptied, the rank's collectives go
+sqlite3 "$d/rank-1.pt.trace.tadb" "delete from part_coll"
+$BIN stragglers -q --format csv "$d" > "$TMP/b" 2> /dev/null
+check "an emptied part is what the join reads" sh -c "! cmp -s '$TMP/a' '$TMP/b'"
+# under another build's id it is made again, as without it
+sqlite3 "$d/rank-1.pt.trace.tadb" "update info set value = 'x' where key = 'part'"
+$BIN stragglers -q --format csv "$d" > "$TMP/b"
+same "another build's part is made again" "$TMP/a" "$TMP/b"
+# --no-cache: no note of the check in the cache
+TRACEANALYZE_CACHE_DIR="$TMP/nc" $BIN ingest -q --no-cache \
+	testdata/ddp_straggler/rank-1.pt.trace.json.gz -o "$TMP/nc_shards/"
+check "ingest -o --no-cache notes nothing in the cache" test ! -e "$TMP/nc/checked"
+
 # a shard damaged in the middle (a page of its events overwritten) is
-# the input's fault wherever it is found: exit 3 naming it, never 4
+# the input's fault wherever it is found: exit 3 naming it, never 4. The
+# check that passed when ingest wrote it (noted in the cache, not racy
+# after two seconds) does not hold for the file changed since.
 mkdir -p "$TMP/dmg"
 ls testdata/ddp_straggler/*.json.gz | xargs -P 2 -I{} $BIN ingest -q {} -o "$TMP/dmg/"
+check "ingest -o notes its shards as checked" test "$(ls "$TMP/cache/checked" | wc -l)" -ge 2
+sleep 2
+$BIN temporal -q "$TMP/dmg" > /dev/null
+check "whole shards noted as checked: read" test $? = 0
 python3 -c "import sys; f = open(sys.argv[1], 'r+b'); f.seek(4 * 65536); f.write(bytes(range(256)) * 64)" \
 	"$TMP/dmg/rank-1.pt.trace.tadb"
 for c in temporal diagnose stragglers; do
@@ -312,6 +345,14 @@ for c in temporal diagnose stragglers; do
 	check "a damaged shard: $c exits 3 (got $rc)" test $rc = 3
 	check "... naming it" grep -q "rank-1.pt.trace.tadb': damaged database" "$TMP/err"
 done
+
+# the note is by what stat says, not by name: a shard edited since its
+# check passed (more than two seconds after it was written) is checked
+# again, and an event moved to a rank the shard is not of is found
+sqlite3 "$TMP/part/rank-0.pt.trace.tadb" "update events set rank = 7 where rowid = 5"
+$BIN temporal -q "$TMP/part" > /dev/null 2> "$TMP/err"
+check "a shard edited since its check passed: exit 3" test $? = 3
+check "... checked again" grep -q "events of rank '7' in the shard of rank 0" "$TMP/err"
 
 # writers killed with -9 midway, 20 times, in random order: only whole
 # shards are ever read, and writing again makes the job whole

@@ -31,7 +31,7 @@ static void usage(FILE *out)
 	      "         (written by an older traceanalyze), and the traces (default)\n"
 	      "  prune  remove stale and unknown entries, then the least recently used\n"
 	      "         while the cache is over $TRACEANALYZE_CACHE_MAX (default 2G)\n"
-	      "  clear  remove every entry\n", out);
+	      "  clear  remove every entry, and the notes of databases checked\n", out);
 }
 
 static void when(time_t t, char *buf, size_t len)
@@ -121,6 +121,8 @@ static int prune(const char *dir, int all)
 		if ((all || v[i].state != TA_CACHE_CURRENT) && ta_cache_remove(v[i].db) == 0)
 			gone++, freed += (double)v[i].bytes;
 	ta_cache_entries_free(v, n);
+	if (all)  /* and what it noted of checks passed */
+		ta_cache_forget_checks(dir);
 	if (!all && ta_cache_entries(dir, &v, &n) == 0) { /* then the cap */
 		double before = 0, after = 0;
 		struct ta_cache_entry *w;

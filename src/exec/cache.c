@@ -303,3 +303,97 @@ void ta_cache_evict(const char *dir, int64_t max, const char *keep)
 		}
 	ta_cache_entries_free(v, n);
 }
+
+/* DIR/checked/HASH: what stat said of a database when a whole check of it
+ * passed, with its absolute path (two paths of one hash are told apart). */
+static int checked_name(const char *db, char *memo, size_t len, char *line,
+			size_t line_len, int *racy)
+{
+	char dir[PATH_MAX - 64], abs[PATH_MAX];
+	struct stat sb;
+	struct timespec now;
+
+	if (ta_cache_dir(dir, sizeof(dir)) < 0 || stat(db, &sb) < 0 || !S_ISREG(sb.st_mode))
+		return -1;
+	absolute(db, abs, sizeof(abs));
+	snprintf(memo, len, "%s/checked/%016llx", dir,
+		 (unsigned long long)fnv(1469598103934665603ULL, abs));
+	snprintf(line, line_len, "1 %llu %llu %lld %lld.%09ld %lld.%09ld %s\n",
+		 (unsigned long long)sb.st_dev, (unsigned long long)sb.st_ino,
+		 (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
+		 sb.st_mtim.tv_nsec, (long long)sb.st_ctim.tv_sec, sb.st_ctim.tv_nsec,
+		 abs);
+	/* changed within the last two seconds: a change in the same tick of
+	 * the file system's clock after this stat would look the same (git's
+	 * "racily clean" files) */
+	clock_gettime(CLOCK_REALTIME, &now);
+	*racy = now.tv_sec - sb.st_mtim.tv_sec < 2 || now.tv_sec - sb.st_ctim.tv_sec < 2;
+	return 0;
+}
+
+int ta_cache_checked(const char *db)
+{
+	char memo[PATH_MAX], line[PATH_MAX + 128], kept[PATH_MAX + 128];
+	int racy, fd, same = 0;
+	ssize_t n;
+
+	if (checked_name(db, memo, sizeof(memo), line, sizeof(line), &racy) < 0 || racy ||
+	    (fd = open(memo, O_RDONLY | O_NOFOLLOW)) < 0)
+		return 0;
+	n = read(fd, kept, sizeof(kept) - 1);
+	if (n > 0) {
+		kept[n] = '\0';
+		same = strcmp(kept, line) == 0;
+	}
+	close(fd);
+	return same;
+}
+
+void ta_cache_note_checked(const char *db, int ours)
+{
+	char memo[PATH_MAX], tmp[PATH_MAX + 16], line[PATH_MAX + 128], *slash;
+	int racy, fd, ok;
+	size_t len;
+
+	if (checked_name(db, memo, sizeof(memo), line, sizeof(line), &racy) < 0 ||
+	    (racy && !ours))
+		return;
+	/* the cache and its checked/, made when first needed */
+	slash = strrchr(memo, '/');
+	*slash = '\0';
+	if (mkdir(memo, 0755) < 0 && errno == ENOENT) {
+		char *up = strrchr(memo, '/');
+
+		*up = '\0';
+		mkdir(memo, 0755);
+		*up = '/';
+		mkdir(memo, 0755);
+	}
+	*slash = '/';
+	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", memo);
+	if ((fd = mkstemp(tmp)) < 0)
+		return;  /* a read-only cache: checked again next time */
+	len = strlen(line);
+	ok = write(fd, line, len) == (ssize_t)len;
+	if (close(fd) < 0 || !ok || rename(tmp, memo) < 0)
+		unlink(tmp);
+}
+
+void ta_cache_forget_checks(const char *dir)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/checked", dir);
+	if (!(d = opendir(path)))
+		return;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.' || strlen(e->d_name) > 2) {
+			snprintf(path, sizeof(path), "%s/checked/%s", dir, e->d_name);
+			unlink(path);
+		}
+	closedir(d);
+	snprintf(path, sizeof(path), "%s/checked", dir);
+	rmdir(path);
+}

@@ -1,5 +1,6 @@
 /* Opening a finished database, and SQLite helpers shared by all layers. */
 #include "ta_db.h"
+#include "ta_cache.h"
 #include "ta_files.h"
 
 #include <errno.h>
@@ -446,12 +447,15 @@ static int check_pages(sqlite3 *db, const char *path, struct ta_error *err)
 	return rc == SQLITE_ROW ? 0 : -1;
 }
 
-int ta_db_validate(sqlite3 *db, const char *path, int one_rank, struct ta_error *err)
+int ta_db_validate(sqlite3 *db, const char *path, int one_rank, int memo,
+		   struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	char shown[48];
 	int rc;
 
+	if (memo && ta_cache_checked(path))
+		return 0;
 	if (check_pages(db, path, err) < 0)
 		return -1;
 
@@ -493,6 +497,8 @@ int ta_db_validate(sqlite3 *db, const char *path, int one_rank, struct ta_error 
 		unreadable(db, path, err);
 	}
 	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE && memo)
+		ta_cache_note_checked(path, 0);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -519,7 +525,7 @@ int ta_db_copy_rows(sqlite3 *from, const char *sql, sqlite3 *to,
 	sqlite3_stmt *st = NULL, *ins = NULL;
 	struct ta_buf q = { 0 };
 	char *create;
-	int i, n, rc = -1, step;
+	int i, n, rc = -1, step, own;
 
 	if (ta_db_prepare(from, sql, &st, err) < 0)
 		return -1;
@@ -529,7 +535,9 @@ int ta_db_copy_rows(sqlite3 *from, const char *sql, sqlite3 *to,
 	for (i = 0; i < n; i++)
 		ta_buf_adds(&q, i ? ", ?" : "?");
 	ta_buf_adds(&q, ")");
-	if (ta_db_exec(to, create, err) == 0 && ta_db_exec(to, "BEGIN", err) == 0 &&
+	/* in a transaction of the caller's, the caller commits */
+	own = sqlite3_get_autocommit(to);
+	if (ta_db_exec(to, create, err) == 0 && (!own || ta_db_exec(to, "BEGIN", err) == 0) &&
 	    ta_db_prepare(to, q.s, &ins, err) == 0) {
 		while ((step = sqlite3_step(st)) == SQLITE_ROW) {
 			/* values as they are: their types are the table's own */
@@ -539,10 +547,10 @@ int ta_db_copy_rows(sqlite3 *from, const char *sql, sqlite3 *to,
 				break;
 			sqlite3_reset(ins);
 		}
-		rc = step == SQLITE_DONE ? ta_db_exec(to, "COMMIT", err)
+		rc = step == SQLITE_DONE ? (own ? ta_db_exec(to, "COMMIT", err) : 0)
 			: step == SQLITE_ROW ? ta_db_done(to, SQLITE_ERROR, err)
 			: ta_db_done(from, step, err);
-		if (rc < 0)
+		if (rc < 0 && own)
 			sqlite3_exec(to, "ROLLBACK", NULL, NULL, NULL);
 	}
 	sqlite3_finalize(ins);

@@ -261,43 +261,86 @@ static int export_coll(sqlite3 *db, const struct ta_query *q, void *ctx,
  * traits, its earliest time. */
 static const char *const part_tables[] = { "coll", "traits", "clock" };
 
-/* Every shard's collectives, in rank order, into DIR/peers.db. */
+/* Whether shard s keeps a part q may read (ta_model_keep): then it is
+ * read from there, not made by a process of its own. */
+static int has_part(const struct shard *s, const struct ta_query *q)
+{
+	struct ta_error err = { 0, "" };
+	sqlite3 *db = NULL, *none = NULL;
+	int ok;
+
+	if (ta_db_open(s->path, &db, &err) < 0)
+		return 0;
+	/* into no database: only whether it would be read */
+	ok = sqlite3_open(":memory:", &none) == SQLITE_OK &&
+	     ta_model_read_part(db, q, none, &err) == 1;
+	sqlite3_close(none);
+	sqlite3_close(db);
+	return ok;
+}
+
+/* Shard i's part into peers: kept in the shard, or exported to DIR. */
+static int copy_part(const struct shard *s, int kept, const struct ta_query *q,
+		     const char *dir, sqlite3 *peers, struct ta_error *err)
+{
+	char path[PATH_MAX];
+	sqlite3 *part = NULL;
+	size_t t;
+	int ok;
+
+	if (kept) {
+		ok = ta_db_open(s->path, &part, err) == 0 &&
+		     ta_model_read_part(part, q, peers, err) == 1;
+		sqlite3_close(part);
+		return ok;
+	}
+	coll_part(path, sizeof(path), dir, s->rank);
+	ok = sqlite3_open_v2(path, &part, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK;
+	for (t = 0; ok && t < sizeof(part_tables) / sizeof(*part_tables); t++) {
+		char sql[64];
+
+		snprintf(sql, sizeof(sql), "SELECT * FROM %s", part_tables[t]);
+		ok = ta_db_copy_rows(part, sql, peers, part_tables[t], err) == 0;
+	}
+	sqlite3_close(part);
+	unlink(path);
+	return ok;
+}
+
+/* Every shard's collectives, in rank order, into DIR/peers.db: each
+ * shard's kept part, or else exported by a process of its own. */
 static int gather_coll(const struct ta_cli *cli, const struct ta_query *q,
 		       const struct shard *s, size_t n, const char *dir)
 {
 	struct job j = { export_coll, (void *)dir, q, NULL, 1, "collectives" };
 	struct ta_table *none = NULL;
 	struct ta_error err = { 0, "" };
+	struct shard *made = ta_xcalloc(n + 1, sizeof(*made));
+	int *kept = ta_xcalloc(n + 1, sizeof(*kept));
 	char path[PATH_MAX];
 	sqlite3 *peers = NULL;
-	size_t i;
-	int ok = run_all(cli, &j, s, n, &none);
+	size_t i, nmade = 0;
+	int ok = 1;
 
+	for (i = 0; i < n; i++)
+		if (!(kept[i] = has_part(&s[i], q)))
+			made[nmade++] = s[i];
+	if (nmade)
+		ok = run_all(cli, &j, made, nmade, &none);
 	ta_table_free(none);
 	snprintf(path, sizeof(path), "%s/peers.db", dir);
 	ok = ok && sqlite3_open_v2(path, &peers, SQLITE_OPEN_READWRITE |
 				   SQLITE_OPEN_CREATE, NULL) == SQLITE_OK &&
 	     ta_db_exec(peers, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF",
 			&err) == 0;
-	for (i = 0; ok && i < n; i++) {
-		sqlite3 *part = NULL;
-		size_t t;
-
-		coll_part(path, sizeof(path), dir, s[i].rank);
-		ok = sqlite3_open_v2(path, &part, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK;
-		for (t = 0; ok && t < sizeof(part_tables) / sizeof(*part_tables); t++) {
-			char sql[64];
-
-			snprintf(sql, sizeof(sql), "SELECT * FROM %s", part_tables[t]);
-			ok = ta_db_copy_rows(part, sql, peers, part_tables[t], &err) == 0;
-		}
-		sqlite3_close(part);
-		unlink(path);
-	}
+	for (i = 0; ok && i < n; i++)
+		ok = copy_part(&s[i], kept[i], q, dir, peers, &err);
 	/* matched here once, not again in every shard (a cost per shard
 	 * that grows with the ranks) */
 	ok = ok && ta_peers_save(peers, &err) == 0;
 	sqlite3_close(peers);
+	free(made);
+	free(kept);
 	return ok;
 }
 
@@ -357,17 +400,17 @@ struct ta_shards {
 struct check_work {
 	struct shard *s;
 	size_t n;
-	int given;
+	int given, memo;     /* the user's shards; checks remembered */
 	atomic_size_t next;
 	atomic_int bad;
 };
 
-static int check_one(struct shard *s, int given)
+static int check_one(struct shard *s, int given, int memo)
 {
 	sqlite3 *db = NULL;
 	struct ta_error err = { 0, "" };
 	int ok = ta_db_open(s->path, &db, &err) == 0 &&
-		 (!given || ta_db_validate(db, s->path, 1, &err) == 0) &&
+		 (!given || ta_db_validate(db, s->path, 1, memo, &err) == 0) &&
 		 ta_db_get_int(db, "SELECT rank FROM files", -1, &s->rank, &err) == 0 &&
 		 ta_db_int(db, "SELECT count(*) FROM files WHERE truncated OR bad_times",
 			   0) == 0;
@@ -382,14 +425,14 @@ static void *check_some(void *arg)
 	size_t i;
 
 	while (!atomic_load(&w->bad) && (i = atomic_fetch_add(&w->next, 1)) < w->n)
-		if (!check_one(&w->s[i], w->given))
+		if (!check_one(&w->s[i], w->given, w->memo))
 			atomic_store(&w->bad, 1);
 	return NULL;
 }
 
-static int check_all(struct shard *s, size_t n, int given, int jobs)
+static int check_all(struct shard *s, size_t n, int given, int memo, int jobs)
 {
-	struct check_work w = { s, n, given, 0, 0 };
+	struct check_work w = { s, n, given, memo, 0, 0 };
 	pthread_t tid[64];
 	size_t nt = (size_t)(jobs < 1 ? 1 : jobs), i, started = 0;
 
@@ -433,7 +476,7 @@ struct ta_shards *ta_shards_open(const struct ta_cli *cli)
 	sh->said = said;
 	for (i = 0; i < n; i++)
 		sh->s[i].path = paths[i];
-	ok = check_all(sh->s, n, given, ta_jobs(&cli->ingest));
+	ok = check_all(sh->s, n, given, !cli->ingest.no_cache, ta_jobs(&cli->ingest));
 	if (ok)
 		ta_qsort(sh->s, n, sizeof(*sh->s), by_rank);
 	for (i = 1; ok && i < n; i++)

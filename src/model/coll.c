@@ -31,6 +31,7 @@
  * peers, which need not be selected. On a shard, every shard's (below). */
 #include "model_int.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const char coll_sql[] =
@@ -129,6 +130,22 @@ int ta_model_coll(sqlite3 *db, struct ta_error *err)
 	return ta_db_exec(db, ta_model_gathered(db) ? peers_coll_sql : coll_sql, err);
 }
 
+int ta_model_save_part(sqlite3 *db, sqlite3 *out, const char *prefix,
+		       struct ta_error *err)
+{
+	char coll[64], traits[64], clock[64];
+
+	snprintf(coll, sizeof(coll), "%scoll", prefix);
+	snprintf(traits, sizeof(traits), "%straits", prefix);
+	snprintf(clock, sizeof(clock), "%sclock", prefix);
+	/* and what advice asks of the whole job (traits.c), and where the
+	 * job's clock starts (series relative to it: ta_model_min_ts) */
+	return ta_db_copy_rows(db, "SELECT * FROM temp.coll", out, coll, err) < 0 ||
+	       ta_model_save_traits(db, out, traits, err) < 0 ||
+	       ta_db_copy_rows(db, "SELECT min(min_ts_ns) AS min_ts_ns FROM files",
+			       out, clock, err) < 0 ? -1 : 0;
+}
+
 int ta_model_export_coll(sqlite3 *db, const struct ta_query *q,
 			 const char *path, struct ta_error *err)
 {
@@ -137,6 +154,7 @@ int ta_model_export_coll(sqlite3 *db, const struct ta_query *q,
 
 	if (rc < 0)
 		return -1;
+	ta_model_keep_part(db, q);  /* a cache entry's, for its next run */
 	if (sqlite3_open_v2(path, &out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
 			    NULL) != SQLITE_OK) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "'%s': %s", path,
@@ -147,14 +165,7 @@ int ta_model_export_coll(sqlite3 *db, const struct ta_query *q,
 	/* a scratch file of this run: nothing to journal */
 	rc = ta_db_exec(out, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF", err);
 	if (rc == 0)
-		rc = ta_db_copy_rows(db, "SELECT * FROM temp.coll", out, "coll", err);
-	/* and what advice asks of the whole job (traits.c), and where the
-	 * job's clock starts (series relative to it: ta_model_min_ts) */
-	if (rc == 0)
-		rc = ta_model_save_traits(db, out, err);
-	if (rc == 0)
-		rc = ta_db_copy_rows(db, "SELECT min(min_ts_ns) AS min_ts_ns FROM files",
-				     out, "clock", err);
+		rc = ta_model_save_part(db, out, "", err);
 	sqlite3_close(out);
 	return rc;
 }

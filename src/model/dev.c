@@ -360,22 +360,15 @@ static char *read_mark(sqlite3 *db)
 
 /* The default rules' device rows cost a fifth of a cached diagnose (a
  * launch looked up per kernel, two indexes filled), the same every run:
- * a cache entry keeps them for every rank (main.dev_rows; each rank's
- * rows are its own, so a selection of ranks is a selection of rows), as
- * keep_hta_rows does HTA's. ctx: the entry's mark as the reading
- * connection saw it; another file under its name is left alone. */
-static int keep_dev_rows(sqlite3 *rw, void *ctx, struct ta_error *err)
+ * a database the tool made keeps them for every rank (main.dev_rows; each
+ * rank's rows are its own, so a selection of ranks is a selection of
+ * rows), as keep_hta_rows does HTA's: a cache entry from its first run
+ * that reads them, ingest -o's output when it is written (keep.c). */
+int ta_model_write_dev_rows(sqlite3 *rw, struct ta_error *err)
 {
 	struct ta_query every = { 0, NULL, 0, 0, NULL, NULL };
-	char *mark = read_mark(rw);
-	int same = mark && strcmp(mark, ctx) == 0;
 	void *memo;
 
-	sqlite3_free(mark);
-	if (!same) { /* the name is another file's now: not ours to write */
-		ta_error_set(err, TA_EXIT_SYSTEM, "another build of the entry");
-		return -1;
-	}
 	if (dev_rows_current(rw))
 		return 0; /* another process was first */
 	memo = ta_model_kind_memo_new();
@@ -416,6 +409,46 @@ static int is_entry(sqlite3 *db, const char *mark)
 	return strlen(base) == n && strncmp(base, mark, n) == 0;
 }
 
+struct entry_write {
+	const char *mark;   /* the entry's mark as the reading connection saw it */
+	int (*fn)(sqlite3 *rw, void *arg, struct ta_error *err);
+	void *arg;
+};
+
+/* Another file under the entry's name is left alone. */
+static int write_entry(sqlite3 *rw, void *ctx, struct ta_error *err)
+{
+	const struct entry_write *w = ctx;
+	char *mark = read_mark(rw);
+	int same = mark && strcmp(mark, w->mark) == 0;
+
+	sqlite3_free(mark);
+	if (!same) { /* the name is another file's now: not ours to write */
+		ta_error_set(err, TA_EXIT_SYSTEM, "another build of the entry");
+		return -1;
+	}
+	return w->fn(rw, w->arg, err);
+}
+
+void ta_model_write_entry(sqlite3 *db, int (*fn)(sqlite3 *rw, void *arg,
+						   struct ta_error *err), void *arg)
+{
+	char *mark = read_mark(db);
+
+	if (mark && is_entry(db, mark)) {
+		struct entry_write w = { mark, fn, arg };
+
+		ta_db_try_write(db, write_entry, &w, NULL);
+	}
+	sqlite3_free(mark);
+}
+
+static int write_dev(sqlite3 *rw, void *arg, struct ta_error *err)
+{
+	(void)arg;
+	return ta_model_write_dev_rows(rw, err);
+}
+
 /* Kept in a cache entry (a user's database and shards are only read, a
  * --no-cache one lives a run), then a view of them. Only worth keeping:
  * an entry that cannot be written now (read-only, another process
@@ -424,11 +457,7 @@ static int is_entry(sqlite3 *db, const char *mark)
 static int kept_dev_rows(sqlite3 *db, const struct ta_query *q)
 {
 	if (!dev_rows_current(db)) {
-		char *mark = read_mark(db);
-
-		if (mark && is_entry(db, mark))
-			ta_db_try_write(db, keep_dev_rows, mark, NULL);
-		sqlite3_free(mark);
+		ta_model_write_entry(db, write_dev, NULL);
 		if (!dev_rows_current(db))
 			return 0;
 	}

@@ -11,6 +11,14 @@ int ta_model_select_ranks(sqlite3 *db, const struct ta_query *q,
 			  struct ta_error *err);
 /* dev and win (HTA: hrows too), by the query's rules. */
 int ta_model_dev(sqlite3 *db, const struct ta_query *q, struct ta_error *err);
+/* main.dev_rows and its info on a connection that may write, in its
+ * transaction: the default rules' dev for every rank, kept (dev.c). */
+int ta_model_write_dev_rows(sqlite3 *rw, struct ta_error *err);
+/* fn(rw, arg) in a transaction of a second connection, without waiting,
+ * when db is the cache's own entry (info.cache_entry) and still the file
+ * its name holds: what a later run reuses; anything else is only read. */
+void ta_model_write_entry(sqlite3 *db, int (*fn)(sqlite3 *rw, void *arg,
+						   struct ta_error *err), void *arg);
 /* step_win and span (window.c): by the steps, or first to last GPU work. */
 int ta_model_windows(sqlite3 *db, int by_steps, struct ta_error *err);
 /* The views of the model, by the default rules or HTA's. */

@@ -5,6 +5,8 @@
  * so it costs a scan of the distinct names, not of the events. */
 #include "ta_model.h"
 
+#include <stdio.h>
+
 static const char traits_sql[] =
 	"SELECT"
 	" EXISTS (SELECT 1 FROM names WHERE name GLOB 'cudaGraphLaunch*'"
@@ -41,16 +43,20 @@ int ta_model_traits(sqlite3 *db, struct ta_traits *t, struct ta_error *err)
 	return rc == SQLITE_ROW ? 0 : ta_db_done(db, rc, err);
 }
 
-int ta_model_save_traits(sqlite3 *db, sqlite3 *out, struct ta_error *err)
+int ta_model_save_traits(sqlite3 *db, sqlite3 *out, const char *table,
+			 struct ta_error *err)
 {
 	struct ta_traits t;
 	sqlite3_stmt *st = NULL;
+	char create[128], insert[128];
 	int rc;
 
-	if (ta_model_traits(db, &t, err) < 0 ||
-	    ta_db_exec(out, "CREATE TABLE traits (graphs, triton, pinned,"
-		       " loader_workers, stacks)", err) < 0 ||
-	    ta_db_prepare(out, "INSERT INTO traits VALUES (?, ?, ?, ?, ?)", &st, err) < 0)
+	snprintf(create, sizeof(create), "CREATE TABLE main.%s (graphs, triton, pinned,"
+		 " loader_workers, stacks)", table);
+	snprintf(insert, sizeof(insert), "INSERT INTO main.%s VALUES (?, ?, ?, ?, ?)",
+		 table);
+	if (ta_model_traits(db, &t, err) < 0 || ta_db_exec(out, create, err) < 0 ||
+	    ta_db_prepare(out, insert, &st, err) < 0)
 		return -1;
 	sqlite3_bind_int(st, 1, t.graphs);
 	sqlite3_bind_int(st, 2, t.triton);

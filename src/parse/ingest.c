@@ -528,6 +528,8 @@ int ta_ingest(char *const *files, size_t n, const char *out,
 	if (o->progress)
 		o->progress(NULL, -1, p.events, p.nseen, n);
 	ta_db_writer_abort(p.w);
+	if (rc == 0 && o->finish)
+		rc = o->finish(tmp, err);
 	if (rc == 0 && o->cache_entry && place_entry(tmp, out) == 0) {
 		/* in place, or another process's build of it already was */
 	} else if (rc == 0 && rename(tmp, out) < 0) {

@@ -278,7 +278,8 @@ static int open_checked(const char *path, const struct ta_ingest_opts *o,
 {
 	if (ta_db_open(path, db, err) < 0)
 		return -1;
-	if (ta_db_validate(*db, path, 0, err) < 0 || report_damage(*db, o, err) < 0) {
+	if (ta_db_validate(*db, path, 0, !o->no_cache, err) < 0 ||
+	    report_damage(*db, o, err) < 0) {
 		sqlite3_close(*db);
 		*db = NULL;
 		return -1;

@@ -55,7 +55,7 @@ static int shard_rank(struct shard *s, struct ta_error *err)
 	int rc = ta_db_open(s->path, &db, err);
 
 	if (rc == 0)
-		rc = ta_db_validate(db, s->path, 1, err);
+		rc = ta_db_validate(db, s->path, 1, 0, err);
 	if (rc == 0)
 		rc = ta_db_get_int(db, "SELECT rank FROM files", -1, &s->rank, err);
 	sqlite3_close(db);
