@@ -150,7 +150,7 @@ valgrind: traceanalyze $(TEST_BIN)
 # parallel ingestion under ThreadSanitizer: make DEVELOPER=1 SANITIZE=thread tsan
 tsan: traceanalyze $(TEST_BIN)
 	TSAN_OPTIONS="halt_on_error=1" TA_CHECK_LIGHT=1 CK_RUN_SUITE=split ./$(TEST_BIN)
-	TSAN_OPTIONS="halt_on_error=1" sh tests/jobs.sh
+	TSAN_OPTIONS="halt_on_error=1" JOBS_LIGHT=1 sh tests/jobs.sh
 	TSAN_OPTIONS="halt_on_error=1" python3 tests/bad/corpus.py
 	@# the golden cases that read several files (threads at work)
 	TSAN_OPTIONS="halt_on_error=1" GOLDEN_ONLY='ddp_|fsdp2|two_ranks|copies|tb_gloo|-j|--jobs|shards|TMP' sh tests/golden.sh
