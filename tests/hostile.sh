@@ -102,7 +102,7 @@ for sig in KILL XCPU USR1; do
 	$BIN ingest -q - -o "$TMP/k.db" <"$TMP/feed" &
 	kpid=$!
 	n=0
-	while [ "$(ls "$TMP"/k.db.tmp.* 2>/dev/null | wc -l)" -lt "$([ $sig = KILL ] && echo 1 || echo 2)" ] && [ $n -lt 100 ]; do
+	while [ "$(ls "$TMP"/k.db.tmp.* 2>/dev/null | wc -l)" -lt "$([ $sig = KILL ] && echo 1 || echo 2)" ] && [ $n -lt 300 ]; do
 		sleep 0.1; n=$((n + 1))
 	done
 	kill -$sig $kpid 2>/dev/null; wait $kpid 2>/dev/null

@@ -136,48 +136,20 @@ struct launch_row {
 	int has_ts;
 };
 
-/* The rank's launches, as the default rules' launch view gives them: the
- * runtime calls in (correlation, event) order, the last of each kept (a
- * join of every kernel with the view was a third of the path's loading).
- * The walk's model holds every rank: calls has each. */
-static int load_launches(sqlite3 *db, int64_t rank, struct launch_row **out, size_t *n,
-			 struct ta_error *err)
+/* A runtime call as a launch (the default rules' launch view: the calls
+ * in (correlation, event) order, the last of each correlation kept; a join
+ * of every kernel with the view was a third of the path's loading). */
+static void add_launch(struct launch_row **v, size_t *n, size_t *cap, int64_t c,
+		       int64_t ts, int64_t end, int64_t tid, int has_ts)
 {
-	sqlite3_stmt *st = NULL;
-	struct launch_row *v = NULL;
-	size_t cap = 0;
-	int rc;
-
-	*n = 0;
-	if (ta_db_prepare(db, "SELECT correlation, ts, ts + dur, tid FROM calls"
-			  " WHERE rank = ? AND correlation != -1 ORDER BY correlation, idx",
-			  &st, err) < 0)
-		return -1;
-	sqlite3_bind_int64(st, 1, rank);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t c = sqlite3_column_int64(st, 0);
-
-		if (sqlite3_column_type(st, 0) != SQLITE_INTEGER)
-			continue;   /* text: no kernel's integer matches it */
-		if (!*n || v[*n - 1].correlation != c) {
-			if (*n == cap) {
-				cap = cap ? 2 * cap : 1024;
-				v = ta_xrealloc(v, cap * sizeof(*v));
-			}
-			(*n)++;
+	if (!*n || (*v)[*n - 1].correlation != c) {
+		if (*n == *cap) {
+			*cap = *cap ? 2 * *cap : 1024;
+			*v = ta_xrealloc(*v, *cap * sizeof(**v));
 		}
-		v[*n - 1] = (struct launch_row){ c, sqlite3_column_int64(st, 1),
-			sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
-			sqlite3_column_type(st, 1) != SQLITE_NULL };
+		(*n)++;
 	}
-	sqlite3_finalize(st);
-	*out = v;
-	if (ta_db_done(db, rc, err) < 0) {
-		free(v);
-		*out = NULL;
-		return -1;
-	}
-	return 0;
+	(*v)[*n - 1] = (struct launch_row){ c, ts, end, tid, has_ts };
 }
 
 static const struct launch_row *find_launch(const struct launch_row *v, size_t n, int64_t c)
@@ -217,11 +189,11 @@ static void add_kernel(struct cp_rank *r, size_t *cap, sqlite3_stmt *st, int64_t
 
 /* The rank's kernels in start order, each with its launch call. HTA's
  * rules have a launch view of their own: joined in SQL. */
-static int load_kernels(sqlite3 *db, struct cp_rank *r, int hta, struct ta_error *err)
+static int load_kernels(sqlite3 *db, struct cp_rank *r, int hta,
+			const struct launch_row *calls, size_t ncalls, struct ta_error *err)
 {
-	struct launch_row *calls = NULL;
 	sqlite3_stmt *st = NULL;
-	size_t cap = 0, ncalls = 0;
+	size_t cap = 0;
 	int rc;
 
 	if (hta ? ta_db_prepare(db, "SELECT d.ts, d.ts + d.dur, d.stream, d.kind, d.name,"
@@ -230,14 +202,11 @@ static int load_kernels(sqlite3 *db, struct cp_rank *r, int hta, struct ta_error
 				" ON l.rank = d.rank AND l.correlation = d.correlation"
 				" AND d.correlation != -1 WHERE d.rank = ? AND " KERNEL_KINDS
 				" ORDER BY d.ts", &st, err) < 0 :
-	    load_launches(db, r->rank, &calls, &ncalls, err) < 0 ||
 	    ta_db_prepare(db, "SELECT d.ts, d.ts + d.dur, d.stream, d.kind, d.name,"
 			  " d.correlation, typeof(d.correlation) = 'integer', NULL, d.idx,"
 			  " d.pid, d.tid FROM dev d WHERE d.rank = ? AND " KERNEL_KINDS
-			  " ORDER BY d.ts", &st, err) < 0) {
-		free(calls);
+			  " ORDER BY d.ts", &st, err) < 0)
 		return -1;
-	}
 	sqlite3_bind_int64(st, 1, r->rank);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const struct launch_row *l;
@@ -254,7 +223,6 @@ static int load_kernels(sqlite3 *db, struct cp_rank *r, int hta, struct ta_error
 			   l && l->has_ts);
 	}
 	sqlite3_finalize(st);
-	free(calls);
 	return ta_db_done(db, rc, err);
 }
 
@@ -359,30 +327,42 @@ static const struct call_kind *call_kind(sqlite3_stmt *name, struct call_kind **
 	return &(*v)[(*n)++];
 }
 
-/* The rank's runtime calls whose name is a label's (named), sorted here:
- * SQL's sort of every call with its name's text was a sixth of the path
- * on a DDP rank. */
+/* The rank's runtime calls whose name is a label's (named), sorted here
+ * (SQL's sort of every call with its name's text was a sixth of the path
+ * on a DDP rank), and its launches (add_launch), from one scan of its
+ * calls in (correlation, event) order: two were a twentieth of diagnose. */
 static int load_calls(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named,
+		      struct launch_row **launches, size_t *nlaunches,
 		      struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL, *name = NULL;
 	struct call_kind *kinds = NULL;
-	size_t cap = 0, nkinds = 0;
+	size_t cap = 0, nkinds = 0, lcap = 0;
 	int rc;
 
+	*launches = NULL;
+	*nlaunches = 0;
 	if (ta_db_prepare(db, "SELECT name FROM label WHERE name_id = ?", &name, err) < 0 ||
-	    ta_db_prepare(db, "SELECT c.tid, c.ts, c.ts + c.dur, c.name, c.idx FROM calls c"
-			  " WHERE c.rank = ? AND c.ts IS NOT NULL AND c.dur IS NOT NULL",
-			  &st, err) < 0) {
+	    ta_db_prepare(db, "SELECT c.tid, c.ts, c.ts + c.dur, c.name, c.idx,"
+			  " c.correlation, c.dur IS NOT NULL FROM calls c"
+			  " WHERE c.rank = ? ORDER BY c.correlation, c.idx", &st, err) < 0) {
 		sqlite3_finalize(name);
 		return -1;
 	}
 	sqlite3_bind_int64(st, 1, r->rank);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const struct call_kind *k;
+		int has_ts = sqlite3_column_type(st, 1) != SQLITE_NULL;
 
+		/* text: no kernel's integer matches it */
+		if (sqlite3_column_type(st, 5) == SQLITE_INTEGER &&
+		    sqlite3_column_int64(st, 5) != -1)
+			add_launch(launches, nlaunches, &lcap, sqlite3_column_int64(st, 5),
+				   sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+				   sqlite3_column_int64(st, 0), has_ts);
 		/* a name that is no label's was left out (a join) */
-		if (sqlite3_column_type(st, 3) != SQLITE_INTEGER ||
+		if (!has_ts || !sqlite3_column_int(st, 6) ||
+		    sqlite3_column_type(st, 3) != SQLITE_INTEGER ||
 		    !ta_ids_has(named, sqlite3_column_int64(st, 3)))
 			continue;
 		k = call_kind(name, &kinds, &nkinds, sqlite3_column_int64(st, 3));
@@ -397,15 +377,20 @@ static int load_calls(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named
 	sqlite3_finalize(st);
 	sqlite3_finalize(name);
 	free(kinds);
-	if (ta_db_done(db, rc, err) < 0)
+	if (ta_db_done(db, rc, err) < 0) {
+		free(*launches);
+		*launches = NULL;
 		return -1;
+	}
 	ta_qsort(r->calls, r->ncalls, sizeof(*r->calls), cmp_call);
 	return 0;
 }
 
-static int load_host(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
+/* named: the names that are a label's (load_calls read the calls). */
+static int load_host(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named,
+		     struct ta_error *err)
 {
-	struct ta_ids steps, named;
+	struct ta_ids steps;
 	sqlite3_stmt *st = NULL;
 	size_t cap = 0;
 	int rc;
@@ -416,21 +401,11 @@ static int load_host(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 	if (ta_ids_read(db, "SELECT name_id FROM label WHERE name GLOB"
 			" 'ProfilerStep#*'", &steps, err) < 0)
 		return -1;
-	if (ta_ids_read(db, "SELECT name_id FROM label", &named, err) < 0) {
-		free(steps.v);
-		return -1;
-	}
-	if (load_calls(db, r, &named, err) < 0) {
-		free(steps.v);
-		free(named.v);
-		return -1;
-	}
 	if (ta_db_prepare(db, "SELECT h.tid, h.ts, h.ts + h.dur, h.name, h.role,"
 			  " h.idx, h.pid, typeof(h.pid) = 'integer' AND"
 			  " typeof(h.tid) = 'integer' FROM host h WHERE h.rank = ?"
 			  " AND h.dur IS NOT NULL AND h.tid IS NOT NULL", &st, err) < 0) {
 		free(steps.v);
-		free(named.v);
 		return -1;
 	}
 	sqlite3_bind_int64(st, 1, r->rank);
@@ -439,7 +414,7 @@ static int load_host(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 		/* a name that is no label's was left out (a join) */
 		int id = sqlite3_column_type(st, 3) == SQLITE_INTEGER, step;
 
-		if (!id || !ta_ids_has(&named, sqlite3_column_int64(st, 3)))
+		if (!id || !ta_ids_has(named, sqlite3_column_int64(st, 3)))
 			continue;
 		step = ta_ids_has(&steps, sqlite3_column_int64(st, 3));
 
@@ -463,7 +438,6 @@ static int load_host(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 	}
 	sqlite3_finalize(st);
 	free(steps.v);
-	free(named.v);
 	if (ta_db_done(db, rc, err) < 0)
 		return -1;
 	/* sorted here, not by SQL: SQLite's sort of a rank's every op spilled
@@ -484,18 +458,28 @@ static int load_host(sqlite3 *db, struct cp_rank *r, struct ta_error *err)
 
 static int load_rank(sqlite3 *db, struct cp_rank *r, int hta, struct ta_error *err)
 {
+	struct launch_row *launches = NULL;
+	struct ta_ids named = { NULL, 0 };
+	size_t nlaunches = 0;
 	char sql[128];
+	int rc;
 
 	if (r->loaded)
 		return 0;
 	r->loaded = 1;
 	snprintf(sql, sizeof(sql), "SELECT min(first_ts) FROM rank_span WHERE rank = %lld",
 		 (long long)r->rank);
-	if (load_kernels(db, r, hta, err) < 0 || load_host(db, r, err) < 0 ||
-	    ta_db_get_int(db, sql, INT64_MIN, &r->first_ts, err) < 0)
-		return -1;
-	link_kernels(r);
-	return 0;
+	/* HTA's rules join their own launch view (load_kernels) */
+	rc = ta_ids_read(db, "SELECT name_id FROM label", &named, err) < 0 ||
+	     load_calls(db, r, &named, &launches, &nlaunches, err) < 0 ||
+	     load_kernels(db, r, hta, launches, hta ? 0 : nlaunches, err) < 0 ||
+	     load_host(db, r, &named, err) < 0 ||
+	     ta_db_get_int(db, sql, INT64_MIN, &r->first_ts, err) < 0 ? -1 : 0;
+	free(launches);
+	free(named.v);
+	if (rc == 0)
+		link_kernels(r);
+	return rc;
 }
 
 static void free_rank(struct cp_rank *r)
