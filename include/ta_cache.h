@@ -51,14 +51,20 @@ void ta_cache_evict(const char *dir, int64_t max, const char *keep);
 /* A whole check of a database (ta_db_validate: every page read) costs a
  * second per 100 MB, every command: one that passed is remembered in the
  * cache (DIR/checked/) by what stat says of the file (device, inode,
- * size, modification and change times). ta_cache_checked: 1 when the
- * file is unchanged since a check passed. ta_cache_note_checked: remember
- * that one passed now; a file changed in the last two seconds is not
- * remembered (a change in the same tick would not show), unless ours: we
- * wrote it just now (ingest -o). */
-int ta_cache_checked(const char *db);
-void ta_cache_note_checked(const char *db, int ours);
-/* Every note of dir's (cache clear). */
-void ta_cache_forget_checks(const char *dir);
+ * size, modification and change times) and the kind of check (1: a
+ * shard's, 0: a database's). ta_cache_checked: 1 when the file is
+ * unchanged since a check of that kind or more passed.
+ * ta_cache_note_checked: remember one that passed now; a file changed in
+ * the last two seconds is not remembered (a change in the same tick would
+ * not show). ta_cache_note_written: remember the database this process
+ * just wrote and put in place (fd still open on it: the name must still
+ * be that file), checked by being written. */
+int ta_cache_checked(const char *db, int kind);
+void ta_cache_note_checked(const char *db, int kind);
+void ta_cache_note_written(const char *db, int fd, int kind);
+/* The notes of dir's: every one (cache clear, all), or those of files
+ * gone or changed since and leftovers of killed writers (cache prune);
+ * never a name the cache did not give, nor through a link. */
+void ta_cache_forget_checks(const char *dir, int all);
 
 #endif

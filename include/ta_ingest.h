@@ -23,6 +23,9 @@ struct ta_ingest_opts {
 	/* optional: run on the finished database before it is put in place
 	 * (ingest -o: what later commands read, made once, ta_model_keep) */
 	int (*finish)(const char *path, struct ta_error *err);
+	/* once in place, the database is noted in the cache as checked
+	 * (ta_cache_note_written): known whole, by having been written */
+	int note_written;
 	/* optional: told of progress (bytes of file i of n); done < 0 at the
 	 * end, with the total events read in total */
 	void (*progress)(const char *path, int64_t done, int64_t total,

@@ -44,6 +44,23 @@ $BIN temporal -q "$TMP/c.db" >/dev/null
 check "a database checked is noted" '[ "$(ls "$TRACEANALYZE_CACHE_DIR"/checked | wc -l)" = 1 ]'
 check "clear removes every entry" '$BIN cache clear | grep -q "removed 2 entries" && [ "$(entries)" = 0 ]'
 check "... and the notes of checks" '[ ! -e "$TRACEANALYZE_CACHE_DIR"/checked ]'
+# only the notes: another file in checked/ stays, a link is not followed
+mkdir -p "$TRACEANALYZE_CACHE_DIR/checked" "$TMP/victim"
+echo keep > "$TRACEANALYZE_CACHE_DIR/checked/report.txt"
+echo keep > "$TMP/victim/0123456789abcdef"
+$BIN cache clear > /dev/null
+check "clear leaves a file that is no note" '[ -e "$TRACEANALYZE_CACHE_DIR/checked/report.txt" ]'
+rm -r "$TRACEANALYZE_CACHE_DIR/checked"
+ln -s "$TMP/victim" "$TRACEANALYZE_CACHE_DIR/checked"
+$BIN cache clear > /dev/null
+check "clear does not follow checked/ as a link" '[ -e "$TMP/victim/0123456789abcdef" ]'
+rm "$TRACEANALYZE_CACHE_DIR/checked"
+# a FIFO where a note would be is no note, and never waited on
+sleep 2
+$BIN temporal -q "$TMP/c.db" >/dev/null
+check "a database checked more than 2 s after it changed is noted" '[ "$(ls "$TRACEANALYZE_CACHE_DIR"/checked | wc -l)" = 1 ]'
+for n in "$TRACEANALYZE_CACHE_DIR"/checked/*; do rm "$n"; mkfifo "$n"; done
+check "a FIFO in checked/: read as no note, no hang" 'timeout 60 $BIN temporal -q "$TMP/c.db" >/dev/null'
 check "cache --help" '$BIN cache --help | grep -q "prune"'
 check "a bad verb is a usage error" '$BIN cache purge 2>/dev/null; [ $? = 2 ]'
 echo "cache: $pass passed, $fail failed"

@@ -354,6 +354,30 @@ $BIN temporal -q "$TMP/part" > /dev/null 2> "$TMP/err"
 check "a shard edited since its check passed: exit 3" test $? = 3
 check "... checked again" grep -q "events of rank '7' in the shard of rank 0" "$TMP/err"
 
+# a note is of the kind of check that passed: a database of two ranks,
+# checked as a database, is no shard (exit 3 when it sits among shards)
+mkdir -p "$TMP/kind"
+$BIN ingest -q testdata/ddp_straggler -o "$TMP/kind/rank-0.pt.trace.tadb"
+cp "$TMP/part/rank-1.pt.trace.tadb" "$TMP/kind/"
+sleep 2
+$BIN kernels -q "$TMP/kind/rank-0.pt.trace.tadb" > /dev/null
+$BIN stragglers -q "$TMP/kind" > /dev/null 2> "$TMP/err"
+check "a database noted as checked is still no shard: exit 3" test $? = 3
+check "... saying why" grep -q "a shard holds one trace file, not 2" "$TMP/err"
+
+# a shard's kept GPU rows speak for its own rank only: rows of a rank
+# with no shard make them rows to build again, not rows of rank 7
+d="$TMP/dev7"
+ls testdata/ddp_straggler/*.json.gz | xargs -P 2 -I{} $BIN ingest -q {} -o "$d/"
+sqlite3 "$d/rank-0.pt.trace.tadb" "insert into dev_rows select 7, idx, name, ts, dur,
+	stream, correlation, gbps, kind, idle_kernel, launch_ts, ord, pid, tid,
+	blocks_per_sm, occupancy, shared_mem from dev_rows"
+for c in idle kernels; do
+	$BIN $c -q --format csv testdata/ddp_straggler > "$TMP/a"
+	$BIN $c -q --format csv "$d" > "$TMP/b"
+	same "$c: another rank's rows in a shard's dev_rows are not read" "$TMP/a" "$TMP/b"
+done
+
 # writers killed with -9 midway, 20 times, in random order: only whole
 # shards are ever read, and writing again makes the job whole
 k=0

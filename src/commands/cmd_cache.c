@@ -121,8 +121,8 @@ static int prune(const char *dir, int all)
 		if ((all || v[i].state != TA_CACHE_CURRENT) && ta_cache_remove(v[i].db) == 0)
 			gone++, freed += (double)v[i].bytes;
 	ta_cache_entries_free(v, n);
-	if (all)  /* and what it noted of checks passed */
-		ta_cache_forget_checks(dir);
+	/* and what it noted of checks passed: all, or of files changed */
+	ta_cache_forget_checks(dir, all);
 	if (!all && ta_cache_entries(dir, &v, &n) == 0) { /* then the cap */
 		double before = 0, after = 0;
 		struct ta_cache_entry *w;

@@ -93,9 +93,6 @@ static int shards(struct ta_cli *cli, const char *dir)
 	}
 	if (rc == TA_EXIT_OK && ta_shards_build(all, outs, n, &cli->ingest, 0, NULL, &err) < 0)
 		rc = ta_cli_error(&err);
-	/* known whole: the commands that read them need not check again */
-	for (i = 0; rc == TA_EXIT_OK && !cli->ingest.no_cache && i < n; i++)
-		ta_cache_note_checked(outs[i], 1);
 	if (rc == TA_EXIT_OK && !ta_quiet)
 		fprintf(stderr, "traceanalyze: %zu shard%s in %s\n", n, n == 1 ? "" : "s", dir);
 	for (i = 0; i < n; i++) {
@@ -135,6 +132,7 @@ static int cmd_ingest(int argc, char **argv)
 		 * user's shard (its indexes, made when read, did) */
 		cli.ingest.lazy_indexes = ~0u;
 		cli.ingest.finish = ta_model_keep;
+		cli.ingest.note_written = !cli.ingest.no_cache;
 		rc = shards(&cli, cli.output);
 		ta_cli_free(&cli);
 		return rc;
@@ -148,13 +146,12 @@ static int cmd_ingest(int argc, char **argv)
 	}
 	cli.ingest.lazy_indexes = ~0u; /* a database to keep: complete */
 	cli.ingest.finish = ta_model_keep;
+	cli.ingest.note_written = !cli.ingest.no_cache;
 	if (ta_cli_check_output(&cli, 1, &err) < 0)
 		rc = ta_cli_error(&err);
 	else if (ta_input_list(cli.args[0], &files, &n, &err) < 0 ||
 		 ta_ingest(files, n, cli.output, &cli.ingest, &err) < 0)
 		rc = ta_cli_error(&err);
-	else if (!cli.ingest.no_cache)
-		ta_cache_note_checked(cli.output, 1);
 	ta_input_list_free(files, n);
 	ta_cli_free(&cli);
 	return rc;

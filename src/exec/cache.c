@@ -305,71 +305,91 @@ void ta_cache_evict(const char *dir, int64_t max, const char *keep)
 }
 
 /* DIR/checked/HASH: what stat said of a database when a whole check of it
- * passed, with its absolute path (two paths of one hash are told apart). */
-static int checked_name(const char *db, char *memo, size_t len, char *line,
-			size_t line_len, int *racy)
+ * passed, the kind of check (a shard's is a database's and more), and its
+ * absolute path (two paths of one hash are told apart). */
+static int checked_name(const char *db, const struct stat *sb, int kind, char *memo,
+			size_t len, char *line, size_t line_len, int *racy)
 {
 	char dir[PATH_MAX - 64], abs[PATH_MAX];
-	struct stat sb;
 	struct timespec now;
 
-	if (ta_cache_dir(dir, sizeof(dir)) < 0 || stat(db, &sb) < 0 || !S_ISREG(sb.st_mode))
+	if (ta_cache_dir(dir, sizeof(dir)) < 0 || !S_ISREG(sb->st_mode))
 		return -1;
 	absolute(db, abs, sizeof(abs));
 	snprintf(memo, len, "%s/checked/%016llx", dir,
 		 (unsigned long long)fnv(1469598103934665603ULL, abs));
-	snprintf(line, line_len, "1 %llu %llu %lld %lld.%09ld %lld.%09ld %s\n",
-		 (unsigned long long)sb.st_dev, (unsigned long long)sb.st_ino,
-		 (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
-		 sb.st_mtim.tv_nsec, (long long)sb.st_ctim.tv_sec, sb.st_ctim.tv_nsec,
+	snprintf(line, line_len, "2 %d %llu %llu %lld %lld.%09ld %lld.%09ld %s\n", kind,
+		 (unsigned long long)sb->st_dev, (unsigned long long)sb->st_ino,
+		 (long long)sb->st_size, (long long)sb->st_mtim.tv_sec,
+		 sb->st_mtim.tv_nsec, (long long)sb->st_ctim.tv_sec, sb->st_ctim.tv_nsec,
 		 abs);
 	/* changed within the last two seconds: a change in the same tick of
 	 * the file system's clock after this stat would look the same (git's
 	 * "racily clean" files) */
 	clock_gettime(CLOCK_REALTIME, &now);
-	*racy = now.tv_sec - sb.st_mtim.tv_sec < 2 || now.tv_sec - sb.st_ctim.tv_sec < 2;
+	*racy = now.tv_sec - sb->st_mtim.tv_sec < 2 || now.tv_sec - sb->st_ctim.tv_sec < 2;
 	return 0;
 }
 
-int ta_cache_checked(const char *db)
+/* The note at memo into buf (a regular file's first line; "" if none: a
+ * FIFO or anything else there is no note, and never waited on). */
+static void read_note(const char *memo, char *buf, size_t len)
 {
-	char memo[PATH_MAX], line[PATH_MAX + 128], kept[PATH_MAX + 128];
-	int racy, fd, same = 0;
-	ssize_t n;
+	int fd = open(memo, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+	struct stat sb;
+	ssize_t n = -1;
 
-	if (checked_name(db, memo, sizeof(memo), line, sizeof(line), &racy) < 0 || racy ||
-	    (fd = open(memo, O_RDONLY | O_NOFOLLOW)) < 0)
-		return 0;
-	n = read(fd, kept, sizeof(kept) - 1);
-	if (n > 0) {
-		kept[n] = '\0';
-		same = strcmp(kept, line) == 0;
-	}
+	buf[0] = '\0';
+	if (fd < 0)
+		return;
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode))
+		n = read(fd, buf, len - 1);
+	buf[n > 0 ? n : 0] = '\0';
 	close(fd);
-	return same;
 }
 
-void ta_cache_note_checked(const char *db, int ours)
+int ta_cache_checked(const char *db, int kind)
 {
-	char memo[PATH_MAX], tmp[PATH_MAX + 16], line[PATH_MAX + 128], *slash;
-	int racy, fd, ok;
+	char memo[PATH_MAX], line[PATH_MAX + 128], kept[PATH_MAX + 128];
+	struct stat sb;
+	int racy, k;
+
+	if (stat(db, &sb) < 0 ||
+	    checked_name(db, &sb, 0, memo, sizeof(memo), line, sizeof(line), &racy) < 0 ||
+	    racy)
+		return 0;
+	read_note(memo, kept, sizeof(kept));
+	/* the same but for the kind: one that checked as much or more */
+	for (k = kind; k <= 1; k++) {
+		line[2] = (char)('0' + k);
+		if (strcmp(kept, line) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static void write_note(const char *memo, const char *line)
+{
+	char tmp[PATH_MAX + 16], dir[PATH_MAX], *slash;
+	struct stat sb;
+	int fd, ok;
 	size_t len;
 
-	if (checked_name(db, memo, sizeof(memo), line, sizeof(line), &racy) < 0 ||
-	    (racy && !ours))
-		return;
-	/* the cache and its checked/, made when first needed */
-	slash = strrchr(memo, '/');
+	/* the cache and its checked/ (a directory, not a link), made when
+	 * first needed */
+	snprintf(dir, sizeof(dir), "%s", memo);
+	slash = strrchr(dir, '/');
 	*slash = '\0';
-	if (mkdir(memo, 0755) < 0 && errno == ENOENT) {
-		char *up = strrchr(memo, '/');
+	if (mkdir(dir, 0755) < 0 && errno == ENOENT) {
+		char *up = strrchr(dir, '/');
 
 		*up = '\0';
-		mkdir(memo, 0755);
+		mkdir(dir, 0755);
 		*up = '/';
-		mkdir(memo, 0755);
+		mkdir(dir, 0755);
 	}
-	*slash = '/';
+	if (lstat(dir, &sb) < 0 || !S_ISDIR(sb.st_mode))
+		return;
 	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", memo);
 	if ((fd = mkstemp(tmp)) < 0)
 		return;  /* a read-only cache: checked again next time */
@@ -379,21 +399,90 @@ void ta_cache_note_checked(const char *db, int ours)
 		unlink(tmp);
 }
 
-void ta_cache_forget_checks(const char *dir)
+void ta_cache_note_checked(const char *db, int kind)
+{
+	char memo[PATH_MAX], line[PATH_MAX + 128];
+	struct stat sb;
+	int racy;
+
+	if (stat(db, &sb) == 0 &&
+	    checked_name(db, &sb, kind, memo, sizeof(memo), line, sizeof(line), &racy) == 0 &&
+	    !racy)
+		write_note(memo, line);
+}
+
+void ta_cache_note_written(const char *db, int fd, int kind)
+{
+	char memo[PATH_MAX], line[PATH_MAX + 128];
+	struct stat at, mine;
+	int racy;
+
+	/* the file this process wrote, still under its name (not another
+	 * writer's since): its stat now, after the rename that changed it */
+	if (stat(db, &at) == 0 && fstat(fd, &mine) == 0 && at.st_dev == mine.st_dev &&
+	    at.st_ino == mine.st_ino &&
+	    checked_name(db, &at, kind, memo, sizeof(memo), line, sizeof(line), &racy) == 0)
+		write_note(memo, line);
+}
+
+/* A name the cache gave a note (16 hex digits), or a note being written
+ * (the same, '.', 6 more). */
+static int note_name(const char *name, int *temp)
+{
+	size_t n = strlen(name), i;
+
+	if (n != 16 && !(n == 23 && name[16] == '.'))
+		return 0;
+	for (i = 0; i < 16; i++)
+		if (!strchr("0123456789abcdef", name[i]))
+			return 0;
+	*temp = n == 23;
+	return 1;
+}
+
+void ta_cache_forget_checks(const char *dir, int all)
 {
 	char path[PATH_MAX];
 	struct dirent *e;
 	DIR *d;
+	int fd;
 
 	snprintf(path, sizeof(path), "%s/checked", dir);
-	if (!(d = opendir(path)))
+	/* not through a link: the notes are the cache's own, nothing else */
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)) < 0)
 		return;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.' || strlen(e->d_name) > 2) {
-			snprintf(path, sizeof(path), "%s/checked/%s", dir, e->d_name);
-			unlink(path);
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		char note[PATH_MAX + 128], line[PATH_MAX + 128], memo[PATH_MAX + 300], *db;
+		struct stat sb;
+		int temp, racy;
+
+		if (!note_name(e->d_name, &temp))
+			continue;
+		if (fstatat(fd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode))
+			continue;
+		if (all || (temp && time(NULL) - sb.st_mtime > 60)) {
+			unlinkat(fd, e->d_name, 0);
+			continue;
 		}
+		if (temp)
+			continue;
+		/* prune: a note of a file gone or changed since */
+		snprintf(memo, sizeof(memo), "%s/%s", path, e->d_name);
+		read_note(memo, note, sizeof(note));
+		db = strchr(note, '/');
+		if (db)
+			db[strcspn(db, "\n")] = '\0';
+		if (!db || stat(db, &sb) < 0 ||
+		    checked_name(db, &sb, note[2] - '0', memo, sizeof(memo), line,
+				 sizeof(line), &racy) < 0 ||
+		    (line[strlen(line) - 1] = '\0', strcmp(line, note) != 0))
+			unlinkat(fd, e->d_name, 0);
+	}
 	closedir(d);
-	snprintf(path, sizeof(path), "%s/checked", dir);
-	rmdir(path);
+	if (all)
+		rmdir(path);
 }

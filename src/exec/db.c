@@ -454,7 +454,7 @@ int ta_db_validate(sqlite3 *db, const char *path, int one_rank, int memo,
 	char shown[48];
 	int rc;
 
-	if (memo && ta_cache_checked(path))
+	if (memo && ta_cache_checked(path, one_rank))
 		return 0;
 	if (check_pages(db, path, err) < 0)
 		return -1;
@@ -498,7 +498,7 @@ int ta_db_validate(sqlite3 *db, const char *path, int one_rank, int memo,
 	}
 	sqlite3_finalize(st);
 	if (rc == SQLITE_DONE && memo)
-		ta_cache_note_checked(path, 0);
+		ta_cache_note_checked(path, one_rank);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 

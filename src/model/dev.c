@@ -194,12 +194,14 @@ CPU_CORR_SQL
 
 /* Every device row an analysis sees, whichever rules chose it. kind:
  * enum ta_kind; idle_kernel: counts for idle time; ord: row order. */
+#define DEV_DECL \
+"(rank INTEGER, idx INTEGER, name INTEGER, ts INTEGER," \
+"  dur INTEGER, stream INTEGER, correlation INTEGER, gbps REAL, kind INTEGER," \
+"  idle_kernel INTEGER, launch_ts INTEGER, ord INTEGER, pid, tid," \
+/* kernels' launch figures, as Kineto wrote them (default rules only) */ \
+"  blocks_per_sm REAL, occupancy REAL, shared_mem INTEGER)"
 static const char dev_table_sql[] =
-"CREATE TEMP TABLE dev (rank INTEGER, idx INTEGER, name INTEGER, ts INTEGER,"
-"  dur INTEGER, stream INTEGER, correlation INTEGER, gbps REAL, kind INTEGER,"
-"  idle_kernel INTEGER, launch_ts INTEGER, ord INTEGER, pid, tid,"
-/* kernels' launch figures, as Kineto wrote them (default rules only) */
-"  blocks_per_sm REAL, occupancy REAL, shared_mem INTEGER);"
+"CREATE TEMP TABLE dev " DEV_DECL ";"
 "CREATE INDEX temp.dev_ts ON dev (rank, ts);"
 "CREATE INDEX temp.dev_corr ON dev (rank, correlation);";
 
@@ -303,32 +305,44 @@ static const char win_sql[] =
 /* by rank: the filter looks a rank up per row (quadratic in ranks without) */
 "CREATE INDEX temp.win_rank ON win (rank);";
 
-static const char default_dev_sql[] =
 /* the cut as the rows go in: a DELETE after cost a scan of every row and
  * undoing their index entries (20 of 90 ms on 200 MB); LIMIT -1 keeps the
  * inner SELECT whole, so its launch lookup runs once a row */
-"INSERT INTO dev SELECT * FROM (SELECT e.rank, e.idx, e.name, e.ts_ns AS ts,"
-"  max(e.dur_ns, 0) AS dur, e.stream, e.correlation,"
-"  COALESCE(e.gbps, 0.0) AS gbps,"
-"  COALESCE(ta_kind_known(e.name, e.cat, 0), ta_kind_learn(e.name, e.cat, 0,"
-"   (SELECT name FROM names WHERE name_id = e.name),"
-"   (SELECT name FROM names WHERE name_id = e.cat))) AS kind, 1 AS idle_kernel,"
-"  CASE WHEN e.correlation = -1 THEN NULL ELSE (SELECT r.ts_ns FROM events r"
-"   WHERE r.role = " TA_SQL(TA_ROLE_RUNTIME) " AND r.rank = e.rank AND r.correlation = e.correlation"
-"   ORDER BY r.idx DESC LIMIT 1) END AS launch_ts,"
-"  e.idx AS ord, e.pid, e.tid, e.blocks_per_sm, e.occupancy, e.shared_mem"
-" FROM events e"
-" WHERE e.role = " TA_SQL(TA_ROLE_GPU) " AND e.rank IN (SELECT rank FROM sel_ranks)"
-"  AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL LIMIT -1) x"
-" WHERE (x.launch_ts IS NULL AND x.correlation >= 0 AND x.correlation <"
-"   " TA_FIRST_CALL_SQL("x.rank") ")"
-"  OR COALESCE(x.launch_ts, x.ts) < COALESCE((SELECT last_start FROM win w"
-"  WHERE w.rank = x.rank), 9223372036854775807);";
+#define DEFAULT_DEV_SELECT \
+"SELECT * FROM (SELECT e.rank, e.idx, e.name, e.ts_ns AS ts," \
+"  max(e.dur_ns, 0) AS dur, e.stream, e.correlation," \
+"  COALESCE(e.gbps, 0.0) AS gbps," \
+"  COALESCE(ta_kind_known(e.name, e.cat, 0), ta_kind_learn(e.name, e.cat, 0," \
+"   (SELECT name FROM names WHERE name_id = e.name)," \
+"   (SELECT name FROM names WHERE name_id = e.cat))) AS kind, 1 AS idle_kernel," \
+"  CASE WHEN e.correlation = -1 THEN NULL ELSE (SELECT r.ts_ns FROM events r" \
+"   WHERE r.role = " TA_SQL(TA_ROLE_RUNTIME) " AND r.rank = e.rank AND r.correlation = e.correlation" \
+"   ORDER BY r.idx DESC LIMIT 1) END AS launch_ts," \
+"  e.idx AS ord, e.pid, e.tid, e.blocks_per_sm, e.occupancy, e.shared_mem" \
+" FROM events e" \
+" WHERE e.role = " TA_SQL(TA_ROLE_GPU) " AND e.rank IN (SELECT rank FROM sel_ranks)" \
+"  AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL LIMIT -1) x" \
+" WHERE (x.launch_ts IS NULL AND x.correlation >= 0 AND x.correlation <" \
+"   " TA_FIRST_CALL_SQL("x.rank") ")" \
+"  OR COALESCE(x.launch_ts, x.ts) < COALESCE((SELECT last_start FROM win w" \
+"  WHERE w.rank = x.rank), 9223372036854775807)"
+static const char default_dev_sql[] = "INSERT INTO dev " DEFAULT_DEV_SELECT ";";
 
 
 /* dev_table_sql's columns, in order */
 #define DEV_COLUMNS "rank,idx,name,ts,dur,stream,correlation,gbps,kind," \
 	"idle_kernel,launch_ts,ord,pid,tid,blocks_per_sm,occupancy,shared_mem"
+
+/* Every rank of dev_rows is one of the files' (an edited shard's rows
+ * may not speak for another rank): its ranks one by one through its
+ * index (rank, ts), a seek each, not a scan of its rows. */
+#define DEV_RANKS_KNOWN_SQL \
+	"WITH RECURSIVE r(x) AS (SELECT min(rank) FROM main.dev_rows" \
+	" UNION ALL SELECT (SELECT min(d.rank) FROM main.dev_rows d WHERE d.rank > x)" \
+	" FROM r WHERE x IS NOT NULL)" \
+	" SELECT NOT EXISTS (SELECT 1 FROM r WHERE x IS NOT NULL AND x NOT IN" \
+	"  (SELECT rank FROM main.files))" \
+	" AND NOT EXISTS (SELECT 1 FROM main.dev_rows WHERE rank IS NULL)"
 
 /* Whether main.dev_rows was made by this model (info.dev_rows: its
  * TA_MODEL_ID; another build's rows may be chosen by other rules), in
@@ -340,7 +354,8 @@ static int dev_rows_current(sqlite3 *db)
 			 " WHERE key = 'dev_rows'", 0) == 1 &&
 	       ta_db_int(db, "SELECT group_concat(name, ',') = '" DEV_COLUMNS "'"
 			 " FROM (SELECT name FROM pragma_table_info('dev_rows')"
-			 " ORDER BY cid)", 0) == 1;
+			 " ORDER BY cid)", 0) == 1 &&
+	       ta_db_int(db, DEV_RANKS_KNOWN_SQL, 0) == 1;
 }
 
 /* info.cache_entry of db, or NULL (not the cache's own); freed with
@@ -384,13 +399,14 @@ int ta_model_write_dev_rows(sqlite3 *rw, struct ta_error *err)
 	return ta_model_select_ranks(rw, &every, err) < 0 ||
 	       ta_db_exec(rw, "DROP TABLE IF EXISTS main.dev_rows;"
 			  "DELETE FROM info WHERE key = 'dev_rows';", err) < 0 ||
-	       ta_db_exec(rw, dev_table_sql, err) < 0 ||
 	       ta_db_exec(rw, win_sql, err) < 0 ||
-	       ta_db_exec(rw, default_dev_sql, err) < 0 ||
-	       ta_db_exec(rw, "CREATE TABLE main.dev_rows AS SELECT * FROM temp.dev"
-			  " ORDER BY rowid;"
+	       /* straight into the kept table, its indexes growing as the
+		* rows come in (rank, ts) order: a temp table copied and
+		* indexed after cost twice the rows themselves */
+	       ta_db_exec(rw, "CREATE TABLE main.dev_rows " DEV_DECL ";"
 			  "CREATE INDEX main.dev_rows_ts ON dev_rows (rank, ts);"
 			  "CREATE INDEX main.dev_rows_corr ON dev_rows (rank, correlation);"
+			  "INSERT INTO main.dev_rows " DEFAULT_DEV_SELECT ";"
 			  "INSERT INTO info VALUES ('dev_rows', '" TA_MODEL_ID "');",
 			  err) < 0 ? -1 : 0;
 }

@@ -10,6 +10,11 @@
 #include "model_int.h"
 #include "model_id.inc"
 
+#define LO "-2305843009213693952"
+#define HI "4611686018427387904"
+#define IN_BOUNDS(c) " AND (" c " IS NULL OR " c " BETWEEN " LO " AND " HI ")"
+#define TIMES_IN_BOUNDS IN_BOUNDS("issue_ts") IN_BOUNDS("ts") IN_BOUNDS("end_ts")
+
 static int write_dev(sqlite3 *rw, void *ctx, struct ta_error *err)
 {
 	(void)ctx;
@@ -78,10 +83,14 @@ int ta_model_read_part(sqlite3 *shard, const struct ta_query *q, sqlite3 *out,
 		return 0;
 	/* the shard's own rank's rows, a row each of the others: an edited
 	 * part may not speak for another shard */
+	/* and times within the parser's bounds (trace_parse.c: [-2^61,
+	 * 2^62] ns), which the arithmetic on them relies on */
 	return ta_db_copy_rows(shard, "SELECT * FROM main.part_coll WHERE rank ="
-			       " (SELECT rank FROM main.files)", out, "coll", err) < 0 ||
+			       " (SELECT rank FROM main.files)" TIMES_IN_BOUNDS,
+			       out, "coll", err) < 0 ||
 	       ta_db_copy_rows(shard, "SELECT graphs, triton, pinned, loader_workers,"
 			       " stacks FROM main.part_traits LIMIT 1", out, "traits", err) < 0 ||
-	       ta_db_copy_rows(shard, "SELECT min_ts_ns FROM main.part_clock LIMIT 1",
-			       out, "clock", err) < 0 ? -1 : 1;
+	       ta_db_copy_rows(shard, "SELECT min_ts_ns FROM main.part_clock WHERE"
+			       " min_ts_ns IS NULL OR min_ts_ns BETWEEN " LO " AND " HI
+			       " LIMIT 1", out, "clock", err) < 0 ? -1 : 1;
 }

@@ -539,6 +539,8 @@ int ta_ingest(char *const *files, size_t n, const char *out,
 	}
 	if (rc < 0)
 		unlink(tmp);
+	else if (o->note_written)  /* a shard's check when it holds one file */
+		ta_cache_note_written(out, fd, p.nseen == 1);
 	ta_cleanup_drop(doomed);
 	close(fd);
 	free(tmp);
