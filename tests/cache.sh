@@ -61,6 +61,14 @@ $BIN temporal -q "$TMP/c.db" >/dev/null
 check "a database checked more than 2 s after it changed is noted" '[ "$(ls "$TRACEANALYZE_CACHE_DIR"/checked | wc -l)" = 1 ]'
 for n in "$TRACEANALYZE_CACHE_DIR"/checked/*; do rm "$n"; mkfifo "$n"; done
 check "a FIFO in checked/: read as no note, no hang" 'timeout 60 $BIN temporal -q "$TMP/c.db" >/dev/null'
+# prune: the note of a file changed since goes
+sleep 2
+$BIN temporal -q "$TMP/c.db" >/dev/null
+$BIN cache prune >/dev/null
+check "prune keeps the note of a file unchanged" '[ "$(ls "$TRACEANALYZE_CACHE_DIR"/checked | wc -l)" = 1 ]'
+touch "$TMP/c.db"
+$BIN cache prune >/dev/null
+check "prune removes the note of a file changed since" '[ "$(ls "$TRACEANALYZE_CACHE_DIR"/checked | wc -l)" = 0 ]'
 check "cache --help" '$BIN cache --help | grep -q "prune"'
 check "a bad verb is a usage error" '$BIN cache purge 2>/dev/null; [ $? = 2 ]'
 echo "cache: $pass passed, $fail failed"

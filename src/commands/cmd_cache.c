@@ -30,8 +30,9 @@ static void usage(FILE *out)
 	      "         are unchanged (current), changed or gone (stale), or unknown\n"
 	      "         (written by an older traceanalyze), and the traces (default)\n"
 	      "  prune  remove stale and unknown entries, then the least recently used\n"
-	      "         while the cache is over $TRACEANALYZE_CACHE_MAX (default 2G)\n"
-	      "  clear  remove every entry, and the notes of databases checked\n", out);
+	      "         while the cache is over $TRACEANALYZE_CACHE_MAX (default 2G),\n"
+	      "         and the notes of databases checked (checked/) that changed since\n"
+	      "  clear  remove every entry, and every note of a database checked\n", out);
 }
 
 static void when(time_t t, char *buf, size_t len)
