@@ -129,42 +129,17 @@ static void node(struct walk *w, size_t ri, int64_t idx, int64_t ts,
 	n->v[n->n++] = (struct ta_path_node){ w->step, idx, ts, pid, tid, ids };
 }
 
-/* A correlation's launch: the launch view's row (its last runtime call),
- * by correlation. */
-struct launch_row {
-	int64_t correlation, ts, end, tid;
-	int has_ts;
+/* A kernel waiting for its launch call: its correlation, its index. */
+struct kernel_corr {
+	int64_t correlation;
+	size_t k;
 };
 
-/* A runtime call as a launch (the default rules' launch view: the calls
- * in (correlation, event) order, the last of each correlation kept; a join
- * of every kernel with the view was a third of the path's loading). */
-static void add_launch(struct launch_row **v, size_t *n, size_t *cap, int64_t c,
-		       int64_t ts, int64_t end, int64_t tid, int has_ts)
+static int cmp_kernel_corr(const void *x, const void *y)
 {
-	if (!*n || (*v)[*n - 1].correlation != c) {
-		if (*n == *cap) {
-			*cap = *cap ? 2 * *cap : 1024;
-			*v = ta_xrealloc(*v, *cap * sizeof(**v));
-		}
-		(*n)++;
-	}
-	(*v)[*n - 1] = (struct launch_row){ c, ts, end, tid, has_ts };
-}
+	const struct kernel_corr *a = x, *b = y;
 
-static const struct launch_row *find_launch(const struct launch_row *v, size_t n, int64_t c)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t m = lo + (hi - lo) / 2;
-
-		if (v[m].correlation < c)
-			lo = m + 1;
-		else
-			hi = m;
-	}
-	return lo < n && v[lo].correlation == c ? &v[lo] : NULL;
+	return a->correlation < b->correlation ? -1 : a->correlation > b->correlation;
 }
 
 static void add_kernel(struct cp_rank *r, size_t *cap, sqlite3_stmt *st, int64_t call_ts,
@@ -187,15 +162,20 @@ static void add_kernel(struct cp_rank *r, size_t *cap, sqlite3_stmt *st, int64_t
 #define KERNEL_KINDS "d.kind IN (" TA_SQL(TA_KIND_COMPUTE) ", " TA_SQL(TA_KIND_COMM) ", " \
 	TA_SQL(TA_KIND_MEMORY) ")"
 
-/* The rank's kernels in start order, each with its launch call. HTA's
- * rules have a launch view of their own: joined in SQL. */
+/* The rank's kernels in start order. HTA's rules have a launch view of
+ * their own: joined in SQL. Ours: each kernel's launch is its
+ * correlation's last runtime call, found as load_calls reads them (a join
+ * of every kernel with the launch view was a third of the path's
+ * loading), from the kernels by correlation (*wait, *nwait). */
 static int load_kernels(sqlite3 *db, struct cp_rank *r, int hta,
-			const struct launch_row *calls, size_t ncalls, struct ta_error *err)
+			struct kernel_corr **wait, size_t *nwait, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
-	size_t cap = 0;
+	size_t cap = 0, wcap = 0;
 	int rc;
 
+	*wait = NULL;
+	*nwait = 0;
 	if (hta ? ta_db_prepare(db, "SELECT d.ts, d.ts + d.dur, d.stream, d.kind, d.name,"
 				" l.ts, l.ts + l.dur, l.tid, d.idx, d.pid, d.tid FROM dev d"
 				" LEFT JOIN launch l"
@@ -209,21 +189,30 @@ static int load_kernels(sqlite3 *db, struct cp_rank *r, int hta,
 		return -1;
 	sqlite3_bind_int64(st, 1, r->rank);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const struct launch_row *l;
-
 		if (hta) {
 			add_kernel(r, &cap, st, sqlite3_column_int64(st, 5),
 				   sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7),
 				   sqlite3_column_type(st, 5) != SQLITE_NULL);
 			continue;
 		}
-		l = sqlite3_column_int(st, 6) && sqlite3_column_int64(st, 5) != -1 ?
-		    find_launch(calls, ncalls, sqlite3_column_int64(st, 5)) : NULL;
-		add_kernel(r, &cap, st, l ? l->ts : 0, l ? l->end : 0, l ? l->tid : 0,
-			   l && l->has_ts);
+		add_kernel(r, &cap, st, 0, 0, 0, 0);
+		if (!sqlite3_column_int(st, 6) || sqlite3_column_int64(st, 5) == -1)
+			continue;
+		if (*nwait == wcap) {
+			wcap = wcap ? 2 * wcap : 1024;
+			*wait = ta_xrealloc(*wait, wcap * sizeof(**wait));
+		}
+		(*wait)[(*nwait)++] = (struct kernel_corr){ sqlite3_column_int64(st, 5),
+			r->nk - 1 };
 	}
 	sqlite3_finalize(st);
-	return ta_db_done(db, rc, err);
+	if (ta_db_done(db, rc, err) < 0) {
+		free(*wait);
+		*wait = NULL;
+		return -1;
+	}
+	ta_qsort(*wait, *nwait, sizeof(**wait), cmp_kernel_corr);
+	return 0;
 }
 
 static const struct cp_rank *sort_rank;
@@ -329,19 +318,17 @@ static const struct call_kind *call_kind(sqlite3_stmt *name, struct call_kind **
 
 /* The rank's runtime calls whose name is a label's (named), sorted here
  * (SQL's sort of every call with its name's text was a sixth of the path
- * on a DDP rank), and its launches (add_launch), from one scan of its
- * calls in (correlation, event) order: two were a twentieth of diagnose. */
+ * on a DDP rank), and the launch of each kernel in wait (load_kernels),
+ * from one scan of its calls in (correlation, event) order: two were a
+ * twentieth of diagnose. */
 static int load_calls(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named,
-		      struct launch_row **launches, size_t *nlaunches,
-		      struct ta_error *err)
+		      const struct kernel_corr *wait, size_t nwait, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL, *name = NULL;
 	struct call_kind *kinds = NULL;
-	size_t cap = 0, nkinds = 0, lcap = 0;
+	size_t cap = 0, nkinds = 0, w = 0;
 	int rc;
 
-	*launches = NULL;
-	*nlaunches = 0;
 	if (ta_db_prepare(db, "SELECT name FROM label WHERE name_id = ?", &name, err) < 0 ||
 	    ta_db_prepare(db, "SELECT c.tid, c.ts, c.ts + c.dur, c.name, c.idx,"
 			  " c.correlation, c.dur IS NOT NULL FROM calls c"
@@ -354,12 +341,24 @@ static int load_calls(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named
 		const struct call_kind *k;
 		int has_ts = sqlite3_column_type(st, 1) != SQLITE_NULL;
 
-		/* text: no kernel's integer matches it */
-		if (sqlite3_column_type(st, 5) == SQLITE_INTEGER &&
-		    sqlite3_column_int64(st, 5) != -1)
-			add_launch(launches, nlaunches, &lcap, sqlite3_column_int64(st, 5),
-				   sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-				   sqlite3_column_int64(st, 0), has_ts);
+		/* the kernels of its correlation take it, the last call of
+		 * one overwriting the earlier (text: no kernel's integer
+		 * matches it) */
+		if (sqlite3_column_type(st, 5) == SQLITE_INTEGER) {
+			int64_t c = sqlite3_column_int64(st, 5);
+			size_t v;
+
+			while (w < nwait && wait[w].correlation < c)
+				w++;
+			for (v = w; v < nwait && wait[v].correlation == c; v++) {
+				struct cp_kernel *kk = &r->k[wait[v].k];
+
+				kk->call_ts = sqlite3_column_int64(st, 1);
+				kk->call_end = sqlite3_column_int64(st, 2);
+				kk->call_tid = sqlite3_column_int64(st, 0);
+				kk->has_call = has_ts;
+			}
+		}
 		/* a name that is no label's was left out (a join) */
 		if (!has_ts || !sqlite3_column_int(st, 6) ||
 		    sqlite3_column_type(st, 3) != SQLITE_INTEGER ||
@@ -377,11 +376,8 @@ static int load_calls(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named
 	sqlite3_finalize(st);
 	sqlite3_finalize(name);
 	free(kinds);
-	if (ta_db_done(db, rc, err) < 0) {
-		free(*launches);
-		*launches = NULL;
+	if (ta_db_done(db, rc, err) < 0)
 		return -1;
-	}
 	ta_qsort(r->calls, r->ncalls, sizeof(*r->calls), cmp_call);
 	return 0;
 }
@@ -458,9 +454,9 @@ static int load_host(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named,
 
 static int load_rank(sqlite3 *db, struct cp_rank *r, int hta, struct ta_error *err)
 {
-	struct launch_row *launches = NULL;
+	struct kernel_corr *wait = NULL;
 	struct ta_ids named = { NULL, 0 };
-	size_t nlaunches = 0;
+	size_t nwait = 0;
 	char sql[128];
 	int rc;
 
@@ -469,13 +465,12 @@ static int load_rank(sqlite3 *db, struct cp_rank *r, int hta, struct ta_error *e
 	r->loaded = 1;
 	snprintf(sql, sizeof(sql), "SELECT min(first_ts) FROM rank_span WHERE rank = %lld",
 		 (long long)r->rank);
-	/* HTA's rules join their own launch view (load_kernels) */
 	rc = ta_ids_read(db, "SELECT name_id FROM label", &named, err) < 0 ||
-	     load_calls(db, r, &named, &launches, &nlaunches, err) < 0 ||
-	     load_kernels(db, r, hta, launches, hta ? 0 : nlaunches, err) < 0 ||
-	     load_host(db, r, &named, err) < 0 ||
+	     load_kernels(db, r, hta, &wait, &nwait, err) < 0 ||
+	     load_calls(db, r, &named, wait, nwait, err) < 0 ? -1 : 0;
+	free(wait);  /* before the host's rows come: memory */
+	rc = rc < 0 || load_host(db, r, &named, err) < 0 ||
 	     ta_db_get_int(db, sql, INT64_MIN, &r->first_ts, err) < 0 ? -1 : 0;
-	free(launches);
 	free(named.v);
 	if (rc == 0)
 		link_kernels(r);
