@@ -2,6 +2,8 @@
 #include "check_main.h"
 #include "../src/analyses/common/intervals.h"
 
+#include <stdlib.h>
+
 #include <string.h>
 
 START_TEST(test_intervals_union)
@@ -94,7 +96,9 @@ START_TEST(test_intervals_sweeper_matches)
 		struct ta_sweep one;
 		int64_t ts = (int64_t)(rng() % 100);
 
-		for (i = 0; i < 6000; i++) {
+		/* under valgrind (TA_CHECK_LIGHT) a sixth: memory is what it
+		 * checks there */
+		for (i = 0; i < (getenv("TA_CHECK_LIGHT") ? 1000u : 6000u); i++) {
 			size_t which = rng() % n;
 			int64_t dur = (int64_t)(rng() % 8) * step;
 
@@ -139,7 +143,7 @@ START_TEST(test_intervals_sweeper_ties)
 	static const int bits[] = { 1, 2, 4 };
 	int k, l;
 
-	for (k = 0; k < 5000; k++) {
+	for (k = 0; k < (getenv("TA_CHECK_LIGHT") ? 1000 : 5000); k++) {
 		size_t n = 2 + (size_t)(k % 2), i, rows = 3 + rng() % 10;
 		struct ta_union u[3] = { { 0 }, { 0 }, { 0 } };
 		struct ta_union *list[3] = { &u[0], &u[1], &u[2] };
