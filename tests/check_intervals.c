@@ -3,7 +3,6 @@
 #include "../src/analyses/common/intervals.h"
 
 #include <stdlib.h>
-
 #include <string.h>
 
 START_TEST(test_intervals_union)
