@@ -379,7 +379,7 @@ static char *read_mark(sqlite3 *db)
  * rank's rows are its own, so a selection of ranks is a selection of
  * rows), as keep_hta_rows does HTA's: a cache entry from its first run
  * that reads them, ingest -o's output when it is written (keep.c). */
-int ta_model_write_dev_rows(sqlite3 *rw, struct ta_error *err)
+int ta_model_write_dev_rows(sqlite3 *rw, void *unused, struct ta_error *err)
 {
 	struct ta_query every = { 0, NULL, 0, 0, NULL, NULL };
 	void *memo;
@@ -459,12 +459,6 @@ void ta_model_write_entry(sqlite3 *db, int (*fn)(sqlite3 *rw, void *arg,
 	sqlite3_free(mark);
 }
 
-static int write_dev(sqlite3 *rw, void *arg, struct ta_error *err)
-{
-	(void)arg;
-	return ta_model_write_dev_rows(rw, err);
-}
-
 /* Kept in a cache entry (a user's database and shards are only read, a
  * --no-cache one lives a run), then a view of them. Only worth keeping:
  * an entry that cannot be written now (read-only, another process
@@ -473,7 +467,7 @@ static int write_dev(sqlite3 *rw, void *arg, struct ta_error *err)
 static int kept_dev_rows(sqlite3 *db, const struct ta_query *q)
 {
 	if (!dev_rows_current(db)) {
-		ta_model_write_entry(db, write_dev, NULL);
+		ta_model_write_entry(db, ta_model_write_dev_rows, NULL);
 		if (!dev_rows_current(db))
 			return 0;
 	}

@@ -15,10 +15,10 @@
 #define IN_BOUNDS(c) " AND (" c " IS NULL OR " c " BETWEEN " LO " AND " HI ")"
 #define TIMES_IN_BOUNDS IN_BOUNDS("issue_ts") IN_BOUNDS("ts") IN_BOUNDS("end_ts")
 
-static int write_dev(sqlite3 *rw, void *ctx, struct ta_error *err)
+/* One rank's database: a shard, or a cache entry of one file. */
+static int one_rank(sqlite3 *db)
 {
-	(void)ctx;
-	return ta_model_write_dev_rows(rw, err);
+	return ta_db_int(db, "SELECT count(*) FROM files", 0) == 1;
 }
 
 /* db keeps a part this build made. */
@@ -59,10 +59,10 @@ int ta_model_keep(const char *path, struct ta_error *err)
 	struct ta_query every = { 0, NULL, 0, 0, NULL, NULL };
 	sqlite3 *db = NULL;
 	int rc = ta_db_open(path, &db, err) < 0 ||
-		 ta_db_write(db, write_dev, NULL, err) < 0 ? -1 : 0;
+		 ta_db_write(db, ta_model_write_dev_rows, NULL, err) < 0 ? -1 : 0;
 
 	/* a shard: one rank, whose part a join gathers */
-	if (rc == 0 && ta_db_int(db, "SELECT count(*) FROM files", 0) == 1)
+	if (rc == 0 && one_rank(db))
 		rc = ta_model_prepare(db, &every, TA_NEED_COLL, err) < 0 ||
 		     ta_db_write(db, write_part, db, err) < 0 ? -1 : 0;
 	sqlite3_close(db);
@@ -71,8 +71,7 @@ int ta_model_keep(const char *path, struct ta_error *err)
 
 void ta_model_keep_part(sqlite3 *db, const struct ta_query *q)
 {
-	if (part_fits(q) && !part_current(db) &&
-	    ta_db_int(db, "SELECT count(*) FROM files", 0) == 1)
+	if (part_fits(q) && !part_current(db) && one_rank(db))
 		ta_model_write_entry(db, write_part, db);
 }
 
@@ -81,10 +80,10 @@ int ta_model_read_part(sqlite3 *shard, const struct ta_query *q, sqlite3 *out,
 {
 	if (!part_fits(q) || !part_current(shard))
 		return 0;
-	/* the shard's own rank's rows, a row each of the others: an edited
-	 * part may not speak for another shard */
-	/* and times within the parser's bounds (trace_parse.c: [-2^61,
-	 * 2^62] ns), which the arithmetic on them relies on */
+	/* the shard's own rank's rows, a row each of the others (an edited
+	 * part may not speak for another shard), and times within the
+	 * parser's bounds (trace_parse.c: [-2^61, 2^62] ns), which the
+	 * arithmetic on them relies on */
 	return ta_db_copy_rows(shard, "SELECT * FROM main.part_coll WHERE rank ="
 			       " (SELECT rank FROM main.files)" TIMES_IN_BOUNDS,
 			       out, "coll", err) < 0 ||

@@ -12,8 +12,9 @@ int ta_model_select_ranks(sqlite3 *db, const struct ta_query *q,
 /* dev and win (HTA: hrows too), by the query's rules. */
 int ta_model_dev(sqlite3 *db, const struct ta_query *q, struct ta_error *err);
 /* main.dev_rows and its info on a connection that may write, in its
- * transaction: the default rules' dev for every rank, kept (dev.c). */
-int ta_model_write_dev_rows(sqlite3 *rw, struct ta_error *err);
+ * transaction: the default rules' dev for every rank, kept (dev.c). In
+ * the shape of ta_db_write's callback, which both its callers use. */
+int ta_model_write_dev_rows(sqlite3 *rw, void *unused, struct ta_error *err);
 /* fn(rw, arg) in a transaction of a second connection, without waiting,
  * when db is the cache's own entry (info.cache_entry) and still the file
  * its name holds: what a later run reuses; anything else is only read. */
