@@ -257,6 +257,20 @@ struct ta_name_memo *ta_name_memo_new(void);
 unsigned ta_name_traits(struct ta_name_memo *m, const char *name);
 void ta_name_memo_free(struct ta_name_memo *m);
 
+/* Facts of names by id (labels.c): judge(text) of the label an id
+ * names (0 without a judge), its text read once; TA_LABEL_NONE when no label has the id (the
+ * rows a JOIN with label drops). For analyses whose rows carry name ids:
+ * a JOIN with label and tests of the text per row cost more than the
+ * row. A failed read gives TA_LABEL_NONE and is reported by
+ * ta_labels_failed (-1, err set; else 0). Needs the model's views. */
+#define TA_LABEL_NONE 0x80000000u
+struct ta_labels;
+struct ta_labels *ta_labels_new(sqlite3 *db, unsigned (*judge)(const char *name),
+				struct ta_error *err);
+unsigned ta_labels_get(struct ta_labels *l, sqlite3_value *id);
+int ta_labels_failed(const struct ta_labels *l, struct ta_error *err);
+void ta_labels_free(struct ta_labels *l);
+
 /* "bf16" -> TA_DT_BF16; -1 for a type without a peak */
 int ta_peaks_dtype(const char *dtype);
 

@@ -1,9 +1,12 @@
 /* The host searches that name a stretch of time (host_spans.c), on spans
  * made by hand: what SQL's ORDER BY ... LIMIT 1 answered. */
 #include "check_main.h"
+#include "analyses/common/launches.h"
 #include "analyses/host/host_spans.h"
+#include "ta_model.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* ts, end, idx; ranged and python as given; name = idx */
 #define SP(ts, end, idx, ranged, py) { ts, end, (end) - (ts), idx, idx, -1, ranged, py }
@@ -97,6 +100,89 @@ START_TEST(test_host_overlapping)
 }
 END_TEST
 
+static int judged;
+
+static unsigned judge_len(const char *name)
+{
+	judged++;
+	return name ? (unsigned)strlen(name) : 99;
+}
+
+static sqlite3_value *value_of(sqlite3 *db, const char *sql, sqlite3_stmt **st)
+{
+	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, st, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(*st), SQLITE_ROW);
+	return sqlite3_column_value(*st, 0);
+}
+
+/* What a JOIN with label gives: a label's judged text, once an id; no
+ * label for an id no row has, for a NULL and for another type */
+START_TEST(test_labels_like_join)
+{
+	struct ta_error err = { 0, "" };
+	struct ta_labels *l;
+	sqlite3_stmt *st[5];
+	sqlite3 *db;
+	int i;
+
+	ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE label (name_id INTEGER PRIMARY KEY,"
+				      " name); INSERT INTO label VALUES (1, 'abc'), (2, NULL),"
+				      " (3, 'x')", NULL, NULL, NULL), SQLITE_OK);
+	judged = 0;
+	ck_assert_ptr_nonnull(l = ta_labels_new(db, judge_len, &err));
+	for (i = 0; i < 2; i++) {
+		ck_assert_uint_eq(ta_labels_get(l, value_of(db, "SELECT 1", &st[0])), 3);
+		ck_assert_uint_eq(ta_labels_get(l, value_of(db, "SELECT 2", &st[1])), 99);
+		ck_assert_uint_eq(ta_labels_get(l, value_of(db, "SELECT 9", &st[2])),
+				  TA_LABEL_NONE);
+		ck_assert_uint_eq(ta_labels_get(l, value_of(db, "SELECT '1'", &st[3])),
+				  TA_LABEL_NONE);
+		ck_assert_uint_eq(ta_labels_get(l, value_of(db, "SELECT NULL", &st[4])),
+				  TA_LABEL_NONE);
+		for (int k = 0; k < 5; k++)
+			sqlite3_finalize(st[k]);
+	}
+	ck_assert_int_eq(judged, 2); /* ids 1 and 2, each once */
+	ck_assert_int_eq(ta_labels_failed(l, &err), 0);
+	ta_labels_free(l);
+	sqlite3_close(db);
+}
+END_TEST
+
+/* The model's launch view: a correlation's call of the largest idx, on
+ * the rank asked; no launch for -1, a call without a time, another type */
+START_TEST(test_launches_last_call)
+{
+	struct ta_error err = { 0, "" };
+	struct ta_launches l = { NULL, 0, 0 };
+	sqlite3_stmt *st[5];
+	int64_t ts = 0;
+	sqlite3 *db;
+
+	ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE calls (rank, correlation, ts, idx);"
+				      " INSERT INTO calls VALUES (0, 5, 100, 1), (0, 5, 200, 3),"
+				      " (0, 5, 150, 2), (0, 7, NULL, 4), (0, -1, 50, 5),"
+				      " (1, 8, 300, 6), (0, 2, 10, 0), (0, 'x', 1, 7)",
+				      NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(ta_launches_load(db, 0, &l, &err), 0);
+	ck_assert_int_eq(ta_launches_ts(&l, value_of(db, "SELECT 5", &st[0]), &ts), 1);
+	ck_assert_int_eq(ts, 200);
+	ck_assert_int_eq(ta_launches_ts(&l, value_of(db, "SELECT 2", &st[1]), &ts), 1);
+	ck_assert_int_eq(ts, 10);
+	ck_assert_int_eq(ta_launches_ts(&l, value_of(db, "SELECT 7", &st[2]), &ts), 0);
+	ck_assert_int_eq(ta_launches_ts(&l, value_of(db, "SELECT 8", &st[3]), &ts), 0);
+	ck_assert_int_eq(ta_launches_ts(&l, value_of(db, "SELECT '5'", &st[4]), &ts), 0);
+	for (int k = 0; k < 5; k++)
+		sqlite3_finalize(st[k]);
+	ck_assert_int_eq(ta_launches_ts(&l, value_of(db, "SELECT -1", &st[0]), &ts), 0);
+	sqlite3_finalize(st[0]);
+	ta_launches_free(&l);
+	sqlite3_close(db);
+}
+END_TEST
+
 Suite *suite_host(void)
 {
 	Suite *s = suite_create("host");
@@ -105,6 +191,8 @@ Suite *suite_host(void)
 	tcase_add_test(tc, test_host_covering_innermost);
 	tcase_add_test(tc, test_host_covering_ties);
 	tcase_add_test(tc, test_host_overlapping);
+	tcase_add_test(tc, test_labels_like_join);
+	tcase_add_test(tc, test_launches_last_call);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -92,7 +92,8 @@ struct rank_work {
 	int64_t kernel_ns, tc_ns, mm_ns, occ_ns, util_ns;
 	double occ_sum, sm_sum;
 	int64_t occ_unknown;
-	struct ta_name_memo *names;   /* kernel names' traits, each tested once */
+	struct ta_labels *names, *cats, *hosts;  /* by name id: judge_gpu's,
+						  * none, judge_host's */
 };
 
 /* The kept steps' windows (none: the rank's span, as one). */
@@ -250,22 +251,44 @@ static void add_row(struct rank_work *r, int64_t ts, int64_t dur, int part,
  * CPU op and record_function range (Python frames and the steps
  * themselves are in no category)), each in time order, merged here. */
 static const char gpu_sql[] =
-"SELECT g.ts, g.dur, ta_kind(n.name, c.name, 0),"
-" g.cat = " TA_CAT_MEMCPY ", g.cat = " TA_CAT_MEMSET ","
-" g.blocks_per_sm, g.occupancy, n.name, g.shared_mem"
-" FROM gpu g JOIN label n ON n.name_id = g.name"
-" JOIN label c ON c.name_id = g.cat"
-" WHERE g.rank = ?1 AND g.ts < ?3 AND g.ts + g.dur > ?2 ORDER BY g.ts";
+"SELECT g.ts, g.dur, COALESCE(ta_kind_known(g.name, g.cat, 0), ta_kind_learn(g.name,"
+"  g.cat, 0, (SELECT name FROM label WHERE name_id = g.name), (SELECT name FROM"
+"  label WHERE name_id = g.cat))), g.cat = " TA_CAT_MEMCPY ","
+" g.cat = " TA_CAT_MEMSET ", g.blocks_per_sm, g.occupancy, g.name, g.shared_mem, g.cat"
+" FROM gpu g WHERE g.rank = ?1 AND g.ts < ?3 AND g.ts + g.dur > ?2 ORDER BY g.ts";
+/* (column 2: NULL for a call, else the host row's role) */
 static const char host_sql[] =
-"SELECT ts, dur, 0 FROM calls WHERE rank = ?1 AND ts < ?3 AND ts + dur > ?2"
-" UNION ALL SELECT h.ts, h.dur, CASE WHEN n.name GLOB 'gloo:*' THEN 3"
-" WHEN n.name GLOB 'enumerate(DataLoader)#*' OR n.name GLOB"
-" 'enumerate(DataPipe)#*' OR (h.role = " TA_SQL(TA_ROLE_CPU_ANN)
-" AND lower(n.name) LIKE '%data%load%') THEN 2 ELSE 1 END"
-" FROM host h JOIN label n ON n.name_id = h.name"
+"SELECT ts, dur, NULL, NULL FROM calls WHERE rank = ?1 AND ts < ?3 AND ts + dur > ?2"
+" UNION ALL SELECT h.ts, h.dur, h.role, h.name FROM host h"
 " WHERE h.rank = ?1 AND h.ts < ?3 AND h.ts + h.dur > ?2"
-" AND h.cat IS NOT " TA_CAT_PYTHON
-" AND n.name NOT GLOB 'ProfilerStep#*' ORDER BY 1";
+" AND h.cat IS NOT " TA_CAT_PYTHON " AND h.name NOT IN (SELECT name_id FROM label"
+"  WHERE name GLOB 'ProfilerStep#*') ORDER BY 1";
+
+/* What a name says, read once a name (labels.c): the kernels' shares, and
+ * the host rows' parts; a JOIN with label and these tests per row were
+ * most of what the rows cost. */
+#define NAME_TC TA_NAME_TENSOR_CORE
+#define NAME_MATMUL TA_NAME_MATMUL
+#define NAME_GLOO 4u          /* gloo's collectives */
+#define NAME_LOADER 8u        /* the DataLoader's or a DataPipe's */
+#define NAME_LOAD_WORDS 16u   /* "data ... load" in any case */
+#define NAME_NULL 32u         /* no text: no category (a GLOB of NULL) */
+
+static unsigned judge_gpu(const char *name)
+{
+	return name ? (ta_is_tensor_core(name) ? NAME_TC : 0) |
+		      (ta_is_matmul(name) ? NAME_MATMUL : 0) : 0;
+}
+
+static unsigned judge_host(const char *name)
+{
+	if (!name)
+		return NAME_NULL;
+	return (sqlite3_strglob("gloo:*", name) == 0 ? NAME_GLOO : 0) |
+	       (sqlite3_strglob("enumerate(DataLoader)#*", name) == 0 ||
+		sqlite3_strglob("enumerate(DataPipe)#*", name) == 0 ? NAME_LOADER : 0) |
+	       (sqlite3_strlike("%data%load%", name, 0) == 0 ? NAME_LOAD_WORDS : 0);
+}
 
 /* A GPU row: into the sweep, and into the GPU summary. */
 static void gpu_row(struct rank_work *r, sqlite3_stmt *st)
@@ -274,7 +297,12 @@ static void gpu_row(struct rank_work *r, sqlite3_stmt *st)
 	int kind = sqlite3_column_int(st, 2), kernel, part;
 	double bpsm = sqlite3_column_double(st, 5);
 	int64_t in = clipped(r, ts, dur);
+	unsigned traits = ta_labels_get(r->names, sqlite3_column_value(st, 7));
 
+	/* (the rows a JOIN with label drops) */
+	if (traits == TA_LABEL_NONE ||
+	    ta_labels_get(r->cats, sqlite3_column_value(st, 9)) == TA_LABEL_NONE)
+		return;
 	part = sqlite3_column_int(st, 3) ? R_MEMCPY :
 	       sqlite3_column_int(st, 4) ? R_MEMSET :
 	       kind == TA_KIND_COMM ? R_COMM : kind == TA_KIND_MEMORY ?
@@ -286,9 +314,6 @@ static void gpu_row(struct rank_work *r, sqlite3_stmt *st)
 	/* the tensor-core and matrix-work shares are of compute kernels: a
 	 * collective waiting for a late peer is neither */
 	if (part == R_KERNEL) {
-		unsigned traits = ta_name_traits(r->names,
-						 (const char *)sqlite3_column_text(st, 7));
-
 		r->kernel_ns = ta_add_sat(r->kernel_ns, in);
 		if (traits & TA_NAME_TENSOR_CORE)
 			r->tc_ns = ta_add_sat(r->tc_ns, in);
@@ -309,11 +334,18 @@ static void gpu_row(struct rank_work *r, sqlite3_stmt *st)
 
 static void host_row(struct rank_work *r, sqlite3_stmt *st)
 {
-	int what = sqlite3_column_int(st, 2);
+	int role = sqlite3_column_int(st, 2), part = R_RUNTIME;
 
-	add_row(r, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-		what == 0 ? R_RUNTIME : what == 2 ? R_DATALOADER : what == 3 ?
-		R_COMM : R_CPU, 0, 0);
+	if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
+		unsigned name = ta_labels_get(r->hosts, sqlite3_column_value(st, 3));
+
+		if (name == TA_LABEL_NONE || (name & NAME_NULL))
+			return; /* (the JOIN's and the GLOB's) */
+		part = name & NAME_GLOO ? R_COMM : name & NAME_LOADER ||
+		       (role == TA_ROLE_CPU_ANN && name & NAME_LOAD_WORDS) ?
+		       R_DATALOADER : R_CPU;
+	}
+	add_row(r, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), part, 0, 0);
 }
 
 static int sweep(sqlite3 *db, int64_t rank, struct rank_work *r,
@@ -350,7 +382,8 @@ static int sweep(sqlite3 *db, int64_t rank, struct rank_work *r,
 	sqlite3_finalize(h);
 	if (rg != SQLITE_DONE || rh != SQLITE_DONE)
 		return ta_db_done(db, rg != SQLITE_DONE ? rg : rh, err);
-	return 0;
+	return ta_labels_failed(r->names, err) < 0 || ta_labels_failed(r->cats, err) < 0 ||
+	       ta_labels_failed(r->hosts, err) < 0 ? -1 : 0;
 }
 
 static double us(int64_t ns)
@@ -407,7 +440,13 @@ static int one_rank(sqlite3 *db, int64_t rank, struct ta_table *t,
 	int rc;
 
 	memset(&r, 0, sizeof(r));
-	r.names = ta_name_memo_new();
+	if (!(r.names = ta_labels_new(db, judge_gpu, err)) ||
+	    !(r.cats = ta_labels_new(db, NULL, err)) ||
+	    !(r.hosts = ta_labels_new(db, judge_host, err))) {
+		ta_labels_free(r.names);
+		ta_labels_free(r.cats);
+		return -1;
+	}
 	rc = load_windows(db, rank, &r, err);
 	if (rc == 0 && r.nw)
 		rc = sweep(db, rank, &r, err);
@@ -419,7 +458,9 @@ static int one_rank(sqlite3 *db, int64_t rank, struct ta_table *t,
 	}
 	free(r.heap);
 	free(r.w);
-	ta_name_memo_free(r.names);
+	ta_labels_free(r.names);
+	ta_labels_free(r.cats);
+	ta_labels_free(r.hosts);
 	return rc;
 }
 

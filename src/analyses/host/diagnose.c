@@ -12,9 +12,11 @@
 #include "analyses/gpu/exposed.h"
 #include "host.h"
 #include "analyses/common/intervals.h"
+#include "analyses/common/launches.h"
 #include "analyses/ranks/peers.h"
 #include "ta_analyses.h"
 #include "ta_intern.h"
+#include "ta_model.h"
 #include "ta_db.h"
 
 #include <ctype.h>
@@ -137,42 +139,89 @@ static void comm_costs(int64_t rank, struct rank_data *d, struct ta_sync_ops *sy
 	ta_union_free(&comm);
 }
 
-static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
-		     struct ta_sync_ops *sync, struct ta_error *err)
+/* What a kernel's name says of its copies: pageable host memory, and
+ * CUTLASS's align1/align2 kernels (operands not 16-byte aligned) that are
+ * not SIMT's own */
+#define NAME_PAGEABLE 1u
+#define NAME_MISALIGNED 2u
+
+static unsigned judge_name(const char *name)
+{
+	if (!name)
+		return 0;
+	return (sqlite3_strglob("*Pageable*", name) == 0 ? NAME_PAGEABLE : 0) |
+	       ((sqlite3_strglob("*align1*", name) == 0 ||
+		 sqlite3_strglob("*align2*", name) == 0) &&
+		sqlite3_strglob("*simt*", name) != 0 ? NAME_MISALIGNED : 0);
+}
+
+static unsigned judge_none(const char *name)
+{
+	(void)name;
+	return 0;
+}
+
+/* The rank's GPU rows in time order, with their launch; the rows a JOIN
+ * with label would drop (a name or category no label has) left out. */
+static int load_gpu(sqlite3 *db, int64_t rank, struct rank_data *d,
+		    struct ta_labels *names, struct ta_labels *cats,
+		    const struct ta_launches *calls, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	d->ngpu = 0;
-	d->max_dur = 0;
-	if (ta_db_prepare(db, "SELECT g.ts, g.ts + g.dur,"
-			  " ta_kind(n.name, c.name, 0), n.name GLOB '*Pageable*',"
-			  " (n.name GLOB '*align1*' OR n.name GLOB '*align2*')"
-			  " AND n.name NOT GLOB '*simt*', g.correlation, g.stream, l.ts, g.name"
-			  " FROM gpu g JOIN label n ON n.name_id = g.name"
-			  " JOIN label c ON c.name_id = g.cat LEFT JOIN launch l"
-			  " ON l.rank = g.rank AND l.correlation = g.correlation"
-			  " AND g.correlation != -1 WHERE g.rank = ?"
-			  " AND g.ts IS NOT NULL ORDER BY g.ts", &st, err) < 0)
+	if (ta_db_prepare(db, "SELECT g.ts, g.ts + g.dur, COALESCE(ta_kind_known(g.name,"
+			  " g.cat, 0), ta_kind_learn(g.name, g.cat, 0, (SELECT name FROM"
+			  " label WHERE name_id = g.name), (SELECT name FROM label"
+			  " WHERE name_id = g.cat))), g.correlation, g.stream, g.name, g.cat"
+			  " FROM gpu g WHERE g.rank = ? AND g.ts IS NOT NULL ORDER BY g.ts",
+			  &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, rank);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		unsigned facts = ta_labels_get(names, sqlite3_column_value(st, 5));
+		int64_t launched = INT64_MAX;
+		struct gpu_row *g;
+
+		if (facts == TA_LABEL_NONE ||
+		    ta_labels_get(cats, sqlite3_column_value(st, 6)) == TA_LABEL_NONE)
+			continue;
 		if (d->ngpu == d->capgpu) {
 			d->capgpu = d->capgpu ? d->capgpu * 2 : 1024;
 			d->gpu = ta_xrealloc(d->gpu, d->capgpu * sizeof(*d->gpu));
 		}
-		d->gpu[d->ngpu] = (struct gpu_row){ sqlite3_column_int64(st, 0),
+		ta_launches_ts(calls, sqlite3_column_value(st, 3), &launched);
+		g = &d->gpu[d->ngpu++];
+		*g = (struct gpu_row){ sqlite3_column_int64(st, 0),
 			sqlite3_column_int64(st, 1), sqlite3_column_int(st, 2),
-			sqlite3_column_int(st, 3), sqlite3_column_int(st, 4),
-			sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 6),
-			sqlite3_column_type(st, 7) == SQLITE_NULL ? INT64_MAX :
-			sqlite3_column_int64(st, 7), sqlite3_column_int64(st, 8), 0 };
-		if (d->gpu[d->ngpu].end - d->gpu[d->ngpu].ts > d->max_dur)
-			d->max_dur = d->gpu[d->ngpu].end - d->gpu[d->ngpu].ts;
-		d->ngpu++;
+			(facts & NAME_PAGEABLE) != 0, (facts & NAME_MISALIGNED) != 0,
+			sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
+			launched, sqlite3_column_int64(st, 5), 0 };
+		if (g->end - g->ts > d->max_dur)
+			d->max_dur = g->end - g->ts;
 	}
 	sqlite3_finalize(st);
-	if (ta_db_done(db, rc, err) < 0)
+	return ta_db_done(db, rc, err) < 0 || ta_labels_failed(names, err) < 0 ||
+	       ta_labels_failed(cats, err) < 0 ? -1 : 0;
+}
+
+static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
+		     struct ta_sync_ops *sync, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	struct ta_launches calls = { NULL, 0, 0 };
+	struct ta_labels *names = ta_labels_new(db, judge_name, err);
+	struct ta_labels *cats = names ? ta_labels_new(db, judge_none, err) : NULL;
+	int rc;
+
+	d->ngpu = 0;
+	d->max_dur = 0;
+	rc = !cats || ta_launches_load(db, rank, &calls, err) < 0 ||
+	     load_gpu(db, rank, d, names, cats, &calls, err) < 0 ? -1 : 0;
+	ta_labels_free(names);
+	ta_labels_free(cats);
+	ta_launches_free(&calls);
+	if (rc < 0)
 		return -1;
 	comm_costs(rank, d, sync);
 	if (ta_db_prepare(db, "SELECT COALESCE(correlation, -1) FROM first_call"
