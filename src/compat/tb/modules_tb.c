@@ -124,8 +124,11 @@ static size_t build(struct forest_h *h, const struct pyev *ev, const struct odic
 		    int depth)
 {
 	int is_new;
-	size_t e = (size_t)by_id->val[od_slot((struct odict *)by_id, id, &is_new)];
-	size_t me = add_hmod(h, &ev[e]), slot;
+	/* the slot first: od_slot may move the arrays (an array read in the
+	 * same expression could be the old one) */
+	size_t slot = od_slot((struct odict *)by_id, id, &is_new);
+	size_t e = (size_t)by_id->val[slot];
+	size_t me = add_hmod(h, &ev[e]);
 
 	for (int i = 0; i < depth; i++)
 		if (path[i] == id)
@@ -173,16 +176,19 @@ static void hierarchy(struct pyev *ev, size_t n, struct forest_h *h, size_t **ro
 
 		by_id.val[s] = (long)i;   /* the last event of an id */
 		od_slot(&children, ev[i].id, &is_new);
-		children.has[od_slot(&children, ev[i].parent, &is_new)]++;
+		s = od_slot(&children, ev[i].parent, &is_new);
+		children.has[s]++;   /* (after od_slot: it may move the array) */
 	}
 	od_init(&parent_of, n);
 	for (i = 0; i < children.n; i++) {
 		long e;
 		int64_t cur = -1;   /* the current module's event, or none */
+		size_t leaf;
 
 		if (children.has[i])
 			continue;   /* not a leaf */
-		e = by_id.val[od_slot(&by_id, children.keys[i], &is_new)];
+		leaf = od_slot(&by_id, children.keys[i], &is_new);
+		e = by_id.val[leaf];
 		while (e >= 0) {
 			int64_t key[2];
 
