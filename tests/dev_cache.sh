@@ -128,4 +128,19 @@ for db in "$TMP"/parts/*.db; do sqlite3 "$db" "delete from part_coll"; done
 TRACEANALYZE_CACHE_DIR="$TMP/parts" $BIN stragglers -q -j 2 --format csv \
 	testdata/ddp_straggler > "$TMP/b" 2>&1
 check "the kept parts are what the join reads" sh -c "! cmp -s '$TMP/a' '$TMP/b'"
+
+# one file's entry keeps its part from its first command that matches
+# collectives (comms), and later single-rank commands read its coll from it
+one=$(ls testdata/ddp_straggler/*.json* | head -1)
+$BIN comms -q --no-cache --format csv "$one" > "$TMP/a" 2>&1
+for run in first again; do
+	TRACEANALYZE_CACHE_DIR="$TMP/one" $BIN comms -q --format csv "$one" > "$TMP/b" 2>&1
+	same "comms on one file's entry ($run)" "$TMP/a" "$TMP/b"
+done
+db=$(ls "$TMP"/one/*.db)
+check "one file's entry keeps its part after comms" \
+	test "$(sqlite3 "$db" "select count(*) from info where key = 'part'")" = 1
+sqlite3 "$db" "delete from part_coll"
+TRACEANALYZE_CACHE_DIR="$TMP/one" $BIN comms -q --format csv "$one" > "$TMP/b" 2>&1
+check "a single-rank command reads the kept coll" sh -c "! cmp -s '$TMP/a' '$TMP/b'"
 finish

@@ -125,9 +125,20 @@ int ta_model_gathered(sqlite3 *db)
 			 " WHERE name = 'peers'", 0) > 0;
 }
 
+/* One rank's database that keeps its part (a shard, a cache entry after
+ * its first coll: keep.c) has its coll already: the query above read
+ * every GPU row and its launch again, a sixth of a cached diagnose. It
+ * depends on no rule and no selection of ranks. */
+static const char kept_coll_sql[] =
+"DROP TABLE IF EXISTS temp.coll;"
+"CREATE TEMP TABLE coll AS SELECT * FROM main.part_coll"
+"  WHERE rank = (SELECT rank FROM main.files)" TIMES_IN_BOUNDS ";"
+"CREATE INDEX temp.coll_match ON coll (pg, step, seq, rank);";
+
 int ta_model_coll(sqlite3 *db, struct ta_error *err)
 {
-	return ta_db_exec(db, ta_model_gathered(db) ? peers_coll_sql : coll_sql, err);
+	return ta_db_exec(db, ta_model_gathered(db) ? peers_coll_sql :
+			  ta_model_part_kept(db) ? kept_coll_sql : coll_sql, err);
 }
 
 int ta_model_save_part(sqlite3 *db, sqlite3 *out, const char *prefix,

@@ -10,10 +10,8 @@
 #include "model_int.h"
 #include "model_id.inc"
 
-#define LO "-2305843009213693952"
-#define HI "4611686018427387904"
-#define IN_BOUNDS(c) " AND (" c " IS NULL OR " c " BETWEEN " LO " AND " HI ")"
-#define TIMES_IN_BOUNDS IN_BOUNDS("issue_ts") IN_BOUNDS("ts") IN_BOUNDS("end_ts")
+#define LO TA_PART_LO
+#define HI TA_PART_HI
 
 /* One rank's database: a shard, or a cache entry of one file. */
 static int one_rank(sqlite3 *db)
@@ -29,6 +27,11 @@ static int part_current(sqlite3 *db)
 	       ta_db_has(db, "table", "part_traits") &&
 	       ta_db_has(db, "table", "part_clock") &&
 	       ta_db_has(db, "table", "part_coll");
+}
+
+int ta_model_part_kept(sqlite3 *db)
+{
+	return part_current(db) && one_rank(db);
 }
 
 /* A part as q asks it: made for every rank by the rules ingest -o's

@@ -198,6 +198,10 @@ int ta_model_prepare(sqlite3 *db, const struct ta_query *q, unsigned need,
 				    err);
 	if (rc == 0)
 		rc = remember(db, key.s, have | need, err);
+	/* a cache entry keeps its part from the first coll made in it (not
+	 * one gathered from shards: every rank's) */
+	if (rc == 0 && (need & ~have & TA_NEED_COLL) && !ta_model_gathered(db))
+		ta_model_keep_part(db, q);
 	ta_buf_free(&key);
 	return rc;
 }

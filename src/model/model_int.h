@@ -27,6 +27,17 @@ int ta_model_views(sqlite3 *db, int trace_frame, struct ta_error *err);
 /* What need asks beyond dev: indexes, copies, tables. */
 int ta_model_build(sqlite3 *db, int trace_frame, unsigned need,
 		   struct ta_error *err);
+/* A part's times within the parser's bounds (trace_parse.c: [-2^61,
+ * 2^62] ns), which the arithmetic on them relies on: an edited part's
+ * other rows are not read. */
+#define TA_PART_LO "-2305843009213693952"
+#define TA_PART_HI "4611686018427387904"
+#define TA_PART_IN_BOUNDS(c) " AND (" c " IS NULL OR " c " BETWEEN " TA_PART_LO \
+	" AND " TA_PART_HI ")"
+#define TIMES_IN_BOUNDS TA_PART_IN_BOUNDS("issue_ts") TA_PART_IN_BOUNDS("ts") \
+	TA_PART_IN_BOUNDS("end_ts")
+/* Whether db is one rank's and keeps a part this build made (keep.c). */
+int ta_model_part_kept(sqlite3 *db);
 /* coll (coll.c): every rank's collectives, matchable across ranks. */
 int ta_model_coll(sqlite3 *db, struct ta_error *err);
 /* SQL function ta_kind(name, cat, by_name): ta_classify, remembered
