@@ -286,6 +286,42 @@ rc, _, err = run("modules", "--tb-compat", "--no-cache", rev)
 check("modules --tb-compat on reversed times: runs (rc %d: %s)" % (rc, err.strip()[:100]),
       rc == 0 and "Sanitizer" not in err and "runtime error" not in err)
 
+# values beyond ingestion's bounds (times within [-2^61, 2^62] ns,
+# durations within 2^50 ns), which the analyses' sums relied on: refused,
+# naming the table, column and row (before: signed overflows, a step of
+# -9223372036 s)
+base = os.path.join(TMP, "bounds.db")
+rc, _, err = run("ingest", "-q", os.path.abspath("testdata/gpt2_train"), "-o", base)
+assert rc == 0, err
+for name, sql, said in [
+        ("a kernel's ts at 2^63 - 1",
+         "UPDATE events SET ts_ns = 9223372036854775807 WHERE rowid = (SELECT rowid FROM"
+         " events WHERE role = 1 LIMIT 1 OFFSET 10)", "events.ts_ns of row"),
+        ("a step's ts at -2^63",
+         "UPDATE events SET ts_ns = -9223372036854775808 WHERE rowid = (SELECT rowid FROM"
+         " events WHERE role = 6 LIMIT 1 OFFSET 1)", "events.ts_ns of row"),
+        ("an op's dur at 2^63 - 1",
+         "UPDATE events SET dur_ns = 9223372036854775807 WHERE rowid = (SELECT rowid FROM"
+         " events WHERE role = 4 LIMIT 1 OFFSET 50)", "events.dur_ns of row"),
+        ("a ts and dur that end past 2^62",
+         "UPDATE events SET ts_ns = 4611686018427387000, dur_ns = 100000 WHERE rowid = 100",
+         "events.ts_ns + max(dur_ns, 0) of row 100"),
+        ("a kept GPU row's ts",
+         "UPDATE dev_rows SET ts = 9223372036854775807 WHERE rowid = 20", "dev_rows.ts of row 20"),
+        ("a text time", "UPDATE events SET ts_ns = 'abc' WHERE rowid = 7", "events.ts_ns of row 7")]:
+    db = os.path.join(TMP, "bounds-%d.db" % len(checks))
+    shutil.copy(base, db)
+    with sqlite3.connect(db) as c:
+        c.execute(sql)
+    rc, _, err = run("report", "--no-cache", db)
+    refused("beyond the bounds, " + name, rc, err, said)
+d = shards("bounds-shards")
+with sqlite3.connect(os.path.join(d, sorted(os.listdir(d))[1])) as c:
+    c.execute("UPDATE events SET dur_ns = 9223372036854775807 WHERE rowid = (SELECT rowid FROM"
+              " events WHERE role = 6 LIMIT 1)")
+rc, _, err = run("critical-path", "--no-cache", d)
+refused("beyond the bounds, a shard's step", rc, err, "events.dur_ns of row")
+
 failed = [n for n, ok in checks if not ok]
 for n, ok in checks:
     print(("ok   " if ok else "FAIL ") + "hostile_db: " + n)

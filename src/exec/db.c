@@ -447,6 +447,113 @@ static int check_pages(sqlite3 *db, const char *path, struct ta_error *err)
 	return rc == SQLITE_ROW ? 0 : -1;
 }
 
+/* The bounds ingestion keeps values in (trace_parse.c, snapshot.c), on
+ * which the analyses' arithmetic relies: an edited database's values
+ * beyond them overflowed it (a time near 2^63 added to a duration). */
+#define TS_LO "-2305843009213693952"   /* -2^61 ns */
+#define TS_HI "4611686018427387904"    /* 2^62 ns */
+#define DUR_LIM "1125899906842624"     /* 2^50 ns */
+#define SIZE_HI "281474976710656"      /* 2^48 bytes */
+#define TIME_HI "9007199254740992"     /* 2^53 us */
+#define NOT_IN(lo, hi) " NOT BETWEEN " lo " AND " hi
+
+/* a table's values to check: an expression, what it is out of bounds */
+struct bound {
+	const char *table, *expr, *out;
+};
+
+static const struct bound bounds[] = {
+	{ "events", "ts_ns", NOT_IN(TS_LO, TS_HI) },
+	{ "events", "dur_ns", NOT_IN("-" DUR_LIM, DUR_LIM) },
+	{ "events", "ts_ns + max(dur_ns, 0)", " > " TS_HI },
+	{ "events", "hta_ts_off", NOT_IN("-" DUR_LIM, DUR_LIM) },
+	{ "events", "hta_dur_off", NOT_IN("-" DUR_LIM, DUR_LIM) },
+	{ "dev_rows", "ts", NOT_IN(TS_LO, TS_HI) },
+	{ "dev_rows", "dur", NOT_IN("-" DUR_LIM, DUR_LIM) },
+	{ "dev_rows", "ts + max(dur, 0)", " > " TS_HI },
+	{ "dev_rows", "launch_ts", NOT_IN(TS_LO, TS_HI) },
+	{ "files", "min_ts_ns", NOT_IN(TS_LO, TS_HI) },
+	{ "files", "max_ts_ns", NOT_IN(TS_LO, TS_HI) },
+	{ "snap_segments", "total_size", NOT_IN("0", SIZE_HI) },
+	{ "snap_segments", "allocated_size", NOT_IN("0", SIZE_HI) },
+	{ "snap_blocks", "size", NOT_IN("0", SIZE_HI) },
+	{ "snap_blocks", "requested", NOT_IN("0", SIZE_HI) },
+	{ "snap_events", "size", NOT_IN("0", SIZE_HI) },
+	{ "snap_events", "time_us", NOT_IN("0", TIME_HI) },
+};
+#define NBOUNDS (sizeof(bounds) / sizeof(*bounds))
+
+/* One scan of bounds[from, to) (one table's): the first row out of them,
+ * with which expression and its value. */
+static void bounds_sql(struct ta_buf *b, size_t from, size_t to)
+{
+	size_t i;
+
+	ta_buf_adds(b, "SELECT CASE");
+	for (i = from; i < to; i++)
+		ta_buf_addf(b, " WHEN (%s)%s THEN '%s'", bounds[i].expr, bounds[i].out,
+			    bounds[i].expr);
+	ta_buf_adds(b, " END, rowid, CASE");
+	for (i = from; i < to; i++)
+		ta_buf_addf(b, " WHEN (%s)%s THEN %s", bounds[i].expr, bounds[i].out,
+			    bounds[i].expr);
+	ta_buf_addf(b, " END FROM %s WHERE 0", bounds[from].table);
+	for (i = from; i < to; i++)
+		ta_buf_addf(b, " OR (%s)%s", bounds[i].expr, bounds[i].out);
+	ta_buf_adds(b, " LIMIT 1");
+}
+
+/* Every time, duration and size within the bounds above, and a
+ * snapshot's sizes adding up to at most 2^62 bytes, as ingestion's. */
+static int check_values(sqlite3 *db, const char *path, struct ta_error *err)
+{
+	char shown[48];
+	sqlite3_stmt *st = NULL;
+	size_t from, to;
+	int rc = SQLITE_DONE;
+
+	for (from = 0; rc == SQLITE_DONE && from < NBOUNDS; from = to) {
+		struct ta_buf sql = { NULL, 0, 0 };
+
+		for (to = from; to < NBOUNDS && strcmp(bounds[to].table, bounds[from].table) == 0;
+		     to++)
+			;
+		if (!ta_db_has(db, "table", bounds[from].table))
+			continue;
+		bounds_sql(&sql, from, to);
+		rc = sqlite3_prepare_v2(db, sql.s, -1, &st, NULL);
+		ta_buf_free(&sql);
+		if (rc != SQLITE_OK) {
+			unreadable(db, path, err);
+			return -1;
+		}
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW)
+			ta_error_set(err, TA_EXIT_INPUT, "'%s': %s.%s of row %lld is %s, beyond "
+				     "what traceanalyze reads (times within [-2^61, 2^62] ns, "
+				     "durations within 2^50 ns, sizes 0 to 2^48 bytes); refused",
+				     path, bounds[from].table,
+				     (const char *)sqlite3_column_text(st, 0),
+				     (long long)sqlite3_column_int64(st, 1),
+				     printable(shown, sizeof(shown),
+					       (const char *)sqlite3_column_text(st, 2)));
+		else if (rc != SQLITE_DONE)
+			unreadable(db, path, err);
+		sqlite3_finalize(st);
+	}
+	if (rc != SQLITE_DONE)
+		return -1;
+	if (ta_db_has(db, "table", "snap_events") &&
+	    ta_db_int(db, "SELECT (SELECT total(size) FROM snap_events) + (SELECT"
+		      " total(size) FROM snap_blocks) + (SELECT total(total_size) FROM"
+		      " snap_segments) > 4611686018427387904", 0) != 0) {
+		ta_error_set(err, TA_EXIT_INPUT, "'%s': the snapshot's sizes add up past "
+			     "2^62 bytes; refused", path);
+		return -1;
+	}
+	return 0;
+}
+
 int ta_db_validate(sqlite3 *db, const char *path, int one_rank, int memo,
 		   struct ta_error *err)
 {
@@ -497,6 +604,8 @@ int ta_db_validate(sqlite3 *db, const char *path, int one_rank, int memo,
 		unreadable(db, path, err);
 	}
 	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE && check_values(db, path, err) < 0)
+		return -1;
 	if (rc == SQLITE_DONE && memo)
 		ta_cache_note_checked(path, one_rank);
 	return rc == SQLITE_DONE ? 0 : -1;
