@@ -181,6 +181,21 @@ for dur, want in (("1125899906842624", 0), ("9223372036854775000", 3)):
               rc == want and "runtime error" not in err and
               (want == 0 or "events.dur_ns of row" in err))
 
+# 9000 kernels of the longest duration ingestion keeps (2^50 ns) under
+# one op: their sum is past int64 (a sequence's kernel time and diff's
+# per-name sums overflowed); sums saturate instead. (ops --kernels stops
+# at SQLite's sum() of them, an error: exit 4, not a wrong number)
+LONG = 1125899906842.624  # 2^50 ns in us
+ev = [STEP(1, 1000, 20000), X("cpu_op", "aten::mm", 1010, 19000)]
+for i in range(9000):
+    ev.append(R("cudaLaunchKernel", 1011 + i * 2, 1, 100 + i))
+    ev.append(K("gemm", 5000 + i, LONG, 100 + i))
+many = write("many_long", [ev])
+for cmd in (["ops"], ["kernels", "--sequences"], ["diff", many], ["modules"]):
+    rc, _, err = run(*cmd, "-q", many)
+    check("9000 kernels of 2^50 ns: %s (exit %d: %s)" % (" ".join(cmd[:2]), rc, err.strip()[:80]),
+          rc == 0 and "runtime error" not in err)
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL hostile_walk:", n)

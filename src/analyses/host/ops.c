@@ -229,8 +229,8 @@ static void finish(struct walker *w)
 			parent->child_mem[i] = add_sat(parent->child_mem[i], n->mem[i],
 						       &w->mem.range);
 		if (n->kind == NODE_LAUNCH) { /* its GPU work is the op's own */
-			parent->gpu_self += n->gpu_total;
-			parent->tc_self += n->tc_total;
+			parent->gpu_self = ta_add_sat(parent->gpu_self, n->gpu_total);
+			parent->tc_self = ta_add_sat(parent->tc_self, n->tc_total);
 			d.dev = 0;
 			d.tc = 0;
 		}

@@ -353,7 +353,7 @@ static void attach(struct seqs *s)
 
 		for (p = k->parent; p >= 0; p = s->r[p].parent) {
 			s->r[p].nk++;
-			s->r[p].ksum += k->dur;
+			s->r[p].ksum = ta_add_sat(s->r[p].ksum, k->dur);
 		}
 	}
 }
@@ -470,14 +470,14 @@ static int patterns(sqlite3 *db, struct seqs *s, int hta, int have_op, int min_l
 			ta_buf_adds(&key, name_text(st, x->name));
 			first = x->ts < first ? x->ts : first;
 			last = x->ts + x->dur > last ? x->ts + x->dur : last;
-			busy += x->dur;
+			busy = ta_add_sat(busy, x->dur);
 		}
 		a = acc_of(keys, key.s, key.len, acc, nacc);
 		a->count++;
-		a->gpu += r->ksum;
-		a->cpu += r->dur;
+		a->gpu = ta_add_sat(a->gpu, r->ksum);
+		a->cpu = ta_add_sat(a->cpu, r->dur);
 		if (last - first > busy)
-			a->gap += last - first - busy;
+			a->gap = ta_add_sat(a->gap, last - first - busy);
 	}
 	sqlite3_finalize(st);
 	ta_buf_free(&key);

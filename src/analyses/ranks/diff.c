@@ -102,8 +102,8 @@ static size_t by_id_add(struct by_id *b, int kind, int64_t name, int64_t ns)
 		b->n = (size_t)id;
 	}
 	b->v[id - 1].count += 1;
-	b->v[id - 1].ns += ns;
-	b->v[id - 1].self += ns;
+	b->v[id - 1].ns = ta_add_sat(b->v[id - 1].ns, ns);
+	b->v[id - 1].self = ta_add_sat(b->v[id - 1].self, ns);
 	return (size_t)id - 1;
 }
 
