@@ -183,18 +183,26 @@ for dur, want in (("1125899906842624", 0), ("9223372036854775000", 3)):
 
 # 9000 kernels of the longest duration ingestion keeps (2^50 ns) under
 # one op: their sum is past int64 (a sequence's kernel time and diff's
-# per-name sums overflowed); sums saturate instead. (ops --kernels stops
-# at SQLite's sum() of them, an error: exit 4, not a wrong number)
+# per-name sums overflowed; SQLite's sum() stopped ops --kernels with
+# "integer overflow", exit 4); sums saturate instead (ta_sum() in SQL).
+# The second trace launches them all from one call (one correlation, as
+# a CUDA graph's kernels), which GPU time per correlation sums.
 LONG = 1125899906842.624  # 2^50 ns in us
-ev = [STEP(1, 1000, 20000), X("cpu_op", "aten::mm", 1010, 19000)]
-for i in range(9000):
-    ev.append(R("cudaLaunchKernel", 1011 + i * 2, 1, 100 + i))
-    ev.append(K("gemm", 5000 + i, LONG, 100 + i))
-many = write("many_long", [ev])
-for cmd in (["ops"], ["kernels", "--sequences"], ["diff", many], ["modules"]):
-    rc, _, err = run(*cmd, "-q", many)
-    check("9000 kernels of 2^50 ns: %s (exit %d: %s)" % (" ".join(cmd[:2]), rc, err.strip()[:80]),
-          rc == 0 and "runtime error" not in err)
+for name, one_corr in (("many_long", False), ("one_launch", True)):
+    ev = [STEP(1, 1000, 20000), X("cpu_op", "aten::mm", 1010, 19000)]
+    if one_corr:
+        ev.append(R("cudaGraphLaunch", 1011, 1, 100))
+    for i in range(9000):
+        if not one_corr:
+            ev.append(R("cudaLaunchKernel", 1011 + i * 2, 1, 100 + i))
+        ev.append(K("gemm", 5000 + i, LONG, 100 if one_corr else 100 + i))
+    many = write(name, [ev])
+    for cmd in (["ops"], ["ops", "--kernels"], ["kernels", "--sequences"], ["diff", many],
+                ["modules"], ["roofline"], ["roofline", "--by", "kernel"]):
+        rc, out, err = run(*cmd, "-q", many)
+        check("9000 kernels of 2^50 ns%s: %s (exit %d: %s)" %
+              (" from one launch" if one_corr else "", " ".join(cmd[:2]), rc, err.strip()[:80]),
+              rc == 0 and "runtime error" not in err and out.strip())
 
 failed = [n for n, ok in checks if not ok]
 for n in failed:

@@ -14,8 +14,70 @@
  * index or HTA's rows on a cached database, a few seconds). */
 #define BUSY_MS 600000
 
+/* ta_sum(x): sum() that holds at INT64_MAX or INT64_MIN where SQLite's
+ * stops the statement with "integer overflow" (9000 kernels of the 2^50 ns
+ * a duration may be, under one name, ended ops --kernels with exit 4).
+ * NULLs are skipped; no value gives NULL, as sum() does. 128 bits hold
+ * any count of int64 values, so a window's inverse step is exact. */
+struct sat_sum {
+	__int128 v;
+	int64_t n;
+};
+
+static int64_t as_i64(sqlite3_value *x)
+{
+	double d;
+
+	if (sqlite3_value_type(x) != SQLITE_FLOAT)
+		return sqlite3_value_int64(x);
+	d = sqlite3_value_double(x);
+	return d != d ? 0 : d >= 9.2e18 ? INT64_MAX : d <= -9.2e18 ? INT64_MIN : (int64_t)d;
+}
+
+static void sat_sum_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct sat_sum *s = sqlite3_aggregate_context(ctx, sizeof(*s));
+
+	(void)argc;
+	if (s && sqlite3_value_type(argv[0]) != SQLITE_NULL)
+		s->v += as_i64(argv[0]), s->n++;
+}
+
+static void sat_sum_inverse(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct sat_sum *s = sqlite3_aggregate_context(ctx, sizeof(*s));
+
+	(void)argc;
+	if (s && sqlite3_value_type(argv[0]) != SQLITE_NULL)
+		s->v -= as_i64(argv[0]), s->n--;
+}
+
+static void sat_sum_value(sqlite3_context *ctx)
+{
+	struct sat_sum *s = sqlite3_aggregate_context(ctx, 0);
+
+	if (!s || !s->n)
+		sqlite3_result_null(ctx);
+	else
+		sqlite3_result_int64(ctx, s->v > INT64_MAX ? INT64_MAX :
+				     s->v < INT64_MIN ? INT64_MIN : (int64_t)s->v);
+}
+
+static int add_functions(sqlite3 *db, const char **msg,
+			 const struct sqlite3_api_routines *api)
+{
+	(void)msg;
+	(void)api;
+	return sqlite3_create_window_function(db, "ta_sum", 1, SQLITE_UTF8 |
+					      SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
+					      sat_sum_step, sat_sum_value, sat_sum_value,
+					      sat_sum_inverse, NULL);
+}
+
 void ta_db_global_init(void)
 {
+	/* every connection, whichever layer opens it, has ta_sum() */
+	sqlite3_auto_extension((void (*)(void))add_functions);
 	/* SQLite's allocation statistics take a global mutex on every malloc;
 	 * nothing here reads them */
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);

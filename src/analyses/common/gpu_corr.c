@@ -7,8 +7,8 @@ static const char gpu_sql[] =
 	"DROP TABLE IF EXISTS temp.gpu_corr;"
 	"CREATE TEMP TABLE gpu_corr (rank INTEGER, correlation INTEGER, ns INTEGER,"
 	"  tc_ns INTEGER, PRIMARY KEY (rank, correlation));"
-	"INSERT INTO gpu_corr SELECT g.rank, g.correlation, sum(g.dur),"
-	"  sum(CASE WHEN ta_tensor_core(n.name) THEN g.dur ELSE 0 END)"
+	"INSERT INTO gpu_corr SELECT g.rank, g.correlation, ta_sum(g.dur),"
+	"  ta_sum(CASE WHEN ta_tensor_core(n.name) THEN g.dur ELSE 0 END)"
 	"  FROM gpu g LEFT JOIN label n ON n.name_id = g.name"
 	"  WHERE g.correlation != -1 GROUP BY g.rank, g.correlation;";
 

@@ -268,14 +268,14 @@ static const char kernels_sql[] =
 	"  FROM roof_launch l JOIN roof_g g ON g.rank = l.rank AND g.correlation = l.correlation;"
 	"DROP TABLE IF EXISTS temp.roof_part;"
 	"CREATE TEMP TABLE roof_part AS SELECT k.*, CASE WHEN k.work THEN k.dur * 1.0 /"
-	"  max(sum(CASE WHEN k.work THEN k.dur ELSE 0 END) OVER (PARTITION BY k.call), 1)"
+	"  max(ta_sum(CASE WHEN k.work THEN k.dur ELSE 0 END) OVER (PARTITION BY k.call), 1)"
 	"  ELSE 0 END AS part FROM roof_k k;";
 
 static const char kernels_rows_sql[] =
 	"SELECT s.rank, n.name, c.dtype, count(*), sum(c.flops * s.part),"
-	"  sum(c.bytes * s.part), sum(s.dur), min(c.known)"
+	"  sum(c.bytes * s.part), ta_sum(s.dur), min(c.known)"
 	" FROM roof_part s JOIN roof_call c ON c.id = s.call JOIN label n ON n.name_id = s.name"
-	" GROUP BY s.rank, n.name, c.dtype ORDER BY s.rank, sum(s.dur) DESC, n.name";
+	" GROUP BY s.rank, n.name, c.dtype ORDER BY s.rank, ta_sum(s.dur) DESC, n.name";
 
 int ta_roof_by_kernel(sqlite3 *db, struct ta_roof_ctx *c, struct ta_table **out,
 		      struct ta_error *err)

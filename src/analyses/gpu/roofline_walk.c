@@ -264,8 +264,8 @@ static int tc_of(struct tc_memo *m, int64_t id)
 	return tc;
 }
 
-static int add_kernel(struct walk *w, size_t *cap, int64_t rank, int64_t c, int64_t ns,
-		      int64_t name, int tc, struct ta_error *err)
+static void add_kernel(struct walk *w, size_t *cap, int64_t rank, int64_t c, int64_t ns,
+		       int64_t name, int tc)
 {
 	struct corr *k = w->ncorr ? &w->corr[w->ncorr - 1] : NULL;
 
@@ -281,12 +281,8 @@ static int add_kernel(struct walk *w, size_t *cap, int64_t rank, int64_t c, int6
 		if (ns > k->main_ns)
 			k->main = name, k->main_ns = ns;
 	}
-	if (__builtin_add_overflow(k->ns, ns, &k->ns)) {
-		/* as SQL's sum() said */
-		ta_error_set(err, TA_EXIT_SYSTEM, "database: integer overflow");
-		return -1;
-	}
-	return 0;
+	/* held at INT64_MAX, as ta_sum() in SQL */
+	k->ns = ta_add_sat(k->ns, ns);
 }
 
 /* The kernels by rank, call, then longest first and file order: the
@@ -362,11 +358,9 @@ static int load_corr(sqlite3 *db, struct walk *w, struct ta_error *err)
 	ta_qsort(k, n, sizeof(*k), cmp_kernel_row);
 	cap = 0;
 	for (i = 0; i < n; i++)
-		if (add_kernel(w, &cap, k[i].rank, k[i].correlation, k[i].ns, k[i].name,
-			       k[i].tc, err) < 0)
-			break;
+		add_kernel(w, &cap, k[i].rank, k[i].correlation, k[i].ns, k[i].name, k[i].tc);
 	free(k);
-	return i < n ? -1 : 0;
+	return 0;
 }
 
 /* Every host row per thread, parents first (host_thread's order). */

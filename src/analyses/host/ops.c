@@ -395,11 +395,11 @@ static void free_names(struct names *nm)
 }
 
 static const char kernels_sql[] =
-	"SELECT g.rank, n.name, count(*), sum(g.dur) FROM gpu g"
+	"SELECT g.rank, n.name, count(*), ta_sum(g.dur) FROM gpu g"
 	" JOIN label n ON n.name_id = g.name GROUP BY g.rank, n.name";
 /* --step N: in the rank's own step */
 static const char step_kernels_sql[] =
-	"SELECT g.rank, n.name, count(*), sum(g.dur) FROM gpu g"
+	"SELECT g.rank, n.name, count(*), ta_sum(g.dur) FROM gpu g"
 	" JOIN label n ON n.name_id = g.name"
 	" JOIN (SELECT rank, min(ts) AS ts, max(end_ts) AS end_ts FROM steps"
 	"  WHERE step = ? GROUP BY rank) w ON w.rank = g.rank"

@@ -85,8 +85,8 @@ static int load_device(sqlite3 *db, struct device_run *d, struct ta_intern *site
 	int rc, is_new;
 
 	d->a_end = ta_db_int(db, "SELECT 0", 0);
-	if (ta_db_prepare(db, "SELECT COALESCE(sum(allocated_size), 0),"
-			  " COALESCE(sum(total_size), 0) FROM snapshot_segments WHERE device = ?",
+	if (ta_db_prepare(db, "SELECT COALESCE(ta_sum(allocated_size), 0),"
+			  " COALESCE(ta_sum(total_size), 0) FROM snapshot_segments WHERE device = ?",
 			  &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, d->dev);
