@@ -1,6 +1,7 @@
 /* Runs every unit-test suite. */
 #include "check_main.h"
 #include "ta.h"
+#include "ta_db.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,9 +49,10 @@ void rm_tree(const char *dir)
 int main(void)
 {
 	SRunner *sr = srunner_create(suite_number());
+	int failed;
 
 	ta_quiet = 1; /* expected warnings would clutter the report */
-	int failed;
+	ta_db_global_init(); /* SQLite set up as main() does: ta_sum() */
 
 	srunner_add_suite(sr, suite_gzread());
 	srunner_add_suite(sr, suite_parse());
