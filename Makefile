@@ -114,6 +114,7 @@ suites: traceanalyze $(TEST_BIN)
 	@# every expectation against a real capture (a new one runs unlisted)
 	@for t in tests/*_expect.py; do echo "python3 $$t"; python3 $$t || exit 1; done
 	sh tests/cache.sh
+	sh tests/beside.sh
 	sh tests/tblog.sh
 	@# under the sanitizers (NO_CONFORM), the captures that stand for the rest
 	@if [ -z "$(NO_CONFORM)" ]; then echo "python3 tests/invariants.py"; python3 tests/invariants.py; \
@@ -152,6 +153,8 @@ tsan: traceanalyze $(TEST_BIN)
 	TSAN_OPTIONS="halt_on_error=1" TA_CHECK_LIGHT=1 CK_RUN_SUITE=split ./$(TEST_BIN)
 	TSAN_OPTIONS="halt_on_error=1" JOBS_LIGHT=1 sh tests/jobs.sh
 	TSAN_OPTIONS="halt_on_error=1" python3 tests/bad/corpus.py
+	@# report --html: diagnose and the rooflines in a thread beside the rest
+	TSAN_OPTIONS="halt_on_error=1" sh tests/beside.sh
 	@# the golden cases that read several files (threads at work)
 	TSAN_OPTIONS="halt_on_error=1" GOLDEN_ONLY='ddp_|fsdp2|two_ranks|copies|tb_gloo|-j|--jobs|shards|TMP' sh tests/golden.sh
 

@@ -245,38 +245,58 @@ static int facts_fn(sqlite3 *db, const struct ta_query *q, void *ctx,
 	return ta_model_facts_rows(db, q, out, err);
 }
 
-/* The page's analyses, each a section of the plan with its command's
- * rule (on shards, each rank in its own process, parts joined); f: what
- * it says of the job, for write_html too. */
+/* The page's diagnose and rooflines: beside the rest where the plan
+ * allows (ta_plan_beside), the findings' roofline and the page's sharing
+ * one connection's tables. Runs again on a failure there: starts over. */
+struct html_beside {
+	struct ta_table **h;
+	struct ta_diagnose_section d;
+	struct ta_roofline_opts roof, roof_steps;
+};
+
+static int run_beside(struct ta_plan *p, void *ctx, struct ta_error *err)
+{
+	struct html_beside *b = ctx;
+	struct ta_table **h = b->h;
+	struct ta_diagnose_section d = { ta_diagnose_defaults, 0, 0, NULL, 1 };
+	int rc;
+
+	ta_table_free(h[H_DIAGNOSE]);
+	ta_table_free(h[H_FINDINGS]);
+	ta_table_free(h[H_ROOF]);
+	ta_table_free(h[H_ROOF_STEPS]);
+	h[H_DIAGNOSE] = h[H_FINDINGS] = h[H_ROOF] = h[H_ROOF_STEPS] = NULL;
+	b->d = d;
+	b->roof = b->roof_steps = ta_roofline_defaults;
+	b->roof_steps.by = TA_ROOF_BY_STEP;
+	rc = ta_plan_run(p, &ta_shard_diagnose, ta_diagnose_section_run, &b->d,
+			 NULL, NULL, &h[H_DIAGNOSE], err);
+	h[H_FINDINGS] = b->d.found;
+	return rc < 0 ||
+	       ta_plan_run(p, &ta_shard_per_rank, roofline_fn, &b->roof, NULL, NULL,
+			   &h[H_ROOF], err) < 0 ||
+	       ta_plan_run(p, &ta_shard_per_rank, roofline_fn, &b->roof_steps, NULL, NULL,
+			   &h[H_ROOF_STEPS], err) < 0 ? -1 : 0;
+}
+
+/* The page's other analyses, each a section of the plan with its
+ * command's rule (on shards, each rank in its own process, parts joined);
+ * f: what it says of the job, for write_html too. */
 static int run_html(struct ta_plan *p, struct report_opts *ro, struct ta_job_facts *f,
 		    struct ta_table **h, int64_t *bucket_us, struct ta_error *err)
 {
 	struct ta_memory_opts m = ta_memory_defaults;
-	struct ta_roofline_opts roof = ta_roofline_defaults;
-	struct ta_roofline_opts roof_steps = ta_roofline_defaults;
 	struct ta_stragglers_opts s = ta_stragglers_defaults;
 	struct ta_kernels_opts top = ta_kernels_defaults;
-	struct ta_diagnose_section d = { ta_diagnose_defaults, 0, 0, NULL, 1 };
 	struct ta_overview_opts ov = ta_overview_defaults;
 	struct ta_table *facts = NULL;
 	sqlite3 *db;
-	int rc;
 
-	roof_steps.by = TA_ROOF_BY_STEP;
 	ov.summary = 1;
 	s.ranks = p->cli->query.ranks;   /* the rows shown (--ranks) */
 	s.nranks = p->cli->query.nranks;
-	rc = ta_plan_run(p, &ta_shard_per_rank, kernels_fn, &top, NULL, NULL,
-			 &h[H_KERNELS], err);
-	if (rc == 0)
-		rc = ta_plan_run(p, &ta_shard_diagnose, ta_diagnose_section_run, &d,
-				 NULL, NULL, &h[H_DIAGNOSE], err);
-	h[H_FINDINGS] = d.found;
-	if (rc < 0 ||
-	    ta_plan_run(p, &ta_shard_per_rank, roofline_fn, &roof, NULL, NULL, &h[H_ROOF],
-			err) < 0 ||
-	    ta_plan_run(p, &ta_shard_per_rank, roofline_fn, &roof_steps, NULL, NULL,
-			&h[H_ROOF_STEPS], err) < 0 ||
+	if (ta_plan_run(p, &ta_shard_per_rank, kernels_fn, &top, NULL, NULL,
+			&h[H_KERNELS], err) < 0 ||
 	    ta_plan_run(p, &ta_shard_per_rank, overview_fn, &ov, NULL, NULL,
 			&h[H_OVERVIEW], err) < 0 ||
 	    ta_plan_run(p, &ta_shard_per_rank, facts_fn, NULL, NULL, NULL, &facts, err) < 0)
@@ -409,6 +429,8 @@ static int report(const struct ta_cli *cli, struct report_opts *ro)
 	size_t keep_idle = 0;
 	struct ta_job_facts facts = { 0 };
 	struct ta_plan plan;
+	struct ta_plan_beside beside;
+	struct html_beside bh;
 	FILE *out;
 	int rc, i;
 
@@ -437,8 +459,18 @@ static int report(const struct ta_cli *cli, struct report_opts *ro)
 	}
 	if ((rc = ta_plan_open(&plan, cli)) != TA_EXIT_OK)
 		return rc;
-	if (run_core(&plan, t, &err) < 0 ||
-	    (html && run_html(&plan, ro, &facts, h, &bucket_us, &err) < 0)) {
+	memset(&beside, 0, sizeof(beside));
+	/* the page's diagnose and rooflines in a thread of their own, the
+	 * database opened first (the merged way; on shards, nothing) */
+	bh.h = h;
+	if (html && !plan.sh && !ta_plan_db(&plan, &err))
+		rc = -1;
+	else if (html)
+		ta_plan_beside(&plan, &beside, run_beside, &bh);
+	if (rc < 0 || run_core(&plan, t, &err) < 0 ||
+	    (html && run_html(&plan, ro, &facts, h, &bucket_us, &err) < 0) ||
+	    (html && ta_plan_join(&plan, &beside, &err) < 0)) {
+		ta_plan_abandon(&beside);
 		ta_plan_close(&plan);
 		for (i = 0; i < NTABLES; i++)
 			ta_table_free(t[i]);

@@ -2,6 +2,7 @@
 #include "exec/plan.h"
 #include "exec/progress.h"
 #include "commands/commands.h"
+#include "ta_db.h"
 #include "ta_ingest.h"
 
 #include <string.h>
@@ -117,7 +118,8 @@ int ta_plan_run(struct ta_plan *p, const struct ta_shard_rule *rule,
 		rule = p->rule;
 	if (p->sh && rule && on_shards(p, rule, fn, ctx, out))
 		return 0;
-	mq.progress = isatty(2) && !ta_quiet ? ta_progress_work : NULL;
+	/* one progress line: the caller's */
+	mq.progress = !p->beside && isatty(2) && !ta_quiet ? ta_progress_work : NULL;
 	for (;;) {
 		if (!ta_plan_db(p, err))
 			return -1;
@@ -126,11 +128,63 @@ int ta_plan_run(struct ta_plan *p, const struct ta_shard_rule *rule,
 			return 0;
 		ta_table_free(*out);
 		*out = NULL;
-		if (!damaged(p, !(stream && stream->out), err))
+		if (p->beside || !damaged(p, !(stream && stream->out), err))
 			return -1;
 		sqlite3_close(p->db);
 		p->db = NULL;
 	}
+}
+
+static void *beside_main(void *arg)
+{
+	struct ta_plan_beside *b = arg;
+
+	b->rc = b->run(&b->plan, b->ctx, &b->err);
+	return NULL;
+}
+
+void ta_plan_beside(struct ta_plan *p, struct ta_plan_beside *b,
+		    int (*run)(struct ta_plan *p, void *ctx, struct ta_error *err),
+		    void *ctx)
+{
+	const char *path = p->db ? sqlite3_db_filename(p->db, "main") : NULL;
+
+	memset(b, 0, sizeof(*b));
+	b->run = run;
+	b->ctx = ctx;
+	/* on shards each rank has its process already; an unlinked
+	 * temporary database has no name to open again */
+	if (p->sh || !path || !path[0] || ta_jobs(&p->cli->ingest) < 2 ||
+	    access(path, R_OK) != 0 || ta_db_open(path, &b->plan.db, &b->err) < 0)
+		return;
+	b->plan.cli = p->cli;
+	b->plan.beside = 1;
+	if (pthread_create(&b->thread, NULL, beside_main, b) != 0) {
+		sqlite3_close(b->plan.db);
+		b->plan.db = NULL;
+		return;
+	}
+	b->started = 1;
+}
+
+void ta_plan_abandon(struct ta_plan_beside *b)
+{
+	if (!b->started)
+		return;
+	pthread_join(b->thread, NULL);
+	sqlite3_close(b->plan.db);
+	b->plan.db = NULL;
+	b->started = 0;
+}
+
+int ta_plan_join(struct ta_plan *p, struct ta_plan_beside *b, struct ta_error *err)
+{
+	int started = b->started;
+
+	ta_plan_abandon(b);
+	if (started && b->rc == 0)
+		return 0;
+	return b->run(p, b->ctx, err);
 }
 
 void ta_plan_close(struct ta_plan *p)

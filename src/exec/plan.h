@@ -13,6 +13,8 @@
 #include "commands/cli.h"
 #include "ta_report.h"
 
+#include <pthread.h>
+
 struct ta_plan {
 	const struct ta_cli *cli;
 	const struct ta_shard_rule *rule;  /* the command's; NULL: merged */
@@ -20,6 +22,7 @@ struct ta_plan {
 	int shards_used;                   /* a section ran on them */
 	sqlite3 *db;                       /* the merged database, once open */
 	int retried;                       /* a damaged cache was rebuilt */
+	int beside;                        /* a ta_plan_beside thread's plan */
 };
 
 /* The rule a command's rows follow on shards: what its options chose
@@ -45,6 +48,33 @@ int ta_plan_run(struct ta_plan *p, const struct ta_shard_rule *rule,
 /* The merged database (opened if it was not): for what only it answers
  * (report's page). NULL with err set. */
 sqlite3 *ta_plan_db(struct ta_plan *p, struct ta_error *err);
+
+/* Sections beside the caller's: run(p', ctx) in a thread with a plan p'
+ * of its own, on a second connection to p's merged database, while the
+ * caller runs others on p (report --html: diagnose and the roofline beside
+ * the rest, on two cores). Only where p reads one merged database that
+ * is open, from a file, and -j allows two; else nothing starts and run
+ * runs in ta_plan_join. run sets only what its ctx names (the caller
+ * touches none of it before the join) and may run twice: it frees what a
+ * first try left. p' neither rebuilds a damaged database nor shows
+ * progress: a run that fails there is run again here, as without it. */
+struct ta_plan_beside {
+	struct ta_plan plan;
+	int (*run)(struct ta_plan *p, void *ctx, struct ta_error *err);
+	void *ctx;
+	struct ta_error err;
+	pthread_t thread;
+	int started, rc;
+};
+
+void ta_plan_beside(struct ta_plan *p, struct ta_plan_beside *b,
+		    int (*run)(struct ta_plan *p, void *ctx, struct ta_error *err),
+		    void *ctx);
+/* Waits for b's thread; then, unless it succeeded, run on p. 0, or -1
+ * with err set. */
+int ta_plan_join(struct ta_plan *p, struct ta_plan_beside *b, struct ta_error *err);
+/* Waits for b's thread and leaves its result (the caller failed). */
+void ta_plan_abandon(struct ta_plan_beside *b);
 
 /* Closes shards and database; parsing's warnings said if shards served. */
 void ta_plan_close(struct ta_plan *p);

@@ -1,0 +1,53 @@
+#!/bin/sh
+# report --html runs diagnose and the rooflines in a thread beside the
+# rest, on a second connection to the same database (exec/plan.c's
+# ta_plan_beside), where -j allows two and the plan reads one database.
+# The page must be the one -j 1 writes, byte for byte: on a cache entry
+# being built (both connections adding to it), on one already built,
+# with options that change what is read, and on a damaged entry (the
+# thread's failure is run again, as without it). Run under TSan too.
+SUITE=beside
+. "$(dirname "$0")/lib.sh"
+
+page() { # NAME CACHE JOBS ARGS...: the page in $TMP/NAME.html, stderr in .err
+	name=$1 cache=$2 jobs=$3; shift 3
+	TRACEANALYZE_CACHE_DIR="$TMP/$cache" $BIN report -j "$jobs" --html "$TMP/$name.html" "$@" \
+		2>"$TMP/$name.err"
+	echo "rc=$?" >>"$TMP/$name.err"
+	sed -i "s|$TMP/[a-z0-9_-]*|DIR|g" "$TMP/$name.err"
+}
+
+for t in gpt2_train resnet_train mem_train roof_train autocast ddp_balanced; do
+	for opts in "" "--hta-compat" "--ranks 0" "--window span"; do
+		rm -rf "$TMP/one" "$TMP/two"
+		# shellcheck disable=SC2086
+		page serial one 1 $opts "testdata/$t"
+		# shellcheck disable=SC2086
+		page cold two 2 $opts "testdata/$t"
+		# shellcheck disable=SC2086
+		page warm two 2 $opts "testdata/$t"
+		same "$t $opts: a cache entry being built" "$TMP/serial.html" "$TMP/cold.html"
+		same "$t $opts: its messages" "$TMP/serial.err" "$TMP/cold.err"
+		same "$t $opts: the entry built" "$TMP/serial.html" "$TMP/warm.html"
+		same "$t $opts: its messages" "$TMP/serial.err" "$TMP/warm.err"
+	done
+done
+
+# a damaged entry: a page in three overwritten, each run on its own copy
+rm -rf "$TMP/one" "$TMP/two"
+page serial one 1 testdata/gpt2_train
+cp -r "$TMP/one" "$TMP/two"
+for c in one two; do
+	python3 -c "
+import glob, os, sys
+p = glob.glob(sys.argv[1] + '/*.db')[0]; f = open(p, 'r+b'); n = os.path.getsize(p) // 65536
+for pg in range(2, n, 3):
+    f.seek(pg * 65536); f.write(bytes(65536))" "$TMP/$c"
+done
+page serial one 1 testdata/gpt2_train
+page beside two 2 testdata/gpt2_train
+check "a damaged entry is rebuilt: exit 0" grep -q "^rc=0" "$TMP/beside.err"
+same "a damaged entry: the page" "$TMP/serial.html" "$TMP/beside.html"
+same "a damaged entry: the messages" "$TMP/serial.err" "$TMP/beside.err"
+
+finish
