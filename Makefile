@@ -154,7 +154,7 @@ tsan: traceanalyze $(TEST_BIN)
 	TSAN_OPTIONS="halt_on_error=1" JOBS_LIGHT=1 sh tests/jobs.sh
 	TSAN_OPTIONS="halt_on_error=1" python3 tests/bad/corpus.py
 	@# report --html: diagnose and the rooflines in a thread beside the rest
-	TSAN_OPTIONS="halt_on_error=1" sh tests/beside.sh
+	TSAN_OPTIONS="halt_on_error=1" BESIDE_LIGHT=1 sh tests/beside.sh
 	@# the golden cases that read several files (threads at work)
 	TSAN_OPTIONS="halt_on_error=1" GOLDEN_ONLY='ddp_|fsdp2|two_ranks|copies|tb_gloo|-j|--jobs|shards|TMP' sh tests/golden.sh
 

@@ -21,6 +21,7 @@ enum ta_exit {
 struct ta_error {
 	int code;           /* an enum ta_exit value */
 	char msg[512];
+	int damaged;        /* SQLite found the database damaged (exec/db.c) */
 };
 
 void ta_error_set(struct ta_error *err, int code, const char *fmt, ...)

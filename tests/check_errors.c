@@ -129,7 +129,7 @@ static char *db_path;
 static void make_db(void)
 {
 	struct ta_ingest_opts o = { .jobs = 1 };
-	struct ta_error err = { 0, "" };
+	struct ta_error err = { 0, "", 0 };
 	char *files[] = { "testdata/two_ranks/rank-0.pt.trace.json.gz" };
 
 	db_path = strdup("/tmp/ta-errors-XXXXXX");
@@ -182,7 +182,7 @@ START_TEST(test_interrupted_analyses)
 {
 	size_t a = (size_t)_i / 2;
 	int hta = _i % 2, left, failures = 0;
-	struct ta_error err = { 0, "" };
+	struct ta_error err = { 0, "", 0 };
 	char *want, *got;
 
 	/* under valgrind (TA_CHECK_LIGHT) our rules only: the same paths

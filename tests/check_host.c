@@ -119,7 +119,7 @@ static sqlite3_value *value_of(sqlite3 *db, const char *sql, sqlite3_stmt **st)
  * label for an id no row has, for a NULL and for another type */
 START_TEST(test_labels_like_join)
 {
-	struct ta_error err = { 0, "" };
+	struct ta_error err = { 0, "", 0 };
 	struct ta_labels *l;
 	sqlite3_stmt *st[5];
 	sqlite3 *db;
@@ -154,7 +154,7 @@ END_TEST
  * the rank asked; no launch for -1, a call without a time, another type */
 START_TEST(test_launches_last_call)
 {
-	struct ta_error err = { 0, "" };
+	struct ta_error err = { 0, "", 0 };
 	struct ta_launches l = { NULL, 0, 0 };
 	sqlite3_stmt *st[5];
 	int64_t ts = 0;

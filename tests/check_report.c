@@ -64,7 +64,7 @@ static const struct {
 START_TEST(test_gate_eval)
 {
 	struct ta_table *t = sample();
-	struct ta_error err = { 0, "" };
+	struct ta_error err = { 0, "", 0 };
 	struct ta_gate *g = ta_gate_parse(gates[_i].expr, &err);
 	size_t r;
 
@@ -95,7 +95,7 @@ static const struct {
 
 START_TEST(test_gate_errors)
 {
-	struct ta_error err = { 0, "" };
+	struct ta_error err = { 0, "", 0 };
 	struct ta_gate *g = ta_gate_parse(bad_gates[_i].expr, &err);
 
 	ck_assert_msg(g == NULL, "'%s' parsed", bad_gates[_i].expr);
@@ -107,7 +107,7 @@ END_TEST
 START_TEST(test_gate_unknown_column)
 {
 	struct ta_table *t = sample();
-	struct ta_error err = { 0, "" };
+	struct ta_error err = { 0, "", 0 };
 	struct ta_gate *g = ta_gate_parse("idle > 1", &err);
 
 	ck_assert_ptr_nonnull(g);
@@ -124,7 +124,7 @@ START_TEST(test_gate_checks)
 {
 	static const char *const names[] = { "gemm", "nccl", "a,b", NULL };
 	struct ta_table *t = sample();
-	struct ta_error err = { 0, "" };
+	struct ta_error err = { 0, "", 0 };
 	struct ta_buf b = { 0 };
 	struct ta_gate *g;
 
@@ -194,7 +194,7 @@ static int baseline(const char *old, const char *spec, char **diag,
 
 START_TEST(test_baseline_rises)
 {
-	struct ta_error err = { 0, "" };
+	struct ta_error err = { 0, "", 0 };
 	char *diag;
 
 	/* the sample: rank 0 gemm 100, rank 1 nccl 40, rank 2 "a,b" 7 */
@@ -264,7 +264,7 @@ static const struct {
 
 START_TEST(test_baseline_errors)
 {
-	struct ta_error err = { 0, "" };
+	struct ta_error err = { 0, "", 0 };
 	char *diag;
 
 	ck_assert_int_eq(baseline(bad_baselines[_i].old, "total_us=1", &diag, &err), -1);

@@ -308,7 +308,11 @@ for name, sql, said in [
          "events.ts_ns + max(dur_ns, 0) of row 100"),
         ("a kept GPU row's ts",
          "UPDATE dev_rows SET ts = 9223372036854775807 WHERE rowid = 20", "dev_rows.ts of row 20"),
-        ("a text time", "UPDATE events SET ts_ns = 'abc' WHERE rowid = 7", "events.ts_ns of row 7")]:
+        ("a text time", "UPDATE events SET ts_ns = 'abc' WHERE rowid = 7", "events.ts_ns of row 7"),
+        # written as max(dur, 0): a negative one made temporal's compute
+        # negative and idle 186 %
+        ("a kept GPU row's negative dur",
+         "UPDATE dev_rows SET dur = -dur WHERE rowid = 3", "dev_rows.dur of row 3")]:
     db = os.path.join(TMP, "bounds-%d.db" % len(checks))
     shutil.copy(base, db)
     with sqlite3.connect(db) as c:
@@ -321,6 +325,26 @@ with sqlite3.connect(os.path.join(d, sorted(os.listdir(d))[1])) as c:
               " events WHERE role = 6 LIMIT 1)")
 rc, _, err = run("critical-path", "--no-cache", d)
 refused("beyond the bounds, a shard's step", rc, err, "events.dur_ns of row")
+# a shard's kept collectives (part_coll), read by the joins without the
+# events: a collective ending before it began, or lasting 2^62 ns,
+# overflowed the peers' waits (peers.c) and gave 2.3e15 us of comm in a
+# 42 ms step
+for name, sql, said in [
+        ("ends before it begins", "UPDATE part_coll SET end_ts = ts - 6917529027641081856"
+         " WHERE rowid = 1", "part_coll.end_ts - ts of row 1"),
+        ("lasts 2^62 ns", "UPDATE part_coll SET end_ts = ts + 4611686018427387904"
+         " WHERE rowid = 2", "part_coll.end_ts - ts of row 2")]:
+    d = os.path.join(TMP, "part-%d" % len(checks))
+    src = os.path.abspath("testdata/ddp_straggler")
+    rc, _, err = run("ingest", "-q", *[os.path.join(src, f) for f in sorted(os.listdir(src))],
+                     "-o", d + "/")
+    assert rc == 0, err
+    with sqlite3.connect(os.path.join(d, sorted(os.listdir(d))[1])) as c:
+        assert c.execute("SELECT count(*) FROM part_coll").fetchone()[0] > 2
+        c.execute(sql)
+    for cmd in ("stragglers", "temporal"):
+        rc, _, err = run(cmd, "--no-cache", d)
+        refused("a shard's collective that " + name + ": " + cmd, rc, err, said)
 
 failed = [n for n, ok in checks if not ok]
 for n, ok in checks:

@@ -204,6 +204,67 @@ for name, one_corr in (("many_long", False), ("one_launch", True)):
               (" from one launch" if one_corr else "", " ".join(cmd[:2]), rc, err.strip()[:80]),
               rc == 0 and "runtime error" not in err and out.strip())
 
+# two launch calls and a sync that overlap on one thread (a thread is in
+# one call at a time: a damaged trace): the launch time was counted for
+# both calls, and the parts came to 12.8 ms of a 10 ms path (diagnose's
+# path_pct to 9000 %)
+path_adds_up("runtime calls that overlap on one thread", write("overlap_calls", [[
+    STEP(1, 1000, 10000), X("cpu_op", "aten::mm", 1010, 50),
+    R("cudaLaunchKernel", 1020, 3000, 1), K("gemm", 1100, 3000, 1),
+    R("cudaLaunchKernel", 1205, 3000, 2), R("cudaDeviceSynchronize", 1300, 9600, 3),
+    K(NCCL, 4200, 2000, 2, stream=17)]]))
+
+# HTA's critical path with five launches sharing one correlation id and
+# five kernels: HTA's merge pairs them 25 ways, which overran the queue's
+# points (a heap overflow, cpgraph.c); and 9000 copies of 2^50 ns, whose
+# path length overflowed
+ev = [STEP(1, 1000, 20000)]
+for i in range(5):
+    ev += [R("cudaLaunchKernel", 1010 + i * 10, 5, 7), K("gemm", 2000 + i * 100, 50, 7)]
+shared = write("corr_shared", [ev])
+ev = [STEP(1, 1000, 20000)]
+for i in range(9000):
+    ev += [R("cudaMemcpyAsync", 1010 + i, 1, 100 + i),
+           X("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", 5000 + i, LONG, pid=0, tid=7,
+             stream=7, correlation=100 + i)]
+copies = write("long_copies", [ev])
+for name, d in (("a correlation id shared by five launches", shared),
+                ("9000 copies of 2^50 ns", copies)):
+    rc, out, err = run("critical-path", "--hta-compat", "-q", d)
+    check("%s: critical-path --hta-compat (exit %d: %s)" % (name, rc, err.strip()[:80]),
+          rc == 0 and out and "runtime error" not in err and "Sanitizer" not in err)
+
+# 9000 collectives of 2^50 ns: comms' total per group saturates (it
+# overflowed to -8.3e15 us)
+ev = [STEP(1, 1000, 20000)]
+for i in range(9000):
+    ev += [R("cudaLaunchKernel", 1010 + i, 1, 100 + i), K(NCCL, 5000 + i, LONG, 100 + i, stream=17)]
+rc, out, err = run("comms", "-q", "--format", "csv", write("long_colls", [ev]))
+rows = list(csv.DictReader(io.StringIO(out))) if rc == 0 else []
+check("9000 collectives of 2^50 ns: comms' totals not negative (exit %d: %s)" % (rc, err.strip()[:80]),
+      rows and all(float(r["total_us"]) >= 0 for r in rows) and "runtime error" not in err)
+
+# 20000 [memory] events of 2^62 bytes: the sums per site saturate (they
+# wrapped to 1.8e18 bytes, UBSan: memory.c)
+ev = [STEP(1, 1000, 30000), R("cudaLaunchKernel", 1010, 5, 1), K("gemm", 1020, 100, 1)]
+ev += [M(1100 + i, 2**62, 4096 * (i + 1)) for i in range(20000)]
+d = write("mem_many", [ev])
+for cmd in (["memory"], ["memory", "--by", "op"], ["memory", "--findings"], ["diagnose"]):
+    rc, out, err = run(*cmd, "-q", "--format", "csv", d)
+    check("20000 allocations of 2^62 bytes: %s (exit %d: %s)" % (" ".join(cmd), rc, err.strip()[:80]),
+          rc == 0 and "runtime error" not in err and ",-" not in out)
+
+# said, not silent: a rank with no event (the plugin's step of -2^64 us,
+# shown as it shows it) and ops that overlap without nesting (a negative
+# self time, as the profiler's own table has it)
+rc, _, err = run("overview", "--tb-compat", write("empty", [[]]))
+check("overview --tb-compat on an empty trace says why its total is -2^64 (exit %d: %s)" % (
+      rc, err.strip()[:120]), rc == 0 and "no step and no CPU op" in err)
+rc, _, err = run("ops", write("ops_overlap", [[STEP(1, 0, 1000), X("cpu_op", "aten::a", 10, 600),
+                                                X("cpu_op", "aten::b", 500, 490)]]))
+check("ops whose times overlap without nesting: a negative self time is said (exit %d: %s)" % (
+      rc, err.strip()[:120]), rc == 0 and "negative self_cpu_us" in err)
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL hostile_walk:", n)

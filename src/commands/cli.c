@@ -102,7 +102,7 @@ static int list_columns(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 	static const char *const types[] = { "int", "real", "text" };
 	static const char *const units[] = { "", "us", "pct", "ratio", "bytes", "clock_us",
 					     "path" };
-	struct ta_error err = { 0, "" };
+	struct ta_error err = { 0, "", 0 };
 	struct ta_table *t = empty_result(fn, &cli->query, ctx, &err);
 	size_t c;
 
@@ -119,7 +119,7 @@ static int list_columns(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 static void print_columns(FILE *out, const struct ta_cmd_info *cmd)
 {
 	struct ta_query q = { 0, NULL, 0, 0, NULL, NULL };
-	struct ta_error err = { 0, "" };
+	struct ta_error err = { 0, "", 0 };
 	struct ta_table *t = empty_result(cmd->run, &q, cmd->ctx, &err);
 	size_t c, at;
 
@@ -906,7 +906,7 @@ int ta_cli_run(const struct ta_cli *cli, ta_analysis_fn fn, void *ctx)
 	struct ta_gate **gates = NULL;
 	struct ta_baseline *base = NULL;
 	size_t i;
-	struct ta_error err = { 0, "" };
+	struct ta_error err = { 0, "", 0 };
 	struct ta_table *t = NULL;
 	struct ta_query q = cli->query;
 	struct ta_stream stream;

@@ -157,7 +157,7 @@ static int cmd_diff(int argc, char **argv)
 {
 	struct diff_cmd c;
 	struct ta_cli cli;
-	struct ta_error err = { 0, "" };
+	struct ta_error err = { 0, "", 0 };
 	const struct ta_cmd_info info = {
 		"diff", "[options] BASE TEST",
 		"What changed between two runs (each a directory, file or database): "

@@ -43,7 +43,7 @@ static char *shard_name(const char *dir, const char *file)
  * a process and a database writer each (ta_shards_build). */
 static int shards(struct ta_cli *cli, const char *dir)
 {
-	struct ta_error err = { 0, "" };
+	struct ta_error err = { 0, "", 0 };
 	char **all = NULL, **outs = NULL;
 	size_t n = 0, i;
 	int a, rc = TA_EXIT_OK;
@@ -116,7 +116,7 @@ static int cmd_ingest(int argc, char **argv)
 		NULL, NULL, NULL, NULL,
 		NULL, { NULL }
 	};
-	struct ta_error err = { 0, "" };
+	struct ta_error err = { 0, "", 0 };
 	struct ta_cli cli;
 	char **files = NULL;
 	size_t n = 0;

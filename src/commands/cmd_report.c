@@ -342,7 +342,7 @@ static int write_html(const struct ta_cli *cli, const struct report_opts *ro,
 		      struct ta_table **h, int64_t bucket_us)
 {
 	struct ta_cli out_cli = *cli;
-	struct ta_error err = { 0, "" };
+	struct ta_error err = { 0, "", 0 };
 	struct ta_html_page p;
 	const char *html = ro->html;
 	char cmds[16][600];
@@ -425,7 +425,7 @@ static int report(const struct ta_cli *cli, struct report_opts *ro)
 	struct ta_table *t[NTABLES] = { NULL };
 	struct ta_table *h[NHTML] = { NULL };
 	int64_t bucket_us = 0;
-	struct ta_error err = { 0, "" };
+	struct ta_error err = { 0, "", 0 };
 	size_t keep_idle = 0;
 	struct ta_job_facts facts = { 0 };
 	struct ta_plan plan;

@@ -318,9 +318,10 @@ static int checked_name(const char *db, const struct stat *sb, int kind, char *m
 	absolute(db, abs, sizeof(abs));
 	snprintf(memo, len, "%s/checked/%016llx", dir,
 		 (unsigned long long)fnv(1469598103934665603ULL, abs));
-	/* 3: what the check covers (3: the values' bounds too); a note of
-	 * an earlier check is not this one's */
-	snprintf(line, line_len, "3 %d %llu %llu %lld %lld.%09ld %lld.%09ld %s\n", kind,
+	/* 4: what the check covers (3: the values' bounds too; 4: a shard's
+	 * kept collectives and dev_rows' durations not below 0); a note of an
+	 * earlier check is not this one's */
+	snprintf(line, line_len, "4 %d %llu %llu %lld %lld.%09ld %lld.%09ld %s\n", kind,
 		 (unsigned long long)sb->st_dev, (unsigned long long)sb->st_ino,
 		 (long long)sb->st_size, (long long)sb->st_mtim.tv_sec,
 		 sb->st_mtim.tv_nsec, (long long)sb->st_ctim.tv_sec, sb->st_ctim.tv_nsec,

@@ -20,9 +20,25 @@
  * NULLs are skipped; no value gives NULL, as sum() does. 128 bits hold
  * any count of int64 values, so a window's inverse step is exact. */
 struct sat_sum {
-	__int128 v;
+	unsigned char v[16]; /* an __int128: SQLite aligns a context to 8 only */
 	int64_t n;
 };
+
+static __int128 sum_of(const struct sat_sum *s)
+{
+	__int128 v;
+
+	memcpy(&v, s->v, sizeof(v));
+	return v;
+}
+
+static void add_to(struct sat_sum *s, __int128 x, int64_t n)
+{
+	__int128 v = sum_of(s) + x;
+
+	memcpy(s->v, &v, sizeof(v));
+	s->n += n;
+}
 
 static int64_t as_i64(sqlite3_value *x)
 {
@@ -40,7 +56,7 @@ static void sat_sum_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 
 	(void)argc;
 	if (s && sqlite3_value_type(argv[0]) != SQLITE_NULL)
-		s->v += as_i64(argv[0]), s->n++;
+		add_to(s, as_i64(argv[0]), 1);
 }
 
 static void sat_sum_inverse(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -49,18 +65,21 @@ static void sat_sum_inverse(sqlite3_context *ctx, int argc, sqlite3_value **argv
 
 	(void)argc;
 	if (s && sqlite3_value_type(argv[0]) != SQLITE_NULL)
-		s->v -= as_i64(argv[0]), s->n--;
+		add_to(s, -(__int128)as_i64(argv[0]), -1);
 }
 
 static void sat_sum_value(sqlite3_context *ctx)
 {
 	struct sat_sum *s = sqlite3_aggregate_context(ctx, 0);
+	__int128 v;
 
-	if (!s || !s->n)
+	if (!s || !s->n) {
 		sqlite3_result_null(ctx);
-	else
-		sqlite3_result_int64(ctx, s->v > INT64_MAX ? INT64_MAX :
-				     s->v < INT64_MIN ? INT64_MIN : (int64_t)s->v);
+		return;
+	}
+	v = sum_of(s);
+	sqlite3_result_int64(ctx, v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN :
+			     (int64_t)v);
 }
 
 static int add_functions(sqlite3 *db, const char **msg,
@@ -76,8 +95,6 @@ static int add_functions(sqlite3 *db, const char **msg,
 
 void ta_db_global_init(void)
 {
-	/* every connection, whichever layer opens it, has ta_sum() */
-	sqlite3_auto_extension((void (*)(void))add_functions);
 	/* SQLite's allocation statistics take a global mutex on every malloc;
 	 * nothing here reads them */
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
@@ -88,16 +105,29 @@ void ta_db_global_init(void)
 	/* a path is a path: 'file:x.db' (Debian's SQLite reads URIs by
 	 * default) would open something else and leave an empty file */
 	sqlite3_config(SQLITE_CONFIG_URI, 0);
+	/* every connection, whichever layer opens it, has ta_sum(); last:
+	 * this initializes SQLite, after which sqlite3_config() is refused */
+	sqlite3_auto_extension((void (*)(void))add_functions);
 }
 
-/* A statement failed: a damaged file is the input's fault (exit 3, as
- * when the open finds it), the rest the machine's (exit 4). */
-static int failed_exit(sqlite3 *db)
+/* A statement failed (rc: what its step returned, or SQLITE_OK): a
+ * damaged file is the input's fault (exit 3, as when the open finds it,
+ * and err->damaged: plan.c rebuilds a cached one), the rest the
+ * machine's (exit 4). The connection's code is reset by a statement
+ * finalized since ("not an error"): the step's own is then used. */
+static void db_error(sqlite3 *db, int rc, const char *msg, struct ta_error *err)
 {
-	int code = sqlite3_errcode(db) & 0xff;
+	int now = sqlite3_errcode(db), code, damaged;
 
-	return code == SQLITE_CORRUPT || code == SQLITE_NOTADB ? TA_EXIT_INPUT :
-	       TA_EXIT_SYSTEM;
+	if ((now == SQLITE_OK || now == SQLITE_ROW || now == SQLITE_DONE) &&
+	    rc != SQLITE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
+		code = rc, msg = msg ? msg : sqlite3_errstr(rc);
+	else
+		code = now, msg = msg ? msg : sqlite3_errmsg(db);
+	damaged = (code & 0xff) == SQLITE_CORRUPT || (code & 0xff) == SQLITE_NOTADB;
+	ta_error_set(err, damaged ? TA_EXIT_INPUT : TA_EXIT_SYSTEM, "database: %s", msg);
+	if (err)
+		err->damaged = damaged;
 }
 
 int ta_db_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st,
@@ -105,18 +135,18 @@ int ta_db_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st,
 {
 	if (sqlite3_prepare_v2(db, sql, -1, st, NULL) == SQLITE_OK)
 		return 0;
-	ta_error_set(err, failed_exit(db), "database: %s", sqlite3_errmsg(db));
+	db_error(db, SQLITE_OK, NULL, err);
 	return -1;
 }
 
 int ta_db_exec(sqlite3 *db, const char *sql, struct ta_error *err)
 {
 	char *msg = NULL;
+	int rc;
 
-	if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK)
+	if ((rc = sqlite3_exec(db, sql, NULL, NULL, &msg)) == SQLITE_OK)
 		return 0;
-	ta_error_set(err, failed_exit(db), "database: %s",
-		     msg ? msg : sqlite3_errmsg(db));
+	db_error(db, rc, msg, err);
 	sqlite3_free(msg);
 	return -1;
 }
@@ -185,13 +215,13 @@ int ta_db_done(sqlite3 *db, int rc, struct ta_error *err)
 {
 	if (rc == SQLITE_DONE)
 		return 0;
-	ta_db_failed(db, err);
+	db_error(db, rc, NULL, err);
 	return -1;
 }
 
 void ta_db_failed(sqlite3 *db, struct ta_error *err)
 {
-	ta_error_set(err, failed_exit(db), "database: %s", sqlite3_errmsg(db));
+	db_error(db, SQLITE_OK, NULL, err);
 }
 
 int ta_db_has(sqlite3 *db, const char *type, const char *name)
@@ -531,9 +561,14 @@ static const struct bound bounds[] = {
 	{ "events", "hta_ts_off", NOT_IN("-" DUR_LIM, DUR_LIM) },
 	{ "events", "hta_dur_off", NOT_IN("-" DUR_LIM, DUR_LIM) },
 	{ "dev_rows", "ts", NOT_IN(TS_LO, TS_HI) },
-	{ "dev_rows", "dur", NOT_IN("-" DUR_LIM, DUR_LIM) },
+	{ "dev_rows", "dur", NOT_IN("0", DUR_LIM) },   /* written as max(dur, 0) */
 	{ "dev_rows", "ts + max(dur, 0)", " > " TS_HI },
 	{ "dev_rows", "launch_ts", NOT_IN(TS_LO, TS_HI) },
+	/* a shard's kept collectives: start, end, enqueue and its clock */
+	{ "part_coll", "ts", NOT_IN(TS_LO, TS_HI) },
+	{ "part_coll", "end_ts - ts", NOT_IN("0", DUR_LIM) },
+	{ "part_coll", "issue_ts", NOT_IN(TS_LO, TS_HI) },
+	{ "part_clock", "min_ts_ns", NOT_IN(TS_LO, TS_HI) },
 	{ "files", "min_ts_ns", NOT_IN(TS_LO, TS_HI) },
 	{ "files", "max_ts_ns", NOT_IN(TS_LO, TS_HI) },
 	{ "snap_segments", "total_size", NOT_IN("0", SIZE_HI) },

@@ -77,7 +77,8 @@ static int damaged(struct ta_plan *p, int may_retry, struct ta_error *err)
 	const char *path = sqlite3_db_filename(p->db, "main");
 	char msg[sizeof(err->msg)];
 
-	if (code != SQLITE_CORRUPT && code != SQLITE_NOTADB)
+	/* the section's error says it, or the connection still does */
+	if (!err->damaged && code != SQLITE_CORRUPT && code != SQLITE_NOTADB)
 		return 0;
 	snprintf(msg, sizeof(msg), "%s", err->msg);
 	if (may_retry && !p->retried && ta_input_is_cached(path)) {

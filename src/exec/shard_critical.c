@@ -50,7 +50,7 @@ int ta_shards_critical_rounds(struct ta_shards *sh, struct ta_table *first,
 {
 	struct ta_table **round = ta_xcalloc(1, sizeof(*round));
 	struct ta_intern *seen = ta_intern_new();
-	struct ta_error err = { 0, "" };
+	struct ta_error err = { 0, "", 0 };
 	size_t n = 1, i;
 	long nreq = 0;
 	int ok = 1;

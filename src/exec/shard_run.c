@@ -96,7 +96,7 @@ static int attach_peers(sqlite3 *db, const char *peers)
 /* One shard's table, in this process. */
 static int run_one(const char *path, const struct job *j, struct ta_table **t)
 {
-	struct ta_error err = { 0, "" };
+	struct ta_error err = { 0, "", 0 };
 	sqlite3 *db = NULL;
 	int ok = ta_db_open(path, &db, &err) == 0 && attach_peers(db, j->peers) &&
 		 j->fn(db, j->q, j->ctx, t, &err) == 0;
@@ -265,7 +265,7 @@ static const char *const part_tables[] = { "coll", "traits", "clock" };
  * read from there, not made by a process of its own. */
 static int has_part(const struct shard *s, const struct ta_query *q)
 {
-	struct ta_error err = { 0, "" };
+	struct ta_error err = { 0, "", 0 };
 	sqlite3 *db = NULL, *none = NULL;
 	int ok;
 
@@ -314,7 +314,7 @@ static int gather_coll(const struct ta_cli *cli, const struct ta_query *q,
 {
 	struct job j = { export_coll, (void *)dir, q, NULL, 1, "collectives" };
 	struct ta_table *none = NULL;
-	struct ta_error err = { 0, "" };
+	struct ta_error err = { 0, "", 0 };
 	struct shard *made = ta_xcalloc(n + 1, sizeof(*made));
 	int *kept = ta_xcalloc(n + 1, sizeof(*kept));
 	char path[PATH_MAX];
@@ -408,7 +408,7 @@ struct check_work {
 static int check_one(struct shard *s, int given, int memo)
 {
 	sqlite3 *db = NULL;
-	struct ta_error err = { 0, "" };
+	struct ta_error err = { 0, "", 0 };
 	int ok = ta_db_open(s->path, &db, &err) == 0 &&
 		 (!given || ta_db_validate(db, s->path, 1, memo, &err) == 0) &&
 		 ta_db_get_int(db, "SELECT rank FROM files", -1, &s->rank, &err) == 0 &&
@@ -452,7 +452,7 @@ static int check_all(struct shard *s, size_t n, int given, int memo, int jobs)
 struct ta_shards *ta_shards_open(const struct ta_cli *cli)
 {
 	struct ta_shards *sh;
-	struct ta_error why = { 0, "" };   /* the merged way says it again */
+	struct ta_error why = { 0, "", 0 };   /* the merged way says it again */
 	struct ta_buf said = { 0 };
 	char **paths = NULL, *tmpdir = NULL;
 	size_t n, i;

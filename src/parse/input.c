@@ -328,7 +328,7 @@ static int shard_of(char *const *shards, size_t n, const char *f)
 	if (stat(f, &sb) < 0)
 		return 0;
 	for (i = 0; i < n && !found; i++) {
-		struct ta_error ignored = { 0, "" };
+		struct ta_error ignored = { 0, "", 0 };
 		sqlite3 *db = NULL;
 		sqlite3_stmt *st = NULL;
 
@@ -352,7 +352,7 @@ static int shard_of(char *const *shards, size_t n, const char *f)
 
 int ta_shard_dir_check(const char *dir, char *const *shards, size_t n, struct ta_error *err)
 {
-	struct ta_error none = { 0, "" };
+	struct ta_error none = { 0, "", 0 };
 	char **traces = NULL;
 	size_t nt = 0, i;
 	int rc = 0;
@@ -800,7 +800,7 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 	entry_name(cached, sizeof(cached), dir, files, n);
 	/* a read-only cache still serves what it holds */
 	if (access(cached, F_OK) == 0) {
-		struct ta_error why_not = { 0, "" };
+		struct ta_error why_not = { 0, "", 0 };
 
 		/* a run killed while adding to the entry left its journal:
 		 * a read-only connection cannot roll it back, one that may

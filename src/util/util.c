@@ -16,6 +16,7 @@ void ta_error_set(struct ta_error *err, int code, const char *fmt, ...)
 	if (!err)
 		return;
 	err->code = code;
+	err->damaged = 0;
 	va_start(ap, fmt);
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);

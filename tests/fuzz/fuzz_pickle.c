@@ -23,7 +23,7 @@ static void walk(const struct ta_pv *v, int depth)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct ta_error err = { 0, "" };
+	struct ta_error err = { 0, "", 0 };
 	struct ta_pickle *pk = ta_pickle_parse(data, size, "fuzz", &err);
 
 	if (pk) {

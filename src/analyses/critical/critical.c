@@ -620,11 +620,14 @@ static const char *name_of(struct walk *w, int64_t name_id)
 	return w->cache[k - 1] = ta_xstrdup(buf);
 }
 
-/* The launch and copy time of thread tid's runtime calls in [a, b]. */
+/* The launch and copy time of thread tid's runtime calls in [a, b]. A
+ * thread is in one call at a time: calls that overlap (a damaged trace)
+ * count once, the earlier's, so the two never exceed b - a. */
 static void call_time(const struct cp_rank *r, int64_t tid, int64_t a, int64_t b,
 		      int64_t *launch, int64_t *copy)
 {
 	size_t lo = 0, hi = r->ncalls;
+	int64_t covered = a;
 
 	while (lo < hi) {
 		size_t m = lo + (hi - lo) / 2;
@@ -635,13 +638,16 @@ static void call_time(const struct cp_rank *r, int64_t tid, int64_t a, int64_t b
 			hi = m;
 	}
 	for (; lo < r->ncalls && r->calls[lo].tid == tid && r->calls[lo].ts < b; lo++) {
-		int64_t x = r->calls[lo].ts > a ? r->calls[lo].ts : a;
+		int64_t x = r->calls[lo].ts > covered ? r->calls[lo].ts : covered;
 		int64_t y = r->calls[lo].end < b ? r->calls[lo].end : b;
 
-		if (y > x && r->calls[lo].copy)
+		if (y <= x)
+			continue;
+		if (r->calls[lo].copy)
 			*copy += y - x;
-		else if (y > x && !r->calls[lo].sync)
+		else if (!r->calls[lo].sync)
 			*launch += y - x;
+		covered = y;
 	}
 }
 
@@ -903,7 +909,7 @@ static void unload_all(struct walk *w)
 /* Rank index ri, loaded; 0 if it cannot be. */
 static int loaded(struct walk *w, size_t ri)
 {
-	struct ta_error e = { 0, "" };
+	struct ta_error e = { 0, "", 0 };
 
 	if (w->ranks[ri].loaded)
 		return 1;

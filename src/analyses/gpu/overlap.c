@@ -40,6 +40,7 @@ struct exposure {
 	sqlite3 *db;
 	struct ta_host host;            /* the host's syncs (diagnose's) */
 	int failed;
+	struct ta_error err;            /* why, when it did */
 };
 
 static void add_exposed(struct ta_table *t, size_t r, int64_t rank,
@@ -47,13 +48,12 @@ static void add_exposed(struct ta_table *t, size_t r, int64_t rank,
 {
 	struct ta_exposed ex;
 	int64_t slowed, comm = ta_union_length(&x->comm), cost;
-	struct ta_error err;
 	size_t i;
 
 	ta_peers_wait_union(x->peers, rank, INT64_MIN, INT64_MAX, &x->waits);
 	/* a host blocked on a collective waited for it (exposed.h), on a
 	 * thread that launches work or issues collectives (diagnose's rule) */
-	if (ta_host_load(x->db, rank, &x->host, &err) < 0)
+	if (!x->failed && ta_host_load(x->db, rank, &x->host, &x->err) < 0)
 		x->failed = 1;
 	for (i = 0; i < x->host.nsyncs; i++)
 		if (x->host.syncs[i].end > x->host.syncs[i].ts &&
@@ -200,10 +200,13 @@ int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
 	ta_sync_ops_free(&x.sync);
 	ta_host_free(&x.host);
 	ta_peers_free(&peers);
-	if (rc == SQLITE_DONE && x.failed)
-		rc = SQLITE_ERROR;
+	if (rc == SQLITE_DONE && x.failed) {
+		*err = x.err;   /* the host's load said why */
+		ta_table_free(t);
+		return -1;
+	}
 	if (rc != SQLITE_DONE) {
-		ta_db_failed(db, err);
+		ta_db_done(db, rc, err);
 		ta_table_free(t);
 		return -1;
 	}

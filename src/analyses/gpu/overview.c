@@ -376,12 +376,17 @@ static int sweep(sqlite3 *db, int64_t rank, struct rank_work *r,
 			rh = sqlite3_step(h);
 		}
 	}
+	/* the failed step's error before anything resets it */
+	if (rg != SQLITE_DONE || rh != SQLITE_DONE) {
+		ta_db_done(db, rg != SQLITE_DONE ? rg : rh, err);
+		sqlite3_finalize(g);
+		sqlite3_finalize(h);
+		return -1;
+	}
 	end_until(r, INT64_MAX);
 	advance(r, r->w1);
 	sqlite3_finalize(g);
 	sqlite3_finalize(h);
-	if (rg != SQLITE_DONE || rh != SQLITE_DONE)
-		return ta_db_done(db, rg != SQLITE_DONE ? rg : rh, err);
 	return ta_labels_failed(r->names, err) < 0 || ta_labels_failed(r->cats, err) < 0 ||
 	       ta_labels_failed(r->hosts, err) < 0 ? -1 : 0;
 }

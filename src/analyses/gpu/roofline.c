@@ -211,7 +211,9 @@ static void warn_calls(struct ta_table *t, const struct ta_roof_ctx *c)
 	else if (unknown)
 		ta_table_warn(t, "%zu of %zu calls have no usable shapes (record_shapes "
 			      "off?): their FLOPs are unknown, left empty", unknown, counted);
-	for (k = 0; k < t->ncols && strcmp(t->cols[k].name, "peak_pct"); k++)
+	/* per op and kernel: of its roof; per step: MFU, of the GPU's peak */
+	for (k = 0; k < t->ncols && strcmp(t->cols[k].name, "peak_pct") &&
+	     strcmp(t->cols[k].name, "mfu_pct"); k++)
 		;
 	for (i = 0; k < t->ncols && i < t->nrows; i++) {
 		const struct ta_cell *p = ta_table_cell(t, i, k);

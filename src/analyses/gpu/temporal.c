@@ -124,7 +124,7 @@ int ta_temporal_run(sqlite3 *db, const struct ta_query *q,
 	ta_union_free(&all);
 	ta_union_free(&compute);
 	if (rc != SQLITE_DONE) {
-		ta_db_failed(db, err);
+		ta_db_done(db, rc, err);   /* the step's code: finalize reset the connection's */
 		ta_table_free(t);
 		return -1;
 	}

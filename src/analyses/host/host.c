@@ -265,7 +265,7 @@ static int label_of(struct ta_host *h, int64_t id, char *buf, size_t len)
 int ta_host_name(struct ta_host *h, int64_t a, int64_t b, int ops_too,
 		 char *buf, size_t len)
 {
-	struct ta_error err = { 0, "" };
+	struct ta_error err = { 0, "", 0 };
 	long i;
 
 	snprintf(buf, len, ops_too ? "(outside any op)" : "(no annotation)");

@@ -805,6 +805,18 @@ int ta_ops_run(sqlite3 *db, const struct ta_query *q, const struct ta_ops_opts *
 	if (rc == 0 && aggs.mem_range)
 		ta_table_warn(*out, "the [memory] events' sizes add up past the range "
 			      "of a 64-bit integer: the memory columns are left empty");
+	if (rc == 0) {
+		size_t negative = 0;
+
+		for (i = 0; i < aggs.n; i++)
+			negative += aggs.v[i].self_cpu < 0;
+		if (negative)
+			ta_table_warn(*out, "%zu row%s with a negative self_cpu_us: ops on one "
+				      "thread that overlap without one holding the other (a "
+				      "damaged trace?), whose time the profiler's table takes "
+				      "from their parent twice, as here", negative,
+				      negative == 1 ? "" : "s");
+	}
 	for (i = 0; i < aggs.n; i++) {
 		free(aggs.v[i].name);
 		free(aggs.v[i].shapes);

@@ -447,14 +447,14 @@ static void site_rows(sqlite3 *db, struct ta_table *t, struct rank_mem *m,
 			for (k = 0; k < e->nanc; k++) {
 				struct site_acc *s = site_acc(&a, e->dev, m->anc[e->anc + k]);
 
-				s->total += e->bytes > 0 ? e->bytes : 0;
-				s->increase += e->bytes;
+				s->total = ta_add_sat(s->total, e->bytes > 0 ? e->bytes : 0);
+				s->increase = ta_add_sat(s->increase, e->bytes);
 			}
 			if (!e->nanc) {
 				struct site_acc *s = site_acc(&a, e->dev, -1);
 
-				s->total += e->bytes > 0 ? e->bytes : 0;
-				s->increase += e->bytes;
+				s->total = ta_add_sat(s->total, e->bytes > 0 ? e->bytes : 0);
+				s->increase = ta_add_sat(s->increase, e->bytes);
 			}
 		}
 		if (e->bytes > 0) {
@@ -464,7 +464,7 @@ static void site_rows(sqlite3 *db, struct ta_table *t, struct rank_mem *m,
 				struct site_acc *s = site_acc(&a, e->dev, e->site);
 
 				s->allocs++;
-				s->bytes += e->bytes;
+				s->bytes = ta_add_sat(s->bytes, e->bytes);
 			}
 		} else if (e->bytes < 0) {
 			*unmatched += !x->live;
@@ -472,20 +472,25 @@ static void site_rows(sqlite3 *db, struct ta_table *t, struct rank_mem *m,
 				struct site_acc *s = site_acc(&a, x->dev, x->site);
 
 				s->frees++;
-				s->freed += x->bytes;
+				s->freed = ta_add_sat(s->freed, x->bytes);
 			}
 			x->live = 0;
 		}
 		if (peak_at[e->dev] == i)  /* what made up the peak */
 			for (k = 0; k < nb; k++)
 				if (b[k].live && b[k].dev == e->dev) {
-					site_acc(&a, b[k].dev, b[k].site)->live += b[k].bytes;
-					known[e->dev] += b[k].bytes;
+					struct site_acc *s = site_acc(&a, b[k].dev, b[k].site);
+
+					s->live = ta_add_sat(s->live, b[k].bytes);
+					known[e->dev] = ta_add_sat(known[e->dev], b[k].bytes);
 				}
 	}
 	for (k = 0; k < nb; k++)       /* allocated in the steps, still live */
-		if (b[k].live && b[k].in_window)
-			site_acc(&a, b[k].dev, b[k].site)->never += b[k].bytes;
+		if (b[k].live && b[k].in_window) {
+			struct site_acc *s = site_acc(&a, b[k].dev, b[k].site);
+
+			s->never = ta_add_sat(s->never, b[k].bytes);
+		}
 	if (sqlite3_prepare_v2(db, "SELECT name FROM label WHERE name_id = ?", -1,
 			       &st, NULL) != SQLITE_OK)
 		st = NULL;

@@ -197,8 +197,8 @@ static int sums(sqlite3 *db, const struct ta_peers *p, struct ta_table *t,
 			add_bytes(c == 3 ? &s.in : &s.out, b);
 			bad += b < 0 && sqlite3_column_type(st, c) != SQLITE_NULL;
 		}
-		s.total += dur;
-		s.wait += wait_of(p, used, rank, sqlite3_column_int64(st, 6), dur);
+		s.total = ta_add_sat(s.total, dur);
+		s.wait = ta_add_sat(s.wait, wait_of(p, used, rank, sqlite3_column_int64(st, 6), dur));
 	}
 	if (s.calls)
 		emit(t, rank, &s);

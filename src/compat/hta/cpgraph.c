@@ -743,11 +743,27 @@ static int cmp_point(const void *a, const void *b)
 static void queue_lengths(const struct cp_graph *g, const struct by_idx *corr,
 			  size_t ncorr, int64_t *by_row)
 {
-	struct queue_point *p = ta_xcalloc(2 * g->nrows + 1, sizeof(*p));
-	char *launched = ta_xcalloc(g->nrows + 1, 1);
-	size_t n = 0, i;
+	struct queue_point *p;
+	char *launched = ta_xcalloc(g->nrows + 1, 1), *first = NULL;
+	size_t n = 0, i, pairs = 0;
 	int64_t len = 0;
 
+	/* HTA's merge pairs every launch with every device row of its
+	 * correlation: k launches sharing one id with k kernels make k^2
+	 * points (a damaged trace). Past 2 a row, only the first launch of
+	 * each id is paired, so memory stays linear. */
+	for (i = 0; i < g->nrows; i++) {
+		const struct cp_row *r = &g->rows[i];
+		size_t a;
+
+		if (!(r->fl & F_LAUNCH) || r->ic <= 0)
+			continue;
+		for (a = lower_bound(corr, ncorr, r->corr); a < ncorr && corr[a].idx == r->corr; a++)
+			pairs++;
+	}
+	if (pairs > 2 * g->nrows)
+		first = ta_xcalloc(ncorr + 1, 1);
+	p = ta_xcalloc((first ? ncorr : pairs) + g->nrows + 1, sizeof(*p));
 	for (i = 0; i < g->nrows; i++)
 		by_row[i] = -1;
 	for (i = 0; i < g->nrows; i++) {
@@ -756,8 +772,14 @@ static void queue_lengths(const struct cp_graph *g, const struct by_idx *corr,
 
 		if (!(r->fl & F_LAUNCH) || r->ic <= 0)
 			continue;
+		a = lower_bound(corr, ncorr, r->corr);
+		if (first && a < ncorr && corr[a].idx == r->corr) {
+			if (first[a])
+				continue;
+			first[a] = 1;
+		}
 		/* every device row of its correlation, in row order */
-		for (a = lower_bound(corr, ncorr, r->corr); a < ncorr && corr[a].idx == r->corr; a++) {
+		for (; a < ncorr && corr[a].idx == r->corr; a++) {
 			p[n++] = (struct queue_point){ g->rows[corr[a].row].stream,
 				r->ts, (long)i, (long)n, 1 };
 			launched[corr[a].row] = 1;
@@ -774,6 +796,7 @@ static void queue_lengths(const struct cp_graph *g, const struct by_idx *corr,
 		len += p[i].sign;
 		by_row[p[i].idx] = len;
 	}
+	free(first);
 	free(launched);
 	free(p);
 }
@@ -1218,7 +1241,7 @@ static int longest_path(struct cp_graph *g, struct ta_error *err)
 
 		v = order[at];
 		for (e = g->nodes[v].in; e >= 0; e = g->edges[e].next_in) {
-			int64_t c = dist[g->edges[e].u] + path_weight(&g->edges[e]);
+			int64_t c = ta_add_sat(dist[g->edges[e].u], path_weight(&g->edges[e]));
 
 			if (u < 0 || c > d)
 				d = c, u = g->edges[e].u;

@@ -184,11 +184,11 @@ static int one_rank(sqlite3 *db, int64_t rank, const struct ta_critical_opts *o,
 		if (e < 0)
 			continue;
 		b = bound_of(name_st, &g, &g.edges[e]);
-		by_bound[b] += g.edges[e].w;
+		by_bound[b] = ta_add_sat(by_bound[b], g.edges[e].w);
 		seen[b] = 1;
-		total += g.edges[e].w;
+		total = ta_add_sat(total, g.edges[e].w);
 		on_type[g.edges[e].type]++;
-		w_type[g.edges[e].type] += g.edges[e].w;
+		w_type[g.edges[e].type] = ta_add_sat(w_type[g.edges[e].type], g.edges[e].w);
 	}
 	for (i = 0; i < NBOUNDS; i++) {
 		size_t r;

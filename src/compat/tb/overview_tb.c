@@ -257,6 +257,7 @@ struct result {
 	int shown[R_OTHER];
 	double (*overlap)[4];   /* per step: OverallParser.communication_overlap */
 	int has_comm;
+	int no_cpu;             /* no step and no CPU op: the -2^64 µs step */
 };
 
 /* event_parser.py: the device nodes (kernels, copies, sets) each runtime
@@ -498,6 +499,7 @@ static void analyse(const struct rank_data *r, struct result *res)
 			  * sys.maxsize to -sys.maxsize - 1 without one (a
 			  * step of -2^64 µs: as the plugin shows it) */
 		steps = ta_xmalloc(sizeof(*steps));
+		res->no_cpu = !cpu_has;
 		steps[nsteps++] = (struct step){ cpu_has ? cpu_min : 9223372036854775807.0,
 						 cpu_has ? cpu_max : -9223372036854775808.0, 0 };
 	}
@@ -732,6 +734,10 @@ static void flush(struct ta_table *t, int64_t rank, struct rank_data *r)
 	struct result res;
 
 	analyse(r, &res);
+	if (res.no_cpu)
+		ta_table_warn(t, "rank %lld: no step and no CPU op: the plugin's one step runs "
+			      "from sys.maxsize to -sys.maxsize - 1 µs, a total of -2^64 µs, "
+			      "shown as it shows it", (long long)rank);
 	emit(t, rank, &res);
 	result_free(&res);
 	rank_data_reset(r);
