@@ -33,6 +33,15 @@ for t in gpt2_train resnet_train mem_train roof_train autocast ddp_balanced; do
 	done
 done
 
+# the caller's sections fail (a snapshot that is none) while the thread
+# runs: the same error and exit, and the thread stopped, not waited for
+printf 'not a pickle' >"$TMP/bad.pickle"
+rm -rf "$TMP/one" "$TMP/two"
+page serial one 1 --snapshot "$TMP/bad.pickle" testdata/snap_profiled
+page beside two 2 --snapshot "$TMP/bad.pickle" testdata/snap_profiled
+check "the caller fails: exit 3" grep -q "^rc=3" "$TMP/beside.err"
+same "the caller fails: the same error and exit" "$TMP/serial.err" "$TMP/beside.err"
+
 # a damaged entry: a page in three overwritten, each run on its own copy
 rm -rf "$TMP/one" "$TMP/two"
 page serial one 1 testdata/gpt2_train

@@ -168,7 +168,7 @@ void ta_plan_beside(struct ta_plan *p, struct ta_plan_beside *b,
 	b->started = 1;
 }
 
-void ta_plan_abandon(struct ta_plan_beside *b)
+static void wait_beside(struct ta_plan_beside *b)
 {
 	if (!b->started)
 		return;
@@ -178,11 +178,20 @@ void ta_plan_abandon(struct ta_plan_beside *b)
 	b->started = 0;
 }
 
+void ta_plan_abandon(struct ta_plan_beside *b)
+{
+	/* its statements stop at their next step: the error is said now,
+	 * not after the thread's work */
+	if (b->started)
+		sqlite3_interrupt(b->plan.db);
+	wait_beside(b);
+}
+
 int ta_plan_join(struct ta_plan *p, struct ta_plan_beside *b, struct ta_error *err)
 {
 	int started = b->started;
 
-	ta_plan_abandon(b);
+	wait_beside(b);
 	if (started && b->rc == 0)
 		return 0;
 	return b->run(p, b->ctx, err);

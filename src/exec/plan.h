@@ -73,7 +73,8 @@ void ta_plan_beside(struct ta_plan *p, struct ta_plan_beside *b,
 /* Waits for b's thread; then, unless it succeeded, run on p. 0, or -1
  * with err set. */
 int ta_plan_join(struct ta_plan *p, struct ta_plan_beside *b, struct ta_error *err);
-/* Waits for b's thread and leaves its result (the caller failed). */
+/* Stops b's thread (sqlite3_interrupt) and waits for it, leaving its
+ * result (the caller failed). */
 void ta_plan_abandon(struct ta_plan_beside *b);
 
 /* Closes shards and database; parsing's warnings said if shards served. */
