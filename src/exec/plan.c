@@ -160,6 +160,7 @@ void ta_plan_beside(struct ta_plan *p, struct ta_plan_beside *b,
 		return;
 	b->plan.cli = p->cli;
 	b->plan.beside = 1;
+	b->retried = p->retried;
 	if (pthread_create(&b->thread, NULL, beside_main, b) != 0) {
 		sqlite3_close(b->plan.db);
 		b->plan.db = NULL;
@@ -192,7 +193,9 @@ int ta_plan_join(struct ta_plan *p, struct ta_plan_beside *b, struct ta_error *e
 	int started = b->started;
 
 	wait_beside(b);
-	if (started && b->rc == 0)
+	/* what it read is the database's unless the caller rebuilt a
+	 * damaged one meanwhile: then once more, on the new one */
+	if (started && b->rc == 0 && b->retried == p->retried)
 		return 0;
 	return b->run(p, b->ctx, err);
 }

@@ -65,6 +65,7 @@ struct ta_plan_beside {
 	struct ta_error err;
 	pthread_t thread;
 	int started, rc;
+	int retried;            /* p's when it started */
 };
 
 void ta_plan_beside(struct ta_plan *p, struct ta_plan_beside *b,
