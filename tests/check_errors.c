@@ -214,12 +214,88 @@ START_TEST(test_interrupted_analyses)
 }
 END_TEST
 
+/* One integer from sql on db. */
+static int64_t one(sqlite3 *db, const char *sql, int *null)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t v;
+
+	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	*null = sqlite3_column_type(st, 0) == SQLITE_NULL;
+	v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* ta_sum: sum()'s answers, held at the int64 limits instead of "integer
+ * overflow", and exact again in a window once the big values leave it */
+START_TEST(test_ta_sum)
+{
+	sqlite3 *db = NULL;
+	int null;
+
+	ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE t (i INTEGER, x);"
+				      "INSERT INTO t VALUES (1, 4611686018427387904),"
+				      " (2, 4611686018427387904), (3, NULL),"
+				      " (4, -4611686018427387904), (5, -4611686018427387904),"
+				      " (6, -4611686018427387904), (7, 5)", NULL, NULL, NULL),
+			 SQLITE_OK);
+	one(db, "SELECT ta_sum(x) FROM t WHERE 0", &null);
+	ck_assert(null);
+	one(db, "SELECT ta_sum(x) FROM t WHERE x IS NULL", &null);
+	ck_assert(null);
+	ck_assert_int_eq(one(db, "SELECT ta_sum(x) FROM t WHERE i <= 3", &null), INT64_MAX);
+	ck_assert_int_eq(one(db, "SELECT ta_sum(x) FROM t WHERE i >= 4 AND i <= 6", &null),
+			 INT64_MIN);
+	ck_assert_int_eq(one(db, "SELECT ta_sum(x) FROM t", &null), -4611686018427387899);
+	/* a window: rows 5-7, -2^63 + 5 exactly, after rows 1-2 (past
+	 * INT64_MAX together) left it; rows 2-4, INT64_MAX's neighbour 0 */
+	ck_assert_int_eq(one(db, "SELECT s FROM (SELECT i, ta_sum(x) OVER (ORDER BY i ROWS"
+			     " BETWEEN 2 PRECEDING AND CURRENT ROW) AS s FROM t) WHERE i = 7",
+			     &null), INT64_MIN + 5);
+	ck_assert_int_eq(one(db, "SELECT s FROM (SELECT i, ta_sum(x) OVER (ORDER BY i ROWS"
+			     " BETWEEN 1 PRECEDING AND CURRENT ROW) AS s FROM t) WHERE i = 2",
+			     &null), INT64_MAX);
+	ck_assert_int_eq(one(db, "SELECT s FROM (SELECT i, ta_sum(x) OVER (ORDER BY i ROWS"
+			     " BETWEEN 2 PRECEDING AND CURRENT ROW) AS s FROM t) WHERE i = 4",
+			     &null), 0);
+	ck_assert_int_eq(one(db, "SELECT ta_sum(2.5) + ta_sum(1e300)", &null), INT64_MAX);
+	sqlite3_close(db);
+}
+END_TEST
+
+/* A step's error after another statement was finalized (the connection's
+ * code reset to "not an error"): the step's own code decides the exit and
+ * whether the database is damaged (a cached one is then rebuilt). */
+START_TEST(test_db_error_code_kept)
+{
+	struct ta_error err = { 0, "", 0 };
+	sqlite3 *db = NULL;
+
+	ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+	ck_assert_int_eq(ta_db_done(db, SQLITE_CORRUPT, &err), -1);
+	ck_assert_int_eq(err.code, TA_EXIT_INPUT);
+	ck_assert(err.damaged);
+	ck_assert_msg(strstr(err.msg, "malformed"), "%s", err.msg);
+	ck_assert_int_eq(ta_db_done(db, SQLITE_IOERR, &err), -1);
+	ck_assert_int_eq(err.code, TA_EXIT_SYSTEM);
+	ck_assert(!err.damaged);
+	ck_assert_msg(!strstr(err.msg, "not an error"), "%s", err.msg);
+	ck_assert_int_eq(ta_db_done(db, SQLITE_DONE, &err), 0);
+	sqlite3_close(db);
+}
+END_TEST
+
 Suite *suite_errors(void)
 {
 	Suite *s = suite_create("errors");
 	TCase *tc = tcase_create("core");
 
 	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_ta_sum);
+	tcase_add_test(tc, test_db_error_code_kept);
 	tcase_add_loop_test(tc, test_interrupted_analyses, 0,
 			    2 * (int)(sizeof(analyses) / sizeof(analyses[0])));
 	suite_add_tcase(s, tc);
