@@ -518,7 +518,9 @@ static int cmd_report(int argc, char **argv)
 		"temporal, idle, kernel_types, overlap;\n--format csv --csv-dir DIR: "
 		"each in DIR/NAME.csv. --html OUT: one self-contained "
 		"page with\nfigures (and diagnose, the top kernels, stragglers and "
-		"memory when there are\nseveral ranks and memory events).",
+		"memory when there are\nseveral ranks and memory events); on one database its "
+		"diagnose and rooflines run\non a second thread when -j allows two (the page "
+		"is -j 1's, byte for byte).",
 		opts, NULL, &ro, NULL,
 		NULL, { NULL }
 	};
