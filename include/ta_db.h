@@ -88,6 +88,12 @@ int ta_db_done(sqlite3 *db, int rc, struct ta_error *err);
 /* err says why db's last statement failed: exit 3 for a damaged file,
  * else 4 */
 void ta_db_failed(sqlite3 *db, struct ta_error *err);
+/* Whether SQLite has found a damaged page on this thread since the last
+ * clear (its error log, whatever code the failure reached us with: a
+ * statement finalized since resets it, an analysis may say SQLITE_ERROR);
+ * the executor clears it when it rebuilds a damaged cache entry. */
+int ta_db_damage_seen(void);
+void ta_db_damage_clear(void);
 /* Whether the schema has an object of this type ("table", "index", ...). */
 int ta_db_has(sqlite3 *db, const char *type, const char *name);
 /* Adds to the read-only db's file: fn runs in one transaction on a

@@ -93,6 +93,28 @@ static int add_functions(sqlite3 *db, const char **msg,
 					      sat_sum_inverse, NULL);
 }
 
+/* SQLite's error log: a damaged page is noted for the thread that met it
+ * (each thread has its own connections). */
+static _Thread_local int damage_seen;
+
+static void on_log(void *arg, int code, const char *msg)
+{
+	(void)arg;
+	(void)msg;
+	if ((code & 0xff) == SQLITE_CORRUPT || (code & 0xff) == SQLITE_NOTADB)
+		damage_seen = 1;
+}
+
+int ta_db_damage_seen(void)
+{
+	return damage_seen;
+}
+
+void ta_db_damage_clear(void)
+{
+	damage_seen = 0;
+}
+
 void ta_db_global_init(void)
 {
 	/* SQLite's allocation statistics take a global mutex on every malloc;
@@ -105,6 +127,7 @@ void ta_db_global_init(void)
 	/* a path is a path: 'file:x.db' (Debian's SQLite reads URIs by
 	 * default) would open something else and leave an empty file */
 	sqlite3_config(SQLITE_CONFIG_URI, 0);
+	sqlite3_config(SQLITE_CONFIG_LOG, on_log, NULL);
 	/* every connection, whichever layer opens it, has ta_sum(); last:
 	 * this initializes SQLite, after which sqlite3_config() is refused */
 	sqlite3_auto_extension((void (*)(void))add_functions);
@@ -125,6 +148,11 @@ static void db_error(sqlite3 *db, int rc, const char *msg, struct ta_error *err)
 	else
 		code = now, msg = msg ? msg : sqlite3_errmsg(db);
 	damaged = (code & 0xff) == SQLITE_CORRUPT || (code & 0xff) == SQLITE_NOTADB;
+	/* a damaged page met on the way, the code lost since (SQL logic
+	 * error, not an error): the damage is what failed */
+	if (!damaged && damage_seen && (code & 0xff) != SQLITE_NOMEM &&
+	    (code & 0xff) != SQLITE_INTERRUPT)
+		damaged = 1, msg = sqlite3_errstr(SQLITE_CORRUPT);
 	ta_error_set(err, damaged ? TA_EXIT_INPUT : TA_EXIT_SYSTEM, "database: %s", msg);
 	if (err)
 		err->damaged = damaged;

@@ -77,8 +77,10 @@ static int damaged(struct ta_plan *p, int may_retry, struct ta_error *err)
 	const char *path = sqlite3_db_filename(p->db, "main");
 	char msg[sizeof(err->msg)];
 
-	/* the section's error says it, or the connection still does */
-	if (!err->damaged && code != SQLITE_CORRUPT && code != SQLITE_NOTADB)
+	/* the section's error says it, or the connection still does, or
+	 * SQLite's log met a damaged page on the way */
+	if (!err->damaged && !ta_db_damage_seen() && code != SQLITE_CORRUPT &&
+	    code != SQLITE_NOTADB)
 		return 0;
 	snprintf(msg, sizeof(msg), "%s", err->msg);
 	if (may_retry && !p->retried && ta_input_is_cached(path)) {
@@ -86,6 +88,7 @@ static int damaged(struct ta_plan *p, int may_retry, struct ta_error *err)
 			path, msg);
 		unlink(path);
 		p->retried = 1;
+		ta_db_damage_clear();   /* the new one is not */
 		return 1;
 	}
 	ta_error_set(err, TA_EXIT_INPUT, "'%s': damaged database (%s)",

@@ -821,6 +821,7 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 			why_not.msg);
 		unlink(cached);
 		unlink_journal(cached);
+		ta_db_damage_clear();   /* what SQLite met there, not the new one */
 	}
 	if ((why = cache_unwritable(dir)) != NULL)
 		goto uncached;

@@ -38,7 +38,8 @@ struct walk {
 	/* launches of the counted ops open on the stack */
 	struct ta_roof_launch *pending;
 	size_t npending, cap_pending;
-	sqlite3_stmt *inputs;   /* a counted op's operands, by its row */
+	sqlite3_stmt *inputs;   /* a counted op's operands, by its row, */
+	int inputs_rc;          /* and what its step said when it failed */
 	struct corr *corr;      /* each launch's kernels, by rank and call */
 	size_t ncorr;
 };
@@ -160,7 +161,10 @@ static int read_inputs(struct walk *w, struct node *n, int64_t row)
 		n->conc = dup_or_null(in, 2);
 	}
 	sqlite3_reset(in);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+	if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+		return 0;
+	w->inputs_rc = rc;
+	return -1;
 }
 
 static int push(struct walk *w, sqlite3_stmt *st, int64_t ts, int64_t end)
@@ -432,7 +436,7 @@ static int walk_rows(sqlite3 *db, struct walk *w, struct ta_error *err)
 		if (sqlite3_column_int(st, 5))
 			launch(w, st);
 		else if (push(w, st, ts, end) < 0) {
-			rc = SQLITE_ERROR;
+			rc = w->inputs_rc;   /* a damaged page's code, not a generic one */
 			break;
 		}
 	}
