@@ -265,6 +265,20 @@ rc, _, err = run("ops", write("ops_overlap", [[STEP(1, 0, 1000), X("cpu_op", "at
 check("ops whose times overlap without nesting: a negative self time is said (exit %d: %s)" % (
       rc, err.strip()[:120]), rc == 0 and "negative self_cpu_us" in err)
 
+# a launch call recorded twice (one kernel of 300 us): its time counted
+# once, in ops (aten::mm's device_us was 600) and in modules
+d = write("dup_launch", [[STEP(1, 0, 1000), X("python_function", "nn.Module: Net_0", 5, 900),
+                          X("cpu_op", "aten::mm", 10, 50), R("cudaLaunchKernel", 20, 10, 1),
+                          R("cudaLaunchKernel", 20, 10, 1), K("gemm", 100, 300, 1)]])
+rc, out, err = run("ops", "-q", "--format", "csv", d)
+mm = [r for r in csv.DictReader(io.StringIO(out)) if r["name"] == "aten::mm"] if rc == 0 else []
+check("a launch recorded twice: ops counts its kernel once (%s)" % mm,
+      mm and float(mm[0]["device_us"]) == 300)
+rc, out, err = run("modules", "-q", "--format", "csv", d)
+net = [r for r in csv.DictReader(io.StringIO(out)) if r["module"] == "Net_0"] if rc == 0 else []
+check("a launch recorded twice: modules counts its kernel once (%s)" % net,
+      net and float(net[0]["device_us"]) == 300)
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL hostile_walk:", n)

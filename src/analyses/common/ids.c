@@ -40,3 +40,46 @@ int ta_ids_has(const struct ta_ids *set, int64_t id)
 
 	return i < set->n && set->v[i] == id;
 }
+
+static size_t pair_slot(const struct ta_pairs *s, int64_t rank, int64_t id)
+{
+	uint64_t h = (uint64_t)id * 0x9E3779B97F4A7C15ULL ^ (uint64_t)rank * 0xC2B2AE3D27D4EB4FULL;
+	size_t i = (size_t)(h ^ h >> 29) & (s->cap - 1);
+
+	while (s->used[i] && (s->v[i][0] != rank || s->v[i][1] != id))
+		i = (i + 1) & (s->cap - 1);
+	return i;
+}
+
+int ta_pairs_add(struct ta_pairs *s, int64_t rank, int64_t id)
+{
+	size_t i;
+
+	if (2 * (s->n + 1) > s->cap) {   /* at most half full */
+		struct ta_pairs g = { NULL, NULL, 0, s->cap ? 2 * s->cap : 1024 };
+
+		g.v = ta_xmalloc(g.cap * sizeof(*g.v));
+		g.used = ta_xcalloc(g.cap, 1);
+		for (i = 0; i < s->cap; i++)
+			if (s->used[i])
+				ta_pairs_add(&g, s->v[i][0], s->v[i][1]);
+		ta_pairs_free(s);
+		*s = g;
+	}
+	i = pair_slot(s, rank, id);
+	if (s->used[i])
+		return 0;
+	s->used[i] = 1;
+	s->v[i][0] = rank, s->v[i][1] = id;
+	s->n++;
+	return 1;
+}
+
+void ta_pairs_free(struct ta_pairs *s)
+{
+	free(s->v);
+	free(s->used);
+	s->v = NULL;
+	s->used = NULL;
+	s->n = s->cap = 0;
+}

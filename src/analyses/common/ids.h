@@ -15,4 +15,16 @@ int ta_ids_read(sqlite3 *db, const char *sql, struct ta_ids *set,
 		struct ta_error *err);
 int ta_ids_has(const struct ta_ids *set, int64_t id);
 
+/* A growing set of (rank, id) pairs, open addressing: what a walk has
+ * seen already (a launch's correlation credited with its GPU time). */
+struct ta_pairs {
+	int64_t (*v)[2];
+	char *used;
+	size_t n, cap;
+};
+
+/* Adds (rank, id); 1 if it was not there. */
+int ta_pairs_add(struct ta_pairs *s, int64_t rank, int64_t id);
+void ta_pairs_free(struct ta_pairs *s);
+
 #endif

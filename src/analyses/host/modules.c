@@ -251,8 +251,11 @@ static int name_of(sqlite3_stmt *st, int64_t id, struct ta_buf *buf)
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 
-/* The GPU time of a launch call (gpu_corr), into *ns (0 if none). */
-static int gpu_of(sqlite3_stmt *st, int64_t rank, int64_t corr, int64_t *ns)
+/* The GPU time of a launch call (gpu_corr), into *ns (0 if none, or if
+ * another call of its correlation had it: a call recorded twice, in a
+ * damaged trace, must not count its kernels twice). */
+static int gpu_of(sqlite3_stmt *st, struct ta_pairs *credited, int64_t rank, int64_t corr,
+		  int64_t *ns)
 {
 	int rc;
 
@@ -260,6 +263,8 @@ static int gpu_of(sqlite3_stmt *st, int64_t rank, int64_t corr, int64_t *ns)
 	sqlite3_bind_int64(st, 2, corr);
 	*ns = (rc = sqlite3_step(st)) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
 	sqlite3_reset(st);
+	if (rc == SQLITE_ROW && !ta_pairs_add(credited, rank, corr))
+		*ns = 0;
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -270,6 +275,7 @@ static int walk_rows(sqlite3 *db, struct walk *w, struct ta_error *err)
 	struct stack st = { NULL, 0, 0 };
 	struct ta_buf name = { 0 };
 	struct ta_ids named = { NULL, 0 };   /* a row of no name is none (a join) */
+	struct ta_pairs credited = { NULL, NULL, 0, 0 };   /* launches given GPU time */
 	int64_t pid = 0, tid = 0;
 	int rc, first = 1;
 
@@ -313,7 +319,7 @@ static int walk_rows(sqlite3 *db, struct walk *w, struct ta_error *err)
 
 			if (!st.n)
 				continue;   /* no frame to give its time to */
-			if (gpu_of(lk.gpu, rank, sqlite3_column_int64(q, 8), &ns) < 0)
+			if (gpu_of(lk.gpu, &credited, rank, sqlite3_column_int64(q, 8), &ns) < 0)
 				break;
 			for (size_t i = st.n; i-- > 0;)
 				if (st.v[i].kind == K_OP) {
@@ -335,6 +341,7 @@ static int walk_rows(sqlite3 *db, struct walk *w, struct ta_error *err)
 	while (st.n)
 		finish(w, &st);
 	free(st.v);
+	ta_pairs_free(&credited);
 	ta_buf_free(&name);
 	free(named.v);
 	sqlite3_finalize(q);

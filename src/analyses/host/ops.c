@@ -17,6 +17,7 @@
 #include "ta_analyses.h"
 #include "ta_db.h"
 #include "analyses/common/gpu_corr.h"
+#include "analyses/common/ids.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -344,7 +345,7 @@ static void push(struct walker *w, int64_t ts, int64_t dur, enum node_kind kind,
  * ?1: python_function's name id. */
 static const char host_sql[] =
 	"SELECT e.rank, e.pid, e.tid, e.ts, max(e.dur, 0), e.role,"
-	"  e.name, %s, g.ns, e.cat IS ?1, g.tc_ns"
+	"  e.name, %s, g.ns, e.cat IS ?1, g.tc_ns, g.correlation"
 	" FROM host_thread e LEFT JOIN gpu_corr g ON e.role = " TA_SQL(TA_ROLE_RUNTIME)
 	"  AND g.rank = e.rank AND g.correlation = e.correlation"
 	" WHERE (%d OR e.cat IS NOT ?1)"
@@ -667,6 +668,15 @@ static int load_mem(sqlite3 *db, int64_t rank, struct mem_sums *m,
 	return ta_db_done(db, rc, err);
 }
 
+/* Whether the row's GPU time (a launch call's, column 8) is the first
+ * given for its correlation on the rank; a row without any is. (A call
+ * recorded twice, in a damaged trace, counted its kernels twice.) */
+static int first_launch(struct ta_pairs *credited, sqlite3_stmt *st)
+{
+	return sqlite3_column_type(st, 8) == SQLITE_NULL ||
+	       ta_pairs_add(credited, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 11));
+}
+
 static int walk(sqlite3 *db, const struct ta_ops_opts *o, struct aggs *aggs,
 		const struct step_win *wins, size_t nwins, int has_mem,
 		struct ta_error *err)
@@ -678,6 +688,7 @@ static int walk(sqlite3 *db, const struct ta_ops_opts *o, struct aggs *aggs,
 	char sql[sizeof(host_sql) + 32];
 	int64_t pid_tid_key[2] = { 0, 0 }, python;
 	int rc, first = 1;
+	struct ta_pairs credited = { NULL, NULL, 0, 0 };   /* launches given GPU time */
 
 	snprintf(sql, sizeof(sql), host_sql,
 		 o->group_shape ? "e.input_dims" : "NULL", o->stack_depth > 0);
@@ -694,6 +705,7 @@ static int walk(sqlite3 *db, const struct ta_ops_opts *o, struct aggs *aggs,
 			sqlite3_column_int(st, 5) == TA_ROLE_RUNTIME ? NODE_LAUNCH :
 			NODE_OP;
 		const char *op;
+		int64_t gpu, tc;
 
 		if (first || rank != w.rank || pid != pid_tid_key[0] ||
 		    tid != pid_tid_key[1])
@@ -713,10 +725,13 @@ static int walk(sqlite3 *db, const struct ta_ops_opts *o, struct aggs *aggs,
 		/* the profiler groups every ProfilerStep#N as one key */
 		if (kind != NODE_PYTHON && strncmp(op, "ProfilerStep#", 13) == 0)
 			op = "ProfilerStep*";
+		gpu = sqlite3_column_int64(st, 8), tc = sqlite3_column_int64(st, 10);
+		if (!first_launch(&credited, st))
+			gpu = tc = 0;
 		push(&w, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), kind,
-		     op, (const char *)sqlite3_column_text(st, 7),
-		     sqlite3_column_int64(st, 8), sqlite3_column_int64(st, 10));
+		     op, (const char *)sqlite3_column_text(st, 7), gpu, tc);
 	}
+	ta_pairs_free(&credited);
 	while (w.depth)
 		finish(&w);
 	free(w.stack);
