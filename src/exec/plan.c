@@ -157,9 +157,9 @@ void ta_plan_beside(struct ta_plan *p, struct ta_plan_beside *b,
 	b->run = run;
 	b->ctx = ctx;
 	/* on shards each rank has its process already; an unlinked
-	 * temporary database has no name to open again */
+	 * temporary database has no name to open again (ta_db_open fails) */
 	if (p->sh || !path || !path[0] || ta_jobs(&p->cli->ingest) < 2 ||
-	    access(path, R_OK) != 0 || ta_db_open(path, &b->plan.db, &b->err) < 0)
+	    ta_db_open(path, &b->plan.db, &b->err) < 0)
 		return;
 	b->plan.cli = p->cli;
 	b->plan.beside = 1;
