@@ -37,6 +37,16 @@ static const char *low_efficiency(const char *where)
 {
 	int memory = strstr(where, "memory-bound") != NULL;
 
+	/* the fused backends' own ops: telling them to use one is no cure */
+	if (strstr(where, "attention") && !memory &&
+	    (strstr(where, "flash") || strstr(where, "cudnn") ||
+	     strstr(where, "efficient")))
+		return "attention already runs a fused kernel and stays below "
+		       "its roof: an explicit mask tensor (attn_mask), dropout "
+		       "and head dims of 64 hold it there; is_causal=True in "
+		       "place of a causal mask tensor (the kernel then skips "
+		       "the masked half), no dropout, and head dims of 128 run "
+		       "closest to the peak";
 	if (strstr(where, "attention"))
 		return memory ?
 		       "attention memory-bound at its shapes (short sequences, or "
@@ -80,6 +90,22 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 		       "the CPU launched nothing here and no range names it: "
 		       "profile with with_stack=True, or wrap the step's parts "
 		       "in record_function, to see what ran";
+	/* torch.compile's own ranges: its wrapper's Python around each call
+	 * (before the words below: a graph's hash may begin with "log") */
+	if (strncmp(where, "## Call CompiledFxGraph", 23) == 0 ||
+	    strncmp(where, "Torch-Compiled Region", 21) == 0 ||
+	    strncmp(where, "TorchDynamo Cache Lookup", 24) == 0 ||
+	    strncmp(where, "CompiledFunction", 16) == 0)
+		return run->graphs ?
+		       "torch.compile's own Python around each call (Dynamo's "
+		       "guards, copies into the CUDA graph's static inputs) ran "
+		       "between replays: compile a larger region (the loop around "
+		       "this call) so that each call replays more work" :
+		       "torch.compile's own Python around each call (Dynamo's "
+		       "guards, the compiled graph's wrapper) ran between "
+		       "launches: compile a larger region (fewer, larger calls), "
+		       "or mode=\"reduce-overhead\" to replay its launches as "
+		       "CUDA graphs";
 	if (mentions(where, ddp))
 		return "DDP's forward waits here for the other ranks (the last "
 		       "step's all-reduce, its buffer broadcast, its bucket "
@@ -169,7 +195,11 @@ const char *ta_advice(enum finding_kind kind, const char *where,
 		return "overlap communication with compute (bucketed DDP/FSDP, "
 		       "fewer collectives), or check the network";
 	case F_SMALL:
-		if (run->graphs && !run->triton)
+		if (run->graphs && run->triton)
+			return "many tiny kernels, already compiled and replayed as "
+			       "CUDA graphs: more work a kernel (larger batches, "
+			       "several tokens or samples a call)";
+		if (run->graphs)
 			return "many tiny kernels, already replayed as CUDA graphs: "
 			       "fuse them (torch.compile) or batch the work";
 		return run->triton ?
