@@ -58,6 +58,8 @@ struct cp_call {                    /* runtime calls, by thread then start */
 	int sync;                   /* a blocking call: not launch time */
 	int copy;                   /* a copy or memset call: a pageable copy
 				     * holds the host for the whole copy */
+	int64_t gts, gend;          /* an async copy call's copy on the GPU
+				     * (gend < gts: not known) */
 };
 
 struct cp_span {                    /* host ops and ranges, by thread, start */
@@ -322,7 +324,8 @@ static const struct call_kind *call_kind(sqlite3_stmt *name, struct call_kind **
  * from one scan of its calls in (correlation, event) order: two were a
  * twentieth of diagnose. */
 static int load_calls(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named,
-		      const struct kernel_corr *wait, size_t nwait, struct ta_error *err)
+		      const struct ta_ids *pageable, const struct kernel_corr *wait,
+		      size_t nwait, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL, *name = NULL;
 	struct call_kind *kinds = NULL;
@@ -340,6 +343,8 @@ static int load_calls(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const struct call_kind *k;
 		int has_ts = sqlite3_column_type(st, 1) != SQLITE_NULL;
+		int64_t gts = 0, gend = -1;
+		int staged = 0;   /* a pageable copy: the host stages it */
 
 		/* the kernels of its correlation take it, the last call of
 		 * one overwriting the earlier (text: no kernel's integer
@@ -357,7 +362,14 @@ static int load_calls(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named
 				kk->call_end = sqlite3_column_int64(st, 2);
 				kk->call_tid = sqlite3_column_int64(st, 0);
 				kk->has_call = has_ts;
+				if (gend < gts || kk->ts < gts)
+					gts = kk->ts;
+				if (kk->end > gend)
+					gend = kk->end;
+				staged |= ta_ids_has(pageable, kk->name);
 			}
+			if (staged)
+				gts = 0, gend = -1;
 		}
 		/* a name that is no label's was left out (a join) */
 		if (!has_ts || !sqlite3_column_int(st, 6) ||
@@ -371,7 +383,7 @@ static int load_calls(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named
 		}
 		r->calls[r->ncalls++] = (struct cp_call){ sqlite3_column_int64(st, 0),
 			sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-			sqlite3_column_int64(st, 4), k->sync, k->copy };
+			sqlite3_column_int64(st, 4), k->sync, k->copy, gts, gend };
 	}
 	sqlite3_finalize(st);
 	sqlite3_finalize(name);
@@ -455,7 +467,7 @@ static int load_host(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named,
 static int load_rank(sqlite3 *db, struct cp_rank *r, int hta, struct ta_error *err)
 {
 	struct kernel_corr *wait = NULL;
-	struct ta_ids named = { NULL, 0 };
+	struct ta_ids named = { NULL, 0 }, pageable = { NULL, 0 };
 	size_t nwait = 0;
 	char sql[128];
 	int rc;
@@ -466,9 +478,12 @@ static int load_rank(sqlite3 *db, struct cp_rank *r, int hta, struct ta_error *e
 	snprintf(sql, sizeof(sql), "SELECT min(first_ts) FROM rank_span WHERE rank = %lld",
 		 (long long)r->rank);
 	rc = ta_ids_read(db, "SELECT name_id FROM label", &named, err) < 0 ||
+	     ta_ids_read(db, "SELECT name_id FROM label WHERE name GLOB"
+			 " '*Pageable*'", &pageable, err) < 0 ||
 	     load_kernels(db, r, hta, &wait, &nwait, err) < 0 ||
-	     load_calls(db, r, &named, wait, nwait, err) < 0 ? -1 : 0;
+	     load_calls(db, r, &named, &pageable, wait, nwait, err) < 0 ? -1 : 0;
 	free(wait);  /* before the host's rows come: memory */
+	free(pageable.v);
 	rc = rc < 0 || load_host(db, r, &named, err) < 0 ||
 	     ta_db_get_int(db, sql, INT64_MIN, &r->first_ts, err) < 0 ? -1 : 0;
 	free(named.v);
@@ -622,7 +637,13 @@ static const char *name_of(struct walk *w, int64_t name_id)
 
 /* The launch and copy time of thread tid's runtime calls in [a, b]. A
  * thread is in one call at a time: calls that overlap (a damaged trace)
- * count once, the earlier's, so the two never exceed b - a. */
+ * count once, the earlier's, so the two never exceed b - a. An async
+ * copy call is copy time only while its copy ran on the GPU (a pageable
+ * copy holds the host until it is done); the rest of it, all of a pinned
+ * or device-to-device copy's call that returns before its copy runs, is
+ * launch time, as any call's. A pageable copy's call is copy time whole
+ * (the host copies into a staging buffer before the GPU's copy starts),
+ * as is a blocking one's or one whose copy is not known. */
 static void call_time(const struct cp_rank *r, int64_t tid, int64_t a, int64_t b,
 		      int64_t *launch, int64_t *copy)
 {
@@ -643,7 +664,15 @@ static void call_time(const struct cp_rank *r, int64_t tid, int64_t a, int64_t b
 
 		if (y <= x)
 			continue;
-		if (r->calls[lo].copy)
+		if (r->calls[lo].copy && !r->calls[lo].sync &&
+		    r->calls[lo].gend >= r->calls[lo].gts) {
+			int64_t g0 = r->calls[lo].gts > x ? r->calls[lo].gts : x;
+			int64_t g1 = r->calls[lo].gend < y ? r->calls[lo].gend : y;
+			int64_t held = g1 > g0 ? g1 - g0 : 0;
+
+			*copy += held;
+			*launch += y - x - held;
+		} else if (r->calls[lo].copy)
 			*copy += y - x;
 		else if (!r->calls[lo].sync)
 			*launch += y - x;
