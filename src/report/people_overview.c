@@ -86,6 +86,16 @@ static void advice(struct ta_buf *b, const struct ta_table *s, size_t r)
 	const struct ta_cell *mm = cell(s, r, "matmul_pct");
 	double load = share(s, r, "dataloader"), comm = share(s, r, "communication");
 	double host = share(s, r, "runtime") + share(s, r, "cpu_exec");
+	/* what the run already uses is not recommended (the plugin told
+	 * every run to use CUDA graphs) */
+	const char *cure = cell(s, r, "cuda_graphs")->i ?
+		"larger batches, capture more of the step in the CUDA graphs the "
+		"run already uses, fewer synchronizations" :
+		cell(s, r, "compiled")->i ?
+		"larger batches, CUDA graphs for the compiled code the run already "
+		"uses (torch.compile mode=\"reduce-overhead\"), fewer synchronizations" :
+		"larger batches, CUDA graphs (torch.compile mode=\"reduce-overhead\"), "
+		"fewer synchronizations";
 
 	if (!cell(s, r, "steps")->i)
 		return;
@@ -101,12 +111,11 @@ static void advice(struct ta_buf *b, const struct ta_table *s, size_t r)
 	 * above */
 	if (!util->null && util->d < 50 && load + comm < (100 - util->d) / 2)
 		ta_buf_addf(b, "  - the GPU is busy only %.1f %% of the steps, and the host runs "
-			    "%.1f %% of them: %s (diagnose says what it waits for)\n", util->d, host,
+			    "%.1f %% of them: %s%s (diagnose says what it waits for)\n", util->d, host,
 			    host > 50 ? "the host does not keep up (the profiler's own cost on the "
 			    "host adds to it, record_shapes and with_stack most: time a step with "
-			    "the profiler off first): larger batches, CUDA graphs "
-			    "(torch.compile mode=\"reduce-overhead\"), fewer synchronizations" :
-			    "give it more work per step: larger batches");
+			    "the profiler off first): " : "give it more work per step: larger batches",
+			    host > 50 ? cure : "");
 	if (!tc->null && !mm->null && tc->d < 1 && mm->d > 10)
 		ta_buf_addf(b, "  - matrix work is %.1f %% of kernel time and none of it runs "
 			    "on the tensor cores: autocast to bf16 (torch.autocast), or TF32 for "

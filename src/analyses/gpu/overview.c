@@ -56,9 +56,14 @@ static const struct ta_col sum_cols[] = {
 	{ "occupancy_unknown", TA_COL_INT, TA_UNIT_NONE, 0 },
 	{ "tensor_core_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
 	{ "matmul_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
+	/* what the rank's steps already use, 0 or 1 (a graph launch call,
+	 * a Triton kernel in them): advice does not recommend it */
+	{ "cuda_graphs", TA_COL_INT, TA_UNIT_NONE, 0 },
+	{ "compiled", TA_COL_INT, TA_UNIT_NONE, 0 },
 };
 #define NSUM_COLS (sizeof(sum_cols) / sizeof(*sum_cols))
-enum { S_UTIL = 11, S_SM, S_OCC, S_OCC_UNKNOWN, S_TC, S_MATMUL };
+enum { S_UTIL = 11, S_SM, S_OCC, S_OCC_UNKNOWN, S_TC, S_MATMUL, S_GRAPHS,
+	S_COMPILED };
 
 const struct ta_overview_opts ta_overview_defaults = { 0 };
 
@@ -92,6 +97,9 @@ struct rank_work {
 	int64_t kernel_ns, tc_ns, mm_ns, occ_ns, util_ns;
 	double occ_sum, sm_sum;
 	int64_t occ_unknown;
+	int graphs, triton;      /* the steps replay CUDA graphs, run compiled
+				  * (Triton) kernels: advice does not
+				  * recommend them */
 	struct ta_labels *names, *cats, *hosts;  /* by name id: judge_gpu's,
 						  * none, judge_host's */
 };
@@ -258,7 +266,7 @@ static const char gpu_sql[] =
 " FROM gpu g WHERE g.rank = ?1 AND g.ts < ?3 AND g.ts + g.dur > ?2 ORDER BY g.ts";
 /* (column 2: NULL for a call, else the host row's role) */
 static const char host_sql[] =
-"SELECT ts, dur, NULL, NULL FROM calls WHERE rank = ?1 AND ts < ?3 AND ts + dur > ?2"
+"SELECT ts, dur, NULL, name FROM calls WHERE rank = ?1 AND ts < ?3 AND ts + dur > ?2"
 " UNION ALL SELECT h.ts, h.dur, h.role, h.name FROM host h"
 " WHERE h.rank = ?1 AND h.ts < ?3 AND h.ts + h.dur > ?2"
 " AND h.cat IS NOT " TA_CAT_PYTHON " AND h.name NOT IN (SELECT name_id FROM label"
@@ -273,11 +281,14 @@ static const char host_sql[] =
 #define NAME_LOADER 8u        /* the DataLoader's or a DataPipe's */
 #define NAME_LOAD_WORDS 16u   /* "data ... load" in any case */
 #define NAME_NULL 32u         /* no text: no category (a GLOB of NULL) */
+#define NAME_GRAPH 64u        /* a CUDA (HIP) graph launch call */
+#define NAME_TRITON 64u       /* (a GPU row's) a compiled (Triton) kernel */
 
 static unsigned judge_gpu(const char *name)
 {
 	return name ? (ta_is_tensor_core(name) ? NAME_TC : 0) |
-		      (ta_is_matmul(name) ? NAME_MATMUL : 0) : 0;
+		      (ta_is_matmul(name) ? NAME_MATMUL : 0) |
+		      (strncmp(name, "triton_", 7) == 0 ? NAME_TRITON : 0) : 0;
 }
 
 static unsigned judge_host(const char *name)
@@ -287,7 +298,10 @@ static unsigned judge_host(const char *name)
 	return (sqlite3_strglob("gloo:*", name) == 0 ? NAME_GLOO : 0) |
 	       (sqlite3_strglob("enumerate(DataLoader)#*", name) == 0 ||
 		sqlite3_strglob("enumerate(DataPipe)#*", name) == 0 ? NAME_LOADER : 0) |
-	       (sqlite3_strlike("%data%load%", name, 0) == 0 ? NAME_LOAD_WORDS : 0);
+	       (sqlite3_strlike("%data%load%", name, 0) == 0 ? NAME_LOAD_WORDS : 0) |
+	       (sqlite3_strglob("cudaGraphLaunch*", name) == 0 ||
+		sqlite3_strglob("cuGraphLaunch*", name) == 0 ||
+		sqlite3_strglob("hipGraphLaunch*", name) == 0 ? NAME_GRAPH : 0);
 }
 
 /* A GPU row: into the sweep, and into the GPU summary. */
@@ -309,6 +323,8 @@ static void gpu_row(struct rank_work *r, sqlite3_stmt *st)
 	       R_MEMCPY : R_KERNEL;
 	kernel = part == R_KERNEL || part == R_COMM;
 	add_row(r, ts, dur, part, bpsm > 0 && isfinite(bpsm) ? bpsm : 0, kernel);
+	if (in > 0 && (traits & NAME_TRITON))
+		r->triton = 1;
 	if (!kernel || in == 0)
 		return;
 	/* the tensor-core and matrix-work shares are of compute kernels: a
@@ -336,7 +352,13 @@ static void host_row(struct rank_work *r, sqlite3_stmt *st)
 {
 	int role = sqlite3_column_int(st, 2), part = R_RUNTIME;
 
-	if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
+	if (sqlite3_column_type(st, 2) == SQLITE_NULL) { /* a call */
+		unsigned name = ta_labels_get(r->hosts, sqlite3_column_value(st, 3));
+
+		if (name != TA_LABEL_NONE && (name & NAME_GRAPH) &&
+		    clipped(r, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)) > 0)
+			r->graphs = 1;
+	} else {
 		unsigned name = ta_labels_get(r->hosts, sqlite3_column_value(st, 3));
 
 		if (name == TA_LABEL_NONE || (name & NAME_NULL))
@@ -420,6 +442,8 @@ static void add_rows(struct ta_table *t, struct ta_table *sum, int64_t rank,
 	s = ta_table_add_row(sum);
 	ta_table_set_int(sum, s, 0, rank);
 	ta_table_set_int(sum, s, 1, (int64_t)r->nw);
+	ta_table_set_int(sum, s, S_GRAPHS, r->graphs);
+	ta_table_set_int(sum, s, S_COMPILED, r->triton);
 	if (!r->nw)
 		return;
 	ta_table_set_real(sum, s, 2, us(steps_ns) / (double)r->nw);
