@@ -20,7 +20,8 @@ const struct ta_launch_opts ta_launch_defaults = { 0, 0, 50000, 100000 };
 static const char launch_sql[] =
 	"SELECT l.rank, l.correlation, gn.name, l.dur, d.dur,"
 	"  max(0, d.ts - (l.ts + l.dur)), ln.name,"
-	"  row_number() OVER (PARTITION BY l.rank, l.idx ORDER BY d.idx) - 1"
+	"  row_number() OVER (PARTITION BY l.rank, l.idx ORDER BY d.idx) - 1,"
+	"  ta_sum(d.dur) OVER (PARTITION BY l.rank, l.idx)"
 	" FROM dev d CROSS JOIN launch l ON l.rank = d.rank"
 	"  AND l.correlation = d.correlation"
 	" LEFT JOIN label gn ON gn.name_id = d.name"
@@ -100,12 +101,14 @@ static void summary_row(struct ta_table *t, struct rank_acc *a)
 	a->n = a->shorts = a->runtime_out = a->delay_out = 0;
 }
 
-/* The classes of HTA's plots (§9.7), counted per rank. */
+/* The classes of HTA's plots (§9.7), counted per rank. call_gpu: the GPU
+ * time of every activity of the call (a CUDA graph's kernels): a kernel
+ * is short when its call's work is shorter than the call. */
 static void count(struct rank_acc *a, const struct ta_launch_opts *o,
-		  int64_t cpu, int64_t gpu, int64_t delay)
+		  int64_t cpu, int64_t gpu, int64_t call_gpu, int64_t delay)
 {
 	a->n++;
-	a->shorts += cpu <= o->runtime_cutoff_ns && gpu < cpu;
+	a->shorts += cpu <= o->runtime_cutoff_ns && call_gpu < cpu;
 	a->runtime_out += cpu > o->runtime_cutoff_ns;
 	a->delay_out += delay > o->launch_delay_cutoff_ns;
 	ta_dvec_push(&a->cpu, (double)cpu / 1000.0);
@@ -138,6 +141,8 @@ int ta_launch_run(sqlite3 *db, const struct ta_query *q,
 	struct rank_acc acc = { 0 };
 	sqlite3_stmt *st = NULL;
 	struct ta_table *t;
+	/* HTA judges each kernel alone (it links no graph launch) */
+	int per_call = !ta_rules(q)->trace_frame;
 	int rc;
 
 	*out = NULL;
@@ -158,7 +163,8 @@ int ta_launch_run(sqlite3 *db, const struct ta_query *q,
 			if (acc.n && rank != acc.rank)
 				summary_row(t, &acc);
 			acc.rank = rank;
-			count(&acc, o, cpu, gpu, delay);
+			count(&acc, o, cpu, gpu, per_call ? sqlite3_column_int64(st, 8) : gpu,
+			      delay);
 			continue;
 		}
 		r = ta_table_add_row(t);
