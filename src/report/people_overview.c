@@ -2,7 +2,7 @@
  * one with its GPU summary, and what to do about it, the plugin's
  * recommendations made right for the run (tb-semantics "Overview:
  * recommendations"): data loading over 5 % of the step, exposed
- * communication over 10 %, the GPU busy under 50 %, and matrix work that
+ * communication over 10 %, kernels running under 50 %, and matrix work that
  * never reached the tensor cores (never said to a run that uses them, as
  * the plugin said "enable AMP" to bf16 runs). */
 #include "ta_people.h"
@@ -63,7 +63,9 @@ static void gpu_line(struct ta_buf *b, const struct ta_table *s, size_t r)
 
 	if (util->null)
 		return;
-	ta_buf_addf(b, "  GPU busy %.1f %% of the steps", util->d);
+	/* kernels alone, as the plugin's utilization: not diagnose's GPU
+	 * busy, which counts copies and sets too */
+	ta_buf_addf(b, "  GPU utilization (kernels) %.1f %% of the steps", util->d);
 	if (!sm->null && sm->d > 0)
 		ta_buf_addf(b, ", est. SM efficiency %.1f %%", sm->d);
 	if (!occ->null)
@@ -110,7 +112,7 @@ static void advice(struct ta_buf *b, const struct ta_table *s, size_t r)
 	/* idle that data loading or waiting in collectives explains is said
 	 * above */
 	if (!util->null && util->d < 50 && load + comm < (100 - util->d) / 2)
-		ta_buf_addf(b, "  - the GPU is busy only %.1f %% of the steps, and the host runs "
+		ta_buf_addf(b, "  - kernels run only %.1f %% of the steps, and the host runs "
 			    "%.1f %% of them: %s%s (diagnose says what it waits for)\n", util->d, host,
 			    host > 50 ? "the host does not keep up (the profiler's own cost on the "
 			    "host adds to it, record_shapes and with_stack most: time a step with "
