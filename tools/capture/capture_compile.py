@@ -14,7 +14,8 @@ usage: capture_compile.py OUTDIR [SCENARIO ...]
                    torch.compile(mode="reduce-overhead"): Inductor's CUDA graphs,
                    8 tokens a step; schedule(wait=1, warmup=1, active=3)
 
-Each writes OUTDIR/<name>/rank-0.pt.trace.json.gz and measured.json:
+Each writes OUTDIR/<name>/rank-0.pt.trace.json.gz, key_averages.json (the
+profiler's own table, as capture.py dumps it) and measured.json:
 step_wall_us (profiler off, mean of 10 steps after 3 warm-ups) and
 events_step_us (CUDA events around 10 steps launched back to back, a
 tenth: the GPU's time a step where the GPU bounds it, the host's where
@@ -28,7 +29,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile, schedule
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from capture import gzip_move, measure, gpu_time_us  # noqa: E402
+from capture import dump_key_averages, gzip_move, measure, gpu_time_us  # noqa: E402
 
 DEV = "cuda"
 torch.backends.cuda.matmul.allow_tf32 = True
@@ -38,9 +39,13 @@ def profiled(outdir, name, step_fn, sched, steps, shapes=True):
     d = os.path.join(outdir, name)
     os.makedirs(d, exist_ok=True)
     raw = os.path.join(d, "rank-0.pt.trace.json")
+
+    def ready(prof):
+        prof.export_chrome_trace(raw)
+        dump_key_averages(prof, os.path.join(d, "key_averages.json"))
+
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-                 schedule=sched, on_trace_ready=lambda p: p.export_chrome_trace(raw),
-                 record_shapes=shapes) as prof:
+                 schedule=sched, on_trace_ready=ready, record_shapes=shapes) as prof:
         for _ in range(steps):
             step_fn()
             prof.step()
