@@ -159,6 +159,41 @@ try:
 except subprocess.TimeoutExpired:
     check("zero-length work: the walk ends", False)
 
+# A copy call is kernel_memory only while its copy runs on the GPU (a
+# pinned copy's call returning before the copy is launch time), a pageable
+# copy's call whole; several activities of one call count their own time.
+# One step of 1000 us, an op over a copy call [100, 800) on the step's
+# thread, the GPU's copy events as given: the memory time each must give.
+def copy_case(call, gpu, want_memory):
+    ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1,
+           "ts": 0, "dur": 1000},
+          {"ph": "X", "cat": "cpu_op", "name": "aten::copy_", "pid": 1, "tid": 1, "ts": 90, "dur": 720},
+          {"ph": "X", "cat": "cuda_runtime" if call.startswith("cuda") else "cuda_driver", "name": call,
+           "pid": 1, "tid": 1, "ts": 100, "dur": 700, "args": {"correlation": 5}}]
+    for name, ts, dur in gpu:
+        ev.append({"ph": "X", "cat": "gpu_memcpy", "name": name, "pid": 0, "tid": 7, "ts": ts,
+                   "dur": dur, "args": {"stream": 7, "correlation": 5}})
+    p = os.path.join(tempfile.mkdtemp(), "rank-0.json")
+    json.dump({"traceEvents": ev}, open(p, "w"))
+    r = subprocess.run(["./traceanalyze", "critical-path", "-q", "--no-cache", "--format", "csv", p],
+                       capture_output=True, text=True)
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    return rows and float(rows[0]["kernel_memory_us"]) == want_memory and \
+        abs(sum(float(rows[0][c]) for c in COLS) - float(rows[0]["path_us"])) < 0.1
+
+
+PINNED = "Memcpy HtoD (Pinned -> Device)"
+for what, call, gpu, want in (
+        ("a pinned copy inside its call", "cudaMemcpyAsync", [(PINNED, 300, 200)], 200),
+        ("a pinned copy after its call returned", "cudaMemcpyAsync", [(PINNED, 850, 100)], 0),
+        ("a copy at the call's tail", "cudaMemcpyAsync", [(PINNED, 700, 250)], 100),
+        ("a pageable copy: the call whole", "cudaMemcpyAsync",
+         [("Memcpy HtoD (Pageable -> Device)", 300, 200)], 700),
+        ("two copies of one call: their own time, not the gap", "cudaMemcpyAsync",
+         [(PINNED, 150, 50), (PINNED, 600, 50)], 100),
+        ("the driver's cuMemcpyAsync", "cuMemcpyAsync", [(PINNED, 300, 200)], 200)):
+    check("copy call, %s: kernel_memory %d us" % (what, want), copy_case(call, gpu, want))
+
 # --hta-compat: HTA's graph, path and summary() on its own test traces,
 # number for number (../shared: HTA's traces and what HTA computed on them)
 SHARED = os.environ.get("SHARED", "../shared")

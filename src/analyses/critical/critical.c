@@ -60,6 +60,9 @@ struct cp_call {                    /* runtime calls, by thread then start */
 				     * holds the host for the whole copy */
 	int64_t gts, gend;          /* an async copy call's copy on the GPU
 				     * (gend < gts: not known) */
+	int64_t gsum;               /* its GPU time: several activities of
+				     * one call (a damaged trace) are not
+				     * the time between them */
 };
 
 struct cp_span {                    /* host ops and ranges, by thread, start */
@@ -265,6 +268,7 @@ static int is_copy(const char *name)
 {
 	return strncmp(name, "cudaMemcpy", 10) == 0 ||
 	       strncmp(name, "cudaMemset", 10) == 0 ||
+	       strncmp(name, "cuMemcpy", 8) == 0 || strncmp(name, "cuMemset", 8) == 0 ||
 	       strncmp(name, "hipMemcpy", 9) == 0 || strncmp(name, "hipMemset", 9) == 0;
 }
 
@@ -343,7 +347,7 @@ static int load_calls(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const struct call_kind *k;
 		int has_ts = sqlite3_column_type(st, 1) != SQLITE_NULL;
-		int64_t gts = 0, gend = -1;
+		int64_t gts = 0, gend = -1, gsum = 0;
 		int staged = 0;   /* a pageable copy: the host stages it */
 
 		/* the kernels of its correlation take it, the last call of
@@ -366,6 +370,7 @@ static int load_calls(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named
 					gts = kk->ts;
 				if (kk->end > gend)
 					gend = kk->end;
+				gsum = ta_add_sat(gsum, kk->end - kk->ts);
 				staged |= ta_ids_has(pageable, kk->name);
 			}
 			if (staged)
@@ -383,7 +388,7 @@ static int load_calls(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named
 		}
 		r->calls[r->ncalls++] = (struct cp_call){ sqlite3_column_int64(st, 0),
 			sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-			sqlite3_column_int64(st, 4), k->sync, k->copy, gts, gend };
+			sqlite3_column_int64(st, 4), k->sync, k->copy, gts, gend, gsum };
 	}
 	sqlite3_finalize(st);
 	sqlite3_finalize(name);
@@ -669,6 +674,9 @@ static void call_time(const struct cp_rank *r, int64_t tid, int64_t a, int64_t b
 			int64_t g0 = r->calls[lo].gts > x ? r->calls[lo].gts : x;
 			int64_t g1 = r->calls[lo].gend < y ? r->calls[lo].gend : y;
 			int64_t held = g1 > g0 ? g1 - g0 : 0;
+
+			if (held > r->calls[lo].gsum)
+				held = r->calls[lo].gsum;
 
 			*copy += held;
 			*launch += y - x - held;

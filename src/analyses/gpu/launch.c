@@ -159,6 +159,9 @@ int ta_launch_run(sqlite3 *db, const struct ta_query *q,
 		int64_t delay = sqlite3_column_int64(st, 5);
 		size_t r;
 
+		if (per_call && cpu < 0) /* a negative duration is 0, as everywhere */
+			cpu = 0;
+
 		if (o->summary) {
 			if (acc.n && rank != acc.rank)
 				summary_row(t, &acc);
