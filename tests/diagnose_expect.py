@@ -209,6 +209,22 @@ v = run("train_stalled", "--no-path")
 check("--no-path leaves the path's columns empty", v and all(r["path_bound"] == "" and r["verdict_path_pct"] == ""
                                                            for r in v))
 
+# A DataLoader whose 2 workers cannot keep up (profiler off: 31.4 of 34.8 ms
+# a step waiting in next()): every step host-stalled by the loader's
+# iterator, most of the steps' time its cost, and the advice for a run
+# that already has workers
+m = json.load(open("testdata/oracle/loader_starved.measured.json"))
+v = run("loader_starved")
+f = [x for x in findings("loader_starved") if "DataLoaderIter" in x["where"]]
+wait = sum(float(x["cost_us"]) for x in f)
+total = sum(float(r["step_us"]) for r in v)
+check("loader_starved: every step host-stalled by the DataLoader",
+      v and all(r["verdict"] == "host-stalled" and "DataLoader" in r["main_cause"] for r in v))
+check("loader_starved: the loader's cost %.0f %% of the steps (profiler off: %.0f %%)" % (
+      100 * wait / total, 100 * m["data_wait_us"] / m["step_wall_us"]),
+      wait >= 0.7 * total)
+check("loader_starved: the advice knows the workers run", f and all("workers run" in x["advice"] for x in f))
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL diagnose:", n)

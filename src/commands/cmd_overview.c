@@ -10,7 +10,7 @@
 static const struct ta_opt opts[] = {
 	TA_FLAG("summary", O, summary, "per rank instead: the steps' average breakdown and the GPU "
 		"summary (gpu_util_pct, sm_efficiency_pct, occupancy_pct, occupancy_unknown, "
-		"tensor_core_pct, matmul_pct, cuda_graphs, compiled); with --tb-compat, the plugin's GPU Summary"),
+		"tensor_core_pct, matmul_pct, cuda_graphs, compiled, loader_workers); with --tb-compat, the plugin's GPU Summary"),
 	TA_OPT_END
 };
 #undef O

@@ -102,8 +102,12 @@ static void advice(struct ta_buf *b, const struct ta_table *s, size_t r)
 	if (!cell(s, r, "steps")->i)
 		return;
 	if (load > 5)
-		ta_buf_addf(b, "  - data loading takes %.1f %% of the step: load in DataLoader "
-			    "workers (num_workers), with pin_memory=True and prefetching\n", load);
+		ta_buf_addf(b, "  - data loading takes %.1f %% of the step%s\n", load,
+			    cell(s, r, "loader_workers")->i ?
+			    " although DataLoader workers run: more workers or a larger "
+			    "prefetch_factor, cheaper decoding and augmentation, or faster storage" :
+			    ": load in DataLoader workers (num_workers), with pin_memory=True "
+			    "and prefetching");
 	if (comm > 10)
 		ta_buf_addf(b, "  - communication not hidden behind computation takes %.1f %% "
 			    "of the step: where a rank is late the others wait here (traceanalyze "

@@ -60,10 +60,13 @@ static const struct ta_col sum_cols[] = {
 	 * a Triton kernel in them): advice does not recommend it */
 	{ "cuda_graphs", TA_COL_INT, TA_UNIT_NONE, 0 },
 	{ "compiled", TA_COL_INT, TA_UNIT_NONE, 0 },
+	/* (and DataLoader worker processes: the main process's range over
+	 * each batch names its iterator) */
+	{ "loader_workers", TA_COL_INT, TA_UNIT_NONE, 0 },
 };
 #define NSUM_COLS (sizeof(sum_cols) / sizeof(*sum_cols))
 enum { S_UTIL = 11, S_SM, S_OCC, S_OCC_UNKNOWN, S_TC, S_MATMUL, S_GRAPHS,
-	S_COMPILED };
+	S_COMPILED, S_WORKERS };
 
 const struct ta_overview_opts ta_overview_defaults = { 0 };
 
@@ -98,8 +101,8 @@ struct rank_work {
 	double occ_sum, sm_sum;
 	int64_t occ_unknown;
 	int graphs, triton;      /* the steps replay CUDA graphs, run compiled
-				  * (Triton) kernels: advice does not
-				  * recommend them */
+				  * (Triton) kernels, load in DataLoader */
+	int workers;             /* workers: advice does not recommend them */
 	struct ta_labels *names, *cats, *hosts;  /* by name id: judge_gpu's,
 						  * none, judge_host's */
 };
@@ -282,6 +285,7 @@ static const char host_sql[] =
 #define NAME_LOAD_WORDS 16u   /* "data ... load" in any case */
 #define NAME_NULL 32u         /* no text: no category (a GLOB of NULL) */
 #define NAME_GRAPH 64u        /* a CUDA (HIP) graph launch call */
+#define NAME_WORKERS 128u     /* a batch from DataLoader worker processes */
 #define NAME_TRITON 64u       /* (a GPU row's) a compiled (Triton) kernel */
 
 static unsigned judge_gpu(const char *name)
@@ -301,7 +305,9 @@ static unsigned judge_host(const char *name)
 	       (sqlite3_strlike("%data%load%", name, 0) == 0 ? NAME_LOAD_WORDS : 0) |
 	       (sqlite3_strglob("cudaGraphLaunch*", name) == 0 ||
 		sqlite3_strglob("cuGraphLaunch*", name) == 0 ||
-		sqlite3_strglob("hipGraphLaunch*", name) == 0 ? NAME_GRAPH : 0);
+		sqlite3_strglob("hipGraphLaunch*", name) == 0 ? NAME_GRAPH : 0) |
+	       (sqlite3_strglob("*_MultiProcessingDataLoaderIter*", name) == 0 ?
+		NAME_WORKERS : 0);
 }
 
 /* A GPU row: into the sweep, and into the GPU summary. */
@@ -363,6 +369,9 @@ static void host_row(struct rank_work *r, sqlite3_stmt *st)
 
 		if (name == TA_LABEL_NONE || (name & NAME_NULL))
 			return; /* (the JOIN's and the GLOB's) */
+		if ((name & NAME_WORKERS) &&
+		    clipped(r, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)) > 0)
+			r->workers = 1;
 		part = name & NAME_GLOO ? R_COMM : name & NAME_LOADER ||
 		       (role == TA_ROLE_CPU_ANN && name & NAME_LOAD_WORDS) ?
 		       R_DATALOADER : R_CPU;
@@ -444,6 +453,7 @@ static void add_rows(struct ta_table *t, struct ta_table *sum, int64_t rank,
 	ta_table_set_int(sum, s, 1, (int64_t)r->nw);
 	ta_table_set_int(sum, s, S_GRAPHS, r->graphs);
 	ta_table_set_int(sum, s, S_COMPILED, r->triton);
+	ta_table_set_int(sum, s, S_WORKERS, r->workers);
 	if (!r->nw)
 		return;
 	ta_table_set_real(sum, s, 2, us(steps_ns) / (double)r->nw);
