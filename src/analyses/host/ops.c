@@ -750,6 +750,22 @@ static int walk(sqlite3 *db, const struct ta_ops_opts *o, struct aggs *aggs,
 	return 0;
 }
 
+/* Whether the walk counted an op of this name on the rank (shapes and
+ * stack not asked for: its key is the name alone). */
+static int op_named(const struct aggs *a, int64_t rank, const char *name)
+{
+	struct ta_buf key = { 0 };
+	int64_t id;
+
+	ta_buf_add(&key, &rank, sizeof(rank));
+	ta_buf_adds(&key, name);
+	ta_buf_addc(&key, '\x01');
+	ta_buf_addc(&key, '\x01');
+	id = ta_intern_find(a->keys, key.s, key.len);
+	ta_buf_free(&key);
+	return id > 0 && !a->v[id - 1].is_kernel;
+}
+
 /* --kernels: one row per GPU activity name, as the profiler lists them. */
 static int add_kernels(sqlite3 *db, struct aggs *aggs, int64_t step,
 		       struct ta_error *err)
@@ -762,10 +778,23 @@ static int add_kernels(sqlite3 *db, struct aggs *aggs, int64_t step,
 	if (step >= 0)
 		sqlite3_bind_int64(st, 1, step);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct op_agg *a = agg_for(aggs, sqlite3_column_int64(st, 0),
-					   (const char *)sqlite3_column_text(st, 1),
-					   NULL, NULL);
+		int64_t rank = sqlite3_column_int64(st, 0);
+		const char *name = (const char *)sqlite3_column_text(st, 1);
+		struct op_agg *a;
 
+		/* a CPU op of the kernel's name (Inductor's launcher of a Triton
+		 * kernel is one) keeps its own row, as in the profiler's table:
+		 * the kernel's is named apart, so that the key names one row */
+		if (name && op_named(aggs, rank, name)) {
+			char *apart = ta_xmalloc(strlen(name) + sizeof(" (kernel)"));
+
+			strcpy(apart, name);
+			strcat(apart, " (kernel)");
+			a = agg_for(aggs, rank, apart, NULL, NULL);
+			free(apart);
+		} else {
+			a = agg_for(aggs, rank, name, NULL, NULL);
+		}
 		a->is_kernel = 1;
 		a->calls += sqlite3_column_int64(st, 2);
 		a->self_dev += sqlite3_column_int64(st, 3);
