@@ -110,6 +110,11 @@ ok "kernels: names shortened, whole on hover" grep -q \
 ok "charts: times with their unit past each bar" grep -q '>45.02&nbsp;ms</text>' "$TMP/ddp_straggler.dom"
 ok "charts: an axis" grep -q '>100 %</text>' "$TMP/ddp_straggler.dom"
 check_page mem_leak testdata/mem_leak
+# the headline's GPU busy is busy time over step time, as temporal's, not
+# a mean of the steps' shares (steps of 14, 66 and 20 ms: 9.8 %, not 6.5)
+$BIN report -q --html "$TMP/loader.html" testdata/loader_starved 2> /dev/null
+b=$($BIN temporal -q --format csv testdata/loader_starved | awk -F, 'NR == 2 { printf "%.1f", $7 + $8 }')
+ok "headline GPU busy: temporal's ${b:-none} %" grep -q "GPU busy ${b:-none} %" "$TMP/loader.html"
 ok "several ranks: the stragglers grid" grep -q 'Who keeps the others waiting' "$TMP/ddp_straggler.dom"
 ok "overview: a bar per rank" test "$(sed -n '/<section id="overview">/,/<\/section>/p' "$TMP/ddp_straggler.dom" | grep -o '<text x="114"[^>]*>rank [0-9]*<' | wc -l)" = 2
 ok "overview: what to do, as the text says it" grep -q '<li>rank 1: data loading takes 65.6 % of the step' "$TMP/ddp_straggler.dom"

@@ -1536,12 +1536,14 @@ static void overview(FILE *o, const struct ta_table *s)
 }
 
 /* Each rank's verdicts summed: the one of most steps (the first met on
- * a tie), its cause, and the means of the step and GPU busy share. */
+ * a tie), its cause, the mean step and the GPU busy share of all of them
+ * (busy time over step time: a mean of the steps' shares weighs a short
+ * step as much as a long one). */
 struct rank_verdict {
 	int64_t rank;
 	size_t steps, same;
 	const char *verdict, *cause;
-	double step_us, busy, cause_us;
+	double step_us, busy_us, cause_us;
 };
 
 static size_t rank_verdicts(const struct ta_table *d, struct rank_verdict *v)
@@ -1560,7 +1562,7 @@ static size_t rank_verdicts(const struct ta_table *d, struct rank_verdict *v)
 			v[n++] = (struct rank_verdict){ rank, 0, 0, NULL, NULL, 0, 0, 0 };
 		v[n - 1].steps++;
 		v[n - 1].step_us += num(d, r, step_us);
-		v[n - 1].busy += num(d, r, busy);
+		v[n - 1].busy_us += num(d, r, busy) / 100 * num(d, r, step_us);
 		for (q = r + 1 - v[n - 1].steps; q <= r; q++)
 			same += strcmp(ta_table_cell(d, q, (size_t)verdict_c)->s, x) == 0;
 		if (same > v[n - 1].same) {
@@ -1605,7 +1607,7 @@ static void verdict(FILE *o, const struct ta_html_page *p)
 		esc(o, v[i].verdict);
 		fprintf(o, "</span> in %zu of %zu step%s (a step %s, GPU busy %.1f %%)",
 			v[i].same, v[i].steps, v[i].steps == 1 ? "" : "s", a,
-			v[i].busy / (double)v[i].steps);
+			v[i].step_us > 0 ? 100 * v[i].busy_us / v[i].step_us : 0);
 		if (v[i].cause && strcmp(v[i].cause, "gpu_busy") != 0) {
 			fmt_us(b, sizeof(b), v[i].cause_us);
 			fputs(": ", o);

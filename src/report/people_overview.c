@@ -104,8 +104,8 @@ static void advice(struct ta_buf *b, const struct ta_table *s, size_t r)
 	if (load > 5)
 		ta_buf_addf(b, "  - data loading takes %.1f %% of the step%s\n", load,
 			    cell(s, r, "loader_workers")->i ?
-			    " although DataLoader workers run: more workers or a larger "
-			    "prefetch_factor, cheaper decoding and augmentation, or faster storage" :
+			    " although DataLoader workers run: they do not keep up, so more "
+			    "workers, cheaper decoding and augmentation, or faster storage" :
 			    ": load in DataLoader workers (num_workers), with pin_memory=True "
 			    "and prefetching");
 	if (comm > 10)

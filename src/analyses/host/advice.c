@@ -56,6 +56,11 @@ static const char *low_efficiency(const char *where)
 		       "attention below its roof: head dims of 64 or 128 and a fused "
 		       "backend (flash or cuDNN: torch.nn.attention.sdpa_kernel) run "
 		       "closest to the peak";
+	/* (where names the type: a bf16 run is not told to use bf16) */
+	if (strstr(where, "conv") && (strstr(where, "(bf16") || strstr(where, "(fp16")))
+		return "convolutions below their roof: channels_last and channel "
+		       "counts that are multiples of 8 let cuDNN use its tensor-core "
+		       "kernels (torch.backends.cudnn.benchmark=True picks the fastest)";
 	if (strstr(where, "conv"))
 		return "convolutions below their roof: channels_last, bf16/fp16 and "
 		       "channel counts that are multiples of 8 let cuDNN use its tensor-core "
@@ -115,8 +120,9 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 	if (mentions(where, data))
 		return run->loader_workers ?
 		       "data loading stalls the GPU although DataLoader workers "
-		       "run: more workers or a larger prefetch_factor, cheaper "
-		       "decoding and augmentation, or faster storage" :
+		       "run: they do not keep up, so more workers, cheaper "
+		       "decoding and augmentation, or faster storage (a larger "
+		       "prefetch_factor only evens out a rate that varies)" :
 		       "data loading stalls the GPU: load in DataLoader worker "
 		       "processes (num_workers > 0, persistent_workers=True) "
 		       "with pin_memory=True and prefetching";
