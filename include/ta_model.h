@@ -174,6 +174,7 @@ struct ta_traits {
 	int pinned;          /* host-to-device copies from pinned memory */
 	int loader_workers;  /* DataLoader worker processes */
 	int stacks;          /* profiled with_stack: Python frames recorded */
+	int optim;           /* the optimizer's ops: 1 foreach, 2 fused */
 };
 
 /* The job's traits: every rank's (on a shard with the gathered parts

@@ -127,7 +127,15 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 		       "processes (num_workers > 0, persistent_workers=True) "
 		       "with pin_memory=True and prefetching";
 	if (mentions(where, optim))
-		return "the optimizer runs in Python between launches: a fused "
+		return run->optim == 2 ?
+		       "the optimizer's Python runs between launches although it "
+		       "is fused: compile the optimizer step (torch.compile), or "
+		       "step less often (gradient accumulation)" :
+		       run->optim == 1 ?
+		       "the optimizer runs in Python between launches although it "
+		       "uses foreach kernels: fused=True (Adam, AdamW, SGD: a "
+		       "kernel a parameter group), or compile the step" :
+		       "the optimizer runs in Python between launches: a fused "
 		       "or foreach optimizer (fused=True), or compile the step";
 	if (mentions(where, logs))
 		return "logging holds the step: log every N steps and keep the "
