@@ -87,14 +87,16 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 	static const char *const ddp[] = { "distributeddataparallel", NULL };
 
 	if (strcmp(where, "(no annotation)") == 0)
+		/* the host was late with the next work: what it ran then may
+		 * have launched some (op dispatch), so not "launched nothing" */
 		return run->stacks ?
-		       "the CPU launched nothing here and neither a range nor a "
-		       "Python frame of the trace names it (native code, or "
-		       "Python the profiler did not record): wrap the step's "
-		       "parts in record_function to see what ran" :
-		       "the CPU launched nothing here and no range names it: "
-		       "profile with with_stack=True, or wrap the step's parts "
-		       "in record_function, to see what ran";
+		       "the GPU waited for the host here and neither a range nor "
+		       "a Python frame of the trace names what it ran (native "
+		       "code, or Python the profiler did not record): wrap the "
+		       "step's parts in record_function to see what ran" :
+		       "the GPU waited for the host here and no range names what "
+		       "it ran: profile with with_stack=True, or wrap the step's "
+		       "parts in record_function, to see what ran";
 	/* torch.compile's own ranges: its wrapper's Python around each call
 	 * (before the words below: a graph's hash may begin with "log") */
 	if (strncmp(where, "## Call CompiledFxGraph", 23) == 0 ||
@@ -167,7 +169,7 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 		return "Python and op dispatch between launches: CUDA graphs or "
 		       "torch.compile (mode=\"reduce-overhead\")";
 	}
-	return "the CPU ran this region and launched nothing: make it "
+	return "the GPU waited while the CPU ran this region: make it "
 	       "cheaper, run it less often, or move it off the step (a "
 	       "background thread or process)";
 }
