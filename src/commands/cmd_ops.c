@@ -39,7 +39,7 @@ static const struct ta_opt opts[] = {
 		  "self_device_us (default), device_us, self_cpu_us, cpu_us, calls, and with [memory] events (profile_memory=True) self_cpu_mem_bytes, cpu_mem_bytes, self_device_mem_bytes, device_mem_bytes; or torch's key_averages() names (self_cuda_time_total, cuda_time_total, self_cpu_time_total, cpu_time_total, count, self_cuda_memory_usage, cuda_memory_usage, self_cpu_memory_usage, cpu_memory_usage, device_ variants)"),
 	TA_COUNT("top", "N", O, top, 0, 100000000, "the first N rows per rank (default: all)"),
 	TA_CALL("group-by", "HOW", OPT_GROUP, "shape: by input shapes; stack:N: by the innermost N Python frames"),
-	TA_FLAG("kernels", O, kernels, "add a row per GPU kernel name"),
+	TA_FLAG("kernels", O, kernels, "add a row per GPU kernel name (NAME (kernel) where a CPU op has its name)"),
 	TA_COUNT("step", "N", O, step, 0, 1000000000, "only ProfilerStep#N"),
 	TA_OPT_END
 };
