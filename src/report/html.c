@@ -1608,11 +1608,12 @@ static void verdict(FILE *o, const struct ta_html_page *p)
 		fprintf(o, "</span> in %zu of %zu step%s (a step %s, GPU busy %.1f %%)",
 			v[i].same, v[i].steps, v[i].steps == 1 ? "" : "s", a,
 			v[i].step_us > 0 ? 100 * v[i].busy_us / v[i].step_us : 0);
+		/* cause_us is all the verdict's loss, of which the cause is
+		 * the costliest part: "X (30 ms a step)" read as X's own */
 		if (v[i].cause && strcmp(v[i].cause, "gpu_busy") != 0) {
 			fmt_us(b, sizeof(b), v[i].cause_us);
-			fputs(": ", o);
+			fprintf(o, ": %s a step lost, the largest part to ", b);
 			esc(o, v[i].cause);
-			fprintf(o, " (%s a step)", b);
 		}
 		fputs("</li>", o);
 	}
