@@ -171,7 +171,10 @@ void ta_people_diagnose(struct ta_table *t, const struct ta_table *findings)
 		if (j == i)
 			pick[i] = 1;
 	}
-	ta_buf_adds(&t->tail, "\nFindings over all steps, by cost:\n");
+	/* the column beside main_cause is all the verdict's loss: say so,
+	 * or it reads as that one cause's cost */
+	ta_buf_adds(&t->tail, "(cause: the step's loss of its verdict's kind; main_cause "
+		    "names its largest part)\n\nFindings over all steps, by cost:\n");
 	for (i = 0; i < n; i++) {
 		if (!pick[i])
 			continue;
