@@ -7,6 +7,7 @@
 #include "ta_db.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* The defaults: the command's, and those of every caller (report). */
@@ -16,12 +17,14 @@ const struct ta_launch_opts ta_launch_defaults = { 0, 0, 50000, 100000 };
  * (default: its correlation's last runtime or driver call; HTA: every CPU
  * row of a correlation with one of §9.7's launch names). From the GPU
  * rows (few, indexed) to their calls: CROSS JOIN keeps SQLite from
- * starting at the calls. */
+ * starting at the calls. The last column, the GPU time of all of a call's
+ * activities, only --summary's default rules read (a tenth of launch's
+ * time otherwise): %s is that sum or NULL. */
+#define CALL_GPU_SQL "ta_sum(d.dur) OVER (PARTITION BY l.rank, l.idx)"
 static const char launch_sql[] =
 	"SELECT l.rank, l.correlation, gn.name, l.dur, d.dur,"
 	"  max(0, d.ts - (l.ts + l.dur)), ln.name,"
-	"  row_number() OVER (PARTITION BY l.rank, l.idx ORDER BY d.idx) - 1,"
-	"  ta_sum(d.dur) OVER (PARTITION BY l.rank, l.idx)"
+	"  row_number() OVER (PARTITION BY l.rank, l.idx ORDER BY d.idx) - 1, %s"
 	" FROM dev d CROSS JOIN launch l ON l.rank = d.rank"
 	"  AND l.correlation = d.correlation"
 	" LEFT JOIN label gn ON gn.name_id = d.name"
@@ -143,11 +146,13 @@ int ta_launch_run(sqlite3 *db, const struct ta_query *q,
 	struct ta_table *t;
 	/* HTA judges each kernel alone (it links no graph launch) */
 	int per_call = !ta_rules(q)->trace_frame;
+	char sql[sizeof(launch_sql) + sizeof(CALL_GPU_SQL)];
 	int rc;
 
+	snprintf(sql, sizeof(sql), launch_sql, o->summary && per_call ? CALL_GPU_SQL : "NULL");
 	*out = NULL;
 	if (ta_model_prepare(db, q, TA_NEED_DEV, err) < 0 ||
-	    ta_db_prepare(db, launch_sql, &st, err) < 0)
+	    ta_db_prepare(db, sql, &st, err) < 0)
 		return -1;
 	t = o->summary ? ta_table_new("Kernel launches per rank", summary_cols, 14)
 		       : ta_table_new("Kernel launches", launch_cols, 8);

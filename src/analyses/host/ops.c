@@ -124,6 +124,19 @@ struct walker {
 	size_t nwins;
 };
 
+/* An op's key in aggs->keys: rank's bytes, then the texts (\x01 never
+ * occurs in them). */
+static void agg_key(struct ta_buf *key, int64_t rank, const char *name,
+		    const char *shapes, const char *stack)
+{
+	ta_buf_add(key, &rank, sizeof(rank));
+	ta_buf_adds(key, name);
+	ta_buf_addc(key, '\x01');
+	ta_buf_adds(key, shapes ? shapes : "");
+	ta_buf_addc(key, '\x01');
+	ta_buf_adds(key, stack ? stack : "");
+}
+
 static struct op_agg *agg_for(struct aggs *a, int64_t rank, const char *name,
 			      const char *shapes, const char *stack)
 {
@@ -131,13 +144,7 @@ static struct op_agg *agg_for(struct aggs *a, int64_t rank, const char *name,
 	int is_new;
 	int64_t id;
 
-	/* rank's bytes, then the texts: \x01 never occurs in them */
-	ta_buf_add(&key, &rank, sizeof(rank));
-	ta_buf_adds(&key, name);
-	ta_buf_addc(&key, '\x01');
-	ta_buf_adds(&key, shapes ? shapes : "");
-	ta_buf_addc(&key, '\x01');
-	ta_buf_adds(&key, stack ? stack : "");
+	agg_key(&key, rank, name, shapes, stack);
 	id = ta_intern(a->keys, key.s, key.len, &is_new);
 	ta_buf_free(&key);
 	if (is_new) {
@@ -757,10 +764,7 @@ static int op_named(const struct aggs *a, int64_t rank, const char *name)
 	struct ta_buf key = { 0 };
 	int64_t id;
 
-	ta_buf_add(&key, &rank, sizeof(rank));
-	ta_buf_adds(&key, name);
-	ta_buf_addc(&key, '\x01');
-	ta_buf_addc(&key, '\x01');
+	agg_key(&key, rank, name, NULL, NULL);
 	id = ta_intern_find(a->keys, key.s, key.len);
 	ta_buf_free(&key);
 	return id > 0 && !a->v[id - 1].is_kernel;
