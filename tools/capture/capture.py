@@ -61,24 +61,34 @@ def dump_key_averages(prof, path):
         json.dump(data, f, indent=0)
 
 
-def run_profiled(name, outdir, step_fn, steps=WAIT + WARMUP + ACTIVE, with_stack=False):
+def run_profiled(name, outdir, step_fn, steps=WAIT + WARMUP + ACTIVE, with_stack=False,
+                 sched=None, shapes=True, key_averages=True):
+    """OUTDIR/NAME/rank-0.pt.trace.json.gz of steps steps under sched (this
+    file's schedule by default), and the profiler's key_averages.json."""
     d = os.path.join(outdir, name)
     os.makedirs(d, exist_ok=True)
     raw = os.path.join(d, "rank-0.pt.trace.json")
 
     def ready(prof):
         prof.export_chrome_trace(raw)
-        dump_key_averages(prof, os.path.join(d, "key_averages.json"))
+        if key_averages:
+            dump_key_averages(prof, os.path.join(d, "key_averages.json"))
 
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-                 schedule=schedule(wait=WAIT, warmup=WARMUP, active=ACTIVE, repeat=1),
-                 on_trace_ready=ready, record_shapes=True, with_stack=with_stack) as prof:
+                 schedule=sched or schedule(wait=WAIT, warmup=WARMUP, active=ACTIVE, repeat=1),
+                 on_trace_ready=ready, record_shapes=shapes, with_stack=with_stack) as prof:
         for _ in range(steps):
             step_fn()
             prof.step()
     torch.cuda.synchronize()
     gzip_move(raw)
     return d
+
+
+def write_measured(d, info):
+    """d/measured.json: what was measured with the profiler off."""
+    with open(os.path.join(d, "measured.json"), "w") as f:
+        json.dump(info, f, indent=1)
 
 
 def measure(step_fn, gpu_region=None, n=10):

@@ -21,42 +21,27 @@ events_step_us (CUDA events around 10 steps launched back to back, a
 tenth: the GPU's time a step where the GPU bounds it, the host's where
 the host does).
 """
-import json
 import os
 import sys
 
 import torch
-from torch.profiler import ProfilerActivity, profile, schedule
+from torch.profiler import schedule
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from capture import dump_key_averages, gzip_move, measure, gpu_time_us  # noqa: E402
+from capture import gpu_time_us, measure, run_profiled, write_measured  # noqa: E402
 
 DEV = "cuda"
 torch.backends.cuda.matmul.allow_tf32 = True
 
 
-def profiled(outdir, name, step_fn, sched, steps, shapes=True):
-    d = os.path.join(outdir, name)
-    os.makedirs(d, exist_ok=True)
-    raw = os.path.join(d, "rank-0.pt.trace.json")
-
-    def ready(prof):
-        prof.export_chrome_trace(raw)
-        dump_key_averages(prof, os.path.join(d, "key_averages.json"))
-
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-                 schedule=sched, on_trace_ready=ready, record_shapes=shapes) as prof:
-        for _ in range(steps):
-            step_fn()
-            prof.step()
-    torch.cuda.synchronize()
-    gzip_move(raw)
-    return d
-
-
-def write(d, info):
-    with open(os.path.join(d, "measured.json"), "w") as f:
-        json.dump(info, f, indent=1)
+def profiled_and_measured(out, name, step, sched, steps):
+    """The trace of step under sched, then its time with the profiler off."""
+    d = run_profiled(name, out, step, steps, sched=sched)
+    write_measured(d, {"scenario": name, "step_wall_us": measure(step),
+                       "events_step_us": gpu_time_us(step),
+                       "note": "profiler off: mean of 10 steps after 3 warm-ups; "
+                               "events_step_us: CUDA events around 10 steps back to "
+                               "back, a tenth"})
 
 
 def compiled_train(out):
@@ -76,11 +61,7 @@ def compiled_train(out):
     for _ in range(5):  # compile (forward, backward) outside the trace
         step()
     torch.cuda.synchronize()
-    d = profiled(out, "compiled_train", step, schedule(wait=2, warmup=2, active=4), 8)
-    write(d, {"scenario": "compiled_train", "step_wall_us": measure(step),
-              "events_step_us": gpu_time_us(step),
-              "note": "profiler off: mean of 10 steps after 3 warm-ups; events_step_us: "
-                      "CUDA events around 10 steps back to back, a tenth"})
+    profiled_and_measured(out, "compiled_train", step, schedule(wait=2, warmup=2, active=4), 8)
 
 
 def compiled_graphs(out):
@@ -100,11 +81,7 @@ def compiled_graphs(out):
     for _ in range(5):
         step()
     torch.cuda.synchronize()
-    d = profiled(out, "compiled_graphs", step, schedule(wait=1, warmup=1, active=3), 5)
-    write(d, {"scenario": "compiled_graphs", "step_wall_us": measure(step),
-              "events_step_us": gpu_time_us(step),
-              "note": "profiler off: mean of 10 steps after 3 warm-ups; events_step_us: "
-                      "CUDA events around 10 steps back to back, a tenth"})
+    profiled_and_measured(out, "compiled_graphs", step, schedule(wait=1, warmup=1, active=3), 5)
 
 
 SCENARIOS = {"compiled_train": compiled_train, "compiled_graphs": compiled_graphs}

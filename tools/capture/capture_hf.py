@@ -31,16 +31,15 @@ off) and for gpt2_stalled fake_tokenize_us (the stall alone) and
 step_wall_us_no_stall. (NVML's utilization, sampled from a thread, read 0
 to 100 % on the same GPU-bound loop: it is not recorded.)
 """
-import json
 import os
 import sys
 import time
 
 import torch
-from torch.profiler import ProfilerActivity, profile, schedule
+from torch.profiler import schedule
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from capture import gzip_move, measure as wall_us  # noqa: E402  (mean step, profiler off)
+from capture import measure as wall_us, run_profiled, write_measured  # noqa: E402  (wall_us: mean step, profiler off)
 
 DEV = "cuda"
 LAYERS = 2  # the LM head (50257 x 768) keeps it GPU-bound; the trace small
@@ -48,18 +47,8 @@ torch.backends.cuda.matmul.allow_tf32 = True
 
 
 def profiled(outdir, name, step_fn, sched, steps, with_stack=True, shapes=True):
-    d = os.path.join(outdir, name)
-    os.makedirs(d, exist_ok=True)
-    raw = os.path.join(d, "rank-0.pt.trace.json")
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-                 schedule=sched, on_trace_ready=lambda p: p.export_chrome_trace(raw),
-                 record_shapes=shapes, with_stack=with_stack) as prof:
-        for _ in range(steps):
-            step_fn()
-            prof.step()
-    torch.cuda.synchronize()
-    gzip_move(raw)
-    return d
+    return run_profiled(name, outdir, step_fn, steps, with_stack=with_stack, sched=sched,
+                        shapes=shapes, key_averages=False)
 
 
 def gpt2_step(layers, batch, seq, stall=None, check=False, fused=False):
@@ -104,9 +93,7 @@ def calibrate_spin():
     SPIN[0] = int(n * 0.040 / (time.perf_counter() - t0))
 
 
-def write(d, info):
-    with open(os.path.join(d, "measured.json"), "w") as f:
-        json.dump(info, f, indent=1)
+write = write_measured
 
 
 def gpt2_train(out):

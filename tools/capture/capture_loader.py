@@ -16,7 +16,6 @@ Writes OUTDIR/loader_starved/rank-0.pt.trace.json.gz and measured.json
 (the time next() on the loader took a step) and compute_us (the same
 steps' GPU work alone: the model on one batch held on the GPU).
 """
-import json
 import os
 import sys
 import time
@@ -24,11 +23,11 @@ import time
 import numpy as np
 import torch
 import torch.nn as nn
-from torch.profiler import ProfilerActivity, profile, schedule
+from torch.profiler import schedule
 from torch.utils.data import DataLoader, Dataset
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from capture import gzip_move  # noqa: E402
+from capture import run_profiled, write_measured  # noqa: E402
 
 DEV = "cuda"
 
@@ -96,24 +95,13 @@ def main(out):
     torch.cuda.synchronize()
     compute = (time.perf_counter() - t0) / 10 * 1e6
 
-    d = os.path.join(out, "loader_starved")
-    os.makedirs(d, exist_ok=True)
-    raw = os.path.join(d, "rank-0.pt.trace.json")
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-                 schedule=schedule(wait=2, warmup=2, active=4),
-                 on_trace_ready=lambda p: p.export_chrome_trace(raw),
-                 record_shapes=True) as prof:
-        for _ in range(8):
-            step()
-            prof.step()
-    torch.cuda.synchronize()
-    gzip_move(raw)
-    with open(os.path.join(d, "measured.json"), "w") as f:
-        json.dump({"scenario": "loader_starved", "step_wall_us": wall,
-                   "data_wait_us": data_wait, "compute_us": compute,
-                   "note": "profiler off: mean of 10 steps after 3 warm-ups; data_wait: "
-                           "next() on the loader a step; compute: the training step "
-                           "on a batch already loaded, back to back"}, f, indent=1)
+    d = run_profiled("loader_starved", out, step, 8, key_averages=False,
+                     sched=schedule(wait=2, warmup=2, active=4))
+    write_measured(d, {"scenario": "loader_starved", "step_wall_us": wall,
+                       "data_wait_us": data_wait, "compute_us": compute,
+                       "note": "profiler off: mean of 10 steps after 3 warm-ups; data_wait: "
+                               "next() on the loader a step; compute: the training step "
+                               "on a batch already loaded, back to back"})
 
 
 if __name__ == "__main__":
