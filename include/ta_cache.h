@@ -23,6 +23,10 @@ uint64_t ta_cache_content_key(char **files, size_t n);
  * default 2G; -1 if it does not parse. */
 int64_t ta_cache_max(void);
 
+/* Whether new entries are packed (ta_zvfs.h): unless
+ * $TRACEANALYZE_CACHE_COMPRESS is 0, to read them with sqlite3. */
+int ta_cache_packs(void);
+
 struct ta_cache_entry {
 	char *db;           /* its path */
 	off_t bytes;

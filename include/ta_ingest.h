@@ -23,6 +23,8 @@ struct ta_ingest_opts {
 	/* optional: run on the finished database before it is put in place
 	 * (ingest -o: what later commands read, made once, ta_model_keep) */
 	int (*finish)(const char *path, struct ta_error *err);
+	/* optional: the same for a cache entry, before it is packed */
+	int (*entry_finish)(const char *path, struct ta_error *err);
 	/* once in place, the database is noted in the cache as checked
 	 * (ta_cache_note_written): known whole, by having been written */
 	int note_written;

@@ -146,6 +146,9 @@ int ta_model_save_part(sqlite3 *db, sqlite3 *out, const char *prefix,
  * -o): the model's device rows, and for a shard its part, for the
  * commands that read it later (keep.c). */
 int ta_model_keep(const char *path, struct ta_error *err);
+/* The device rows alone, into a cache entry before it is packed: made
+ * while its pages are plain, not inflated again for the first command. */
+int ta_model_keep_rows(const char *path, struct ta_error *err);
 /* A cache entry of one rank keeps its part for its next run (db's model
  * prepared with TA_NEED_COLL for q; only a part q's rules fit is kept). */
 void ta_model_keep_part(sqlite3 *db, const struct ta_query *q);

@@ -37,6 +37,10 @@ for dir in testdata/ddp_straggler testdata/train_stalled testdata/multistream; d
 	done
 done
 
+# from here the entries are read and edited with sqlite3: plain, not
+# packed (the runs above read and wrote packed ones)
+export TRACEANALYZE_CACHE_COMPRESS=0
+rm -rf "$TMP/cache"
 # kept, with the build that wrote them
 $BIN temporal -q testdata/ddp_straggler > /dev/null
 db=$(ls "$TMP"/cache/*.db)

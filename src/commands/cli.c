@@ -456,6 +456,7 @@ int ta_cli_parse(int argc, char **argv, const struct ta_cmd_info *cmd,
 	cli->args = argv + optind;
 	cli->nargs = argc - optind;
 	cli->ingest.progress = isatty(2) && !ta_quiet ? ta_progress_ingest : NULL;
+	cli->ingest.entry_finish = ta_model_keep_rows;
 	return rc;
 }
 

@@ -92,6 +92,13 @@ uint64_t ta_cache_content_key(char **files, size_t n)
 	return h;
 }
 
+int ta_cache_packs(void)
+{
+	const char *env = getenv("TRACEANALYZE_CACHE_COMPRESS");
+
+	return !env || strcmp(env, "0") != 0;
+}
+
 int64_t ta_cache_max(void)
 {
 	const char *env = getenv("TRACEANALYZE_CACHE_MAX");

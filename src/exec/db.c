@@ -2,6 +2,7 @@
 #include "ta_db.h"
 #include "ta_cache.h"
 #include "ta_files.h"
+#include "ta_zvfs.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -128,6 +129,8 @@ void ta_db_global_init(void)
 	 * default) would open something else and leave an empty file */
 	sqlite3_config(SQLITE_CONFIG_URI, 0);
 	sqlite3_config(SQLITE_CONFIG_LOG, on_log, NULL);
+	/* packed cache entries open as any database (ta_zvfs.h) */
+	ta_zvfs_register();
 	/* every connection, whichever layer opens it, has ta_sum(); last:
 	 * this initializes SQLite, after which sqlite3_config() is refused */
 	sqlite3_auto_extension((void (*)(void))add_functions);

@@ -72,6 +72,16 @@ int ta_model_keep(const char *path, struct ta_error *err)
 	return rc;
 }
 
+int ta_model_keep_rows(const char *path, struct ta_error *err)
+{
+	sqlite3 *db = NULL;
+	int rc = ta_db_open(path, &db, err) < 0 ||
+		 ta_db_write(db, ta_model_write_dev_rows, NULL, err) < 0 ? -1 : 0;
+
+	sqlite3_close(db);
+	return rc;
+}
+
 void ta_model_keep_part(sqlite3 *db, const struct ta_query *q)
 {
 	if (part_fits(q) && !part_current(db) && one_rank(db))

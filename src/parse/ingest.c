@@ -1,10 +1,12 @@
 /* Parse every trace file into one database, one rank per file. */
 #include "db_writer.h"
+#include "ta_cache.h"
 #include "ta_cleanup.h"
 #include "ta_db.h"
 #include "ta_files.h"
 #include "ta_ingest.h"
 #include "ta_parse.h"
+#include "ta_zvfs.h"
 #include "parse_int.h"
 
 #include <errno.h>
@@ -456,6 +458,36 @@ static int place_entry(const char *tmp, const char *out)
 	return 0;
 }
 
+/* A cache entry written plain at *tmp, packed into a temp file of its own
+ * that takes tmp's place (its name, descriptor and removal on a signal):
+ * a third of the size for a tenth of a second per 100 MB (#37). */
+static int pack_entry(const char *out, char **tmp, int *fd, void **doomed,
+		      int jobs, struct ta_error *err)
+{
+	char *packed = NULL;
+	int pfd = ta_temp_create(out, &packed, err);
+	void *gone;
+
+	if (pfd < 0)
+		return -1;
+	gone = ta_cleanup_path(packed);
+	if (ta_zvfs_pack(*tmp, packed, jobs, err) < 0) {
+		unlink(packed);
+		ta_cleanup_drop(gone);
+		close(pfd);
+		free(packed);
+		return -1;
+	}
+	unlink(*tmp);
+	ta_cleanup_drop(*doomed);
+	close(*fd);
+	free(*tmp);
+	*tmp = packed;
+	*fd = pfd;
+	*doomed = gone;
+	return 0;
+}
+
 /* info.cache_entry of a cache entry: its file's name and a number of this
  * build of it, so that a command adding to the entry writes into the file
  * it read (the same name, not a copy given by path) and not a newer build
@@ -530,6 +562,10 @@ int ta_ingest(char *const *files, size_t n, const char *out,
 	ta_db_writer_abort(p.w);
 	if (rc == 0 && o->finish)
 		rc = o->finish(tmp, err);
+	if (rc == 0 && o->cache_entry && o->entry_finish)
+		rc = o->entry_finish(tmp, err);
+	if (rc == 0 && o->cache_entry && ta_cache_packs())
+		rc = pack_entry(out, &tmp, &fd, &doomed, jobs, err);
 	if (rc == 0 && o->cache_entry && place_entry(tmp, out) == 0) {
 		/* in place, or another process's build of it already was */
 	} else if (rc == 0 && rename(tmp, out) < 0) {

@@ -5,6 +5,7 @@
 #include "ta_cache.h"
 #include "ta_files.h"
 #include "ta_ingest.h"
+#include "ta_zvfs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -198,8 +199,10 @@ static int is_sqlite_file(const char *path)
 		return 0;
 	got = read(fd, head, sizeof(head));
 	close(fd);
+	/* SQLite's, or a packed cache entry (a copy given by path) */
 	return got == (ssize_t)sizeof(head) &&
-	       memcmp(head, "SQLite format 3", 16) == 0;
+	       (memcmp(head, "SQLite format 3", 16) == 0 ||
+		ta_zvfs_is_packed(head, sizeof(head)));
 }
 
 static int mkdir_p(const char *dir)

@@ -1,0 +1,470 @@
+/* Packed databases (src/util/zvfs.c): a packed file reads as the plain one
+ * it was packed from, takes writes, rollbacks and a second connection's
+ * changes, survives a writer killed mid-transaction (SQLite's journal
+ * restores it through the log), ignores a torn tail and cuts it before it
+ * appends, and reports a damaged block as damage, never a crash. */
+#include "check_main.h"
+#include "ta.h"
+#include "ta_zvfs.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+static void exec_ok(sqlite3 *db, const char *sql)
+{
+	char *msg = NULL;
+
+	ck_assert_msg(sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK,
+		      "%s: %s", sql, msg ? msg : "");
+}
+
+static int64_t query_int(sqlite3 *db, const char *sql, int *rc)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t v = -1;
+	int r = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+
+	if (r == SQLITE_OK && (r = sqlite3_step(st)) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (rc)
+		*rc = r;
+	return v;
+}
+
+static sqlite3 *open_db(const char *path)
+{
+	sqlite3 *db = NULL;
+
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	return db;
+}
+
+/* A plain database of page_size bytes a page: rows of text that deflates
+ * and of random bytes that does not (stored blocks), over many pages. */
+static void make_plain(const char *path, int page_size)
+{
+	sqlite3 *db;
+	char sql[160];
+
+	unlink(path);
+	db = open_db(path);
+	snprintf(sql, sizeof(sql), "PRAGMA page_size = %d; PRAGMA journal_mode = OFF;",
+		 page_size);
+	exec_ok(db, sql);
+	exec_ok(db, "CREATE TABLE t (id INTEGER PRIMARY KEY, s TEXT, b BLOB);"
+		"WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n"
+		" WHERE i < 20000) INSERT INTO t SELECT i, printf('kernel %d of step"
+		" %d', i % 97, i / 500), CASE WHEN i % 200 = 0 THEN randomblob(3000)"
+		" END FROM n; CREATE INDEX t_s ON t (s);"
+		/* pages of random bytes: blocks stored, not deflated */
+		"CREATE TABLE r (b BLOB); INSERT INTO r VALUES (randomblob(300000));");
+	sqlite3_close(db);
+}
+
+/* What a database holds, as one number (the same plain and packed). */
+static int64_t digest(sqlite3 *db, int *rc)
+{
+	return query_int(db, "SELECT sum(id * 31 + length(s) + coalesce(length(b), 0)"
+			 " + unicode(substr(s, 8)) + coalesce(unicode(hex(b)), 0))"
+			 " FROM t", rc);
+}
+
+struct files {
+	char *dir, plain[256], packed[256];
+};
+
+static void setup(struct files *f, int page_size)
+{
+	struct ta_error err = { 0 };
+
+	f->dir = tmp_dir();
+	snprintf(f->plain, sizeof(f->plain), "%s/plain.db", f->dir);
+	snprintf(f->packed, sizeof(f->packed), "%s/packed.db", f->dir);
+	make_plain(f->plain, page_size);
+	ck_assert_msg(ta_zvfs_pack(f->plain, f->packed, 3, &err) == 0, "%s", err.msg);
+}
+
+/* The plain file's digest. */
+static int64_t plain_digest(const struct files *f)
+{
+	sqlite3 *db = open_db(f->plain);
+	int64_t v = digest(db, NULL);
+
+	sqlite3_close(db);
+	return v;
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+/* Walks a packed file's records: where the whole ones end, and the
+ * payload offset of the first record with flags (-1: none). */
+static off_t walk(const char *path, uint32_t flags, off_t *first)
+{
+	FILE *fp = fopen(path, "rb");
+	unsigned char h[32];
+	off_t at = 32;
+
+	ck_assert_ptr_nonnull(fp);
+	*first = -1;
+	while (fseeko(fp, at, SEEK_SET) == 0 && fread(h, 1, 32, fp) == 32 &&
+	       get32(h) == 0x7a726563u && get32(h + 28) == (uint32_t)crc32(0, h, 28)) {
+		if (*first < 0 && get32(h + 20) == flags)
+			*first = at + 32;
+		at += 32 + get32(h + 16);
+	}
+	fclose(fp);
+	return at;
+}
+
+/* The file's size as SQLite sees it through the connection. */
+static sqlite3_int64 logical_size(sqlite3 *db)
+{
+	sqlite3_file *f = NULL;
+	sqlite3_int64 n = -1;
+
+	ck_assert_int_eq(sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &f),
+			 SQLITE_OK);
+	ck_assert_int_eq(f->pMethods->xFileSize(f, &n), SQLITE_OK);
+	return n;
+}
+
+static off_t size_of(const char *path)
+{
+	struct stat sb;
+
+	ck_assert_int_eq(stat(path, &sb), 0);
+	return sb.st_size;
+}
+
+START_TEST(test_zvfs_reads_as_plain)
+{
+	struct files f;
+	sqlite3 *a, *b;
+	char head[16];
+	FILE *fp;
+	int rc;
+
+	setup(&f, 65536);
+	fp = fopen(f.packed, "rb");
+	ck_assert_int_eq(fread(head, 1, sizeof(head), fp), sizeof(head));
+	fclose(fp);
+	ck_assert(ta_zvfs_is_packed(head, sizeof(head)));
+	ck_assert_int_lt(size_of(f.packed), size_of(f.plain) / 2);
+	a = open_db(f.plain);
+	b = open_db(f.packed);
+	ck_assert_int_eq(digest(b, &rc), digest(a, NULL));
+	ck_assert_int_eq(query_int(b, "SELECT count(*) FROM t WHERE s = 'kernel 5 of step 3'",
+				   NULL), query_int(a, "SELECT count(*) FROM t WHERE s ="
+						    " 'kernel 5 of step 3'", NULL));
+	ck_assert_int_eq(query_int(b, "SELECT quick_check = 'ok' FROM pragma_quick_check",
+				   NULL), 1);
+	sqlite3_close(a);
+	sqlite3_close(b);
+	rm_tree(f.dir);
+}
+END_TEST
+
+/* The same statements on the plain file and the packed one: the same
+ * contents after, read again by a new connection. Page size 4096 writes
+ * parts of blocks. */
+static void writes(int page_size)
+{
+	static const char *const steps[] = {
+		"CREATE TABLE u AS SELECT id, s FROM t WHERE id % 3 = 0",
+		"DELETE FROM t WHERE id % 7 = 0",
+		"UPDATE t SET s = s || ' again' WHERE id % 11 = 0",
+		"BEGIN; INSERT INTO t (s) SELECT s FROM t; ROLLBACK",
+		"CREATE INDEX t_b ON t (b)",
+		"VACUUM",                    /* truncates */
+		"INSERT INTO t (s, b) SELECT s, zeroblob(100) FROM u",
+	};
+	struct files f;
+	size_t i;
+	int rc;
+
+	setup(&f, page_size);
+	for (i = 0; i < sizeof(steps) / sizeof(*steps); i++) {
+		sqlite3 *a = open_db(f.plain), *b = open_db(f.packed);
+
+		exec_ok(b, "PRAGMA cache_size = 4"); /* spills to the file mid-way */
+		exec_ok(a, steps[i]);
+		exec_ok(b, steps[i]);
+		sqlite3_close(a);
+		sqlite3_close(b);
+		a = open_db(f.plain);
+		b = open_db(f.packed);
+		ck_assert_msg(query_int(a, "SELECT count(*) FROM t", NULL) ==
+			      query_int(b, "SELECT count(*) FROM t", NULL), "after %s", steps[i]);
+		ck_assert_msg(digest(a, NULL) == digest(b, &rc), "after %s", steps[i]);
+		ck_assert_msg(query_int(b, "SELECT quick_check = 'ok' FROM pragma_quick_check",
+					NULL) == 1, "after %s", steps[i]);
+		/* grown and cut as the plain file was (VACUUM, the rollback) */
+		ck_assert_msg(logical_size(b) == size_of(f.plain), "after %s: %lld, plain %lld",
+			      steps[i], (long long)logical_size(b), (long long)size_of(f.plain));
+		sqlite3_close(a);
+		sqlite3_close(b);
+	}
+	rm_tree(f.dir);
+}
+
+START_TEST(test_zvfs_writes)
+{
+	writes(65536);
+	writes(4096);
+}
+END_TEST
+
+START_TEST(test_zvfs_two_connections)
+{
+	struct files f;
+	sqlite3 *r, *w;
+
+	setup(&f, 65536);
+	r = open_db(f.packed);
+	w = open_db(f.packed);
+	ck_assert_int_eq(query_int(r, "SELECT count(*) FROM t", NULL), 20000);
+	exec_ok(w, "CREATE TABLE later AS SELECT * FROM t WHERE id <= 1000;"
+		"DELETE FROM t WHERE id > 15000");
+	/* the reader sees the writer's records the next time it locks */
+	ck_assert_int_eq(query_int(r, "SELECT count(*) FROM later", NULL), 1000);
+	ck_assert_int_eq(query_int(r, "SELECT count(*) FROM t", NULL), 15000);
+	sqlite3_close(r);
+	sqlite3_close(w);
+	rm_tree(f.dir);
+}
+END_TEST
+
+/* A writer killed mid-transaction, its changes partly in the log: the
+ * next connection rolls the journal back, and the file is as before. */
+START_TEST(test_zvfs_killed_writer)
+{
+	struct files f;
+	int64_t before;
+	sqlite3 *db;
+	pid_t pid;
+	int status, rc;
+
+	setup(&f, 65536);
+	db = open_db(f.packed);
+	before = digest(db, NULL);
+	sqlite3_close(db);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		db = open_db(f.packed);
+		/* a small cache: pages go to the file before the commit */
+		if (sqlite3_exec(db, "PRAGMA cache_size = 2; BEGIN;"
+				 "UPDATE t SET s = s || ' changed';"
+				 "INSERT INTO t (s, b) SELECT s, randomblob(500) FROM t;",
+				 NULL, NULL, NULL) != SQLITE_OK)
+			_exit(2);
+		_exit(0); /* no commit, no close: as if killed */
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	{
+		char journal[300];
+
+		snprintf(journal, sizeof(journal), "%s-journal", f.packed);
+		ck_assert_msg(access(journal, F_OK) == 0, "the killed writer left no journal");
+	}
+	db = open_db(f.packed);
+	ck_assert_int_eq(digest(db, &rc), before);
+	ck_assert_int_eq(query_int(db, "SELECT count(*) FROM t", NULL), 20000);
+	ck_assert_int_eq(query_int(db, "SELECT quick_check = 'ok' FROM pragma_quick_check",
+				   NULL), 1);
+	sqlite3_close(db);
+	rm_tree(f.dir);
+}
+END_TEST
+
+static void append_bytes(const char *path, const void *p, size_t n)
+{
+	FILE *fp = fopen(path, "ab");
+
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_int_eq(fwrite(p, 1, n, fp), n);
+	fclose(fp);
+}
+
+/* A torn record at the end (a crash mid-append) is not read, and a
+ * writer cuts it before appending its own. */
+START_TEST(test_zvfs_torn_tail)
+{
+	static unsigned char torn[100000];
+	struct files f;
+	off_t whole;
+	sqlite3 *db;
+	int64_t want;
+	int rc;
+
+	setup(&f, 65536);
+	whole = size_of(f.packed);
+	memset(torn, 0x5a, sizeof(torn));
+	memcpy(torn, "\x63\x65\x72\x7a", 4);  /* a record's magic, then junk */
+	append_bytes(f.packed, torn, sizeof(torn));
+	db = open_db(f.packed);
+	want = plain_digest(&f);
+	ck_assert_int_eq(digest(db, &rc), want);
+	exec_ok(db, "CREATE TABLE w (x); INSERT INTO w VALUES (1)");
+	sqlite3_close(db);
+	db = open_db(f.packed);
+	ck_assert_int_eq(query_int(db, "SELECT x FROM w", NULL), 1);
+	ck_assert_int_eq(digest(db, &rc), want);
+	sqlite3_close(db);
+	/* the junk went: the file is whole records, end to end */
+	{
+		off_t none, end = walk(f.packed, 0, &none);
+
+		ck_assert_int_gt(end, whole);
+		ck_assert_int_eq(end, size_of(f.packed));
+	}
+	rm_tree(f.dir);
+}
+END_TEST
+
+/* Damage in a block's payload, and records forged to grow the index or
+ * overrun a buffer: SQLite's damage (or the log's end), never a crash. */
+START_TEST(test_zvfs_damage)
+{
+	struct files f;
+	sqlite3 *db;
+	FILE *fp;
+	int rc, c;
+
+	int seen;
+	off_t at[] = { 32 + 32 + 100, 0, 0 };  /* block 0's payload, the middle, near the end */
+	size_t i;
+
+	for (i = 0; i < sizeof(at) / sizeof(*at); i++) {
+		setup(&f, 65536);
+		at[1] = size_of(f.packed) / 2;
+		at[2] = size_of(f.packed) - 5000;
+		fp = fopen(f.packed, "r+b");
+		ck_assert_int_eq(fseeko(fp, at[i], SEEK_SET), 0);
+		c = fgetc(fp);
+		ck_assert_int_eq(fseeko(fp, at[i], SEEK_SET), 0);
+		fputc(c ^ 0x40, fp);
+		fclose(fp);
+		/* page 1 damaged: the open says so; else the pages' check */
+		rc = sqlite3_open(f.packed, &db);
+		seen = (rc & 0xff) == SQLITE_CORRUPT;
+		if (rc == SQLITE_OK) {
+			int64_t ok = query_int(db, "SELECT quick_check = 'ok' FROM"
+					       " pragma_quick_check", &rc);
+
+			seen = (rc & 0xff) == SQLITE_CORRUPT || (rc == SQLITE_ROW && ok == 0);
+		}
+		ck_assert_msg(seen, "damage at %lld not seen (%d)", (long long)at[i], rc);
+		sqlite3_close(db);
+		rm_tree(f.dir);
+	}
+}
+END_TEST
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)v, p[1] = (unsigned char)(v >> 8);
+	p[2] = (unsigned char)(v >> 16), p[3] = (unsigned char)(v >> 24);
+}
+
+/* A forged record: header crc right, fields hostile. */
+static void forged(const char *path, uint32_t block, uint64_t size, uint32_t len,
+		   uint32_t flags)
+{
+	unsigned char h[32 + 70000];
+
+	memset(h, 0, sizeof(h));
+	put32(h, 0x7a726563u);
+	put32(h + 4, block);
+	put32(h + 8, (uint32_t)size);
+	put32(h + 12, (uint32_t)(size >> 32));
+	put32(h + 16, len);
+	put32(h + 20, flags);
+	put32(h + 24, (uint32_t)crc32(0, h + 32, len));
+	put32(h + 28, (uint32_t)crc32(0, h, 28));
+	append_bytes(path, h, 32 + len);
+}
+
+START_TEST(test_zvfs_forged)
+{
+	static const struct { uint32_t block; uint64_t size; uint32_t len, flags; } bad[] = {
+		{ 0xfffffff0u, (uint64_t)1 << 50, 10, 0 },   /* the index to petabytes */
+		{ 0x7ffffffu, (uint64_t)1 << 38, 10, 0 },    /* past its own size */
+		{ 1, 1 << 20, 100, 1 },                      /* stored, short */
+		{ 1, 1 << 20, 66000, 1 },                    /* stored, past the block */
+		{ 1, 1 << 20, 60000, 6 },                    /* flags unknown */
+	};
+	size_t i;
+	int rc;
+
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		struct files f;
+		sqlite3 *db;
+
+		setup(&f, 65536);
+		forged(f.packed, bad[i].block, bad[i].size, bad[i].len, bad[i].flags);
+		db = open_db(f.packed);
+		ck_assert_msg(digest(db, &rc) == plain_digest(&f),
+			      "forged record %zu read", i);
+		sqlite3_close(db);
+		rm_tree(f.dir);
+	}
+}
+END_TEST
+
+/* A stored block (random bytes, not deflated) has only its crc to tell
+ * damage from data. */
+START_TEST(test_zvfs_stored_damage)
+{
+	struct files f;
+	sqlite3 *db;
+	off_t at;
+	FILE *fp;
+	int rc, c;
+
+	setup(&f, 65536);
+	walk(f.packed, 1, &at);
+	ck_assert_int_gt(at, 0);
+	fp = fopen(f.packed, "r+b");
+	ck_assert_int_eq(fseeko(fp, at + 30000, SEEK_SET), 0);
+	c = fgetc(fp);
+	ck_assert_int_eq(fseeko(fp, at + 30000, SEEK_SET), 0);
+	fputc(c ^ 1, fp);
+	fclose(fp);
+	db = open_db(f.packed);
+	query_int(db, "SELECT length(hex(b)) FROM r", &rc);
+	ck_assert_int_eq(rc & 0xff, SQLITE_CORRUPT);
+	sqlite3_close(db);
+	rm_tree(f.dir);
+}
+END_TEST
+
+Suite *suite_zvfs(void)
+{
+	Suite *s = suite_create("zvfs");
+	TCase *tc = tcase_create("zvfs");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_zvfs_reads_as_plain);
+	tcase_add_test(tc, test_zvfs_writes);
+	tcase_add_test(tc, test_zvfs_two_connections);
+	tcase_add_test(tc, test_zvfs_killed_writer);
+	tcase_add_test(tc, test_zvfs_torn_tail);
+	tcase_add_test(tc, test_zvfs_damage);
+	tcase_add_test(tc, test_zvfs_stored_damage);
+	tcase_add_test(tc, test_zvfs_forged);
+	suite_add_tcase(s, tc);
+	return s;
+}
