@@ -139,6 +139,12 @@ static sqlite3_int64 logical_size(sqlite3 *db)
 	return n;
 }
 
+static void teardown(struct files *f)
+{
+	rm_tree(f->dir);
+	free(f->dir);
+}
+
 static off_t size_of(const char *path)
 {
 	struct stat sb;
@@ -171,7 +177,7 @@ START_TEST(test_zvfs_reads_as_plain)
 				   NULL), 1);
 	sqlite3_close(a);
 	sqlite3_close(b);
-	rm_tree(f.dir);
+	teardown(&f);
 }
 END_TEST
 
@@ -215,7 +221,7 @@ static void writes(int page_size)
 		sqlite3_close(a);
 		sqlite3_close(b);
 	}
-	rm_tree(f.dir);
+	teardown(&f);
 }
 
 START_TEST(test_zvfs_writes)
@@ -241,7 +247,7 @@ START_TEST(test_zvfs_two_connections)
 	ck_assert_int_eq(query_int(r, "SELECT count(*) FROM t", NULL), 15000);
 	sqlite3_close(r);
 	sqlite3_close(w);
-	rm_tree(f.dir);
+	teardown(&f);
 }
 END_TEST
 
@@ -285,7 +291,7 @@ START_TEST(test_zvfs_killed_writer)
 	ck_assert_int_eq(query_int(db, "SELECT quick_check = 'ok' FROM pragma_quick_check",
 				   NULL), 1);
 	sqlite3_close(db);
-	rm_tree(f.dir);
+	teardown(&f);
 }
 END_TEST
 
@@ -330,7 +336,7 @@ START_TEST(test_zvfs_torn_tail)
 		ck_assert_int_gt(end, whole);
 		ck_assert_int_eq(end, size_of(f.packed));
 	}
-	rm_tree(f.dir);
+	teardown(&f);
 }
 END_TEST
 
@@ -368,7 +374,7 @@ START_TEST(test_zvfs_damage)
 		}
 		ck_assert_msg(seen, "damage at %lld not seen (%d)", (long long)at[i], rc);
 		sqlite3_close(db);
-		rm_tree(f.dir);
+		teardown(&f);
 	}
 }
 END_TEST
@@ -419,7 +425,7 @@ START_TEST(test_zvfs_forged)
 		ck_assert_msg(digest(db, &rc) == plain_digest(&f),
 			      "forged record %zu read", i);
 		sqlite3_close(db);
-		rm_tree(f.dir);
+		teardown(&f);
 	}
 }
 END_TEST
@@ -447,7 +453,7 @@ START_TEST(test_zvfs_stored_damage)
 	query_int(db, "SELECT length(hex(b)) FROM r", &rc);
 	ck_assert_int_eq(rc & 0xff, SQLITE_CORRUPT);
 	sqlite3_close(db);
-	rm_tree(f.dir);
+	teardown(&f);
 }
 END_TEST
 

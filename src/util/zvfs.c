@@ -33,6 +33,7 @@
 #include <string.h>
 #include <zlib.h>
 #ifdef TA_HAVE_ISAL
+#include <isa-l/crc.h>
 #include <isa-l/igzip_lib.h>
 #endif
 
@@ -139,6 +140,16 @@ static int expand(struct codec *c, const unsigned char *in, size_t len,
 #endif
 }
 
+/* zlib's crc32, the same numbers; ISA-L's is 13x faster (55 GB/s) */
+static uint32_t crc(const unsigned char *p, size_t n)
+{
+#ifdef TA_HAVE_ISAL
+	return crc32_gzip_refl(0, p, n);
+#else
+	return (uint32_t)crc32(0, p, (uInt)n);
+#endif
+}
+
 /* ---- the file format ---- */
 
 static size_t blocks_of(int64_t size)
@@ -174,13 +185,13 @@ static void rec_put(unsigned char *h, const struct rec *r)
 	put32(h + 16, r->len);
 	put32(h + 20, r->flags);
 	put32(h + 24, r->crc);
-	put32(h + 28, (uint32_t)crc32(0, h, 28));
+	put32(h + 28, crc(h, 28));
 }
 
 /* 0, or -1: not a whole record's header */
 static int rec_get(const unsigned char *h, struct rec *r)
 {
-	if (get32(h) != RMAGIC || get32(h + 28) != (uint32_t)crc32(0, h, 28))
+	if (get32(h) != RMAGIC || get32(h + 28) != crc(h, 28))
 		return -1;
 	r->block = get32(h + 4);
 	r->size = (int64_t)((uint64_t)get32(h + 8) | (uint64_t)get32(h + 12) << 32);
@@ -223,7 +234,7 @@ static void rec_fill(struct codec *c, const unsigned char *block,
 		r->flags = 0;
 		*data = payload;
 	}
-	r->crc = (uint32_t)crc32(0, *data, r->len);
+	r->crc = crc(*data, r->len);
 }
 
 /* ---- a packed file open in SQLite ---- */
@@ -301,37 +312,47 @@ static int scan(struct zfile *p)
 	return SQLITE_OK;
 }
 
-/* Block b into p->buf (zeros where never written). */
-static int load(struct zfile *p, size_t b)
+/* Block b into out, BLOCK bytes (zeros where never written). */
+static int load_into(struct zfile *p, size_t b, unsigned char *out)
 {
 	const struct where *w;
+	unsigned char *in;
 	int rc;
 
-	if (p->buf_block == (int64_t)b)
-		return SQLITE_OK;
-	p->buf_block = -1;
 	if (b >= p->nblk || p->blk[b].at == 0) {
-		memset(p->buf, 0, BLOCK);
-		p->buf_block = (int64_t)b;
+		memset(out, 0, BLOCK);
 		return SQLITE_OK;
 	}
 	w = &p->blk[b];
-	rc = p->real->pMethods->xRead(p->real, w->flags & STORED ? p->buf : p->zbuf,
-				      (int)w->len, w->at);
+	in = w->flags & STORED ? out : p->zbuf;
+	rc = p->real->pMethods->xRead(p->real, in, (int)w->len, w->at);
 	if (rc == SQLITE_IOERR_SHORT_READ)
 		goto damaged;
 	if (rc != SQLITE_OK)
 		return rc;
-	if ((uint32_t)crc32(0, w->flags & STORED ? p->buf : p->zbuf, w->len) != w->crc ||
-	    (!(w->flags & STORED) && expand(p->codec, p->zbuf, w->len, p->buf) < 0))
+	if (crc(in, w->len) != w->crc ||
+	    (!(w->flags & STORED) && expand(p->codec, p->zbuf, w->len, out) < 0))
 		goto damaged;
-	p->buf_block = (int64_t)b;
 	return SQLITE_OK;
 damaged:
 	/* the log's own checks passed: a block damaged in place. SQLite's
 	 * word for it, so that the entry is rebuilt as any damaged one */
 	sqlite3_log(SQLITE_CORRUPT, "packed block %lld damaged", (long long)b);
 	return SQLITE_CORRUPT;
+}
+
+/* Block b into p->buf, kept there for the next part of it read. */
+static int load(struct zfile *p, size_t b)
+{
+	int rc;
+
+	if (p->buf_block == (int64_t)b)
+		return SQLITE_OK;
+	p->buf_block = -1;
+	rc = load_into(p, b, p->buf);
+	if (rc == SQLITE_OK)
+		p->buf_block = (int64_t)b;
+	return rc;
 }
 
 static int z_read(sqlite3_file *f, void *out, int amt, sqlite3_int64 off)
@@ -350,9 +371,15 @@ static int z_read(sqlite3_file *f, void *out, int amt, sqlite3_int64 off)
 		}
 		if (off + n > p->size)
 			n = (int)(p->size - off);
-		if ((rc = load(p, b)) != SQLITE_OK)
+		if (n == BLOCK && p->buf_block != (int64_t)b) {
+			/* a whole page: straight into SQLite's buffer */
+			if ((rc = load_into(p, b, o)) != SQLITE_OK)
+				return rc;
+		} else if ((rc = load(p, b)) != SQLITE_OK) {
 			return rc;
-		memcpy(o, p->buf + in, (size_t)n);
+		} else {
+			memcpy(o, p->buf + in, (size_t)n);
+		}
 		o += n;
 		off += n;
 		amt -= n;
