@@ -92,6 +92,24 @@ f.write(bytes(65536))" "$TMP/dmg/c" "$pg"
 	done
 	check "$cmd: a damaged page rebuilds the entry (failed:$bad)" '[ -z "$bad" ]'
 done
+# a full disk while a command adds to its entry (HTA's rows): the add is
+# given up, the output is what it would be, no journal is left behind
+# (it failed the next command, and a packed entry was then rebuilt on
+# the full disk, failing every command after), and the entry serves the
+# next run as it was. Packed and plain; ulimit -f is the full disk.
+$BIN temporal --hta-compat --no-cache testdata/gpt2_train >"$TMP/full.want"
+$BIN temporal --no-cache testdata/gpt2_train >"$TMP/full.plainwant"
+for z in 1 0; do
+	d="$TMP/full$z"
+	TRACEANALYZE_CACHE_COMPRESS=$z TRACEANALYZE_CACHE_DIR="$d" $BIN temporal -q testdata/gpt2_train >/dev/null
+	db=$(ls "$d"/*.db) ino=$(stat -c %i "$db")
+	(trap '' XFSZ; ulimit -f $(($(wc -c <"$db") / 512 + 40))
+	 TRACEANALYZE_CACHE_COMPRESS=$z TRACEANALYZE_CACHE_DIR="$d" $BIN temporal --hta-compat testdata/gpt2_train >"$TMP/full.got" 2>"$TMP/full.err")
+	check "full disk ($z): the command's output all the same" 'cmp -s "$TMP/full.got" "$TMP/full.want"'
+	check "full disk ($z): the add given up, nothing left" '[ ! -e "$db-journal" ] && ! grep -q hta_rows "$TMP/full.err" && ! TRACEANALYZE_CACHE_COMPRESS=$z $BIN cache list --format csv | grep -q journal'
+	TRACEANALYZE_CACHE_COMPRESS=$z TRACEANALYZE_CACHE_DIR="$d" $BIN temporal testdata/gpt2_train >"$TMP/full.got" 2>"$TMP/full.err"
+	check "full disk ($z): the entry serves the next run as it was" 'cmp -s "$TMP/full.got" "$TMP/full.plainwant" && [ "$(stat -c %i "$db")" = "$ino" ] && ! grep -q . "$TMP/full.err"'
+done
 check "cache --help" '$BIN cache --help | grep -q "prune"'
 check "a bad verb is a usage error" '$BIN cache purge 2>/dev/null; [ $? = 2 ]'
 echo "cache: $pass passed, $fail failed"

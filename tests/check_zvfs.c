@@ -5,12 +5,17 @@
  * appends, and reports a damaged block as damage, never a crash. */
 #include "check_main.h"
 #include "ta.h"
+#include "ta_ingest.h"
 #include "ta_zvfs.h"
+
+#include <dirent.h>
 
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -295,6 +300,190 @@ START_TEST(test_zvfs_killed_writer)
 }
 END_TEST
 
+/* Runs sql on path in a child process whose files cannot grow past
+ * limit bytes (a full disk): SQLite's result code. */
+static int limited(const char *path, off_t limit, const char *sql)
+{
+	pid_t pid = fork();
+	int status;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct rlimit lim = { (rlim_t)limit, (rlim_t)limit };
+		sqlite3 *db = NULL;
+		int rc;
+
+		signal(SIGXFSZ, SIG_IGN);
+		if (setrlimit(RLIMIT_FSIZE, &lim) < 0)
+			_exit(100);
+		sqlite3_open(path, &db);
+		rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+		sqlite3_close(db);
+		_exit(rc & 0xff);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/* A full disk mid-transaction (a file size limit here): the transaction
+ * fails and SQLite leaves its journal, as it does after any write error.
+ * The next connection that may write rolls it back without space (the
+ * log went back to its prefix when the write failed: what the journal
+ * restores is what it holds), and the file is as before, no larger. */
+START_TEST(test_zvfs_full_disk)
+{
+	struct files f;
+	int64_t before;
+	off_t size;
+	sqlite3 *db;
+	int rc;
+	char journal[300];
+
+	setup(&f, 65536);
+	snprintf(journal, sizeof(journal), "%s-journal", f.packed);
+	db = open_db(f.packed);
+	before = digest(db, NULL);
+	sqlite3_close(db);
+	size = size_of(f.packed);
+	/* old pages changed (journaled), then new ones past the limit */
+	rc = limited(f.packed, size + 100000, "PRAGMA cache_size = 2; UPDATE t SET s = s"
+		     " || 'x' WHERE id < 50; INSERT INTO t (s, b) SELECT s, randomblob(2000)"
+		     " FROM t");
+	ck_assert_msg(rc != SQLITE_OK && rc != 100, "the transaction did not fail at the"
+		      " limit (%d)", rc);
+	ck_assert_int_le(size_of(f.packed), size);
+	/* a connection that may write rolls the journal back, not one byte to spare */
+	ck_assert_int_eq(limited(f.packed, size_of(f.packed), "SELECT count(*) FROM t"),
+			 SQLITE_OK);
+	ck_assert_msg(access(journal, F_OK) != 0, "the journal was not rolled back");
+	ck_assert_int_le(size_of(f.packed), size);
+	ck_assert_int_eq(sqlite3_open_v2(f.packed, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	ck_assert_int_eq(digest(db, &rc), before);
+	ck_assert_int_eq(rc, SQLITE_ROW);
+	ck_assert_int_eq(query_int(db, "SELECT quick_check = 'ok' FROM pragma_quick_check",
+				   NULL), 1);
+	sqlite3_close(db);
+	teardown(&f);
+}
+END_TEST
+
+/* The cache entry of dir/cache (the one .db there). */
+static void entry_of(const char *dir, char *out, size_t len)
+{
+	char cache[300];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(cache, sizeof(cache), "%s/cache", dir);
+	d = opendir(cache);
+	ck_assert_ptr_nonnull(d);
+	out[0] = 0;
+	while ((e = readdir(d)) != NULL)
+		if (strlen(e->d_name) > 3 && !strcmp(e->d_name + strlen(e->d_name) - 3, ".db"))
+			snprintf(out, len, "%s/%s", cache, e->d_name);
+	closedir(d);
+	ck_assert_msg(out[0], "no entry in %s", cache);
+}
+
+/* ta_input_open on dir's trace in a child whose files cannot grow past
+ * limit bytes (0: no limit): 0 when it opened it. */
+static int open_limited(const char *dir, off_t limit)
+{
+	pid_t pid = fork();
+	int status;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct ta_ingest_opts o = { 0 };
+		struct ta_error err = { 0 };
+		char trace[300];
+		sqlite3 *db = NULL;
+
+		if (limit) {
+			struct rlimit lim = { (rlim_t)limit, (rlim_t)limit };
+
+			signal(SIGXFSZ, SIG_IGN);
+			if (setrlimit(RLIMIT_FSIZE, &lim) < 0)
+				_exit(100);
+		}
+		snprintf(trace, sizeof(trace), "%s/rank-0.json", dir);
+		if (ta_input_open(trace, &o, &db, &err) == 0 && db)
+			_exit(0);
+		_exit(1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/* A packed cache entry with a hot journal that cannot be rolled back now
+ * (a writer killed, then a full disk): not damage. The run parses the
+ * trace without the cache and leaves the entry; a later one, with space,
+ * rolls the journal back and uses it. (It was deleted as damaged, and
+ * its rebuild failed on the full disk: every command failed.) */
+START_TEST(test_zvfs_entry_journal_full)
+{
+	char *dir = tmp_dir(), path[300], entry[400], journal[420], cache[300];
+	struct stat before, after;
+	FILE *fp;
+	sqlite3 *db;
+	pid_t pid;
+	int status;
+
+	snprintf(cache, sizeof(cache), "%s/cache", dir);
+	setenv("TRACEANALYZE_CACHE_DIR", cache, 1);
+	snprintf(path, sizeof(path), "%s/rank-0.json", dir);
+	fp = fopen(path, "w");
+	ck_assert_ptr_nonnull(fp);
+	fputs("{\"traceEvents\": [", fp);
+	for (int i = 0; i < 3000; i++)
+		fprintf(fp, "%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\","
+			" \"pid\": 0, \"tid\": 7, \"ts\": %d, \"dur\": 5, \"args\":"
+			" {\"stream\": 7, \"correlation\": %d}}", i ? "," : "", i % 50,
+			i * 10, i + 1);
+	fputs("]}", fp);
+	fclose(fp);
+	ck_assert_int_eq(open_limited(dir, 0), 0);
+	entry_of(dir, entry, sizeof(entry));
+	ck_assert_int_eq(stat(entry, &before), 0);
+	/* a writer killed mid-transaction, its pages in the log */
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		db = open_db(entry);
+		/* its new pages first: the log is then longer than this
+		 * trace's database parsed afresh, which the limit lets through */
+		if (sqlite3_exec(db, "PRAGMA cache_size = 2; BEGIN; CREATE TABLE pad AS"
+				 " SELECT randomblob(4000000); DELETE FROM events;",
+				 NULL, NULL, NULL) != SQLITE_OK)
+			_exit(2);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	snprintf(journal, sizeof(journal), "%s-journal", entry);
+	ck_assert_msg(access(journal, F_OK) == 0, "the killed writer left no journal");
+	/* no space: opened all the same, without the cache */
+	ck_assert_int_eq(stat(entry, &after), 0);
+	ck_assert_int_eq(open_limited(dir, after.st_size), 0);
+	ck_assert_int_eq(stat(entry, &after), 0);
+	ck_assert_msg(after.st_ino == before.st_ino, "the entry was rebuilt");
+	ck_assert_msg(access(journal, F_OK) == 0, "rolled back after all: not the case");
+	/* space again: the journal rolled back, the entry used as it was */
+	ck_assert_int_eq(open_limited(dir, 0), 0);
+	ck_assert_msg(access(journal, F_OK) != 0, "the journal is still there");
+	ck_assert_int_eq(stat(entry, &after), 0);
+	ck_assert_msg(after.st_ino == before.st_ino, "the entry was rebuilt");
+	db = open_db(entry);
+	ck_assert_int_eq(query_int(db, "SELECT count(*) FROM events", NULL), 3000);
+	sqlite3_close(db);
+	unsetenv("TRACEANALYZE_CACHE_DIR");
+	rm_tree(dir);
+	free(dir);
+}
+END_TEST
+
 static void append_bytes(const char *path, const void *p, size_t n)
 {
 	FILE *fp = fopen(path, "ab");
@@ -467,6 +656,8 @@ Suite *suite_zvfs(void)
 	tcase_add_test(tc, test_zvfs_writes);
 	tcase_add_test(tc, test_zvfs_two_connections);
 	tcase_add_test(tc, test_zvfs_killed_writer);
+	tcase_add_test(tc, test_zvfs_full_disk);
+	tcase_add_test(tc, test_zvfs_entry_journal_full);
 	tcase_add_test(tc, test_zvfs_torn_tail);
 	tcase_add_test(tc, test_zvfs_damage);
 	tcase_add_test(tc, test_zvfs_stored_damage);

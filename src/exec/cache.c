@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -96,7 +97,9 @@ int ta_cache_packs(void)
 {
 	const char *env = getenv("TRACEANALYZE_CACHE_COMPRESS");
 
-	return !env || strcmp(env, "0") != 0;
+	/* the words a user may mean "off" with, not only 0 */
+	return !env || (strcmp(env, "0") != 0 && strcasecmp(env, "no") != 0 &&
+			strcasecmp(env, "off") != 0 && strcasecmp(env, "false") != 0);
 }
 
 int64_t ta_cache_max(void)

@@ -143,7 +143,8 @@ void ta_db_global_init(void)
  * finalized since ("not an error"): the step's own is then used. */
 static void db_error(sqlite3 *db, int rc, const char *msg, struct ta_error *err)
 {
-	int now = sqlite3_errcode(db), code, damaged;
+	int now = sqlite3_errcode(db), code, damaged, sys;
+	const char *name;
 
 	if ((now == SQLITE_OK || now == SQLITE_ROW || now == SQLITE_DONE) &&
 	    rc != SQLITE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
@@ -156,7 +157,14 @@ static void db_error(sqlite3 *db, int rc, const char *msg, struct ta_error *err)
 	if (!damaged && damage_seen && (code & 0xff) != SQLITE_NOMEM &&
 	    (code & 0xff) != SQLITE_INTERRUPT)
 		damaged = 1, msg = sqlite3_errstr(SQLITE_CORRUPT);
-	ta_error_set(err, damaged ? TA_EXIT_INPUT : TA_EXIT_SYSTEM, "database: %s", msg);
+	/* the file's name where it has one (a temporary database has
+	 * none), and the system's word for a failed write (File too large) */
+	name = sqlite3_db_filename(db, "main");
+	sys = (code & 0xff) == SQLITE_IOERR || (code & 0xff) == SQLITE_FULL ?
+	      sqlite3_system_errno(db) : 0;
+	ta_error_set(err, damaged ? TA_EXIT_INPUT : TA_EXIT_SYSTEM, "%s%s%s: %s%s%s",
+		     name && name[0] ? "'" : "", name && name[0] ? name : "database",
+		     name && name[0] ? "'" : "", msg, sys ? ": " : "", sys ? strerror(sys) : "");
 	if (err)
 		err->damaged = damaged;
 }
@@ -291,6 +299,13 @@ static int db_write(sqlite3 *db, int (*fn)(sqlite3 *rw, void *ctx,
 	ta_db_exec(rw, "PRAGMA temp_store = FILE", NULL);
 	rc = ta_db_exec(rw, "BEGIN IMMEDIATE", err) < 0 || fn(rw, ctx, err) < 0 ||
 	     ta_db_exec(rw, "COMMIT", err) < 0 ? -1 : 0;
+	/* a write that failed (a full disk) leaves SQLite's journal, hot,
+	 * for the next connection that may write: ours, now, or the
+	 * read-only one this run goes on with finds it and fails */
+	if (rc < 0) {
+		sqlite3_exec(rw, "ROLLBACK", NULL, NULL, NULL);
+		sqlite3_exec(rw, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+	}
 	sqlite3_close(rw); /* rolls back what was not committed */
 	return rc;
 }
@@ -335,6 +350,15 @@ static void unreadable(sqlite3 *db, const char *path, struct ta_error *err)
 {
 	int code = sqlite3_errcode(db) & 0xff, e = sqlite3_system_errno(db);
 
+	/* a hot journal a read-only connection cannot roll back: a write
+	 * cut short, the file whole; the machine's (a full disk, a
+	 * read-only directory), not the input's */
+	if (sqlite3_extended_errcode(db) == SQLITE_READONLY_ROLLBACK) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "'%s': its journal, left by a write cut "
+			     "short, cannot be rolled back (a full disk, or no write access)",
+			     path);
+		return;
+	}
 	if ((code == SQLITE_CANTOPEN || code == SQLITE_IOERR || code == SQLITE_NOMEM) &&
 	    (e == 0 || ta_errno_exit(e) == TA_EXIT_SYSTEM)) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "'%s': %s%s%s", path, sqlite3_errmsg(db),

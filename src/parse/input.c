@@ -820,6 +820,12 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 			}
 			goto out;
 		}
+		/* not damage (a journal it cannot roll back, no memory): the
+		 * entry stays for a later run, this one parses without it */
+		if (why_not.code != TA_EXIT_INPUT) {
+			ta_warn("%s; not using the cache", why_not.msg);
+			goto uncached;
+		}
 		ta_warn("cached database is damaged (%s); rebuilding it",
 			why_not.msg);
 		unlink(cached);

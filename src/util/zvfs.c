@@ -251,10 +251,12 @@ struct zfile {
 	size_t nblk;
 	int64_t size;           /* the file's, as SQLite sees it */
 	int64_t end;            /* after the last whole record */
+	int64_t tx_start;       /* end when this writer took its lock; 0 none */
 	int lock;
 	unsigned char *buf;     /* one block, inflated */
 	int64_t buf_block;      /* which one, -1 none */
 	unsigned char *zbuf;    /* one payload */
+	unsigned char *held;    /* a payload as stored, to compare; lazily */
 	struct codec *codec;
 };
 
@@ -387,6 +389,40 @@ static int z_read(sqlite3_file *f, void *out, int amt, sqlite3_int64 off)
 	return SQLITE_OK;
 }
 
+/* Whether record r (payload data) says what its block holds now: its
+ * write changes nothing and appends nothing. What a rollback writes back
+ * after revert() is all such, so it needs no space. */
+static int same_as_held(struct zfile *p, const struct rec *r, const unsigned char *data)
+{
+	const struct where *w = r->block < p->nblk ? &p->blk[r->block] : NULL;
+
+	if (!w || !w->at || r->size != p->size || w->len != r->len ||
+	    w->flags != r->flags || w->crc != r->crc)
+		return 0;
+	if (!p->held)
+		p->held = ta_xmalloc(ZCAP);
+	return p->real->pMethods->xRead(p->real, p->held, (int)r->len, w->at) == SQLITE_OK &&
+	       memcmp(p->held, data, r->len) == 0;
+}
+
+/* An append failed (a full disk, a file size limit): the file goes back
+ * to what it held when this writer took its lock, the log's prefix, so
+ * that SQLite's rollback of the transaction (its pager stops at the
+ * error) writes back what is already there and needs no space. Without
+ * it a packed entry stayed with a hot journal nothing could roll back
+ * until space was freed; a plain one rolls back in place. */
+static void revert(struct zfile *p)
+{
+	if (!p->tx_start ||
+	    p->real->pMethods->xTruncate(p->real, p->tx_start) != SQLITE_OK)
+		return;
+	memset(p->blk, 0, p->nblk * sizeof(*p->blk));
+	p->size = 0;
+	p->end = HEAD;
+	p->buf_block = -1;
+	scan(p);
+}
+
 /* Appends a record: block b's contents (NULL: a size record). */
 static int append(struct zfile *p, size_t b, const unsigned char *block, int64_t size)
 {
@@ -405,12 +441,16 @@ static int append(struct zfile *p, size_t b, const unsigned char *block, int64_t
 	if (block) {
 		r.block = (uint32_t)b;
 		rec_fill(p->codec, block, p->zbuf, &r, &data);
+		if (same_as_held(p, &r, data))
+			return SQLITE_OK;
 	}
 	rec_put(h, &r);
 	if ((rc = p->real->pMethods->xWrite(p->real, h, RHEAD, p->end)) != SQLITE_OK ||
 	    (r.len && (rc = p->real->pMethods->xWrite(p->real, data, (int)r.len,
-						      p->end + RHEAD)) != SQLITE_OK))
+						      p->end + RHEAD)) != SQLITE_OK)) {
+		revert(p);
 		return rc;
+	}
 	remember(p, &r, p->end + RHEAD);
 	p->end += RHEAD + r.len;
 	return SQLITE_OK;
@@ -473,6 +513,7 @@ static int z_close(sqlite3_file *f)
 	free(p->blk);
 	free(p->buf);
 	free(p->zbuf);
+	free(p->held);
 	codec_free(p->codec);
 	return rc;
 }
@@ -498,6 +539,9 @@ static int z_lock(sqlite3_file *f, int level)
 	/* another process may have appended since this one last held a lock */
 	if (rc == SQLITE_OK && p->lock == SQLITE_LOCK_NONE)
 		rc = scan(p);
+	/* a writer now: nobody appended while it held its shared lock */
+	if (rc == SQLITE_OK && level > SQLITE_LOCK_SHARED && p->lock <= SQLITE_LOCK_SHARED)
+		p->tx_start = p->end;
 	if (rc == SQLITE_OK && level > p->lock)
 		p->lock = level;
 	return rc;
@@ -510,6 +554,8 @@ static int z_unlock(sqlite3_file *f, int level)
 
 	if (rc == SQLITE_OK)
 		p->lock = level;
+	if (rc == SQLITE_OK && level <= SQLITE_LOCK_SHARED)
+		p->tx_start = 0;
 	return rc;
 }
 
