@@ -6,6 +6,7 @@
 #include "ta_cleanup.h"
 #include "ta.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -54,6 +55,7 @@ static void unlink_side_files(const char *path)
 static void on_signal(int sig)
 {
 	struct entry *e;
+	int saved = errno;   /* the signal is delivered when we return */
 
 	for (e = head; e; e = e->next)
 		if (e->pid > 0)
@@ -69,6 +71,7 @@ static void on_signal(int sig)
 		}
 	signal(sig, SIG_DFL);
 	raise(sig);
+	errno = saved;
 }
 
 static void *add(char *path, pid_t pid)
