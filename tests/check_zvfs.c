@@ -368,6 +368,64 @@ START_TEST(test_zvfs_full_disk)
 }
 END_TEST
 
+/* A connection opened while a writer's records are in the log, not yet
+ * committed (it indexes them: the open takes no lock), then the writer
+ * fails on a full disk and cuts them off: the reader reads the log again
+ * when it next locks, not blocks past its end (it called the file
+ * damaged, and the cache rebuilt a good entry). */
+START_TEST(test_zvfs_reader_across_revert)
+{
+	struct files f;
+	int64_t before;
+	off_t size;
+	sqlite3 *db;
+	pid_t pid;
+	int status;
+
+	setup(&f, 65536);
+	db = open_db(f.packed);
+	before = digest(db, NULL);
+	sqlite3_close(db);
+	size = size_of(f.packed);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct rlimit lim = { (rlim_t)size + 1500000, (rlim_t)size + 1500000 };
+		sqlite3 *w = NULL, *r = NULL;
+		int rc;
+
+		signal(SIGXFSZ, SIG_IGN);
+		if (setrlimit(RLIMIT_FSIZE, &lim) < 0)
+			_exit(100);
+		sqlite3_open(f.packed, &w);
+		/* pages rewritten and spilled (a small cache): in the log */
+		if (sqlite3_exec(w, "PRAGMA cache_size = 2; BEGIN;"
+				 " UPDATE t SET b = zeroblob(10) WHERE b IS NOT NULL;",
+				 NULL, NULL, NULL) != SQLITE_OK)
+			_exit(101);
+		sqlite3_open_v2(f.packed, &r, SQLITE_OPEN_READONLY, NULL);
+		rc = sqlite3_exec(w, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1"
+				  " FROM n WHERE i < 20000) INSERT INTO t (s, b) SELECT 'x',"
+				  " randomblob(2000) FROM n", NULL, NULL, NULL);
+		/* the writer rolls its journal back itself, as the tool does */
+		sqlite3_exec(w, "ROLLBACK", NULL, NULL, NULL);
+		sqlite3_exec(w, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+		sqlite3_close(w);
+		if (rc == SQLITE_OK)
+			_exit(102);
+		if (digest(r, &rc) != before || rc != SQLITE_ROW)
+			_exit(103);
+		sqlite3_close(r);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "the reader read the file as other data or damaged (%d)",
+		      WEXITSTATUS(status));
+	teardown(&f);
+}
+END_TEST
+
 /* The cache entry of dir/cache (the one .db there). */
 static void entry_of(const char *dir, char *out, size_t len)
 {
@@ -658,6 +716,7 @@ Suite *suite_zvfs(void)
 	tcase_add_test(tc, test_zvfs_killed_writer);
 	tcase_add_test(tc, test_zvfs_full_disk);
 	tcase_add_test(tc, test_zvfs_entry_journal_full);
+	tcase_add_test(tc, test_zvfs_reader_across_revert);
 	tcase_add_test(tc, test_zvfs_torn_tail);
 	tcase_add_test(tc, test_zvfs_damage);
 	tcase_add_test(tc, test_zvfs_stored_damage);

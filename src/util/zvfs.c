@@ -38,7 +38,8 @@
 #endif
 
 #define BLOCK 65536
-#define HEAD 32                 /* the file's header: magic, block size */
+#define HEAD 32                 /* the file's header: magic, block size, gen */
+#define GEN_AT 20               /* the header's count of reverts */
 #define RHEAD 32                /* a record's header */
 #define RMAGIC 0x7a726563u      /* "zrec" */
 #define SIZE_ONLY 0xffffffffu   /* a record that sets the size, no block */
@@ -252,6 +253,7 @@ struct zfile {
 	int64_t size;           /* the file's, as SQLite sees it */
 	int64_t end;            /* after the last whole record */
 	int64_t tx_start;       /* end when this writer took its lock; 0 none */
+	uint32_t gen;           /* the header's count of reverts, when scanned */
 	int lock;
 	unsigned char *buf;     /* one block, inflated */
 	int64_t buf_block;      /* which one, -1 none */
@@ -312,6 +314,44 @@ static int scan(struct zfile *p)
 		p->end += RHEAD + r.len;
 	}
 	return SQLITE_OK;
+}
+
+/* The header's count of reverts (0 in a file never reverted). */
+static int read_gen(struct zfile *p, uint32_t *gen)
+{
+	unsigned char g[4];
+	int rc = p->real->pMethods->xRead(p->real, g, 4, GEN_AT);
+
+	if (rc == SQLITE_OK)
+		*gen = get32(g);
+	return rc == SQLITE_IOERR_SHORT_READ ? SQLITE_CORRUPT : rc;
+}
+
+/* Forgets what the log held and reads it again from the start. */
+static int rescan(struct zfile *p)
+{
+	int rc = read_gen(p, &p->gen);
+
+	memset(p->blk, 0, p->nblk * sizeof(*p->blk));
+	p->size = 0;
+	p->end = HEAD;
+	p->buf_block = -1;
+	return rc == SQLITE_OK ? scan(p) : rc;
+}
+
+/* On taking a lock: the records appended since this connection last
+ * looked, or the whole log again where a writer cut it back (revert)
+ * since: an index of records no longer there would read past the end. */
+static int refresh(struct zfile *p)
+{
+	sqlite3_int64 phys;
+	uint32_t gen;
+	int rc;
+
+	if ((rc = read_gen(p, &gen)) != SQLITE_OK ||
+	    (rc = p->real->pMethods->xFileSize(p->real, &phys)) != SQLITE_OK)
+		return rc;
+	return gen != p->gen || phys < p->end ? rescan(p) : scan(p);
 }
 
 /* Block b into out, BLOCK bytes (zeros where never written). */
@@ -413,14 +453,16 @@ static int same_as_held(struct zfile *p, const struct rec *r, const unsigned cha
  * until space was freed; a plain one rolls back in place. */
 static void revert(struct zfile *p)
 {
-	if (!p->tx_start ||
+	unsigned char g[4];
+
+	/* the count first: a reader that indexed the records going (they
+	 * were appended before its lock, uncommitted) sees it changed and
+	 * reads the log again, before the log is cut */
+	put32(g, p->gen + 1);
+	if (!p->tx_start || p->real->pMethods->xWrite(p->real, g, 4, GEN_AT) != SQLITE_OK ||
 	    p->real->pMethods->xTruncate(p->real, p->tx_start) != SQLITE_OK)
 		return;
-	memset(p->blk, 0, p->nblk * sizeof(*p->blk));
-	p->size = 0;
-	p->end = HEAD;
-	p->buf_block = -1;
-	scan(p);
+	rescan(p);
 }
 
 /* Appends a record: block b's contents (NULL: a size record). */
@@ -538,7 +580,7 @@ static int z_lock(sqlite3_file *f, int level)
 
 	/* another process may have appended since this one last held a lock */
 	if (rc == SQLITE_OK && p->lock == SQLITE_LOCK_NONE)
-		rc = scan(p);
+		rc = refresh(p);
 	/* a writer now: nobody appended while it held its shared lock */
 	if (rc == SQLITE_OK && level > SQLITE_LOCK_SHARED && p->lock <= SQLITE_LOCK_SHARED)
 		p->tx_start = p->end;
@@ -643,7 +685,7 @@ static int z_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags
 	p->buf_block = -1;
 	p->end = HEAD;
 	p->base.pMethods = &z_methods;
-	return scan(p);
+	return rescan(p);
 }
 
 /* every other call is the default VFS's */
