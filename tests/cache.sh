@@ -110,6 +110,20 @@ for z in 1 0; do
 	TRACEANALYZE_CACHE_COMPRESS=$z TRACEANALYZE_CACHE_DIR="$d" $BIN temporal testdata/gpt2_train >"$TMP/full.got" 2>"$TMP/full.err"
 	check "full disk ($z): the entry serves the next run as it was" 'cmp -s "$TMP/full.got" "$TMP/full.plainwant" && [ "$(stat -c %i "$db")" = "$ino" ] && ! grep -q . "$TMP/full.err"'
 done
+# a per-file entry (-j 2 on a directory) with the journal of a run killed
+# adding to it: rolled back, and the entries serve as before (the shard
+# check failed on it, and the merged way built a second entry, every run)
+d="$TMP/shj"
+TRACEANALYZE_CACHE_COMPRESS=0 TRACEANALYZE_CACHE_DIR="$d" $BIN temporal -q -j 2 testdata/ddp_bucketed >/dev/null
+python3 -c '
+import os, sqlite3, sys
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("PRAGMA cache_size = 2"); c.execute("BEGIN"); c.execute("DELETE FROM events")
+os._exit(0)   # killed: the journal stays, hot
+' "$(ls "$d"/*.db | head -1)"
+$BIN temporal -q --no-cache testdata/ddp_bucketed >"$TMP/shj.want"
+TRACEANALYZE_CACHE_DIR="$d" $BIN temporal -q -j 2 testdata/ddp_bucketed >"$TMP/shj.got"
+check "a per-file entry's journal is rolled back, no merged entry" 'cmp -s "$TMP/shj.got" "$TMP/shj.want" && [ "$(ls "$d"/*.db | wc -l)" = 2 ] && ! ls "$d" | grep -q journal'
 check "cache --help" '$BIN cache --help | grep -q "prune"'
 check "a bad verb is a usage error" '$BIN cache purge 2>/dev/null; [ $? = 2 ]'
 echo "cache: $pass passed, $fail failed"

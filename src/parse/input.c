@@ -702,6 +702,11 @@ static int file_entries(char **files, size_t n, const char *dir,
 		entry_name(e, sizeof(e), dir, &files[i], 1);
 		(*entries)[i] = ta_xstrdup(e);
 		if (access(e, F_OK) == 0) {
+			/* a run killed adding to it left its journal: the
+			 * shard check opens it read-only, and failed on it
+			 * (the merged way then taken, and a second entry
+			 * built, every run) */
+			rollback_journal(e);
 			ta_cache_touch(e);
 		} else {
 			todo[k] = files[i];
