@@ -26,6 +26,9 @@ int ta_same_file(const struct stat *a, const struct stat *b);
  * ta_temp_clean can tell a dead writer's file from a live one. Returns
  * the fd (closing it releases the file), the name in *tmp (malloc'd). */
 int ta_temp_create(const char *path, char **tmp, struct ta_error *err);
+/* How much of name is the file it will become: name less a temporary
+ * name's ".tmp.XXXXXX" (ta_temp_create's), for messages. */
+size_t ta_temp_base_len(const char *name);
 
 /* Removes the leftovers of killed writers in dir: regular files whose
  * name starts with prefix and contains match, unmodified for a minute,

@@ -162,9 +162,12 @@ static void db_error(sqlite3 *db, int rc, const char *msg, struct ta_error *err)
 	name = sqlite3_db_filename(db, "main");
 	sys = (code & 0xff) == SQLITE_IOERR || (code & 0xff) == SQLITE_FULL ?
 	      sqlite3_system_errno(db) : 0;
-	ta_error_set(err, damaged ? TA_EXIT_INPUT : TA_EXIT_SYSTEM, "%s%s%s: %s%s%s",
-		     name && name[0] ? "'" : "", name && name[0] ? name : "database",
-		     name && name[0] ? "'" : "", msg, sys ? ": " : "", sys ? strerror(sys) : "");
+	if (!name || !name[0])
+		name = NULL;
+	ta_error_set(err, damaged ? TA_EXIT_INPUT : TA_EXIT_SYSTEM, "%s%.*s%s: %s%s%s",
+		     name ? "'" : "", name ? (int)ta_temp_base_len(name) : 8,
+		     name ? name : "database", name ? "'" : "", msg, sys ? ": " : "",
+		     sys ? strerror(sys) : "");
 	if (err)
 		err->damaged = damaged;
 }

@@ -24,6 +24,7 @@
 #include "event_row.h"
 #include "ta_intern.h"
 #include "ta_db.h"
+#include "ta_files.h"
 #include "ta_parse.h"
 
 #include <pthread.h>
@@ -113,6 +114,21 @@ static int fail(struct ta_db_writer *w, struct ta_error *err)
 {
 	ta_error_set(err, TA_EXIT_SYSTEM, "database: %s", sqlite3_errmsg(w->db));
 	return -1;
+}
+
+void ta_db_feed_failure(struct ta_db_feed *f, struct ta_error *err)
+{
+	struct ta_db_writer *w = f->w;
+	const char *db = sqlite3_db_filename(w->db, "main");
+	char msg[sizeof(w->errmsg)];
+
+	pthread_mutex_lock(&w->db_lock);
+	snprintf(msg, sizeof(msg), "%s", w->errmsg[0] ? w->errmsg : sqlite3_errmsg(w->db));
+	pthread_mutex_unlock(&w->db_lock);
+	/* the name it was to have, not its temporary one (gone after) */
+	db = db ? db : "";
+	ta_error_set(err, TA_EXIT_SYSTEM, "'%s': cannot write the database '%.*s': %s",
+		     f->path, (int)ta_temp_base_len(db), db, msg);
 }
 
 /* A batch of this feed could not be inserted. */

@@ -51,6 +51,8 @@ int ta_db_feed_absorb(struct ta_db_feed *into, struct ta_db_feed *lane,
 		      struct ta_error *err);
 /* Drops what was written for the file (it was not a trace). */
 int ta_db_feed_discard(struct ta_db_feed *f, struct ta_error *err);
+/* Why the writer failed this feed: the file, the database, SQLite's word. */
+void ta_db_feed_failure(struct ta_db_feed *f, struct ta_error *err);
 /* Gives up on the file; its rows stay (the database is being abandoned). */
 void ta_db_feed_free(struct ta_db_feed *f);
 /* Commits, once every feed has ended. The writer is freed either way. */

@@ -288,6 +288,12 @@ static int ingest_one(struct pool *p, size_t i, struct ta_error *err)
 
 	c.feed = new_feed(p, i);
 	parsed = parse_into(p, &c, &sink, &res, err);
+	/* the database failed (a full disk): said first, whatever the parse
+	 * said on being stopped */
+	if (c.failed) {
+		ta_db_feed_failure(c.feed, err);
+		goto fail;
+	}
 	if (parsed < 0 && atomic_load(&p->stop)) {
 		err->msg[0] = '\0'; /* cut short: another file failed */
 		goto fail;
@@ -295,14 +301,9 @@ static int ingest_one(struct pool *p, size_t i, struct ta_error *err)
 	if (parsed < 0) {
 		/* a system error (too many open files, I/O) is never a file
 		 * to leave out: that rank would be missing from the answer */
-		if (c.failed || p->n == 1 || err->code == TA_EXIT_SYSTEM)
+		if (p->n == 1 || err->code == TA_EXIT_SYSTEM)
 			goto fail;
 		return skip(p, j, c.feed, err);
-	}
-	if (c.failed) {
-		ta_error_set(err, TA_EXIT_SYSTEM, "'%s': cannot write database",
-			     j->path);
-		goto fail;
 	}
 	if (atomic_load(&p->stop))
 		goto fail;

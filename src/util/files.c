@@ -84,6 +84,13 @@ static mode_t current_umask(void)
 	return m;
 }
 
+size_t ta_temp_base_len(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 11 && memcmp(name + n - 11, ".tmp.", 5) == 0 ? n - 11 : n;
+}
+
 int ta_temp_create(const char *path, char **tmp, struct ta_error *err)
 {
 	for (;;) {

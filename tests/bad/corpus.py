@@ -187,7 +187,7 @@ def main():
             ("closed_pipe", f"{BIN} launch --no-cache --format csv {REAL.rsplit('/', 1)[0]} | head -1 >/dev/null;"
              " exit ${PIPESTATUS[0]}", 0, r"^$"),
             ("file_size_limit", f"ulimit -f 100; {BIN} ingest testdata/train_stalled -o {tmp}/fsz/x.db;"
-             f" r=$?; ls {tmp}/fsz | grep . && exit 9; exit $r", 4, r"^traceanalyze: '[^']*/fsz/x\.db[^']*': ")):
+             f" r=$?; ls {tmp}/fsz | grep . && exit 9; exit $r", 4, r"^traceanalyze: '[^']*/fsz/x\.db': ")):
         os.makedirs(os.path.join(tmp, "fsz"), exist_ok=True)
         p = subprocess.run(["bash", "-c", shell], stderr=subprocess.PIPE, stdout=subprocess.PIPE, timeout=60)
         stderr = p.stderr.decode(errors="replace").strip()
