@@ -426,6 +426,45 @@ START_TEST(test_zvfs_reader_across_revert)
 }
 END_TEST
 
+/* A small trace of 3000 kernels at path. */
+static void write_trace(const char *path)
+{
+	FILE *fp = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(fp);
+	fputs("{\"traceEvents\": [", fp);
+	for (int i = 0; i < 3000; i++)
+		fprintf(fp, "%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\","
+			" \"pid\": 0, \"tid\": 7, \"ts\": %d, \"dur\": 5, \"args\":"
+			" {\"stream\": 7, \"correlation\": %d}}", i ? "," : "", i % 50,
+			i * 10, i + 1);
+	fputs("]}", fp);
+	fclose(fp);
+}
+
+/* A writer killed mid-transaction on entry, its pages in the log: a hot
+ * journal. Its new pages first: the log is then longer than a trace's
+ * database parsed afresh, which a limit of the entry's size lets through. */
+static void kill_writer(const char *entry)
+{
+	pid_t pid = fork();
+	int status;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		sqlite3 *db = NULL;
+
+		sqlite3_open(entry, &db);
+		if (sqlite3_exec(db, "PRAGMA cache_size = 2; BEGIN; CREATE TABLE pad AS"
+				 " SELECT randomblob(4000000); DELETE FROM events;",
+				 NULL, NULL, NULL) != SQLITE_OK)
+			_exit(2);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+
 /* The cache entry of dir/cache (the one .db there). */
 static void entry_of(const char *dir, char *out, size_t len)
 {
@@ -484,42 +523,16 @@ START_TEST(test_zvfs_entry_journal_full)
 {
 	char *dir = tmp_dir(), path[300], entry[400], journal[420], cache[300];
 	struct stat before, after;
-	FILE *fp;
 	sqlite3 *db;
-	pid_t pid;
-	int status;
 
 	snprintf(cache, sizeof(cache), "%s/cache", dir);
 	setenv("TRACEANALYZE_CACHE_DIR", cache, 1);
 	snprintf(path, sizeof(path), "%s/rank-0.json", dir);
-	fp = fopen(path, "w");
-	ck_assert_ptr_nonnull(fp);
-	fputs("{\"traceEvents\": [", fp);
-	for (int i = 0; i < 3000; i++)
-		fprintf(fp, "%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\","
-			" \"pid\": 0, \"tid\": 7, \"ts\": %d, \"dur\": 5, \"args\":"
-			" {\"stream\": 7, \"correlation\": %d}}", i ? "," : "", i % 50,
-			i * 10, i + 1);
-	fputs("]}", fp);
-	fclose(fp);
+	write_trace(path);
 	ck_assert_int_eq(open_limited(dir, 0), 0);
 	entry_of(dir, entry, sizeof(entry));
 	ck_assert_int_eq(stat(entry, &before), 0);
-	/* a writer killed mid-transaction, its pages in the log */
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		db = open_db(entry);
-		/* its new pages first: the log is then longer than this
-		 * trace's database parsed afresh, which the limit lets through */
-		if (sqlite3_exec(db, "PRAGMA cache_size = 2; BEGIN; CREATE TABLE pad AS"
-				 " SELECT randomblob(4000000); DELETE FROM events;",
-				 NULL, NULL, NULL) != SQLITE_OK)
-			_exit(2);
-		_exit(0);
-	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	kill_writer(entry);
 	snprintf(journal, sizeof(journal), "%s-journal", entry);
 	ck_assert_msg(access(journal, F_OK) == 0, "the killed writer left no journal");
 	/* no space: opened all the same, without the cache */
@@ -536,6 +549,82 @@ START_TEST(test_zvfs_entry_journal_full)
 	db = open_db(entry);
 	ck_assert_int_eq(query_int(db, "SELECT count(*) FROM events", NULL), 3000);
 	sqlite3_close(db);
+	unsetenv("TRACEANALYZE_CACHE_DIR");
+	rm_tree(dir);
+	free(dir);
+}
+END_TEST
+
+/* ta_input_shards on dir's two traces (an entry each) in a child whose
+ * files cannot grow past limit (0: none): 0, with the shards in the cache;
+ * 1, parsed without it (a temporary directory); else failed. */
+static int shards_limited(const char *dir, off_t limit)
+{
+	pid_t pid = fork();
+	int status;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct ta_ingest_opts o = { .jobs = 2 };
+		struct ta_error err = { 0 };
+		struct ta_buf said = { 0 };
+		char **paths = NULL, *tmpdir = NULL;
+		int given = 0;
+		size_t n;
+
+		if (limit) {
+			struct rlimit lim = { (rlim_t)limit, (rlim_t)limit };
+
+			signal(SIGXFSZ, SIG_IGN);
+			if (setrlimit(RLIMIT_FSIZE, &lim) < 0)
+				_exit(100);
+		}
+		n = ta_input_shards(dir, &o, &paths, &tmpdir, &given, &said, &err);
+		_exit(n != 2 ? 2 : tmpdir ? 1 : 0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/* The same for a directory read an entry per file: an entry whose
+ * journal cannot be rolled back now is left, the files are parsed
+ * without the cache (it took the merged way, whose new entry the full
+ * disk failed: exit 4); with space, the entries serve again. */
+START_TEST(test_zvfs_shard_journal_full)
+{
+	char *dir = tmp_dir(), path[300], cache[300], entry[400], journal[420];
+	struct dirent *e;
+	struct stat sb;
+	DIR *d;
+
+	snprintf(cache, sizeof(cache), "%s/cache", dir);
+	setenv("TRACEANALYZE_CACHE_DIR", cache, 1);
+	snprintf(path, sizeof(path), "%s/traces", dir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/traces/rank-0.json", dir);
+	write_trace(path);
+	snprintf(path, sizeof(path), "%s/traces/rank-1.json", dir);
+	write_trace(path);
+	snprintf(path, sizeof(path), "%s/traces", dir);
+	ck_assert_int_eq(shards_limited(path, 0), 0);
+	d = opendir(cache);
+	ck_assert_ptr_nonnull(d);
+	entry[0] = 0;
+	while ((e = readdir(d)) != NULL)
+		if (!entry[0] && strlen(e->d_name) > 3 &&
+		    !strcmp(e->d_name + strlen(e->d_name) - 3, ".db"))
+			snprintf(entry, sizeof(entry), "%s/%s", cache, e->d_name);
+	closedir(d);
+	ck_assert_msg(entry[0], "no entries");
+	kill_writer(entry);
+	snprintf(journal, sizeof(journal), "%s-journal", entry);
+	ck_assert_int_eq(access(journal, F_OK), 0);
+	ck_assert_int_eq(stat(entry, &sb), 0);
+	ck_assert_int_eq(shards_limited(path, sb.st_size), 1);
+	ck_assert_msg(access(journal, F_OK) == 0, "rolled back after all: not the case");
+	ck_assert_int_eq(shards_limited(path, 0), 0);
+	ck_assert_msg(access(journal, F_OK) != 0, "the journal is still there");
 	unsetenv("TRACEANALYZE_CACHE_DIR");
 	rm_tree(dir);
 	free(dir);
@@ -717,6 +806,7 @@ Suite *suite_zvfs(void)
 	tcase_add_test(tc, test_zvfs_full_disk);
 	tcase_add_test(tc, test_zvfs_entry_journal_full);
 	tcase_add_test(tc, test_zvfs_reader_across_revert);
+	tcase_add_test(tc, test_zvfs_shard_journal_full);
 	tcase_add_test(tc, test_zvfs_torn_tail);
 	tcase_add_test(tc, test_zvfs_damage);
 	tcase_add_test(tc, test_zvfs_stored_damage);

@@ -683,8 +683,29 @@ static int all_entries(char **files, size_t n, const char *dir)
 	return 1;
 }
 
+/* Whether entry e can be read now: not when its journal is still there
+ * and a read-only connection cannot roll it back (a full disk: a packed
+ * entry's rollback appends), which is said. Damage is the shard
+ * check's to find. */
+static int usable_now(const char *e, struct ta_buf *said)
+{
+	struct ta_error why = { 0, "", 0 };
+	char j[PATH_MAX + 16];
+	sqlite3 *db = NULL;
+	int ok;
+
+	journal_of(e, j, sizeof(j));
+	if (access(j, F_OK) != 0)
+		return 1;
+	ok = ta_db_open(e, &db, &why) == 0 || why.code == TA_EXIT_INPUT;
+	sqlite3_close(db);
+	if (!ok && !ta_quiet)
+		ta_buf_addf(said, "traceanalyze: warning: %s; not using the cache\n", why.msg);
+	return ok;
+}
+
 /* Each file's cache entry in dir (entries[i], allocated), made where
- * missing or stale. */
+ * missing or stale: 0, 1 where one cannot be read now (said), -1. */
 static int file_entries(char **files, size_t n, const char *dir,
 			const struct ta_ingest_opts *o, char ***entries,
 			struct ta_buf *said, struct ta_error *err)
@@ -707,6 +728,13 @@ static int file_entries(char **files, size_t n, const char *dir,
 			 * (the merged way then taken, and a second entry
 			 * built, every run) */
 			rollback_journal(e);
+			if (!usable_now(e, said)) {
+				ta_input_list_free(*entries, n);
+				*entries = NULL;
+				free(todo);
+				free(outs);
+				return 1;
+			}
 			ta_cache_touch(e);
 		} else {
 			todo[k] = files[i];
@@ -757,7 +785,11 @@ size_t ta_input_shards(const char *path, const struct ta_ingest_opts *o,
 	}
 	if (!o->no_cache && !(why = cache_dir(dir, sizeof(dir))) &&
 	    (!(why = cache_unwritable(dir)) || all_entries(files, nf, dir))) {
-		made = file_entries(files, nf, dir, o, paths, said, err) == 0;
+		int rc = file_entries(files, nf, dir, o, paths, said, err);
+
+		/* an entry unusable now: the files parsed without the cache */
+		made = rc == 0 || (rc == 1 &&
+				   temp_shards(files, nf, o, paths, tmpdir, said, err) == 0);
 	} else {
 		/* said as the merged way says it, once, if this way is taken */
 		if (why && !ta_quiet)

@@ -254,6 +254,7 @@ struct zfile {
 	int64_t end;            /* after the last whole record */
 	int64_t tx_start;       /* end when this writer took its lock; 0 none */
 	uint32_t gen;           /* the header's count of reverts, when scanned */
+	int unlocked;           /* the index was read without a lock (open) */
 	int lock;
 	unsigned char *buf;     /* one block, inflated */
 	int64_t buf_block;      /* which one, -1 none */
@@ -578,9 +579,15 @@ static int z_lock(sqlite3_file *f, int level)
 	struct zfile *p = (struct zfile *)f;
 	int rc = p->real->pMethods->xLock(p->real, level);
 
-	/* another process may have appended since this one last held a lock */
+	/* another process may have appended since this one last held a
+	 * lock, or cut its records back (revert). The index the open read
+	 * without a lock may hold records a writer cut in the middle of
+	 * that read, the count of reverts already bumped: read whole,
+	 * once, under the lock */
 	if (rc == SQLITE_OK && p->lock == SQLITE_LOCK_NONE)
-		rc = refresh(p);
+		rc = p->unlocked ? rescan(p) : refresh(p);
+	if (rc == SQLITE_OK && p->lock == SQLITE_LOCK_NONE)
+		p->unlocked = 0;
 	/* a writer now: nobody appended while it held its shared lock */
 	if (rc == SQLITE_OK && level > SQLITE_LOCK_SHARED && p->lock <= SQLITE_LOCK_SHARED)
 		p->tx_start = p->end;
@@ -685,6 +692,7 @@ static int z_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags
 	p->buf_block = -1;
 	p->end = HEAD;
 	p->base.pMethods = &z_methods;
+	p->unlocked = 1;
 	return rescan(p);
 }
 
