@@ -876,6 +876,12 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 	/* the same traces, changed since: their old entry is stale */
 	ta_cache_drop_older(dir, paths, cached);
 	rc = build(files, n, shards, cached, o, err);
+	/* a cache that cannot take the entry (a full disk) is not the
+	 * traces' fault: they are parsed without it, under TMPDIR */
+	if (rc < 0 && err->code == TA_EXIT_SYSTEM) {
+		ta_warn("%s; not caching", err->msg);
+		goto uncached;
+	}
 	if (rc == 0) {
 		int64_t max = ta_cache_max();
 
