@@ -333,7 +333,8 @@ static int rescan(struct zfile *p)
 {
 	int rc = read_gen(p, &p->gen);
 
-	memset(p->blk, 0, p->nblk * sizeof(*p->blk));
+	if (p->blk)     /* none yet at the open */
+		memset(p->blk, 0, p->nblk * sizeof(*p->blk));
 	p->size = 0;
 	p->end = HEAD;
 	p->buf_block = -1;
