@@ -305,7 +305,8 @@ static int db_write(sqlite3 *db, int (*fn)(sqlite3 *rw, void *ctx,
 	/* a write that failed (a full disk) leaves SQLite's journal, hot,
 	 * for the next connection that may write: ours, now, or the
 	 * read-only one this run goes on with finds it and fails */
-	if (rc < 0) {
+	if (rc < 0 && (sqlite3_errcode(rw) & 0xff) != SQLITE_BUSY &&
+	    (sqlite3_errcode(rw) & 0xff) != SQLITE_LOCKED) {
 		sqlite3_exec(rw, "ROLLBACK", NULL, NULL, NULL);
 		sqlite3_exec(rw, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
 	}
