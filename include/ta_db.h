@@ -7,7 +7,7 @@
 
 #include "ta.h"
 
-#define TA_SCHEMA_VERSION 26
+#define TA_SCHEMA_VERSION 27
 
 /* events.role, set at ingestion from the category. Macros, so that SQL
  * text splices them: "role = " TA_SQL(TA_ROLE_GPU). */
@@ -29,6 +29,12 @@
 #define TA_CAT_SQL_(s) ", '" #s "'"
 #define TA_GPU_CATS_C TA_GPU_CATS(TA_CAT_C1_, TA_CAT_C_)
 #define TA_GPU_CATS_SQL TA_GPU_CATS(TA_CAT_SQL1_, TA_CAT_SQL_)
+
+/* One of the rarer args a row keeps in its column args (a JSON object:
+ * event_cols.h), as SQL: TA_ARG("e", "pg_size"). collective is text
+ * whatever it was written as (the column it was declared TEXT). */
+#define TA_ARG(tbl, key) "json_extract(" tbl ".args, '$." key "')"
+#define TA_ARG_TEXT(tbl, key) "CAST(" TA_ARG(tbl, key) " AS TEXT)"
 
 #define TA_SQL(x) TA_SQL_(x)
 #define TA_SQL_(x) #x

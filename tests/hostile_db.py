@@ -350,6 +350,38 @@ for name, sql, said in [
         rc, _, err = run(cmd, "--no-cache", d)
         refused("a shard's collective that " + name + ": " + cmd, rc, err, said)
 
+# events.args, the rarer args as JSON (memory's, collectives', cuda_sync's):
+# JSON that is not, or a value of another type, is an edited database:
+# refused as damaged (exit 3, naming the column), not a failure of ours
+# (exit 4, "malformed JSON"), and never a crash
+for name, src, sql, cmds in [
+        ("[memory] args not JSON", "testdata/mem_train",
+         "UPDATE events SET args = '{bad' WHERE rowid = (SELECT rowid FROM events"
+         " WHERE args IS NOT NULL LIMIT 1)", ("memory", "diagnose")),
+        ("collective args not JSON", "testdata/ddp_straggler/rank-0.pt.trace.json.gz",
+         "UPDATE events SET args = '[1,' WHERE args IS NOT NULL", ("comms", "stragglers"))]:
+    db = os.path.join(TMP, "args-%d.db" % len(checks))
+    rc, _, err = run("ingest", "-q", os.path.abspath(src), "-o", db)
+    assert rc == 0, err
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT count(*) FROM events WHERE args IS NOT NULL").fetchone()[0] > 0
+        c.execute(sql)
+        c.execute("DELETE FROM info WHERE key IN ('dev_rows', 'part')")
+    for cmd in cmds:
+        rc, _, err = run(cmd, db)
+        refused(name + ": " + cmd, rc, err, "events.args is not JSON")
+# a value of another type where a number was: read as what it is, no crash
+db = os.path.join(TMP, "args-types.db")
+rc, _, err = run("ingest", "-q", os.path.abspath("testdata/mem_train"), "-o", db)
+assert rc == 0, err
+with sqlite3.connect(db) as c:
+    c.execute("UPDATE events SET args = json_set(args, '$.total_allocated', 'lots',"
+              " '$.mem_addr', 1e308) WHERE args IS NOT NULL")
+    c.execute("DELETE FROM info WHERE key IN ('dev_rows', 'part')")
+rc, _, err = run("memory", db)
+check("[memory] args of other types: runs (rc %d: %s)" % (rc, err.strip()[:100]),
+      rc in (0, 3) and "Sanitizer" not in err and "runtime error" not in err)
+
 failed = [n for n, ok in checks if not ok]
 for n, ok in checks:
     print(("ok   " if ok else "FAIL ") + "hostile_db: " + n)

@@ -152,6 +152,10 @@ static void db_error(sqlite3 *db, int rc, const char *msg, struct ta_error *err)
 	else
 		code = now, msg = msg ? msg : sqlite3_errmsg(db);
 	damaged = (code & 0xff) == SQLITE_CORRUPT || (code & 0xff) == SQLITE_NOTADB;
+	/* events.args is JSON we wrote: JSON that is not is an edited or
+	 * damaged file, not a failure of ours (SQLite has no code for it) */
+	if ((code & 0xff) == SQLITE_ERROR && strcmp(msg, "malformed JSON") == 0)
+		damaged = 1, msg = "events.args is not JSON";
 	/* a damaged page met on the way, the code lost since (SQL logic
 	 * error, not an error): the damage is what failed */
 	if (!damaged && damage_seen && (code & 0xff) != SQLITE_NOMEM &&

@@ -11,7 +11,7 @@
  *
  * world: distributedInfo.world_size of the rank's trace, NULL if none.
  *
- * pg_size: the group's members (events.pg_size: "Group size", else the
+ * pg_size: the group's members (events.args pg_size: "Group size", else the
  * length of an uncut member list; the kernel's or its op's, the larger:
  * a smaller one would hide a missing rank), 0 if unknown.
  *
@@ -57,8 +57,10 @@ static const char coll_sql[] =
 " WITH comm_names AS (SELECT name_id FROM main.names"
 "  WHERE ta_kind(name, 'kernel', 0) = " TA_SQL(TA_KIND_COMM) "),"
 " k AS (SELECT g.rank, g.idx, g.ts_ns AS ts, g.ts_ns + max(g.dur_ns, 0) AS end_ts,"
-"  g.stream, g.correlation, g.external_id AS ext, g.collective, g.pg_name,"
-"  g.pg_size AS pg_n, g.in_nelems, g.out_nelems, g.dtype,"
+"  g.stream, g.correlation, g.external_id AS ext,"
+"  " TA_ARG_TEXT("g", "collective") " AS collective, g.pg_name,"
+"  " TA_ARG("g", "pg_size") " AS pg_n, " TA_ARG("g", "in_nelems") " AS in_nelems,"
+"  " TA_ARG("g", "out_nelems") " AS out_nelems, " TA_ARG("g", "dtype") " AS dtype,"
 "  kn.name AS kname"
 "  FROM main.events g JOIN main.names kn ON kn.name_id = g.name"
 "  WHERE g.role = " TA_SQL(TA_ROLE_GPU) " AND g.ts_ns IS NOT NULL AND g.dur_ns IS NOT NULL"
@@ -69,9 +71,10 @@ static const char coll_sql[] =
 "  AND r.idx = (SELECT max(x.idx) FROM main.events x WHERE x.role = "
       TA_SQL(TA_ROLE_RUNTIME) " AND x.rank = k.rank"
 "   AND x.correlation = k.correlation)),"
-" o AS (SELECT c.*, p.ts_ns AS op_ts, p.collective AS op_coll,"
-"  p.pg_name AS op_pg, p.pg_size AS op_n, p.in_nelems AS op_in,"
-"  p.out_nelems AS op_out, p.dtype AS op_dtype, p.tid AS op_tid FROM c"
+" o AS (SELECT c.*, p.ts_ns AS op_ts, " TA_ARG_TEXT("p", "collective") " AS op_coll,"
+"  p.pg_name AS op_pg, " TA_ARG("p", "pg_size") " AS op_n,"
+"  " TA_ARG("p", "in_nelems") " AS op_in, " TA_ARG("p", "out_nelems") " AS op_out,"
+"  " TA_ARG("p", "dtype") " AS op_dtype, p.tid AS op_tid FROM c"
 "  LEFT JOIN main.events p ON p.pg_name IS NOT NULL AND p.role = "
       TA_SQL(TA_ROLE_CPU_OP) " AND p.rank = c.rank"
 "  AND p.external_id = COALESCE(c.ext, c.call_ext)"

@@ -30,7 +30,8 @@ static const char facts_sql[] =
 /* nn.Module frames (with_modules): the names hold one */
 "  EXISTS (SELECT 1 FROM main.names WHERE name GLOB 'nn.Module: *')"
 " FROM main.files f LEFT JOIN (SELECT rank, min(ts_ns) AS lo, max(ts_ns) AS hi"
-"  FROM main.memory GROUP BY rank) m ON m.rank = f.rank"
+"  FROM main.events WHERE ph = 'i' AND name = (SELECT name_id FROM main.names"
+"   WHERE name = '[memory]') GROUP BY rank) m ON m.rank = f.rank"
 " ORDER BY f.rank";
 
 int ta_model_facts_rows(sqlite3 *db, const struct ta_query *q,

@@ -18,7 +18,9 @@ static const char common_sql[] =
 "CREATE TEMP VIEW trace_x AS SELECT e.rank, e.idx, c.name AS cat, n.name AS name,"
 "  e.ts_ns AS ts, e.dur_ns AS dur, e.external_id, e.correlation, e.tid,"
 "  e.input_dims, e.input_types, e.grid, e.block, e.registers, e.shared_mem, e.blocks_per_sm,"
-"  e.occupancy, e.device, e.python_id, e.python_parent_id, e.python_module_id"
+"  e.occupancy, e.device, " TA_ARG("e", "python_id") " AS python_id,"
+"  " TA_ARG("e", "python_parent_id") " AS python_parent_id,"
+"  " TA_ARG("e", "python_module_id") " AS python_module_id"
 "  FROM main.events e LEFT JOIN main.names c ON c.name_id = e.cat"
 "  LEFT JOIN main.names n ON n.name_id = e.name"
 "  WHERE e.ph = 'X' AND e." IN_SEL " AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL;"
@@ -70,11 +72,12 @@ static const char common_sql[] =
 /* CUPTI range profiler events and their counters (the parser kept their
  * args as JSON: a value cut short is left out) */
 "CREATE TEMP VIEW counter_ranges AS SELECT rank, idx, name, ts_ns AS ts"
-"  FROM main.events WHERE counters IS NOT NULL AND json_valid(counters)"
-"  AND " IN_SEL ";"
+"  FROM main.events e WHERE args IS NOT NULL"
+"  AND json_valid(" TA_ARG("e", "counters") ") AND " IN_SEL ";"
 "CREATE TEMP VIEW counter_vals AS SELECT e.rank, e.idx, j.key, j.value"
-"  FROM main.events e, json_each(e.counters) j WHERE e.counters IS NOT NULL"
-"  AND json_valid(e.counters) AND j.type IN ('integer', 'real');"
+"  FROM main.events e, json_each(" TA_ARG("e", "counters") ") j"
+"  WHERE e.args IS NOT NULL AND json_valid(" TA_ARG("e", "counters") ")"
+"  AND j.type IN ('integer', 'real');"
 /* the trace's clock: ts + base_ns is the Unix epoch in ns, the clock of
  * the allocator's recorder (Kineto writes baseTimeNanoseconds; a trace
  * without it has epoch times already: 0) */
@@ -121,11 +124,13 @@ static const char common_sql[] =
 "CREATE TEMP VIEW snapshot_events AS SELECT * FROM main.snap_events;"
 /* events_mem's WHERE (ph = 'i'), so that the index serves it */
 "CREATE TEMP VIEW mem AS SELECT rank, idx, pid, tid, ts_ns AS ts,"
-"  COALESCE(mem_device_type, -1) AS dev_type, COALESCE(device, -1) AS dev,"
-"  mem_addr AS addr, bytes, total_allocated AS allocated,"
-"  total_reserved AS reserved,"
+"  COALESCE(" TA_ARG("e", "mem_device_type") ", -1) AS dev_type,"
+"  COALESCE(device, -1) AS dev, " TA_ARG("e", "mem_addr") " AS addr, bytes,"
+"  " TA_ARG("e", "total_allocated") " AS allocated,"
+"  " TA_ARG("e", "total_reserved") " AS reserved,"
 /* as written, for the plugin's port (an odd type or id is no device there) */
-"  mem_device_type AS dev_type_raw, device AS dev_raw FROM main.events WHERE ph = 'i'"
+"  " TA_ARG("e", "mem_device_type") " AS dev_type_raw, device AS dev_raw"
+"  FROM main.events e WHERE ph = 'i'"
 "  AND name = (SELECT name_id FROM main.names WHERE name = '[memory]')"
 "  AND " IN_SEL " AND ts_ns IS NOT NULL;";
 

@@ -30,6 +30,10 @@ const char ta_db_schema_sql[] =
 "CREATE TABLE events (\n"
 TA_EVENT_COLUMNS(TA_SCHEMA_TEXT)
 ");\n"
+"-- events.args: the rarer args of an event (a few in a hundred have any),\n"
+"-- a JSON object of those present, under these keys (json_extract(args,\n"
+"-- '$.pg_size') reads one; the views memory and cpu_ops show theirs):\n"
+TA_EVENT_ARGS_JSON(TA_SCHEMA_TEXT)
 "CREATE TABLE info (key TEXT PRIMARY KEY, value);\n"
 "-- a CUDA allocator snapshot (torch.cuda.memory._dump_snapshot), when\n"
 "-- that is what was read: its segments and blocks at the dump, and the\n"
@@ -55,8 +59,9 @@ TA_EVENT_COLUMNS(TA_SCHEMA_TEXT)
 "  pid, tid, ts_ns, dur_ns, correlation, external_id, cbid FROM ev\n"
 "  WHERE cat_name IN ('cuda_runtime', 'cuda_driver', 'Runtime', 'mtia_runtime');\n"
 "CREATE VIEW cpu_ops AS SELECT rank, idx, cat_name AS kind, event_name AS name,\n"
-"  pid, tid, ts_ns, dur_ns, external_id, input_dims, input_types, python_id,\n"
-"  python_parent_id, seq_nr FROM ev\n"
+"  pid, tid, ts_ns, dur_ns, external_id, input_dims, input_types,\n"
+"  json_extract(args, '$.python_id') AS python_id,\n"
+"  json_extract(args, '$.python_parent_id') AS python_parent_id, seq_nr FROM ev\n"
 "  WHERE cat_name IN ('cpu_op', 'user_annotation', 'python_function', 'Operator');\n"
 "CREATE VIEW gpu_annotations AS SELECT rank, idx, event_name AS name, pid, tid,\n"
 "  device, stream, ts_ns, dur_ns, external_id FROM ev\n"
@@ -64,8 +69,11 @@ TA_EVENT_COLUMNS(TA_SCHEMA_TEXT)
 "CREATE VIEW steps AS SELECT rank, idx,\n"
 "  CAST(substr(event_name, 14) AS INTEGER) AS step, ts_ns, dur_ns FROM ev\n"
 "  WHERE cat_name = 'user_annotation' AND event_name GLOB 'ProfilerStep#[0-9]*';\n"
-"CREATE VIEW memory AS SELECT rank, idx, ts_ns, device, mem_device_type,\n"
-"  mem_addr, bytes, total_allocated, total_reserved FROM ev\n"
+"CREATE VIEW memory AS SELECT rank, idx, ts_ns, device,\n"
+"  json_extract(args, '$.mem_device_type') AS mem_device_type,\n"
+"  json_extract(args, '$.mem_addr') AS mem_addr, bytes,\n"
+"  json_extract(args, '$.total_allocated') AS total_allocated,\n"
+"  json_extract(args, '$.total_reserved') AS total_reserved FROM ev\n"
 "  WHERE ph = 'i' AND event_name = '[memory]';\n"
 "CREATE VIEW flows AS SELECT rank, idx, ph, cat_name AS kind, event_name AS name,\n"
 "  pid, tid, ts_ns, flow_id, flow_bp FROM ev WHERE ph IN ('s', 't', 'f');\n"
@@ -94,8 +102,8 @@ const char ta_db_index_sql[] =
 "  WHERE role = " TA_SQL(TA_ROLE_CPU_ANN) ";\n"
 "-- the CPU ops that issued collectives (record_param_comms: few rows), by\n"
 "-- the External id their launch call carries\n"
-"CREATE INDEX events_comm ON events (rank, external_id, ts_ns, collective,\n"
-"  pg_name, pg_size, in_nelems, out_nelems, dtype)\n"
+"CREATE INDEX events_comm ON events (rank, external_id, idx, ts_ns, pg_name,\n"
+"  tid, args)\n"
 "  WHERE pg_name IS NOT NULL AND role = " TA_SQL(TA_ROLE_CPU_OP) ";\n";
 
 /* Built on demand: 'ingest' writes them with the rest; a cached database

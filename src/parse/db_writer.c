@@ -93,6 +93,7 @@ struct ta_db_writer {
 	/* by statement row: the columns bound last time, to unbind the ones
 	 * a row leaves absent (cheaper than clearing every binding) */
 	uint64_t bound_multi[MULTI_ROWS], bound_one;
+	struct ta_buf args;          /* a row's column args, being made */
 	struct ta_batch_rec pending[MULTI_ROWS]; /* events not yet inserted */
 	pthread_mutex_t db_lock;     /* the connection */
 	/* the SQLite thread and its queue */
@@ -286,11 +287,11 @@ static int insert_pending(struct ta_db_writer *w, struct ta_db_feed *f,
 	if (n == MULTI_ROWS) {
 		for (i = 0; i < n; i++)
 			ta_row_bind(w->ins_multi, i, f->rank, &u[i],
-				   &w->bound_multi[i]);
+				    &w->bound_multi[i], &w->args);
 		return step(w, w->ins_multi, &f->events, n);
 	}
 	for (i = 0; i < n; i++) {
-		ta_row_bind(w->ins, 0, f->rank, &u[i], &w->bound_one);
+		ta_row_bind(w->ins, 0, f->rank, &u[i], &w->bound_one, &w->args);
 		if (step(w, w->ins, &f->events, 1) < 0)
 			return -1;
 	}
@@ -1059,6 +1060,7 @@ void ta_db_writer_abort(struct ta_db_writer *w)
 	if (!w)
 		return;
 	ta_buf_free(&w->skipped);
+	ta_buf_free(&w->args);
 	stop_thread(w);
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->cond);

@@ -66,14 +66,9 @@
 	X(CONCRETE, NONBLANK, TA_F_CONCRETE_INPUTS, 0, \
 	  "  concrete_inputs TEXT, -- args.\"Concrete Inputs\" (scalars: stride, is_causal),\n" \
 	    "              -- NULL when every entry is \"\"\n") \
-	X(PYID, VAL, TA_F_PYTHON_ID, 0, \
-	  "  python_id, python_parent_id, python_module_id, seq_nr, fwd_tid, cbid,\n") \
-	X(PYPARENT, VAL, TA_F_PYTHON_PARENT_ID, 0, \
-	  "") \
-	X(PYMODULE, VAL, TA_F_PYTHON_MODULE_ID, 0, \
-	  "") \
 	X(SEQ, VAL, TA_F_SEQ_NR, 0, \
-	  "") \
+	  "  seq_nr, fwd_tid, cbid,  -- autograd's sequence number and thread; CUPTI's\n" \
+	    "              -- callback id of a runtime call\n") \
 	X(FWD, VAL, TA_F_FWD_TID, 0, \
 	  "") \
 	X(CBID, VAL, TA_F_CBID, 0, \
@@ -82,37 +77,53 @@
 	  "  flow_id, flow_bp,     -- flow events (ph s/f/t): id and binding point\n") \
 	X(FLOW_BP, VAL, TA_F_BP, 0, \
 	  "") \
-	X(ALLOC, VAL, TA_F_TOTAL_ALLOCATED, 0, \
-	  "  total_allocated, total_reserved,  -- [memory] instant events, with\n") \
-	X(RESERVED, VAL, TA_F_TOTAL_RESERVED, 0, \
-	  "") \
-	X(MEM_ADDR, VAL, TA_F_MEM_ADDR, 0, \
-	  "  mem_addr, mem_device_type,        -- args.Addr, args.\"Device Type\"\n") \
-	X(MEM_DEV_TYPE, VAL, TA_F_MEM_DEVICE_TYPE, 0, \
-	  "") \
-	X(WAIT, VAL, TA_F_WAIT_ON_STREAM, 0, \
-	  "  wait_on_stream,       -- cuda_sync: the stream an event was recorded on\n") \
-	X(WAIT_CORR, VAL, TA_F_WAIT_CORR, 0, \
-	  "  wait_corr,            -- and its cudaEventRecord's correlation\n") \
-	X(COLL, VAL, TA_F_COLLECTIVE, 0, \
-	  "  collective TEXT,\n") \
 	X(PG_NAME, VAL, TA_F_PG_NAME, 0, \
 	  "  pg_name TEXT,         -- collectives: args.\"Process Group Name\"\n") \
-	X(PG_SIZE, GROUP, TA_F_GROUP_SIZE, TA_F_PG_RANKS, \
-	  "  pg_size INTEGER,      -- its members: args.\"Group size\", else the length\n" \
-	    "              -- of \"Process Group Ranks\" unless cut (\"[0, ..., 29, ...]\")\n") \
-	X(IN_NELEMS, VAL, TA_F_IN_NELEMS, 0, \
-	  "  in_nelems, out_nelems, dtype,  -- args.\"In msg nelems\", \"Out ...\", dtype\n") \
-	X(OUT_NELEMS, VAL, TA_F_OUT_NELEMS, 0, \
-	  "") \
-	X(DTYPE, VAL, TA_F_DTYPE, 0, \
-	  "") \
-	X(COUNTERS, VAL, TA_F_COUNTERS, 0, \
-	  "  counters    TEXT,     -- cuda_profiler_range: its args (CUPTI counters), JSON\n") \
+	X(ARGS, SELF, 0, 0, \
+	  "  args        TEXT,     -- the rarer args below as a JSON object, NULL if none\n") \
 	X(ROLE, SELF, 0, 0, \
 	  "  role        INTEGER NOT NULL  -- from cat: 1 GPU activity (kernel, memcpy,\n" \
 	    "              -- memset), 2 runtime/driver call, 3 cuda_sync, 4 CPU op or\n" \
 	    "              -- Python function, 5 GPU annotation, 6 CPU annotation\n" \
 	    "              -- (record_function, ProfilerStep#N), 0 other\n")
+
+/* The rarer args: a few events in a hundred carry any (collectives,
+ * [memory] instants, Python frames, cuda_sync, CUPTI ranges), and a column
+ * each cost every row of a trace (SQLite's work per row grows with the
+ * columns, present or NULL): they share the column args, a JSON object of
+ * the ones present under these keys, which the views (db_schema.c, the
+ * model's) give back as columns of these names.
+ * X(KEY, HOW, FIELD, OTHER, SCHEMA TEXT), HOW as above (VAL or GROUP), or
+ * TEXT: VAL, read back as text (the column was declared TEXT: a number
+ * became its text). */
+#define TA_EVENT_ARGS_JSON(X) \
+	X(collective, TEXT, TA_F_COLLECTIVE, 0, \
+	  "--   collective         args.\"Collective name\"\n") \
+	X(pg_size, GROUP, TA_F_GROUP_SIZE, TA_F_PG_RANKS, \
+	  "--   pg_size            its group's members: args.\"Group size\", else the\n" \
+	  "--                      length of \"Process Group Ranks\" unless cut\n" \
+	  "--                      (\"[0, ..., 29, ...]\")\n") \
+	X(in_nelems, VAL, TA_F_IN_NELEMS, 0, \
+	  "--   in_nelems, out_nelems, dtype  args.\"In msg nelems\", \"Out ...\", dtype\n") \
+	X(out_nelems, VAL, TA_F_OUT_NELEMS, 0, "") \
+	X(dtype, VAL, TA_F_DTYPE, 0, "") \
+	X(total_allocated, VAL, TA_F_TOTAL_ALLOCATED, 0, \
+	  "--   total_allocated, total_reserved, mem_addr, mem_device_type  [memory]\n" \
+	  "--                      instants: args.\"Total Allocated\", ..., Addr,\n" \
+	  "--                      \"Device Type\"\n") \
+	X(total_reserved, VAL, TA_F_TOTAL_RESERVED, 0, "") \
+	X(mem_addr, VAL, TA_F_MEM_ADDR, 0, "") \
+	X(mem_device_type, VAL, TA_F_MEM_DEVICE_TYPE, 0, "") \
+	X(python_id, VAL, TA_F_PYTHON_ID, 0, \
+	  "--   python_id, python_parent_id, python_module_id  Python frames'\n") \
+	X(python_parent_id, VAL, TA_F_PYTHON_PARENT_ID, 0, "") \
+	X(python_module_id, VAL, TA_F_PYTHON_MODULE_ID, 0, "") \
+	X(wait_on_stream, VAL, TA_F_WAIT_ON_STREAM, 0, \
+	  "--   wait_on_stream, wait_corr  cuda_sync: the stream an event was\n" \
+	  "--                      recorded on, and its cudaEventRecord's correlation\n") \
+	X(wait_corr, VAL, TA_F_WAIT_CORR, 0, "") \
+	X(counters, VAL, TA_F_COUNTERS, 0, \
+	  "--   counters           cuda_profiler_range: its args (CUPTI counters),\n" \
+	  "--                      JSON text\n")
 
 #endif

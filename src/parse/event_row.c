@@ -5,6 +5,8 @@
 #include "ta_db.h"
 #include "ta_parse.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Parameters of one row, in the events table's column order (from 1). */
@@ -138,9 +140,10 @@ static uint64_t bind_nonblank(sqlite3_stmt *st, int col,
 /* A process group's size: "Group size" as torch writes it, else the
  * items of its member list "[0, 1, 2]". Torch cuts a list past 30 ranks
  * ("[0, 1, ..., 29, ...]"): its length is then not the group's, and no
- * size is bound (unknown) rather than 30, which would hide missing ranks. */
-static uint64_t bind_group(sqlite3_stmt *st, int col, const struct ta_event *ev,
-			   enum ta_field size, enum ta_field list)
+ * size is given (unknown) rather than 30, which would hide missing ranks.
+ * Returns 0 for none. */
+static int64_t group_size(const struct ta_event *ev, enum ta_field size,
+			  enum ta_field list)
 {
 	const struct ta_val *v = &ev->f[list];
 	int64_t n = lenient_int(ev, size);
@@ -158,10 +161,102 @@ static uint64_t bind_group(sqlite3_stmt *st, int col, const struct ta_event *ev,
 	}
 	/* past 2^24 ranks a size is not one (an int64 read as a count of
 	 * missing ranks would be absurd): unknown */
-	if (n <= 0 || n > (1 << 24))
+	return n > 0 && n <= (1 << 24) ? n : 0;
+}
+
+/* A JSON string of len bytes as they are (invalid UTF-8 included, as
+ * text columns keep it; SQLite's JSON functions pass it through). */
+static void json_string(struct ta_buf *b, const char *s, size_t len)
+{
+	size_t i;
+
+	ta_buf_addc(b, '"');
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '"' || c == '\\') {
+			ta_buf_addc(b, '\\');
+			ta_buf_addc(b, (char)c);
+		} else if (c < 0x20) {
+			ta_buf_addf(b, "\\u%04x", c);
+		} else {
+			ta_buf_addc(b, (char)c);
+		}
+	}
+	ta_buf_addc(b, '"');
+}
+
+/* A value as JSON that json_extract gives back as the column had it: an
+ * integer, a real (with a point: 5.0 stays real; exact to the bit), or
+ * text. */
+static void json_value(struct ta_buf *b, const struct ta_event *ev,
+		       enum ta_field f)
+{
+	const struct ta_val *v = &ev->f[f];
+	char num[40];
+
+	switch (v->type) {
+	case TA_VAL_INT:
+		ta_buf_addf(b, "%lld", (long long)v->i);
+		break;
+	case TA_VAL_REAL:
+		if (isnan(v->d)) {
+			ta_buf_adds(b, "null");
+		} else if (isinf(v->d)) {
+			ta_buf_adds(b, v->d > 0 ? "1e999" : "-1e999");
+		} else {
+			snprintf(num, sizeof(num), "%.17g", v->d);
+			ta_buf_adds(b, num);
+			if (!strpbrk(num, ".e"))
+				ta_buf_adds(b, ".0");
+		}
+		break;
+	default:
+		json_string(b, ta_event_text(ev, f), v->len);
+		break;
+	}
+}
+
+static void json_key(struct ta_buf *b, const char *key)
+{
+	ta_buf_addc(b, b->len ? ',' : '{');
+	ta_buf_addc(b, '"');
+	ta_buf_adds(b, key);
+	ta_buf_adds(b, "\":");
+}
+
+#define ARGS_VAL(key, field, other) \
+	if (ev->f[field].type != TA_VAL_NONE) { \
+		json_key(b, #key); \
+		json_value(b, ev, field); \
+	}
+#define ARGS_GROUP(key, field, other) \
+	if ((n = group_size(ev, field, other)) > 0) { \
+		json_key(b, #key); \
+		ta_buf_addf(b, "%lld", (long long)n); \
+	}
+#define ARGS_TEXT ARGS_VAL
+#define ARGS_FIELD(key, how, field, other, text) ARGS_##how(key, field, other)
+#define ARGS_BIT(key, how, field, other, text) | 1ull << (field) | ARGS_OTHER_##how(other)
+#define ARGS_OTHER_VAL(other) 0
+#define ARGS_OTHER_TEXT(other) 0
+#define ARGS_OTHER_GROUP(other) 1ull << (other)
+
+/* The column args: the rarer args present (event_cols.h), as a JSON
+ * object in b; 0 if none (NULL). */
+static int build_args(struct ta_buf *b, const struct ta_event *ev)
+{
+	static const uint64_t any = 0 TA_EVENT_ARGS_JSON(ARGS_BIT);
+	int64_t n;
+
+	b->len = 0;
+	if (!(ev->set & any))
 		return 0;
-	sqlite3_bind_int64(st, col, n);
-	return 1ull << ((col - 1) % C_NCOLS);
+	TA_EVENT_ARGS_JSON(ARGS_FIELD)
+	if (!b->len)
+		return 0;
+	ta_buf_addc(b, '}');
+	return 1;
 }
 
 #define BIT(c) (1ull << ((c) - 1))
@@ -192,12 +287,12 @@ static uint64_t bind_times(sqlite3_stmt *st, int base,
 #define BIND_VAL(c, field, other) | bind_val(st, base + (c), ev, field)
 #define BIND_EITHER(c, field, other) | bind_either(st, base + (c), ev, field, other)
 #define BIND_NONBLANK(c, field, other) | bind_nonblank(st, base + (c), ev, field)
-#define BIND_GROUP(c, field, other) | bind_group(st, base + (c), ev, field, other)
 #define BIND_SELF(c, field, other)
 #define BIND_FIELD(name, how, field, other, text) BIND_##how(C_##name, field, other)
 
 void ta_row_bind(sqlite3_stmt *st, int row, int64_t rank,
-		       const struct ta_batch_rec *u, uint64_t *bound)
+		 const struct ta_batch_rec *u, uint64_t *bound,
+		 struct ta_buf *scratch)
 {
 	const struct ta_event *ev = &u->ev;
 	int base = row * C_NCOLS, c;
@@ -213,6 +308,11 @@ void ta_row_bind(sqlite3_stmt *st, int row, int64_t rank,
 		m |= bind_int(st, base, C_CAT, u->cat);
 	if (u->name)
 		m |= bind_int(st, base, C_NAME, u->name);
+	if (build_args(scratch, ev)) {
+		sqlite3_bind_text(st, base + C_ARGS, scratch->s, (int)scratch->len,
+				  SQLITE_TRANSIENT);
+		m |= BIT(C_ARGS);
+	}
 	/* every column the event's own fields fill (event_cols.h) */
 	m |= 0 TA_EVENT_COLUMNS(BIND_FIELD);
 	for (stale = *bound & ~m, c = 1; stale; stale >>= 1, c++)
