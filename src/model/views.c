@@ -7,6 +7,12 @@
 #define R(role) TA_SQL(TA_ROLE_##role)
 #define IN_SEL "rank IN (SELECT rank FROM temp.sel_ranks)"
 
+/* A CUPTI range's counters are a JSON object (json_type only once the
+ * text is known to be JSON: it fails on other text) */
+#define COUNTERS_OBJECT(e) \
+	"CASE WHEN json_valid(" TA_ARG(e, "counters") ") THEN json_type(" \
+	TA_ARG(e, "counters") ") END = 'object'"
+
 /* The same in both modes: raw rows of the selected ranks. */
 static const char common_sql[] =
 "CREATE TEMP VIEW gpu AS SELECT rank, idx, name, cat, ts_ns AS ts,"
@@ -70,13 +76,16 @@ static const char common_sql[] =
 "   WHERE w.rank = s.rank AND w.step = s.step);"  /* EXISTS: the index, not a
 						    * list per step (quadratic) */
 /* CUPTI range profiler events and their counters (the parser kept their
- * args as JSON: a value cut short is left out) */
+ * args as JSON: a value cut short is left out, and so is one that is not
+ * an object, as an edited database may hold: json_each would give it one
+ * row without a key) */
 "CREATE TEMP VIEW counter_ranges AS SELECT rank, idx, name, ts_ns AS ts"
-"  FROM main.events e WHERE args IS NOT NULL"
-"  AND json_valid(" TA_ARG("e", "counters") ") AND " IN_SEL ";"
+"  FROM main.events e WHERE args IS NOT NULL AND " COUNTERS_OBJECT("e")
+"  AND " IN_SEL ";"
 "CREATE TEMP VIEW counter_vals AS SELECT e.rank, e.idx, j.key, j.value"
-"  FROM main.events e, json_each(" TA_ARG("e", "counters") ") j"
-"  WHERE e.args IS NOT NULL AND json_valid(" TA_ARG("e", "counters") ")"
+"  FROM main.events e, json_each(CASE WHEN " COUNTERS_OBJECT("e") " THEN "
+   TA_ARG("e", "counters") " END) j"
+"  WHERE e.args IS NOT NULL AND " COUNTERS_OBJECT("e")
 "  AND j.type IN ('integer', 'real');"
 /* the trace's clock: ts + base_ns is the Unix epoch in ns, the clock of
  * the allocator's recorder (Kineto writes baseTimeNanoseconds; a trace

@@ -149,7 +149,8 @@ static int rank_rows(sqlite3 *db, int64_t rank, struct ta_table *t,
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t idx = sqlite3_column_int64(st, 0);
 		size_t r = ta_table_add_row(t), k;
-		char *key = ta_xstrdup((const char *)sqlite3_column_text(st, 2));
+		const char *txt = (const char *)sqlite3_column_text(st, 2);
+		char *key = ta_xstrdup(txt ? txt : "");
 		double value = sqlite3_column_double(st, 3);
 		int64_t kernel = sqlite3_column_int64(st, 1);
 
