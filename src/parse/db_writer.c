@@ -286,15 +286,16 @@ static int insert_pending(struct ta_db_writer *w, struct ta_db_feed *f,
 
 	if (n == MULTI_ROWS) {
 		for (i = 0; i < n; i++)
-			ta_row_bind(w->ins_multi, i, f->rank, &u[i],
-				    &w->bound_multi[i], &w->args);
+			if (ta_row_bind(w->ins_multi, i, f->rank, &u[i],
+					&w->bound_multi[i], &w->args) < 0)
+				return -1;
 		return step(w, w->ins_multi, &f->events, n);
 	}
-	for (i = 0; i < n; i++) {
-		ta_row_bind(w->ins, 0, f->rank, &u[i], &w->bound_one, &w->args);
-		if (step(w, w->ins, &f->events, 1) < 0)
+	for (i = 0; i < n; i++)
+		if (ta_row_bind(w->ins, 0, f->rank, &u[i], &w->bound_one,
+				&w->args) < 0 ||
+		    step(w, w->ins, &f->events, 1) < 0)
 			return -1;
-	}
 	return 0;
 }
 

@@ -5,6 +5,7 @@
 #include "ta_db.h"
 #include "ta_parse.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -290,9 +291,9 @@ static uint64_t bind_times(sqlite3_stmt *st, int base,
 #define BIND_SELF(c, field, other)
 #define BIND_FIELD(name, how, field, other, text) BIND_##how(C_##name, field, other)
 
-void ta_row_bind(sqlite3_stmt *st, int row, int64_t rank,
-		 const struct ta_batch_rec *u, uint64_t *bound,
-		 struct ta_buf *scratch)
+int ta_row_bind(sqlite3_stmt *st, int row, int64_t rank,
+		const struct ta_batch_rec *u, uint64_t *bound,
+		struct ta_buf *scratch)
 {
 	const struct ta_event *ev = &u->ev;
 	int base = row * C_NCOLS, c;
@@ -309,8 +310,12 @@ void ta_row_bind(sqlite3_stmt *st, int row, int64_t rank,
 	if (u->name)
 		m |= bind_int(st, base, C_NAME, u->name);
 	if (build_args(scratch, ev)) {
-		sqlite3_bind_text(st, base + C_ARGS, scratch->s, (int)scratch->len,
-				  SQLITE_TRANSIENT);
+		/* past SQLite's limit (a gigabyte of args in one event): the
+		 * insert fails, rather than store the row without them */
+		if (scratch->len > INT_MAX ||
+		    sqlite3_bind_text(st, base + C_ARGS, scratch->s, (int)scratch->len,
+				      SQLITE_TRANSIENT) != SQLITE_OK)
+			return -1;
 		m |= BIT(C_ARGS);
 	}
 	/* every column the event's own fields fill (event_cols.h) */
@@ -319,4 +324,5 @@ void ta_row_bind(sqlite3_stmt *st, int row, int64_t rank,
 		if (stale & 1)
 			sqlite3_bind_null(st, base + c);
 	*bound = m;
+	return 0;
 }

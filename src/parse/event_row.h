@@ -19,9 +19,10 @@ int ta_row_dropped(const struct ta_event *ev, int role);
 /* Binds an event as row `row` of such an insert (scratch: room for its
  * column args, which SQLite copies). *bound holds the
  * columns this row of the statement had bound before (0 at first): those
- * the event leaves absent are unbound, the rest kept for next time. */
-void ta_row_bind(sqlite3_stmt *st, int row, int64_t rank,
-		 const struct ta_batch_rec *u, uint64_t *bound,
-		 struct ta_buf *scratch);
+ * the event leaves absent are unbound, the rest kept for next time.
+ * -1 if a value cannot be bound (too long: SQLite's message says so). */
+int ta_row_bind(sqlite3_stmt *st, int row, int64_t rank,
+		const struct ta_batch_rec *u, uint64_t *bound,
+		struct ta_buf *scratch);
 
 #endif
