@@ -248,8 +248,10 @@ static void finish(struct walker *w)
 			parent->dup = d;
 			return;
 		}
-		if (parent->has_dup && parent->nchildren == 2)
+		if (parent->has_dup && parent->nchildren == 2) {
 			commit(w, &parent->dup); /* a second child: no dup */
+			parent->has_dup = 0; /* counted: not again at its end */
+		}
 	}
 	commit(w, &d);
 }
