@@ -197,6 +197,35 @@ int ta_db_exec(sqlite3 *db, const char *sql, struct ta_error *err)
 	return -1;
 }
 
+/* The schema version an info TABLE names, or -1: read before
+ * check_objects, so only a plain table without generated columns is
+ * asked (no view's or column's code runs). */
+static int64_t stated_version(sqlite3 *db)
+{
+	if (ta_db_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
+		      " AND name = 'info'", 0) != 1 ||
+	    ta_db_int(db, "SELECT count(*) FROM pragma_table_xinfo('info')"
+		      " WHERE hidden IN (2, 3)", 1) != 0)
+		return -1; /* a generated column runs code on read */
+	return ta_db_int(db, "SELECT CASE WHEN typeof(value) = 'integer' THEN value"
+			 " END FROM info WHERE key = 'schema_version'", -1);
+}
+
+/* A database another build made (ingest -o of an older release) is told
+ * so, with both versions, before its tables are compared word for word
+ * (which it would fail as "not the one traceanalyze makes"). */
+static int check_older(sqlite3 *db, const char *path, struct ta_error *err)
+{
+	int64_t v = stated_version(db);
+
+	if (v < 0 || v == TA_SCHEMA_VERSION)
+		return 0;
+	ta_error_set(err, TA_EXIT_INPUT, "'%s': not a traceanalyze database of "
+		     "schema %d (it is of schema %lld: ingest its traces again)",
+		     path, TA_SCHEMA_VERSION, (long long)v);
+	return -1;
+}
+
 static int check_version(sqlite3 *db, const char *path, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
@@ -561,7 +590,8 @@ int ta_db_open(const char *path, sqlite3 **db, struct ta_error *err)
 	 * lock there is not damage) */
 	sqlite3_busy_timeout(*db, BUSY_MS);
 	sqlite3_progress_handler(*db, VET_STEPS, vet_progress, &calls);
-	if (check_objects(*db, path, err) < 0 || check_version(*db, path, err) < 0) {
+	if (check_older(*db, path, err) < 0 || check_objects(*db, path, err) < 0 ||
+	    check_version(*db, path, err) < 0) {
 		sqlite3_close(*db);
 		*db = NULL;
 		return -1;
