@@ -235,6 +235,32 @@ START_TEST(test_more_cpu_index_on_demand)
 }
 END_TEST
 
+/* The rarer args are JSON in events.args: a collective's name with
+ * quotes, a backslash and control characters comes back as written, and
+ * a newline or tab takes JSON's two-byte escape, not six (\u000a). */
+START_TEST(test_more_args_escapes)
+{
+	static const char trace[] =
+		"{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\","
+		" \"name\": \"record_param_comms\", \"ts\": 1, \"dur\": 2,"
+		" \"args\": {\"Collective name\": \"a\\nb\\tc\\\"d\\\\e\\u0001f\","
+		" \"Process Group Name\": \"0\"}}]}";
+	char *dir;
+	sqlite3 *db = open_trace(&dir, trace);
+	char *name = ta_db_text(db, "SELECT json_extract(args, '$.collective')"
+				" FROM events");
+	char *args = ta_db_text(db, "SELECT args FROM events");
+
+	ck_assert_ptr_nonnull(name);
+	ck_assert_str_eq(name, "a\nb\tc\"d\\e\001f");
+	ck_assert_ptr_nonnull(args);
+	ck_assert_ptr_nonnull(strstr(args, "\"a\\nb\\tc\\\"d\\\\e\\u0001f\""));
+	free(name);
+	free(args);
+	close_trace(db, dir);
+}
+END_TEST
+
 /* Kineto's ac2g flows are not stored (the correlation gives the pair);
  * fwdbwd's are, and so is any other event of an ac2g category. The file
  * still counts every event read, and idx keeps each event's place. */
@@ -333,6 +359,7 @@ Suite *suite_more(void)
 	tcase_add_test(tc, test_more_launch);
 	tcase_add_test(tc, test_more_cpu_index_on_demand);
 	tcase_add_test(tc, test_more_ac2g_not_stored);
+	tcase_add_test(tc, test_more_args_escapes);
 	tcase_add_loop_test(tc, test_more_stream, 0, 2);
 	tcase_add_test(tc, test_more_queue);
 	tcase_add_test(tc, test_more_membw_residue);

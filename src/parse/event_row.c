@@ -179,7 +179,16 @@ static void json_string(struct ta_buf *b, const char *s, size_t len)
 			ta_buf_addc(b, '\\');
 			ta_buf_addc(b, (char)c);
 		} else if (c < 0x20) {
-			ta_buf_addf(b, "\\u%04x", c);
+			/* the short forms where JSON has them: a newline is 2
+			 * bytes, not 6 (escape-heavy args grow less) */
+			const char *esc = c == '\n' ? "\\n" : c == '\t' ? "\\t" :
+					  c == '\r' ? "\\r" : c == '\b' ? "\\b" :
+					  c == '\f' ? "\\f" : NULL;
+
+			if (esc)
+				ta_buf_adds(b, esc);
+			else
+				ta_buf_addf(b, "\\u%04x", c);
 		} else {
 			ta_buf_addc(b, (char)c);
 		}
