@@ -307,29 +307,7 @@ static const char win_sql[] =
 /* by rank: the filter looks a rank up per row (quadratic in ranks without) */
 "CREATE INDEX temp.win_rank ON win (rank);";
 
-/* the cut as the rows go in: a DELETE after cost a scan of every row and
- * undoing their index entries (20 of 90 ms on 200 MB); LIMIT -1 keeps the
- * inner SELECT whole, so its launch lookup runs once a row */
-#define DEFAULT_DEV_SELECT \
-"SELECT * FROM (SELECT e.rank, e.idx, e.name, e.ts_ns AS ts," \
-"  max(e.dur_ns, 0) AS dur, e.stream, e.correlation," \
-"  COALESCE(e.gbps, 0.0) AS gbps," \
-"  COALESCE(ta_kind_known(e.name, e.cat, 0), ta_kind_learn(e.name, e.cat, 0," \
-"   (SELECT name FROM names WHERE name_id = e.name)," \
-"   (SELECT name FROM names WHERE name_id = e.cat))) AS kind, 1 AS idle_kernel," \
-"  CASE WHEN e.correlation = -1 THEN NULL ELSE (SELECT r.ts_ns FROM events r" \
-"   WHERE r.role = " TA_SQL(TA_ROLE_RUNTIME) " AND r.rank = e.rank AND r.correlation = e.correlation" \
-"   ORDER BY r.idx DESC LIMIT 1) END AS launch_ts," \
-"  e.idx AS ord, e.pid, e.tid, e.blocks_per_sm, e.occupancy, e.shared_mem" \
-" FROM events e" \
-" WHERE e.role = " TA_SQL(TA_ROLE_GPU) " AND e.rank IN (SELECT rank FROM sel_ranks)" \
-"  AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL LIMIT -1) x" \
-" WHERE (x.launch_ts IS NULL AND x.correlation >= 0 AND x.correlation <" \
-"   " TA_FIRST_CALL_SQL("x.rank") ")" \
-"  OR COALESCE(x.launch_ts, x.ts) < COALESCE((SELECT last_start FROM win w" \
-"  WHERE w.rank = x.rank), 9223372036854775807)"
-static const char default_dev_sql[] = "INSERT INTO dev " DEFAULT_DEV_SELECT ";";
-
+/* the rows themselves: ta_model_fill_dev (dev_fill.c), rank by rank */
 
 /* dev_table_sql's columns, in order */
 #define DEV_COLUMNS "rank,idx,name,ts,dur,stream,correlation,gbps,kind," \
@@ -407,9 +385,10 @@ int ta_model_write_dev_rows(sqlite3 *rw, void *unused, struct ta_error *err)
 		* indexed after cost twice the rows themselves */
 	       ta_db_exec(rw, "CREATE TABLE main.dev_rows " DEV_DECL ";"
 			  "CREATE INDEX main.dev_rows_ts ON dev_rows (rank, ts);"
-			  "CREATE INDEX main.dev_rows_corr ON dev_rows (rank, correlation);"
-			  "INSERT INTO main.dev_rows " DEFAULT_DEV_SELECT ";"
-			  "INSERT INTO info VALUES ('dev_rows', '" TA_MODEL_ID "');",
+			  "CREATE INDEX main.dev_rows_corr ON dev_rows (rank, correlation);",
+			  err) < 0 ||
+	       ta_model_fill_dev(rw, "main.dev_rows", err) < 0 ||
+	       ta_db_exec(rw, "INSERT INTO info VALUES ('dev_rows', '" TA_MODEL_ID "');",
 			  err) < 0 ? -1 : 0;
 }
 
@@ -491,7 +470,7 @@ int ta_model_dev(sqlite3 *db, const struct ta_query *q, struct ta_error *err)
 	if (ta_db_exec(db, dev_table_sql, err) < 0)
 		return -1;
 	return ta_rules(q)->trace_frame ? prepare_hta(db, err)
-			     : ta_db_exec(db, default_dev_sql, err);
+			     : ta_model_fill_dev(db, "temp.dev", err);
 }
 
 int64_t ta_model_min_ts(sqlite3 *db, const struct ta_query *q)

@@ -20,6 +20,9 @@ int ta_model_write_dev_rows(sqlite3 *rw, void *unused, struct ta_error *err);
  * its name holds: what a later run reuses; anything else is only read. */
 void ta_model_write_entry(sqlite3 *db, int (*fn)(sqlite3 *rw, void *arg,
 						   struct ta_error *err), void *arg);
+/* The default rules' device rows of every rank in sel_ranks into table
+ * (temp.dev, main.dev_rows; win made), rank by rank (dev_fill.c). */
+int ta_model_fill_dev(sqlite3 *db, const char *table, struct ta_error *err);
 /* step_win and span (window.c): by the steps, or first to last GPU work. */
 int ta_model_windows(sqlite3 *db, int by_steps, struct ta_error *err);
 /* The views of the model, by the default rules or HTA's. */
