@@ -429,10 +429,14 @@ int ta_roofline_run(sqlite3 *db, const struct ta_query *q,
 /* diff's ops whose efficiency changed (diff_roof.c) */
 int ta_diff_roofline(sqlite3 *base, sqlite3 *db, const struct ta_query *q,
 		     struct ta_table **out, struct ta_error *err);
-/* diagnose's low_efficiency findings, appended to its findings table */
+/* diagnose's low_efficiency findings, appended to its findings table;
+ * beside: how much of each rank's kernels ran beside collectives
+ * (advice.h) */
 struct ta_traits;
+struct ta_beside;
 int ta_roofline_findings(sqlite3 *db, const struct ta_query *q, struct ta_table *f,
-			 const struct ta_traits *run, struct ta_error *err);
+			 const struct ta_traits *run, const struct ta_beside *beside,
+			 struct ta_error *err);
 
 /* overview: the TensorBoard plugin's step-time breakdown per rank and
  * kept step (out), with per rank the average step and the GPU summary

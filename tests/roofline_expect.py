@@ -150,6 +150,36 @@ p = subprocess.run(["./traceanalyze", "diagnose", "--findings", "--format", "csv
 check("diagnose: no low_efficiency where GEMMs reach their roof",
       not any(r["kind"] == "low_efficiency" for r in csv.DictReader(io.StringIO(p.stdout))))
 
+# low_efficiency names what the trace rules out (helper-41: every GEMM of
+# ddp_straggler is a multiple of 64, yet rank 0 was told to pad its shapes;
+# its GEMMs ran 79 % of their time beside all-reduces held by the late peer)
+def low_eff(path, *extra):
+    p = subprocess.run(["./traceanalyze", "diagnose", "--findings", "--format", "csv", *extra, path],
+                       capture_output=True, text=True)
+    return [r for r in csv.DictReader(io.StringIO(p.stdout)) if r["kind"] == "low_efficiency"]
+
+
+f = low_eff("testdata/ddp_straggler")
+check("diagnose: ddp_straggler's slow GEMMs are named beside communication, not told to pad",
+      f and all(r["where"] == "aten::mm (tf32, compute-bound, beside communication)"
+                and "pad" not in r["advice"] and "collectives" in r["advice"] for r in f))
+f = low_eff("testdata/roof_prefill")
+check("diagnose: prefill's LM head (a vocabulary of 50257) is still told to pad",
+      any(r["where"] == "aten::mm (fp16, compute-bound)" and "50304" in r["advice"] for r in f))
+with tempfile.TemporaryDirectory() as tmp:
+    # the same rank with its collectives' kernels taken out: nothing ran
+    # beside its GEMMs, whose shapes are all multiples of 64
+    with gzip.open("testdata/ddp_straggler/rank-0.pt.trace.json.gz", "rt") as fh:
+        t = json.load(fh)
+    t["traceEvents"] = [e for e in t["traceEvents"]
+                        if not (e.get("cat") == "kernel" and "nccl" in e.get("name", "").lower())]
+    with open(os.path.join(tmp, "rank-0.json"), "w") as fh:
+        json.dump(t, fh)
+    f = low_eff(os.path.join(tmp, "rank-0.json"), "--no-cache")
+    check("diagnose: GEMMs far below the roof at shapes all multiples of 64: not told to pad",
+          f and all(r["where"] == "aten::mm (tf32, compute-bound, aligned shapes)"
+                    and "will not help" in r["advice"] for r in f))
+
 # no shapes: unknown, never 0
 with tempfile.TemporaryDirectory() as tmp:
     with gzip.open("testdata/roof_resnet/rank-0.pt.trace.json.gz", "rt") as f:

@@ -32,10 +32,20 @@ static int mentions(const char *s, const char *const *words)
 }
 
 /* where: "aten::mm (bf16, memory-bound)": the cure by family and side of
- * the ridge (roofline says how far below its roof each shape is). */
+ * the ridge (roofline says how far below its roof each shape is), and
+ * what roofline_findings.c ruled out ("beside communication", "aligned
+ * shapes"). */
 static const char *low_efficiency(const char *where)
 {
 	int memory = strstr(where, "memory-bound") != NULL;
+
+	if (strstr(where, ", beside communication)"))
+		return "its kernels ran beside collectives, which take SMs and "
+		       "memory bandwidth while they run (overlap's slowed_us is "
+		       "the time computation lost to them): the shapes are not the "
+		       "cause. Collectives held long by a late peer (stragglers) "
+		       "slow it most; a peer's rank running the same shapes alone "
+		       "shows their own speed";
 
 	/* the fused backends' own ops: telling them to use one is no cure */
 	if (strstr(where, "attention") && !memory &&
@@ -65,6 +75,12 @@ static const char *low_efficiency(const char *where)
 		return "convolutions below their roof: channels_last, bf16/fp16 and "
 		       "channel counts that are multiples of 8 let cuDNN use its tensor-core "
 		       "kernels (torch.backends.cudnn.benchmark=True picks the fastest)";
+	if (strstr(where, ", aligned shapes)"))
+		return "compute-bound GEMMs far below the peak whose dimensions are "
+		       "all multiples of 64 already (padding them will not help): "
+		       "small GEMMs leave SMs idle (few tiles a wave), and kernels "
+		       "running beside them on other streams take SMs; roofline "
+		       "--group-by shape shows each shape's share of the peak";
 	return memory ?
 	       "memory-bound GEMMs read every weight for few rows (decode, a small "
 	       "batch): batch more tokens per GEMM, or fuse the layers; "
@@ -243,4 +259,33 @@ const char *ta_advice(enum finding_kind kind, const char *where,
 	default:
 		return "";
 	}
+}
+
+void ta_beside_add(struct ta_beside *s, int64_t rank, int64_t name, int64_t dur,
+		   int64_t over)
+{
+	size_t i;
+
+	/* a rank's kernels come together: its few names are near the end */
+	for (i = s->n; i > 0 && s->v[i - 1].rank == rank; i--)
+		if (s->v[i - 1].name == name) {
+			s->v[i - 1].dur += dur;
+			s->v[i - 1].over += over;
+			return;
+		}
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 64;
+		s->v = ta_xrealloc(s->v, s->cap * sizeof(*s->v));
+	}
+	s->v[s->n++] = (struct ta_beside_kernel){ rank, name, dur, over };
+}
+
+double ta_beside_share(const struct ta_beside *s, int64_t rank, int64_t name)
+{
+	size_t i;
+
+	for (i = 0; s && i < s->n; i++)
+		if (s->v[i].rank == rank && s->v[i].name == name)
+			return s->v[i].dur > 0 ? (double)s->v[i].over / (double)s->v[i].dur : 0;
+	return 0;
 }

@@ -25,6 +25,19 @@ extern const char *const ta_finding_names[NKINDS + 1];  /* NULL-ended */
 /* ... reported below this share of the roof */
 #define TA_ROOF_LOW_PCT 35.0
 
+/* How much of each computation kernel's time, by rank and kernel name,
+ * ran beside a collective (diagnose's comm_costs), for the
+ * low_efficiency findings: a GEMM that NCCL shares the SMs with is not
+ * cured by its shapes. */
+struct ta_beside {
+	struct ta_beside_kernel { int64_t rank, name, dur, over; } *v;
+	size_t n, cap;
+};
+void ta_beside_add(struct ta_beside *s, int64_t rank, int64_t name, int64_t dur,
+		   int64_t over);
+/* the share of a kernel name's time on rank that ran beside one (0: none) */
+double ta_beside_share(const struct ta_beside *s, int64_t rank, int64_t name);
+
 /* The advice for a finding of this kind whose where is where. */
 const char *ta_advice(enum finding_kind kind, const char *where,
 		      const struct ta_traits *run);

@@ -113,7 +113,8 @@ static void add_finding(struct findings *f, int64_t rank, int64_t step,
 /* What communication added to each computation row, as overlap counts
  * it (exposed.h): slowed beside a collective, or launched by gradient
  * sync's own ops. */
-static void comm_costs(int64_t rank, struct rank_data *d, struct ta_sync_ops *sync)
+static void comm_costs(int64_t rank, struct rank_data *d, struct ta_sync_ops *sync,
+		       struct ta_beside *beside)
 {
 	struct ta_union comm = { 0 };
 	struct ta_comp_kernel *k = ta_xcalloc(d->ngpu + 1, sizeof(*k));
@@ -129,8 +130,10 @@ static void comm_costs(int64_t rank, struct rank_data *d, struct ta_sync_ops *sy
 				0, 0, (int64_t)i };
 	}
 	ta_comm_slowdown(k, n, &comm);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		d->gpu[k[i].at].comm_cost = k[i].slowed;
+		ta_beside_add(beside, rank, k[i].name, k[i].dur, k[i].over);
+	}
 	for (i = 0; sync->n && i < d->ngpu; i++)
 		if (d->gpu[i].kind != TA_KIND_COMM && d->gpu[i].launched != INT64_MAX &&
 		    ta_sync_ops_launched(sync, rank, d->gpu[i].launched))
@@ -206,7 +209,8 @@ static int load_gpu(sqlite3 *db, int64_t rank, struct rank_data *d,
 }
 
 static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
-		     struct ta_sync_ops *sync, struct ta_error *err)
+		     struct ta_sync_ops *sync, struct ta_beside *beside,
+		     struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	struct ta_launches calls = { NULL, 0, 0 };
@@ -223,7 +227,7 @@ static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 	ta_launches_free(&calls);
 	if (rc < 0)
 		return -1;
-	comm_costs(rank, d, sync);
+	comm_costs(rank, d, sync, beside);
 	if (ta_db_prepare(db, "SELECT COALESCE(correlation, -1) FROM first_call"
 			  " WHERE rank = ?", &st, err) < 0)
 		return -1;
@@ -1010,6 +1014,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	struct ta_peers peers;
 	struct ta_sync_ops sync = { 0 };
 	struct ta_peer_shares shares = { 0 };
+	struct ta_beside beside = { NULL, 0, 0 };
 	int64_t *steps = NULL, nranks, done = 0;
 	size_t nsteps, i;
 	int rc = 0, step_rc = SQLITE_DONE;
@@ -1047,7 +1052,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		struct diag_ctx c = { db, o, &f, &d, &peers,
 				      sqlite3_column_int64(ranks, 0), -1, 0, &shares };
 
-		rc = load_rank(db, c.rank, &d, &sync, err);
+		rc = load_rank(db, c.rank, &d, &sync, &beside, err);
 		if (rc == 0)
 			rc = steps_of(db, c.rank, &steps, &nsteps, err);
 		for (i = 0; rc == 0 && i < nsteps; i++) {
@@ -1076,12 +1081,13 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 			rc = memory_findings(db, q, *findings, &run, err);
 	}
 	if (rc == 0 && o->findings)
-		rc = ta_roofline_findings(db, q, *findings, &run, err);
+		rc = ta_roofline_findings(db, q, *findings, &run, &beside, err);
 	if (rc == 0)   /* the order shards joined give (ta_diagnose_join) */
 		ta_table_sort(*findings, by_rank_memory_last);
 	ta_peers_free(&peers);
 	ta_sync_ops_free(&sync);
 	free(shares.v);
+	free(beside.v);
 	free(steps);
 	free(d.gpu);
 	ta_host_free(&d.host);
