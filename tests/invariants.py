@@ -21,7 +21,8 @@ count; exit 1 on any failure.
     is that rank in every kept step, the first included;
   - comms: a rank's waits are stragglers' wait_us over its kept steps,
     its kernel time at least their comm_us, wait + transfer = total;
-  - critical-path --what-if with a pattern that matches nothing warns.
+  - critical-path --what-if with a pattern that matches nothing warns;
+  - a host_region finding costs no more than its range lasted.
 """
 import csv
 import glob
@@ -390,6 +391,22 @@ def modules_measured(name, path, measured):
                   name, block, col, ours, want, ours / want), 0.75 * want <= ours <= 1.03 * want)
 
 
+def host_regions(name, path):
+    """A host_region finding costs no more than its range lasted: a range
+    names only the part of a GPU hole it covers (helper-41: data_loading
+    of 20.2 ms was a 27.9 ms finding, the whole hole)."""
+    ann, _ = run("annotations", path)
+    fs, _ = run("diagnose", path, "--findings")
+    longest = {(r["rank"], r["name"]): num(r, "max_us") for r in ann or []}
+    for r in fs or []:
+        k = (r["rank"], r["where"])
+        if r["kind"] == "host_region" and longest.get(k) is not None:
+            check("%s rank %s step %s: host_region %s costs %s us, at most %d x its "
+                  "longest %.1f us" % (name, r["rank"], r["step"], r["where"], r["cost_us"],
+                                       int(r["count"]), longest[k]),
+                  num(r, "cost_us") <= longest[k] * int(r["count"]) + 0.001)
+
+
 def what_if(name, path):
     _, err = run("critical-path", path, "--what-if", "cpu:*no-such-thing-on-any-path*=0", quiet=False)
     check("%s: a --what-if pattern that matches nothing warns" % name, "matches nothing" in (err or ""))
@@ -403,6 +420,7 @@ def job(name, path, measured=None, planted=None, multi=False):
     kernels_window(name, path)
     kernels_by_op(name, path)
     memory_frees(name, path)
+    host_regions(name, path)
     if multi:
         overlap(name, path, measured)
         overlap_steps(name, path)

@@ -276,6 +276,26 @@ int ta_host_name(struct ta_host *h, int64_t a, int64_t b, int ops_too,
 	return i < 0 ? 0 : label_of(h, h->spans.v[i].name, buf, len);
 }
 
+int ta_host_name_part(struct ta_host *h, int64_t a, int64_t b, char *buf,
+		      size_t len, int64_t *lo, int64_t *hi)
+{
+	struct ta_error err = { 0, "", 0 };
+	const struct ta_host_span *x;
+	long i;
+
+	snprintf(buf, len, "(no annotation)");
+	*lo = a;
+	*hi = b;
+	if (!h->spans.loaded && ta_host_spans_load(h->db, h->rank, &h->spans, &err) < 0)
+		return -1;
+	if ((i = ta_host_spans_overlapping(&h->spans, a, b)) < 0)
+		return 0;
+	x = &h->spans.v[i];
+	*lo = x->ts > a ? x->ts : a;
+	*hi = x->end < b ? x->end : b;
+	return label_of(h, x->name, buf, len);
+}
+
 /* the longest cpu_op: how far back the op that launched a call can start */
 static int max_op_dur(struct ta_host *d)
 {

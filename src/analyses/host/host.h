@@ -54,6 +54,10 @@ const struct ta_sync *ta_host_sync_in(const struct ta_host *h, int64_t a,
  * frame) over at least half of it and at most 4 times as long. */
 int ta_host_name(struct ta_host *h, int64_t a, int64_t b, int ops_too,
 		 char *buf, size_t len);
+/* The range ta_host_name names [a, b] after (ops_too 0), and the part of
+ * [a, b] it covers, [*lo, *hi]; the whole of it for "(no annotation)". */
+int ta_host_name_part(struct ta_host *h, int64_t a, int64_t b, char *buf,
+		      size_t len, int64_t *lo, int64_t *hi);
 /* The user's code over [a, b]: the innermost Python frame of the user's
  * own files, else the innermost record_function range; "" if none. */
 int ta_host_call_site(struct ta_host *h, int64_t a, int64_t b, char *buf,
