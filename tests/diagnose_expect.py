@@ -225,6 +225,12 @@ check("loader_starved: the loader's cost %.0f %% of the steps (profiler off: %.0
       wait >= 0.7 * total)
 check("loader_starved: the advice knows the workers run", f and all("workers run" in x["advice"] for x in f))
 
+# tb_gloo: rank 1 sleeps 20 ms a step and rank 0 waits in gloo:all_reduce;
+# the rank that waits is not told to make the collective cheaper
+g = [x for x in findings("tb_gloo") if x["kind"] == "host_region" and x["where"] == "gloo:all_reduce"]
+check("tb_gloo: a CPU collective's finding says the ranks wait in it (%d)" % len(g),
+      g and all("slowest rank" in x["advice"] and "make it cheaper" not in x["advice"] for x in g))
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL diagnose:", n)

@@ -129,6 +129,16 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 		       "launches: compile a larger region (fewer, larger calls), "
 		       "or mode=\"reduce-overhead\" to replay its launches as "
 		       "CUDA graphs";
+	/* a collective on the CPU (gloo, mpi, ucc): not made cheaper by the
+	 * rank that waits in it (tb_gloo's rank 0 was told so, while its peer
+	 * slept 20 ms a step) */
+	if (strncmp(where, "gloo:", 5) == 0 || strncmp(where, "mpi:", 4) == 0 ||
+	    strncmp(where, "ucc:", 4) == 0)
+		return "a collective on the CPU held the step: its time is the "
+		       "transfer and the wait for the slowest rank; compare the "
+		       "ranks' time in it (annotations: the rank that spends "
+		       "least in it is the one the others wait for) and fix that "
+		       "rank, or move the collectives to the GPU (NCCL)";
 	if (mentions(where, ddp))
 		return "DDP's forward waits here for the other ranks (the last "
 		       "step's all-reduce, its buffer broadcast, its bucket "
