@@ -72,7 +72,7 @@ sqlite3 *ta_plan_db(struct ta_plan *p, struct ta_error *err)
  * damaged-database line below names it once). */
 static void drop_own_name(char *msg, const char *path)
 {
-	size_t n = path ? strlen(path) : 0;
+	size_t n = strlen(path);
 
 	if (n && msg[0] == '\'' && strncmp(msg + 1, path, n) == 0 &&
 	    strncmp(msg + 1 + n, "': ", 3) == 0)
@@ -88,6 +88,8 @@ static int damaged(struct ta_plan *p, int may_retry, struct ta_error *err)
 	const char *path = sqlite3_db_filename(p->db, "main");
 	char msg[sizeof(err->msg)];
 
+	if (!path)
+		path = "";
 	/* the section's error says it, or the connection still does, or
 	 * SQLite's log met a damaged page on the way */
 	if (!err->damaged && !ta_db_damage_seen() && code != SQLITE_CORRUPT &&
@@ -103,8 +105,7 @@ static int damaged(struct ta_plan *p, int may_retry, struct ta_error *err)
 		ta_db_damage_clear();   /* the new one is not */
 		return 1;
 	}
-	ta_error_set(err, TA_EXIT_INPUT, "'%s': damaged database (%s)",
-		     path ? path : "", msg);
+	ta_error_set(err, TA_EXIT_INPUT, "'%s': damaged database (%s)", path, msg);
 	if (ta_input_is_cached(path))
 		unlink(path); /* the next run builds it again */
 	return 0;
