@@ -801,6 +801,39 @@ START_TEST(test_zvfs_forged)
 }
 END_TEST
 
+/* Whole records no writer of ours makes, header crc right: a block far
+ * past what the records before it hold (block 4194303 of a 256 GB size,
+ * then the size back: every open indexed 4 million blocks, 200 MB, and
+ * each later size record walked them all), and a size that is not whole
+ * pages. Damage: refused at the open or the first read, in no time. */
+START_TEST(test_zvfs_implausible)
+{
+	static const struct { uint32_t block; uint64_t size; } bad[] = {
+		{ 4194303u, (uint64_t)1 << 38 },
+		{ 0xffffffffu, 1000 },
+	};
+	size_t i;
+	int rc;
+
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		struct files f;
+		sqlite3 *db = NULL;
+		struct stat st;
+
+		setup(&f, 65536);
+		ck_assert_int_eq(stat(f.plain, &st), 0);
+		forged(f.packed, bad[i].block, bad[i].size, bad[i].block == 0xffffffffu ? 0 : 10, 0);
+		forged(f.packed, 0xffffffffu, (uint64_t)st.st_size, 0, 0);
+		rc = sqlite3_open(f.packed, &db);
+		if (rc == SQLITE_OK)
+			query_int(db, "SELECT count(*) FROM t", &rc);
+		ck_assert_msg((rc & 0xff) == SQLITE_CORRUPT, "record %zu: %d", i, rc);
+		sqlite3_close(db);
+		teardown(&f);
+	}
+}
+END_TEST
+
 /* A stored block (random bytes, not deflated) has only its crc to tell
  * damage from data. */
 START_TEST(test_zvfs_stored_damage)
@@ -846,6 +879,7 @@ Suite *suite_zvfs(void)
 	tcase_add_test(tc, test_zvfs_damage);
 	tcase_add_test(tc, test_zvfs_stored_damage);
 	tcase_add_test(tc, test_zvfs_forged);
+	tcase_add_test(tc, test_zvfs_implausible);
 	suite_add_tcase(s, tc);
 	return s;
 }
