@@ -39,6 +39,14 @@ enum { TA_CACHE_CURRENT, TA_CACHE_STALE, TA_CACHE_UNKNOWN };
 /* Every entry of dir, least recently used first. */
 int ta_cache_entries(const char *dir, struct ta_cache_entry **v, size_t *n);
 void ta_cache_entries_free(struct ta_cache_entry *v, size_t n);
+/* What sits at an entry's name and is not a file: a dangling or looping
+ * link, a FIFO, an empty directory. 1 if it was removed, 0 if there is
+ * nothing there or a file (or a link to one), -1 if it could not be (a
+ * directory with files in it). */
+int ta_cache_unodd(const char *path);
+/* Every such thing of dir named as an entry, removed (cache clear): how
+ * many went. */
+size_t ta_cache_clear_odd(const char *dir);
 /* Removes an entry (its database and its list of sources). */
 int ta_cache_remove(const char *db);
 

@@ -135,6 +135,35 @@ if mount -t tmpfs -o size=1M tmpfs "$TMP/tiny" 2>/dev/null; then
 else
 	echo "cache: skipped the full cache disk (cannot mount a tmpfs here)"
 fi
+# what sits at an entry's name and is no file (helper-40: every run failed,
+# and cache clear left it): a dangling or looping link, an empty directory
+# go with a warning; a directory with files in it leaves the run uncached
+rm -rf "$TMP/odd"; mkdir "$TMP/odd"
+for odd in dangling loop dir full; do
+	export TRACEANALYZE_CACHE_DIR="$TMP/odd/$odd"
+	$BIN temporal -q "$TMP/a" >"$TMP/odd.want"
+	e=$(ls "$TRACEANALYZE_CACHE_DIR"/*.db)
+	rm "$e"
+	case $odd in
+	dangling) ln -s "$TMP/odd/nowhere.db" "$e" ;;
+	loop) ln -s "$e" "$e" ;;
+	dir) mkdir "$e" ;;
+	full) mkdir "$e"; echo keep > "$e/x" ;;
+	esac
+	$BIN temporal "$TMP/a" >"$TMP/odd.got" 2>"$TMP/odd.err"
+	rc=$?
+	check "a $odd entry: the run goes on, with a warning" '[ $rc = 0 ] && cmp -s "$TMP/odd.want" "$TMP/odd.got" && [ "$(wc -l < "$TMP/odd.err")" = 1 ]'
+	case $odd in
+	full) check "... a directory with files in it is left alone" '[ -e "$e/x" ]' ;;
+	*) check "... and it is an entry again" '[ -f "$e" ] && $BIN temporal "$TMP/a" 2>&1 >/dev/null | wc -c | grep -qx 0' ;;
+	esac
+done
+export TRACEANALYZE_CACHE_DIR="$TMP/odd/clear"
+$BIN temporal -q "$TMP/a" >/dev/null
+e=$(ls "$TRACEANALYZE_CACHE_DIR"/*.db)
+rm "$e"; ln -s "$TMP/odd/nowhere.db" "$e"
+check "cache clear removes a dangling link at an entry's name" '$BIN cache clear | grep -q "removed 1 entries" && [ ! -L "$e" ]'
+export TRACEANALYZE_CACHE_DIR="$TMP/cache"
 check "cache --help" '$BIN cache --help | grep -q "prune"'
 check "a bad verb is a usage error" '$BIN cache purge 2>/dev/null; [ $? = 2 ]'
 echo "cache: $pass passed, $fail failed"

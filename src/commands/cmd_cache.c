@@ -122,6 +122,10 @@ static int prune(const char *dir, int all)
 		if ((all || v[i].state != TA_CACHE_CURRENT) && ta_cache_remove(v[i].db) == 0)
 			gone++, freed += (double)v[i].bytes;
 	ta_cache_entries_free(v, n);
+	/* what sits at an entry's name and is no entry (a dangling link, an
+	 * empty directory): no entry's size, but it blocks the name */
+	if (all)
+		gone += ta_cache_clear_odd(dir);
 	/* and what it noted of checks passed: all, or of files changed */
 	ta_cache_forget_checks(dir, all);
 	if (!all && ta_cache_entries(dir, &v, &n) == 0) { /* then the cap */

@@ -234,6 +234,34 @@ int ta_cache_entries(const char *dir, struct ta_cache_entry **v, size_t *n)
 	return 0;
 }
 
+int ta_cache_unodd(const char *path)
+{
+	struct stat sb, lsb;
+
+	if (lstat(path, &lsb) < 0 || (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)))
+		return 0;   /* nothing there, or a file (a link to one too) */
+	return (S_ISDIR(lsb.st_mode) ? rmdir(path) : unlink(path)) == 0 ? 1 : -1;
+}
+
+size_t ta_cache_clear_odd(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t gone = 0;
+
+	while (d && (e = readdir(d))) {
+		char path[PATH_MAX];
+
+		if (!own_name(e->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		gone += ta_cache_unodd(path) == 1;
+	}
+	if (d)
+		closedir(d);
+	return gone;
+}
+
 void ta_cache_entries_free(struct ta_cache_entry *v, size_t n)
 {
 	size_t i;

@@ -838,6 +838,17 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 	ta_temp_clean(dir, "", ".db.tmp.");
 	paths = ta_cache_paths_key(files, n);
 	entry_name(cached, sizeof(cached), dir, files, n);
+	/* a dangling link or a directory at the entry's name would fail
+	 * every run (the entry is put in place only where none is): it goes,
+	 * or (a directory with files in it) this run is not cached */
+	switch (ta_cache_unodd(cached)) {
+	case 1:
+		ta_warn("cached database '%s' was not a file; rebuilding it", cached);
+		break;
+	case -1:
+		why = "an entry's name is taken by a directory that is not empty";
+		goto uncached;
+	}
 	/* a read-only cache still serves what it holds */
 	if (access(cached, F_OK) == 0) {
 		struct ta_error why_not = { 0, "", 0 };
