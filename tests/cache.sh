@@ -69,6 +69,29 @@ check "prune keeps the note of a file unchanged" '[ "$(ls "$TRACEANALYZE_CACHE_D
 touch "$TMP/c.db"
 $BIN cache prune >/dev/null
 check "prune removes the note of a file changed since" '[ "$(ls "$TRACEANALYZE_CACHE_DIR"/checked | wc -l)" = 0 ]'
+# a packed entry whose record 13 claims block 12 (its header crc made
+# right), cut before record 16: pages that read as other rows. report
+# rebuilt the entry at the section that saw the damage and kept the
+# sections before it, read from the damaged one (helper-40): now all again
+export TRACEANALYZE_CACHE_DIR="$TMP/mixed"
+$BIN report -q --no-cache --html "$TMP/mixed.want.html" testdata/two_ranks
+$BIN temporal -q testdata/two_ranks >/dev/null
+python3 - "$TRACEANALYZE_CACHE_DIR"/*.db <<'PY'
+import struct, sys, zlib
+p = sys.argv[1]
+d = bytearray(open(p, "rb").read())
+off, recs = 32, []
+while off + 32 <= len(d):
+    recs.append(off)
+    off += 32 + struct.unpack_from("<I", d, off + 16)[0]
+assert len(recs) > 16, len(recs)
+struct.pack_into("<I", d, recs[13] + 4, 12)
+struct.pack_into("<I", d, recs[13] + 28, zlib.crc32(bytes(d[recs[13]:recs[13] + 28])))
+open(p, "wb").write(bytes(d[:recs[16]]))
+PY
+$BIN report -q --html "$TMP/mixed.got.html" testdata/two_ranks 2>"$TMP/mixed.err"
+check "report on an entry rebuilt mid-way: every section from the new one" 'cmp -s "$TMP/mixed.want.html" "$TMP/mixed.got.html"'
+export TRACEANALYZE_CACHE_DIR="$TMP/cache"
 # a damaged entry is rebuilt whichever statement meets the damage, even
 # one whose code was lost on the way (an analysis's own SQLITE_ERROR, a
 # statement finalized before the error was read: "SQL logic error" or

@@ -419,6 +419,23 @@ static int write_html(const struct ta_cli *cli, const struct report_opts *ro,
 	return rc;
 }
 
+static void free_tables(struct ta_table **t, struct ta_table **h,
+			struct ta_job_facts *facts)
+{
+	int i;
+
+	for (i = 0; i < NTABLES; i++) {
+		ta_table_free(t[i]);
+		t[i] = NULL;
+	}
+	for (i = 0; i < NHTML; i++) {
+		ta_table_free(h[i]);
+		h[i] = NULL;
+	}
+	ta_model_facts_free(facts);
+	memset(facts, 0, sizeof(*facts));
+}
+
 static int report(const struct ta_cli *cli, struct report_opts *ro)
 {
 	const char *html = ro->html;
@@ -432,7 +449,7 @@ static int report(const struct ta_cli *cli, struct report_opts *ro)
 	struct ta_plan_beside beside;
 	struct html_beside bh;
 	FILE *out;
-	int rc, i;
+	int rc, i, pass;
 
 	if (cli->columns) {
 		fputs("traceanalyze: report has four tables; ask each analysis "
@@ -459,25 +476,32 @@ static int report(const struct ta_cli *cli, struct report_opts *ro)
 	}
 	if ((rc = ta_plan_open(&plan, cli)) != TA_EXIT_OK)
 		return rc;
-	memset(&beside, 0, sizeof(beside));
-	/* the page's diagnose and rooflines in a thread of their own, the
-	 * database opened first (the merged way; on shards, nothing) */
-	bh.h = h;
-	if (html && !plan.sh && !ta_plan_db(&plan, &err))
-		rc = -1;
-	else if (html)
-		ta_plan_beside(&plan, &beside, run_beside, &bh);
-	if (rc < 0 || run_core(&plan, t, &err) < 0 ||
-	    (html && run_html(&plan, ro, &facts, h, &bucket_us, &err) < 0) ||
-	    (html && ta_plan_join(&plan, &beside, &err) < 0)) {
-		ta_plan_abandon(&beside);
-		ta_plan_close(&plan);
-		for (i = 0; i < NTABLES; i++)
-			ta_table_free(t[i]);
-		for (i = 0; i < NHTML; i++)
-			ta_table_free(h[i]);
-		ta_model_facts_free(&facts);
-		return ta_cli_error(&err);
+	for (pass = 0;; pass++) {
+		int retried = plan.retried;
+
+		memset(&beside, 0, sizeof(beside));
+		/* the page's diagnose and rooflines in a thread of their own,
+		 * the database opened first (the merged way; on shards, nothing) */
+		bh.h = h;
+		if (html && !plan.sh && !ta_plan_db(&plan, &err))
+			rc = -1;
+		else if (html)
+			ta_plan_beside(&plan, &beside, run_beside, &bh);
+		if (rc < 0 || run_core(&plan, t, &err) < 0 ||
+		    (html && run_html(&plan, ro, &facts, h, &bucket_us, &err) < 0) ||
+		    (html && ta_plan_join(&plan, &beside, &err) < 0)) {
+			ta_plan_abandon(&beside);
+			ta_plan_close(&plan);
+			free_tables(t, h, &facts);
+			return ta_cli_error(&err);
+		}
+		/* a damaged cache entry was rebuilt on the way: the sections
+		 * before read the damaged one (pages that read as other rows
+		 * are damage SQLite may not see), so all of them again, once */
+		if (plan.retried == retried || pass > 0)
+			break;
+		free_tables(t, h, &facts);
+		bucket_us = 0;
 	}
 	ta_plan_close(&plan);
 	if (html) {
