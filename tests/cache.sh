@@ -181,6 +181,13 @@ for odd in dangling loop dir full; do
 	*) check "... and it is an entry again" '[ -f "$e" ] && $BIN temporal "$TMP/a" 2>&1 >/dev/null | wc -c | grep -qx 0' ;;
 	esac
 done
+# the same at a rank's entry of its own (a directory of ranks read on two
+# cores: an entry per file)
+export TRACEANALYZE_CACHE_DIR="$TMP/odd/perfile"
+$BIN temporal -q -j 2 testdata/ddp_bucketed >"$TMP/odd.want"
+e=$(ls "$TRACEANALYZE_CACHE_DIR"/*.db | head -1)
+rm "$e"; ln -s "$TMP/odd/nowhere.db" "$e"
+check "a dangling link at a rank's entry: rebuilt, with a warning" '$BIN temporal -j 2 testdata/ddp_bucketed 2>"$TMP/odd.err" >"$TMP/odd.got" && cmp -s "$TMP/odd.want" "$TMP/odd.got" && grep -q "was not a file" "$TMP/odd.err" && [ -f "$e" ]'
 export TRACEANALYZE_CACHE_DIR="$TMP/odd/clear"
 $BIN temporal -q "$TMP/a" >/dev/null
 e=$(ls "$TRACEANALYZE_CACHE_DIR"/*.db)

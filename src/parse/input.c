@@ -734,6 +734,22 @@ static int file_entries(char **files, size_t n, const char *dir,
 
 		entry_name(e, sizeof(e), dir, &files[i], 1);
 		(*entries)[i] = ta_xstrdup(e);
+		/* as ta_input_open's entry: a link to nowhere goes, a
+		 * directory with files in it leaves the cache out */
+		switch (ta_cache_unodd(e)) {
+		case 1:
+			ta_warn("cached database '%s' was not a file; rebuilding it", e);
+			break;
+		case -1:
+			if (!ta_quiet)
+				ta_buf_addf(said, "traceanalyze: warning: '%s': a directory "
+					    "that is not empty; not using the cache\n", e);
+			ta_input_list_free(*entries, n);
+			*entries = NULL;
+			free(todo);
+			free(outs);
+			return 1;
+		}
 		if (access(e, F_OK) == 0) {
 			/* a run killed adding to it left its journal: the
 			 * shard check opens it read-only, and failed on it
