@@ -110,23 +110,33 @@ static void add_row(struct ta_table *f, const struct ta_table *t, size_t r,
 	ta_table_set_text(f, row, 6, ta_advice(F_LOW_EFF, where, run));
 }
 
-/* Which cause the trace rules out for a compute-bound group, or NULL. */
-static const char *why_low(sqlite3 *db, const struct ta_table *t, size_t r,
-			   const struct ta_table *shapes, const struct ta_beside *beside)
+/* Which cause the trace rules out for a compute-bound group (*why; NULL:
+ * none), the by-shape table made the first time one is asked (*shapes);
+ * -1 if that failed. */
+static int why_low(sqlite3 *db, const struct ta_query *q, const struct ta_table *t,
+		   size_t r, struct ta_table **shapes, const struct ta_beside *beside,
+		   const char **why, struct ta_error *err)
 {
+	struct ta_roofline_opts o = { TA_ROOF_BY_OP, 1, 0, 0 };
 	const struct ta_cell *dtype = ta_table_cell(t, r, C_DTYPE);
 	const char *op = ta_table_cell(t, r, C_OP)->s;
 
+	*why = NULL;
 	if (strcmp(ta_table_cell(t, r, C_BOUND)->s, "compute") != 0)
-		return NULL;
-	if (beside_share(db, t, r, beside) >= BESIDE_SHARE)
-		return "beside communication";
+		return 0;
+	if (beside_share(db, t, r, beside) >= BESIDE_SHARE) {
+		*why = "beside communication";
+		return 0;
+	}
 	/* (attention's and convolutions' cures are their own: advice.c) */
-	if (!strstr(op, "attention") && !strstr(op, "conv") &&
-	    group_aligned(shapes, ta_table_cell(t, r, C_RANK)->i,
-			  op, dtype->null ? NULL : dtype->s) == 1)
-		return "aligned shapes";
-	return NULL;
+	if (strstr(op, "attention") || strstr(op, "conv"))
+		return 0;
+	if (!*shapes && ta_roofline_run(db, q, &o, shapes, err) < 0)
+		return -1;
+	if (group_aligned(*shapes, ta_table_cell(t, r, C_RANK)->i, op,
+			  dtype->null ? NULL : dtype->s) == 1)
+		*why = "aligned shapes";
+	return 0;
 }
 
 int ta_roofline_findings(sqlite3 *db, const struct ta_query *q, struct ta_table *f,
@@ -135,6 +145,7 @@ int ta_roofline_findings(sqlite3 *db, const struct ta_query *q, struct ta_table 
 {
 	struct ta_roofline_opts o = { TA_ROOF_BY_OP, 0, 0, 0 };
 	struct ta_table *t, *shapes = NULL;
+	const char *why;
 	size_t r;
 
 	if (ta_roofline_run(db, q, &o, &t, err) < 0)
@@ -149,13 +160,12 @@ int ta_roofline_findings(sqlite3 *db, const struct ta_query *q, struct ta_table 
 		excess = gpu * (1 - pct->d / 100 / TA_ROOF_ATTAINABLE);
 		if (excess < 500)
 			continue;
-		/* the shapes once, when a finding asks for them */
-		o.shapes = 1;
-		if (!shapes && ta_roofline_run(db, q, &o, &shapes, err) < 0) {
+		if (why_low(db, q, t, r, &shapes, beside, &why, err) < 0) {
+			ta_table_free(shapes);
 			ta_table_free(t);
 			return -1;
 		}
-		add_row(f, t, r, excess, why_low(db, t, r, shapes, beside), run);
+		add_row(f, t, r, excess, why, run);
 	}
 	ta_table_free(shapes);
 	ta_table_free(t);
