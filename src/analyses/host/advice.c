@@ -279,15 +279,15 @@ void ta_beside_add(struct ta_beside *s, int64_t rank, int64_t name, int64_t dur,
 	/* a rank's kernels come together: its few names are near the end */
 	for (i = s->n; i > 0 && s->v[i - 1].rank == rank; i--)
 		if (s->v[i - 1].name == name) {
-			s->v[i - 1].dur += dur;
-			s->v[i - 1].over += over;
+			s->v[i - 1].dur += (double)dur;
+			s->v[i - 1].over += (double)over;
 			return;
 		}
 	if (s->n == s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 64;
 		s->v = ta_xrealloc(s->v, s->cap * sizeof(*s->v));
 	}
-	s->v[s->n++] = (struct ta_beside_kernel){ rank, name, dur, over };
+	s->v[s->n++] = (struct ta_beside_kernel){ rank, name, (double)dur, (double)over };
 }
 
 double ta_beside_share(const struct ta_beside *s, int64_t rank, int64_t name)
@@ -296,6 +296,6 @@ double ta_beside_share(const struct ta_beside *s, int64_t rank, int64_t name)
 
 	for (i = 0; s && i < s->n; i++)
 		if (s->v[i].rank == rank && s->v[i].name == name)
-			return s->v[i].dur > 0 ? (double)s->v[i].over / (double)s->v[i].dur : 0;
+			return s->v[i].dur > 0 ? s->v[i].over / s->v[i].dur : 0;
 	return 0;
 }

@@ -30,7 +30,8 @@ extern const char *const ta_finding_names[NKINDS + 1];  /* NULL-ended */
  * low_efficiency findings: a GEMM that NCCL shares the SMs with is not
  * cured by its shapes. */
 struct ta_beside {
-	struct ta_beside_kernel { int64_t rank, name, dur, over; } *v;
+	/* dur, over: sums of ns as doubles (hostile traces sum past 2^63) */
+	struct ta_beside_kernel { int64_t rank, name; double dur, over; } *v;
 	size_t n, cap;
 };
 void ta_beside_add(struct ta_beside *s, int64_t rank, int64_t name, int64_t dur,
