@@ -26,6 +26,9 @@ struct ta_error {
 
 void ta_error_set(struct ta_error *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* msg after its leading "'path': " where it names path (the errors of
+ * exec/db.c do), else msg: for a line that names the file itself. */
+const char *ta_msg_unnamed(const char *msg, const char *path);
 
 /* Diagnostics on stderr, git's grammar: "traceanalyze: warning: ...". */
 extern int ta_quiet;

@@ -68,17 +68,6 @@ sqlite3 *ta_plan_db(struct ta_plan *p, struct ta_error *err)
 	return p->db;
 }
 
-/* msg without a leading "'path': " (db.c's errors name the file; the
- * damaged-database line below names it once). */
-static void drop_own_name(char *msg, const char *path)
-{
-	size_t n = strlen(path);
-
-	if (n && msg[0] == '\'' && strncmp(msg + 1, path, n) == 0 &&
-	    strncmp(msg + 1 + n, "': ", 3) == 0)
-		memmove(msg, msg + n + 4, strlen(msg + n + 4) + 1);
-}
-
 /* After a section failed (err) on db: a damaged cached database is
  * removed and 1 returned, the first time (built again on the next open);
  * else err names the file (exit 3). */
@@ -95,8 +84,7 @@ static int damaged(struct ta_plan *p, int may_retry, struct ta_error *err)
 	if (!err->damaged && !ta_db_damage_seen() && code != SQLITE_CORRUPT &&
 	    code != SQLITE_NOTADB)
 		return 0;
-	snprintf(msg, sizeof(msg), "%s", err->msg);
-	drop_own_name(msg, path);
+	snprintf(msg, sizeof(msg), "%s", ta_msg_unnamed(err->msg, path));
 	if (may_retry && !p->retried && ta_input_is_cached(path)) {
 		ta_warn("cached database '%s' is damaged (%s); rebuilding it",
 			path, msg);

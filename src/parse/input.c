@@ -704,18 +704,6 @@ static int usable_now(const char *e, struct ta_buf *said)
 	return ok;
 }
 
-/* msg after its leading "'path': ", where it names path (as the rebuild
- * warning says the path once, as plan.c's does). */
-static const char *without_name(const char *msg, const char *path)
-{
-	size_t n = strlen(path);
-
-	if (msg[0] == '\'' && strncmp(msg + 1, path, n) == 0 &&
-	    strncmp(msg + 1 + n, "': ", 3) == 0)
-		return msg + n + 4;
-	return msg;
-}
-
 /* Each file's cache entry in dir (entries[i], allocated), made where
  * missing or stale: 0, 1 where one cannot be read now (said), -1. */
 static int file_entries(char **files, size_t n, const char *dir,
@@ -903,7 +891,7 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 			goto uncached;
 		}
 		ta_warn("cached database '%s' is damaged (%s); rebuilding it",
-			cached, without_name(why_not.msg, cached));
+			cached, ta_msg_unnamed(why_not.msg, cached));
 		unlink(cached);
 		unlink_journal(cached);
 		ta_db_damage_clear();   /* what SQLite met there, not the new one */

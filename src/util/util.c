@@ -22,6 +22,16 @@ void ta_error_set(struct ta_error *err, int code, const char *fmt, ...)
 	va_end(ap);
 }
 
+const char *ta_msg_unnamed(const char *msg, const char *path)
+{
+	size_t n = strlen(path);
+
+	if (n && msg[0] == '\'' && strncmp(msg + 1, path, n) == 0 &&
+	    strncmp(msg + 1 + n, "': ", 3) == 0)
+		return msg + n + 4;
+	return msg;
+}
+
 static void say(const char *prefix, const char *fmt, va_list ap)
 {
 	if (ta_quiet)
