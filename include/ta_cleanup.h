@@ -11,6 +11,11 @@
 /* Removes path (a file, or an empty directory) if a fatal signal comes;
  * register a directory before the files in it. Returns a handle. */
 void *ta_cleanup_path(const char *path);
+/* mkstemp(name) or mkdtemp(name) with the path made registered as
+ * ta_cleanup_path's, in one step: a signal cannot come between and leave
+ * it. *handle is for ta_cleanup_drop (NULL on failure, errno set). */
+int ta_cleanup_mkstemp(char *name, void **handle);
+char *ta_cleanup_mkdtemp(char *name, void **handle);
 /* Stops child pid (SIGTERM, then waits for it) if a fatal signal comes. */
 void *ta_cleanup_child(pid_t pid);
 /* The path or child is dealt with: the signal leaves it alone. */

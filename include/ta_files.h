@@ -24,8 +24,11 @@ int ta_same_file(const struct stat *a, const struct stat *b);
 /* A unique temp name beside path (path.tmp.XXXXXX, unique across PID
  * namespaces too), held with an flock while the caller writes it, so that
  * ta_temp_clean can tell a dead writer's file from a live one. Returns
- * the fd (closing it releases the file), the name in *tmp (malloc'd). */
-int ta_temp_create(const char *path, char **tmp, struct ta_error *err);
+ * the fd (closing it releases the file), the name in *tmp (malloc'd).
+ * With doomed, a fatal signal removes it (ta_cleanup_path's handle in
+ * *doomed, registered as it is made: no moment leaves it behind). */
+int ta_temp_create(const char *path, char **tmp, void **doomed,
+		   struct ta_error *err);
 /* How much of name is the file it will become: name less a temporary
  * name's ".tmp.XXXXXX" (ta_temp_create's), for messages. */
 size_t ta_temp_base_len(const char *name);

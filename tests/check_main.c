@@ -68,6 +68,7 @@ int main(void)
 	srunner_add_suite(sr, suite_options());
 	srunner_add_suite(sr, suite_host());
 	srunner_add_suite(sr, suite_zvfs());
+	srunner_add_suite(sr, suite_cleanup());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

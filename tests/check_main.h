@@ -19,6 +19,7 @@ Suite *suite_flops(void);
 Suite *suite_options(void);
 Suite *suite_host(void);
 Suite *suite_zvfs(void);
+Suite *suite_cleanup(void);
 
 /* Writes text to a fresh temp file (gzipped if gz) and returns its path. */
 char *tmp_file(const char *suffix, const char *text, size_t len, int gz);

@@ -807,10 +807,12 @@ FILE *ta_cli_output_open(const struct ta_cli *cli)
 		if (i < sizeof(pending) / sizeof(*pending)) {
 			size_t n = strlen(cli->output) + 16;
 			char *tmp = ta_xmalloc(n);
+			void *doomed = NULL;
 			int fd;
 
 			snprintf(tmp, n, "%s.tmp.XXXXXX", cli->output);
-			if ((fd = mkstemp(tmp)) >= 0 && (out = fdopen(fd, "w"))) {
+			if ((fd = ta_cleanup_mkstemp(tmp, &doomed)) >= 0 &&
+			    (out = fdopen(fd, "w"))) {
 				/* the mode a new file would have had */
 				mode_t um = umask(0);
 
@@ -818,12 +820,13 @@ FILE *ta_cli_output_open(const struct ta_cli *cli)
 				fchmod(fd, stat(cli->output, &sb) == 0 && S_ISREG(sb.st_mode) ?
 				       sb.st_mode & 07777 : 0666 & ~um);
 				pending[i] = (struct pending){ out, tmp,
-					ta_xstrdup(cli->output), ta_cleanup_path(tmp) };
+					ta_xstrdup(cli->output), doomed };
 				return out;
 			}
 			if (fd >= 0) {
 				close(fd);
 				unlink(tmp);
+				ta_cleanup_drop(doomed);
 			}
 			free(tmp); /* a directory we may not write: open in place */
 		}

@@ -349,12 +349,12 @@ static int gather_coll(const struct ta_cli *cli, const struct ta_query *q,
 static char *start_coll(const struct shard *s, size_t n)
 {
 	char dir[PATH_MAX - 64], path[PATH_MAX];
+	void *made;
 	size_t i;
 
 	snprintf(dir, sizeof(dir), "%s/traceanalyze.peers.XXXXXX", ta_tmpdir());
-	if (!mkdtemp(dir))
+	if (!ta_cleanup_mkdtemp(dir, &made))
 		return NULL;
-	ta_cleanup_path(dir);
 	for (i = 0; i < n; i++) {
 		coll_part(path, sizeof(path), dir, s[i].rank);
 		ta_cleanup_path(path);

@@ -466,12 +466,11 @@ static int pack_entry(const char *out, char **tmp, int *fd, void **doomed,
 		      int jobs, struct ta_error *err)
 {
 	char *packed = NULL;
-	int pfd = ta_temp_create(out, &packed, err);
 	void *gone;
+	int pfd = ta_temp_create(out, &packed, &gone, err);
 
 	if (pfd < 0)
 		return -1;
-	gone = ta_cleanup_path(packed);
 	if (ta_zvfs_pack(*tmp, packed, jobs, err) < 0) {
 		unlink(packed);
 		ta_cleanup_drop(gone);
@@ -528,14 +527,13 @@ int ta_ingest(char *const *files, size_t n, const char *out,
 		p.raw_total += p.jobs[i].size;
 	}
 	clean_beside(out);
-	fd = ta_temp_create(out, &tmp, err);
+	/* an interrupted ingestion removes its unfinished database */
+	fd = ta_temp_create(out, &tmp, &doomed, err);
 	if (fd < 0) {
 		free(p.jobs);
 		pthread_mutex_destroy(&p.lock);
 		return -1;
 	}
-	/* an interrupted ingestion removes its unfinished database */
-	doomed = ta_cleanup_path(tmp);
 	if (o->cache_entry)
 		entry_mark(out, mark, sizeof(mark));
 	p.w = ta_db_writer_new(tmp, jobs > 1, o->lazy_indexes,

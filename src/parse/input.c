@@ -431,11 +431,10 @@ static int open_snapshot(const char *path, sqlite3 **db, struct ta_error *err)
 	int rc, fd;
 
 	snprintf(base, sizeof(base), "%s/traceanalyze.db", ta_tmpdir());
-	fd = ta_temp_create(base, &tmp, err);
+	/* removed by a signal too: a big snapshot takes a while */
+	fd = ta_temp_create(base, &tmp, &doomed, err);
 	if (fd < 0)
 		return -1;
-	/* removed by a signal too: a big snapshot takes a while */
-	doomed = ta_cleanup_path(tmp);
 	rc = ta_snapshot_ingest(path, tmp, err);
 	if (rc == 0)
 		rc = ta_db_open(tmp, db, err);
@@ -451,7 +450,8 @@ static int merge_shards(char **files, size_t n, const char *out,
 			unsigned lazy_indexes, struct ta_error *err)
 {
 	char *tmp = NULL;
-	int fd = ta_temp_create(out, &tmp, err), rc;
+	void *doomed;
+	int fd = ta_temp_create(out, &tmp, &doomed, err), rc;
 
 	if (fd < 0)
 		return -1;
@@ -462,6 +462,7 @@ static int merge_shards(char **files, size_t n, const char *out,
 	}
 	if (rc < 0)
 		unlink(tmp);
+	ta_cleanup_drop(doomed);
 	close(fd);
 	free(tmp);
 	return rc;
@@ -486,11 +487,13 @@ static int open_uncached(char **files, size_t n, int shards,
 			 struct ta_error *err)
 {
 	char base[PATH_MAX], *path = NULL;
+	void *doomed;
 	int rc, fd;
 
 	snprintf(base, sizeof(base), "%s/traceanalyze.db", ta_tmpdir());
 	ta_temp_clean(ta_tmpdir(), "traceanalyze.db.tmp.", "");
-	fd = ta_temp_create(base, &path, err);
+	/* a signal removes what lands on the name, until it is unlinked */
+	fd = ta_temp_create(base, &path, &doomed, err);
 	if (fd < 0)
 		return -1;
 	/* the name is ours (mkstemp); the database lands on it by rename, and
@@ -502,6 +505,7 @@ static int open_uncached(char **files, size_t n, int shards,
 	if (rc == 0)
 		rc = ta_db_open(path, db, err);
 	unlink(path);
+	ta_cleanup_drop(doomed);
 	close(fd);
 	free(path);
 	return rc;
@@ -561,7 +565,7 @@ static const char *cache_unwritable(const char *dir)
 	int fd;
 
 	snprintf(probe, sizeof(probe), "%s/probe", dir);
-	fd = ta_temp_create(probe, &tmp, NULL);
+	fd = ta_temp_create(probe, &tmp, NULL, NULL);
 	if (fd < 0)
 		return strerror(errno);
 	unlink(tmp);
@@ -619,16 +623,16 @@ static int temp_shards(char **files, size_t n, const struct ta_ingest_opts *o,
 		       struct ta_error *err)
 {
 	char dir[PATH_MAX - 32];
+	void *made;
 	size_t i;
 
 	ta_temp_clean(ta_tmpdir(), "traceanalyze.db.tmp.", "");
 	snprintf(dir, sizeof(dir), "%s/traceanalyze.shards.XXXXXX", ta_tmpdir());
-	if (!mkdtemp(dir)) {
+	/* an interrupted run removes them (ta_input_shards_free: done) */
+	if (!ta_cleanup_mkdtemp(dir, &made)) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "'%s': %s", dir, strerror(errno));
 		return -1;
 	}
-	/* an interrupted run removes them (ta_input_shards_free: done) */
-	ta_cleanup_path(dir);
 	*paths = ta_xcalloc(n + 1, sizeof(**paths));
 	for (i = 0; i < n; i++) {
 		(*paths)[i] = ta_xmalloc(strlen(dir) + 32);

@@ -265,7 +265,8 @@ static char *temp_beside(const char *dst, void **clean)
 	int fd;
 
 	snprintf(tmp, len + 16, "%s.tmp.XXXXXX", dst);
-	if ((stat(dst, &ds) == 0 && !S_ISREG(ds.st_mode)) || (fd = mkstemp(tmp)) < 0) {
+	if ((stat(dst, &ds) == 0 && !S_ISREG(ds.st_mode)) ||
+	    (fd = ta_cleanup_mkstemp(tmp, clean)) < 0) {
 		free(tmp);
 		return NULL;
 	}
@@ -273,7 +274,6 @@ static char *temp_beside(const char *dst, void **clean)
 	umask(um);
 	fchmod(fd, stat(dst, &ds) == 0 ? ds.st_mode & 07777 : 0666 & ~um);
 	close(fd);
-	*clean = ta_cleanup_path(tmp);
 	return tmp;
 }
 

@@ -7,9 +7,12 @@
 #include "ta.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 struct entry {
@@ -22,6 +25,12 @@ struct entry {
 static struct entry *volatile head;
 static struct entry *parents;  /* a forked child's: kept, not acted on */
 static volatile sig_atomic_t installed;
+/* Threads between making a temporary path and linking its entry
+ * (ta_cleanup_mkstemp), and whether the handler has begun: the handler
+ * waits for the first to be none, and a thread that sees the second
+ * makes nothing more. */
+static int creating;
+static int dying;
 
 /* Signals that end the process by default. */
 static const int fatal_signals[] = {
@@ -56,6 +65,13 @@ static void on_signal(int sig)
 {
 	struct entry *e;
 	int saved = errno;   /* the signal is delivered when we return */
+	struct timespec pause_ = { 0, 100000 };
+
+	/* a path being made on another thread is linked before we walk
+	 * (that thread blocks these signals, so it is not this one) */
+	__atomic_store_n(&dying, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&creating, __ATOMIC_SEQ_CST) > 0)
+		nanosleep(&pause_, NULL);
 
 	for (e = head; e; e = e->next)
 		if (e->pid > 0)
@@ -74,23 +90,97 @@ static void on_signal(int sig)
 	errno = saved;
 }
 
+static void install(void)
+{
+	size_t i;
+
+	if (installed)
+		return;
+	installed = 1;
+	/* one ignored when we started (nohup, a background job) stays so */
+	for (i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
+		if (signal(fatal_signals[i], on_signal) == SIG_IGN)
+			signal(fatal_signals[i], SIG_IGN);
+}
+
+/* Links a whole entry at the head; threads may link at once. */
+static void link_entry(struct entry *e)
+{
+	e->next = __atomic_load_n(&head, __ATOMIC_SEQ_CST);
+	while (!__atomic_compare_exchange_n(&head, &e->next, e, 0,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		;
+}
+
 static void *add(char *path, pid_t pid)
 {
 	struct entry *e = ta_xcalloc(1, sizeof(*e));
-	size_t i;
 
 	e->path = e->owned = path;
 	e->pid = pid;
-	if (!installed) {
-		installed = 1;
-		/* one ignored when we started (nohup, a background job) stays so */
-		for (i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
-			if (signal(fatal_signals[i], on_signal) == SIG_IGN)
-				signal(fatal_signals[i], SIG_IGN);
-	}
-	e->next = head;
-	__atomic_store_n(&head, e, __ATOMIC_SEQ_CST);
+	install();
+	link_entry(e);
 	return e;
+}
+
+/* mkstemp or mkdtemp on name, and its entry linked, with no moment
+ * between where a fatal signal would leave the path behind: the signals
+ * are blocked on this thread meanwhile, and the handler on another one
+ * waits for the link. Nothing in between allocates (the handler may have
+ * stopped its thread inside malloc). */
+static void *make_linked(char *name, int dir, int *fd)
+{
+	struct entry *e = ta_xcalloc(1, sizeof(*e));
+	char *copy = ta_xmalloc(strlen(name) + 1);
+	sigset_t fatal, old;
+	size_t i;
+	int ok, saved;
+
+	install();
+	sigemptyset(&fatal);
+	for (i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
+		sigaddset(&fatal, fatal_signals[i]);
+	pthread_sigmask(SIG_BLOCK, &fatal, &old);
+	__atomic_add_fetch(&creating, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&dying, __ATOMIC_SEQ_CST)) {
+		/* the process ends on the handler's thread: make nothing */
+		__atomic_sub_fetch(&creating, 1, __ATOMIC_SEQ_CST);
+		for (;;)
+			pause();
+	}
+	if (dir)
+		ok = mkdtemp(name) != NULL;
+	else
+		ok = (*fd = mkstemp(name)) >= 0;
+	saved = errno;
+	if (ok) {
+		strcpy(copy, name);
+		e->path = e->owned = copy;
+		link_entry(e);
+	}
+	__atomic_sub_fetch(&creating, 1, __ATOMIC_SEQ_CST);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!ok) {
+		free(copy);
+		free(e);
+		errno = saved;
+		return NULL;
+	}
+	return e;
+}
+
+int ta_cleanup_mkstemp(char *name, void **handle)
+{
+	int fd = -1;
+
+	*handle = make_linked(name, 0, &fd);
+	return *handle ? fd : -1;
+}
+
+char *ta_cleanup_mkdtemp(char *name, void **handle)
+{
+	*handle = make_linked(name, 1, NULL);
+	return *handle ? name : NULL;
 }
 
 void *ta_cleanup_path(const char *path)
@@ -127,6 +217,8 @@ void ta_cleanup_drop_under(const char *dir)
 
 void ta_cleanup_forked(void)
 {
+	/* the threads that were making paths are not in this process */
+	__atomic_store_n(&creating, 0, __ATOMIC_SEQ_CST);
 	parents = head;
 	__atomic_store_n(&head, NULL, __ATOMIC_SEQ_CST);
 }

@@ -1,5 +1,6 @@
 /* Opening the user's files safely (ta_files.h). */
 #include "ta_files.h"
+#include "ta_cleanup.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -91,15 +92,17 @@ size_t ta_temp_base_len(const char *name)
 	return n > 11 && memcmp(name + n - 11, ".tmp.", 5) == 0 ? n - 11 : n;
 }
 
-int ta_temp_create(const char *path, char **tmp, struct ta_error *err)
+int ta_temp_create(const char *path, char **tmp, void **doomed,
+		   struct ta_error *err)
 {
 	for (;;) {
 		struct stat a, b;
 		char *name = ta_xmalloc(strlen(path) + 16);
+		void *handle = NULL;
 		int fd;
 
 		sprintf(name, "%s.tmp.XXXXXX", path);
-		fd = mkstemp(name);
+		fd = doomed ? ta_cleanup_mkstemp(name, &handle) : mkstemp(name);
 		if (fd < 0) {
 			ta_error_set(err, TA_EXIT_SYSTEM, "cannot create '%s': %s",
 				     name, strerror(errno));
@@ -113,8 +116,11 @@ int ta_temp_create(const char *path, char **tmp, struct ta_error *err)
 		if (flock(fd, LOCK_EX) == 0 && fstat(fd, &a) == 0 &&
 		    stat(name, &b) == 0 && ta_same_file(&a, &b)) {
 			*tmp = name;
+			if (doomed)
+				*doomed = handle;
 			return fd;
 		}
+		ta_cleanup_drop(handle);
 		close(fd);
 		free(name);
 	}
