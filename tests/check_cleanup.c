@@ -87,7 +87,8 @@ START_TEST(test_interrupted_temp_leaves_nothing)
 		usleep(300 + (unsigned)(i * 211) % 3000);
 		kill(pid, SIGINT);
 		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-		ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT);
+		ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT,
+			      "status %#x", st);
 		left += count_and_empty(dir);
 	}
 	ck_assert_int_eq(left, 0);

@@ -66,6 +66,8 @@ static void on_signal(int sig)
 	struct entry *e;
 	int saved = errno;   /* the signal is delivered when we return */
 	struct timespec pause_ = { 0, 100000 };
+	const char *path;
+	pid_t pid;
 
 	/* a path being made on another thread is linked before we walk
 	 * (that thread blocks these signals, so it is not this one) */
@@ -73,17 +75,18 @@ static void on_signal(int sig)
 	while (__atomic_load_n(&creating, __ATOMIC_SEQ_CST) > 0)
 		nanosleep(&pause_, NULL);
 
+	/* each field read once: another thread may drop the entry meanwhile */
 	for (e = head; e; e = e->next)
-		if (e->pid > 0)
-			kill(e->pid, SIGTERM);
+		if ((pid = __atomic_load_n(&e->pid, __ATOMIC_SEQ_CST)) > 0)
+			kill(pid, SIGTERM);
 	for (e = head; e; e = e->next)
-		if (e->pid > 0)
-			waitpid(e->pid, NULL, 0);
+		if ((pid = __atomic_load_n(&e->pid, __ATOMIC_SEQ_CST)) > 0)
+			waitpid(pid, NULL, 0);
 	for (e = head; e; e = e->next)
-		if (e->path) {
-			unlink_side_files(e->path);
-			if (unlink(e->path) < 0)
-				rmdir(e->path);
+		if ((path = __atomic_load_n(&e->path, __ATOMIC_SEQ_CST))) {
+			unlink_side_files(path);
+			if (unlink(path) < 0)
+				rmdir(path);
 		}
 	signal(sig, SIG_DFL);
 	raise(sig);
