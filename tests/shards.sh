@@ -369,9 +369,10 @@ check "... saying why" grep -q "a shard holds one trace file, not 2" "$TMP/err"
 # with no shard make them rows to build again, not rows of rank 7
 d="$TMP/dev7"
 ls testdata/ddp_straggler/*.json.gz | xargs -P 2 -I{} $BIN ingest -q {} -o "$d/"
-sqlite3 "$d/rank-0.pt.trace.tadb" "insert into dev_rows select 7, idx, name, ts, dur,
+check "rows of rank 7 added to a shard's dev_rows" sqlite3 "$d/rank-0.pt.trace.tadb" \
+	"insert into dev_rows select 7, idx, name, ts, dur,
 	stream, correlation, gbps, kind, idle_kernel, launch_ts, ord, pid, tid,
-	blocks_per_sm, occupancy, shared_mem from dev_rows"
+	blocks_per_sm, occupancy, shared_mem, cut from dev_rows"
 for c in idle kernels; do
 	$BIN $c -q --format csv testdata/ddp_straggler > "$TMP/a"
 	$BIN $c -q --format csv "$d" > "$TMP/b"

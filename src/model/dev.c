@@ -196,16 +196,33 @@ CPU_CORR_SQL
 
 /* Every device row an analysis sees, whichever rules chose it. kind:
  * enum ta_kind; idle_kernel: counts for idle time; ord: row order. */
-#define DEV_DECL \
-"(rank INTEGER, idx INTEGER, name INTEGER, ts INTEGER," \
+#define DEV_COLS_DECL \
+"rank INTEGER, idx INTEGER, name INTEGER, ts INTEGER," \
 "  dur INTEGER, stream INTEGER, correlation INTEGER, gbps REAL, kind INTEGER," \
 "  idle_kernel INTEGER, launch_ts INTEGER, ord INTEGER, pid, tid," \
 /* kernels' launch figures, as Kineto wrote them (default rules only) */ \
-"  blocks_per_sm REAL, occupancy REAL, shared_mem INTEGER)"
+"  blocks_per_sm REAL, occupancy REAL, shared_mem INTEGER"
+#define DEV_DECL "(" DEV_COLS_DECL ")"
+/* The default rules' rows: every GPU row, cut 1 where it was launched in
+ * the step the profiler cut short (dev_fill.c). dev, what the per-launch
+ * analyses read, is the rest; dev_win, what the window's breakdowns
+ * measure, clips all of them to the window by time: a copy for the next
+ * batch launched in the cut step runs inside the last kept window too. */
+#define DEV_ALL_DECL "(" DEV_COLS_DECL ", cut INTEGER)"
+
+/* dev_table_sql's columns, in order */
+#define DEV_COLUMNS "rank,idx,name,ts,dur,stream,correlation,gbps,kind," \
+	"idle_kernel,launch_ts,ord,pid,tid,blocks_per_sm,occupancy,shared_mem"
+
 static const char dev_table_sql[] =
 "CREATE TEMP TABLE dev " DEV_DECL ";"
 "CREATE INDEX temp.dev_ts ON dev (rank, ts);"
 "CREATE INDEX temp.dev_corr ON dev (rank, correlation);";
+static const char dev_all_table_sql[] =
+"CREATE TEMP TABLE dev_all " DEV_ALL_DECL ";"
+"CREATE INDEX temp.dev_all_ts ON dev_all (rank, ts);"
+"CREATE INDEX temp.dev_all_corr ON dev_all (rank, correlation);"
+"CREATE TEMP VIEW dev AS SELECT " DEV_COLUMNS " FROM dev_all WHERE cut = 0;";
 
 /* §3: device rows are stream != -1; ord is §7.2 step 5's row order. */
 static const char hta_dev_sql[] =
@@ -309,10 +326,6 @@ static const char win_sql[] =
 
 /* the rows themselves: ta_model_fill_dev (dev_fill.c), rank by rank */
 
-/* dev_table_sql's columns, in order */
-#define DEV_COLUMNS "rank,idx,name,ts,dur,stream,correlation,gbps,kind," \
-	"idle_kernel,launch_ts,ord,pid,tid,blocks_per_sm,occupancy,shared_mem"
-
 /* Every rank of dev_rows is one of the files' (an edited shard's rows
  * may not speak for another rank): its ranks one by one through its
  * index (rank, ts), a seek each, not a scan of its rows. */
@@ -332,7 +345,7 @@ static int dev_rows_current(sqlite3 *db)
 	return ta_db_has(db, "table", "dev_rows") &&
 	       ta_db_int(db, "SELECT value = '" TA_MODEL_ID "' FROM info"
 			 " WHERE key = 'dev_rows'", 0) == 1 &&
-	       ta_db_int(db, "SELECT group_concat(name, ',') = '" DEV_COLUMNS "'"
+	       ta_db_int(db, "SELECT group_concat(name, ',') = '" DEV_COLUMNS ",cut'"
 			 " FROM (SELECT name FROM pragma_table_info('dev_rows')"
 			 " ORDER BY cid)", 0) == 1 &&
 	       ta_db_int(db, DEV_RANKS_KNOWN_SQL, 0) == 1;
@@ -383,7 +396,7 @@ int ta_model_write_dev_rows(sqlite3 *rw, void *unused, struct ta_error *err)
 	       /* straight into the kept table, its indexes growing as the
 		* rows come in (rank, ts) order: a temp table copied and
 		* indexed after cost twice the rows themselves */
-	       ta_db_exec(rw, "CREATE TABLE main.dev_rows " DEV_DECL ";"
+	       ta_db_exec(rw, "CREATE TABLE main.dev_rows " DEV_ALL_DECL ";"
 			  "CREATE INDEX main.dev_rows_ts ON dev_rows (rank, ts);"
 			  "CREATE INDEX main.dev_rows_corr ON dev_rows (rank, correlation);",
 			  err) < 0 ||
@@ -454,9 +467,14 @@ static int kept_dev_rows(sqlite3 *db, const struct ta_query *q)
 	}
 	/* every rank: no filter, whose rank IN sent whole scans through an
 	 * index (a table seek a row: a sixth more for kernels) */
-	return ta_db_exec(db, q->ranks ? "CREATE TEMP VIEW dev AS SELECT * FROM"
-			  " main.dev_rows WHERE rank IN (SELECT rank FROM temp.sel_ranks)"
-			  : "CREATE TEMP VIEW dev AS SELECT * FROM main.dev_rows", NULL) == 0;
+	return ta_db_exec(db, q->ranks ?
+			  "CREATE TEMP VIEW dev_all AS SELECT * FROM main.dev_rows"
+			  " WHERE rank IN (SELECT rank FROM temp.sel_ranks);"
+			  "CREATE TEMP VIEW dev AS SELECT " DEV_COLUMNS " FROM main.dev_rows"
+			  " WHERE cut = 0 AND rank IN (SELECT rank FROM temp.sel_ranks);" :
+			  "CREATE TEMP VIEW dev_all AS SELECT * FROM main.dev_rows;"
+			  "CREATE TEMP VIEW dev AS SELECT " DEV_COLUMNS " FROM main.dev_rows"
+			  " WHERE cut = 0;", NULL) == 0;
 }
 
 int ta_model_dev(sqlite3 *db, const struct ta_query *q, struct ta_error *err)
@@ -467,10 +485,10 @@ int ta_model_dev(sqlite3 *db, const struct ta_query *q, struct ta_error *err)
 		return 0;
 	/* indexes first: rows arrive in (rank, ts) order, so both grow by
 	 * appending, where CREATE INDEX afterwards would sort in memory */
-	if (ta_db_exec(db, dev_table_sql, err) < 0)
-		return -1;
-	return ta_rules(q)->trace_frame ? prepare_hta(db, err)
-			     : ta_model_fill_dev(db, "temp.dev", err);
+	if (ta_rules(q)->trace_frame)
+		return ta_db_exec(db, dev_table_sql, err) < 0 ? -1 : prepare_hta(db, err);
+	return ta_db_exec(db, dev_all_table_sql, err) < 0 ? -1 :
+	       ta_model_fill_dev(db, "temp.dev_all", err);
 }
 
 int64_t ta_model_min_ts(sqlite3 *db, const struct ta_query *q)

@@ -13,14 +13,18 @@
 /* Default: GPU activity by category, exact ns, negative durations as 0;
  * the launch is the runtime call with the same correlation (its last).
  * ?1 the rank, ?2 its cut (win: GPU work launched, or started where no
- * call was recorded, from the last step on is left out), ?3 its first
- * call (work with a smaller correlation and no call of its own was
- * launched before the trace began: kept). The cut as the rows go in: a
- * DELETE after cost a scan of every row and undoing their index entries;
- * LIMIT -1 keeps the inner SELECT whole, so its launch is looked up once
- * a row. */
+ * call was recorded, from the last step on is cut: dev leaves it out,
+ * dev_win measures it by time), ?3 its first call (work with a smaller
+ * correlation and no call of its own was launched before the trace
+ * began: kept). The cut as the rows go in: an UPDATE after cost a scan of
+ * every row. LIMIT -1 keeps the inner SELECT whole, so its launch is
+ * looked up once a row. */
 #define DEV_ROW_SELECT \
-"SELECT * FROM (SELECT e.rank, e.idx, e.name, e.ts_ns AS ts," \
+"SELECT x.*, CASE WHEN (x.launch_ts IS NULL AND x.correlation >= 0" \
+"  AND x.correlation < ?3)" \
+"  OR COALESCE(x.launch_ts, x.ts) < COALESCE(?2, 9223372036854775807)" \
+"  THEN 0 ELSE 1 END AS cut" \
+" FROM (SELECT e.rank, e.idx, e.name, e.ts_ns AS ts," \
 "  max(e.dur_ns, 0) AS dur, e.stream, e.correlation," \
 "  COALESCE(e.gbps, 0.0) AS gbps," \
 "  COALESCE(ta_kind_known(e.name, e.cat, 0), ta_kind_learn(e.name, e.cat, 0," \
@@ -32,9 +36,7 @@
 "  e.idx AS ord, e.pid, e.tid, e.blocks_per_sm, e.occupancy, e.shared_mem" \
 " FROM events e" \
 " WHERE e.role = " TA_SQL(TA_ROLE_GPU) " AND e.rank = ?1" \
-"  AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL LIMIT -1) x" \
-" WHERE (x.launch_ts IS NULL AND x.correlation >= 0 AND x.correlation < ?3)" \
-"  OR COALESCE(x.launch_ts, x.ts) < COALESCE(?2, 9223372036854775807)"
+"  AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL LIMIT -1) x"
 
 /* The rank's cut (win's last_start; NULL: none) and its first call, as
  * the SQL values the one statement compared with. */

@@ -157,9 +157,11 @@ static int start_over(sqlite3 *db, const struct ta_query *q,
 		return -1;
 	}
 	/* hrows is a view of main.hta_rows or a table of its own, dev a view
-	 * of main.dev_rows or a table */
+	 * of main.dev_rows or of temp.dev_all, or HTA's table (dev_all then
+	 * none) */
 	if (drop_view_or_table(db, "hrows", err) < 0 ||
 	    drop_view_or_table(db, "dev", err) < 0 ||
+	    drop_view_or_table(db, "dev_all", err) < 0 ||
 	    ta_db_exec(db, "DROP VIEW IF EXISTS temp.hta_trace;"
 		       "DROP TABLE IF EXISTS temp.model_state;"
 		       "DROP TABLE IF EXISTS temp.win;"

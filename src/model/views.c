@@ -144,7 +144,8 @@ static const char common_sql[] =
 "  AND " IN_SEL " AND ts_ns IS NOT NULL;";
 
 /* Default: the GPU work clipped to each rank's analysis window (span,
- * window.c): what the per-rank breakdowns measure (work that only touches
+ * window.c): what the per-rank breakdowns measure, by time (dev_all: work
+ * launched in the step the profiler cut short runs there too; work that only touches
  * an end is not in it: a call of no length would count). sort_ts, the start
  * before clipping, orders rows as ts does, and dev's (rank, ts) index
  * serves it: ORDER BY ts sorted every row (18 of 120 ms on 200 MB). */
@@ -153,7 +154,7 @@ static const char common_sql[] =
 "  min(d.ts + d.dur, w.end_ts) - max(d.ts, w.ts) AS dur, d.stream," \
 "  d.correlation, d.gbps, d.kind, d.idle_kernel, d.launch_ts, d.ord, d.pid," \
 "  d.tid, d.blocks_per_sm, d.occupancy, d.shared_mem, d.ts AS sort_ts" \
-"  FROM dev d JOIN span w ON w.rank = d.rank" \
+"  FROM dev_all d JOIN span w ON w.rank = d.rank" \
 "  WHERE (d.ts < w.end_ts AND d.ts + d.dur > w.ts)" \
 "   OR (d.dur = 0 AND d.ts >= w.ts AND d.ts <= w.end_ts);"
 
