@@ -114,23 +114,51 @@ static void free_frames(struct ta_host *d)
  * record_function range. The rank's user frames are read once, when its
  * first sync needs them (a search per sync through every op and frame
  * before it took half of diagnose's time on a 200 MB trace). */
+#define USER_FRAME_NAMES \
+	"SELECT name_id FROM label WHERE name GLOB '*.py(*' AND name NOT GLOB" \
+	" 'torch/*' AND name NOT GLOB '*/torch/*' AND name NOT GLOB" \
+	" '*site-packages*' AND name NOT GLOB '<*'"
 static const char frames_sql[] =
 	"SELECT e.ts, e.ts + e.dur, n.name FROM host e JOIN label n"
-	" ON n.name_id = e.name WHERE e.rank = ? AND e.name IN (SELECT name_id"
-	" FROM label WHERE name GLOB '*.py(*' AND name NOT GLOB 'torch/*'"
-	" AND name NOT GLOB '*/torch/*' AND name NOT GLOB '*site-packages*'"
-	" AND name NOT GLOB '<*') AND e.dur IS NOT NULL ORDER BY e.ts";
+	" ON n.name_id = e.name WHERE e.rank = ? AND e.name IN ("
+	USER_FRAME_NAMES ") AND e.dur IS NOT NULL ORDER BY e.ts";
+/* a trace captured without stacks has none: no scan of every op for them
+ * (a third of the call sites' cost in a cached diagnose) */
+static const char any_frames_sql[] =
+	"SELECT EXISTS (" USER_FRAME_NAMES ")";
 
+/* ?4: no range that starts earlier lasts long enough to cover ?3 (the
+ * rank's longest): without it a moment no range covers read back through
+ * every earlier range (50 call sites were 7 % of a cached diagnose) */
 static const char range_sql[] =
 	"SELECT n.name FROM ranges r JOIN label n ON n.name_id = r.name"
-	" WHERE r.rank = ?1 AND r.ts <= ?2 AND r.ts + r.dur >= ?3"
+	" WHERE r.rank = ?1 AND r.ts <= ?2 AND r.ts >= ?4 AND r.ts + r.dur >= ?3"
 	" ORDER BY r.ts DESC LIMIT 1";
 
-/* The name sql (?1 rank, ?2 a, ?3 b) finds first, into buf; buf is left
- * as it is if none. -1 on a database error. The statement is kept in
- * h->named[slot] for the next lookup. */
+/* A rank's longest event of those sql selects (?1: the rank), into *into
+ * (-1: not asked yet): how far back one that covers a moment can start.
+ * Asked once per rank, when first needed. */
+static int max_dur(struct ta_host *d, const char *sql, int64_t *into)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = SQLITE_ERROR;
+
+	if (*into >= 0)
+		return 0;
+	if (sqlite3_prepare_v2(d->db, sql, -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, d->rank);
+		rc = sqlite3_step(st);
+		*into = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+/* The name sql (?1 rank, ?2 a, ?3 b, ?4 from) finds first, into buf; buf
+ * is left as it is if none. -1 on a database error. The statement is kept
+ * in h->named[slot] for the next lookup. */
 static int first_name(struct ta_host *h, size_t slot, const char *sql, int64_t a,
-		      int64_t b, char *buf, size_t len)
+		      int64_t b, int64_t from, char *buf, size_t len)
 {
 	sqlite3_stmt *st = h->named[slot];
 	int rc = SQLITE_ERROR;
@@ -143,6 +171,7 @@ static int first_name(struct ta_host *h, size_t slot, const char *sql, int64_t a
 	sqlite3_bind_int64(st, 1, h->rank);
 	sqlite3_bind_int64(st, 2, a);
 	sqlite3_bind_int64(st, 3, b);
+	sqlite3_bind_int64(st, 4, from);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
 	sqlite3_reset(st);
@@ -162,9 +191,11 @@ static void finalize_named(struct ta_host *h)
 static int load_frames(struct ta_host *d)
 {
 	sqlite3_stmt *st = NULL;
-	int rc = SQLITE_ERROR;
+	int rc = SQLITE_ERROR, any;
 
 	d->frames_loaded = 1;
+	if ((any = ta_db_int(d->db, any_frames_sql, -1)) <= 0)
+		return any;   /* none, or a database error */
 	if (sqlite3_prepare_v2(d->db, frames_sql, -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, d->rank);
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -216,26 +247,10 @@ int ta_host_call_site(struct ta_host *d, int64_t a, int64_t b, char *buf,
 		snprintf(buf, len, "%s", frame);
 		return 0;
 	}
-	return first_name(d, 0, range_sql, a, b, buf, len);
-}
-
-/* A rank's longest event of those sql selects (?1: the rank), into *into
- * (-1: not asked yet): how far back one that covers a moment can start.
- * Asked once per rank, when first needed. */
-static int max_dur(struct ta_host *d, const char *sql, int64_t *into)
-{
-	sqlite3_stmt *st = NULL;
-	int rc = SQLITE_ERROR;
-
-	if (*into >= 0)
-		return 0;
-	if (sqlite3_prepare_v2(d->db, sql, -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, d->rank);
-		rc = sqlite3_step(st);
-		*into = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : -1;
+	if (max_dur(d, "SELECT max(r.dur) FROM ranges r WHERE r.rank = ?1",
+		    &d->max_range_dur) < 0)
+		return -1;
+	return first_name(d, 0, range_sql, a, b, a - d->max_range_dur, buf, len);
 }
 
 /* A name by its id, into buf (left as it is if there is none); the
@@ -460,6 +475,7 @@ int ta_host_load(sqlite3 *db, int64_t rank, struct ta_host *h,
 	h->rank = rank;
 	h->nsyncs = 0;
 	h->max_op_dur = -1;
+	h->max_range_dur = -1;
 	h->spans.n = 0;
 	h->spans.loaded = 0;
 	/* the names first: a few hundred calls of a rank's 10^5, not every

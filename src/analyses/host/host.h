@@ -24,6 +24,7 @@ struct ta_host {
 	size_t nsyncs, capsyncs;
 	int64_t max_sync_dur;         /* the longest: searches stop by it */
 	int64_t max_op_dur;           /* longest cpu_op, -1 until asked */
+	int64_t max_range_dur;        /* longest range (not a step), likewise */
 	struct ta_host_spans spans;   /* its ops and ranges, read at the first
 				       * stretch named */
 	struct host_frame *frames;    /* the user's Python frames, by start, */
