@@ -24,7 +24,6 @@ struct entry {
 
 static struct entry *volatile head;
 static struct entry *parents;  /* a forked child's: kept, not acted on */
-static volatile sig_atomic_t installed;
 /* Threads between making a temporary path and linking its entry
  * (ta_cleanup_mkstemp), and whether the handler has begun: the handler
  * waits for the first to be none, and a thread that sees the second
@@ -93,17 +92,23 @@ static void on_signal(int sig)
 	errno = saved;
 }
 
-static void install(void)
+static void install_once(void)
 {
 	size_t i;
 
-	if (installed)
-		return;
-	installed = 1;
 	/* one ignored when we started (nohup, a background job) stays so */
 	for (i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
 		if (signal(fatal_signals[i], on_signal) == SIG_IGN)
 			signal(fatal_signals[i], SIG_IGN);
+}
+
+/* Threads may register their first paths at once: none goes on before
+ * the handler is in place. */
+static void install(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, install_once);
 }
 
 /* Links a whole entry at the head; threads may link at once. */
