@@ -143,6 +143,46 @@ def busy_temporal_diagnose(name, path):
               name, t["rank"], busy, said), (rows or busy == 0) and abs(busy - said) <= tol)
 
 
+def cut_step_copy():
+    """A copy launched in the step the profiler cut short runs inside the
+    last kept window, on a stream of its own, while kernels launched in
+    the kept steps wait behind the GPU's backlog: temporal counts the copy
+    as busy time, and idle still calls the wait for the queued kernels
+    "other", not host wait (the copy starting late does not turn it into
+    one), and adds up to temporal's idle."""
+    d = tempfile.mkdtemp()
+    ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % (k + 1), "pid": 100,
+           "tid": 100, "ts": 10000 * k, "dur": 10000, "args": {}} for k in range(4)]
+
+    def work(corr, launch, start, dur, stream, cat="kernel", api="cudaLaunchKernel"):
+        ev.append({"ph": "X", "cat": cat, "name": "gemm" if cat == "kernel" else "Memcpy HtoD",
+                   "pid": 0, "tid": stream, "ts": start, "dur": dur,
+                   "args": {"device": 0, "stream": stream, "correlation": corr}})
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": api, "pid": 100, "tid": 100,
+                   "ts": launch, "dur": 2, "args": {"correlation": corr}})
+    work(1001, 1000, 1010, 1990, 7)
+    work(1002, 2000, 34000, 1000, 8)
+    work(1003, 11000, 35000, 1000, 7)
+    work(1004, 21000, 36000, 1000, 7)
+    work(1005, 30500, 30600, 1000, 20, "gpu_memcpy", "cudaMemcpyAsync")   # the cut step's
+    work(1006, 31000, 37000, 1000, 7)                                     # the cut step's
+    with open(os.path.join(d, "rank-0.json"), "w") as f:
+        json.dump({"traceEvents": ev}, f)
+    t, _ = run("temporal", d)
+    idle, _ = run("idle", d)
+    if not t or idle is None:
+        check("cut step's copy: temporal and idle run", False)
+        return
+    whole = {r["category"]: num(r, "idle_us") for r in idle if r["stream"] == ""}
+    check("cut step's copy: busy %s us, the kept kernels' 4990 and the copy's 1000" % (
+          num(t[0], "compute_us") + num(t[0], "non_compute_us")),
+          abs(num(t[0], "compute_us") + num(t[0], "non_compute_us") - 5990) < 0.01)
+    check("cut step's copy: idle's whole-GPU rows add up to temporal's idle (%s, %s)" % (
+          sum(whole.values()), t[0]["idle_us"]), abs(sum(whole.values()) - num(t[0], "idle_us")) < 0.01)
+    check("cut step's copy: the wait behind queued kernels is other, not host wait (%s)" % whole,
+          whole.get("other", 0) >= 29000 and whole.get("host_wait", 0) < 2000)
+
+
 def overlap(name, path, measured):
     ov, _ = run("overlap", path)
     steps, _ = run("steps", path)
@@ -462,6 +502,7 @@ def main():
             continue
         job(name, d, measured, PLANTED.get(name), multi=len(traces) > 1)
     what_if("train_stalled", "testdata/train_stalled")
+    cut_step_copy()
     # HTA's test traces: three have GPU work launched in the cut step
     # that runs inside the last kept window (trace_compare_base: a copy)
     hta = os.path.join(os.environ.get("SHARED", "../shared"), "testdata/hta")

@@ -153,7 +153,7 @@ static const char common_sql[] =
 "CREATE TEMP VIEW dev_win AS SELECT d.rank, d.idx, d.name, max(d.ts, w.ts) AS ts," \
 "  min(d.ts + d.dur, w.end_ts) - max(d.ts, w.ts) AS dur, d.stream," \
 "  d.correlation, d.gbps, d.kind, d.idle_kernel, d.launch_ts, d.ord, d.pid," \
-"  d.tid, d.blocks_per_sm, d.occupancy, d.shared_mem, d.ts AS sort_ts" \
+"  d.tid, d.blocks_per_sm, d.occupancy, d.shared_mem, d.ts AS sort_ts, d.cut" \
 "  FROM dev_all d JOIN span w ON w.rank = d.rank" \
 "  WHERE (d.ts < w.end_ts AND d.ts + d.dur > w.ts)" \
 "   OR (d.dur = 0 AND d.ts >= w.ts AND d.ts <= w.end_ts);"
@@ -205,7 +205,7 @@ ANN_VIEW("gpu_ann_win", "gpu_user_annotation");
 
 static const char hta_sql[] =
 /* HTA measures every kept row: no window to clip to */
-"CREATE TEMP VIEW dev_win AS SELECT *, ts AS sort_ts FROM dev;"
+"CREATE TEMP VIEW dev_win AS SELECT *, ts AS sort_ts, 0 AS cut FROM dev;"
 "CREATE TEMP VIEW launch AS SELECT c.rank, c.correlation, c.idx, c.ts, c.dur,"
 "  c.name, c.tid FROM hrows c WHERE c.stream = -1 AND c.correlation != -1"
 "  AND EXISTS (SELECT 1 FROM hrows x JOIN main.names xn ON xn.name_id = x.name"

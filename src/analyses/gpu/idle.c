@@ -46,6 +46,16 @@ static const struct ta_col stats_cols[] = {
 	{ "max_us", TA_COL_REAL, TA_UNIT_US, 0 },
 };
 
+/* Gaps ended by work launched in the step the profiler cut short (the
+ * window measures it by time): what they were is told by the next work
+ * the kept steps launched, as if the cut step's had not run (a copy for
+ * the next batch, often with no launch recorded, would otherwise split a
+ * host stall into "other", or a wait on queued work into host wait). */
+struct deferred {
+	struct { int64_t start, len; } *v;
+	size_t n, cap;
+};
+
 /* One stream's gaps, by category. */
 struct stream_acc {
 	int64_t rank, stream;
@@ -56,6 +66,7 @@ struct stream_acc {
 	int n;                       /* kernels seen */
 	int whole;                   /* the whole GPU: stream NULL */
 	int64_t prev_end;
+	struct deferred pend;        /* gaps a cut step's work ended */
 };
 
 static int stream_selected(const struct ta_idle_opts *o, int64_t stream)
@@ -70,11 +81,48 @@ static int stream_selected(const struct ta_idle_opts *o, int64_t stream)
 	return 0;
 }
 
-static void add_kernel(struct stream_acc *s, int64_t ts, int64_t dur,
-		       int has_launch, int64_t launch, int64_t wait_ns,
-		       int prev_end)
+static void count_gap(struct stream_acc *s, int cat, int64_t gap)
 {
-	int64_t gap = ts - s->prev_end;
+	s->present[cat] = 1;
+	s->sum_ns[cat] += gap;
+	if (s->keep_gaps)
+		ta_dvec_push(&s->gaps[cat], (double)gap / 1000.0);
+}
+
+static void defer(struct stream_acc *s, int64_t start, int64_t len)
+{
+	struct deferred *d = &s->pend;
+
+	if (d->n == d->cap) {
+		d->cap = d->cap ? 2 * d->cap : 16;
+		d->v = ta_xrealloc(d->v, d->cap * sizeof(*d->v));
+	}
+	d->v[d->n].start = start;
+	d->v[d->n].len = len;
+	d->n++;
+}
+
+/* The deferred gaps, told by kept work launched at launch (if known);
+ * last: none came, nothing the kept steps launched was left to run. */
+static void settle(struct stream_acc *s, int has_launch, int64_t launch,
+		   int64_t wait_ns, int last)
+{
+	size_t i;
+
+	for (i = 0; i < s->pend.n; i++) {
+		int64_t start = s->pend.v[i].start, len = s->pend.v[i].len;
+
+		count_gap(s, last || (has_launch && launch > start) ? HOST_WAIT :
+			  len < wait_ns ? KERNEL_WAIT : OTHER, len);
+	}
+	s->pend.n = 0;
+}
+
+static void add_kernel(struct stream_acc *s, int64_t ts, int64_t dur,
+		       int has_launch, int64_t launch, int cut,
+		       int64_t wait_ns, int prev_end)
+{
+	int64_t gap = ts - s->prev_end, start = s->prev_end;
 	int cat;
 
 	if (s->n++ == 0) {
@@ -96,13 +144,16 @@ static void add_kernel(struct stream_acc *s, int64_t ts, int64_t dur,
 	} else {
 		if (ts + dur > s->prev_end)
 			s->prev_end = ts + dur;
+		if (!cut)
+			settle(s, has_launch, launch, wait_ns, 0);
 		if (gap <= 0)
 			return;
+		if (cut) {
+			defer(s, start, gap);
+			return;
+		}
 	}
-	s->present[cat] = 1;
-	s->sum_ns[cat] += gap;
-	if (s->keep_gaps)
-		ta_dvec_push(&s->gaps[cat], (double)gap / 1000.0);
+	count_gap(s, cat, gap);
 }
 
 static double maybe_round(double x, const struct ta_rules *R)
@@ -167,6 +218,7 @@ static void flush_stream(struct ta_table *t, struct stream_acc *s,
 {
 	int c;
 
+	settle(s, 0, 0, o->kernel_wait_ns, 1);
 	if (s->n) {
 		if (o->stats)
 			emit_stats(t, s, R);
@@ -187,12 +239,12 @@ static void flush_stream(struct ta_table *t, struct stream_acc *s,
  * file, each in time order: sorted here, where SQL's GROUP BY, join and
  * sort of every row cost 1.2 G instructions on a 200 MB rank. */
 static const char idle_sql[] =
-	"SELECT stream, ts, dur, launch_ts, ord FROM dev_win"
+	"SELECT stream, ts, dur, launch_ts, ord, cut FROM dev_win"
 	" WHERE rank = ? AND idle_kernel";
 
 struct idle_row {
 	int64_t stream, ts, dur, launch, ord;
-	int has_launch;
+	int has_launch, cut;
 	size_t at;           /* its place as read: ties stay in it */
 };
 
@@ -244,7 +296,8 @@ static int read_rank(sqlite3_stmt *st, int64_t rank, struct idle_rows *r)
 		r->v[r->n] = (struct idle_row){ sqlite3_column_int64(st, 0),
 			sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
 			sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
-			sqlite3_column_type(st, 3) != SQLITE_NULL, r->n };
+			sqlite3_column_type(st, 3) != SQLITE_NULL,
+			sqlite3_column_int(st, 5), r->n };
 		r->n++;
 	}
 	return rc;
@@ -278,7 +331,7 @@ static const char ranks_sql[] =
 	"SELECT s.rank, w.ts, w.end_ts FROM sel_ranks s"
 	" LEFT JOIN span w ON w.rank = s.rank ORDER BY s.rank";
 static const char rank_rows_sql[] =
-	"SELECT ts, dur, launch_ts FROM dev_win WHERE rank = ? ORDER BY sort_ts";
+	"SELECT ts, dur, launch_ts, cut FROM dev_win WHERE rank = ? ORDER BY sort_ts";
 
 static void add_gap(struct stream_acc *s, int64_t gap, int cat)
 {
@@ -306,20 +359,25 @@ static int whole_gpu(const struct ta_query *q, struct ta_table *t,
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t ts = sqlite3_column_int64(st, 0);
 		int64_t e = ts + sqlite3_column_int64(st, 1);
+		int has = sqlite3_column_type(st, 2) != SQLITE_NULL;
+		int64_t launch = sqlite3_column_int64(st, 2);
+		int cut = sqlite3_column_int(st, 3);
 
 		if (!any++ && w1 < w0)
 			end = ts;
-		if (ts > end) {
-			int host = sqlite3_column_type(st, 2) != SQLITE_NULL &&
-				   sqlite3_column_int64(st, 2) > end;
-
-			add_gap(&s, ts - end, host ? HOST_WAIT :
+		if (!cut)
+			settle(&s, has, launch, wait_ns, 0);
+		if (ts > end && cut)
+			defer(&s, end, ts - end);
+		else if (ts > end)
+			add_gap(&s, ts - end, has && launch > end ? HOST_WAIT :
 				ts - end < wait_ns ? KERNEL_WAIT : OTHER);
-		}
 		if (e > end)
 			end = e;
 	}
 	sqlite3_reset(st);
+	settle(&s, 0, 0, wait_ns, 1);
+	free(s.pend.v);
 	if (rc != SQLITE_DONE)
 		return rc;
 	if (!any)
@@ -416,13 +474,14 @@ int ta_idle_run(sqlite3 *db, const struct ta_query *q,
 			s.stream = v->stream;
 			for (i = 0; i < runs[k].n; i++)
 				add_kernel(&s, v[i].ts, v[i].dur, v[i].has_launch, v[i].launch,
-					   o->kernel_wait_ns, R->idle_prev_end);
+					   v[i].cut, o->kernel_wait_ns, R->idle_prev_end);
 			if (s.n)
 				flush_stream(t, &s, o, R);
 		}
 		free(runs);
 	}
 	free(rows.v);
+	free(s.pend.v);
 	sqlite3_finalize(st);
 	sqlite3_finalize(ranks);
 	if (rc != SQLITE_DONE) {
