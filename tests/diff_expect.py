@@ -97,6 +97,37 @@ if os.path.isdir(C) and os.path.isdir(E):
 else:
     print("diff: HTA's checks skipped: %s not found" % C)
 
+# steps of 35, 1 and 1 ms: a step's share of the busy time is its time's,
+# not a third (a mean of the steps' percentages said 61 %, not 7.6 %)
+import json
+import tempfile
+g = tempfile.mkdtemp()
+ev, t0 = [], 0
+for k, (dur, busy) in enumerate(((35000, 1000), (1000, 900), (1000, 900), (1000, 0))):
+    ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % (k + 1), "pid": 1,
+               "tid": 1, "ts": t0, "dur": dur, "args": {}})
+    if busy:
+        ev.append({"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": t0 + 20,
+                   "dur": busy, "args": {"device": 0, "stream": 7, "correlation": 100 + k}})
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                   "ts": t0 + 10, "dur": 2, "args": {"correlation": 100 + k}})
+    t0 += dur
+with open(os.path.join(g, "rank-0.json"), "w") as f:
+    json.dump({"traceEvents": ev}, f)
+st = rows("--steps", g, g)
+p = subprocess.run(["./traceanalyze", "temporal", "-q", "--format", "csv", g], capture_output=True, text=True)
+tm = list(csv.DictReader(io.StringIO(p.stdout)))
+if st and tm:
+    share = 100 * (float(tm[0]["compute_us"]) + float(tm[0]["non_compute_us"])) / float(tm[0]["window_us"])
+    check("--steps on steps of 35, 1 and 1 ms: busy %s %% is temporal's %.2f %%" % (st[0]["base_busy_pct"], share),
+          abs(float(st[0]["base_busy_pct"]) - share) <= 0.01)
+    check("--steps: idle a step %s us is temporal's idle over 3 steps" % st[0]["base_idle_us"],
+          abs(float(st[0]["base_idle_us"]) - float(tm[0]["idle_us"]) / 3) <= 1)  # busy % to 2 places
+    check("--steps: the verdict of the 35 ms step (%s)" % st[0]["base_verdict"],
+          st[0]["base_verdict"] != "compute-bound")
+else:
+    check("--steps and temporal run on the generated steps", False)
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL diff:", n)

@@ -417,12 +417,15 @@ struct ta_table *ta_diff_table(const struct diff_names *d,
 	return t;
 }
 
-/* Per rank: diagnose's steps of each side, averaged. */
+/* Per rank: diagnose's steps of each side, averaged: busy as the share of
+ * the steps' time (a mean of the steps' percentages weighs a 1 ms step as
+ * much as a 35 ms one). */
 struct rank_steps {
 	int64_t rank, n;
-	double step_us, busy;
+	double step_us, busy;         /* summed: µs, busy µs; then the means */
 	double idle_us, host_wait_us;  /* idle's, over the analysis window */
-	const char *verdict;          /* the commonest, owned by its table */
+	const char *verdict;          /* the one of most step time, owned by
+				       * its table */
 };
 
 /* The idle time's host-wait share of each rank in out (idle's
@@ -454,6 +457,15 @@ static int idle_split(sqlite3 *db, const struct ta_query *q,
 	return 0;
 }
 
+/* Whether diagnose's row r is of a step the side compares. */
+static int side_has(const struct ta_diff_side *s, const struct ta_table *t, size_t r)
+{
+	const struct ta_cell *step = ta_table_cell(t, r, 1);
+
+	return s->step_lo < 0 || (!step->null && step->i >= s->step_lo &&
+				  step->i <= s->step_hi);
+}
+
 static int side_steps(sqlite3 *db, const struct ta_query *q,
 		      const struct ta_diff_side *s, struct ta_table **held,
 		      struct rank_steps **out, size_t *n, struct ta_error *err)
@@ -474,12 +486,11 @@ static int side_steps(sqlite3 *db, const struct ta_query *q,
 	ta_table_free(f);
 	*out = ta_xcalloc((*held)->nrows + 1, sizeof(**out));
 	for (r = 0; r < (*held)->nrows; r++) {
-		const struct ta_cell *step = ta_table_cell(*held, r, 1);
 		int64_t rank = ta_table_cell(*held, r, 0)->i;
 		struct rank_steps *x;
+		double us = ta_table_cell(*held, r, 2)->d;
 
-		if (s->step_lo >= 0 && (step->null || step->i < s->step_lo ||
-					step->i > s->step_hi))
+		if (!side_has(s, *held, r))
 			continue;
 		for (i = 0; i < *n && (*out)[i].rank != rank; i++)
 			;
@@ -487,29 +498,31 @@ static int side_steps(sqlite3 *db, const struct ta_query *q,
 		if (i == *n)
 			(*n)++, x->rank = rank;
 		x->n++;
-		x->step_us += ta_table_cell(*held, r, 2)->d;
-		x->busy += ta_table_cell(*held, r, 3)->d;
+		x->step_us += us;
+		x->busy += us * ta_table_cell(*held, r, 3)->d / 100;
 	}
-	for (i = 0; i < *n; i++) {     /* the commonest verdict, first if tied */
-		int best = 0;
+	for (i = 0; i < *n; i++) {     /* the verdict of most time, first if tied */
+		double best = -1;
 
 		for (r = 0; r < (*held)->nrows; r++) {
 			const char *v = ta_table_cell(*held, r, 4)->s;
-			const struct ta_cell *step = ta_table_cell(*held, r, 1);
-			int c = 0;
+			double c = 0;
 
 			if (ta_table_cell(*held, r, 0)->i != (*out)[i].rank ||
-			    (s->step_lo >= 0 && (step->null || step->i < s->step_lo ||
-						 step->i > s->step_hi)))
+			    !side_has(s, *held, r))
 				continue;
 			for (j = 0; j < (*held)->nrows; j++)
-				c += ta_table_cell(*held, j, 0)->i == (*out)[i].rank &&
-				     strcmp(ta_table_cell(*held, j, 4)->s, v) == 0;
+				if (ta_table_cell(*held, j, 0)->i == (*out)[i].rank &&
+				    side_has(s, *held, j) &&
+				    strcmp(ta_table_cell(*held, j, 4)->s, v) == 0)
+					c += ta_table_cell(*held, j, 2)->d;
 			if (c > best)
 				best = c, (*out)[i].verdict = v;
 		}
+		/* busy first: a share of the steps' summed time */
+		(*out)[i].busy = (*out)[i].step_us > 0 ?
+				 100 * (*out)[i].busy / (*out)[i].step_us : 0;
 		(*out)[i].step_us /= (double)(*out)[i].n;
-		(*out)[i].busy /= (double)(*out)[i].n;
 	}
 	return idle_split(db, &sq, *out, *n, err);
 }
