@@ -231,6 +231,19 @@ g = [x for x in findings("tb_gloo") if x["kind"] == "host_region" and x["where"]
 check("tb_gloo: a CPU collective's finding says the ranks wait in it (%d)" % len(g),
       g and all("slowest rank" in x["advice"] and "make it cheaper" not in x["advice"] for x in g))
 
+# HTA's TorchRec trace: "## sparse_data_dist ##" is the sparse features'
+# all-to-all, not a data loader (the word "data" sent it to DataLoader advice)
+import os
+nq = os.path.join(os.environ.get("SHARED", "../shared"), "testdata/hta/negative_queue_length_values_check")
+if os.path.isdir(nq):
+    out = subprocess.run(["./traceanalyze", "diagnose", "-q", "--findings", "--format", "csv", nq],
+                         capture_output=True, text=True, check=True).stdout
+    d = [x for x in csv.DictReader(io.StringIO(out)) if x["where"] == "## sparse_data_dist ##"]
+    check("TorchRec's sparse_data_dist: all-to-all advice, not DataLoader's (%d)" % len(d),
+          d and all("all-to-all" in x["advice"] and "DataLoader" not in x["advice"] for x in d))
+elif os.environ.get("TA_REQUIRE_SHARED"):
+    check("../shared present (CI always has it)", False)
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL diagnose:", n)

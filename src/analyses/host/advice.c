@@ -139,6 +139,14 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 		       "ranks' time in it (annotations: the rank that spends "
 		       "least in it is the one the others wait for) and fix that "
 		       "rank, or move the collectives to the GPU (NCCL)";
+	/* TorchRec's input distribution (its pipelines name their stages
+	 * "## sparse_data_dist ##", "## wait_sparse_data_dist ##"): the
+	 * sparse features' all-to-all, not a data loader (before "data") */
+	if (strstr(where, "sparse_data_dist"))
+		return "TorchRec's input distribution (the sparse features' "
+		       "all-to-all) held the step: a pipeline that overlaps it "
+		       "with the previous batch's compute (TrainPipelineSparseDist), "
+		       "and if a peer is late, fix that rank (stragglers names it)";
 	if (mentions(where, ddp))
 		return "DDP's forward waits here for the other ranks (the last "
 		       "step's all-reduce, its buffer broadcast, its bucket "
