@@ -44,6 +44,12 @@
  * temporary b-tree on every insert (a fifth of ingest -o's instructions),
  * and ORs let the planner pick this index for the host view's time
  * lookups, a scan per lookup (diagnose ran past 20 s beside ops). */
+/* A trace file's path as this run was given it (files.path is the one a
+ * cache entry was first built from, maybe from another directory):
+ * temp.given_paths, which ta_db_open makes and the input fills. */
+#define TA_GIVEN_PATH(f) "COALESCE((SELECT g.given FROM temp.given_paths g" \
+	" WHERE g.stored = " f ".path), " f ".path)"
+
 #define TA_THREAD_ROLES "CASE role WHEN " TA_SQL(TA_ROLE_RUNTIME) " THEN 1 WHEN " \
 	TA_SQL(TA_ROLE_CPU_OP) " THEN 1 WHEN " TA_SQL(TA_ROLE_CPU_ANN) " THEN 1 ELSE 0 END"
 

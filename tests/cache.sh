@@ -193,6 +193,18 @@ $BIN temporal -q "$TMP/a" >/dev/null
 e=$(ls "$TRACEANALYZE_CACHE_DIR"/*.db)
 rm "$e"; ln -s "$TMP/odd/nowhere.db" "$e"
 check "cache clear removes a dangling link at an entry's name" '$BIN cache clear | grep -q "removed 1 entries" && [ ! -L "$e" ]'
+# an entry built from another directory names its traces as this run was
+# given them: counters' warning (no counter events) names the file, and
+# critical-path --trace reads it
+export TRACEANALYZE_CACHE_DIR="$TMP/given"
+mkdir -p "$TMP/g/x/y"
+cp testdata/train_healthy/rank-0.pt.trace.json.gz "$TMP/g/"
+abs=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+( cd "$TMP/g/x/y" && "$abs" temporal -q ../../rank-0.pt.trace.json.gz >/dev/null )
+check "an entry built from elsewhere: the warning names the path as given here" \
+	'$BIN counters "$TMP/g/rank-0.pt.trace.json.gz" 2>&1 >/dev/null | grep -q "^traceanalyze: '"'"'$TMP/g/rank-0.pt.trace.json.gz'"'"': no cuda_profiler_range"'
+check "... and critical-path --trace reads the trace by it" \
+	'$BIN critical-path -q --trace "$TMP/g/out.json" "$TMP/g/rank-0.pt.trace.json.gz" >/dev/null && [ -s "$TMP/g/out.json" ]'
 export TRACEANALYZE_CACHE_DIR="$TMP/cache"
 check "cache --help" '$BIN cache --help | grep -q "prune"'
 check "a bad verb is a usage error" '$BIN cache purge 2>/dev/null; [ $? = 2 ]'

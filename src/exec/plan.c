@@ -43,8 +43,8 @@ static int refuse_truncated(const struct ta_cli *cli, sqlite3 *db,
 
 	if (cli->allow_truncated || (!cli->ngates && !cli->baseline))
 		return 0;
-	if (sqlite3_prepare_v2(db, "SELECT path, COALESCE(damage, 'damaged')"
-			       " FROM files WHERE truncated LIMIT 1", -1, &st,
+	if (sqlite3_prepare_v2(db, "SELECT " TA_GIVEN_PATH("f") ", COALESCE(damage,"
+			       " 'damaged') FROM main.files f WHERE truncated LIMIT 1", -1, &st,
 			       NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
 		ta_error_set(err, TA_EXIT_INPUT, "'%s': %s; a gate on a truncated "
 			     "trace is an error (--allow-truncated to gate what was "

@@ -24,7 +24,7 @@ static const struct ta_col fact_cols[] = {
 enum { F_RANK, F_SELECTED, F_PATH, F_STEPS, F_MEM_MIN, F_MEM_MAX, F_MIN_TS, F_MODULES };
 
 static const char facts_sql[] =
-"SELECT f.rank, f.rank IN (SELECT rank FROM sel_ranks), f.path,"
+"SELECT f.rank, f.rank IN (SELECT rank FROM sel_ranks), " TA_GIVEN_PATH("f") ","
 "  (SELECT count(*) FROM step_win w WHERE w.rank = f.rank),"
 "  m.lo, m.hi, f.min_ts_ns,"
 /* nn.Module frames (with_modules): the names hold one */
@@ -114,8 +114,8 @@ int ta_model_inputs(sqlite3 *db, struct ta_input_file **v, size_t *n,
 
 	*v = NULL;
 	*n = 0;
-	if (ta_db_prepare(db, "SELECT rank, path, bytes, mtime_ns FROM main.files"
-			  " ORDER BY rank", &st, err) < 0)
+	if (ta_db_prepare(db, "SELECT rank, " TA_GIVEN_PATH("f") ", bytes, mtime_ns"
+			  " FROM main.files f ORDER BY rank", &st, err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *p = (const char *)sqlite3_column_text(st, 1);

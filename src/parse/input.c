@@ -248,8 +248,8 @@ static int report_damage(sqlite3 *db, const struct ta_ingest_opts *o,
 
 	report_skipped(db);
 
-	if (ta_db_prepare(db, "SELECT path, damage, events, truncated, bad_times"
-			  " FROM files WHERE truncated OR bad_times ORDER BY rank",
+	if (ta_db_prepare(db, "SELECT " TA_GIVEN_PATH("f") ", damage, events, truncated,"
+			  " bad_times FROM main.files f WHERE truncated OR bad_times ORDER BY rank",
 			  &st, err) < 0)
 		return -1;
 	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
@@ -828,6 +828,58 @@ size_t ta_input_shards(const char *path, const struct ta_ingest_opts *o,
 	return n;
 }
 
+/* The one of files (n) that is the trace a cache entry's row names: its
+ * name, size and modification time; NULL if none or two are. */
+static const char *given_of(char **files, size_t n, const char *stored,
+			    int64_t bytes, int64_t mtime_ns)
+{
+	const char *sb = strrchr(stored, '/') ? strrchr(stored, '/') + 1 : stored;
+	const char *found = NULL;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const char *b = strrchr(files[i], '/') ? strrchr(files[i], '/') + 1 : files[i];
+		struct stat st;
+
+		if (strcmp(b, sb) != 0 || stat(files[i], &st) < 0 ||
+		    (int64_t)st.st_size != bytes ||
+		    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec != mtime_ns)
+			continue;
+		if (found)
+			return NULL;
+		found = files[i];
+	}
+	return found;
+}
+
+/* A cache entry names its traces as the run that built it was given them
+ * (maybe from another directory): messages and pages name them as this
+ * run was (temp.given_paths, TA_GIVEN_PATH). Best effort: a path left
+ * as stored is only a name. */
+static void name_given(sqlite3 *db, char **files, size_t n)
+{
+	sqlite3_stmt *st = NULL, *ins = NULL;
+
+	if (sqlite3_prepare_v2(db, "SELECT path, bytes, mtime_ns FROM main.files",
+			       -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO temp.given_paths"
+			       " VALUES (?, ?)", -1, &ins, NULL) == SQLITE_OK)
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			const char *p = (const char *)sqlite3_column_text(st, 0);
+			const char *g = p ? given_of(files, n, p, sqlite3_column_int64(st, 1),
+						     sqlite3_column_int64(st, 2)) : NULL;
+
+			if (!g || strcmp(g, p) == 0)
+				continue;
+			sqlite3_bind_text(ins, 1, p, -1, SQLITE_TRANSIENT);
+			sqlite3_bind_text(ins, 2, g, -1, SQLITE_STATIC);
+			sqlite3_step(ins);
+			sqlite3_reset(ins);
+		}
+	sqlite3_finalize(st);
+	sqlite3_finalize(ins);
+}
+
 int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 		  sqlite3 **db, struct ta_error *err)
 {
@@ -881,6 +933,7 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 			if (o->verbose)
 				ta_note("using the cached database '%s'", cached);
 			ta_cache_touch(cached);
+			name_given(*db, files, n);
 			rc = report_damage(*db, o, err);
 			if (rc < 0) {
 				sqlite3_close(*db);
