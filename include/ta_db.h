@@ -46,7 +46,10 @@
  * lookups, a scan per lookup (diagnose ran past 20 s beside ops). */
 /* A trace file's path as this run was given it (files.path is the one a
  * cache entry was first built from, maybe from another directory):
- * temp.given_paths, which ta_db_open makes and the input fills. */
+ * temp.given_paths, which the input fills; made by ta_db_open and by the
+ * model's views (TA_GIVEN_PATHS_DDL), empty where nothing differs. */
+#define TA_GIVEN_PATHS_DDL "CREATE TEMP TABLE IF NOT EXISTS given_paths" \
+	" (stored TEXT PRIMARY KEY, given TEXT);"
 #define TA_GIVEN_PATH(f) "COALESCE((SELECT g.given FROM temp.given_paths g" \
 	" WHERE g.stored = " f ".path), " f ".path)"
 

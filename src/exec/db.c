@@ -599,8 +599,7 @@ int ta_db_open(const char *path, sqlite3 **db, struct ta_error *err)
 	sqlite3_progress_handler(*db, 0, NULL, NULL);
 	/* analyses build temporary tables: on disk, so memory stays bounded */
 	sqlite3_exec(*db, "PRAGMA temp_store = FILE; PRAGMA cache_size = -2048;"
-		     "CREATE TEMP TABLE IF NOT EXISTS given_paths"
-		     " (stored TEXT PRIMARY KEY, given TEXT);", NULL, NULL, NULL);
+		     TA_GIVEN_PATHS_DDL, NULL, NULL, NULL);
 	return 0;
 }
 

@@ -114,7 +114,8 @@ int ta_model_inputs(sqlite3 *db, struct ta_input_file **v, size_t *n,
 
 	*v = NULL;
 	*n = 0;
-	if (ta_db_prepare(db, "SELECT rank, " TA_GIVEN_PATH("f") ", bytes, mtime_ns"
+	if (ta_db_exec(db, TA_GIVEN_PATHS_DDL, err) < 0 ||
+	    ta_db_prepare(db, "SELECT rank, " TA_GIVEN_PATH("f") ", bytes, mtime_ns"
 			  " FROM main.files f ORDER BY rank", &st, err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

@@ -96,6 +96,7 @@ static const char common_sql[] =
 /* the parser's tables, as analyses read them: a name by its id, and each
  * rank's input file */
 "CREATE TEMP VIEW label AS SELECT name_id, name FROM main.names;"
+TA_GIVEN_PATHS_DDL
 "CREATE TEMP VIEW inputs AS SELECT rank, " TA_GIVEN_PATH("f") " AS path,"
 "  mtime_ns FROM main.files f;"
 /* deviceProperties lists the node's GPUs: a rank's is the one its GPU
