@@ -46,12 +46,17 @@
  * lookups, a scan per lookup (diagnose ran past 20 s beside ops). */
 /* A trace file's path as this run was given it (files.path is the one a
  * cache entry was first built from, maybe from another directory):
- * temp.given_paths, which the input fills; made by ta_db_open and by the
- * model's views (TA_GIVEN_PATHS_DDL), empty where nothing differs. */
+ * temp.given_paths, which the input fills where a path differs; the
+ * model's views make it (TA_GIVEN_PATHS_DDL) if none did. Not made at
+ * every open: a temp table costs a connection a file descriptor. */
 #define TA_GIVEN_PATHS_DDL "CREATE TEMP TABLE IF NOT EXISTS given_paths" \
 	" (stored TEXT PRIMARY KEY, given TEXT);"
 #define TA_GIVEN_PATH(f) "COALESCE((SELECT g.given FROM temp.given_paths g" \
 	" WHERE g.stored = " f ".path), " f ".path)"
+
+/* The same for one stored path, where no temp table may be: into buf. */
+const char *ta_db_given_path(sqlite3 *db, const char *stored, char *buf,
+			     size_t len);
 
 #define TA_THREAD_ROLES "CASE role WHEN " TA_SQL(TA_ROLE_RUNTIME) " THEN 1 WHEN " \
 	TA_SQL(TA_ROLE_CPU_OP) " THEN 1 WHEN " TA_SQL(TA_ROLE_CPU_ANN) " THEN 1 ELSE 0 END"

@@ -598,9 +598,26 @@ int ta_db_open(const char *path, sqlite3 **db, struct ta_error *err)
 	}
 	sqlite3_progress_handler(*db, 0, NULL, NULL);
 	/* analyses build temporary tables: on disk, so memory stays bounded */
-	sqlite3_exec(*db, "PRAGMA temp_store = FILE; PRAGMA cache_size = -2048;"
-		     TA_GIVEN_PATHS_DDL, NULL, NULL, NULL);
+	sqlite3_exec(*db, "PRAGMA temp_store = FILE; PRAGMA cache_size = -2048",
+		     NULL, NULL, NULL);
 	return 0;
+}
+
+const char *ta_db_given_path(sqlite3 *db, const char *stored, char *buf,
+			     size_t len)
+{
+	sqlite3_stmt *st = NULL;
+
+	snprintf(buf, len, "%s", stored ? stored : "?");
+	/* no table: no path differs */
+	if (stored && sqlite3_prepare_v2(db, "SELECT given FROM temp.given_paths"
+					 " WHERE stored = ?", -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, stored, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+			snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
+	}
+	sqlite3_finalize(st);
+	return buf;
 }
 
 /* A database from elsewhere, whole: SQLite's quick_check reads every page

@@ -5,6 +5,7 @@
 #include "ta_db.h"
 #include "ta_ingest.h"
 
+#include <limits.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -43,12 +44,15 @@ static int refuse_truncated(const struct ta_cli *cli, sqlite3 *db,
 
 	if (cli->allow_truncated || (!cli->ngates && !cli->baseline))
 		return 0;
-	if (sqlite3_prepare_v2(db, "SELECT " TA_GIVEN_PATH("f") ", COALESCE(damage,"
-			       " 'damaged') FROM main.files f WHERE truncated LIMIT 1", -1, &st,
+	if (sqlite3_prepare_v2(db, "SELECT path, COALESCE(damage, 'damaged')"
+			       " FROM files WHERE truncated LIMIT 1", -1, &st,
 			       NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+		char shown[PATH_MAX];
+
 		ta_error_set(err, TA_EXIT_INPUT, "'%s': %s; a gate on a truncated "
 			     "trace is an error (--allow-truncated to gate what was "
-			     "read)", (const char *)sqlite3_column_text(st, 0),
+			     "read)", ta_db_given_path(db, (const char *)
+			     sqlite3_column_text(st, 0), shown, sizeof(shown)),
 			     (const char *)sqlite3_column_text(st, 1));
 		rc = -1;
 	}

@@ -248,12 +248,14 @@ static int report_damage(sqlite3 *db, const struct ta_ingest_opts *o,
 
 	report_skipped(db);
 
-	if (ta_db_prepare(db, "SELECT " TA_GIVEN_PATH("f") ", damage, events, truncated,"
-			  " bad_times FROM main.files f WHERE truncated OR bad_times ORDER BY rank",
+	if (ta_db_prepare(db, "SELECT path, damage, events, truncated, bad_times"
+			  " FROM files WHERE truncated OR bad_times ORDER BY rank",
 			  &st, err) < 0)
 		return -1;
 	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
-		const char *path = (const char *)sqlite3_column_text(st, 0);
+		char shown[PATH_MAX];
+		const char *path = ta_db_given_path(db, (const char *)
+			sqlite3_column_text(st, 0), shown, sizeof(shown));
 		const char *what = (const char *)sqlite3_column_text(st, 1);
 
 		if (sqlite3_column_int64(st, 4))
@@ -861,9 +863,7 @@ static void name_given(sqlite3 *db, char **files, size_t n)
 	sqlite3_stmt *st = NULL, *ins = NULL;
 
 	if (sqlite3_prepare_v2(db, "SELECT path, bytes, mtime_ns FROM main.files",
-			       -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO temp.given_paths"
-			       " VALUES (?, ?)", -1, &ins, NULL) == SQLITE_OK)
+			       -1, &st, NULL) == SQLITE_OK)
 		while (sqlite3_step(st) == SQLITE_ROW) {
 			const char *p = (const char *)sqlite3_column_text(st, 0);
 			const char *g = p ? given_of(files, n, p, sqlite3_column_int64(st, 1),
@@ -871,6 +871,13 @@ static void name_given(sqlite3 *db, char **files, size_t n)
 
 			if (!g || strcmp(g, p) == 0)
 				continue;
+			/* the table only where a path differs */
+			if (!ins && (sqlite3_exec(db, TA_GIVEN_PATHS_DDL, NULL, NULL,
+						  NULL) != SQLITE_OK ||
+				     sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO"
+							" temp.given_paths VALUES (?, ?)",
+							-1, &ins, NULL) != SQLITE_OK))
+				break;
 			sqlite3_bind_text(ins, 1, p, -1, SQLITE_TRANSIENT);
 			sqlite3_bind_text(ins, 2, g, -1, SQLITE_STATIC);
 			sqlite3_step(ins);
