@@ -53,6 +53,7 @@ const struct ta_shard_rule ta_shard_kernel_types = { 0, 0, ta_kernels_types_join
 struct shard {
 	char *path;
 	int64_t rank;
+	int again;      /* its check met the machine's limits: once more, alone */
 };
 
 /* What each shard runs. */
@@ -416,6 +417,9 @@ static int check_one(struct shard *s, int given, int memo)
 			   0) == 0;
 
 	sqlite3_close(db);
+	/* out of file descriptors or memory with the other checks open: not
+	 * the shard's fault (40 shards under ulimit -n 48 went the merged way) */
+	s->again = !ok && err.code == TA_EXIT_SYSTEM;
 	return ok;
 }
 
@@ -425,7 +429,7 @@ static void *check_some(void *arg)
 	size_t i;
 
 	while (!atomic_load(&w->bad) && (i = atomic_fetch_add(&w->next, 1)) < w->n)
-		if (!check_one(&w->s[i], w->given, w->memo))
+		if (!check_one(&w->s[i], w->given, w->memo) && !w->s[i].again)
 			atomic_store(&w->bad, 1);
 	return NULL;
 }
@@ -446,6 +450,9 @@ static int check_all(struct shard *s, size_t n, int given, int memo, int jobs)
 	check_some(&w);
 	for (i = 0; i < started; i++)
 		pthread_join(tid[i], NULL);
+	for (i = 0; i < n && !atomic_load(&w.bad); i++)
+		if (s[i].again && !check_one(&s[i], given, memo))
+			atomic_store(&w.bad, 1);
 	return !atomic_load(&w.bad);
 }
 
