@@ -61,6 +61,29 @@ static const struct {
 	{ "-1 < rank", "111" },
 };
 
+/* Timestamps in µs of 16 figures read alike, whichever %g gives them an
+ * exponent; what is printed reads back as the value. */
+START_TEST(test_format_real_plain)
+{
+	static const double v[] = { 1661938466920360.0, 1661938466704074.0,
+		1661938466920360.5, 0.25, 1e-4, 123456789012345.678, -2.5e15, 0 };
+	char buf[64];
+	size_t i;
+
+	ta_format_real(buf, sizeof(buf), v[0]);
+	ck_assert_str_eq(buf, "1661938466920360.0");
+	ta_format_real(buf, sizeof(buf), v[1]);
+	ck_assert_str_eq(buf, "1661938466704074.0");
+	ta_format_real(buf, sizeof(buf), v[2]);
+	ck_assert_str_eq(buf, "1661938466920360.5");
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		ta_format_real(buf, sizeof(buf), v[i]);
+		ck_assert_msg(strtod(buf, NULL) == v[i], "%s for %.17g", buf, v[i]);
+		ck_assert_msg(!strchr(buf, 'e'), "%s has an exponent", buf);
+	}
+}
+END_TEST
+
 START_TEST(test_gate_eval)
 {
 	struct ta_table *t = sample();
@@ -492,6 +515,7 @@ Suite *suite_report(void)
 	tcase_add_test(tc, test_text_wide);
 	tcase_add_test(tc, test_cli_parse);
 	tcase_add_test(tc, test_cli_numbers);
+	tcase_add_test(tc, test_format_real_plain);
 	tcase_add_loop_test(tc, test_people_name, 0, sizeof(names) / sizeof(names[0]));
 	suite_add_tcase(s, tc);
 	return s;

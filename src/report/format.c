@@ -30,9 +30,16 @@ void ta_format_real(char *buf, size_t len, double v)
 			break;
 	}
 	/* %g may choose an exponent for large or tiny values; numbers in
-	 * reports are µs and ratios, where plain decimals read better */
-	if (strchr(buf, 'e') && v > -1e17 && v < 1e17 && (v >= 1e-4 || v <= -1e-4))
-		snprintf(buf, len, "%.6f", v);
+	 * reports are µs and ratios, where plain decimals read better, with
+	 * as few decimals as give v back (a timestamp in µs is "...360.0" as
+	 * its neighbours are, not "...360.000000") */
+	if (strchr(buf, 'e') && v > -1e17 && v < 1e17 && (v >= 1e-4 || v <= -1e-4)) {
+		for (prec = 0; prec <= 6; prec++) {
+			snprintf(buf, len, "%.*f", prec, v);
+			if (strtod(buf, NULL) == v)
+				break;
+		}
+	}
 	/* a real column stays real when a value is whole: "0" in every row
 	 * of overlap's wait_us made pandas read it as integers */
 	if (!strpbrk(buf, ".eEnN") && strlen(buf) + 2 < len)
