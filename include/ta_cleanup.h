@@ -16,8 +16,12 @@ void *ta_cleanup_path(const char *path);
  * it. *handle is for ta_cleanup_drop (NULL on failure, errno set). */
 int ta_cleanup_mkstemp(char *name, void **handle);
 char *ta_cleanup_mkdtemp(char *name, void **handle);
-/* Stops child pid (SIGTERM, then waits for it) if a fatal signal comes. */
-void *ta_cleanup_child(pid_t pid);
+/* fork() with the child registered in the same step (a signal in between
+ * left it running): if a fatal signal comes, it is sent SIGTERM (and
+ * SIGCONT), waited for a second, then killed. In the child, 0, its
+ * parent's paths and children already let go (ta_cleanup_forked); -1:
+ * errno. */
+pid_t ta_cleanup_fork(void **handle);
 /* The path or child is dealt with: the signal leaves it alone. */
 void ta_cleanup_drop(void *handle);
 /* Drops dir and every path under it. */

@@ -205,6 +205,29 @@ check "an entry built from elsewhere: the warning names the path as given here" 
 	'$BIN counters "$TMP/g/rank-0.pt.trace.json.gz" 2>&1 >/dev/null | grep -q "^traceanalyze: '"'"'$TMP/g/rank-0.pt.trace.json.gz'"'"': no cuda_profiler_range"'
 check "... and critical-path --trace reads the trace by it" \
 	'$BIN critical-path -q --trace "$TMP/g/out.json" "$TMP/g/rank-0.pt.trace.json.gz" >/dev/null && [ -s "$TMP/g/out.json" ]'
+# a write to an entry cut short leaves its journal: cache clear takes it,
+# and one left with no entry is not replayed onto the next entry built
+export TRACEANALYZE_CACHE_DIR="$TMP/journal" TRACEANALYZE_CACHE_COMPRESS=0
+hot() { # a write transaction on entry $1, killed before its commit
+	python3 -c 'import os, sqlite3, sys
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("BEGIN IMMEDIATE")
+c.execute("DELETE FROM events")
+c.execute("CREATE TABLE junk AS SELECT 1")
+os._exit(9)' "$1" 2>/dev/null
+}
+$BIN temporal -q "$TMP/a" > "$TMP/j.want"
+e=$(ls "$TRACEANALYZE_CACHE_DIR"/*.db)
+hot "$e"
+check "a write killed leaves a journal (the test's premise)" '[ -f "$e-journal" ]'
+$BIN cache clear > /dev/null
+check "cache clear removes the journal with its entry" '[ ! -e "$e-journal" ] && [ ! -e "$e" ]'
+$BIN temporal -q "$TMP/a" > /dev/null
+hot "$e"
+rm "$e"
+check "a journal with no entry: the next entry is built clean" \
+	'$BIN temporal -q "$TMP/a" > "$TMP/j.got" 2> "$TMP/j.err" && cmp -s "$TMP/j.want" "$TMP/j.got" && [ ! -s "$TMP/j.err" ] && $BIN diagnose -q "$TMP/a" > /dev/null'
+unset TRACEANALYZE_CACHE_COMPRESS
 export TRACEANALYZE_CACHE_DIR="$TMP/cache"
 check "cache --help" '$BIN cache --help | grep -q "prune"'
 check "a bad verb is a usage error" '$BIN cache purge 2>/dev/null; [ $? = 2 ]'

@@ -8,7 +8,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Makes and removes temporary files beside base until killed: most of
@@ -97,6 +99,143 @@ START_TEST(test_interrupted_temp_leaves_nothing)
 }
 END_TEST
 
+/* A process forking children and reaping them until killed; each child
+ * writes its pid to fd and waits (ignoring SIGTERM when deaf). */
+static void forker(int fd, int deaf)
+{
+	for (;;) {
+		void *h;
+		pid_t pid = ta_cleanup_fork(&h);
+
+		if (pid == 0) {
+			pid_t me = getpid();
+
+			if (deaf)
+				signal(SIGTERM, SIG_IGN);
+			if (write(fd, &me, sizeof(me)) != sizeof(me))
+				_exit(1);
+			for (;;)
+				pause();
+		}
+		if (pid < 0)
+			continue;
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		ta_cleanup_drop(h);
+	}
+}
+
+/* Whether pid runs (a zombie an orphan left to PID 1 does not). */
+static int alive(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+	int run = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+		run = p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+	fclose(f);
+	return run;
+}
+
+/* Interrupted while forking: no child outlives its parent, whenever the
+ * signal comes, even one that ignores SIGTERM (killed after a grace
+ * period) or one that is stopped. */
+START_TEST(test_interrupted_fork_leaves_no_child)
+{
+	int i, left = 0, st;
+
+	for (i = 0; i < 40; i++) {
+		int pids[2], ready[2], deaf = i % 10 == 9;
+		pid_t pid, c;
+		char ch;
+
+		ck_assert_int_eq(pipe(pids), 0);
+		ck_assert_int_eq(pipe(ready), 0);
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			ta_cleanup_forked();
+			signal(SIGINT, SIG_DFL);
+			close(pids[0]);
+			if (write(ready[1], "r", 1) != 1)
+				_exit(1);
+			forker(pids[1], deaf);
+		}
+		close(pids[1]);
+		close(ready[1]);
+		ck_assert_int_eq(read(ready[0], &ch, 1), 1);
+		close(ready[0]);
+		usleep(2000 + (unsigned)(i * 337) % 5000);
+		kill(pid, SIGINT);
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT, "status %#x", st);
+		while (read(pids[0], &c, sizeof(c)) == sizeof(c))
+			if (alive(c)) {
+				left++;
+				kill(c, SIGKILL);
+			}
+		close(pids[0]);
+	}
+	ck_assert_int_eq(left, 0);
+}
+END_TEST
+
+/* A child that ignores SIGTERM (as one started with it ignored does) and
+ * one that is stopped: the interrupted parent ends within its grace
+ * period, and neither outlives it. */
+START_TEST(test_deaf_and_stopped_children)
+{
+	int pids[2], st, k;
+	pid_t pid, c[2];
+	struct timespec t0, t1;
+
+	ck_assert_int_eq(pipe(pids), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		ta_cleanup_forked();
+		signal(SIGINT, SIG_DFL);
+		for (k = 0; k < 2; k++) {
+			void *h;
+			pid_t me = ta_cleanup_fork(&h);
+
+			if (me == 0) {
+				me = getpid();
+				signal(SIGTERM, SIG_IGN);
+				if (write(pids[1], &me, sizeof(me)) != sizeof(me))
+					_exit(1);
+				if (k == 1)
+					raise(SIGSTOP);
+				for (;;)
+					pause();
+			}
+		}
+		for (;;)
+			pause();
+	}
+	close(pids[1]);
+	for (k = 0; k < 2; k++)
+		ck_assert_int_eq(read(pids[0], &c[k], sizeof(c[k])), sizeof(c[k]));
+	close(pids[0]);
+	usleep(100000);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	kill(pid, SIGINT);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT, "status %#x", st);
+	/* a bound a stuck handler could not meet (the grace is a second) */
+	ck_assert_int_lt(t1.tv_sec - t0.tv_sec, 10);
+	for (k = 0; k < 2; k++) {
+		ck_assert_msg(!alive(c[k]), "child %d lives on", k);
+		kill(c[k], SIGKILL);
+	}
+}
+END_TEST
+
 Suite *suite_cleanup(void)
 {
 	Suite *s = suite_create("cleanup");
@@ -104,6 +243,8 @@ Suite *suite_cleanup(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_interrupted_temp_leaves_nothing);
+	tcase_add_test(tc, test_interrupted_fork_leaves_no_child);
+	tcase_add_test(tc, test_deaf_and_stopped_children);
 	suite_add_tcase(s, tc);
 	return s;
 }

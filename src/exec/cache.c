@@ -279,7 +279,13 @@ int ta_cache_remove(const char *db)
 
 	src_name(db, src, sizeof(src));
 	unlink(src);
-	return unlink(db) == 0 || errno == ENOENT ? 0 : -1;
+	if (unlink(db) < 0 && errno != ENOENT)
+		return -1;
+	/* the journal of a write a signal cut short: left, it would be
+	 * replayed onto the next entry built under this name */
+	snprintf(src, sizeof(src), "%s-journal", db);
+	unlink(src);
+	return 0;
 }
 
 void ta_cache_touch(const char *db)

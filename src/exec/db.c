@@ -670,8 +670,12 @@ static const struct bound bounds[] = {
 	{ "events", "ts_ns + max(dur_ns, 0)", " > " TS_HI },
 	{ "events", "hta_ts_off", NOT_IN("-" DUR_LIM, DUR_LIM) },
 	{ "events", "hta_dur_off", NOT_IN("-" DUR_LIM, DUR_LIM) },
-	{ "dev_rows", "ts", NOT_IN(TS_LO, TS_HI) },
-	{ "dev_rows", "dur", NOT_IN("0", DUR_LIM) },   /* written as max(dur, 0) */
+	/* the model writes every GPU row with its time, length and cut flag:
+	 * a NULL (which NOT BETWEEN lets by) or another flag read as rows of
+	 * neither kind (a forged cut = 2 made temporal's idle 63 % for 0.3 %) */
+	{ "dev_rows", "COALESCE(ts, -1e300)", NOT_IN(TS_LO, TS_HI) },
+	{ "dev_rows", "COALESCE(dur, -1)", NOT_IN("0", DUR_LIM) },   /* max(dur, 0) */
+	{ "dev_rows", "COALESCE(cut, -1)", NOT_IN("0", "1") },
 	{ "dev_rows", "ts + max(dur, 0)", " > " TS_HI },
 	{ "dev_rows", "launch_ts", NOT_IN(TS_LO, TS_HI) },
 	/* a shard's kept collectives: start, end, enqueue and its clock */

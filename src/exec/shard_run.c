@@ -121,13 +121,12 @@ static int launch(const struct shard *s, size_t n, const struct job *j,
 
 		out[i] = tmpfile();
 		errs[i] = tmpfile();
-		if (!out[i] || !errs[i] || (pid[i] = fork()) < 0)
+		if (!out[i] || !errs[i] || (pid[i] = ta_cleanup_fork(&child[i])) < 0)
 			return 0;
 		if (pid[i] == 0) {
 			struct ta_table *t = NULL;
 			int r;
 
-			ta_cleanup_forked();
 			dup2(fileno(errs[i]), 2);
 			r = run_one(s[i].path, j, &t);
 			if (r)
@@ -135,7 +134,6 @@ static int launch(const struct shard *s, size_t n, const struct job *j,
 			fflush(NULL);
 			_exit(r && !ferror(out[i]) ? 0 : 1);
 		}
-		child[i] = ta_cleanup_child(pid[i]);
 		(*running)++;
 	}
 	return 1;

@@ -966,6 +966,10 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 		ta_note("parsing %zu files into the cached database '%s'", n, cached);
 	/* the same traces, changed since: their old entry is stale */
 	ta_cache_drop_older(dir, paths, cached);
+	/* a journal with no entry is an old one's (a write cut short, the
+	 * entry removed since): replayed onto the new entry, it damages it */
+	if (access(cached, F_OK) != 0)
+		unlink_journal(cached);
 	rc = build(files, n, shards, cached, o, err);
 	/* a cache that cannot take the entry (a full disk) is not the
 	 * traces' fault: they are parsed without it, under TMPDIR */

@@ -60,20 +60,19 @@ int ta_shards_build(char *const *files, char *const *outs, size_t n,
 		while (rc == 0 && next < n && running < (size_t)jobs) {
 			i = next++;
 			errs[i].code = -1;     /* not finished */
-			if (!(said[i] = tmpfile()) || (pid[i] = fork()) < 0) {
+			if (!(said[i] = tmpfile()) ||
+			    (pid[i] = ta_cleanup_fork(&doomed[i])) < 0) {
 				ta_error_set(err, TA_EXIT_SYSTEM, "cannot start a process");
 				rc = -1;
 				break;
 			}
 			if (pid[i] == 0) {
-				ta_cleanup_forked();
 				dup2(fileno(said[i]), 2);
 				if (ta_ingest(&files[i], 1, outs[i], &child, &errs[i]) == 0)
 					errs[i].code = 0;
 				fflush(NULL);
 				_exit(0);
 			}
-			doomed[i] = ta_cleanup_child(pid[i]);
 			running++;
 		}
 		if (!running || (p = wait(NULL)) < 0)

@@ -60,6 +60,25 @@ static void unlink_side_files(const char *path)
 	}
 }
 
+/* Waits for child pid: GRACE_MS for it to end, then kills it. */
+#define GRACE_MS 1000
+
+static void reap(pid_t pid)
+{
+	struct timespec tick = { 0, 10000000 };
+	int waited;
+
+	for (waited = 0; waited < GRACE_MS; waited += 10) {
+		pid_t r = waitpid(pid, NULL, WNOHANG);
+
+		if (r == pid || (r < 0 && errno != EINTR))
+			return;
+		nanosleep(&tick, NULL);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
 static void on_signal(int sig)
 {
 	struct entry *e;
@@ -74,13 +93,17 @@ static void on_signal(int sig)
 	while (__atomic_load_n(&creating, __ATOMIC_SEQ_CST) > 0)
 		nanosleep(&pause_, NULL);
 
-	/* each field read once: another thread may drop the entry meanwhile */
+	/* each field read once: another thread may drop the entry meanwhile;
+	 * a child stopped wakes to end, and one that ignores SIGTERM (it was
+	 * ignored when we started) is killed after a grace period */
 	for (e = head; e; e = e->next)
-		if ((pid = __atomic_load_n(&e->pid, __ATOMIC_SEQ_CST)) > 0)
+		if ((pid = __atomic_load_n(&e->pid, __ATOMIC_SEQ_CST)) > 0) {
 			kill(pid, SIGTERM);
+			kill(pid, SIGCONT);
+		}
 	for (e = head; e; e = e->next)
 		if ((pid = __atomic_load_n(&e->pid, __ATOMIC_SEQ_CST)) > 0)
-			waitpid(pid, NULL, 0);
+			reap(pid);
 	for (e = head; e; e = e->next)
 		if ((path = __atomic_load_n(&e->path, __ATOMIC_SEQ_CST))) {
 			unlink_side_files(path);
@@ -120,29 +143,32 @@ static void link_entry(struct entry *e)
 		;
 }
 
-static void *add(char *path, pid_t pid)
+static void *add(char *path)
 {
 	struct entry *e = ta_xcalloc(1, sizeof(*e));
 
 	e->path = e->owned = path;
-	e->pid = pid;
 	install();
 	link_entry(e);
 	return e;
 }
 
-/* mkstemp or mkdtemp on name, and its entry linked, with no moment
- * between where a fatal signal would leave the path behind: the signals
- * are blocked on this thread meanwhile, and the handler on another one
- * waits for the link. Nothing in between allocates (the handler may have
- * stopped its thread inside malloc). */
-static void *make_linked(char *name, int dir, int *fd)
+enum made { MADE_FILE, MADE_DIR, MADE_CHILD };
+
+/* mkstemp or mkdtemp on name, or a fork, and its entry linked, with no
+ * moment between where a fatal signal would leave the path behind or the
+ * child running: the signals are blocked on this thread meanwhile, and
+ * the handler on another one waits for the link. Nothing in between
+ * allocates (the handler may have stopped its thread inside malloc).
+ * *out: the fd, or the pid (0 in the child, which gets NULL back). */
+static void *make_linked(char *name, enum made what, int *out)
 {
 	struct entry *e = ta_xcalloc(1, sizeof(*e));
-	char *copy = ta_xmalloc(strlen(name) + 1);
+	char *copy = name ? ta_xmalloc(strlen(name) + 1) : NULL;
 	sigset_t fatal, old;
 	size_t i;
 	int ok, saved;
+	pid_t pid = -1;
 
 	install();
 	sigemptyset(&fatal);
@@ -156,14 +182,26 @@ static void *make_linked(char *name, int dir, int *fd)
 		for (;;)
 			pause();
 	}
-	if (dir)
+	if (what == MADE_DIR)
 		ok = mkdtemp(name) != NULL;
+	else if (what == MADE_FILE)
+		ok = (*out = mkstemp(name)) >= 0;
 	else
-		ok = (*fd = mkstemp(name)) >= 0;
+		ok = (*out = pid = fork()) > 0;
 	saved = errno;
+	if (pid == 0) {   /* the child: its parent's paths are not its own */
+		ta_cleanup_forked();
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		free(e);
+		return NULL;
+	}
 	if (ok) {
-		strcpy(copy, name);
-		e->path = e->owned = copy;
+		if (what == MADE_CHILD) {
+			e->pid = pid;
+		} else {
+			strcpy(copy, name);
+			e->path = e->owned = copy;
+		}
 		link_entry(e);
 	}
 	__atomic_sub_fetch(&creating, 1, __ATOMIC_SEQ_CST);
@@ -177,28 +215,31 @@ static void *make_linked(char *name, int dir, int *fd)
 	return e;
 }
 
+pid_t ta_cleanup_fork(void **handle)
+{
+	int pid = -1;
+
+	*handle = make_linked(NULL, MADE_CHILD, &pid);
+	return pid;
+}
+
 int ta_cleanup_mkstemp(char *name, void **handle)
 {
 	int fd = -1;
 
-	*handle = make_linked(name, 0, &fd);
+	*handle = make_linked(name, MADE_FILE, &fd);
 	return *handle ? fd : -1;
 }
 
 char *ta_cleanup_mkdtemp(char *name, void **handle)
 {
-	*handle = make_linked(name, 1, NULL);
+	*handle = make_linked(name, MADE_DIR, NULL);
 	return *handle ? name : NULL;
 }
 
 void *ta_cleanup_path(const char *path)
 {
-	return add(ta_xstrdup(path), 0);
-}
-
-void *ta_cleanup_child(pid_t pid)
-{
-	return add(NULL, pid);
+	return add(ta_xstrdup(path));
 }
 
 void ta_cleanup_drop(void *handle)
