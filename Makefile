@@ -151,8 +151,6 @@ valgrind: traceanalyze $(TEST_BIN)
 # parallel ingestion under ThreadSanitizer: make DEVELOPER=1 SANITIZE=thread tsan
 tsan: traceanalyze $(TEST_BIN)
 	TSAN_OPTIONS="halt_on_error=1" TA_CHECK_LIGHT=1 CK_RUN_SUITE=split ./$(TEST_BIN)
-	@# temporary files made on one thread while a signal comes to another
-	TSAN_OPTIONS="halt_on_error=1" CK_RUN_SUITE=cleanup ./$(TEST_BIN)
 	TSAN_OPTIONS="halt_on_error=1" JOBS_LIGHT=1 sh tests/jobs.sh
 	TSAN_OPTIONS="halt_on_error=1" python3 tests/bad/corpus.py
 	@# report --html: diagnose and the rooflines in a thread beside the rest

@@ -59,7 +59,7 @@ START_TEST(test_interrupted_temp_leaves_nothing)
 	int i, left = 0, st;
 
 	snprintf(base, sizeof(base), "%s/x.db", dir);
-	for (i = 0; i < 100; i++) {
+	for (i = 0; i < (getenv("TA_CHECK_LIGHT") ? 20 : 100); i++) {
 		int ready[2];
 		pid_t pid;
 		char c;
@@ -148,7 +148,7 @@ START_TEST(test_interrupted_fork_leaves_no_child)
 {
 	int i, left = 0, st;
 
-	for (i = 0; i < 40; i++) {
+	for (i = 0; i < (getenv("TA_CHECK_LIGHT") ? 10 : 40); i++) {
 		int pids[2], ready[2], deaf = i % 10 == 9;
 		pid_t pid, c;
 		char ch;
