@@ -60,23 +60,36 @@ static void unlink_side_files(const char *path)
 	}
 }
 
-/* Waits for child pid: GRACE_MS for it to end, then kills it. */
+/* Waits for the children told to end: GRACE_MS for all of them
+ * together, then kills those left. */
 #define GRACE_MS 1000
 
-static void reap(pid_t pid)
+static void reap_all(void)
 {
 	struct timespec tick = { 0, 10000000 };
-	int waited;
+	struct entry *e;
+	int waited, left = 1;
+	pid_t pid;
 
-	for (waited = 0; waited < GRACE_MS; waited += 10) {
-		pid_t r = waitpid(pid, NULL, WNOHANG);
+	for (waited = 0; left && waited <= GRACE_MS; waited += 10) {
+		left = 0;
+		for (e = head; e; e = e->next)
+			if ((pid = __atomic_load_n(&e->pid, __ATOMIC_SEQ_CST)) > 0) {
+				pid_t r = waitpid(pid, NULL, WNOHANG);
 
-		if (r == pid || (r < 0 && errno != EINTR))
-			return;
-		nanosleep(&tick, NULL);
+				if (r == pid || (r < 0 && errno != EINTR))
+					__atomic_store_n(&e->pid, 0, __ATOMIC_SEQ_CST);
+				else
+					left = 1;
+			}
+		if (left)
+			nanosleep(&tick, NULL);
 	}
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	for (e = head; e; e = e->next)
+		if ((pid = __atomic_load_n(&e->pid, __ATOMIC_SEQ_CST)) > 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
 }
 
 static void on_signal(int sig)
@@ -101,9 +114,7 @@ static void on_signal(int sig)
 			kill(pid, SIGTERM);
 			kill(pid, SIGCONT);
 		}
-	for (e = head; e; e = e->next)
-		if ((pid = __atomic_load_n(&e->pid, __ATOMIC_SEQ_CST)) > 0)
-			reap(pid);
+	reap_all();
 	for (e = head; e; e = e->next)
 		if ((path = __atomic_load_n(&e->path, __ATOMIC_SEQ_CST))) {
 			unlink_side_files(path);
