@@ -242,9 +242,14 @@ Suite *suite_cleanup(void)
 	TCase *tc = tcase_create("signals");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_interrupted_temp_leaves_nothing);
-	tcase_add_test(tc, test_interrupted_fork_leaves_no_child);
-	tcase_add_test(tc, test_deaf_and_stopped_children);
+	/* not under valgrind's pass (CK_FORK=no): it delivers signals to its
+	 * threads its own way, so the moments these tests aim at do not
+	 * exist there (make check and the sanitizer pass run them) */
+	if (!getenv("CK_FORK") || strcmp(getenv("CK_FORK"), "no") != 0) {
+		tcase_add_test(tc, test_interrupted_temp_leaves_nothing);
+		tcase_add_test(tc, test_interrupted_fork_leaves_no_child);
+		tcase_add_test(tc, test_deaf_and_stopped_children);
+	}
 	suite_add_tcase(s, tc);
 	return s;
 }
