@@ -33,6 +33,33 @@ static void *churn(void *base)
 	return NULL;
 }
 
+/* A child that takes SIGINT as a terminal gives it (check's runner has a
+ * handler of its own), its parent's registrations let go: 0 in it, its
+ * pid in the parent once it is ready for the signal. */
+static pid_t fork_interruptible(void)
+{
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	ck_assert_int_eq(pipe(ready), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		ta_cleanup_forked();
+		signal(SIGINT, SIG_DFL);
+		close(ready[0]);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
+		close(ready[1]);
+		return 0;
+	}
+	close(ready[1]);
+	ck_assert_int_eq(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	return pid;
+}
+
 static int count_and_empty(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -60,20 +87,9 @@ START_TEST(test_interrupted_temp_leaves_nothing)
 
 	snprintf(base, sizeof(base), "%s/x.db", dir);
 	for (i = 0; i < (getenv("TA_CHECK_LIGHT") ? 20 : 100); i++) {
-		int ready[2];
-		pid_t pid;
-		char c;
+		pid_t pid = fork_interruptible();
 
-		ck_assert_int_eq(pipe(ready), 0);
-		pid = fork();
-		ck_assert_int_ge(pid, 0);
 		if (pid == 0) {
-			/* SIGINT as a terminal gives it (check's runner has a
-			 * handler of its own), then the parent may send it */
-			ta_cleanup_forked();
-			signal(SIGINT, SIG_DFL);
-			if (write(ready[1], "r", 1) != 1)
-				_exit(1);
 			if (i % 2) {
 				pthread_t t;
 
@@ -83,9 +99,6 @@ START_TEST(test_interrupted_temp_leaves_nothing)
 			}
 			churn(base);
 		}
-		close(ready[1]);
-		ck_assert_int_eq(read(ready[0], &c, 1), 1);
-		close(ready[0]);
 		usleep(300 + (unsigned)(i * 211) % 3000);
 		kill(pid, SIGINT);
 		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
@@ -149,26 +162,16 @@ START_TEST(test_interrupted_fork_leaves_no_child)
 	int i, left = 0, st;
 
 	for (i = 0; i < (getenv("TA_CHECK_LIGHT") ? 10 : 40); i++) {
-		int pids[2], ready[2], deaf = i % 10 == 9;
+		int pids[2], deaf = i % 10 == 9;
 		pid_t pid, c;
-		char ch;
 
 		ck_assert_int_eq(pipe(pids), 0);
-		ck_assert_int_eq(pipe(ready), 0);
-		pid = fork();
-		ck_assert_int_ge(pid, 0);
+		pid = fork_interruptible();
 		if (pid == 0) {
-			ta_cleanup_forked();
-			signal(SIGINT, SIG_DFL);
 			close(pids[0]);
-			if (write(ready[1], "r", 1) != 1)
-				_exit(1);
 			forker(pids[1], deaf);
 		}
 		close(pids[1]);
-		close(ready[1]);
-		ck_assert_int_eq(read(ready[0], &ch, 1), 1);
-		close(ready[0]);
 		usleep(2000 + (unsigned)(i * 337) % 5000);
 		kill(pid, SIGINT);
 		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
