@@ -244,6 +244,44 @@ if os.path.isdir(nq):
 elif os.environ.get("TA_REQUIRE_SHARED"):
     check("../shared present (CI always has it)", False)
 
+# A step with no GPU work while the GPU still runs the step before's: its
+# window is empty (windows are contiguous). It lost nothing: not
+# host-stalled with a cause of 0, no share of a window, no path part; overview
+# keeps its row, so the average step is the steps' time over their count.
+import tempfile
+d = tempfile.mkdtemp()
+ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % (k + 1), "pid": 100,
+       "tid": 100, "ts": 10000 * k, "dur": 10000, "args": {}} for k in range(4)]
+for corr, launch, start, dur in ((1, 1000, 1010, 24000), (3, 21000, 25500, 3000), (4, 31000, 31010, 1000)):
+    ev.append({"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": start, "dur": dur,
+               "args": {"device": 0, "stream": 7, "correlation": corr}})
+    ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 100, "tid": 100,
+               "ts": launch, "dur": 2, "args": {"correlation": corr}})
+with open(os.path.join(d, "rank-0.json"), "w") as fh:
+    json.dump({"traceEvents": ev}, fh)
+
+
+def csv_of(*cmd):
+    out = subprocess.run(["./traceanalyze", *cmd, "-q", "--no-cache", "--format", "csv", d],
+                         capture_output=True, text=True, check=True).stdout
+    return list(csv.DictReader(io.StringIO(out)))
+
+
+v = {r["step"]: r for r in csv_of("diagnose")}
+e = v.get("2", {})
+check("empty window: step 2 has 0 us, no busy share, the step before's verdict, no path part (%s)" % e,
+      float(e.get("step_us", "1")) == 0 and e.get("gpu_busy_pct") == "" and e.get("verdict") == "compute-bound"
+      and e.get("main_cause") == "under step 1's GPU work" and e.get("path_bound") == "")
+o = csv_of("overview")
+check("empty window: overview keeps its row (%d rows)" % len(o), [r["step"] for r in o] == ["1", "2", "3"])
+o = csv_of("overview", "--summary")
+check("empty window: overview's average step is 30 ms over 3 steps (%s)" % (o and o[0].get("step_us")),
+      o and abs(float(o[0]["step_us"]) - 10000) < 0.01)
+text = subprocess.run(["./traceanalyze", "critical-path", "-q", "--no-cache", d],
+                      capture_output=True, text=True, check=True).stdout
+check("empty window: critical-path says it has no window, not 0 % on the CPU",
+      "step 2: no window of its own" in text and "step 2: 0 %" not in text)
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL diagnose:", n)

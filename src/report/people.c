@@ -431,8 +431,13 @@ void ta_people_critical(struct ta_table *t, const struct ta_table *items)
 		else
 			ta_buf_addf(&t->head, "rank %lld step %lld: ", (long long)rank,
 				    (long long)step->i);
+		if (len <= 0) { /* its host work ran under earlier GPU work */
+			ta_buf_adds(&t->head, "no window of its own (the GPU ran the "
+				    "work of the steps before it throughout)\n");
+			continue;
+		}
 		ta_buf_addf(&t->head, "%.0f %% of the critical path is %s",
-			    len > 0 ? 100 * best / len : 0, says[bc]);
+			    100 * best / len, says[bc]);
 		for (i = 0; i < items->nrows; i++) { /* its costliest item */
 			const char *kind = ta_table_cell(items, i, 2)->s;
 

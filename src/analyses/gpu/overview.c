@@ -124,7 +124,7 @@ static int load_windows(sqlite3 *db, int64_t rank, struct rank_work *r,
 		w.step = sqlite3_column_int64(st, 0);
 		w.ts = sqlite3_column_int64(st, 1);
 		w.end = sqlite3_column_int64(st, 2);
-		if (sqlite3_column_type(st, 1) == SQLITE_NULL || w.end <= w.ts)
+		if (sqlite3_column_type(st, 1) == SQLITE_NULL || w.end < w.ts)
 			continue;
 		if (r->nw == r->capw) {
 			r->capw = r->capw ? 2 * r->capw : 16;

@@ -629,8 +629,36 @@ static const struct finding *top_finding(const struct findings *f, int64_t rank,
 	return best;
 }
 
-static void verdict_row(struct ta_table *t, const struct diag_ctx *c,
-			const struct step_result *r)
+/* The verdict of the rank's step before, and its number. */
+struct before {
+	const char *verdict;    /* NULL: the rank's first step */
+	int64_t step;
+};
+
+/* A step with no window of its own: its host work ran while the GPU
+ * still ran the steps' before it (its window is contiguous with theirs
+ * and ends where it starts). It lost nothing; what held the GPU then is
+ * what held the step before, or work launched before the trace began
+ * where it is the first. Not host-stalled: nothing waited. */
+static const char *empty_row(struct ta_table *t, size_t row, const struct before *b)
+{
+	const char *verdict = b->verdict ? b->verdict : "unrecorded";
+	char cause[64];
+
+	if (b->verdict)
+		snprintf(cause, sizeof(cause), "under step %lld's GPU work",
+			 (long long)b->step);
+	else
+		snprintf(cause, sizeof(cause), "under GPU work launched before the trace");
+	ta_table_set_text(t, row, 4, verdict);
+	ta_table_set_text(t, row, 5, cause);
+	ta_table_set_real(t, row, 6, 0);
+	return verdict;
+}
+
+/* The step's row; its verdict (a static name). */
+static const char *verdict_row(struct ta_table *t, const struct diag_ctx *c,
+			       const struct step_result *r, const struct before *b)
 {
 	int64_t loss[6] = { r->host, r->launch, r->comm, r->copy, r->wait, r->early };
 	static const char *const *verdicts = verdict_names + 1;
@@ -649,12 +677,14 @@ static void verdict_row(struct ta_table *t, const struct diag_ctx *c,
 	if (c->step >= 0)
 		ta_table_set_int(t, row, 1, c->step);
 	ta_table_set_real(t, row, 2, (double)r->span / 1000.0);
+	if (r->span <= 0)       /* no window: no share of one */
+		return empty_row(t, row, b);
 	ta_table_set_real(t, row, 3, ta_round(busy, 2));
 	if (busy >= c->o->busy_pct && (double)loss[v] < 0.1 * (double)r->span) {
 		ta_table_set_text(t, row, 4, verdict_names[0]);
 		ta_table_set_text(t, row, 5, "gpu_busy");
 		ta_table_set_real(t, row, 6, (double)r->busy / 1000.0);
-		return;
+		return verdict_names[0];
 	}
 	ta_table_set_text(t, row, 4, verdicts[v]);
 	f = top_finding(c->f, c->rank, c->step, kinds[v]);
@@ -666,6 +696,7 @@ static void verdict_row(struct ta_table *t, const struct diag_ctx *c,
 			 verdicts[v]);
 	ta_table_set_text(t, row, 5, cause);
 	ta_table_set_real(t, row, 6, (double)loss[v] / 1000.0);
+	return verdicts[v];
 }
 
 static int steps_of(sqlite3 *db, int64_t rank,
@@ -993,6 +1024,8 @@ void ta_diagnose_confirm(struct ta_table *t, const struct ta_table *path)
 		if (p == (size_t)-1)
 			continue;
 		len = ta_table_cell(path, p, 2)->d;
+		if (len <= 0)   /* no window: no path to have a part */
+			continue;
 		for (v = 0; strcmp(verdict_names[v], verdict) != 0; v++)
 			;
 		for (c = 3; c < 3 + TA_PATH_COLS && c < path->ncols; c++) {
@@ -1004,10 +1037,8 @@ void ta_diagnose_confirm(struct ta_table *t, const struct ta_table *path)
 				blamed += d;
 		}
 		ta_table_set_text(t, r, 7, ta_critical_parts[bc]);
-		if (len > 0) {
-			ta_table_set_real(t, r, 8, ta_round(100 * best / len, 2));
-			ta_table_set_real(t, r, 9, ta_round(100 * blamed / len, 2));
-		}
+		ta_table_set_real(t, r, 8, ta_round(100 * best / len, 2));
+		ta_table_set_real(t, r, 9, ta_round(100 * blamed / len, 2));
 	}
 	free(x.rows);
 }
@@ -1081,16 +1112,18 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	while (rc == 0 && (step_rc = sqlite3_step(ranks)) == SQLITE_ROW) {
 		struct diag_ctx c = { db, o, &f, &d, &peers,
 				      sqlite3_column_int64(ranks, 0), -1, 0, &shares };
+		struct before b = { NULL, -1 };
 
 		rc = load_rank(db, c.rank, &d, &sync, &beside, err);
 		if (rc == 0)
 			rc = steps_of(db, c.rank, &steps, &nsteps, err);
-		for (i = 0; rc == 0 && i < nsteps; i++) {
+		for (i = 0, b.verdict = NULL; rc == 0 && i < nsteps; i++) {
 			struct step_result r;
 
 			c.step = steps[i * 3];
 			analyse_step(&c, steps[i * 3 + 1], steps[i * 3 + 2], &r);
-			verdict_row(t, &c, &r);
+			b.verdict = verdict_row(t, &c, &r, &b);
+			b.step = c.step;
 		}
 		if (rc == 0 && c.failed)
 			rc = ta_db_done(db, SQLITE_ERROR, err);
