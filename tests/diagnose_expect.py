@@ -238,9 +238,19 @@ nq = os.path.join(os.environ.get("SHARED", "../shared"), "testdata/hta/negative_
 if os.path.isdir(nq):
     out = subprocess.run(["./traceanalyze", "diagnose", "-q", "--findings", "--format", "csv", nq],
                          capture_output=True, text=True, check=True).stdout
-    d = [x for x in csv.DictReader(io.StringIO(out)) if x["where"] == "## sparse_data_dist ##"]
-    check("TorchRec's sparse_data_dist: all-to-all advice, not DataLoader's (%d)" % len(d),
+    f = list(csv.DictReader(io.StringIO(out)))
+    d = [x for x in f if x["kind"] == "host_region" and ("sparse_data_dist" in x["where"]
+                                                          or "all2all_data" in x["where"])]
+    check("TorchRec's sparse_data_dist, all2all_data: all-to-all advice, not DataLoader's (%d)" % len(d),
           d and all("all-to-all" in x["advice"] and "DataLoader" not in x["advice"] for x in d))
+    # the GPU runs 155 ms behind the host and idles with work queued (a
+    # CUDA graph launched 66 ms before it runs): not the host's loss
+    out = subprocess.run(["./traceanalyze", "diagnose", "-q", "--format", "csv", nq],
+                         capture_output=True, text=True, check=True).stdout
+    v = list(csv.DictReader(io.StringIO(out)))
+    check("TorchRec: the GPU idle with work queued is queued-idle, as the path's gaps say (%s)" % (
+          [(x["verdict"], x["path_bound"]) for x in v]),
+          v and all(x["verdict"] == "queued-idle" and x["path_bound"] == "gap" for x in v))
 elif os.environ.get("TA_REQUIRE_SHARED"):
     check("../shared present (CI always has it)", False)
 
@@ -281,6 +291,30 @@ text = subprocess.run(["./traceanalyze", "critical-path", "-q", "--no-cache", d]
                       capture_output=True, text=True, check=True).stdout
 check("empty window: critical-path says it has no window, not 0 % on the CPU",
       "step 2: no window of its own" in text and "step 2: 0 %" not in text)
+
+# A hole whose next work was queued (its launch call had returned before
+# the GPU went idle) is not the host's: queued-idle. A hole under a copy
+# call the host is still in (a pageable copy it stages) is the host's.
+d = tempfile.mkdtemp()
+ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % (k + 1), "pid": 100,
+       "tid": 100, "ts": 10000 * k, "dur": 10000, "args": {}} for k in range(3)]
+for corr, api, call, call_dur, cat, start, dur in (
+        (1, "cudaLaunchKernel", 500, 5, "kernel", 1000, 1000),
+        (2, "cudaLaunchKernel", 600, 5, "kernel", 8000, 1500),           # queued 7 ms
+        (3, "cudaLaunchKernel", 10500, 5, "kernel", 11000, 1000),
+        (4, "cudaMemcpyAsync", 10600, 7000, "gpu_memcpy", 17600, 400),   # the host stages it
+        (5, "cudaLaunchKernel", 21000, 5, "kernel", 21010, 100)):
+    ev.append({"ph": "X", "cat": cat, "name": "gemm" if cat == "kernel" else "Memcpy HtoD (Pageable -> Device)",
+               "pid": 0, "tid": 7, "ts": start, "dur": dur, "args": {"device": 0, "stream": 7, "correlation": corr}})
+    ev.append({"ph": "X", "cat": "cuda_runtime", "name": api, "pid": 100, "tid": 100,
+               "ts": call, "dur": call_dur, "args": {"correlation": corr}})
+with open(os.path.join(d, "rank-0.json"), "w") as fh:
+    json.dump({"traceEvents": ev}, fh)
+v = {r["step"]: r for r in csv_of("diagnose")}
+check("queued work: step 1 is queued-idle for its 6 ms hole (%s)" % v.get("1"),
+      v.get("1", {}).get("verdict") == "queued-idle" and abs(float(v["1"]["cause_us"]) - 6000) < 1)
+check("a copy call the host is in: step 2 is host-stalled (%s)" % v.get("2"),
+      v.get("2", {}).get("verdict") == "host-stalled")
 
 failed = [n for n, ok in checks if not ok]
 for n in failed:

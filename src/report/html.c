@@ -540,12 +540,12 @@ static const char *verdict_colour(const char *v)
 {
 	static const char *const names[] = { "compute-bound", "host-stalled",
 		"launch-bound", "communication-bound", "copy-bound", "waiting-for-peer",
-		"unrecorded" };
+		"unrecorded", "queued-idle" };
 	static const char *const colours[] = { C_GREEN, C_VERMILLION, C_ORANGE,
-		C_BLUE, C_PURPLE, C_SKY, C_GREY };
+		C_BLUE, C_PURPLE, C_SKY, C_GREY, C_YELLOW };
 	size_t i;
 
-	for (i = 0; i < 7; i++)
+	for (i = 0; i < 8; i++)
 		if (strcmp(v, names[i]) == 0)
 			return colours[i];
 	return C_GREY;
@@ -720,12 +720,13 @@ static void grid_head(FILE *o, const struct grid *g)
 static const char *verdict_word(const char *v)
 {
 	static const char *const names[] = { "compute-bound", "host-stalled",
-		"launch-bound", "communication-bound", "copy-bound", "waiting-for-peer" };
+		"launch-bound", "communication-bound", "copy-bound", "waiting-for-peer",
+		"unrecorded", "queued-idle" };
 	static const char *const words[] = { "compute", "host", "launch", "comm",
-		"copy", "peer" };
+		"copy", "peer", "unrec", "queued" };
 	size_t i;
 
-	for (i = 0; i < 6; i++)
+	for (i = 0; i < 8; i++)
 		if (strcmp(v, names[i]) == 0)
 			return words[i];
 	return "?";
@@ -736,7 +737,7 @@ static void diagnose(FILE *o, const struct ta_table *t, const struct ta_table *f
 {
 	static const char *const names[] = { "compute-bound", "host-stalled",
 		"launch-bound", "communication-bound", "copy-bound", "waiting-for-peer",
-		"unrecorded" };
+		"unrecorded", "queued-idle" };
 	long v_c = col(t, "verdict"), cause_c = col(t, "main_cause");
 	long rank_c = col(t, "rank");
 	struct grid g;
@@ -783,7 +784,7 @@ static void diagnose(FILE *o, const struct ta_table *t, const struct ta_table *f
 			fputs("</tr>\n", o);
 		}
 		fputs("</tbody></table>\n<p class=\"legend\">", o);
-		for (k = 0; k < 7; k++)
+		for (k = 0; k < 8; k++)
 			fprintf(o, "<span style=\"border-color:%s\"><b>%s</b> %s</span> ",
 				verdict_colour(names[k]), verdict_word(names[k]), names[k]);
 		fputs("</p>\n", o);

@@ -11,7 +11,7 @@ int ta_launches_load(sqlite3 *db, int64_t rank, struct ta_launches *l,
 	l->n = 0;
 	/* events_launch's order: the last of a correlation's run is its
 	 * largest idx */
-	if (ta_db_prepare(db, "SELECT correlation, ts FROM calls WHERE rank = ?"
+	if (ta_db_prepare(db, "SELECT correlation, ts, dur FROM calls WHERE rank = ?"
 			  " AND correlation != -1 ORDER BY correlation, idx", &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, rank);
@@ -29,6 +29,8 @@ int ta_launches_load(sqlite3 *db, int64_t rank, struct ta_launches *l,
 		l->v[l->n].corr = corr;
 		l->v[l->n].has_ts = sqlite3_column_type(st, 1) != SQLITE_NULL;
 		l->v[l->n].ts = sqlite3_column_int64(st, 1);
+		l->v[l->n].end = ta_add_sat(l->v[l->n].ts, sqlite3_column_int64(st, 2) > 0 ?
+					    sqlite3_column_int64(st, 2) : 0);
 		l->n++;
 	}
 	sqlite3_finalize(st);
@@ -36,6 +38,14 @@ int ta_launches_load(sqlite3 *db, int64_t rank, struct ta_launches *l,
 }
 
 int ta_launches_ts(const struct ta_launches *l, sqlite3_value *corr, int64_t *ts)
+{
+	int64_t end;
+
+	return ta_launches_span(l, corr, ts, &end);
+}
+
+int ta_launches_span(const struct ta_launches *l, sqlite3_value *corr,
+		     int64_t *ts, int64_t *end)
 {
 	int64_t c = sqlite3_value_int64(corr);
 	size_t lo = 0, hi = l->n;
@@ -53,6 +63,7 @@ int ta_launches_ts(const struct ta_launches *l, sqlite3_value *corr, int64_t *ts
 	if (lo == l->n || l->v[lo].corr != c || !l->v[lo].has_ts)
 		return 0;
 	*ts = l->v[lo].ts;
+	*end = l->v[lo].end;
 	return 1;
 }
 

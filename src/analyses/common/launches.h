@@ -8,7 +8,7 @@
 #include "ta_db.h"
 
 struct ta_launch_call {
-	int64_t corr, ts;
+	int64_t corr, ts, end;  /* end: ts where the call has no duration */
 	int has_ts;
 };
 
@@ -24,6 +24,9 @@ int ta_launches_load(sqlite3 *db, int64_t rank, struct ta_launches *l,
  * 1 and *ts, or 0 when it has none, or its call no time. A correlation
  * of another type than integer has none (ingestion writes integers). */
 int ta_launches_ts(const struct ta_launches *l, sqlite3_value *corr, int64_t *ts);
+/* The same, and when the call returned (*end). */
+int ta_launches_span(const struct ta_launches *l, sqlite3_value *corr,
+		     int64_t *ts, int64_t *end);
 void ta_launches_free(struct ta_launches *l);
 
 #endif

@@ -10,7 +10,7 @@
 const char *const ta_finding_names[NKINDS + 1] = {
 	"host_region", "sync", "pageable_copy", "launch_overhead",
 	"exposed_comm", "small_kernels", "misaligned_gemm", "wait_for_peer",
-	"memory_growth", "memory_peak", "low_efficiency", NULL
+	"memory_growth", "memory_peak", "low_efficiency", "queued_idle", NULL
 };
 
 /* Case-insensitive: does s contain any of words, each at the start of a
@@ -140,9 +140,10 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 		       "least in it is the one the others wait for) and fix that "
 		       "rank, or move the collectives to the GPU (NCCL)";
 	/* TorchRec's input distribution (its pipelines name their stages
-	 * "## sparse_data_dist ##", "## wait_sparse_data_dist ##"): the
+	 * "## sparse_data_dist ##", "## wait_sparse_data_dist ##", its
+	 * all-to-all's "## all2all_data:kjt splits ##"): the
 	 * sparse features' all-to-all, not a data loader (before "data") */
-	if (strstr(where, "sparse_data_dist"))
+	if (strstr(where, "sparse_data_dist") || strstr(where, "all2all_data"))
 		return "TorchRec's input distribution (the sparse features' "
 		       "all-to-all) held the step: a pipeline that overlaps it "
 		       "with the previous batch's compute (TrainPipelineSparseDist), "
@@ -274,6 +275,19 @@ const char *ta_advice(enum finding_kind kind, const char *where,
 		       "freeing early what the largest of these keeps";
 	case F_LOW_EFF:
 		return low_efficiency(where);
+	case F_QUEUED:
+		return run->graphs ?
+		       "the GPU idled with work queued (its launch had returned: the "
+		       "host was not late): a stream waiting on an event of work "
+		       "launched later or elsewhere, a CUDA graph's replay starting "
+		       "late (upload it ahead: graph.upload() / cudaGraphUpload), or "
+		       "work the profiler did not record; critical-path shows what "
+		       "the path waited on" :
+		       "the GPU idled with work queued (its launch had returned: the "
+		       "host was not late): a stream waiting on an event of work "
+		       "launched later or elsewhere (cudaStreamWaitEvent, "
+		       "wait_stream), or work the profiler did not record; "
+		       "critical-path shows what the path waited on";
 	default:
 		return "";
 	}

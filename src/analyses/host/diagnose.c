@@ -32,6 +32,7 @@ struct gpu_row {
 	int pageable, misaligned;
 	int64_t correlation;
 	int64_t stream, launched;  /* launched: its call's start, INT64_MAX */
+	int64_t returned;          /* its call's end, INT64_MAX */
 	int64_t name;
 	int64_t comm_cost;         /* what communication added to it: slowed
 				    * beside it, or launched by gradient sync */
@@ -191,7 +192,7 @@ static int load_gpu(sqlite3 *db, int64_t rank, struct rank_data *d,
 	sqlite3_bind_int64(st, 1, rank);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		unsigned facts = ta_labels_get(names, sqlite3_column_value(st, 5));
-		int64_t launched = INT64_MAX;
+		int64_t launched = INT64_MAX, returned = INT64_MAX;
 		struct gpu_row *g;
 
 		if (facts == TA_LABEL_NONE ||
@@ -201,13 +202,13 @@ static int load_gpu(sqlite3 *db, int64_t rank, struct rank_data *d,
 			d->capgpu = d->capgpu ? d->capgpu * 2 : 1024;
 			d->gpu = ta_xrealloc(d->gpu, d->capgpu * sizeof(*d->gpu));
 		}
-		ta_launches_ts(calls, sqlite3_column_value(st, 3), &launched);
+		ta_launches_span(calls, sqlite3_column_value(st, 3), &launched, &returned);
 		g = &d->gpu[d->ngpu++];
 		*g = (struct gpu_row){ sqlite3_column_int64(st, 0),
 			sqlite3_column_int64(st, 1), sqlite3_column_int(st, 2),
 			(facts & NAME_PAGEABLE) != 0, (facts & NAME_MISALIGNED) != 0,
 			sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
-			launched, sqlite3_column_int64(st, 5), 0 };
+			launched, returned, sqlite3_column_int64(st, 5), 0 };
 		if (g->end - g->ts > d->max_dur)
 			d->max_dur = g->end - g->ts;
 	}
@@ -252,6 +253,7 @@ static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 struct step_result {
 	int64_t busy, span, host, launch, comm, copy, wait;
 	int64_t early;  /* holes ended by work launched before the trace */
+	int64_t queued; /* holes with work queued: the host was not late */
 };
 
 struct diag_ctx {
@@ -285,7 +287,7 @@ static size_t first_row(const struct rank_data *d, int64_t s)
 /* What ended a hole [a, b) of the GPU, when the host did not: its next
  * work was queued before the hole began (or before the trace: warm-up's
  * work, whose correlation precedes every launch call in it). */
-enum ended_by { BY_HOST, BY_COMM_QUEUE, BY_EARLY };
+enum ended_by { BY_HOST, BY_COMM_QUEUE, BY_EARLY, BY_QUEUED };
 
 /* Queued behind a collective: a collective starts as the hole ends (one
  * that began before the profiler's window and waited there for a late
@@ -297,7 +299,7 @@ static enum ended_by hole_end(const struct diag_ctx *c, int64_t a, int64_t b)
 {
 	const struct rank_data *d = c->d;
 	size_t i;
-	int queued = 0, early = 0, comm = 0;
+	int queued = 0, early = 0, comm = 0, late = 0, first = 0;
 
 	for (i = first_row(d, b); i < d->ngpu && d->gpu[i].ts <= b + c->o->host_gap_ns;
 	     i++) {
@@ -313,8 +315,16 @@ static enum ended_by hole_end(const struct diag_ctx *c, int64_t a, int64_t b)
 		    d->first_corr >= 0 && g->correlation < d->first_corr;
 		early |= e;
 		queued |= e || g->launched <= a;
+		/* its launch call had returned when the hole began: the GPU
+		 * idled with it queued (a stream waiting on an event, a CUDA
+		 * graph's start, work the trace lacks), the host was not late;
+		 * a call running through the hole (a pageable copy the host
+		 * stages) is the host's */
+		late |= g->returned > a;
+		first = 1;
 	}
-	return queued && comm ? BY_COMM_QUEUE : early ? BY_EARLY : BY_HOST;
+	return queued && comm ? BY_COMM_QUEUE : early ? BY_EARLY :
+	       first && !late ? BY_QUEUED : BY_HOST;
 }
 
 /* A hole [a, b) the host held, each part named by the range that ran
@@ -365,6 +375,12 @@ static void hole(struct diag_ctx *c, int64_t a, int64_t b, int queued,
 		if (by == BY_COMM_QUEUE && x && x->peer >= 0) {
 			r->wait += len;
 			ta_peer_shares_add(c->shares, x->peer, len);
+			return;
+		}
+		if (by == BY_QUEUED) {
+			add_finding(c->f, c->rank, c->step, F_QUEUED, len,
+				    "GPU idle with work queued");
+			r->queued += len;
 			return;
 		}
 		if (by != BY_HOST) {
@@ -569,7 +585,7 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
  * order of struct step_result's losses. */
 static const char *const verdict_names[] = { "compute-bound", "host-stalled",
 	"launch-bound", "communication-bound", "copy-bound", "waiting-for-peer",
-	"unrecorded", NULL };
+	"unrecorded", "queued-idle", NULL };
 
 static const struct ta_col verdict_cols[] = {
 	{ "rank", TA_COL_INT, TA_UNIT_NONE, 1 },
@@ -597,6 +613,7 @@ static const unsigned verdict_parts[] = {
 					 * path on other ranks (not a part) */
 	1u << 5,                        /* unrecorded: the gap before the
 					 * first recorded kernel */
+	1u << 5,                        /* queued-idle: gaps */
 };
 
 static const struct ta_col finding_cols[] = {
@@ -660,17 +677,19 @@ static const char *empty_row(struct ta_table *t, size_t row, const struct before
 static const char *verdict_row(struct ta_table *t, const struct diag_ctx *c,
 			       const struct step_result *r, const struct before *b)
 {
-	int64_t loss[6] = { r->host, r->launch, r->comm, r->copy, r->wait, r->early };
+	int64_t loss[7] = { r->host, r->launch, r->comm, r->copy, r->wait, r->early,
+			    r->queued };
 	static const char *const *verdicts = verdict_names + 1;
-	static const unsigned kinds[6] = { 1u << F_HOST_REGION | 1u << F_SYNC,
-		1u << F_LAUNCH, 1u << F_COMM, 1u << F_PAGEABLE, 1u << F_WAIT_PEER, 0 };
+	static const unsigned kinds[7] = { 1u << F_HOST_REGION | 1u << F_SYNC,
+		1u << F_LAUNCH, 1u << F_COMM, 1u << F_PAGEABLE, 1u << F_WAIT_PEER, 0,
+		1u << F_QUEUED };
 	double busy = r->span > 0 ? 100.0 * (double)r->busy / (double)r->span : 0;
 	const struct finding *f;
 	char cause[300];
 	size_t row = ta_table_add_row(t);
 	int v = 0, i;
 
-	for (i = 1; i < 6; i++)
+	for (i = 1; i < 7; i++)
 		if (loss[i] > loss[v])
 			v = i;
 	ta_table_set_int(t, row, 0, c->rank);
