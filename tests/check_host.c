@@ -161,16 +161,26 @@ START_TEST(test_launches_last_call)
 	sqlite3 *db;
 
 	ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE calls (rank, correlation, ts, idx);"
-				      " INSERT INTO calls VALUES (0, 5, 100, 1), (0, 5, 200, 3),"
-				      " (0, 5, 150, 2), (0, 7, NULL, 4), (0, -1, 50, 5),"
-				      " (1, 8, 300, 6), (0, 2, 10, 0), (0, 'x', 1, 7)",
+	sqlite3_stmt *more[2];
+	int64_t end = 0;
+
+	ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE calls (rank, correlation, ts, idx, dur);"
+				      " INSERT INTO calls VALUES (0, 5, 100, 1, 9), (0, 5, 200, 3, 7),"
+				      " (0, 5, 150, 2, 9), (0, 7, NULL, 4, 1), (0, -1, 50, 5, 1),"
+				      " (1, 8, 300, 6, 1), (0, 2, 10, 0, NULL), (0, 'x', 1, 7, 1)",
 				      NULL, NULL, NULL), SQLITE_OK);
 	ck_assert_int_eq(ta_launches_load(db, 0, &l, &err), 0);
 	ck_assert_int_eq(ta_launches_ts(&l, value_of(db, "SELECT 5", &st[0]), &ts), 1);
 	ck_assert_int_eq(ts, 200);
+	/* when the call returned: its start where it has no duration */
+	ck_assert_int_eq(ta_launches_span(&l, value_of(db, "SELECT 5", &more[0]), &ts, &end), 1);
+	ck_assert_int_eq(end, 207);
 	ck_assert_int_eq(ta_launches_ts(&l, value_of(db, "SELECT 2", &st[1]), &ts), 1);
 	ck_assert_int_eq(ts, 10);
+	ck_assert_int_eq(ta_launches_span(&l, value_of(db, "SELECT 2", &more[1]), &ts, &end), 1);
+	ck_assert_int_eq(end, 10);
+	sqlite3_finalize(more[0]);
+	sqlite3_finalize(more[1]);
 	ck_assert_int_eq(ta_launches_ts(&l, value_of(db, "SELECT 7", &st[2]), &ts), 0);
 	ck_assert_int_eq(ta_launches_ts(&l, value_of(db, "SELECT 8", &st[3]), &ts), 0);
 	ck_assert_int_eq(ta_launches_ts(&l, value_of(db, "SELECT '5'", &st[4]), &ts), 0);

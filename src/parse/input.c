@@ -830,26 +830,45 @@ size_t ta_input_shards(const char *path, const struct ta_ingest_opts *o,
 	return n;
 }
 
-/* The one of files (n) that is the trace a cache entry's row names: its
- * name, size and modification time; NULL if none or two are. */
-static const char *given_of(char **files, size_t n, const char *stored,
+static const char *base_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+static int cmp_base(const void *x, const void *y)
+{
+	return strcmp(base_of(*(char *const *)x), base_of(*(char *const *)y));
+}
+
+/* The one of files (n, sorted by name) that is the trace a cache entry's
+ * row names: its name, size and modification time; NULL if none or two
+ * are. A search by halves: 8,192 ranks compared every row with every
+ * file, 67 M comparisons an open. */
+static const char *given_of(char **by_base, size_t n, const char *stored,
 			    int64_t bytes, int64_t mtime_ns)
 {
-	const char *sb = strrchr(stored, '/') ? strrchr(stored, '/') + 1 : stored;
-	const char *found = NULL;
-	size_t i;
+	const char *sb = base_of(stored), *found = NULL;
+	size_t lo = 0, hi = n;
 
-	for (i = 0; i < n; i++) {
-		const char *b = strrchr(files[i], '/') ? strrchr(files[i], '/') + 1 : files[i];
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(base_of(by_base[mid]), sb) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n && strcmp(base_of(by_base[lo]), sb) == 0; lo++) {
 		struct stat st;
 
-		if (strcmp(b, sb) != 0 || stat(files[i], &st) < 0 ||
-		    (int64_t)st.st_size != bytes ||
+		if (stat(by_base[lo], &st) < 0 || (int64_t)st.st_size != bytes ||
 		    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec != mtime_ns)
 			continue;
 		if (found)
 			return NULL;
-		found = files[i];
+		found = by_base[lo];
 	}
 	return found;
 }
@@ -861,12 +880,15 @@ static const char *given_of(char **files, size_t n, const char *stored,
 static void name_given(sqlite3 *db, char **files, size_t n)
 {
 	sqlite3_stmt *st = NULL, *ins = NULL;
+	char **by_base = ta_xcalloc(n + 1, sizeof(*by_base));
 
+	memcpy(by_base, files, n * sizeof(*by_base));
+	ta_qsort(by_base, n, sizeof(*by_base), cmp_base);
 	if (sqlite3_prepare_v2(db, "SELECT path, bytes, mtime_ns FROM main.files",
 			       -1, &st, NULL) == SQLITE_OK)
 		while (sqlite3_step(st) == SQLITE_ROW) {
 			const char *p = (const char *)sqlite3_column_text(st, 0);
-			const char *g = p ? given_of(files, n, p, sqlite3_column_int64(st, 1),
+			const char *g = p ? given_of(by_base, n, p, sqlite3_column_int64(st, 1),
 						     sqlite3_column_int64(st, 2)) : NULL;
 
 			if (!g || strcmp(g, p) == 0)
@@ -885,6 +907,7 @@ static void name_given(sqlite3 *db, char **files, size_t n)
 		}
 	sqlite3_finalize(st);
 	sqlite3_finalize(ins);
+	free(by_base);
 }
 
 int ta_input_open(const char *path, const struct ta_ingest_opts *o,
