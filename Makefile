@@ -76,7 +76,17 @@ src/parse/gzread.o: src/parse/.inflater
 MODEL_ID_SRC := $(wildcard src/model/*.c src/model/*.h include/*.h)
 src/model/model_id.inc: $(MODEL_ID_SRC)
 	printf '#define TA_MODEL_ID "%s"\n' "$$(cat $(MODEL_ID_SRC) | cksum | cut -d' ' -f1)" > $@
-src/model/dev.o src/model/keep.o: src/model/model_id.inc
+src/model/dev.o src/model/keep.o: src/model/model_id.inc \
+		src/analyses/gpu/roof_id.inc
+
+# TA_ROOF_ID: the same for the roofline's walk a cache entry keeps
+# (main.roof_calls): the model's, and what chooses and walks the calls
+ROOF_ID_SRC := $(MODEL_ID_SRC) src/analyses/gpu/roofline_walk.c \
+	src/analyses/gpu/roofline_keep.c src/analyses/gpu/roofline_int.h \
+	src/analyses/gpu/flops.c src/analyses/gpu/flops.h
+src/analyses/gpu/roof_id.inc: $(ROOF_ID_SRC)
+	printf '#define TA_ROOF_ID "%s"\n' "$$(cat $(ROOF_ID_SRC) | cksum | cut -d' ' -f1)" > $@
+src/analyses/gpu/roofline_keep.o: src/analyses/gpu/roof_id.inc
 
 $(TEST_BIN): $(TEST_SRC) tests/check_main.h libtraceanalyze.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -Itests -o $@ $(TEST_SRC) libtraceanalyze.a \
@@ -114,6 +124,7 @@ suites: traceanalyze $(TEST_BIN)
 	@# every expectation against a real capture (a new one runs unlisted)
 	@for t in tests/*_expect.py; do echo "python3 $$t"; python3 $$t || exit 1; done
 	sh tests/cache.sh
+	sh tests/roof_cache.sh
 	sh tests/beside.sh
 	sh tests/tblog.sh
 	@# under the sanitizers (NO_CONFORM), the captures that stand for the rest

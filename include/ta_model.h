@@ -142,6 +142,13 @@ int ta_model_export_coll(sqlite3 *db, const struct ta_query *q,
  * own), from db's model (TA_NEED_COLL prepared). */
 int ta_model_save_part(sqlite3 *db, sqlite3 *out, const char *prefix,
 		       struct ta_error *err);
+/* fn(rw, arg) in a transaction of a second connection, without waiting,
+ * when db is the cache's own entry (info.cache_entry) and still the file
+ * its name holds: what a later run reuses (the model's rows, an
+ * analysis's walk); anything else is only read. */
+void ta_model_write_entry(sqlite3 *db, int (*fn)(sqlite3 *rw, void *arg,
+						   struct ta_error *err), void *arg);
+
 /* Into the finished database at path, before it is put in place (ingest
  * -o): the model's device rows, and for a shard its part, for the
  * commands that read it later (keep.c). */

@@ -15,11 +15,6 @@ int ta_model_dev(sqlite3 *db, const struct ta_query *q, struct ta_error *err);
  * transaction: the default rules' dev for every rank, kept (dev.c). In
  * the shape of ta_db_write's callback, which both its callers use. */
 int ta_model_write_dev_rows(sqlite3 *rw, void *unused, struct ta_error *err);
-/* fn(rw, arg) in a transaction of a second connection, without waiting,
- * when db is the cache's own entry (info.cache_entry) and still the file
- * its name holds: what a later run reuses; anything else is only read. */
-void ta_model_write_entry(sqlite3 *db, int (*fn)(sqlite3 *rw, void *arg,
-						   struct ta_error *err), void *arg);
 /* The default rules' device rows of every rank in sel_ranks into table
  * (temp.dev, main.dev_rows; win made), rank by rank (dev_fill.c). */
 int ta_model_fill_dev(sqlite3 *db, const char *table, struct ta_error *err);

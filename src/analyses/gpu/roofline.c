@@ -242,7 +242,7 @@ int ta_roofline_run(sqlite3 *db, const struct ta_query *q, const struct ta_roofl
 	if (rc == 0)
 		rc = load_gpus(db, &c, err);
 	if (rc == 0)
-		rc = ta_roof_walk(db, &c.r, err);
+		rc = ta_roof_walk(db, !q->ranks, &c.r, err);
 	if (rc == 0) {
 		index_by_time(&c);
 		rc = mark_window(db, &c, err);

@@ -17,7 +17,11 @@
 struct ta_roof_call {
 	int64_t rank, ts;
 	const char *op;       /* the walk's names: valid until ta_roof_free */
-	char *shape;          /* Input Dims as written */
+	int64_t op_id;        /* op's name id */
+	char *shape;          /* Input Dims as written ("" for none) */
+	int no_dims;          /* none written */
+	char *types, *conc;   /* Input type, Concrete Inputs as written */
+	int tf32;             /* a kernel of it ran fp32 data as TF32 */
 	int known;
 	int in_window;        /* launched in a kept step (all: no steps) */
 	struct ta_work work;
@@ -41,9 +45,32 @@ struct ta_roof {
 };
 
 /* Walks every selected rank's host rows (the model prepared with
- * TA_NEED_THREAD). */
-int ta_roof_walk(sqlite3 *db, struct ta_roof *r, struct ta_error *err);
+ * TA_NEED_THREAD); every: all of the database's ranks are selected (a
+ * walk that may be kept, roofline_keep.c). */
+int ta_roof_walk(sqlite3 *db, int every, struct ta_roof *r, struct ta_error *err);
 void ta_roof_free(struct ta_roof *r);
+
+/* What the walk knows of a call, as it was walked or kept. */
+struct ta_roof_raw {
+	int64_t rank, ts, op, gpu_ns, kernel;
+	int tf32;
+	const char *dims, *types, *conc;
+};
+
+/* Appends a call to r (r->names[raw->op] is a counted op's name); its
+ * index. */
+size_t ta_roof_add_call(struct ta_roof *r, const struct ta_roof_raw *raw);
+/* r's op names (by id, the counted ones; the rest NULL). */
+int ta_roof_load_names(sqlite3 *db, struct ta_roof *r, struct ta_error *err);
+
+/* The walk kept in a cache entry (roofline_keep.c): 1 and r filled
+ * (names loaded) from it for the selected ranks; 0 where none is kept by
+ * this build, or it does not hold together (r left empty); -1 on a
+ * database error. */
+int ta_roof_kept(sqlite3 *db, struct ta_roof *r, struct ta_error *err);
+/* Keeps r, the walk of every rank, in db's cache entry (nothing for
+ * another database, or one being written). */
+void ta_roof_keep(sqlite3 *db, const struct ta_roof *r);
 
 /* A rank's GPU and its peaks (known: a table entry or both overrides;
  * found: deviceProperties named it). */

@@ -49,12 +49,10 @@ static const char *counted_name(const struct walk *w, int64_t id)
 	return id >= 0 && (size_t)id < w->r->nnames ? w->r->names[id] : NULL;
 }
 
-static void add_call(struct walk *w, const struct node *n, const char *label)
+size_t ta_roof_add_call(struct ta_roof *r, const struct ta_roof_raw *raw)
 {
-	struct ta_roof *r = w->r;
 	struct ta_roof_call *c;
 	struct ta_op_args a;
-	size_t i;
 
 	if (r->ncalls == r->cap_calls) {
 		r->cap_calls = r->cap_calls ? 2 * r->cap_calls : 256;
@@ -62,19 +60,34 @@ static void add_call(struct walk *w, const struct node *n, const char *label)
 	}
 	c = &r->calls[r->ncalls];
 	memset(c, 0, sizeof(*c));
-	c->rank = w->rank;
-	c->ts = n->ts;
-	c->op = label;
-	c->gpu_ns = n->gpu_ns;
-	c->kernel = n->main_ns > 0 ? n->main : -1;
-	c->shape = ta_xstrdup(n->dims ? n->dims : "");
-	c->known = ta_op_args_parse(&a, n->dims, n->types, n->conc) == 0 &&
-		   ta_flops_work(counted_name(w, n->name), &a, &c->work) == 0;
-	if (c->known && n->tf32 && strcmp(c->work.dtype, "fp32") == 0)
+	c->rank = raw->rank;
+	c->ts = raw->ts;
+	c->op_id = raw->op;
+	c->op = r->names[raw->op];
+	c->gpu_ns = raw->gpu_ns;
+	c->kernel = raw->kernel;
+	c->tf32 = raw->tf32;
+	c->shape = ta_xstrdup(raw->dims ? raw->dims : "");
+	c->no_dims = !raw->dims;
+	c->types = raw->types ? ta_xstrdup(raw->types) : NULL;
+	c->conc = raw->conc ? ta_xstrdup(raw->conc) : NULL;
+	c->known = ta_op_args_parse(&a, raw->dims, raw->types, raw->conc) == 0 &&
+		   ta_flops_work(c->op, &a, &c->work) == 0;
+	if (c->known && raw->tf32 && strcmp(c->work.dtype, "fp32") == 0)
 		c->work.dtype = "tf32";   /* fp32 data on the tensor cores */
+	return r->ncalls++;
+}
+
+static void add_call(struct walk *w, const struct node *n, int64_t label)
+{
+	struct ta_roof_raw raw = { w->rank, n->ts, label, n->gpu_ns,
+				   n->main_ns > 0 ? n->main : -1, n->tf32,
+				   n->dims, n->types, n->conc };
+	size_t i;
+
 	for (i = n->first_launch; i < w->npending; i++)
-		w->pending[i].call = r->ncalls;
-	r->ncalls++;
+		w->pending[i].call = w->r->ncalls;
+	ta_roof_add_call(w->r, &raw);
 }
 
 /* Whether two calls' first two operands have one shape: the dispatcher
@@ -93,16 +106,16 @@ static int same_operands(const char *a, const char *b)
 }
 
 /* The outermost counted op on the stack below the top that is the same
- * call: the name. */
-static const char *label_of(const struct walk *w)
+ * call: the name's id. */
+static int64_t label_of(const struct walk *w)
 {
 	const struct node *top = &w->stack[w->depth - 1];
 	size_t i;
 
 	for (i = 0; i + 1 < w->depth; i++)
 		if (w->stack[i].counted && same_operands(w->stack[i].dims, top->dims))
-			return counted_name(w, w->stack[i].name);
-	return counted_name(w, top->name);
+			return w->stack[i].name;
+	return top->name;
 }
 
 static void keep_launches(struct walk *w, size_t from)
@@ -373,7 +386,7 @@ static const char host_sql[] =
 	"  e.role = " TA_SQL(TA_ROLE_RUNTIME) ", e.name, e.row,"
 	"  e.correlation FROM host_thread e ORDER BY e.rank, e.pid, e.tid, e.ts, e.dur DESC, e.idx";
 
-static int load_names(sqlite3 *db, struct walk *w, struct ta_error *err)
+int ta_roof_load_names(sqlite3 *db, struct ta_roof *r, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	char **v;
@@ -383,17 +396,17 @@ static int load_names(sqlite3 *db, struct walk *w, struct ta_error *err)
 	if (ta_db_get_int(db, "SELECT max(name_id) FROM label", 0, &max_id, err) < 0 ||
 	    ta_db_prepare(db, "SELECT name_id, name FROM label", &st, err) < 0)
 		return -1;
-	w->r->nnames = max_id >= 0 ? (size_t)max_id + 1 : 0;
-	v = ta_xcalloc(w->r->nnames + 1, sizeof(*v));
+	r->nnames = max_id >= 0 ? (size_t)max_id + 1 : 0;
+	v = ta_xcalloc(r->nnames + 1, sizeof(*v));
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(st, 0);
 		const char *s = (const char *)sqlite3_column_text(st, 1);
 
-		if (id >= 0 && (size_t)id < w->r->nnames && ta_flops_counted(s))
+		if (id >= 0 && (size_t)id < r->nnames && ta_flops_counted(s))
 			v[id] = ta_xstrdup(s);
 	}
 	sqlite3_finalize(st);
-	w->r->names = v;
+	r->names = v;
 	return ta_db_done(db, rc, err);
 }
 
@@ -496,8 +509,13 @@ static void copy_roof(struct ta_roof *dst, const struct ta_roof *src)
 	dst->calls = ta_xcalloc(src->ncalls + 1, sizeof(*dst->calls));
 	if (src->ncalls)   /* (no calls: NULL, which memcpy may not take) */
 		memcpy(dst->calls, src->calls, src->ncalls * sizeof(*dst->calls));
-	for (i = 0; i < src->ncalls; i++)
-		dst->calls[i].shape = src->calls[i].shape ? ta_xstrdup(src->calls[i].shape) : NULL;
+	for (i = 0; i < src->ncalls; i++) {
+		const struct ta_roof_call *c = &src->calls[i];
+
+		dst->calls[i].shape = c->shape ? ta_xstrdup(c->shape) : NULL;
+		dst->calls[i].types = c->types ? ta_xstrdup(c->types) : NULL;
+		dst->calls[i].conc = c->conc ? ta_xstrdup(c->conc) : NULL;
+	}
 	dst->nlaunches = dst->cap_launches = src->nlaunches;
 	dst->launches = ta_xcalloc(src->nlaunches + 1, sizeof(*dst->launches));
 	if (src->nlaunches)
@@ -508,8 +526,11 @@ static void free_roof(struct ta_roof *r)
 {
 	size_t i;
 
-	for (i = 0; i < r->ncalls; i++)
+	for (i = 0; i < r->ncalls; i++) {
 		free(r->calls[i].shape);
+		free(r->calls[i].types);
+		free(r->calls[i].conc);
+	}
 	for (i = 0; i < r->nnames; i++)
 		free(r->names[i]);
 	free(r->names);
@@ -518,7 +539,7 @@ static void free_roof(struct ta_roof *r)
 	memset(r, 0, sizeof(*r));
 }
 
-int ta_roof_walk(sqlite3 *db, struct ta_roof *r, struct ta_error *err)
+int ta_roof_walk(sqlite3 *db, int every, struct ta_roof *r, struct ta_error *err)
 {
 	struct walk w;
 	char *key = walk_key(db, err);
@@ -533,13 +554,24 @@ int ta_roof_walk(sqlite3 *db, struct ta_roof *r, struct ta_error *err)
 	}
 	memset(&w, 0, sizeof(w));
 	w.r = r;
-	rc = load_names(db, &w, err);
-	if (rc == 0)
-		rc = load_corr(db, &w, err);
-	if (rc == 0)
-		rc = walk_rows(db, &w, err);
+	/* a cache entry keeps the walk of every rank from its first run:
+	 * two fifths of a cached diagnose, the same every run */
+	rc = ta_roof_kept(db, r, err);
+	if (rc == 0) {
+		free_roof(r);
+		rc = ta_roof_load_names(db, r, err);
+		if (rc == 0)
+			rc = load_corr(db, &w, err);
+		if (rc == 0)
+			rc = walk_rows(db, &w, err);
+		if (rc == 0 && every)
+			ta_roof_keep(db, r);
+	} else if (rc > 0) {
+		rc = 0;
+	}
 	free_walk(&w);
 	if (rc < 0) {
+		free_roof(r);
 		free(key);
 		return rc;
 	}
