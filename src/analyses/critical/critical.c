@@ -322,6 +322,75 @@ static const struct call_kind *call_kind(sqlite3_stmt *name, struct call_kind **
 	return &(*v)[(*n)++];
 }
 
+static int cmp_i64(const void *x, const void *y)
+{
+	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* Rows read in an order that is cmp's within each thread (a thread's
+ * calls come in correlation order, which is their time order; spans in
+ * events_cpu's (ts, dur, idx)) put in cmp's order, which is by thread
+ * first: the threads are dealt out in turn, keeping the order within
+ * each, rather than sorted (sorting a rank's 260 k spans and 250 k calls
+ * was 460 M instructions of a cached diagnose). tid_at: a row's thread.
+ * A rank has a few dozen threads; past 64, or where a thread's rows are
+ * not in cmp's order after all, a sort. */
+static void by_thread(void *rows, size_t n, size_t size,
+		      int64_t (*tid_at)(const void *row),
+		      int (*cmp)(const void *, const void *))
+{
+	int64_t tids[64];
+	size_t ntids = 0, start[65] = { 0 }, i, k;
+	char *v = rows, *out;
+
+	for (i = 0; i < n && ntids <= 64; i++) {
+		int64_t t = tid_at(v + i * size);
+
+		for (k = 0; k < ntids && tids[k] != t; k++)
+			;
+		if (k == ntids && ntids < 64)
+			tids[ntids] = t;
+		ntids += k == ntids;
+	}
+	if (ntids > 64) {
+		ta_qsort(rows, n, size, cmp);
+		return;
+	}
+	ta_qsort(tids, ntids, sizeof(*tids), cmp_i64);
+	for (i = 0; i < n; i++) {
+		for (k = 0; tids[k] != tid_at(v + i * size); k++)
+			;
+		start[k + 1]++;
+	}
+	for (k = 0; k < ntids; k++)
+		start[k + 1] += start[k];
+	out = ta_xcalloc(n + 1, size);
+	for (i = 0; i < n; i++) {
+		for (k = 0; tids[k] != tid_at(v + i * size); k++)
+			;
+		memcpy(out + start[k]++ * size, v + i * size, size);
+	}
+	memcpy(v, out, n * size);
+	free(out);
+	for (i = 1; i < n; i++)
+		if (cmp(v + (i - 1) * size, v + i * size) > 0) {
+			ta_qsort(rows, n, size, cmp);
+			return;
+		}
+}
+
+static int64_t span_tid(const void *row)
+{
+	return ((const struct cp_span *)row)->tid;
+}
+
+static int64_t call_tid(const void *row)
+{
+	return ((const struct cp_call *)row)->tid;
+}
+
 /* The rank's runtime calls whose name is a label's (named), sorted here
  * (SQL's sort of every call with its name's text was a sixth of the path
  * on a DDP rank), and the launch of each kernel in wait (load_kernels),
@@ -395,62 +464,8 @@ static int load_calls(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named
 	free(kinds);
 	if (ta_db_done(db, rc, err) < 0)
 		return -1;
-	ta_qsort(r->calls, r->ncalls, sizeof(*r->calls), cmp_call);
+	by_thread(r->calls, r->ncalls, sizeof(*r->calls), call_tid, cmp_call);
 	return 0;
-}
-
-static int cmp_i64(const void *x, const void *y)
-{
-	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-
-	return a < b ? -1 : a > b;
-}
-
-/* The spans, read in (ts, dur, idx) order (events_cpu's: no sort in SQL,
- * whose sort of a rank's every op spilled to disk and was most of the
- * path's time), into cmp_span's (tid, ts, end, idx): the same order
- * within each thread, so the threads are dealt out in turn, keeping it
- * (a sort of 260 k spans was 266 M instructions of a cached diagnose). A
- * thread's ops are a few dozen threads at most; past 64 of them, or if
- * the order is not what it should be (end past int64), a sort. */
-static void by_thread(struct cp_rank *r)
-{
-	int64_t tids[64];
-	size_t ntids = 0, start[65] = { 0 }, i, k;
-	struct cp_span *out;
-
-	for (i = 0; i < r->nspans && ntids <= 64; i++) {
-		for (k = 0; k < ntids && tids[k] != r->spans[i].tid; k++)
-			;
-		if (k == ntids && ntids < 64)
-			tids[ntids] = r->spans[i].tid;
-		ntids += k == ntids;
-	}
-	if (ntids > 64) {
-		ta_qsort(r->spans, r->nspans, sizeof(*r->spans), cmp_span);
-		return;
-	}
-	ta_qsort(tids, ntids, sizeof(*tids), cmp_i64);
-	for (i = 0; i < r->nspans; i++) {
-		for (k = 0; tids[k] != r->spans[i].tid; k++)
-			;
-		start[k + 1]++;
-	}
-	for (k = 0; k < ntids; k++)
-		start[k + 1] += start[k];
-	out = ta_xcalloc(r->nspans + 1, sizeof(*out));
-	for (i = 0; i < r->nspans; i++) {
-		for (k = 0; tids[k] != r->spans[i].tid; k++)
-			;
-		out[start[k]++] = r->spans[i];
-	}
-	free(r->spans);
-	r->spans = out;
-	for (i = 1; i < r->nspans; i++)
-		if (cmp_span(&r->spans[i - 1], &r->spans[i]) > 0) {
-			ta_qsort(r->spans, r->nspans, sizeof(*r->spans), cmp_span);
-			return;
-		}
 }
 
 /* named: the names that are a label's (load_calls read the calls). */
@@ -508,7 +523,7 @@ static int load_host(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named,
 	free(steps.v);
 	if (ta_db_done(db, rc, err) < 0)
 		return -1;
-	by_thread(r);
+	by_thread(r->spans, r->nspans, sizeof(*r->spans), span_tid, cmp_span);
 	if (r->main_tid == INT64_MIN) { /* no steps: the thread of most calls */
 		size_t i, best = 0, run = 0;
 
