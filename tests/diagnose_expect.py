@@ -251,6 +251,20 @@ if os.path.isdir(nq):
     check("TorchRec: the GPU idle with work queued is queued-idle, as the path's gaps say (%s)" % (
           [(x["verdict"], x["path_bound"]) for x in v]),
           v and all(x["verdict"] == "queued-idle" and x["path_bound"] == "gap" for x in v))
+    c = [x for x in f if x["where"] == "## copy_batch_to_gpu ##"]
+    check("TorchRec's copy_batch_to_gpu: a copy's advice, not DataLoader's (%d)" % len(c),
+          c and all("non_blocking" in x["advice"] and "DataLoader" not in x["advice"] for x in c))
+    # named for its data but an all-to-all (TorchRec's), and an optimizer
+    # no flag fuses (Shampoo): neither told what does not apply
+    for trace, where, said, unsaid in (
+            ("trace_diff_test", "## all2all_id_list_score_data:init ##", "all-to-all", "DataLoader"),
+            ("trace_filter", "Optimizer.step#Shampoo.step", "compile its step", "fused=True (")):
+        out = subprocess.run(["./traceanalyze", "diagnose", "-q", "--findings", "--format", "csv",
+                              os.path.join(os.path.dirname(nq), trace)],
+                             capture_output=True, text=True, check=True).stdout
+        d = [x for x in csv.DictReader(io.StringIO(out)) if x["kind"] == "host_region" and x["where"] == where]
+        check("%s: %s told '%s', not '%s' (%d)" % (trace, where, said, unsaid, len(d)),
+              d and all(said in x["advice"] and unsaid not in x["advice"] for x in d))
 elif os.environ.get("TA_REQUIRE_SHARED"):
     check("../shared present (CI always has it)", False)
 

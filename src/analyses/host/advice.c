@@ -90,6 +90,25 @@ static const char *low_efficiency(const char *where)
 	       "roofline --group-by shape names the shapes";
 }
 
+/* Whether an optimizer step's range names one of torch.optim's that have
+ * fused=True, or names none ("Optimizer.step#Shampoo.step": a class of
+ * its own, whose step no flag fuses). */
+static int torch_fusable(const char *where)
+{
+	static const char *const fused[] = { "Adam.", "AdamW.", "SGD.", "Adagrad.",
+		NULL };
+	const char *cls = strstr(where, "Optimizer.step#");
+	size_t i;
+
+	if (!cls)
+		return 1;
+	cls += strlen("Optimizer.step#");
+	for (i = 0; fused[i]; i++)
+		if (strncmp(cls, fused[i], strlen(fused[i])) == 0)
+			return 1;
+	return 0;
+}
+
 static const char *host_region(const char *where, const struct ta_traits *run)
 {
 	static const char *const data[] = { "data", "loader", "__next__",
@@ -141,13 +160,22 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 		       "rank, or move the collectives to the GPU (NCCL)";
 	/* TorchRec's input distribution (its pipelines name their stages
 	 * "## sparse_data_dist ##", "## wait_sparse_data_dist ##", its
-	 * all-to-all's "## all2all_data:kjt splits ##"): the
+	 * all-to-alls "## all2all_data:kjt splits ##",
+	 * "## all2all_id_list_score_data:init ##"): the
 	 * sparse features' all-to-all, not a data loader (before "data") */
-	if (strstr(where, "sparse_data_dist") || strstr(where, "all2all_data"))
+	if (strstr(where, "sparse_data_dist") || strstr(where, "all2all"))
 		return "TorchRec's input distribution (the sparse features' "
 		       "all-to-all) held the step: a pipeline that overlaps it "
 		       "with the previous batch's compute (TrainPipelineSparseDist), "
 		       "and if a peer is late, fix that rank (stragglers names it)";
+	/* the batch copied to the GPU (TorchRec's "## copy_batch_to_gpu ##"):
+	 * a copy, not a loader (before "batch") */
+	if (strstr(where, "copy_batch") || strstr(where, "to_gpu") ||
+	    strstr(where, "to_device"))
+		return "the host copies the batch to the GPU here: pin it "
+		       "(pin_memory=True) and copy with non_blocking=True, or copy "
+		       "the next batch on a side stream while this one computes "
+		       "(a pipeline such as TorchRec's TrainPipelineSparseDist)";
 	if (mentions(where, ddp))
 		return "DDP's forward waits here for the other ranks (the last "
 		       "step's all-reduce, its buffer broadcast, its bucket "
@@ -163,6 +191,10 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 		       "data loading stalls the GPU: load in DataLoader worker "
 		       "processes (num_workers > 0, persistent_workers=True) "
 		       "with pin_memory=True and prefetching";
+	if (mentions(where, optim) && !torch_fusable(where))
+		return "the optimizer runs in Python between launches, and it is "
+		       "not one of torch.optim's with fused=True: compile its step "
+		       "(torch.compile), or step less often (gradient accumulation)";
 	if (mentions(where, optim))
 		return run->optim == 2 ?
 		       "the optimizer's Python runs between launches although it "
