@@ -330,6 +330,23 @@ check("queued work: step 1 is queued-idle for its 6 ms hole (%s)" % v.get("1"),
 check("a copy call the host is in: step 2 is host-stalled (%s)" % v.get("2"),
       v.get("2", {}).get("verdict") == "host-stalled")
 
+# A gap between the kernels of one launch (a CUDA graph's replay: one
+# correlation, many kernels) is named so, and told so
+d = tempfile.mkdtemp()
+ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % (k + 1), "pid": 100,
+       "tid": 100, "ts": 10000 * k, "dur": 10000, "args": {}} for k in range(2)]
+ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": 100, "tid": 100,
+           "ts": 500, "dur": 10, "args": {"correlation": 9}})
+for start in (1000, 5000):
+    ev.append({"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": start, "dur": 1000,
+               "args": {"device": 0, "stream": 7, "correlation": 9}})
+with open(os.path.join(d, "rank-0.json"), "w") as fh:
+    json.dump({"traceEvents": ev}, fh)
+f = [x for x in csv_of("diagnose", "--findings") if x["kind"] == "queued_idle"]
+check("a gap inside a graph's replay: 3 ms between the kernels of one launch (%s)" % f,
+      len(f) == 1 and f[0]["where"].startswith("between the kernels of one launch")
+      and abs(float(f[0]["cost_us"]) - 3000) < 1 and "graph" in f[0]["advice"])
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL diagnose:", n)

@@ -308,18 +308,25 @@ const char *ta_advice(enum finding_kind kind, const char *where,
 	case F_LOW_EFF:
 		return low_efficiency(where);
 	case F_QUEUED:
+		if (strcmp(where, TA_QUEUED_INSIDE) == 0)
+			return "the GPU idled between the kernels of one launch, all "
+			       "queued: a node of the graph waiting on an event of "
+			       "work outside it, or kernels the profiler did not "
+			       "record inside the replay (not the host: it had "
+			       "launched the whole replay); critical-path shows what "
+			       "the path waited on";
 		return run->graphs ?
-		       "the GPU idled with work queued (its launch had returned: the "
-		       "host was not late): a stream waiting on an event of work "
-		       "launched later or elsewhere, a CUDA graph's replay starting "
-		       "late (upload it ahead: graph.upload() / cudaGraphUpload), or "
-		       "work the profiler did not record; critical-path shows what "
-		       "the path waited on" :
-		       "the GPU idled with work queued (its launch had returned: the "
-		       "host was not late): a stream waiting on an event of work "
-		       "launched later or elsewhere (cudaStreamWaitEvent, "
-		       "wait_stream), or work the profiler did not record; "
-		       "critical-path shows what the path waited on";
+		       "the GPU idled with its next work queued (the launch had "
+		       "returned: the host was not late): a stream waiting on an "
+		       "event of work on another stream or another process "
+		       "(cudaStreamWaitEvent, wait_stream), a graph's replay that "
+		       "starts late, or work the profiler did not record; "
+		       "critical-path shows what the path waited on" :
+		       "the GPU idled with its next work queued (the launch had "
+		       "returned: the host was not late): a stream waiting on an "
+		       "event of work on another stream or another process "
+		       "(cudaStreamWaitEvent, wait_stream), or work the profiler "
+		       "did not record; critical-path shows what the path waited on";
 	default:
 		return "";
 	}

@@ -12,6 +12,11 @@ enum finding_kind {
 
 extern const char *const ta_finding_names[NKINDS + 1];  /* NULL-ended */
 
+/* A queued_idle finding's where: the hole before a launch's work, or
+ * between the kernels of one launch (a CUDA graph's replay). */
+#define TA_QUEUED_BEFORE "before work queued earlier"
+#define TA_QUEUED_INSIDE "between the kernels of one launch (a CUDA graph's replay)"
+
 /* A misaligned GEMM's cost is this share of its time: the least that
  * padding to a multiple of 8 saved in GEMMs measured on an H200
  * (tools/capture/gemm_align.py: 41 % for TF32 2048x1001x1001, 53-81 %

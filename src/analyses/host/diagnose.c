@@ -33,6 +33,9 @@ struct gpu_row {
 	int64_t correlation;
 	int64_t stream, launched;  /* launched: its call's start, INT64_MAX */
 	int64_t returned;          /* its call's end, INT64_MAX */
+	int later;                 /* not its launch's first to start (a
+				    * CUDA graph's replay: one launch, many
+				    * kernels) */
 	int64_t name;
 	int64_t comm_cost;         /* what communication added to it: slowed
 				    * beside it, or launched by gradient sync */
@@ -122,6 +125,38 @@ static void add_finding(struct findings *f, int64_t rank, int64_t step,
 /* What communication added to each computation row, as overlap counts
  * it (exposed.h): slowed beside a collective, or launched by gradient
  * sync's own ops. */
+/* GPU rows by correlation, then start: the first of each is its launch's
+ * first to start. */
+struct corr_start {
+	int64_t correlation, ts;
+	size_t i;
+};
+
+static int cmp_corr_start(const void *x, const void *y)
+{
+	const struct corr_start *a = x, *b = y;
+
+	if (a->correlation != b->correlation)
+		return a->correlation < b->correlation ? -1 : 1;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return a->i < b->i ? -1 : a->i > b->i;
+}
+
+static void mark_later(struct rank_data *d)
+{
+	struct corr_start *by = ta_xcalloc(d->ngpu + 1, sizeof(*by));
+	size_t i;
+
+	for (i = 0; i < d->ngpu; i++)
+		by[i] = (struct corr_start){ d->gpu[i].correlation, d->gpu[i].ts, i };
+	ta_qsort(by, d->ngpu, sizeof(*by), cmp_corr_start);
+	for (i = 0; i < d->ngpu; i++)
+		d->gpu[by[i].i].later = i > 0 && by[i].correlation >= 0 &&
+					by[i - 1].correlation == by[i].correlation;
+	free(by);
+}
+
 static void comm_costs(int64_t rank, struct rank_data *d, struct ta_sync_ops *sync,
 		       struct ta_beside *beside)
 {
@@ -208,7 +243,7 @@ static int load_gpu(sqlite3 *db, int64_t rank, struct rank_data *d,
 			sqlite3_column_int64(st, 1), sqlite3_column_int(st, 2),
 			(facts & NAME_PAGEABLE) != 0, (facts & NAME_MISALIGNED) != 0,
 			sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
-			launched, returned, sqlite3_column_int64(st, 5), 0 };
+			launched, returned, 0, sqlite3_column_int64(st, 5), 0 };
 		if (g->end - g->ts > d->max_dur)
 			d->max_dur = g->end - g->ts;
 	}
@@ -237,6 +272,7 @@ static int load_rank(sqlite3 *db, int64_t rank, struct rank_data *d,
 	if (rc < 0)
 		return -1;
 	comm_costs(rank, d, sync, beside);
+	mark_later(d);
 	if (ta_db_prepare(db, "SELECT COALESCE(correlation, -1) FROM first_call"
 			  " WHERE rank = ?", &st, err) < 0)
 		return -1;
@@ -287,7 +323,7 @@ static size_t first_row(const struct rank_data *d, int64_t s)
 /* What ended a hole [a, b) of the GPU, when the host did not: its next
  * work was queued before the hole began (or before the trace: warm-up's
  * work, whose correlation precedes every launch call in it). */
-enum ended_by { BY_HOST, BY_COMM_QUEUE, BY_EARLY, BY_QUEUED };
+enum ended_by { BY_HOST, BY_COMM_QUEUE, BY_EARLY, BY_QUEUED, BY_QUEUED_INSIDE };
 
 /* Queued behind a collective: a collective starts as the hole ends (one
  * that began before the profiler's window and waited there for a late
@@ -299,7 +335,7 @@ static enum ended_by hole_end(const struct diag_ctx *c, int64_t a, int64_t b)
 {
 	const struct rank_data *d = c->d;
 	size_t i;
-	int queued = 0, early = 0, comm = 0, late = 0, first = 0;
+	int queued = 0, early = 0, comm = 0, late = 0, first = 0, inside = 1;
 
 	for (i = first_row(d, b); i < d->ngpu && d->gpu[i].ts <= b + c->o->host_gap_ns;
 	     i++) {
@@ -322,9 +358,12 @@ static enum ended_by hole_end(const struct diag_ctx *c, int64_t a, int64_t b)
 		 * stages) is the host's */
 		late |= g->returned > a;
 		first = 1;
+		/* a launch whose earlier work ran before the hole: a gap
+		 * inside one launch's work (a graph's replay) */
+		inside &= g->later;
 	}
 	return queued && comm ? BY_COMM_QUEUE : early ? BY_EARLY :
-	       first && !late ? BY_QUEUED : BY_HOST;
+	       first && !late ? (inside ? BY_QUEUED_INSIDE : BY_QUEUED) : BY_HOST;
 }
 
 /* A hole [a, b) the host held, each part named by the range that ran
@@ -377,9 +416,9 @@ static void hole(struct diag_ctx *c, int64_t a, int64_t b, int queued,
 			ta_peer_shares_add(c->shares, x->peer, len);
 			return;
 		}
-		if (by == BY_QUEUED) {
+		if (by == BY_QUEUED || by == BY_QUEUED_INSIDE) {
 			add_finding(c->f, c->rank, c->step, F_QUEUED, len,
-				    "GPU idle with work queued");
+				    by == BY_QUEUED ? TA_QUEUED_BEFORE : TA_QUEUED_INSIDE);
 			r->queued += len;
 			return;
 		}
