@@ -251,6 +251,14 @@ if os.path.isdir(nq):
     check("TorchRec: the GPU idle with work queued is queued-idle, as the path's gaps say (%s)" % (
           [(x["verdict"], x["path_bound"]) for x in v]),
           v and all(x["verdict"] == "queued-idle" and x["path_bound"] == "gap" for x in v))
+    # copy-bound on pinned and device copies, not on its 25 us pageable one
+    out = subprocess.run(["./traceanalyze", "diagnose", "-q", "--format", "csv",
+                          os.path.join(os.path.dirname(nq), "trace_diff_test")],
+                         capture_output=True, text=True, check=True).stdout
+    v = [x for x in csv.DictReader(io.StringIO(out)) if x["verdict"] == "copy-bound"]
+    check("trace_diff_test: copy-bound for exposed copies, not a 25 us pageable one (%s)" % (
+          [x["main_cause"] for x in v]),
+          v and all(x["main_cause"].startswith("exposed_copy: Memcpy") for x in v))
     c = [x for x in f if x["where"] == "## copy_batch_to_gpu ##"]
     check("TorchRec's copy_batch_to_gpu: a copy's advice, not DataLoader's (%d)" % len(c),
           c and all("non_blocking" in x["advice"] and "DataLoader" not in x["advice"] for x in c))

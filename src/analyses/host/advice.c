@@ -10,7 +10,8 @@
 const char *const ta_finding_names[NKINDS + 1] = {
 	"host_region", "sync", "pageable_copy", "launch_overhead",
 	"exposed_comm", "small_kernels", "misaligned_gemm", "wait_for_peer",
-	"memory_growth", "memory_peak", "low_efficiency", "queued_idle", NULL
+	"memory_growth", "memory_peak", "low_efficiency", "queued_idle",
+	"exposed_copy", NULL
 };
 
 /* Case-insensitive: does s contain any of words, each at the start of a
@@ -307,6 +308,25 @@ const char *ta_advice(enum finding_kind kind, const char *where,
 		       "freeing early what the largest of these keeps";
 	case F_LOW_EFF:
 		return low_efficiency(where);
+	case F_COPY:
+		if (strstr(where, "HtoD"))
+			return "copies to the GPU with nothing running under them: "
+			       "issue them earlier, from pinned memory with "
+			       "non_blocking=True (the next batch copied on a side "
+			       "stream while this one computes), so that they overlap "
+			       "compute";
+		if (strstr(where, "DtoH"))
+			return "copies back to the host with nothing running under "
+			       "them: fewer of them, or later and batched (.cpu(), "
+			       ".item(), .tolist() of GPU tensors), or overlapped with "
+			       "the next step's compute";
+		if (strstr(where, "DtoD"))
+			return "copies on the GPU with nothing running under them "
+			       "(.contiguous(), torch.cat, clones, copies into a CUDA "
+			       "graph's static inputs): fewer of them, or written in "
+			       "place";
+		return "memory operations with nothing running under them: fewer of "
+		       "them, or overlapped with compute";
 	case F_QUEUED:
 		if (strcmp(where, TA_QUEUED_INSIDE) == 0)
 			return "the GPU idled between the kernels of one launch, all "

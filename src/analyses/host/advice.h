@@ -7,7 +7,7 @@
 
 enum finding_kind {
 	F_HOST_REGION, F_SYNC, F_PAGEABLE, F_LAUNCH, F_COMM, F_SMALL, F_ALIGN,
-	F_WAIT_PEER, F_MEM_GROWTH, F_MEM_PEAK, F_LOW_EFF, F_QUEUED, NKINDS
+	F_WAIT_PEER, F_MEM_GROWTH, F_MEM_PEAK, F_LOW_EFF, F_QUEUED, F_COPY, NKINDS
 };
 
 extern const char *const ta_finding_names[NKINDS + 1];  /* NULL-ended */

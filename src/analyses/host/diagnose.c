@@ -61,6 +61,7 @@ struct rank_data {
 	int64_t max_dur;             /* longest GPU row */
 	int64_t first_corr;          /* the first launch call's correlation */
 	struct ta_host host;         /* its syncs, and names for its times */
+	sqlite3_stmt *name;          /* a name by id (copies' findings) */
 };
 
 /* One finding per (rank, step, kind, where), found by hash: a scan of
@@ -517,6 +518,95 @@ static void queue_syncs(const struct diag_ctx *c, int64_t s, int64_t e,
 			ta_queue_add_host(q, h->syncs[lo].end, h->syncs[lo].ts);
 }
 
+/* A name's text by id into buf ("" if none). */
+static void name_text(struct diag_ctx *c, int64_t id, char *buf, size_t len)
+{
+	sqlite3_stmt *st = c->d->name;
+
+	buf[0] = 0;
+	if (!st && sqlite3_prepare_v2(c->db, "SELECT name FROM label WHERE name_id = ?",
+				      -1, &c->d->name, NULL) != SQLITE_OK) {
+		c->failed = 1;
+		return;
+	}
+	st = c->d->name;
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
+	sqlite3_reset(st);
+}
+
+/* The part of [a, b) that no group of work covers (its groups disjoint
+ * and ascending). */
+static int64_t uncovered(const struct ta_union *work, int64_t a, int64_t b)
+{
+	size_t lo = 0, hi = work->n;
+	int64_t left = b - a;
+
+	while (lo < hi) {   /* the first group ending after a */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (work->v[mid].end <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < work->n && work->v[lo].start < b; lo++) {
+		int64_t x = work->v[lo].start > a ? work->v[lo].start : a;
+		int64_t y = work->v[lo].end < b ? work->v[lo].end : b;
+
+		if (y > x)
+			left -= y - x;
+	}
+	return left > 0 ? left : 0;
+}
+
+#define COPY_FLOOR_NS 10000
+
+/* The step's copies with nothing computing or communicating under them,
+ * a finding per kind of copy (its name: Memcpy HtoD (Pinned -> Device)),
+ * but those from pageable memory, which have theirs, and a kind's under
+ * COPY_FLOOR_NS in the step. Copies of two kinds
+ * at once are each exposed: their shares are scaled to the step's copy
+ * loss (total), so that the findings add up to it. */
+static void exposed_copies(struct diag_ctx *c, int64_t s, int64_t e,
+			   const struct ta_union *work, int64_t total)
+{
+	struct { int64_t name, ns; } kinds[16];
+	size_t n = 0, i, k;
+	int64_t sum = 0;
+
+	for (i = first_row(c->d, s); i < c->d->ngpu && c->d->gpu[i].ts < e; i++) {
+		const struct gpu_row *g = &c->d->gpu[i];
+		int64_t a = g->ts > s ? g->ts : s, b = g->end < e ? g->end : e, x;
+
+		if (g->kind != TA_KIND_MEMORY || g->pageable || b <= a ||
+		    (x = uncovered(work, a, b)) <= 0)
+			continue;
+		for (k = 0; k < n && kinds[k].name != g->name; k++)
+			;
+		if (k == n && n == sizeof(kinds) / sizeof(*kinds))
+			continue;   /* more kinds than copies have */
+		if (k == n)
+			kinds[n++].name = g->name, kinds[k].ns = 0;
+		kinds[k].ns = ta_add_sat(kinds[k].ns, x);
+		sum = ta_add_sat(sum, x);
+	}
+	for (k = 0; k < n; k++) {
+		char name[200];
+		int64_t ns = sum > total ?
+			(int64_t)((double)kinds[k].ns * (double)total / (double)sum) :
+			kinds[k].ns;
+
+		/* a few microseconds of a memset a step are no finding */
+		if (ns < COPY_FLOOR_NS)
+			continue;
+		name_text(c, kinds[k].name, name, sizeof(name));
+		if (name[0])
+			add_finding(c->f, c->rank, c->step, F_COPY, ns, name);
+	}
+}
+
 static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 			 struct step_result *r)
 {
@@ -566,6 +656,8 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 	r->comm += added;
 	/* copy time with no computation or communication under it */
 	r->copy = r->busy - ta_union_length(&work);
+	if (r->copy > 0)
+		exposed_copies(c, s, e, &work, r->copy);
 	for (i = first_row(c->d, s); i < c->d->ngpu && c->d->gpu[i].ts < e; i++) {
 		const struct gpu_row *g = &c->d->gpu[i];
 
@@ -720,8 +812,8 @@ static const char *verdict_row(struct ta_table *t, const struct diag_ctx *c,
 			    r->queued };
 	static const char *const *verdicts = verdict_names + 1;
 	static const unsigned kinds[7] = { 1u << F_HOST_REGION | 1u << F_SYNC,
-		1u << F_LAUNCH, 1u << F_COMM, 1u << F_PAGEABLE, 1u << F_WAIT_PEER, 0,
-		1u << F_QUEUED };
+		1u << F_LAUNCH, 1u << F_COMM, 1u << F_PAGEABLE | 1u << F_COPY,
+		1u << F_WAIT_PEER, 0, 1u << F_QUEUED };
 	double busy = r->span > 0 ? 100.0 * (double)r->busy / (double)r->span : 0;
 	const struct finding *f;
 	char cause[300];
@@ -1212,6 +1304,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	free(steps);
 	free(d.gpu);
 	ta_host_free(&d.host);
+	sqlite3_finalize(d.name);
 	free(f.v);
 	free(f.at);
 	ta_intern_free(f.keys);
