@@ -309,10 +309,35 @@ check("empty window: overview keeps its row (%d rows)" % len(o), [r["step"] for 
 o = csv_of("overview", "--summary")
 check("empty window: overview's average step is 30 ms over 3 steps (%s)" % (o and o[0].get("step_us")),
       o and abs(float(o[0]["step_us"]) - 10000) < 0.01)
+st = {r["step"]: r for r in csv_of("stragglers")}
+check("empty window: stragglers gives it no busy share either (%s)" % st.get("2"),
+      st.get("2", {}).get("busy_pct", "x") == "")
 text = subprocess.run(["./traceanalyze", "critical-path", "-q", "--no-cache", d],
                       capture_output=True, text=True, check=True).stdout
 check("empty window: critical-path says it has no window, not 0 % on the CPU",
       "step 2: no window of its own" in text and "step 2: 0 %" not in text)
+
+# Steps 2-4 launch nothing while step 1's 45 ms kernel runs: each is under
+# step 1's work (not the empty step just before it); the report's headline
+# counts step 1 alone
+d = tempfile.mkdtemp()
+ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % (k + 1), "pid": 100,
+       "tid": 100, "ts": 10000 * k, "dur": 10000, "args": {}} for k in range(6)]
+for corr, launch, start, dur in ((1, 1000, 1010, 45000), (5, 41000, 46500, 1000), (6, 51000, 51010, 100)):
+    ev.append({"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": start, "dur": dur,
+               "args": {"device": 0, "stream": 7, "correlation": corr}})
+    ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 100, "tid": 100,
+               "ts": launch, "dur": 2, "args": {"correlation": corr}})
+with open(os.path.join(d, "rank-0.json"), "w") as fh:
+    json.dump({"traceEvents": ev}, fh)
+v = {r["step"]: r for r in csv_of("diagnose")}
+check("empty windows in a row: each under step 1's work (%s)" % [v.get(k, {}).get("main_cause") for k in "234"],
+      all(v.get(k, {}).get("main_cause") == "under step 1's GPU work" for k in "234"))
+html = os.path.join(d, "r.html")
+subprocess.run(["./traceanalyze", "report", "-q", "--no-cache", "--html", html, d], check=True)
+page = open(html).read()
+check("empty windows: the report's headline counts the steps with a window (compute-bound in 1 of 5)",
+      "</span> in 1 of 5 steps" in page)
 
 # A hole whose next work was queued (its launch call had returned before
 # the GPU went idle) is not the host's: queued-idle. A hole under a copy
@@ -354,6 +379,24 @@ f = [x for x in csv_of("diagnose", "--findings") if x["kind"] == "queued_idle"]
 check("a gap inside a graph's replay: 3 ms between the kernels of one launch (%s)" % f,
       len(f) == 1 and f[0]["where"].startswith("between the kernels of one launch")
       and abs(float(f[0]["cost_us"]) - 3000) < 1 and "graph" in f[0]["advice"])
+
+# A collective queued mid-trace, no peer late: queued work like any, not
+# "GPU work launched before the trace began" (helper-44)
+d = tempfile.mkdtemp()
+ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % (k + 1), "pid": 100,
+       "tid": 100, "ts": 10000 * k, "dur": 10000, "args": {}} for k in range(2)]
+for corr, name, call, start, dur in ((1, "gemm", 500, 1000, 1000),
+                                     (2, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 600, 8000, 1500)):
+    ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": start, "dur": dur,
+               "args": {"device": 0, "stream": 7, "correlation": corr}})
+    ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 100, "tid": 100,
+               "ts": call, "dur": 5, "args": {"correlation": corr}})
+with open(os.path.join(d, "rank-0.json"), "w") as fh:
+    json.dump({"traceEvents": ev}, fh)
+v = csv_of("diagnose")
+check("a queued collective, no late peer: queued-idle, not unrecorded (%s)" % [
+      (x["verdict"], x["main_cause"]) for x in v],
+      v and v[0]["verdict"] == "queued-idle" and "before the trace" not in v[0]["main_cause"])
 
 failed = [n for n, ok in checks if not ok]
 for n in failed:

@@ -49,6 +49,12 @@ $BIN roofline --format csv $d > "$TMP/a" 2>&1
 check "the walk of every rank is kept" test "$(calls "$db")" -gt 0
 check "with its launches" test "$(sqlite3 "$db" "SELECT count(*) FROM roof_launches")" -gt 0
 check "as this build's" test "$(sqlite3 "$db" "SELECT count(*) FROM info WHERE key = 'roof_walk'")" = 1
+kept() { # the kept walk, every value
+	sqlite3 "$1" "SELECT count(*), sum(seq * 7 + op * 3 + gpu_ns + kernel + tf32 + ts % 1000003),
+		group_concat(typeof(ts) || length(dims) || typeof(conc), '') FROM roof_calls;
+		SELECT count(*), sum(rank * 5 + correlation % 1000003 + call * 11) FROM roof_launches" 2>/dev/null
+}
+whole=$(kept "$db")
 
 edited() { # NAME SQL: the entry edited so, a run prints what --no-cache does
 	sqlite3 "$db" "$2"
@@ -80,6 +86,8 @@ for sql in "UPDATE roof_calls SET op = -5 WHERE seq = 3" \
 	$BIN roofline -q $d > /dev/null
 	db=$(ls "$TMP"/cache/*.db)
 	edited "kept walk edited: $sql" "$sql"
+	# walked again, and kept again whole: the next run reads it
+	check "kept walk edited: $sql: kept again" test "$(kept "$db")" = "$whole"
 done
 
 # a user's database is only read: ingest -o keeps no walk

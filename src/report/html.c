@@ -1563,16 +1563,22 @@ static size_t rank_verdicts(const struct ta_table *d, struct rank_verdict *v)
 			v[n++] = (struct rank_verdict){ rank, 0, 0, NULL, NULL, 0, 0, 0 };
 		v[n - 1].steps++;
 		v[n - 1].step_us += num(d, r, step_us);
+		/* a step with an empty window lost nothing and has the verdict
+		 * of the step before: not counted again */
+		if (num(d, r, step_us) <= 0)
+			continue;
 		v[n - 1].busy_us += num(d, r, busy) / 100 * num(d, r, step_us);
 		for (q = r + 1 - v[n - 1].steps; q <= r; q++)
-			same += strcmp(ta_table_cell(d, q, (size_t)verdict_c)->s, x) == 0;
+			same += num(d, q, step_us) > 0 &&
+				strcmp(ta_table_cell(d, q, (size_t)verdict_c)->s, x) == 0;
 		if (same > v[n - 1].same) {
 			double cost = 0;
 
 			/* the cause of its first such step, and what it cost in
 			 * each of them, on average */
 			for (q = r + 1 - v[n - 1].steps; q <= r; q++)
-				if (strcmp(ta_table_cell(d, q, (size_t)verdict_c)->s, x) == 0) {
+				if (num(d, q, step_us) > 0 &&
+				    strcmp(ta_table_cell(d, q, (size_t)verdict_c)->s, x) == 0) {
 					if (!cost)
 						v[n - 1].cause = ta_table_cell(d, q, (size_t)cause_c)->s;
 					cost += num(d, q, cost_c);
@@ -1602,6 +1608,11 @@ static void verdict(FILE *o, const struct ta_html_page *p)
 	fputs("<section id=\"verdict\"><h2>What bounds this job, and what to do</h2>\n"
 	      "<ul class=\"verdict\">", o);
 	for (i = 0; i < n && i < VERDICT_RANKS; i++) {
+		if (!v[i].verdict) {
+			fprintf(o, "<li><b>rank %lld</b>: no step has a window of its own "
+				"(the GPU ran earlier work throughout)</li>", (long long)v[i].rank);
+			continue;
+		}
 		fmt_us(a, sizeof(a), v[i].step_us / (double)v[i].steps);
 		fprintf(o, "<li><b>rank %lld</b>: <span class=\"v\" style=\"border-color:%s\">",
 			(long long)v[i].rank, verdict_colour(v[i].verdict));

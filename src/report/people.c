@@ -432,8 +432,8 @@ void ta_people_critical(struct ta_table *t, const struct ta_table *items)
 			ta_buf_addf(&t->head, "rank %lld step %lld: ", (long long)rank,
 				    (long long)step->i);
 		if (len <= 0) { /* its host work ran under earlier GPU work */
-			ta_buf_adds(&t->head, "no window of its own (the GPU ran the "
-				    "work of the steps before it throughout)\n");
+			ta_buf_adds(&t->head, "no window of its own (the GPU ran "
+				    "earlier work throughout)\n");
 			continue;
 		}
 		ta_buf_addf(&t->head, "%.0f %% of the critical path is %s",

@@ -29,7 +29,9 @@ int ta_launches_load(sqlite3 *db, int64_t rank, struct ta_launches *l,
 		l->v[l->n].corr = corr;
 		l->v[l->n].has_ts = sqlite3_column_type(st, 1) != SQLITE_NULL;
 		l->v[l->n].ts = sqlite3_column_int64(st, 1);
-		l->v[l->n].end = ta_add_sat(l->v[l->n].ts, sqlite3_column_int64(st, 2) > 0 ?
+		/* a call with no duration: not known to have returned */
+		l->v[l->n].end = sqlite3_column_type(st, 2) == SQLITE_NULL ? INT64_MAX :
+				 ta_add_sat(l->v[l->n].ts, sqlite3_column_int64(st, 2) > 0 ?
 					    sqlite3_column_int64(st, 2) : 0);
 		l->n++;
 	}

@@ -8,7 +8,7 @@
 #include "ta_db.h"
 
 struct ta_launch_call {
-	int64_t corr, ts, end;  /* end: ts where the call has no duration */
+	int64_t corr, ts, end;  /* end: INT64_MAX where the call has no duration */
 	int has_ts;
 };
 

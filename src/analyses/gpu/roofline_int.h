@@ -65,12 +65,13 @@ int ta_roof_load_names(sqlite3 *db, struct ta_roof *r, struct ta_error *err);
 
 /* The walk kept in a cache entry (roofline_keep.c): 1 and r filled
  * (names loaded) from it for the selected ranks; 0 where none is kept by
- * this build, or it does not hold together (r left empty); -1 on a
- * database error. */
+ * this build, 2 where the one kept does not hold together (r to be
+ * emptied either way); -1 on a database error. */
 int ta_roof_kept(sqlite3 *db, struct ta_roof *r, struct ta_error *err);
 /* Keeps r, the walk of every rank, in db's cache entry (nothing for
- * another database, or one being written). */
-void ta_roof_keep(sqlite3 *db, const struct ta_roof *r);
+ * another database, or one being written); over one this build kept
+ * when that did not hold together (replace), else not. */
+void ta_roof_keep(sqlite3 *db, const struct ta_roof *r, int replace);
 
 /* A rank's GPU and its peaks (known: a table entry or both overrides;
  * found: deviceProperties named it). */

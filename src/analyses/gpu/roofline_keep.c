@@ -146,23 +146,35 @@ int ta_roof_kept(sqlite3 *db, struct ta_roof *r, struct ta_error *err)
 
 	if (!kept_current(db))
 		return 0;
+	/* rows of a rank the database has not: not read, and not whole */
+	if (ta_db_int(db, "SELECT EXISTS (SELECT 1 FROM main.roof_calls WHERE rank IS NULL"
+		      " OR rank NOT IN (SELECT rank FROM main.files)) OR EXISTS (SELECT 1"
+		      " FROM main.roof_launches WHERE rank IS NULL OR rank NOT IN"
+		      " (SELECT rank FROM main.files))", 1) != 0)
+		return 2;
 	rc = ta_roof_load_names(db, r, err);
 	if (rc == 0)
 		rc = read_calls(db, r, &seqs, err);
 	if (rc > 0)
 		rc = read_launches(db, r, seqs, err);
 	free(seqs);
-	return rc;
+	return rc == 0 ? 2 : rc;
 }
+
+struct keep {
+	const struct ta_roof *r;
+	int replace;
+};
 
 static int write_kept(sqlite3 *rw, void *arg, struct ta_error *err)
 {
-	const struct ta_roof *r = arg;
+	const struct keep *k = arg;
+	const struct ta_roof *r = k->r;
 	sqlite3_stmt *call = NULL, *launch = NULL;
 	size_t i;
 	int rc = SQLITE_DONE;
 
-	if (kept_current(rw))
+	if (!k->replace && kept_current(rw))
 		return 0;   /* another process was first */
 	if (ta_db_exec(rw, "DROP TABLE IF EXISTS main.roof_calls;"
 		       "DROP TABLE IF EXISTS main.roof_launches;"
@@ -219,7 +231,9 @@ static int write_kept(sqlite3 *rw, void *arg, struct ta_error *err)
 			  err);
 }
 
-void ta_roof_keep(sqlite3 *db, const struct ta_roof *r)
+void ta_roof_keep(sqlite3 *db, const struct ta_roof *r, int replace)
 {
-	ta_model_write_entry(db, write_kept, (void *)r);
+	struct keep k = { r, replace };
+
+	ta_model_write_entry(db, write_kept, &k);
 }

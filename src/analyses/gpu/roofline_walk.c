@@ -557,7 +557,9 @@ int ta_roof_walk(sqlite3 *db, int every, struct ta_roof *r, struct ta_error *err
 	/* a cache entry keeps the walk of every rank from its first run:
 	 * two fifths of a cached diagnose, the same every run */
 	rc = ta_roof_kept(db, r, err);
-	if (rc == 0) {
+	if (rc == 0 || rc == 2) {
+		int replace = rc == 2;   /* kept, but not holding together */
+
 		free_roof(r);
 		rc = ta_roof_load_names(db, r, err);
 		if (rc == 0)
@@ -565,7 +567,7 @@ int ta_roof_walk(sqlite3 *db, int every, struct ta_roof *r, struct ta_error *err
 		if (rc == 0)
 			rc = walk_rows(db, &w, err);
 		if (rc == 0 && every)
-			ta_roof_keep(db, r);
+			ta_roof_keep(db, r, replace);
 	} else if (rc > 0) {
 		rc = 0;
 	}

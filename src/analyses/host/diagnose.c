@@ -332,7 +332,8 @@ enum ended_by { BY_HOST, BY_COMM_QUEUE, BY_EARLY, BY_QUEUED, BY_QUEUED_INSIDE };
  * this). Launched before the trace: the GPU ran work the profiler did
  * not record (Kineto drops what started before its window), so the hole
  * is not known to be idle at all. */
-static enum ended_by hole_end(const struct diag_ctx *c, int64_t a, int64_t b)
+static enum ended_by hole_end(const struct diag_ctx *c, int64_t a, int64_t b,
+			      enum ended_by *otherwise)
 {
 	const struct rank_data *d = c->d;
 	size_t i;
@@ -363,8 +364,10 @@ static enum ended_by hole_end(const struct diag_ctx *c, int64_t a, int64_t b)
 		 * inside one launch's work (a graph's replay) */
 		inside &= g->later;
 	}
-	return queued && comm ? BY_COMM_QUEUE : early ? BY_EARLY :
-	       first && !late ? (inside ? BY_QUEUED_INSIDE : BY_QUEUED) : BY_HOST;
+	/* what it is when no late peer held the collective */
+	*otherwise = early ? BY_EARLY :
+		     first && !late ? (inside ? BY_QUEUED_INSIDE : BY_QUEUED) : BY_HOST;
+	return queued && comm ? BY_COMM_QUEUE : *otherwise;
 }
 
 /* A hole [a, b) the host held, each part named by the range that ran
@@ -407,7 +410,7 @@ static void hole(struct diag_ctx *c, int64_t a, int64_t b, int queued,
 		return;
 	}
 	if (queued) {
-		enum ended_by by = hole_end(c, a, b);
+		enum ended_by otherwise, by = hole_end(c, a, b, &otherwise);
 		const struct ta_peer_step *x = ta_peers_find(c->peers, c->rank, c->step);
 
 		/* the step's wait_for_peer finding (analyse_step) holds it:
@@ -417,6 +420,10 @@ static void hole(struct diag_ctx *c, int64_t a, int64_t b, int queued,
 			ta_peer_shares_add(c->shares, x->peer, len);
 			return;
 		}
+		/* no late peer: a collective queued mid-trace is queued work
+		 * like any (not work launched before the trace) */
+		if (by == BY_COMM_QUEUE)
+			by = otherwise;
 		if (by == BY_QUEUED || by == BY_QUEUED_INSIDE) {
 			add_finding(c->f, c->rank, c->step, F_QUEUED, len,
 				    by == BY_QUEUED ? TA_QUEUED_BEFORE : TA_QUEUED_INSIDE);
@@ -783,17 +790,37 @@ struct before {
 	int64_t step;
 };
 
+/* Whether the step ran on the host for no time (its CPU range). */
+static int no_length(const struct diag_ctx *c)
+{
+	sqlite3_stmt *st = NULL;
+	int none = 0;
+
+	if (sqlite3_prepare_v2(c->db, "SELECT dur FROM steps WHERE rank = ? AND step = ?",
+			       -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, c->rank);
+		sqlite3_bind_int64(st, 2, c->step);
+		none = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) <= 0;
+	}
+	sqlite3_finalize(st);
+	return none;
+}
+
 /* A step with no window of its own: its host work ran while the GPU
  * still ran the steps' before it (its window is contiguous with theirs
  * and ends where it starts). It lost nothing; what held the GPU then is
- * what held the step before, or work launched before the trace began
- * where it is the first. Not host-stalled: nothing waited. */
-static const char *empty_row(struct ta_table *t, size_t row, const struct before *b)
+ * what held the last step with a window (b), or work launched before the
+ * trace began where none came before. Not host-stalled: nothing waited.
+ * A step of no length (its CPU range) lost nothing either. */
+static const char *empty_row(struct ta_table *t, size_t row, const struct diag_ctx *c,
+			     const struct before *b)
 {
 	const char *verdict = b->verdict ? b->verdict : "unrecorded";
 	char cause[64];
 
-	if (b->verdict)
+	if (no_length(c))
+		snprintf(cause, sizeof(cause), "a step of no length");
+	else if (b->verdict)
 		snprintf(cause, sizeof(cause), "under step %lld's GPU work",
 			 (long long)b->step);
 	else
@@ -828,7 +855,7 @@ static const char *verdict_row(struct ta_table *t, const struct diag_ctx *c,
 		ta_table_set_int(t, row, 1, c->step);
 	ta_table_set_real(t, row, 2, (double)r->span / 1000.0);
 	if (r->span <= 0)       /* no window: no share of one */
-		return empty_row(t, row, b);
+		return empty_row(t, row, c, b);
 	ta_table_set_real(t, row, 3, ta_round(busy, 2));
 	if (busy >= c->o->busy_pct && (double)loss[v] < 0.1 * (double)r->span) {
 		ta_table_set_text(t, row, 4, verdict_names[0]);
@@ -1269,11 +1296,13 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 			rc = steps_of(db, c.rank, &steps, &nsteps, err);
 		for (i = 0, b.verdict = NULL; rc == 0 && i < nsteps; i++) {
 			struct step_result r;
+			const char *v;
 
 			c.step = steps[i * 3];
 			analyse_step(&c, steps[i * 3 + 1], steps[i * 3 + 2], &r);
-			b.verdict = verdict_row(t, &c, &r, &b);
-			b.step = c.step;
+			v = verdict_row(t, &c, &r, &b);
+			if (r.span > 0) /* the last step with a window */
+				b.verdict = v, b.step = c.step;
 		}
 		if (rc == 0 && c.failed)
 			rc = ta_db_done(db, SQLITE_ERROR, err);

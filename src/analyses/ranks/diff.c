@@ -519,9 +519,10 @@ static int side_steps(sqlite3 *db, const struct ta_query *q,
 			if (c > best)
 				best = c, (*out)[i].verdict = v;
 		}
-		/* busy first: a share of the steps' summed time */
+		/* busy first: a share of the steps' summed time (none of
+		 * steps with empty windows alone: -1) */
 		(*out)[i].busy = (*out)[i].step_us > 0 ?
-				 100 * (*out)[i].busy / (*out)[i].step_us : 0;
+				 100 * (*out)[i].busy / (*out)[i].step_us : -1;
 		(*out)[i].step_us /= (double)(*out)[i].n;
 	}
 	return idle_split(db, &sq, *out, *n, err);
@@ -531,8 +532,10 @@ static void set_side(struct ta_table *t, size_t r, int side, const struct rank_s
 {
 	ta_table_set_int(t, r, 1 + side, x->n);
 	ta_table_set_real(t, r, 3 + side, ta_round(x->step_us, 3));
-	ta_table_set_real(t, r, 7 + side, ta_round(x->busy, 2));
-	ta_table_set_real(t, r, 9 + side, ta_round(x->step_us * (1 - x->busy / 100), 3));
+	if (x->busy >= 0)
+		ta_table_set_real(t, r, 7 + side, ta_round(x->busy, 2));
+	ta_table_set_real(t, r, 9 + side, x->busy >= 0 ?
+			  ta_round(x->step_us * (1 - x->busy / 100), 3) : 0);
 	if (x->verdict)
 		ta_table_set_text(t, r, 11 + side, x->verdict);
 	if (x->idle_us > 0)

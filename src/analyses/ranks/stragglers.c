@@ -239,7 +239,8 @@ int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 		if (!step->null)
 			ta_table_set_int(t, r, C_STEP, step->i);
 		ta_table_set_real(t, r, C_STEP_US, ta_table_cell(verdicts, i, 2)->d);
-		ta_table_set_real(t, r, C_BUSY, ta_table_cell(verdicts, i, 3)->d);
+		if (!ta_table_cell(verdicts, i, 3)->null)   /* an empty window has none */
+			ta_table_set_real(t, r, C_BUSY, ta_table_cell(verdicts, i, 3)->d);
 		ta_table_set_text(t, r, C_CAUSE, ta_table_cell(verdicts, i, 5)->s);
 		/* nothing matched (gloo's CPU collectives, sizes or steps that
 		 * disagree, no collective kernel): nothing measured,
