@@ -148,9 +148,9 @@ int ta_roof_kept(sqlite3 *db, struct ta_roof *r, struct ta_error *err)
 		return 0;
 	/* rows of a rank the database has not: not read, and not whole */
 	if (ta_db_int(db, "SELECT EXISTS (SELECT 1 FROM main.roof_calls WHERE rank IS NULL"
-		      " OR rank NOT IN (SELECT rank FROM main.files)) OR EXISTS (SELECT 1"
+		      " OR rank NOT IN (SELECT rank FROM inputs)) OR EXISTS (SELECT 1"
 		      " FROM main.roof_launches WHERE rank IS NULL OR rank NOT IN"
-		      " (SELECT rank FROM main.files))", 1) != 0)
+		      " (SELECT rank FROM inputs))", 1) != 0)
 		return 2;
 	rc = ta_roof_load_names(db, r, err);
 	if (rc == 0)
