@@ -593,7 +593,7 @@ static void exposed_copies(struct diag_ctx *c, int64_t s, int64_t e,
 		for (k = 0; k < n && kinds[k].name != g->name; k++)
 			;
 		if (k == n && n == sizeof(kinds) / sizeof(*kinds))
-			continue;   /* more kinds than copies have */
+			continue;   /* past 16 kinds in a step: the rest left out */
 		if (k == n)
 			kinds[n++].name = g->name, kinds[k].ns = 0;
 		kinds[k].ns = ta_add_sat(kinds[k].ns, x);
@@ -784,9 +784,9 @@ static const struct finding *top_finding(const struct findings *f, int64_t rank,
 	return best;
 }
 
-/* The verdict of the rank's step before, and its number. */
+/* The verdict of the rank's last step with a window, and its number. */
 struct before {
-	const char *verdict;    /* NULL: the rank's first step */
+	const char *verdict;    /* NULL: none yet */
 	int64_t step;
 };
 
