@@ -81,6 +81,9 @@ static void gpu_line(struct ta_buf *b, const struct ta_table *s, size_t r)
 	ta_buf_adds(b, "\n");
 }
 
+/* A median launch-to-start past this: the GPU is behind the host */
+#define LAG_BEHIND_US 1000.0
+
 static void advice(struct ta_buf *b, const struct ta_table *s, size_t r)
 {
 	const struct ta_cell *util = cell(s, r, "gpu_util_pct");
@@ -88,6 +91,7 @@ static void advice(struct ta_buf *b, const struct ta_table *s, size_t r)
 	const struct ta_cell *mm = cell(s, r, "matmul_pct");
 	double load = share(s, r, "dataloader"), comm = share(s, r, "communication");
 	double host = share(s, r, "runtime") + share(s, r, "cpu_exec");
+	const struct ta_cell *lag = cell(s, r, "launch_lag_us");
 	/* what the run already uses is not recommended (the plugin told
 	 * every run to use CUDA graphs) */
 	const char *cure = cell(s, r, "cuda_graphs")->i ?
@@ -115,7 +119,17 @@ static void advice(struct ta_buf *b, const struct ta_table *s, size_t r)
 			    "FSDP's prefetching) or send fewer, larger messages\n", comm);
 	/* idle that data loading or waiting in collectives explains is said
 	 * above */
-	if (!util->null && util->d < 50 && load + comm < (100 - util->d) / 2)
+	/* kernels that start milliseconds after their launch: the GPU runs
+	 * behind the host, whose time in the runtime is waiting (a sync, a
+	 * copy to pageable memory), not work that held the GPU */
+	if (!util->null && util->d < 50 && load + comm < (100 - util->d) / 2 &&
+	    !lag->null && lag->d >= LAG_BEHIND_US)
+		ta_buf_addf(b, "  - kernels run only %.1f %% of the steps, yet start a median "
+			    "%.1f ms after their launch: the GPU runs behind the host, which "
+			    "waits (its %.1f %% in the runtime and ops is not what holds the "
+			    "GPU); the GPU idles with work queued (diagnose says on what)\n",
+			    util->d, lag->d / 1000.0, host);
+	else if (!util->null && util->d < 50 && load + comm < (100 - util->d) / 2)
 		ta_buf_addf(b, "  - kernels run only %.1f %% of the steps, and the host runs "
 			    "%.1f %% of them: %s%s (diagnose says what it waits for)\n", util->d, host,
 			    host > 50 ? "the host does not keep up (the profiler's own cost on the "

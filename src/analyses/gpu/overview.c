@@ -63,10 +63,14 @@ static const struct ta_col sum_cols[] = {
 	/* (and DataLoader worker processes: the main process's range over
 	 * each batch names its iterator) */
 	{ "loader_workers", TA_COL_INT, TA_UNIT_NONE, 0 },
+	/* how far the GPU runs behind the host: the median time from a
+	 * kernel's launch call to its start, over the steps' kernels (the
+	 * host's runtime time is then waiting, not work: advice) */
+	{ "launch_lag_us", TA_COL_REAL, TA_UNIT_US, 0 },
 };
 #define NSUM_COLS (sizeof(sum_cols) / sizeof(*sum_cols))
 enum { S_UTIL = 11, S_SM, S_OCC, S_OCC_UNKNOWN, S_TC, S_MATMUL, S_GRAPHS,
-	S_COMPILED, S_WORKERS };
+	S_COMPILED, S_WORKERS, S_LAG };
 
 const struct ta_overview_opts ta_overview_defaults = { 0 };
 
@@ -472,6 +476,39 @@ static void add_rows(struct ta_table *t, struct ta_table *sum, int64_t rank,
 	}
 }
 
+/* The median time from the launch call to the start of the rank's
+ * kernels in [w0, w1): into the summary's row s (none: empty). */
+static int launch_lag(sqlite3 *db, int64_t rank, const struct rank_work *r,
+		      struct ta_table *sum, size_t s, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t *v = NULL;
+	size_t n = 0, cap = 0;
+	int rc;
+
+	if (ta_db_prepare(db, "SELECT ts - launch_ts FROM dev WHERE rank = ?1 AND ts >= ?2"
+			  " AND ts < ?3 AND launch_ts IS NOT NULL AND kind = "
+			  TA_SQL(TA_KIND_COMPUTE), &st, err) < 0)
+		return -1;
+	sqlite3_bind_int64(st, 1, rank);
+	sqlite3_bind_int64(st, 2, r->w0);
+	sqlite3_bind_int64(st, 3, r->w1);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 1024;
+			v = ta_xrealloc(v, cap * sizeof(*v));
+		}
+		v[n++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE && n) {
+		ta_qsort(v, n, sizeof(*v), ta_cmp_i64);
+		ta_table_set_real(sum, s, S_LAG, (double)v[n / 2] / 1000.0);
+	}
+	free(v);
+	return ta_db_done(db, rc, err);
+}
+
 static int one_rank(sqlite3 *db, int64_t rank, struct ta_table *t,
 		    struct ta_table *sum, struct ta_error *err)
 {
@@ -494,6 +531,8 @@ static int one_rank(sqlite3 *db, int64_t rank, struct ta_table *t,
 			ta_table_warn(t, "rank %lld: no step and no GPU work: nothing to "
 				      "break down", (long long)rank);
 		add_rows(t, sum, rank, &r);
+		if (r.nw)
+			rc = launch_lag(db, rank, &r, sum, sum->nrows - 1, err);
 	}
 	free(r.heap);
 	free(r.w);
