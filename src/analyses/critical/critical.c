@@ -345,6 +345,8 @@ static void by_thread(void *rows, size_t n, size_t size,
 	size_t ntids = 0, start[65] = { 0 }, i, k;
 	char *v = rows, *out;
 
+	if (n < 2)      /* (none: rows may be NULL, which memcpy may not take) */
+		return;
 	for (i = 0; i < n && ntids <= 64; i++) {
 		int64_t t = tid_at(v + i * size);
 
