@@ -76,8 +76,7 @@ src/parse/gzread.o: src/parse/.inflater
 MODEL_ID_SRC := $(wildcard src/model/*.c src/model/*.h include/*.h)
 src/model/model_id.inc: $(MODEL_ID_SRC)
 	printf '#define TA_MODEL_ID "%s"\n' "$$(cat $(MODEL_ID_SRC) | cksum | cut -d' ' -f1)" > $@
-src/model/dev.o src/model/keep.o: src/model/model_id.inc \
-		src/analyses/gpu/roof_id.inc
+src/model/dev.o src/model/keep.o: src/model/model_id.inc
 
 # TA_ROOF_ID: the same for the roofline's walk a cache entry keeps
 # (main.roof_calls): the model's, and what chooses and walks the calls
@@ -194,7 +193,8 @@ uninstall:
 		$(DESTDIR)$(COMPDIR)/traceanalyze
 
 clean:
-	rm -f traceanalyze libtraceanalyze.a $(TEST_BIN) src/*.o src/*/*.o src/*/*/*.o src/model/model_id.inc
+	rm -f traceanalyze libtraceanalyze.a $(TEST_BIN) src/*.o src/*/*.o src/*/*/*.o src/model/model_id.inc \
+		src/analyses/gpu/roof_id.inc
 
 .PHONY: all check test suites sanitize tsan deps demo valgrind bench lint install uninstall clean
 
