@@ -322,13 +322,6 @@ static const struct call_kind *call_kind(sqlite3_stmt *name, struct call_kind **
 	return &(*v)[(*n)++];
 }
 
-static int cmp_i64(const void *x, const void *y)
-{
-	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-
-	return a < b ? -1 : a > b;
-}
-
 /* Rows read in an order that is cmp's within each thread (a thread's
  * calls come in correlation order, which is their time order; spans in
  * events_cpu's (ts, dur, idx)) put in cmp's order, which is by thread
@@ -360,7 +353,7 @@ static void by_thread(void *rows, size_t n, size_t size,
 		ta_qsort(rows, n, size, cmp);
 		return;
 	}
-	ta_qsort(tids, ntids, sizeof(*tids), cmp_i64);
+	ta_qsort(tids, ntids, sizeof(*tids), ta_cmp_i64);
 	for (i = 0; i < n; i++) {
 		for (k = 0; tids[k] != tid_at(v + i * size); k++)
 			;

@@ -89,16 +89,8 @@ static int read_calls(sqlite3 *db, struct ta_roof *r, int64_t **seqs,
 
 static size_t find_seq(const int64_t *seqs, size_t n, int64_t seq)
 {
-	size_t lo = 0, hi = n;
+	size_t lo = ta_lower_i64(seqs, n, seq);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (seqs[mid] < seq)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < n && seqs[lo] == seq ? lo : (size_t)-1;
 }
 

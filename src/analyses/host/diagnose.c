@@ -61,7 +61,6 @@ struct rank_data {
 	int64_t max_dur;             /* longest GPU row */
 	int64_t first_corr;          /* the first launch call's correlation */
 	struct ta_host host;         /* its syncs, and names for its times */
-	sqlite3_stmt *name;          /* a name by id (copies' findings) */
 };
 
 /* One finding per (rank, step, kind, where), found by hash: a scan of
@@ -525,24 +524,6 @@ static void queue_syncs(const struct diag_ctx *c, int64_t s, int64_t e,
 			ta_queue_add_host(q, h->syncs[lo].end, h->syncs[lo].ts);
 }
 
-/* A name's text by id into buf ("" if none). */
-static void name_text(struct diag_ctx *c, int64_t id, char *buf, size_t len)
-{
-	sqlite3_stmt *st = c->d->name;
-
-	buf[0] = 0;
-	if (!st && sqlite3_prepare_v2(c->db, "SELECT name FROM label WHERE name_id = ?",
-				      -1, &c->d->name, NULL) != SQLITE_OK) {
-		c->failed = 1;
-		return;
-	}
-	st = c->d->name;
-	sqlite3_bind_int64(st, 1, id);
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
-	sqlite3_reset(st);
-}
-
 /* The part of [a, b) that no group of work covers (its groups disjoint
  * and ascending). */
 static int64_t uncovered(const struct ta_union *work, int64_t a, int64_t b)
@@ -608,7 +589,9 @@ static void exposed_copies(struct diag_ctx *c, int64_t s, int64_t e,
 		/* a few microseconds of a memset a step are no finding */
 		if (ns < COPY_FLOOR_NS)
 			continue;
-		name_text(c, kinds[k].name, name, sizeof(name));
+		name[0] = 0;
+		c->failed |= ta_host_label(&c->d->host, kinds[k].name, name,
+					   sizeof(name)) < 0;
 		if (name[0])
 			add_finding(c->f, c->rank, c->step, F_COPY, ns, name);
 	}
@@ -1333,7 +1316,6 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	free(steps);
 	free(d.gpu);
 	ta_host_free(&d.host);
-	sqlite3_finalize(d.name);
 	free(f.v);
 	free(f.at);
 	ta_intern_free(f.keys);

@@ -255,7 +255,7 @@ int ta_host_call_site(struct ta_host *d, int64_t a, int64_t b, char *buf,
 
 /* A name by its id, into buf (left as it is if there is none); the
  * statement is kept in h->named[1]. */
-static int label_of(struct ta_host *h, int64_t id, char *buf, size_t len)
+int ta_host_label(struct ta_host *h, int64_t id, char *buf, size_t len)
 {
 	sqlite3_stmt *st = h->named[1];
 	int rc;
@@ -288,7 +288,7 @@ int ta_host_name(struct ta_host *h, int64_t a, int64_t b, int ops_too,
 		return -1;
 	i = ops_too ? ta_host_spans_covering(&h->spans, a, b) :
 		      ta_host_spans_overlapping(&h->spans, a, b);
-	return i < 0 ? 0 : label_of(h, h->spans.v[i].name, buf, len);
+	return i < 0 ? 0 : ta_host_label(h, h->spans.v[i].name, buf, len);
 }
 
 int ta_host_name_part(struct ta_host *h, int64_t a, int64_t b, char *buf,
@@ -308,7 +308,7 @@ int ta_host_name_part(struct ta_host *h, int64_t a, int64_t b, char *buf,
 	x = &h->spans.v[i];
 	*lo = x->ts > a ? x->ts : a;
 	*hi = x->end < b ? x->end : b;
-	return label_of(h, x->name, buf, len);
+	return ta_host_label(h, x->name, buf, len);
 }
 
 /* the longest cpu_op: how far back the op that launched a call can start */

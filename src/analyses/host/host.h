@@ -35,6 +35,10 @@ struct ta_host {
 	sqlite3_stmt *named[2];       /* the range over a call, a name by id */
 };
 
+/* A name's text by id into buf (left as it is where no label has the
+ * id); -1 when the database failed. */
+int ta_host_label(struct ta_host *h, int64_t id, char *buf, size_t len);
+
 /* Loads rank's syncs; what was loaded for another rank goes. */
 int ta_host_load(sqlite3 *db, int64_t rank, struct ta_host *h,
 		 struct ta_error *err);
