@@ -12,19 +12,7 @@ command -v sqlite3 >/dev/null || { echo "dev_cache: sqlite3 missing"; exit 1; }
 for dir in testdata/ddp_straggler testdata/train_stalled testdata/multistream; do
 	for ranks in all 0 1; do
 		[ "$ranks" = 1 ] && [ "$dir" != testdata/ddp_straggler ] && continue
-		while read -r cmd; do
-			# shellcheck disable=SC2086
-			$BIN $cmd --ranks $ranks --no-cache --format csv "$dir" \
-				> "$TMP/a" 2>&1
-			echo "exit $?" >> "$TMP/a"
-			check "$cmd --ranks $ranks $dir succeeds" grep -qx "exit 0" "$TMP/a"
-			for run in first again; do
-				# shellcheck disable=SC2086
-				$BIN $cmd --ranks $ranks --format csv "$dir" > "$TMP/b" 2>&1
-				echo "exit $?" >> "$TMP/b"
-				same "$cmd --ranks $ranks $dir ($run)" "$TMP/a" "$TMP/b"
-			done
-		done <<-CMDS
+		cached_as_fresh "$dir" "$ranks" <<-CMDS
 		temporal
 		idle --stats
 		overlap --by step

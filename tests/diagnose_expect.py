@@ -276,40 +276,59 @@ if os.path.isdir(nq):
 elif os.environ.get("TA_REQUIRE_SHARED"):
     check("../shared present (CI always has it)", False)
 
-# A step with no GPU work while the GPU still runs the step before's: its
-# window is empty (windows are contiguous). It lost nothing: not
-# host-stalled with a cause of 0, no share of a window, no path part; overview
-# keeps its row, so the average step is the steps' time over their count.
 import tempfile
-d = tempfile.mkdtemp()
-ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % (k + 1), "pid": 100,
-       "tid": 100, "ts": 10000 * k, "dur": 10000, "args": {}} for k in range(4)]
-for corr, launch, start, dur in ((1, 1000, 1010, 24000), (3, 21000, 25500, 3000), (4, 31000, 31010, 1000)):
-    ev.append({"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": start, "dur": dur,
+
+
+# Traces made here: ProfilerStep#1..n of 10 ms on the host thread, GPU
+# work on stream 7 and the runtime calls that launched it
+def host_steps(n):
+    return [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % (k + 1), "pid": 100,
+             "tid": 100, "ts": 10000 * k, "dur": 10000, "args": {}} for k in range(n)]
+
+
+def gpu(ev, corr, start, dur, name="gemm", cat="kernel"):
+    ev.append({"ph": "X", "cat": cat, "name": name, "pid": 0, "tid": 7, "ts": start, "dur": dur,
                "args": {"device": 0, "stream": 7, "correlation": corr}})
-    ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 100, "tid": 100,
-               "ts": launch, "dur": 2, "args": {"correlation": corr}})
-with open(os.path.join(d, "rank-0.json"), "w") as fh:
-    json.dump({"traceEvents": ev}, fh)
 
 
-def csv_of(*cmd):
+def call(ev, corr, ts, dur, api="cudaLaunchKernel"):
+    ev.append({"ph": "X", "cat": "cuda_runtime", "name": api, "pid": 100, "tid": 100,
+               "ts": ts, "dur": dur, "args": {"correlation": corr}})
+
+
+def written(ev):
+    d = tempfile.mkdtemp()
+    with open(os.path.join(d, "rank-0.json"), "w") as fh:
+        json.dump({"traceEvents": ev}, fh)
+    return d
+
+
+def csv_of(d, *cmd):
     out = subprocess.run(["./traceanalyze", *cmd, "-q", "--no-cache", "--format", "csv", d],
                          capture_output=True, text=True, check=True).stdout
     return list(csv.DictReader(io.StringIO(out)))
 
 
-v = {r["step"]: r for r in csv_of("diagnose")}
+# A step with no GPU work while the GPU still runs the step before's: its
+# window is empty (windows are contiguous). It lost nothing: not
+# host-stalled with a cause of 0, no share of a window, no path part; overview
+# keeps its row, so the average step is the steps' time over their count.
+ev = host_steps(4)
+for corr, launch, start, dur in ((1, 1000, 1010, 24000), (3, 21000, 25500, 3000), (4, 31000, 31010, 1000)):
+    gpu(ev, corr, start, dur)
+    call(ev, corr, launch, 2)
+d = written(ev)
+v = {r["step"]: r for r in csv_of(d, "diagnose")}
 e = v.get("2", {})
 check("empty window: step 2 has 0 us, no busy share, the step before's verdict, no path part (%s)" % e,
       float(e.get("step_us", "1")) == 0 and e.get("gpu_busy_pct") == "" and e.get("verdict") == "compute-bound"
       and e.get("main_cause") == "under step 1's GPU work" and e.get("path_bound") == "")
-o = csv_of("overview")
+o = csv_of(d, "overview")
 check("empty window: overview keeps its row (%d rows)" % len(o), [r["step"] for r in o] == ["1", "2", "3"])
-o = csv_of("overview", "--summary")
+o = csv_of(d, "overview", "--summary")
 check("empty window: overview's average step is 30 ms over 3 steps (%s)" % (o and o[0].get("step_us")),
       o and abs(float(o[0]["step_us"]) - 10000) < 0.01)
-st = {r["step"]: r for r in csv_of("stragglers")}
+st = {r["step"]: r for r in csv_of(d, "stragglers")}
 check("empty window: stragglers gives it no busy share either (%s)" % st.get("2"),
       st.get("2", {}).get("busy_pct", "x") == "")
 text = subprocess.run(["./traceanalyze", "critical-path", "-q", "--no-cache", d],
@@ -320,17 +339,12 @@ check("empty window: critical-path says it has no window, not 0 % on the CPU",
 # Steps 2-4 launch nothing while step 1's 45 ms kernel runs: each is under
 # step 1's work (not the empty step just before it); the report's headline
 # counts step 1 alone
-d = tempfile.mkdtemp()
-ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % (k + 1), "pid": 100,
-       "tid": 100, "ts": 10000 * k, "dur": 10000, "args": {}} for k in range(6)]
+ev = host_steps(6)
 for corr, launch, start, dur in ((1, 1000, 1010, 45000), (5, 41000, 46500, 1000), (6, 51000, 51010, 100)):
-    ev.append({"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": start, "dur": dur,
-               "args": {"device": 0, "stream": 7, "correlation": corr}})
-    ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 100, "tid": 100,
-               "ts": launch, "dur": 2, "args": {"correlation": corr}})
-with open(os.path.join(d, "rank-0.json"), "w") as fh:
-    json.dump({"traceEvents": ev}, fh)
-v = {r["step"]: r for r in csv_of("diagnose")}
+    gpu(ev, corr, start, dur)
+    call(ev, corr, launch, 2)
+d = written(ev)
+v = {r["step"]: r for r in csv_of(d, "diagnose")}
 check("empty windows in a row: each under step 1's work (%s)" % [v.get(k, {}).get("main_cause") for k in "234"],
       all(v.get(k, {}).get("main_cause") == "under step 1's GPU work" for k in "234"))
 html = os.path.join(d, "r.html")
@@ -342,22 +356,16 @@ check("empty windows: the report's headline counts the steps with a window (comp
 # A hole whose next work was queued (its launch call had returned before
 # the GPU went idle) is not the host's: queued-idle. A hole under a copy
 # call the host is still in (a pageable copy it stages) is the host's.
-d = tempfile.mkdtemp()
-ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % (k + 1), "pid": 100,
-       "tid": 100, "ts": 10000 * k, "dur": 10000, "args": {}} for k in range(3)]
-for corr, api, call, call_dur, cat, start, dur in (
+ev = host_steps(3)
+for corr, api, at, call_dur, cat, start, dur in (
         (1, "cudaLaunchKernel", 500, 5, "kernel", 1000, 1000),
         (2, "cudaLaunchKernel", 600, 5, "kernel", 8000, 1500),           # queued 7 ms
         (3, "cudaLaunchKernel", 10500, 5, "kernel", 11000, 1000),
         (4, "cudaMemcpyAsync", 10600, 7000, "gpu_memcpy", 17600, 400),   # the host stages it
         (5, "cudaLaunchKernel", 21000, 5, "kernel", 21010, 100)):
-    ev.append({"ph": "X", "cat": cat, "name": "gemm" if cat == "kernel" else "Memcpy HtoD (Pageable -> Device)",
-               "pid": 0, "tid": 7, "ts": start, "dur": dur, "args": {"device": 0, "stream": 7, "correlation": corr}})
-    ev.append({"ph": "X", "cat": "cuda_runtime", "name": api, "pid": 100, "tid": 100,
-               "ts": call, "dur": call_dur, "args": {"correlation": corr}})
-with open(os.path.join(d, "rank-0.json"), "w") as fh:
-    json.dump({"traceEvents": ev}, fh)
-v = {r["step"]: r for r in csv_of("diagnose")}
+    gpu(ev, corr, start, dur, "gemm" if cat == "kernel" else "Memcpy HtoD (Pageable -> Device)", cat)
+    call(ev, corr, at, call_dur, api)
+v = {r["step"]: r for r in csv_of(written(ev), "diagnose")}
 check("queued work: step 1 is queued-idle for its 6 ms hole (%s)" % v.get("1"),
       v.get("1", {}).get("verdict") == "queued-idle" and abs(float(v["1"]["cause_us"]) - 6000) < 1)
 check("a copy call the host is in: step 2 is host-stalled (%s)" % v.get("2"),
@@ -365,35 +373,23 @@ check("a copy call the host is in: step 2 is host-stalled (%s)" % v.get("2"),
 
 # A gap between the kernels of one launch (a CUDA graph's replay: one
 # correlation, many kernels) is named so, and told so
-d = tempfile.mkdtemp()
-ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % (k + 1), "pid": 100,
-       "tid": 100, "ts": 10000 * k, "dur": 10000, "args": {}} for k in range(2)]
-ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": 100, "tid": 100,
-           "ts": 500, "dur": 10, "args": {"correlation": 9}})
+ev = host_steps(2)
+call(ev, 9, 500, 10, "cudaGraphLaunch")
 for start in (1000, 5000):
-    ev.append({"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": start, "dur": 1000,
-               "args": {"device": 0, "stream": 7, "correlation": 9}})
-with open(os.path.join(d, "rank-0.json"), "w") as fh:
-    json.dump({"traceEvents": ev}, fh)
-f = [x for x in csv_of("diagnose", "--findings") if x["kind"] == "queued_idle"]
+    gpu(ev, 9, start, 1000)
+f = [x for x in csv_of(written(ev), "diagnose", "--findings") if x["kind"] == "queued_idle"]
 check("a gap inside a graph's replay: 3 ms between the kernels of one launch (%s)" % f,
       len(f) == 1 and f[0]["where"].startswith("between the kernels of one launch")
       and abs(float(f[0]["cost_us"]) - 3000) < 1 and "graph" in f[0]["advice"])
 
 # A collective queued mid-trace, no peer late: queued work like any, not
 # "GPU work launched before the trace began" (helper-44)
-d = tempfile.mkdtemp()
-ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % (k + 1), "pid": 100,
-       "tid": 100, "ts": 10000 * k, "dur": 10000, "args": {}} for k in range(2)]
-for corr, name, call, start, dur in ((1, "gemm", 500, 1000, 1000),
-                                     (2, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 600, 8000, 1500)):
-    ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": start, "dur": dur,
-               "args": {"device": 0, "stream": 7, "correlation": corr}})
-    ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 100, "tid": 100,
-               "ts": call, "dur": 5, "args": {"correlation": corr}})
-with open(os.path.join(d, "rank-0.json"), "w") as fh:
-    json.dump({"traceEvents": ev}, fh)
-v = csv_of("diagnose")
+ev = host_steps(2)
+for corr, name, at, start, dur in ((1, "gemm", 500, 1000, 1000),
+                                   (2, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 600, 8000, 1500)):
+    gpu(ev, corr, start, dur, name)
+    call(ev, corr, at, 5)
+v = csv_of(written(ev), "diagnose")
 check("a queued collective, no late peer: queued-idle, not unrecorded (%s)" % [
       (x["verdict"], x["main_cause"]) for x in v],
       v and v[0]["verdict"] == "queued-idle" and "before the trace" not in v[0]["main_cause"])

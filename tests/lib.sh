@@ -22,6 +22,22 @@ same() { # NAME FILE1 FILE2: byte for byte; shows how they differ if not
 	check "$1" cmp -s "$2" "$3" || diff "$2" "$3" | head -5
 }
 
+cached_as_fresh() { # DIR RANKS, commands on standard input: each succeeds
+	# --no-cache, and its first and second cached runs print the same bytes
+	while read -r cmd; do
+		# shellcheck disable=SC2086
+		$BIN $cmd --ranks "$2" --no-cache --format csv "$1" > "$TMP/a" 2>&1
+		echo "exit $?" >> "$TMP/a"
+		check "$cmd --ranks $2 $1 succeeds" grep -qx "exit 0" "$TMP/a"
+		for run in first again; do
+			# shellcheck disable=SC2086
+			$BIN $cmd --ranks "$2" --format csv "$1" > "$TMP/b" 2>&1
+			echo "exit $?" >> "$TMP/b"
+			same "$cmd --ranks $2 $1 ($run)" "$TMP/a" "$TMP/b"
+		done
+	done
+}
+
 finish() { # the summary line and the exit status
 	echo "$SUITE: $pass passed, $fail failed"
 	[ "$fail" -eq 0 ]

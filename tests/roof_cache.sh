@@ -13,19 +13,7 @@ command -v sqlite3 >/dev/null || { echo "roof_cache: sqlite3 missing"; exit 1; }
 for dir in testdata/roof_train testdata/autocast testdata/fsdp2 testdata/tb_gloo; do
 	for ranks in all 0 1; do
 		[ "$ranks" = 1 ] && [ "$dir" != testdata/fsdp2 ] && continue
-		while read -r cmd; do
-			# shellcheck disable=SC2086
-			$BIN $cmd --ranks $ranks --no-cache --format csv "$dir" \
-				> "$TMP/a" 2>&1
-			echo "exit $?" >> "$TMP/a"
-			check "$cmd --ranks $ranks $dir succeeds" grep -qx "exit 0" "$TMP/a"
-			for run in first again; do
-				# shellcheck disable=SC2086
-				$BIN $cmd --ranks $ranks --format csv "$dir" > "$TMP/b" 2>&1
-				echo "exit $?" >> "$TMP/b"
-				same "$cmd --ranks $ranks $dir ($run)" "$TMP/a" "$TMP/b"
-			done
-		done <<-CMDS
+		cached_as_fresh "$dir" "$ranks" <<-CMDS
 		roofline
 		roofline --by step
 		roofline --by kernel
