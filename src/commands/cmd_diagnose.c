@@ -45,9 +45,10 @@ static int cmd_diagnose(int argc, char **argv)
 	const struct ta_cmd_info info = {
 		"diagnose", "[options] PATH",
 		"Per rank and ProfilerStep, what bounds the step: compute-bound, "
-		"launch-bound,\nhost-stalled, communication-bound or copy-bound, with "
-		"the main cause and its\ncost. --findings lists every cause with its "
-		"cost, where it is and the usual\nfix.",
+		"launch-bound,\nhost-stalled, communication-bound, copy-bound, "
+		"waiting-for-peer, queued-idle\n(the GPU idle with its next work "
+		"queued) or unrecorded, with the main cause\nand its cost. --findings "
+		"lists every cause with its cost, where it is and the\nusual fix.",
 		opts, NULL, &o, present,
 		ta_diagnose_section_run, { NULL }
 	};
