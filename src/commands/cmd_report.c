@@ -4,6 +4,7 @@
 #include "exec/plan.h"
 #include "ta_db.h"
 #include "ta_html.h"
+#include "ta_ingest.h"
 #include "ta_people.h"
 #include "commands.h"
 
@@ -76,6 +77,20 @@ static int run_core(struct ta_plan *p, struct ta_table **t, struct ta_error *err
 	if (p->cli->format == TA_FMT_TEXT)
 		ta_people_idle(t[T_IDLE]);
 	return 0;
+}
+
+/* run_core as a section beside the page's others (report --html): may
+ * run twice (ta_plan_beside), so frees what a first try left. */
+static int run_core_beside(struct ta_plan *p, void *ctx, struct ta_error *err)
+{
+	struct ta_table **t = ctx;
+	int i;
+
+	for (i = 0; i < NTABLES; i++) {
+		ta_table_free(t[i]);
+		t[i] = NULL;
+	}
+	return run_core(p, t, err);
 }
 
 static void write_all(FILE *out, struct ta_table **t, enum ta_format f)
@@ -446,7 +461,7 @@ static int report(const struct ta_cli *cli, struct report_opts *ro)
 	size_t keep_idle = 0;
 	struct ta_job_facts facts = { 0 };
 	struct ta_plan plan;
-	struct ta_plan_beside beside;
+	struct ta_plan_beside beside, core;
 	struct html_beside bh;
 	FILE *out;
 	int rc, i, pass;
@@ -477,19 +492,29 @@ static int report(const struct ta_cli *cli, struct report_opts *ro)
 	if ((rc = ta_plan_open(&plan, cli)) != TA_EXIT_OK)
 		return rc;
 	for (pass = 0;; pass++) {
-		int retried = plan.retried;
+		int retried = plan.retried, threaded;
 
 		memset(&beside, 0, sizeof(beside));
+		memset(&core, 0, sizeof(core));
 		/* the page's diagnose and rooflines in a thread of their own,
-		 * the database opened first (the merged way; on shards, nothing) */
+		 * the four core tables in another, the database opened first
+		 * (the merged way; on shards, nothing) */
 		bh.h = h;
-		if (html && !plan.sh && !ta_plan_db(&plan, &err))
+		if (html && !plan.sh && !ta_plan_db(&plan, &err)) {
 			rc = -1;
-		else if (html)
+		} else if (html) {
 			ta_plan_beside(&plan, &beside, run_beside, &bh);
-		if (rc < 0 || run_core(&plan, t, &err) < 0 ||
+			/* two cores: a third thread's pages inflated again
+			 * cost more than it saves (measured) */
+			if (ta_jobs(&cli->ingest) >= 3)
+				ta_plan_beside(&plan, &core, run_core_beside, t);
+		}
+		threaded = core.started;
+		if (rc < 0 || (!threaded && run_core(&plan, t, &err) < 0) ||
 		    (html && run_html(&plan, ro, &facts, h, &bucket_us, &err) < 0) ||
+		    (threaded && ta_plan_join(&plan, &core, &err) < 0) ||
 		    (html && ta_plan_join(&plan, &beside, &err) < 0)) {
+			ta_plan_abandon(&core);
 			ta_plan_abandon(&beside);
 			ta_plan_close(&plan);
 			free_tables(t, h, &facts);

@@ -16,7 +16,7 @@ static size_t col(const struct ta_table *t, const char *name)
 	return c < 0 ? t->ncols : (size_t)c;
 }
 
-static size_t sort_col;
+static _Thread_local size_t sort_col;   /* report runs sections on threads */
 
 /* Within a rank (and, when given, a text column), the largest first. */
 static int cmp_largest(const struct ta_table *t, size_t a, size_t b)
