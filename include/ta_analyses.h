@@ -213,6 +213,8 @@ struct ta_path_nodes {
 	size_t n, cap;
 };
 
+struct ta_host;
+
 struct ta_critical_opts {
 	int64_t step;      /* only this ProfilerStep; -1: every kept step */
 	size_t top;        /* the N items with the most path time, per step */
@@ -225,6 +227,8 @@ struct ta_critical_opts {
 	/* --hta-compat: HTA's path for these instances of the annotation */
 	const char *annotation;
 	long instance_first, instance_last;
+	/* a rank's syncs loaded already (diagnose's last rank), or NULL */
+	const struct ta_host *host;
 };
 extern const struct ta_critical_opts ta_critical_defaults;
 

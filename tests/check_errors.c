@@ -105,7 +105,7 @@ static int stragglers(sqlite3 *db, const struct ta_query *q,
 static int critical(sqlite3 *db, const struct ta_query *q,
 		    struct ta_table **t, struct ta_error *e)
 {
-	struct ta_critical_opts o = { -1, 3, NULL, NULL, 1, NULL, "ProfilerStep", 0, 0 };
+	struct ta_critical_opts o = { -1, 3, NULL, NULL, 1, NULL, "ProfilerStep", 0, 0, NULL };
 	struct ta_table *top;
 	int rc = ta_critical_run(db, q, &o, t, &top, e);
 

@@ -194,6 +194,34 @@ START_TEST(test_launches_last_call)
 }
 END_TEST
 
+START_TEST(test_host_enclosing)
+{
+	/* a long range, a Python frame in it, two ranges of one start (the
+	 * shorter first, events_cpu's order) and an op */
+	struct ta_host_span v[] = {
+		SP(0, 10000, 1, 1, 0),   /* "## backward ##" */
+		SP(100, 5000, 2, 1, 1),  /* a Python frame */
+		SP(200, 900, 3, 1, 0),
+		SP(200, 2000, 4, 1, 0),
+		SP(250, 260, 5, 0, 0),   /* an op: never */
+	};
+	struct ta_host_spans s = make(v, 5);
+
+	/* every range over [300, 400] is over 4 times its length */
+	ck_assert_int_eq(ta_host_spans_overlapping(&s, 300, 400), -1);
+	/* the shortest that holds it, though the chain meets the longer */
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 300, 400), 2);
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 1000, 1100), 3);
+	/* a range before a Python frame, however long */
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 3000, 3100), 0);
+	v[0].ranged = 0;
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 3000, 3100), 1);
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 6000, 7000), -1);
+	/* over part of it only: not the range's */
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 4000, 5100), -1);
+}
+END_TEST
+
 Suite *suite_host(void)
 {
 	Suite *s = suite_create("host");
@@ -202,6 +230,7 @@ Suite *suite_host(void)
 	tcase_add_test(tc, test_host_covering_innermost);
 	tcase_add_test(tc, test_host_covering_ties);
 	tcase_add_test(tc, test_host_overlapping);
+	tcase_add_test(tc, test_host_enclosing);
 	tcase_add_test(tc, test_labels_like_join);
 	tcase_add_test(tc, test_launches_last_call);
 	suite_add_tcase(s, tc);

@@ -199,9 +199,20 @@ f = findings("gpt2_stalled")
 tok = [r for r in f if r["where"].endswith("fake_tokenize")]
 check("gpt2_stalled: fake_tokenize is not told CUDA graphs or compile (%s)" % [r["advice"][:50] for r in tok],
       all("CUDA graphs" not in r["advice"] and "compile" not in r["advice"] for r in tok))
-na = [r for r in f if r["where"] == "(no annotation)"]
-check("gpt2_stalled (with_stack: 1): '(no annotation)' is not told with_stack=True (%d)" % len(na),
-      na and all("with_stack=True" not in r["advice"] for r in na))
+# waits inside a frame far longer than they are: named "within" it (they
+# were "(no annotation)"), told neither with_stack=True (the trace has
+# stacks) nor that the frame "launched nothing" (it is a model's forward)
+na = [r for r in f if r["where"].startswith("within ")]
+check("gpt2_stalled (with_stack: 1): waits inside long frames named 'within' them, not told with_stack=True (%d)" % len(na),
+      na and not [r for r in f if r["where"] == "(no annotation)"] and
+      all("with_stack=True" not in r["advice"] and "launched nothing" not in r["advice"] for r in na))
+# fsdp2: 6.2 ms of rank 0's holes lie inside its "forward" and "backward"
+# ranges, 20-50x longer than each hole: named so, not left unnamed
+f2 = [r for r in findings("fsdp2") if r["rank"] == "0" and r["step"] == "2" and r["kind"] == "host_region"]
+big = max(f2, key=lambda r: float(r["cost_us"])) if f2 else None
+check("fsdp2: the largest host_region is inside a named range (%s)" % (big and big["where"]),
+      big and big["where"] in ("within forward", "within backward") and
+      "far longer than the waits" in big["advice"])
 na = [r for r in findings("resnet_train") if r["where"] == "(no annotation)"]
 check("resnet_train (no with_stack): '(no annotation)' is told with_stack=True (%d)" % len(na),
       na and all("with_stack=True" in r["advice"] for r in na))

@@ -33,7 +33,7 @@
 
 /* The defaults: the command's, and those of every caller. */
 const struct ta_critical_opts ta_critical_defaults = { -1, 0, NULL, NULL, 1, NULL,
-						     "ProfilerStep", 0, 0 };
+						     "ProfilerStep", 0, 0, NULL };
 
 #define cat_names ta_critical_parts
 
@@ -465,7 +465,7 @@ static int load_calls(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named
 
 /* named: the names that are a label's (load_calls read the calls). */
 static int load_host(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named,
-		     struct ta_error *err)
+		     const struct ta_host *pre, struct ta_error *err)
 {
 	struct ta_ids steps;
 	sqlite3_stmt *st = NULL;
@@ -529,10 +529,13 @@ static int load_host(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named,
 				best = run, r->main_tid = r->calls[i].tid;
 		}
 	}
-	return ta_host_load(db, r->rank, &r->host, err);
+	return ta_host_adopt(pre, db, r->rank, &r->host) ? 0 :
+	       ta_host_load(db, r->rank, &r->host, err);
 }
 
-static int load_rank(sqlite3 *db, struct cp_rank *r, int hta, struct ta_error *err)
+/* pre: a rank's syncs loaded already, or NULL */
+static int load_rank(sqlite3 *db, struct cp_rank *r, int hta,
+		     const struct ta_host *pre, struct ta_error *err)
 {
 	struct kernel_corr *wait = NULL;
 	struct ta_ids named = { NULL, 0 }, pageable = { NULL, 0 };
@@ -552,7 +555,7 @@ static int load_rank(sqlite3 *db, struct cp_rank *r, int hta, struct ta_error *e
 	     load_calls(db, r, &named, &pageable, wait, nwait, err) < 0 ? -1 : 0;
 	free(wait);  /* before the host's rows come: memory */
 	free(pageable.v);
-	rc = rc < 0 || load_host(db, r, &named, err) < 0 ||
+	rc = rc < 0 || load_host(db, r, &named, pre, err) < 0 ||
 	     ta_db_get_int(db, sql, INT64_MIN, &r->first_ts, err) < 0 ? -1 : 0;
 	free(named.v);
 	if (rc == 0)
@@ -975,7 +978,7 @@ static int load_walked(struct walk *w, size_t ri, struct ta_error *err)
 
 	if (r->loaded)
 		return 0;
-	rc = load_rank(w->db, r, w->hta_rows, err);
+	rc = load_rank(w->db, r, w->hta_rows, w->o ? w->o->host : NULL, err);
 	w->bound += 4 * (r->nk + r->host.nsyncs + r->ncalls);
 	w->nloaded++;
 	return rc;

@@ -121,6 +121,13 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 	static const char *const save[] = { "save", "checkpoint", "state_dict",
 		NULL };
 	static const char *const ddp[] = { "distributeddataparallel", NULL };
+	/* "within X": a range far longer than the waits it holds (host.c).
+	 * What X is still says what held the step (a loader, an optimizer);
+	 * the advice on what ran inside it does not follow from its name */
+	int within = strncmp(where, "within ", 7) == 0;
+
+	if (within)
+		where += 7;
 
 	if (strcmp(where, "(no annotation)") == 0)
 		/* the host was late with the next work: what it ran then may
@@ -213,6 +220,16 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 	if (mentions(where, save))
 		return "saving holds the step: checkpoint less often, or "
 		       "asynchronously (torch.distributed.checkpoint.async_save)";
+	if (within)
+		return run->graphs || run->triton ?
+		       "the GPU waited for the host inside this range, which is "
+		       "far longer than the waits: wrap its parts in "
+		       "record_function to see what ran" :
+		       "the GPU waited for the host inside this range, which is "
+		       "far longer than the waits: wrap its parts in "
+		       "record_function to see what ran; short waits between an "
+		       "eager model's ops are op dispatch (CUDA graphs or "
+		       "torch.compile launch them together)";
 	/* a Python frame of the user's own code (not torch's, not a
 	 * library's) over a hole: Python work that launches nothing (a
 	 * tokenizer, a loop over samples), not the dispatch overhead that

@@ -1165,7 +1165,7 @@ static void name_late_peers(struct ta_table *t, struct findings *f)
 }
 
 const struct ta_critical_opts ta_diagnose_path_opts = { -1, 0, NULL, NULL, 1, NULL,
-							 NULL, 0, 0 };
+							 NULL, 0, 0, NULL };
 
 void ta_diagnose_confirm(struct ta_table *t, const struct ta_table *path)
 {
@@ -1206,11 +1206,14 @@ void ta_diagnose_confirm(struct ta_table *t, const struct ta_table *path)
 /* The critical path's largest part in each step (critical.c): the
  * verdict's second opinion, by another method. */
 static int confirm_with_path(sqlite3 *db, const struct ta_query *q,
-			     struct ta_table *t, struct ta_error *err)
+			     const struct ta_host *host, struct ta_table *t,
+			     struct ta_error *err)
 {
+	struct ta_critical_opts o = ta_diagnose_path_opts;
 	struct ta_table *path, *top;
 
-	if (ta_critical_run(db, q, &ta_diagnose_path_opts, &path, &top, err) < 0)
+	o.host = host;
+	if (ta_critical_run(db, q, &o, &path, &top, err) < 0)
 		return -1;
 	ta_diagnose_confirm(t, path);
 	ta_table_free(path);
@@ -1298,7 +1301,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	if (rc == 0)
 		rc = ta_db_done(db, step_rc, err);
 	if (rc == 0 && o->path)
-		rc = confirm_with_path(db, q, t, err);
+		rc = confirm_with_path(db, q, &d.host, t, err);
 	if (rc == 0) {
 		name_late_peers(t, &f);
 		*findings = findings_table(&f, &run);

@@ -273,6 +273,25 @@ int ta_host_label(struct ta_host *h, int64_t id, char *buf, size_t len)
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 
+/* "within backward": the range far longer than [a, b] that holds it
+ * (ta_host_spans_enclosing), where none of about its length does; the
+ * word says the range is not all the host ran then. Else left as is. */
+static int enclosing_name(struct ta_host *h, int64_t a, int64_t b, char *buf,
+			  size_t len)
+{
+	char name[256];
+	long i = ta_host_spans_enclosing(&h->spans, a, b);
+
+	if (i < 0)
+		return 0;
+	name[0] = 0;
+	if (ta_host_label(h, h->spans.v[i].name, name, sizeof(name)) < 0)
+		return -1;
+	if (name[0])
+		snprintf(buf, len, "within %s", name);
+	return 0;
+}
+
 /* Names [a, b]: with ops_too, the innermost CPU op or range covering it
  * (the op that synchronised: the latest start among those covering it);
  * else the shortest record_function range (or, failing one, Python frame)
@@ -304,7 +323,7 @@ int ta_host_name_part(struct ta_host *h, int64_t a, int64_t b, char *buf,
 	if (!h->spans.loaded && ta_host_spans_load(h->db, h->rank, &h->spans, &err) < 0)
 		return -1;
 	if ((i = ta_host_spans_overlapping(&h->spans, a, b)) < 0)
-		return 0;
+		return enclosing_name(h, a, b, buf, len);
 	x = &h->spans.v[i];
 	*lo = x->ts > a ? x->ts : a;
 	*hi = x->end < b ? x->end : b;
@@ -460,14 +479,9 @@ static int launchers(struct ta_host *h, struct ta_error *err)
 	return rc;
 }
 
-int ta_host_load(sqlite3 *db, int64_t rank, struct ta_host *h,
-		 struct ta_error *err)
+/* h, for rank of db, with nothing loaded */
+static void reset(struct ta_host *h, sqlite3 *db, int64_t rank)
 {
-	sqlite3_stmt *st = NULL;
-	struct ta_sync *q = NULL;   /* the rank's query calls */
-	size_t nq = 0, capq = 0;
-	int rc;
-
 	free_frames(h);
 	if (h->db != db)
 		finalize_named(h);
@@ -478,6 +492,29 @@ int ta_host_load(sqlite3 *db, int64_t rank, struct ta_host *h,
 	h->max_range_dur = -1;
 	h->spans.n = 0;
 	h->spans.loaded = 0;
+}
+
+int ta_host_adopt(const struct ta_host *from, sqlite3 *db, int64_t rank,
+		  struct ta_host *h)
+{
+	if (!from || from->db != db || from->rank != rank)
+		return 0;
+	reset(h, db, rank);
+	for (size_t i = 0; i < from->nsyncs; i++)
+		push_call(h, from->syncs[i]);
+	h->max_sync_dur = from->max_sync_dur;
+	return 1;
+}
+
+int ta_host_load(sqlite3 *db, int64_t rank, struct ta_host *h,
+		 struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	struct ta_sync *q = NULL;   /* the rank's query calls */
+	size_t nq = 0, capq = 0;
+	int rc;
+
+	reset(h, db, rank);
 	/* the names first: a few hundred calls of a rank's 10^5, not every
 	 * one read and compared (overlap asks this of every rank) */
 	if (ta_db_prepare(db, "SELECT c.ts, c.ts + max(c.dur, 0), n.name, c.tid"

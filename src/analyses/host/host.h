@@ -43,6 +43,11 @@ int ta_host_label(struct ta_host *h, int64_t id, char *buf, size_t len);
 int ta_host_load(sqlite3 *db, int64_t rank, struct ta_host *h,
 		 struct ta_error *err);
 void ta_host_free(struct ta_host *h);
+/* h as ta_host_load would load it, from another's syncs (diagnose's, for
+ * the critical path that confirms it: a second load of the same rows)
+ * when from holds rank of db; else 0 and h untouched. */
+int ta_host_adopt(const struct ta_host *from, sqlite3 *db, int64_t rank,
+		  struct ta_host *h);
 
 /* The first sync that can end at a or later (syncs by start: none
  * before it, as none lasts longer than max_sync_dur). */
@@ -60,7 +65,9 @@ const struct ta_sync *ta_host_sync_in(const struct ta_host *h, int64_t a,
 int ta_host_name(struct ta_host *h, int64_t a, int64_t b, int ops_too,
 		 char *buf, size_t len);
 /* The range ta_host_name names [a, b] after (ops_too 0), and the part of
- * [a, b] it covers, [*lo, *hi]; the whole of it for "(no annotation)". */
+ * [a, b] it covers, [*lo, *hi]; where it names none, "within X" for the
+ * innermost range X over the whole of [a, b], however long, else
+ * "(no annotation)" (both: the whole of it). */
 int ta_host_name_part(struct ta_host *h, int64_t a, int64_t b, char *buf,
 		      size_t len, int64_t *lo, int64_t *hi);
 /* The user's code over [a, b]: the innermost Python frame of the user's

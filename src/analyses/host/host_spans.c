@@ -189,3 +189,31 @@ long ta_host_spans_overlapping(const struct ta_host_spans *s, int64_t a,
 	}
 	return best;
 }
+
+/* Of span i and the shorter ones that start with it (before it in order),
+ * the shortest ranged one over [a, b] of the kind asked; else best. */
+static long shortest_at(const struct ta_host_spans *s, long i, int64_t a,
+			int64_t b, int python, long best)
+{
+	long j;
+
+	for (j = i; j >= 0 && s->v[j].ts == s->v[i].ts; j--)
+		if (s->v[j].ranged && s->v[j].python == python && s->v[j].ts <= a &&
+		    s->v[j].end >= b && (best < 0 || s->v[j].dur < s->v[best].dur))
+			best = j;
+	return best;
+}
+
+long ta_host_spans_enclosing(const struct ta_host_spans *s, int64_t a, int64_t b)
+{
+	long i, range = -1, python = -1;
+
+	/* the chain of spans that start earlier and end later: outwards */
+	for (i = ta_host_spans_covering(s, a, b); i >= 0 && range < 0;
+	     i = s->v[i].prev) {
+		range = shortest_at(s, i, a, b, 0, -1);
+		if (python < 0)
+			python = shortest_at(s, i, a, b, 1, -1);
+	}
+	return range >= 0 ? range : python;
+}

@@ -37,5 +37,10 @@ long ta_host_spans_covering(const struct ta_host_spans *s, int64_t a, int64_t b)
  * its length before a: the shortest, then the latest event; -1 if none. */
 long ta_host_spans_overlapping(const struct ta_host_spans *s, int64_t a,
 			       int64_t b);
+/* Where ta_host_spans_overlapping finds none: the innermost
+ * record_function range (else Python frame) over the whole of [a, b],
+ * however long (a hole inside "## backward ##" is named so, not left
+ * unnamed); -1 if none. */
+long ta_host_spans_enclosing(const struct ta_host_spans *s, int64_t a, int64_t b);
 
 #endif
