@@ -223,12 +223,15 @@ int ta_model_windows(sqlite3 *db, int by_steps, struct ta_error *err)
 		return -1;
 	if (by_steps && step_windows(db, err) < 0)
 		return -1;
-	/* ranks without steps (or --window span): first to last GPU work */
+	/* ranks without steps (or --window span): first to last GPU work,
+	 * looked up by rank (a scan of dev read every rank's work to keep
+	 * none of it where every rank has steps) */
 	return ta_db_exec(db, "CREATE TEMP TABLE span AS"
 			  " SELECT rank, min(ts) AS ts, max(end_ts) AS end_ts"
 			  " FROM step_win GROUP BY rank"
 			  " UNION ALL SELECT rank, min(ts), max(ts + dur) FROM dev"
-			  " WHERE rank NOT IN (SELECT rank FROM step_win)"
+			  " WHERE rank IN (SELECT rank FROM sel_ranks"
+			  "  WHERE rank NOT IN (SELECT rank FROM step_win))"
 			  " GROUP BY rank;"
 			  "CREATE UNIQUE INDEX temp.span_rank ON span (rank);", err);
 }
