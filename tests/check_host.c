@@ -3,13 +3,14 @@
 #include "check_main.h"
 #include "analyses/common/launches.h"
 #include "analyses/host/host_spans.h"
+#include "analyses/common/ids.h"
 #include "ta_model.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 /* ts, end, idx; ranged and python as given; name = idx */
-#define SP(ts, end, idx, ranged, py) { ts, end, (end) - (ts), idx, idx, -1, ranged, py }
+#define SP(ts, end, idx, ranged, py) { ts, end, (end) - (ts), idx, idx, -1, ranged, py, 1 }
 
 static struct ta_host_spans make(struct ta_host_span *v, size_t n)
 {
@@ -197,7 +198,7 @@ END_TEST
 START_TEST(test_host_enclosing)
 {
 	/* a long range, a Python frame in it, two ranges of one start (the
-	 * shorter first, events_cpu's order) and an op */
+	 * shorter first, events_cpu's order) and an op; the step [50, 9000] */
 	struct ta_host_span v[] = {
 		SP(0, 10000, 1, 1, 0),   /* "## backward ##" */
 		SP(100, 5000, 2, 1, 1),  /* a Python frame */
@@ -206,19 +207,28 @@ START_TEST(test_host_enclosing)
 		SP(250, 260, 5, 0, 0),   /* an op: never */
 	};
 	struct ta_host_spans s = make(v, 5);
+	int64_t one[] = { 1 }, other[] = { 2 };
+	struct ta_ids t1 = { one, 1 }, t2 = { other, 1 };
 
 	/* every range over [300, 400] is over 4 times its length */
 	ck_assert_int_eq(ta_host_spans_overlapping(&s, 300, 400), -1);
 	/* the shortest that holds it, though the chain meets the longer */
-	ck_assert_int_eq(ta_host_spans_enclosing(&s, 300, 400), 2);
-	ck_assert_int_eq(ta_host_spans_enclosing(&s, 1000, 1100), 3);
-	/* a range before a Python frame, however long */
-	ck_assert_int_eq(ta_host_spans_enclosing(&s, 3000, 3100), 0);
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 300, 400, NULL, 50, 9000), 2);
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 1000, 1100, &t1, 50, 9000), 3);
+	/* a range before a Python frame, however long, but not one over
+	 * the whole step */
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 3000, 3100, NULL, 0, 20000), 0);
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 3000, 3100, NULL, 50, 9000), 1);
 	v[0].ranged = 0;
-	ck_assert_int_eq(ta_host_spans_enclosing(&s, 3000, 3100), 1);
-	ck_assert_int_eq(ta_host_spans_enclosing(&s, 6000, 7000), -1);
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 3000, 3100, NULL, 0, 20000), 1);
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 6000, 7000, NULL, 50, 9000), -1);
 	/* over part of it only: not the range's */
-	ck_assert_int_eq(ta_host_spans_enclosing(&s, 4000, 5100), -1);
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 4000, 5100, NULL, 50, 9000), -1);
+	/* a thread that launches nothing: not its ranges */
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 300, 400, &t2, 50, 9000), -1);
+	v[3].tid = 2;
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 1000, 1100, &t1, 50, 9000), 1);
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 1000, 1100, &t2, 50, 9000), 3);
 }
 END_TEST
 

@@ -206,6 +206,27 @@ na = [r for r in f if r["where"].startswith("within ")]
 check("gpt2_stalled (with_stack: 1): waits inside long frames named 'within' them, not told with_stack=True (%d)" % len(na),
       na and not [r for r in f if r["where"] == "(no annotation)"] and
       all("with_stack=True" not in r["advice"] and "launched nothing" not in r["advice"] for r in na))
+# helper-46's review of "within": tb_gloo's bucket all-reduce runs on
+# gloo's worker thread, which copies but launches no kernel, beside holes
+# on the autograd thread: not named after it
+f = findings("tb_gloo")
+check("tb_gloo: no hole named within gloo's worker thread's all-reduce (%d)" %
+      len([r for r in f if r["where"].startswith("within gloo:")]),
+      f and not [r for r in f if r["where"].startswith("within gloo:")])
+# a wait within DDP's forward (the whole model's) is the model's dispatch,
+# not DDP's sync (ddp_straggler's rank 1 is itself the late one)
+w = [r for r in findings("ddp_straggler") if r["where"] == "within DistributedDataParallel.forward"]
+check("ddp_straggler: within DDP's forward told dispatch, not DDP's sync (%d)" % len(w),
+      w and all("dispatch" in r["advice"] and "broadcast_buffers" not in r["advice"] for r in w))
+# a frame around every step (the capture's main, its profiled loop) names
+# no step's hole; batch norm is no batch of data
+f = findings("cnn_stack") + findings("mem_leak") + findings("train_stalled")
+wide = [r["where"] for r in f if r["where"].startswith("within ") and
+        any(x in r["where"] for x in ("): main", "): scenario", "): run_profiled", "): profiled"))]
+check("no hole named within a frame around every step (%s)" % wide[:3], f and not wide)
+bn = [r for r in f if "batch" in r["where"].lower() and "norm" in r["where"].lower()]
+check("cnn_stack: batch norm is not told DataLoader workers (%d)" % len(bn),
+      bn and all("DataLoader" not in r["advice"] and "num_workers" not in r["advice"] for r in bn))
 # fsdp2: 6.2 ms of rank 0's holes lie inside its "forward" and "backward"
 # ranges, 20-50x longer than each hole: named so, not left unnamed
 f2 = [r for r in findings("fsdp2") if r["rank"] == "0" and r["step"] == "2" and r["kind"] == "host_region"]

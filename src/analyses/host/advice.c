@@ -121,6 +121,7 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 	static const char *const save[] = { "save", "checkpoint", "state_dict",
 		NULL };
 	static const char *const ddp[] = { "distributeddataparallel", NULL };
+	static const char *const norm[] = { "batch_norm", "batchnorm", NULL };
 	/* "within X": a range far longer than the waits it holds (host.c).
 	 * What X is still says what held the step (a loader, an optimizer);
 	 * the advice on what ran inside it does not follow from its name */
@@ -171,7 +172,8 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 	 * all-to-alls "## all2all_data:kjt splits ##",
 	 * "## all2all_id_list_score_data:init ##"): the
 	 * sparse features' all-to-all, not a data loader (before "data") */
-	if (strstr(where, "sparse_data_dist") || strstr(where, "all2all"))
+	if (strstr(where, "sparse_data_dist") || strstr(where, "all2all") ||
+	    strcasestr(where, "alltoall"))
 		return "TorchRec's input distribution (the sparse features' "
 		       "all-to-all) held the step: a pipeline that overlaps it "
 		       "with the previous batch's compute (TrainPipelineSparseDist), "
@@ -184,13 +186,15 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 		       "(pin_memory=True) and copy with non_blocking=True, or copy "
 		       "the next batch on a side stream while this one computes "
 		       "(a pipeline such as TorchRec's TrainPipelineSparseDist)";
-	if (mentions(where, ddp))
+	/* DDP's forward holds the whole model's: a wait within it is the
+	 * model's dispatch as often as DDP's own sync */
+	if (mentions(where, ddp) && !within)
 		return "DDP's forward waits here for the other ranks (the last "
 		       "step's all-reduce, its buffer broadcast, its bucket "
 		       "rebuild): if a peer is late, fix that rank (stragglers "
 		       "names it); else broadcast_buffers=False when the buffers "
 		       "need no sync";
-	if (mentions(where, data))
+	if (mentions(where, data) && !mentions(where, norm))
 		return run->loader_workers ?
 		       "data loading stalls the GPU although DataLoader workers "
 		       "run: they do not keep up, so more workers, cheaper "
@@ -220,6 +224,19 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 	if (mentions(where, save))
 		return "saving holds the step: checkpoint less often, or "
 		       "asynchronously (torch.distributed.checkpoint.async_save)";
+	/* within an op or a builtin (no record_function goes inside it), or
+	 * DDP's forward: the model's dispatch */
+	if (within && (strncmp(where, "aten::", 6) == 0 ||
+		       strncmp(where, "<built-in", 9) == 0 || mentions(where, ddp)))
+		return run->graphs ? "Python and op dispatch between launches, "
+			       "outside the CUDA graphs the run already uses: capture "
+			       "this part of the step in a graph too" :
+		       run->triton ? "Python and op dispatch between launches, "
+			       "outside the compiled code the run already uses: remove "
+			       "the graph breaks here (torch._dynamo.explain) or use "
+			       "mode=\"reduce-overhead\"" :
+		       "Python and op dispatch between launches: CUDA graphs or "
+		       "torch.compile (mode=\"reduce-overhead\")";
 	if (within)
 		return run->graphs || run->triton ?
 		       "the GPU waited for the host inside this range, which is "

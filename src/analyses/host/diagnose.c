@@ -299,6 +299,7 @@ struct diag_ctx {
 	struct rank_data *d;
 	const struct ta_peers *peers;
 	int64_t rank, step;
+	int64_t win_ts, win_end;  /* the step's window */
 	int failed;           /* a query failed: the results are not whole */
 	struct ta_peer_shares *shares;  /* the step's waits, by peer */
 };
@@ -380,8 +381,8 @@ static void host_parts(struct diag_ctx *c, int64_t a, int64_t b, int counted)
 	char where[256];
 	int64_t lo, hi;
 
-	c->failed |= ta_host_name_part(&c->d->host, a, b, where, sizeof(where),
-				       &lo, &hi) < 0;
+	c->failed |= ta_host_name_part(&c->d->host, a, b, c->win_ts, c->win_end,
+				       where, sizeof(where), &lo, &hi) < 0;
 	if (hi <= lo) {   /* a range that only touches it: the whole */
 		lo = a;
 		hi = b;
@@ -609,6 +610,8 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 	size_t i;
 
 	memset(r, 0, sizeof(*r));
+	c->win_ts = s;
+	c->win_end = e;
 	c->shares->n = 0;
 	r->span = e - s;
 	clipped_union(c->d, TA_KIND_COMPUTE | TA_KIND_COMM | TA_KIND_MEMORY, s, e, &all);
@@ -1274,7 +1277,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	}
 	while (rc == 0 && (step_rc = sqlite3_step(ranks)) == SQLITE_ROW) {
 		struct diag_ctx c = { db, o, &f, &d, &peers,
-				      sqlite3_column_int64(ranks, 0), -1, 0, &shares };
+				      sqlite3_column_int64(ranks, 0), -1, 0, 0, 0, &shares };
 		struct before b = { NULL, -1 };
 
 		rc = load_rank(db, c.rank, &d, &sync, &beside, err);

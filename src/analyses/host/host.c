@@ -2,6 +2,7 @@
  * for the GPU, and names for stretches of its time. Read from the model's
  * calls, host and ranges views. */
 #include "host.h"
+#include "analyses/common/ids.h"
 #include "ta_model.h"
 
 #include <stdlib.h>
@@ -19,6 +20,10 @@ struct host_frame {    /* a Python frame of the user's own code */
 	" 'cudaEventSynchronize', 'cudaMemcpy', 'cudaMemcpy2D', 'cudaMemset'," \
 	" 'hipDeviceSynchronize', 'hipStreamSynchronize', 'hipEventSynchronize'," \
 	" 'hipMemcpy', 'hipMemcpy2D', 'hipMemset'"
+/* the calls that launch GPU work (a thread that makes none launches
+ * nothing) */
+#define TA_LAUNCH_NAMES_SQL "name GLOB '*Launch*' OR name GLOB '*MemcpyAsync*'" \
+	" OR name GLOB '*MemsetAsync*'"
 #define QUERY_NAMES "'cudaEventQuery', 'cudaStreamQuery', 'hipEventQuery'," \
 	" 'hipStreamQuery'"
 
@@ -276,13 +281,28 @@ int ta_host_label(struct ta_host *h, int64_t id, char *buf, size_t len)
 /* "within backward": the range far longer than [a, b] that holds it
  * (ta_host_spans_enclosing), where none of about its length does; the
  * word says the range is not all the host ran then. Else left as is. */
-static int enclosing_name(struct ta_host *h, int64_t a, int64_t b, char *buf,
-			  size_t len)
+static int enclosing_name(struct ta_host *h, int64_t a, int64_t b, int64_t sa,
+			  int64_t sb, char *buf, size_t len)
 {
 	char name[256];
-	long i = ta_host_spans_enclosing(&h->spans, a, b);
+	long i;
 
-	if (i < 0)
+	/* a range on a thread that launches no kernel (gloo's worker, which
+	 * copies; a loader's) ran beside the hole, not in the way of the
+	 * next launch */
+	if (!h->launchers) {
+		struct ta_error err = { 0, "", 0 };
+		char sql[512];
+
+		snprintf(sql, sizeof(sql), "SELECT DISTINCT tid FROM calls WHERE"
+			 " rank = %lld AND tid IS NOT NULL AND name IN (SELECT name_id"
+			 " FROM label WHERE name GLOB '*Launch*') ORDER BY 1",
+			 (long long)h->rank);
+		h->launchers = ta_xcalloc(1, sizeof(*h->launchers));
+		if (ta_ids_read(h->db, sql, h->launchers, &err) < 0)
+			return -1;
+	}
+	if ((i = ta_host_spans_enclosing(&h->spans, a, b, h->launchers, sa, sb)) < 0)
 		return 0;
 	name[0] = 0;
 	if (ta_host_label(h, h->spans.v[i].name, name, sizeof(name)) < 0)
@@ -310,8 +330,8 @@ int ta_host_name(struct ta_host *h, int64_t a, int64_t b, int ops_too,
 	return i < 0 ? 0 : ta_host_label(h, h->spans.v[i].name, buf, len);
 }
 
-int ta_host_name_part(struct ta_host *h, int64_t a, int64_t b, char *buf,
-		      size_t len, int64_t *lo, int64_t *hi)
+int ta_host_name_part(struct ta_host *h, int64_t a, int64_t b, int64_t sa,
+		      int64_t sb, char *buf, size_t len, int64_t *lo, int64_t *hi)
 {
 	struct ta_error err = { 0, "", 0 };
 	const struct ta_host_span *x;
@@ -323,7 +343,7 @@ int ta_host_name_part(struct ta_host *h, int64_t a, int64_t b, char *buf,
 	if (!h->spans.loaded && ta_host_spans_load(h->db, h->rank, &h->spans, &err) < 0)
 		return -1;
 	if ((i = ta_host_spans_overlapping(&h->spans, a, b)) < 0)
-		return enclosing_name(h, a, b, buf, len);
+		return enclosing_name(h, a, b, sa, sb, buf, len);
 	x = &h->spans.v[i];
 	*lo = x->ts > a ? x->ts : a;
 	*hi = x->end < b ? x->end : b;
@@ -452,9 +472,8 @@ static int launchers(struct ta_host *h, struct ta_error *err)
 
 	if (h->nsyncs && ta_db_prepare(h->db, "SELECT EXISTS (SELECT 1 FROM calls c"
 				       " WHERE c.rank = ?1 AND c.tid = ?2 AND c.name IN"
-				       " (SELECT name_id FROM label WHERE name GLOB '*Launch*'"
-				       " OR name GLOB '*MemcpyAsync*' OR name GLOB"
-				       " '*MemsetAsync*'))", &st, err) < 0)
+				       " (SELECT name_id FROM label WHERE "
+				       TA_LAUNCH_NAMES_SQL "))", &st, err) < 0)
 		return -1;
 	for (i = 0; rc == 0 && i < h->nsyncs; i++) {
 		for (j = 0; j < nseen && seen[2 * j] != h->syncs[i].tid; j++)
@@ -479,10 +498,19 @@ static int launchers(struct ta_host *h, struct ta_error *err)
 	return rc;
 }
 
+static void free_launchers(struct ta_host *h)
+{
+	if (h->launchers)
+		free(h->launchers->v);
+	free(h->launchers);
+	h->launchers = NULL;
+}
+
 /* h, for rank of db, with nothing loaded */
 static void reset(struct ta_host *h, sqlite3 *db, int64_t rank)
 {
 	free_frames(h);
+	free_launchers(h);
 	if (h->db != db)
 		finalize_named(h);
 	h->db = db;
@@ -557,6 +585,7 @@ int ta_host_load(sqlite3 *db, int64_t rank, struct ta_host *h,
 void ta_host_free(struct ta_host *h)
 {
 	finalize_named(h);
+	free_launchers(h);
 	ta_host_spans_free(&h->spans);
 	free_frames(h);
 	free(h->frames);

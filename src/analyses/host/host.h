@@ -27,6 +27,8 @@ struct ta_host {
 	int64_t max_range_dur;        /* longest range (not a step), likewise */
 	struct ta_host_spans spans;   /* its ops and ranges, read at the first
 				       * stretch named */
+	struct ta_ids *launchers;     /* the threads that launch GPU work,
+				       * read at the first "within" asked */
 	struct host_frame *frames;    /* the user's Python frames, by start, */
 	size_t nframes, capframes;    /* read at the first call site asked */
 	int frames_loaded;
@@ -66,10 +68,11 @@ int ta_host_name(struct ta_host *h, int64_t a, int64_t b, int ops_too,
 		 char *buf, size_t len);
 /* The range ta_host_name names [a, b] after (ops_too 0), and the part of
  * [a, b] it covers, [*lo, *hi]; where it names none, "within X" for the
- * innermost range X over the whole of [a, b], however long, else
- * "(no annotation)" (both: the whole of it). */
-int ta_host_name_part(struct ta_host *h, int64_t a, int64_t b, char *buf,
-		      size_t len, int64_t *lo, int64_t *hi);
+ * innermost range X over the whole of [a, b], however long, on a thread
+ * that launches GPU work and not over all of the step's window [sa, sb],
+ * else "(no annotation)" (both: the whole of it). */
+int ta_host_name_part(struct ta_host *h, int64_t a, int64_t b, int64_t sa,
+		      int64_t sb, char *buf, size_t len, int64_t *lo, int64_t *hi);
 /* The user's code over [a, b]: the innermost Python frame of the user's
  * own files, else the innermost record_function range; "" if none. */
 int ta_host_call_site(struct ta_host *h, int64_t a, int64_t b, char *buf,

@@ -13,7 +13,7 @@
  * SQL's tests a row (a step-name set, a name lookup, two subqueries)
  * tripled the pass. */
 static const char spans_sql[] =
-	"SELECT e.ts, e.dur, e.name, e.idx, e.cat FROM host e WHERE e.rank = ?1"
+	"SELECT e.ts, e.dur, e.name, e.idx, e.cat, e.tid FROM host e WHERE e.rank = ?1"
 	" ORDER BY e.ts, e.dur, e.idx";
 
 static void add(struct ta_host_spans *s, struct ta_host_span sp)
@@ -114,7 +114,9 @@ int ta_host_spans_load(sqlite3 *db, int64_t rank, struct ta_host_spans *s,
 		ranged = py || (sqlite3_column_type(st, 4) != SQLITE_NULL &&
 				t.have_ann && cat == t.ann);
 		add(s, (struct ta_host_span){ ts, end, dur, name,
-			sqlite3_column_int64(st, 3), -1, ranged, py });
+			sqlite3_column_int64(st, 3), -1, ranged, py,
+			sqlite3_column_type(st, 5) == SQLITE_INTEGER ?
+			sqlite3_column_int64(st, 5) : -1 });
 	}
 	ta_host_spans_link(s);
 out:
@@ -191,29 +193,38 @@ long ta_host_spans_overlapping(const struct ta_host_spans *s, int64_t a,
 }
 
 /* Of span i and the shorter ones that start with it (before it in order),
- * the shortest ranged one over [a, b] of the kind asked; else best. */
+ * the shortest ranged one over [a, b] of the kind asked, on a thread of
+ * threads (NULL: any), not over all of [oa, ob]; else best. */
 static long shortest_at(const struct ta_host_spans *s, long i, int64_t a,
-			int64_t b, int python, long best)
+			int64_t b, int python, const struct ta_ids *threads,
+			int64_t oa, int64_t ob, long best)
 {
 	long j;
 
-	for (j = i; j >= 0 && s->v[j].ts == s->v[i].ts; j--)
-		if (s->v[j].ranged && s->v[j].python == python && s->v[j].ts <= a &&
-		    s->v[j].end >= b && (best < 0 || s->v[j].dur < s->v[best].dur))
+	for (j = i; j >= 0 && s->v[j].ts == s->v[i].ts; j--) {
+		const struct ta_host_span *x = &s->v[j];
+
+		if (x->ranged && x->python == python && x->ts <= a && x->end >= b &&
+		    !(x->ts <= oa && x->end >= ob) &&
+		    (!threads || ta_ids_has(threads, x->tid)) &&
+		    (best < 0 || x->dur < s->v[best].dur))
 			best = j;
+	}
 	return best;
 }
 
-long ta_host_spans_enclosing(const struct ta_host_spans *s, int64_t a, int64_t b)
+long ta_host_spans_enclosing(const struct ta_host_spans *s, int64_t a, int64_t b,
+			     const struct ta_ids *threads, int64_t outer_a,
+			     int64_t outer_b)
 {
 	long i, range = -1, python = -1;
 
 	/* the chain of spans that start earlier and end later: outwards */
 	for (i = ta_host_spans_covering(s, a, b); i >= 0 && range < 0;
 	     i = s->v[i].prev) {
-		range = shortest_at(s, i, a, b, 0, -1);
+		range = shortest_at(s, i, a, b, 0, threads, outer_a, outer_b, -1);
 		if (python < 0)
-			python = shortest_at(s, i, a, b, 1, -1);
+			python = shortest_at(s, i, a, b, 1, threads, outer_a, outer_b, -1);
 	}
 	return range >= 0 ? range : python;
 }

@@ -12,6 +12,7 @@ struct ta_host_span {
 	long prev;          /* the latest earlier span that ends later, -1 */
 	int ranged;         /* a record_function range or a Python frame */
 	int python;         /* a Python frame */
+	int64_t tid;        /* its thread; -1 if none */
 };
 
 struct ta_host_spans {
@@ -40,7 +41,12 @@ long ta_host_spans_overlapping(const struct ta_host_spans *s, int64_t a,
 /* Where ta_host_spans_overlapping finds none: the innermost
  * record_function range (else Python frame) over the whole of [a, b],
  * however long (a hole inside "## backward ##" is named so, not left
- * unnamed); -1 if none. */
-long ta_host_spans_enclosing(const struct ta_host_spans *s, int64_t a, int64_t b);
+ * unnamed), of a thread in threads (NULL: any), and not over the whole
+ * of [outer_a, outer_b] (the step's window: a frame around every step,
+ * like the step itself, says nothing of one); -1 if none. */
+struct ta_ids;
+long ta_host_spans_enclosing(const struct ta_host_spans *s, int64_t a, int64_t b,
+			     const struct ta_ids *threads, int64_t outer_a,
+			     int64_t outer_b);
 
 #endif
