@@ -184,7 +184,9 @@ struct ta_traits {
 	int pinned;          /* host-to-device copies from pinned memory */
 	int loader_workers;  /* DataLoader worker processes */
 	int stacks;          /* profiled with_stack: Python frames recorded */
-	int optim;           /* the optimizer's ops: 1 foreach, 2 fused */
+	int optim;           /* the optimizer's ops: 1 foreach, 2 fused,
+			      * 3 an optimizer torch.optim cannot fuse */
+	int sdd_pipeline;    /* TorchRec's TrainPipelineSparseDist */
 };
 
 /* The job's traits: every rank's (on a shard with the gathered parts

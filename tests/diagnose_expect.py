@@ -298,7 +298,14 @@ if os.path.isdir(nq):
     # no flag fuses (Shampoo): neither told what does not apply
     for trace, where, said, unsaid in (
             ("trace_diff_test", "## all2all_id_list_score_data:init ##", "all-to-all", "DataLoader"),
-            ("trace_filter", "Optimizer.step#Shampoo.step", "compile its step", "fused=True (")):
+            ("trace_filter", "Optimizer.step#Shampoo.step", "compile its step", "fused=True ("),
+            # helper-46: its "## optimizer ##" holds Shampoo's step too; the
+            # TorchRec trace runs TrainPipelineSparseDist already
+            ("trace_filter", "within ## optimizer ##", "compile its step", "fused=True ("),
+            ("negative_queue_length_values_check", "within ## sparse_data_dist ##",
+             "although the pipeline overlaps", "TrainPipelineSparseDist"),
+            ("negative_queue_length_values_check", "## copy_batch_to_gpu ##",
+             "non_blocking", "TrainPipelineSparseDist")):
         out = subprocess.run(["./traceanalyze", "diagnose", "-q", "--findings", "--format", "csv",
                               os.path.join(os.path.dirname(nq), trace)],
                              capture_output=True, text=True, check=True).stdout

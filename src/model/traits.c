@@ -19,25 +19,32 @@ static const char traits_sql[] =
 	" EXISTS (SELECT 1 FROM meta WHERE key = 'with_stack'"
 	"  AND value IN ('1', 'true'))"
 	" OR EXISTS (SELECT 1 FROM names WHERE name = 'python_function'),"
-	/* a fused optimizer (not the other _fused_ ops: SDPA's
+	/* an optimizer torch.optim cannot fuse (Shampoo: its step range
+	 * names it), else a fused one (not the other _fused_ ops: SDPA's
 	 * _fused_sdp_choice is in every attention), else foreach */
-	" CASE WHEN EXISTS (SELECT 1 FROM names WHERE name GLOB 'aten::_fused_adam*'"
+	" CASE WHEN EXISTS (SELECT 1 FROM names WHERE name GLOB 'Optimizer.step#*'"
+	"  AND NOT (name GLOB 'Optimizer.step#Adam.*' OR name GLOB 'Optimizer.step#AdamW.*'"
+	"  OR name GLOB 'Optimizer.step#SGD.*' OR name GLOB 'Optimizer.step#Adagrad.*'))"
+	"  THEN 3"
+	" WHEN EXISTS (SELECT 1 FROM names WHERE name GLOB 'aten::_fused_adam*'"
 	"  OR name GLOB 'aten::_fused_sgd*' OR name GLOB 'aten::_fused_adagrad*')"
 	"  THEN 2 WHEN EXISTS (SELECT 1 FROM names WHERE name GLOB 'aten::_foreach_*')"
-	"  THEN 1 ELSE 0 END";
+	"  THEN 1 ELSE 0 END,"
+	/* TorchRec's pipeline (TrainPipelineSparseDist) names its waits */
+	" EXISTS (SELECT 1 FROM names WHERE name GLOB '*wait_sparse_data_dist*')";
 
 /* On a shard with every shard's part gathered ("peers", shard_run.c):
  * the job's, from each shard's own (ta_model_export_coll). */
 static const char peers_traits_sql[] =
 	"SELECT max(graphs), max(triton), max(pinned), max(loader_workers),"
-	" max(stacks), max(optim) FROM peers.traits";
+	" max(stacks), max(optim), max(sdd_pipeline) FROM peers.traits";
 
 int ta_model_traits(sqlite3 *db, struct ta_traits *t, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	*t = (struct ta_traits){ 0, 0, 0, 0, 0, 0 };
+	*t = (struct ta_traits){ 0, 0, 0, 0, 0, 0, 0 };
 	if (ta_db_prepare(db, ta_model_gathered(db) ? peers_traits_sql : traits_sql,
 			  &st, err) < 0)
 		return -1;
@@ -45,7 +52,7 @@ int ta_model_traits(sqlite3 *db, struct ta_traits *t, struct ta_error *err)
 		*t = (struct ta_traits){ sqlite3_column_int(st, 0),
 			sqlite3_column_int(st, 1), sqlite3_column_int(st, 2),
 			sqlite3_column_int(st, 3), sqlite3_column_int(st, 4),
-			sqlite3_column_int(st, 5) };
+			sqlite3_column_int(st, 5), sqlite3_column_int(st, 6) };
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW ? 0 : ta_db_done(db, rc, err);
 }
@@ -59,8 +66,8 @@ int ta_model_save_traits(sqlite3 *db, sqlite3 *out, const char *table,
 	int rc;
 
 	snprintf(create, sizeof(create), "CREATE TABLE main.%s (graphs, triton, pinned,"
-		 " loader_workers, stacks, optim)", table);
-	snprintf(insert, sizeof(insert), "INSERT INTO main.%s VALUES (?, ?, ?, ?, ?, ?)",
+		 " loader_workers, stacks, optim, sdd_pipeline)", table);
+	snprintf(insert, sizeof(insert), "INSERT INTO main.%s VALUES (?, ?, ?, ?, ?, ?, ?)",
 		 table);
 	if (ta_model_traits(db, &t, err) < 0 || ta_db_exec(out, create, err) < 0 ||
 	    ta_db_prepare(out, insert, &st, err) < 0)
@@ -71,6 +78,7 @@ int ta_model_save_traits(sqlite3 *db, sqlite3 *out, const char *table,
 	sqlite3_bind_int(st, 4, t.loader_workers);
 	sqlite3_bind_int(st, 5, t.stacks);
 	sqlite3_bind_int(st, 6, t.optim);
+	sqlite3_bind_int(st, 7, t.sdd_pipeline);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : ta_db_done(out, rc, err);

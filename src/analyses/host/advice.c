@@ -172,6 +172,14 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 	 * all-to-alls "## all2all_data:kjt splits ##",
 	 * "## all2all_id_list_score_data:init ##"): the
 	 * sparse features' all-to-all, not a data loader (before "data") */
+	if ((strstr(where, "sparse_data_dist") || strstr(where, "all2all") ||
+	     strcasestr(where, "alltoall")) && run->sdd_pipeline)
+		return "TorchRec's input distribution (the sparse features' "
+		       "all-to-all) held the step although the pipeline overlaps "
+		       "it with the previous batch: it takes longer than that "
+		       "batch's compute, so fewer or smaller sparse features a "
+		       "rank (sharding), or if a peer is late, fix that rank "
+		       "(stragglers names it)";
 	if (strstr(where, "sparse_data_dist") || strstr(where, "all2all") ||
 	    strcasestr(where, "alltoall"))
 		return "TorchRec's input distribution (the sparse features' "
@@ -180,6 +188,12 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 		       "and if a peer is late, fix that rank (stragglers names it)";
 	/* the batch copied to the GPU (TorchRec's "## copy_batch_to_gpu ##"):
 	 * a copy, not a loader (before "batch") */
+	if ((strstr(where, "copy_batch") || strstr(where, "to_gpu") ||
+	     strstr(where, "to_device")) && run->sdd_pipeline)
+		return "the host copies the batch to the GPU here although the "
+		       "pipeline copies the next batch ahead: pin it "
+		       "(pin_memory=True) and copy with non_blocking=True, so "
+		       "that the copy does not hold the host";
 	if (strstr(where, "copy_batch") || strstr(where, "to_gpu") ||
 	    strstr(where, "to_device"))
 		return "the host copies the batch to the GPU here: pin it "
@@ -203,7 +217,8 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 		       "data loading stalls the GPU: load in DataLoader worker "
 		       "processes (num_workers > 0, persistent_workers=True) "
 		       "with pin_memory=True and prefetching";
-	if (mentions(where, optim) && !torch_fusable(where))
+	if (mentions(where, optim) && (!torch_fusable(where) ||
+					(run->optim == 3 && !strstr(where, "Optimizer.step#"))))
 		return "the optimizer runs in Python between launches, and it is "
 		       "not one of torch.optim's with fused=True: compile its step "
 		       "(torch.compile), or step less often (gradient accumulation)";
