@@ -212,6 +212,22 @@ static int usage_error(const struct ta_cmd_info *cmd, const char *fmt,
 	return -1;
 }
 
+/* A file's value that is an option: "report --html -q -o f.html" took
+ * -q as the page's name and wrote a file called -q ("-" alone is
+ * standard output or input). */
+static int option_as_path(const struct ta_opt *o, const char *arg)
+{
+	static const char *const paths[] = { "OUT", "FILE", "DIR", "SNAP", "PATH", NULL };
+	size_t i;
+
+	if (o->kind != TA_OPT_STRING || !o->arg || !arg || arg[0] != '-' || !arg[1])
+		return 0;
+	for (i = 0; paths[i]; i++)
+		if (strcmp(o->arg, paths[i]) == 0)
+			return 1;
+	return 0;
+}
+
 /* An option getopt refused: one missing its value names what the value
  * is; an unknown one suggests the nearest that exists. */
 static int bad_option(const struct ta_cmd_info *cmd, const char *word, int val)
@@ -427,6 +443,12 @@ int ta_cli_parse(int argc, char **argv, const struct ta_cmd_info *cmd,
 			rc = 1;
 		} else if (common && o->kind == TA_OPT_CALL) {
 			rc = common_call(cli, o->key, optarg);
+		} else if (option_as_path(o, optarg)) {
+			fprintf(stderr, "traceanalyze: option '--%s' needs a value (%s), "
+				"not the option '%s' (a file of that name: ./%s)\n"
+				"traceanalyze: try 'traceanalyze %s --help'\n", o->name,
+				o->arg, optarg, optarg, cmd->name);
+			rc = -1;
 		} else if (ta_opt_apply(o, common ? (void *)cli : cmd->ctx, optarg,
 				       common ? NULL : cmd->on_opt) < 0) {
 			rc = bad_value(cmd, o, optarg);
