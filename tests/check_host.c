@@ -10,11 +10,11 @@
 #include <string.h>
 
 /* ts, end, idx; ranged and python as given; name = idx */
-#define SP(ts, end, idx, ranged, py) { ts, end, (end) - (ts), idx, idx, -1, ranged, py, 1 }
+#define SP(ts, end, idx, ranged, py) { ts, end, (end) - (ts), idx, idx, -1, ranged, py, 1, 1 }
 
 static struct ta_host_spans make(struct ta_host_span *v, size_t n)
 {
-	struct ta_host_spans s = { v, n, n, 0, 1 };
+	struct ta_host_spans s = { v, n, n, 0, 1, NULL, NULL, NULL };
 	size_t i;
 
 	for (i = 0; i < n; i++)
@@ -22,6 +22,14 @@ static struct ta_host_spans make(struct ta_host_span *v, size_t n)
 			s.max_dur = v[i].end - v[i].ts;
 	ta_host_spans_link(&s);
 	return s;
+}
+
+/* what the search made by thread (the spans are the test's) */
+static void unthread(struct ta_host_spans *s)
+{
+	free(s->by_thread);
+	free(s->place);
+	free(s->tprev);
 }
 
 START_TEST(test_host_covering_innermost)
@@ -198,37 +206,57 @@ END_TEST
 START_TEST(test_host_enclosing)
 {
 	/* a long range, a Python frame in it, two ranges of one start (the
-	 * shorter first, events_cpu's order) and an op; the step [50, 9000] */
+	 * shorter first, events_cpu's order) and an op, all of thread (1, 1);
+	 * the step [50, 9000] */
 	struct ta_host_span v[] = {
 		SP(0, 10000, 1, 1, 0),   /* "## backward ##" */
 		SP(100, 5000, 2, 1, 1),  /* a Python frame */
 		SP(200, 900, 3, 1, 0),
 		SP(200, 2000, 4, 1, 0),
 		SP(250, 260, 5, 0, 0),   /* an op: never */
+		SP(3000, 9500, 6, 1, 0), /* another thread's, ending later */
 	};
-	struct ta_host_spans s = make(v, 5);
-	int64_t one[] = { 1 }, other[] = { 2 };
-	struct ta_ids t1 = { one, 1 }, t2 = { other, 1 };
+	struct ta_host_spans s = make(v, 6);
+	const int64_t one[][2] = { { 1, 1 } }, two[][2] = { { 1, 1 }, { 1, 2 } },
+		      other[][2] = { { 2, 1 } };
 
+	v[5].tid = 2;
 	/* every range over [300, 400] is over 4 times its length */
 	ck_assert_int_eq(ta_host_spans_overlapping(&s, 300, 400), -1);
-	/* the shortest that holds it, though the chain meets the longer */
-	ck_assert_int_eq(ta_host_spans_enclosing(&s, 300, 400, NULL, 50, 9000), 2);
-	ck_assert_int_eq(ta_host_spans_enclosing(&s, 1000, 1100, &t1, 50, 9000), 3);
+	/* the shortest that holds it, though the nesting meets the longer */
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 300, 400, one, 1, 50, 9000), 2);
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 1000, 1100, one, 1, 50, 9000), 3);
 	/* a range before a Python frame, however long, but not one over
-	 * the whole step */
-	ck_assert_int_eq(ta_host_spans_enclosing(&s, 3000, 3100, NULL, 0, 20000), 0);
-	ck_assert_int_eq(ta_host_spans_enclosing(&s, 3000, 3100, NULL, 50, 9000), 1);
-	v[0].ranged = 0;
-	ck_assert_int_eq(ta_host_spans_enclosing(&s, 3000, 3100, NULL, 0, 20000), 1);
-	ck_assert_int_eq(ta_host_spans_enclosing(&s, 6000, 7000, NULL, 50, 9000), -1);
+	 * the whole step; another thread's span over the hole, ending
+	 * later, hides nothing (it sat between the hole and the range) */
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 3000, 3100, one, 1, 0, 20000), 0);
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 3000, 3100, one, 1, 50, 9000), 1);
+	/* with its thread too: the shorter of the two threads' */
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 3000, 3100, two, 2, 0, 20000), 5);
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 6000, 7000, one, 1, 50, 9000), -1);
 	/* over part of it only: not the range's */
-	ck_assert_int_eq(ta_host_spans_enclosing(&s, 4000, 5100, NULL, 50, 9000), -1);
-	/* a thread that launches nothing: not its ranges */
-	ck_assert_int_eq(ta_host_spans_enclosing(&s, 300, 400, &t2, 50, 9000), -1);
-	v[3].tid = 2;
-	ck_assert_int_eq(ta_host_spans_enclosing(&s, 1000, 1100, &t1, 50, 9000), 1);
-	ck_assert_int_eq(ta_host_spans_enclosing(&s, 1000, 1100, &t2, 50, 9000), 3);
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 4000, 5100, one, 1, 50, 9000), -1);
+	/* a thread that launches nothing, or one of another process */
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 300, 400, other, 1, 50, 9000), -1);
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 300, 400, NULL, 0, 50, 9000), -1);
+	unthread(&s);
+}
+END_TEST
+
+START_TEST(test_host_enclosing_same_end)
+{
+	/* an outer range, a range in it, a Python frame ending with that
+	 * range: the range, not the outer one (helper-47) */
+	struct ta_host_span v[] = {
+		SP(0, 20000, 1, 1, 0),   /* "## outer ##" */
+		SP(50, 9000, 2, 1, 0),   /* "## forward ##" */
+		SP(60, 9000, 3, 1, 1),   /* a frame ending with it */
+	};
+	struct ta_host_spans s = make(v, 3);
+	const int64_t one[][2] = { { 1, 1 } };
+
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 5000, 5100, one, 1, 10, 19000), 1);
+	unthread(&s);
 }
 END_TEST
 
@@ -241,6 +269,7 @@ Suite *suite_host(void)
 	tcase_add_test(tc, test_host_covering_ties);
 	tcase_add_test(tc, test_host_overlapping);
 	tcase_add_test(tc, test_host_enclosing);
+	tcase_add_test(tc, test_host_enclosing_same_end);
 	tcase_add_test(tc, test_labels_like_join);
 	tcase_add_test(tc, test_launches_last_call);
 	suite_add_tcase(s, tc);

@@ -179,6 +179,28 @@ rc, out, err = run("critical-path", "-q", "--ranks", "0", "--trace", "-", "-o", 
 check("--trace - -o FILE: the trace on stdout, the table in FILE (exit %d)" % rc,
       rc == 0 and out.startswith("{") and open(tbl).read().startswith("Critical path"))
 
+# a long name cut in the middle for people (critical-path's text) is cut
+# between characters, never inside one (helper-47: an emoji's bytes split)
+u = os.path.join(TMP, "utf8")
+os.makedirs(u)
+name = "ab" + "\U0001F600" * 40 + "x"
+ev = []
+for k in range(4):
+    ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % (k + 1), "pid": 1,
+               "tid": 1, "ts": 10000 * k, "dur": 10000, "args": {}})
+    ev.append({"ph": "X", "cat": "user_annotation", "name": name, "pid": 1, "tid": 1,
+               "ts": 10000 * k + 50, "dur": 8950, "args": {}})
+    ev += kernel("gemm", 10000 * k + 9500, k + 1)
+json.dump({"traceEvents": ev}, open(os.path.join(u, "rank-0.json"), "w"))
+p = subprocess.run([BIN, "critical-path", "-q", "--no-cache", u], capture_output=True)
+try:
+    p.stdout.decode("utf-8")
+    valid = True
+except UnicodeDecodeError:
+    valid = False
+check("critical-path text: a long multi-byte name cut between characters (exit %d)" % p.returncode,
+      p.returncode == 0 and valid and b"ab\xf0\x9f\x98\x80" in p.stdout)
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL hostile_output:", n)

@@ -212,20 +212,27 @@ static int usage_error(const struct ta_cmd_info *cmd, const char *fmt,
 	return -1;
 }
 
-/* A file's value that is an option: "report --html -q -o f.html" took
- * -q as the page's name and wrote a file called -q ("-" alone is
- * standard output or input). */
-static int option_as_path(const struct ta_opt *o, const char *arg)
+/* What is wrong with a file's value, or NULL: an option ("report --html
+ * -q -o f.html" took -q as the page's name and wrote a file called -q;
+ * "-" alone is standard output or input), nothing ('-o ""' was a system
+ * error), or "-" for a directory (--csv-dir - made one called -). */
+static const char *bad_path(const struct ta_opt *o, const char *arg)
 {
 	static const char *const paths[] = { "OUT", "FILE", "DIR", "SNAP", "PATH", NULL };
 	size_t i;
 
-	if (o->kind != TA_OPT_STRING || !o->arg || !arg || arg[0] != '-' || !arg[1])
-		return 0;
-	for (i = 0; paths[i]; i++)
-		if (strcmp(o->arg, paths[i]) == 0)
-			return 1;
-	return 0;
+	if (o->kind != TA_OPT_STRING || !o->arg || !arg)
+		return NULL;
+	for (i = 0; paths[i] && strcmp(o->arg, paths[i]) != 0; i++)
+		;
+	if (!paths[i])
+		return NULL;
+	if (!arg[0])
+		return "an empty name";
+	if (strcmp(arg, "-") == 0)
+		return strcmp(o->arg, "DIR") == 0 ? "'-' (a directory cannot be standard "
+		       "output: name one, ./- for a directory called -)" : NULL;
+	return arg[0] == '-' ? "an option" : NULL;
 }
 
 /* An option getopt refused: one missing its value names what the value
@@ -443,11 +450,17 @@ int ta_cli_parse(int argc, char **argv, const struct ta_cmd_info *cmd,
 			rc = 1;
 		} else if (common && o->kind == TA_OPT_CALL) {
 			rc = common_call(cli, o->key, optarg);
-		} else if (option_as_path(o, optarg)) {
-			fprintf(stderr, "traceanalyze: option '--%s' needs a value (%s), "
-				"not the option '%s' (a file of that name: ./%s)\n"
-				"traceanalyze: try 'traceanalyze %s --help'\n", o->name,
-				o->arg, optarg, optarg, cmd->name);
+		} else if (bad_path(o, optarg)) {
+			const char *why = bad_path(o, optarg);
+
+			if (strcmp(why, "an option") == 0)
+				fprintf(stderr, "traceanalyze: option '--%s' needs a value (%s), "
+					"not the option '%s' (a file of that name: ./%s)\n",
+					o->name, o->arg, optarg, optarg);
+			else
+				fprintf(stderr, "traceanalyze: option '--%s' needs a value (%s), "
+					"not %s\n", o->name, o->arg, why);
+			fprintf(stderr, "traceanalyze: try 'traceanalyze %s --help'\n", cmd->name);
 			rc = -1;
 		} else if (ta_opt_apply(o, common ? (void *)cli : cmd->ctx, optarg,
 				       common ? NULL : cmd->on_opt) < 0) {

@@ -449,11 +449,18 @@ void ta_people_critical(struct ta_table *t, const struct ta_table *items)
 				const char *n = ta_table_cell(items, i, 3)->s;
 				size_t nl = strlen(n);
 
-				if (nl > 70) /* a kernel's template name: its ends */
-					ta_buf_addf(&t->head, ": %.45s...%s, %.1f ms", n,
-						    n + nl - 20,
-						    ta_table_cell(items, i, 4)->d / 1e3);
-				else
+				if (nl > 70) { /* a kernel's template name: its ends,
+						* cut between characters */
+					size_t head = 45;
+					const char *tail = n + nl - 20;
+
+					while (head && ((unsigned char)n[head] & 0xc0) == 0x80)
+						head--;
+					while (((unsigned char)*tail & 0xc0) == 0x80)
+						tail++;
+					ta_buf_addf(&t->head, ": %.*s...%s, %.1f ms", (int)head, n,
+						    tail, ta_table_cell(items, i, 4)->d / 1e3);
+				} else
 					ta_buf_addf(&t->head, ": %s, %.1f ms", n,
 						    ta_table_cell(items, i, 4)->d / 1e3);
 				break;

@@ -5,6 +5,7 @@
 #include "analyses/common/ids.h"
 #include "ta_model.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +14,7 @@
  * SQL's tests a row (a step-name set, a name lookup, two subqueries)
  * tripled the pass. */
 static const char spans_sql[] =
-	"SELECT e.ts, e.dur, e.name, e.idx, e.cat, e.tid FROM host e WHERE e.rank = ?1"
+	"SELECT e.ts, e.dur, e.name, e.idx, e.cat, e.tid, e.pid FROM host e WHERE e.rank = ?1"
 	" ORDER BY e.ts, e.dur, e.idx";
 
 static void add(struct ta_host_spans *s, struct ta_host_span sp)
@@ -76,6 +77,14 @@ static int read_sets(sqlite3 *db, struct sets *t, struct ta_error *err)
 		-1 : 0;
 }
 
+static void unthread(struct ta_host_spans *s)
+{
+	free(s->by_thread);
+	free(s->place);
+	free(s->tprev);
+	s->by_thread = s->place = s->tprev = NULL;
+}
+
 int ta_host_spans_load(sqlite3 *db, int64_t rank, struct ta_host_spans *s,
 		       struct ta_error *err)
 {
@@ -86,6 +95,7 @@ int ta_host_spans_load(sqlite3 *db, int64_t rank, struct ta_host_spans *s,
 	s->n = 0;
 	s->max_dur = 0;
 	s->loaded = 1;
+	unthread(s);
 	if (read_sets(db, &t, err) < 0 || ta_db_prepare(db, spans_sql, &st, err) < 0)
 		goto out;
 	sqlite3_bind_int64(st, 1, rank);
@@ -115,8 +125,10 @@ int ta_host_spans_load(sqlite3 *db, int64_t rank, struct ta_host_spans *s,
 				t.have_ann && cat == t.ann);
 		add(s, (struct ta_host_span){ ts, end, dur, name,
 			sqlite3_column_int64(st, 3), -1, ranged, py,
+			sqlite3_column_type(st, 6) == SQLITE_INTEGER ?
+			sqlite3_column_int64(st, 6) : TA_NO_THREAD,
 			sqlite3_column_type(st, 5) == SQLITE_INTEGER ?
-			sqlite3_column_int64(st, 5) : -1 });
+			sqlite3_column_int64(st, 5) : TA_NO_THREAD });
 	}
 	ta_host_spans_link(s);
 out:
@@ -128,6 +140,7 @@ out:
 
 void ta_host_spans_free(struct ta_host_spans *s)
 {
+	unthread(s);
 	free(s->v);
 	memset(s, 0, sizeof(*s));
 }
@@ -192,39 +205,142 @@ long ta_host_spans_overlapping(const struct ta_host_spans *s, int64_t a,
 	return best;
 }
 
-/* Of span i and the shorter ones that start with it (before it in order),
- * the shortest ranged one over [a, b] of the kind asked, on a thread of
- * threads (NULL: any), not over all of [oa, ob]; else best. */
-static long shortest_at(const struct ta_host_spans *s, long i, int64_t a,
-			int64_t b, int python, const struct ta_ids *threads,
-			int64_t oa, int64_t ob, long best)
+/* ---- by thread: what ta_host_spans_enclosing searches ---- */
+
+struct key {
+	int64_t pid, tid;
+	long i;
+};
+
+static int cmp_key(const void *x, const void *y)
 {
-	long j;
+	const struct key *a = x, *b = y;
 
-	for (j = i; j >= 0 && s->v[j].ts == s->v[i].ts; j--) {
-		const struct ta_host_span *x = &s->v[j];
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return (a->i > b->i) - (a->i < b->i);
+}
 
-		if (x->ranged && x->python == python && x->ts <= a && x->end >= b &&
-		    !(x->ts <= oa && x->end >= ob) &&
-		    (!threads || ta_ids_has(threads, x->tid)) &&
-		    (best < 0 || x->dur < s->v[best].dur))
-			best = j;
+/* by_thread, place and tprev: a stack per thread, as ta_host_spans_link
+ * over all, but an earlier span that ends with this one stays (a frame
+ * that ends with its range must not hide the range) */
+static void thread(struct ta_host_spans *s)
+{
+	struct key *k = ta_xcalloc(s->n + 1, sizeof(*k));
+	long *stack = ta_xcalloc(s->n + 1, sizeof(*stack));
+	size_t i, top = 0;
+
+	for (i = 0; i < s->n; i++)
+		k[i] = (struct key){ s->v[i].pid, s->v[i].tid, (long)i };
+	ta_qsort(k, s->n, sizeof(*k), cmp_key);
+	s->by_thread = ta_xcalloc(s->n + 1, sizeof(long));
+	s->place = ta_xcalloc(s->n + 1, sizeof(long));
+	s->tprev = ta_xcalloc(s->n + 1, sizeof(long));
+	for (i = 0; i < s->n; i++) {
+		long x = k[i].i;
+
+		if (i && (k[i].pid != k[i - 1].pid || k[i].tid != k[i - 1].tid))
+			top = 0;
+		while (top && s->v[stack[top - 1]].end < s->v[x].end)
+			top--;
+		s->tprev[x] = top ? stack[top - 1] : -1;
+		stack[top++] = x;
+		s->by_thread[i] = x;
+		s->place[x] = (long)i;
+	}
+	free(stack);
+	free(k);
+}
+
+/* The first place of thread (pid, tid) in by_thread at or after the
+ * span of order o (by_thread.size if none); *end: past its last. */
+static size_t thread_from(const struct ta_host_spans *s, int64_t pid, int64_t tid,
+			  long o, size_t *end)
+{
+	struct key want = { pid, tid, o }, far = { pid, tid, LONG_MAX };
+	size_t lo = 0, hi = s->n, e;
+
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		long x = s->by_thread[m];
+		struct key at = { s->v[x].pid, s->v[x].tid, x };
+
+		if (cmp_key(&at, &far) < 0)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	e = lo;
+	for (lo = 0, hi = e; lo < hi;) {
+		size_t m = lo + (hi - lo) / 2;
+		long x = s->by_thread[m];
+		struct key at = { s->v[x].pid, s->v[x].tid, x };
+
+		if (cmp_key(&at, &want) < 0)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	*end = e;
+	return lo;
+}
+
+/* Span x and the shorter ones of its thread that start with it: the
+ * shortest ranged one of the kind asked over [a, b], not over all of
+ * [oa, ob]; else best. */
+static long shortest_at(const struct ta_host_spans *s, long x, int64_t a,
+			int64_t b, int python, int64_t oa, int64_t ob, long best)
+{
+	long p;
+
+	for (p = s->place[x]; p >= 0; p--) {
+		const struct ta_host_span *y = &s->v[s->by_thread[p]];
+
+		if (y->ts != s->v[x].ts || y->pid != s->v[x].pid || y->tid != s->v[x].tid)
+			break;
+		if (y->ranged && y->python == python && y->ts <= a && y->end >= b &&
+		    !(y->ts <= oa && y->end >= ob) &&
+		    (best < 0 || y->dur < s->v[best].dur))
+			best = s->by_thread[p];
 	}
 	return best;
 }
 
-long ta_host_spans_enclosing(const struct ta_host_spans *s, int64_t a, int64_t b,
-			     const struct ta_ids *threads, int64_t outer_a,
-			     int64_t outer_b)
+long ta_host_spans_enclosing(struct ta_host_spans *s, int64_t a, int64_t b,
+			     const int64_t (*threads)[2], size_t n,
+			     int64_t outer_a, int64_t outer_b)
 {
-	long i, range = -1, python = -1;
+	long range = -1, python = -1;
+	size_t t;
 
-	/* the chain of spans that start earlier and end later: outwards */
-	for (i = ta_host_spans_covering(s, a, b); i >= 0 && range < 0;
-	     i = s->v[i].prev) {
-		range = shortest_at(s, i, a, b, 0, threads, outer_a, outer_b, -1);
-		if (python < 0)
-			python = shortest_at(s, i, a, b, 1, threads, outer_a, outer_b, -1);
+	if (!s->by_thread && s->n)
+		thread(s);
+	for (t = 0; t < n; t++) {
+		size_t from, end, at;
+		long x, r = -1, py = -1;
+
+		/* the thread's last span that starts by a: the spans of
+		 * order before first_from(a) */
+		from = thread_from(s, threads[t][0], threads[t][1],
+				   (long)first_from(s, a, 1), &end);
+		at = thread_from(s, threads[t][0], threads[t][1], 0, &end);
+		if (from == at)
+			continue;   /* none of it starts by a */
+		x = s->by_thread[from - 1];
+		/* outwards: the latest that reaches b, then those around it */
+		while (x >= 0 && s->v[x].end < b)
+			x = s->tprev[x];
+		for (; x >= 0 && r < 0; x = s->tprev[x]) {
+			r = shortest_at(s, x, a, b, 0, outer_a, outer_b, -1);
+			if (py < 0)
+				py = shortest_at(s, x, a, b, 1, outer_a, outer_b, -1);
+		}
+		if (r >= 0 && (range < 0 || s->v[r].dur < s->v[range].dur))
+			range = r;
+		if (py >= 0 && (python < 0 || s->v[py].dur < s->v[python].dur))
+			python = py;
 	}
 	return range >= 0 ? range : python;
 }

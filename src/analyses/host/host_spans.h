@@ -12,14 +12,20 @@ struct ta_host_span {
 	long prev;          /* the latest earlier span that ends later, -1 */
 	int ranged;         /* a record_function range or a Python frame */
 	int python;         /* a Python frame */
-	int64_t tid;        /* its thread; -1 if none */
+	int64_t pid, tid;   /* its thread; TA_NO_THREAD where not a number */
 };
+
+#define TA_NO_THREAD INT64_MIN
 
 struct ta_host_spans {
 	struct ta_host_span *v;   /* in events_cpu's order: start, length, */
 	size_t n, cap;            /* event */
 	int64_t max_dur;          /* the longest (SQL's max: NULL is none) */
 	int loaded;
+	/* by thread, made at the first ta_host_spans_enclosing: the spans'
+	 * indices by (pid, tid, order); each span's place there; the nearest
+	 * earlier span of its thread that ends no earlier (-1) */
+	long *by_thread, *place, *tprev;
 };
 
 /* Reads rank's spans; -1 on a database error. */
@@ -41,12 +47,14 @@ long ta_host_spans_overlapping(const struct ta_host_spans *s, int64_t a,
 /* Where ta_host_spans_overlapping finds none: the innermost
  * record_function range (else Python frame) over the whole of [a, b],
  * however long (a hole inside "## backward ##" is named so, not left
- * unnamed), of a thread in threads (NULL: any), and not over the whole
+ * unnamed), of one of the n threads (pid, tid), and not over the whole
  * of [outer_a, outer_b] (the step's window: a frame around every step,
- * like the step itself, says nothing of one); -1 if none. */
-struct ta_ids;
-long ta_host_spans_enclosing(const struct ta_host_spans *s, int64_t a, int64_t b,
-			     const struct ta_ids *threads, int64_t outer_a,
-			     int64_t outer_b);
+ * like the step itself, says nothing of one); the shortest of the
+ * threads'; -1 if none. Each thread's spans are searched outwards from
+ * the hole along their own nesting: another thread's spans neither hide
+ * nor cost. */
+long ta_host_spans_enclosing(struct ta_host_spans *s, int64_t a, int64_t b,
+			     const int64_t (*threads)[2], size_t n,
+			     int64_t outer_a, int64_t outer_b);
 
 #endif
