@@ -2,7 +2,6 @@
  * for the GPU, and names for stretches of its time. Read from the model's
  * calls, host and ranges views. */
 #include "host.h"
-#include "analyses/common/ids.h"
 #include "ta_model.h"
 
 #include <stdlib.h>

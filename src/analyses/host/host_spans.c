@@ -255,9 +255,9 @@ static void thread(struct ta_host_spans *s)
 }
 
 /* The first place of thread (pid, tid) in by_thread at or after the
- * span of order o (by_thread.size if none); *end: past its last. */
+ * span of order o (past the thread's last if none). */
 static size_t thread_from(const struct ta_host_spans *s, int64_t pid, int64_t tid,
-			  long o, size_t *end)
+			  long o)
 {
 	struct key want = { pid, tid, o }, far = { pid, tid, LONG_MAX };
 	size_t lo = 0, hi = s->n, e;
@@ -283,7 +283,6 @@ static size_t thread_from(const struct ta_host_spans *s, int64_t pid, int64_t ti
 		else
 			hi = m;
 	}
-	*end = e;
 	return lo;
 }
 
@@ -318,14 +317,14 @@ long ta_host_spans_enclosing(struct ta_host_spans *s, int64_t a, int64_t b,
 	if (!s->by_thread && s->n)
 		thread(s);
 	for (t = 0; t < n; t++) {
-		size_t from, end, at;
+		size_t from, at;
 		long x, r = -1, py = -1;
 
 		/* the thread's last span that starts by a: the spans of
 		 * order before first_from(a) */
 		from = thread_from(s, threads[t][0], threads[t][1],
-				   (long)first_from(s, a, 1), &end);
-		at = thread_from(s, threads[t][0], threads[t][1], 0, &end);
+				   (long)first_from(s, a, 1));
+		at = thread_from(s, threads[t][0], threads[t][1], 0);
 		if (from == at)
 			continue;   /* none of it starts by a */
 		x = s->by_thread[from - 1];
