@@ -14,7 +14,7 @@
 
 static struct ta_host_spans make(struct ta_host_span *v, size_t n)
 {
-	struct ta_host_spans s = { v, n, n, 0, 1, NULL, NULL, NULL };
+	struct ta_host_spans s = { v, n, n, 0, 1, NULL, NULL, NULL, NULL, 0 };
 	size_t i;
 
 	for (i = 0; i < n; i++)
@@ -30,6 +30,7 @@ static void unthread(struct ta_host_spans *s)
 	free(s->by_thread);
 	free(s->place);
 	free(s->tprev);
+	free(s->segs);
 }
 
 START_TEST(test_host_covering_innermost)
@@ -217,28 +218,28 @@ START_TEST(test_host_enclosing)
 		SP(3000, 9500, 6, 1, 0), /* another thread's, ending later */
 	};
 	struct ta_host_spans s = make(v, 6);
-	const int64_t one[][2] = { { 1, 1 } }, two[][2] = { { 1, 1 }, { 1, 2 } },
-		      other[][2] = { { 2, 1 } };
+	int64_t t1[] = { 1 }, t12[] = { 1, 2 }, t3[] = { 3 };
+	struct ta_ids one = { t1, 1 }, two = { t12, 2 }, other = { t3, 1 };
 
 	v[5].tid = 2;
 	/* every range over [300, 400] is over 4 times its length */
 	ck_assert_int_eq(ta_host_spans_overlapping(&s, 300, 400), -1);
 	/* the shortest that holds it, though the nesting meets the longer */
-	ck_assert_int_eq(ta_host_spans_enclosing(&s, 300, 400, one, 1, 50, 9000), 2);
-	ck_assert_int_eq(ta_host_spans_enclosing(&s, 1000, 1100, one, 1, 50, 9000), 3);
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 300, 400, &one, 50, 9000), 2);
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 1000, 1100, &one, 50, 9000), 3);
 	/* a range before a Python frame, however long, but not one over
 	 * the whole step; another thread's span over the hole, ending
 	 * later, hides nothing (it sat between the hole and the range) */
-	ck_assert_int_eq(ta_host_spans_enclosing(&s, 3000, 3100, one, 1, 0, 20000), 0);
-	ck_assert_int_eq(ta_host_spans_enclosing(&s, 3000, 3100, one, 1, 50, 9000), 1);
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 3000, 3100, &one, 0, 20000), 0);
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 3000, 3100, &one, 50, 9000), 1);
 	/* with its thread too: the shorter of the two threads' */
-	ck_assert_int_eq(ta_host_spans_enclosing(&s, 3000, 3100, two, 2, 0, 20000), 5);
-	ck_assert_int_eq(ta_host_spans_enclosing(&s, 6000, 7000, one, 1, 50, 9000), -1);
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 3000, 3100, &two, 0, 20000), 5);
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 6000, 7000, &one, 50, 9000), -1);
 	/* over part of it only: not the range's */
-	ck_assert_int_eq(ta_host_spans_enclosing(&s, 4000, 5100, one, 1, 50, 9000), -1);
-	/* a thread that launches nothing, or one of another process */
-	ck_assert_int_eq(ta_host_spans_enclosing(&s, 300, 400, other, 1, 50, 9000), -1);
-	ck_assert_int_eq(ta_host_spans_enclosing(&s, 300, 400, NULL, 0, 50, 9000), -1);
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 4000, 5100, &one, 50, 9000), -1);
+	/* a thread that launches nothing, or none given */
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 300, 400, &other, 50, 9000), -1);
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 300, 400, NULL, 50, 9000), -1);
 	unthread(&s);
 }
 END_TEST
@@ -253,9 +254,10 @@ START_TEST(test_host_enclosing_same_end)
 		SP(60, 9000, 3, 1, 1),   /* a frame ending with it */
 	};
 	struct ta_host_spans s = make(v, 3);
-	const int64_t one[][2] = { { 1, 1 } };
+	int64_t t1[] = { 1 };
+	struct ta_ids one = { t1, 1 };
 
-	ck_assert_int_eq(ta_host_spans_enclosing(&s, 5000, 5100, one, 1, 10, 19000), 1);
+	ck_assert_int_eq(ta_host_spans_enclosing(&s, 5000, 5100, &one, 10, 19000), 1);
 	unthread(&s);
 }
 END_TEST

@@ -2,6 +2,7 @@
  * for the GPU, and names for stretches of its time. Read from the model's
  * calls, host and ranges views. */
 #include "host.h"
+#include "analyses/common/ids.h"
 #include "ta_model.h"
 
 #include <stdlib.h>
@@ -279,42 +280,10 @@ int ta_host_label(struct ta_host *h, int64_t id, char *buf, size_t len)
 
 static void free_launchers(struct ta_host *h)
 {
+	if (h->launchers)
+		free(h->launchers->v);
 	free(h->launchers);
 	h->launchers = NULL;
-	h->nlaunchers = 0;
-	h->launchers_read = 0;
-}
-
-/* The rank's threads that launch kernels, as the spans name threads. */
-static int read_launchers(struct ta_host *h)
-{
-	sqlite3_stmt *st = NULL;
-	size_t cap = 0;
-	int rc;
-
-	h->launchers_read = 1;
-	if (sqlite3_prepare_v2(h->db, "SELECT DISTINCT pid, tid FROM calls"
-			       " WHERE rank = ? AND name IN (SELECT name_id FROM label"
-			       " WHERE name GLOB '*Launch*')", -1, &st, NULL) != SQLITE_OK) {
-		sqlite3_finalize(st);
-		return -1;
-	}
-	sqlite3_bind_int64(st, 1, h->rank);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (h->nlaunchers == cap) {
-			cap = cap ? 2 * cap : 8;
-			h->launchers = ta_xrealloc(h->launchers, cap * sizeof(*h->launchers));
-		}
-		for (int c = 0; c < 2; c++)
-			h->launchers[h->nlaunchers][c] =
-				sqlite3_column_type(st, c) == SQLITE_INTEGER ?
-				sqlite3_column_int64(st, c) : TA_NO_THREAD;
-		/* a call of no thread is of none the spans have */
-		if (h->launchers[h->nlaunchers][1] != TA_NO_THREAD)
-			h->nlaunchers++;
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : -1;
 }
 
 /* "within backward": the range far longer than [a, b] that holds it
@@ -329,11 +298,20 @@ static int enclosing_name(struct ta_host *h, int64_t a, int64_t b, int64_t sa,
 	/* a range on a thread that launches no kernel (gloo's worker, which
 	 * copies; a loader's) ran beside the hole, not in the way of the
 	 * next launch */
-	if (!h->launchers_read && read_launchers(h) < 0)
-		return -1;
-	if ((i = ta_host_spans_enclosing(&h->spans, a, b,
-					 (const int64_t (*)[2])h->launchers,
-					 h->nlaunchers, sa, sb)) < 0)
+	if (!h->launchers) {
+		struct ta_error err = { 0, "", 0 };
+		char sql[256];
+
+		/* the calls' index by name holds the tid: no row is read */
+		snprintf(sql, sizeof(sql), "SELECT DISTINCT tid FROM calls WHERE"
+			 " rank = %lld AND typeof(tid) = 'integer' AND name IN (SELECT name_id"
+			 " FROM label WHERE name GLOB '*Launch*') ORDER BY 1",
+			 (long long)h->rank);
+		h->launchers = ta_xcalloc(1, sizeof(*h->launchers));
+		if (ta_ids_read(h->db, sql, h->launchers, &err) < 0)
+			return -1;
+	}
+	if ((i = ta_host_spans_enclosing(&h->spans, a, b, h->launchers, sa, sb)) < 0)
 		return 0;
 	name[0] = 0;
 	if (ta_host_label(h, h->spans.v[i].name, name, sizeof(name)) < 0)

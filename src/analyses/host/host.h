@@ -27,9 +27,8 @@ struct ta_host {
 	int64_t max_range_dur;        /* longest range (not a step), likewise */
 	struct ta_host_spans spans;   /* its ops and ranges, read at the first
 				       * stretch named */
-	int64_t (*launchers)[2];      /* the threads (pid, tid) that launch */
-	size_t nlaunchers;            /* kernels, read at the first "within" */
-	int launchers_read;           /* asked */
+	struct ta_ids *launchers;     /* the threads that launch kernels,
+				       * read at the first "within" asked */
 	struct host_frame *frames;    /* the user's Python frames, by start, */
 	size_t nframes, capframes;    /* read at the first call site asked */
 	int frames_loaded;

@@ -82,7 +82,10 @@ static void unthread(struct ta_host_spans *s)
 	free(s->by_thread);
 	free(s->place);
 	free(s->tprev);
+	free(s->segs);
 	s->by_thread = s->place = s->tprev = NULL;
+	s->segs = NULL;
+	s->nsegs = 0;
 }
 
 int ta_host_spans_load(sqlite3 *db, int64_t rank, struct ta_host_spans *s,
@@ -238,11 +241,15 @@ static void thread(struct ta_host_spans *s)
 	s->by_thread = ta_xcalloc(s->n + 1, sizeof(long));
 	s->place = ta_xcalloc(s->n + 1, sizeof(long));
 	s->tprev = ta_xcalloc(s->n + 1, sizeof(long));
+	s->segs = ta_xcalloc(s->n + 1, sizeof(size_t));
+	s->nsegs = 0;
 	for (i = 0; i < s->n; i++) {
 		long x = k[i].i;
 
-		if (i && (k[i].pid != k[i - 1].pid || k[i].tid != k[i - 1].tid))
+		if (!i || k[i].pid != k[i - 1].pid || k[i].tid != k[i - 1].tid) {
 			top = 0;
+			s->segs[s->nsegs++] = i;
+		}
 		while (top && s->v[stack[top - 1]].end < s->v[x].end)
 			top--;
 		s->tprev[x] = top ? stack[top - 1] : -1;
@@ -250,40 +257,9 @@ static void thread(struct ta_host_spans *s)
 		s->by_thread[i] = x;
 		s->place[x] = (long)i;
 	}
+	s->segs[s->nsegs] = s->n;
 	free(stack);
 	free(k);
-}
-
-/* The first place of thread (pid, tid) in by_thread at or after the
- * span of order o (past the thread's last if none). */
-static size_t thread_from(const struct ta_host_spans *s, int64_t pid, int64_t tid,
-			  long o)
-{
-	struct key want = { pid, tid, o }, far = { pid, tid, LONG_MAX };
-	size_t lo = 0, hi = s->n, e;
-
-	while (lo < hi) {
-		size_t m = lo + (hi - lo) / 2;
-		long x = s->by_thread[m];
-		struct key at = { s->v[x].pid, s->v[x].tid, x };
-
-		if (cmp_key(&at, &far) < 0)
-			lo = m + 1;
-		else
-			hi = m;
-	}
-	e = lo;
-	for (lo = 0, hi = e; lo < hi;) {
-		size_t m = lo + (hi - lo) / 2;
-		long x = s->by_thread[m];
-		struct key at = { s->v[x].pid, s->v[x].tid, x };
-
-		if (cmp_key(&at, &want) < 0)
-			lo = m + 1;
-		else
-			hi = m;
-	}
-	return lo;
 }
 
 /* Span x and the shorter ones of its thread that start with it: the
@@ -308,26 +284,34 @@ static long shortest_at(const struct ta_host_spans *s, long x, int64_t a,
 }
 
 long ta_host_spans_enclosing(struct ta_host_spans *s, int64_t a, int64_t b,
-			     const int64_t (*threads)[2], size_t n,
-			     int64_t outer_a, int64_t outer_b)
+			     const struct ta_ids *tids, int64_t outer_a,
+			     int64_t outer_b)
 {
-	long range = -1, python = -1;
-	size_t t;
+	long range = -1, python = -1, before;
+	size_t g;
 
 	if (!s->by_thread && s->n)
 		thread(s);
-	for (t = 0; t < n; t++) {
-		size_t from, at;
+	before = (long)first_from(s, a, 1);   /* the spans that start by a */
+	for (g = 0; g < s->nsegs; g++) {
+		size_t lo = s->segs[g], hi = s->segs[g + 1];
 		long x, r = -1, py = -1;
 
-		/* the thread's last span that starts by a: the spans of
-		 * order before first_from(a) */
-		from = thread_from(s, threads[t][0], threads[t][1],
-				   (long)first_from(s, a, 1));
-		at = thread_from(s, threads[t][0], threads[t][1], 0);
-		if (from == at)
-			continue;   /* none of it starts by a */
-		x = s->by_thread[from - 1];
+		x = s->by_thread[lo];
+		if (s->v[x].tid == TA_NO_THREAD || !tids || !ta_ids_has(tids, s->v[x].tid))
+			continue;
+		/* the thread's last span that starts by a */
+		while (lo < hi) {
+			size_t m = lo + (hi - lo) / 2;
+
+			if (s->by_thread[m] < before)
+				lo = m + 1;
+			else
+				hi = m;
+		}
+		if (lo == s->segs[g])
+			continue;
+		x = s->by_thread[lo - 1];
 		/* outwards: the latest that reaches b, then those around it */
 		while (x >= 0 && s->v[x].end < b)
 			x = s->tprev[x];

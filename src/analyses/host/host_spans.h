@@ -26,6 +26,7 @@ struct ta_host_spans {
 	 * indices by (pid, tid, order); each span's place there; the nearest
 	 * earlier span of its thread that ends no earlier (-1) */
 	long *by_thread, *place, *tprev;
+	size_t *segs, nsegs;      /* where each thread's spans begin, and n */
 };
 
 /* Reads rank's spans; -1 on a database error. */
@@ -47,14 +48,16 @@ long ta_host_spans_overlapping(const struct ta_host_spans *s, int64_t a,
 /* Where ta_host_spans_overlapping finds none: the innermost
  * record_function range (else Python frame) over the whole of [a, b],
  * however long (a hole inside "## backward ##" is named so, not left
- * unnamed), of one of the n threads (pid, tid), and not over the whole
+ * unnamed), of a thread whose tid is in tids (the launching threads':
+ * by tid alone, as the calls' index has no pid), and not over the whole
  * of [outer_a, outer_b] (the step's window: a frame around every step,
  * like the step itself, says nothing of one); the shortest of the
  * threads'; -1 if none. Each thread's spans are searched outwards from
  * the hole along their own nesting: another thread's spans neither hide
  * nor cost. */
+struct ta_ids;
 long ta_host_spans_enclosing(struct ta_host_spans *s, int64_t a, int64_t b,
-			     const int64_t (*threads)[2], size_t n,
-			     int64_t outer_a, int64_t outer_b);
+			     const struct ta_ids *tids, int64_t outer_a,
+			     int64_t outer_b);
 
 #endif
