@@ -432,6 +432,7 @@ int ta_cli_parse(int argc, char **argv, const struct ta_cmd_info *cmd,
 		static const char *const shorts[][2] = { { "o", "output" },
 			{ "q", "quiet" }, { "h", "help" }, { "v", "verbose" }, { "j", "jobs" } };
 		const struct ta_opt *o = opt_by_val(cmd, c);
+		const char *why;
 		int common;
 		size_t i;
 
@@ -450,9 +451,7 @@ int ta_cli_parse(int argc, char **argv, const struct ta_cmd_info *cmd,
 			rc = 1;
 		} else if (common && o->kind == TA_OPT_CALL) {
 			rc = common_call(cli, o->key, optarg);
-		} else if (bad_path(o, optarg)) {
-			const char *why = bad_path(o, optarg);
-
+		} else if ((why = bad_path(o, optarg))) {
 			if (strcmp(why, "an option") == 0)
 				fprintf(stderr, "traceanalyze: option '--%s' needs a value (%s), "
 					"not the option '%s' (a file of that name: ./%s)\n",

@@ -83,7 +83,8 @@ static void unthread(struct ta_host_spans *s)
 	free(s->place);
 	free(s->tprev);
 	free(s->segs);
-	s->by_thread = s->place = s->tprev = NULL;
+	s->by_thread = NULL;
+	s->place = s->tprev = NULL;
 	s->segs = NULL;
 	s->nsegs = 0;
 }
@@ -238,7 +239,7 @@ static void thread(struct ta_host_spans *s)
 	for (i = 0; i < s->n; i++)
 		k[i] = (struct key){ s->v[i].pid, s->v[i].tid, (long)i };
 	ta_qsort(k, s->n, sizeof(*k), cmp_key);
-	s->by_thread = ta_xcalloc(s->n + 1, sizeof(long));
+	s->by_thread = ta_xcalloc(s->n + 1, sizeof(*s->by_thread));
 	s->place = ta_xcalloc(s->n + 1, sizeof(long));
 	s->tprev = ta_xcalloc(s->n + 1, sizeof(long));
 	s->segs = ta_xcalloc(s->n + 1, sizeof(size_t));
@@ -278,7 +279,7 @@ static long shortest_at(const struct ta_host_spans *s, long x, int64_t a,
 		if (y->ranged && y->python == python && y->ts <= a && y->end >= b &&
 		    !(y->ts <= oa && y->end >= ob) &&
 		    (best < 0 || y->dur < s->v[best].dur))
-			best = s->by_thread[p];
+			best = (long)s->by_thread[p];
 	}
 	return best;
 }
@@ -287,31 +288,25 @@ long ta_host_spans_enclosing(struct ta_host_spans *s, int64_t a, int64_t b,
 			     const struct ta_ids *tids, int64_t outer_a,
 			     int64_t outer_b)
 {
-	long range = -1, python = -1, before;
+	long range = -1, python = -1;
+	int64_t before;
 	size_t g;
 
 	if (!s->by_thread && s->n)
 		thread(s);
-	before = (long)first_from(s, a, 1);   /* the spans that start by a */
+	before = (int64_t)first_from(s, a, 1);   /* the spans that start by a */
 	for (g = 0; g < s->nsegs; g++) {
 		size_t lo = s->segs[g], hi = s->segs[g + 1];
 		long x, r = -1, py = -1;
 
-		x = s->by_thread[lo];
+		x = (long)s->by_thread[lo];
 		if (s->v[x].tid == TA_NO_THREAD || !tids || !ta_ids_has(tids, s->v[x].tid))
 			continue;
 		/* the thread's last span that starts by a */
-		while (lo < hi) {
-			size_t m = lo + (hi - lo) / 2;
-
-			if (s->by_thread[m] < before)
-				lo = m + 1;
-			else
-				hi = m;
-		}
+		lo += ta_lower_i64(s->by_thread + lo, hi - lo, before);
 		if (lo == s->segs[g])
 			continue;
-		x = s->by_thread[lo - 1];
+		x = (long)s->by_thread[lo - 1];
 		/* outwards: the latest that reaches b, then those around it */
 		while (x >= 0 && s->v[x].end < b)
 			x = s->tprev[x];

@@ -25,7 +25,8 @@ struct ta_host_spans {
 	/* by thread, made at the first ta_host_spans_enclosing: the spans'
 	 * indices by (pid, tid, order); each span's place there; the nearest
 	 * earlier span of its thread that ends no earlier (-1) */
-	long *by_thread, *place, *tprev;
+	int64_t *by_thread;
+	long *place, *tprev;
 	size_t *segs, nsegs;      /* where each thread's spans begin, and n */
 };
 
