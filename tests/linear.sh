@@ -7,13 +7,16 @@
 #   (I16 - I4) / (I4 - I1)  =  (E16 - E4) / (E4 - E1)
 # where E is the events (or ranks) read; a lookup that scans every rank
 # for each rank makes the left side grow as the input does. Allowed: 1.2x
-# the right side. Two families: more ranks (tools/ranks.py: 4, 16, 64)
-# and a longer run (a real 2-rank capture copied 1, 4 and 16 times, its
-# steps numbered on). report stands for the analyses it runs (diagnose
-# with its critical paths, roofline, overlap, stragglers, ...). Breaking
+# the right side. Three families: more ranks (tools/ranks.py: 4, 16, 64),
+# a longer run (a real 2-rank capture copied 1, 4 and 16 times, its
+# steps numbered on) and a deeper nesting. report stands for the
+# analyses it runs (diagnose with its critical paths, roofline, overlap,
+# stragglers, ...). Breaking
 # it: the step windows unindexed by rank (as before this test) fail it at
-# 4.83x against 4x. At these sizes a quadratic term is still small
-# beside the rest; larger ones would take minutes under callgrind.
+# 4.83x against 4x; the roofline's walk looking along the open ops
+# for each op it closes fails the nesting family at 11.2x. At these
+# sizes a quadratic term is still small beside the rest; larger ones
+# would take minutes under callgrind.
 SUITE=linear
 . "$(dirname "$0")/lib.sh"
 
@@ -78,6 +81,19 @@ family "a longer run" "$(events "$TMP/c1")" "$(events "$TMP/c4")" "$(events "$TM
 	"$TMP/c1" "$TMP/c4" "$TMP/c16" <<EOF
 report --html -
 ops
+EOF
+
+# a hostile nesting (tests/nested_ops.py: N nested ranges and ops of N
+# shapes over N launches): the roofline's walk looked down the stack for
+# each launch and along the open ops for each one closed: 11.2x
+for n in 250 1000 4000; do
+	mkdir -p "$TMP/n$n"
+	python3 tests/nested_ops.py "$TMP/n$n/rank-0.json" $n
+done
+family "deeper nesting" "$(events "$TMP/n250")" "$(events "$TMP/n1000")" "$(events "$TMP/n4000")" \
+	"$TMP/n250" "$TMP/n1000" "$TMP/n4000" <<EOF
+roofline
+diagnose
 EOF
 
 finish

@@ -21,6 +21,24 @@ struct node {
 	int64_t main, main_ns;  /* its longest kernel (name id) and its time */
 	size_t first_launch;  /* its launches: launches[first_launch..] */
 	char *dims, *types, *conc;
+	/* stack indexes + 1 (0: none), so that a launch and a finished op
+	 * go to the ops they concern straight, not down the whole stack
+	 * (50 k nested ranges, or nested ops of 50 k shapes, made the walk
+	 * quadratic): the innermost counted op at or below it; for a
+	 * counted op, the nearest counted op below it that is the same call
+	 * (same_operands), and the label of the outermost such */
+	size_t counted_at, same_up;
+	int64_t label;
+	size_t key;           /* its operands' entry in the walk's keys + 1 */
+};
+
+/* The innermost open counted op of each operands' key (same_operands:
+ * the first two operands' text; ops without shapes share one entry), a
+ * scope table restored as ops finish. Entries stay once made. */
+struct same_key {
+	char *key;            /* NULL: the ops without shapes */
+	uint64_t hash;
+	size_t top;           /* stack index + 1; 0: none open */
 };
 
 /* A launch's kernels: their time, whether one ran fp32 data on the tensor
@@ -42,6 +60,10 @@ struct walk {
 	int inputs_rc;          /* and what its step said when it failed */
 	struct corr *corr;      /* each launch's kernels, by rank and call */
 	size_t ncorr;
+	struct same_key *keys;  /* the entries, in the order made */
+	size_t nkeys, cap_keys;
+	size_t *slots;          /* keys' index + 1 by hash, open addressing */
+	size_t nslots;          /* a power of two */
 };
 
 static const char *counted_name(const struct walk *w, int64_t id)
@@ -90,32 +112,78 @@ static void add_call(struct walk *w, const struct node *n, int64_t label)
 	ta_roof_add_call(w->r, &raw);
 }
 
-/* Whether two calls' first two operands have one shape: the dispatcher
- * re-recording one call (autocast, convolution's _convolution), not a
- * call inside another (which a damaged duration could make of two). */
-static int same_operands(const char *a, const char *b)
+/* The part of a call's operands that tells whether two nested calls are
+ * one: the first two operands' shapes, to the second ']' (the dispatcher
+ * re-recording one call, autocast or convolution's _convolution; not a
+ * call inside another, which a damaged duration could make of two). Its
+ * length, or 0 where there are not two operands (no call is the same as
+ * such a one); ops without shapes are all the same call (len -1). */
+static long operands_key(const char *dims)
 {
+	const char *p;
 	int closed = 0;
 
-	if (!a || !b)   /* no shapes to tell: nested is the same call */
-		return !a && !b;
-	for (; *a && *a == *b; a++, b++)
-		if (*a == ']' && ++closed == 2)
-			return 1;
+	if (!dims)
+		return -1;
+	for (p = dims; *p; p++)
+		if (*p == ']' && ++closed == 2)
+			return p + 1 - dims;
 	return 0;
 }
 
-/* The outermost counted op on the stack below the top that is the same
- * call: the name's id. */
-static int64_t label_of(const struct walk *w)
+static uint64_t key_hash(const char *s, long len)
 {
-	const struct node *top = &w->stack[w->depth - 1];
-	size_t i;
+	uint64_t h = 1469598103934665603ull;   /* FNV-1a */
+	long i;
 
-	for (i = 0; i + 1 < w->depth; i++)
-		if (w->stack[i].counted && same_operands(w->stack[i].dims, top->dims))
-			return w->stack[i].name;
-	return top->name;
+	for (i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h;
+}
+
+static void grow_slots(struct walk *w)
+{
+	size_t i, j;
+
+	free(w->slots);
+	w->nslots = w->nslots ? 2 * w->nslots : 64;
+	w->slots = ta_xcalloc(w->nslots, sizeof(*w->slots));
+	for (i = 0; i < w->nkeys; i++) {
+		for (j = w->keys[i].hash & (w->nslots - 1); w->slots[j];
+		     j = (j + 1) & (w->nslots - 1))
+			;
+		w->slots[j] = i + 1;
+	}
+}
+
+/* A counted op's key in the walk's table: its index + 1; 0 where it has
+ * none (len 0). */
+static size_t key_of(struct walk *w, const char *dims)
+{
+	long len = operands_key(dims);
+	uint64_t h;
+	size_t j;
+
+	if (len == 0)
+		return 0;
+	if (2 * (w->nkeys + 1) > w->nslots)
+		grow_slots(w);
+	h = len < 0 ? 1 : key_hash(dims, len);
+	for (j = h & (w->nslots - 1); w->slots[j]; j = (j + 1) & (w->nslots - 1)) {
+		const struct same_key *k = &w->keys[w->slots[j] - 1];
+
+		if (k->hash == h && (len < 0 ? !k->key :
+				     k->key && strncmp(k->key, dims, (size_t)len) == 0 &&
+				     !k->key[len]))
+			return w->slots[j];
+	}
+	if (w->nkeys == w->cap_keys) {
+		w->cap_keys = w->cap_keys ? 2 * w->cap_keys : 64;
+		w->keys = ta_xrealloc(w->keys, w->cap_keys * sizeof(*w->keys));
+	}
+	w->keys[w->nkeys] = (struct same_key){
+		len < 0 ? NULL : ta_xstrndup(dims, (size_t)len), h, 0 };
+	return w->slots[j] = ++w->nkeys;
 }
 
 static void keep_launches(struct walk *w, size_t from)
@@ -136,15 +204,16 @@ static void keep_launches(struct walk *w, size_t from)
 static void finish(struct walk *w)
 {
 	struct node *n = &w->stack[w->depth - 1];
-	size_t i;
 
 	if (n->counted && !n->inner) {
-		add_call(w, n, label_of(w));
+		add_call(w, n, n->label);
 		keep_launches(w, n->first_launch);
-		for (i = 0; i + 1 < w->depth; i++)
-			w->stack[i].inner |= w->stack[i].counted &&
-					     same_operands(w->stack[i].dims, n->dims);
 	}
+	/* the same call below holds one inside (it, in turn, the next) */
+	if (n->same_up)
+		w->stack[n->same_up - 1].inner = 1;
+	if (n->key)
+		w->keys[n->key - 1].top = n->same_up;
 	if (n->counted)
 		w->npending = n->first_launch;  /* an outer op's own: casts */
 	free(n->dims);
@@ -195,7 +264,20 @@ static int push(struct walk *w, sqlite3_stmt *st, int64_t ts, int64_t end)
 	n->counted = counted_name(w, n->name) != NULL;
 	n->first_launch = w->npending;
 	n->main = -1;
-	return n->counted ? read_inputs(w, n, sqlite3_column_int64(st, 7)) : 0;
+	n->counted_at = n->counted ? w->depth :
+			w->depth > 1 ? w->stack[w->depth - 2].counted_at : 0;
+	n->label = n->name;
+	if (!n->counted)
+		return 0;
+	if (read_inputs(w, n, sqlite3_column_int64(st, 7)) < 0)
+		return -1;
+	if ((n->key = key_of(w, n->dims))) {
+		n->same_up = w->keys[n->key - 1].top;
+		w->keys[n->key - 1].top = w->depth;
+		if (n->same_up)   /* the outermost same call's name */
+			n->label = w->stack[n->same_up - 1].label;
+	}
+	return 0;
 }
 
 static int cmp_corr(const void *x, const void *y)
@@ -221,11 +303,9 @@ static void launch(struct walk *w, sqlite3_stmt *st)
 {
 	int64_t corr = sqlite3_column_int64(st, 8);
 	const struct corr *k;
-	size_t i = w->depth;
+	size_t i = w->depth ? w->stack[w->depth - 1].counted_at : 0;
 	struct node *n;
 
-	while (i > 0 && !w->stack[i - 1].counted)
-		i--;
 	if (i == 0 || !(k = find_corr(w, w->rank, corr)))
 		return;
 	n = &w->stack[i - 1];
@@ -412,8 +492,14 @@ int ta_roof_load_names(sqlite3 *db, struct ta_roof *r, struct ta_error *err)
 
 static void free_walk(struct walk *w)
 {
+	size_t i;
+
 	while (w->depth)
 		finish(w);
+	for (i = 0; i < w->nkeys; i++)
+		free(w->keys[i].key);
+	free(w->keys);
+	free(w->slots);
 	free(w->stack);
 	free(w->pending);
 	free(w->corr);
