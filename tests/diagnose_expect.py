@@ -433,6 +433,31 @@ check("a queued collective, no late peer: queued-idle, not unrecorded (%s)" % [
       (x["verdict"], x["main_cause"]) for x in v],
       v and v[0]["verdict"] == "queued-idle" and "before the trace" not in v[0]["main_cause"])
 
+# A range on another thread over a host hole names it only where that
+# thread launches kernels: cudaLaunchHostFunc queues a host function,
+# not a kernel (helper-47's g20 case)
+for api, named in (("cudaLaunchHostFunc", False), ("cudaLaunchKernel", True)):
+    ev = host_steps(2)
+    for k in range(2):
+        s0 = 10000 * k
+        for corr, at, start, dur in ((10 * k + 1, s0 + 100, s0 + 110, 3890),
+                                     (10 * k + 2, s0 + 4200, s0 + 4210, 4790)):
+            gpu(ev, corr, start, dur)
+            call(ev, corr, at, 5)
+        ev.append({"ph": "X", "cat": "user_annotation", "name": "## side ##", "pid": 100,
+                   "tid": 200, "ts": s0 + 50, "dur": 8950, "args": {}})
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": api, "pid": 100, "tid": 200,
+                   "ts": s0 + 60, "dur": 5, "args": {"correlation": 10 * k + 3}})
+        if named:
+            ev.append({"ph": "X", "cat": "kernel", "name": "tiny", "pid": 0, "tid": 8,
+                       "ts": s0 + 70, "dur": 5,
+                       "args": {"device": 0, "stream": 8, "correlation": 10 * k + 3}})
+    f = [x["where"] for x in csv_of(written(ev), "diagnose", "--findings")
+         if x["kind"] == "host_region"]
+    check("a range over the hole on a thread calling only %s: %s (%s)" % (
+          api, "named" if named else "not named", f),
+          f and ("within ## side ##" in f) == named)
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL diagnose:", n)

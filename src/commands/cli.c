@@ -218,7 +218,8 @@ static int usage_error(const struct ta_cmd_info *cmd, const char *fmt,
  * error), or "-" for a directory (--csv-dir - made one called -). */
 static const char *bad_path(const struct ta_opt *o, const char *arg)
 {
-	static const char *const paths[] = { "OUT", "FILE", "DIR", "SNAP", "PATH", NULL };
+	static const char *const paths[] = { "OUT", "FILE", "DIR", "SNAP", "PATH", "OLD.csv",
+					      NULL };
 	size_t i;
 
 	if (o->kind != TA_OPT_STRING || !o->arg || !arg)

@@ -20,9 +20,12 @@ struct host_frame {    /* a Python frame of the user's own code */
 	" 'cudaEventSynchronize', 'cudaMemcpy', 'cudaMemcpy2D', 'cudaMemset'," \
 	" 'hipDeviceSynchronize', 'hipStreamSynchronize', 'hipEventSynchronize'," \
 	" 'hipMemcpy', 'hipMemcpy2D', 'hipMemset'"
+/* the calls that launch kernels (cudaLaunchHostFunc queues a host
+ * function: a thread that makes only those launches nothing) */
+#define TA_KERNEL_LAUNCH_SQL "(name GLOB '*Launch*' AND name NOT GLOB '*LaunchHostFunc*')"
 /* the calls that launch GPU work (a thread that makes none launches
  * nothing) */
-#define TA_LAUNCH_NAMES_SQL "name GLOB '*Launch*' OR name GLOB '*MemcpyAsync*'" \
+#define TA_LAUNCH_NAMES_SQL TA_KERNEL_LAUNCH_SQL " OR name GLOB '*MemcpyAsync*'" \
 	" OR name GLOB '*MemsetAsync*'"
 #define QUERY_NAMES "'cudaEventQuery', 'cudaStreamQuery', 'hipEventQuery'," \
 	" 'hipStreamQuery'"
@@ -305,7 +308,7 @@ static int enclosing_name(struct ta_host *h, int64_t a, int64_t b, int64_t sa,
 		/* the calls' index by name holds the tid: no row is read */
 		snprintf(sql, sizeof(sql), "SELECT DISTINCT tid FROM calls WHERE"
 			 " rank = %lld AND typeof(tid) = 'integer' AND name IN (SELECT name_id"
-			 " FROM label WHERE name GLOB '*Launch*') ORDER BY 1",
+			 " FROM label WHERE " TA_KERNEL_LAUNCH_SQL ") ORDER BY 1",
 			 (long long)h->rank);
 		h->launchers = ta_xcalloc(1, sizeof(*h->launchers));
 		if (ta_ids_read(h->db, sql, h->launchers, &err) < 0)
