@@ -87,6 +87,15 @@ src/analyses/gpu/roof_id.inc: $(ROOF_ID_SRC)
 	printf '#define TA_ROOF_ID "%s"\n' "$$(cat $(ROOF_ID_SRC) | cksum | cut -d' ' -f1)" > $@
 src/analyses/gpu/roofline_keep.o: src/analyses/gpu/roof_id.inc
 
+# TA_CRIT_ID: the same for the critical path a cache entry keeps
+# (main.path_kept): it rests on the model, the analyses' loads and the
+# walk, so every source of theirs (a change anywhere walks again)
+CRIT_ID_SRC := $(MODEL_ID_SRC) $(wildcard src/analyses/*/*.c src/analyses/*/*.h \
+	src/util/*.c src/util/*.h)
+src/analyses/critical/crit_id.inc: $(CRIT_ID_SRC)
+	printf '#define TA_CRIT_ID "%s"\n' "$$(cat $(CRIT_ID_SRC) | cksum | cut -d' ' -f1)" > $@
+src/analyses/critical/critical_keep.o: src/analyses/critical/crit_id.inc
+
 $(TEST_BIN): $(TEST_SRC) tests/check_main.h libtraceanalyze.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -Itests -o $@ $(TEST_SRC) libtraceanalyze.a \
 		$(CHECK_LIBS) $(LDLIBS)
@@ -124,6 +133,7 @@ suites: traceanalyze $(TEST_BIN)
 	@for t in tests/*_expect.py; do echo "python3 $$t"; python3 $$t || exit 1; done
 	sh tests/cache.sh
 	sh tests/roof_cache.sh
+	sh tests/path_cache.sh
 	sh tests/beside.sh
 	sh tests/tblog.sh
 	@# under the sanitizers (NO_CONFORM), the captures that stand for the rest
@@ -194,7 +204,7 @@ uninstall:
 
 clean:
 	rm -f traceanalyze libtraceanalyze.a $(TEST_BIN) src/*.o src/*/*.o src/*/*/*.o src/model/model_id.inc \
-		src/analyses/gpu/roof_id.inc
+		src/analyses/gpu/roof_id.inc src/analyses/critical/crit_id.inc
 
 .PHONY: all check test suites sanitize tsan deps demo valgrind bench lint install uninstall clean
 

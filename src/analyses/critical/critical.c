@@ -1440,7 +1440,8 @@ int ta_critical_run(sqlite3 *db, const struct ta_query *q,
 	struct tables t = { NULL, NULL, 0 };
 	int rc = -1;
 
-	*out = *top = NULL;
+	if (cp_kept(db, q, o, out, top))
+		return 0;
 	if (walk_open(db, q, o, 0, &w, &peers, err) == 0 &&
 	    (o->step < 0 || ta_model_steps_kept(db, o->step, o->step, err) == 0)) {
 		t.path = cp_path_table(o->what_kind != NULL);
@@ -1462,6 +1463,7 @@ int ta_critical_run(sqlite3 *db, const struct ta_query *q,
 	}
 	*out = t.path;
 	*top = t.top;
+	cp_keep(db, q, o, t.path, t.top);
 	return 0;
 }
 

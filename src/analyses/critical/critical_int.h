@@ -62,4 +62,12 @@ enum piece_col { P_HOME, P_WALK, P_STEP, P_LEN, P_START, P_EXIT_RANK,
 
 struct ta_table *cp_piece_table(void);
 
+/* ta_critical_run's tables kept in a cache entry (critical_keep.c): read
+ * for these options (1, *out and *top set; 0: none kept, or not whole),
+ * and kept after a walk. */
+int cp_kept(sqlite3 *db, const struct ta_query *q, const struct ta_critical_opts *o,
+	    struct ta_table **out, struct ta_table **top);
+void cp_keep(sqlite3 *db, const struct ta_query *q, const struct ta_critical_opts *o,
+	     const struct ta_table *out, const struct ta_table *top);
+
 #endif
