@@ -135,4 +135,21 @@ check "one file's entry keeps its part after comms" \
 sqlite3 "$db" "delete from part_coll"
 TRACEANALYZE_CACHE_DIR="$TMP/one" $BIN comms -q --format csv "$one" > "$TMP/b" 2>&1
 check "a single-rank command reads the kept coll" sh -c "! cmp -s '$TMP/a' '$TMP/b'"
+
+# whether a kept row has a negative duration (a sweep cannot stream then)
+# is kept as a fact by the first command that asks; remade rows drop it
+rm -rf "$TMP/neg"
+export TRACEANALYZE_CACHE_DIR="$TMP/neg"
+$BIN overlap -q --format csv "$one" > /dev/null
+db=$(ls "$TMP"/neg/*.db)
+fact() { sqlite3 "$db" "SELECT substr(value, instr(value, ':') + 1) FROM info WHERE key = 'dev_negative'"; }
+check "overlap keeps the fact: no negative duration" test "$(fact)" = 0
+sqlite3 "$db" "UPDATE info SET value = 'another build' WHERE key = 'dev_rows'"
+$BIN temporal -q "$one" > /dev/null
+check "rows made again drop it" test -z "$(fact)"
+# the parser keeps no negative duration (HTA's rounding alone makes one):
+# a row edited so is what the fact then says
+sqlite3 "$db" "UPDATE dev_rows SET dur = -5 WHERE rowid = (SELECT min(rowid) FROM dev_rows)"
+$BIN overlap -q --format csv "$one" > /dev/null
+check "the fact: a negative duration" test "$(fact)" = 1
 finish

@@ -391,7 +391,8 @@ int ta_model_write_dev_rows(sqlite3 *rw, void *unused, struct ta_error *err)
 	}
 	return ta_model_select_ranks(rw, &every, err) < 0 ||
 	       ta_db_exec(rw, "DROP TABLE IF EXISTS main.dev_rows;"
-			  "DELETE FROM info WHERE key = 'dev_rows';", err) < 0 ||
+			  "DELETE FROM info WHERE key IN ('dev_rows', 'dev_negative');",
+			  err) < 0 ||
 	       ta_db_exec(rw, win_sql, err) < 0 ||
 	       /* straight into the kept table, its indexes growing as the
 		* rows come in (rank, ts) order: a temp table copied and
@@ -451,6 +452,37 @@ void ta_model_write_entry(sqlite3 *db, int (*fn)(sqlite3 *rw, void *arg,
 		ta_db_try_write(db, write_entry, &w, NULL);
 	}
 	sqlite3_free(mark);
+}
+
+static int write_negative(sqlite3 *rw, void *arg, struct ta_error *err)
+{
+	char sql[128];
+
+	snprintf(sql, sizeof(sql), "DELETE FROM info WHERE key = 'dev_negative';"
+		 "INSERT INTO info VALUES ('dev_negative', '%s:%d');", TA_MODEL_ID,
+		 *(const int *)arg);
+	return dev_rows_current(rw) ? ta_db_exec(rw, sql, err) : 0;
+}
+
+/* Whether any of the kept device rows has a negative duration, as the
+ * entry keeps it (info.dev_negative, made by the first run that asks: a
+ * scan of every row, a tenth of a cached overlap): 0 or 1; -1 where dev
+ * is not a view of kept rows (HTA's rules make a table of their own). */
+int ta_model_dev_negative_kept(sqlite3 *db)
+{
+	int v;
+
+	if (ta_db_int(db, "SELECT EXISTS (SELECT 1 FROM temp.sqlite_master"
+		      " WHERE type = 'view' AND name = 'dev')", 0) != 1 || !dev_rows_current(db))
+		return -1;
+	v = ta_db_int(db, "SELECT CASE value WHEN '" TA_MODEL_ID ":0' THEN 0 WHEN '"
+		      TA_MODEL_ID ":1' THEN 1 ELSE -1 END FROM info"
+		      " WHERE key = 'dev_negative'", -1);
+	if (v >= 0)
+		return v;
+	v = ta_db_int(db, "SELECT EXISTS (SELECT 1 FROM main.dev_rows WHERE dur < 0)", 1) != 0;
+	ta_model_write_entry(db, write_negative, &v);
+	return v;
 }
 
 /* Kept in a cache entry (a user's database and shards are only read, a

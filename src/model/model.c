@@ -210,6 +210,9 @@ int ta_model_prepare(sqlite3 *db, const struct ta_query *q, unsigned need,
 
 int ta_model_negative_dur(sqlite3 *db)
 {
+	/* none in any kept row: none in the ranks dev shows */
+	if (ta_model_dev_negative_kept(db) == 0)
+		return 0;
 	/* if the query fails, say yes: not streaming is always right */
 	return ta_db_int(db, "SELECT EXISTS (SELECT 1 FROM dev WHERE dur < 0)", 1) != 0;
 }

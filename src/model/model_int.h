@@ -11,6 +11,9 @@ int ta_model_select_ranks(sqlite3 *db, const struct ta_query *q,
 			  struct ta_error *err);
 /* dev and win (HTA: hrows too), by the query's rules. */
 int ta_model_dev(sqlite3 *db, const struct ta_query *q, struct ta_error *err);
+/* Whether a kept device row has a negative duration (dev.c): 0, 1, or -1
+ * where dev is not a view of kept rows. */
+int ta_model_dev_negative_kept(sqlite3 *db);
 /* main.dev_rows and its info on a connection that may write, in its
  * transaction: the default rules' dev for every rank, kept (dev.c). In
  * the shape of ta_db_write's callback, which both its callers use. */
