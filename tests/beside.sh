@@ -2,7 +2,8 @@
 # report --html runs diagnose and the rooflines in a thread beside the
 # rest, on a second connection to the same database (exec/plan.c's
 # ta_plan_beside), where -j allows two and the plan reads one database;
-# with -j 3 or more, the four core tables in a third.
+# with -j 3 or more, the four core tables in a third; with -j 4 or
+# more, the overview in a fourth.
 # The page must be the one -j 1 writes, byte for byte: on a cache entry
 # being built (both connections adding to it), on one already built,
 # with options that change what is read, and on a damaged entry (the
@@ -23,7 +24,7 @@ for t in gpt2_train resnet_train mem_train roof_train autocast ddp_balanced; do
 		rm -rf "$TMP/one" "$TMP/two" "$TMP/three"
 		# shellcheck disable=SC2086
 		page serial one 1 $opts "testdata/$t"
-		for j in 2 3; do
+		for j in 2 3 4; do
 			c=$([ $j = 2 ] && echo two || echo three)
 			# shellcheck disable=SC2086
 			page cold $c $j $opts "testdata/$t"
@@ -42,7 +43,7 @@ done
 printf 'not a pickle' >"$TMP/bad.pickle"
 rm -rf "$TMP/one" "$TMP/two" "$TMP/three"
 page serial one 1 --snapshot "$TMP/bad.pickle" testdata/snap_profiled
-for j in 2 3; do
+for j in 2 4; do
 	rm -rf "$TMP/two"
 	page beside two $j --snapshot "$TMP/bad.pickle" testdata/snap_profiled
 	check "the caller fails (-j $j): exit 3" grep -q "^rc=3" "$TMP/beside.err"
@@ -62,7 +63,7 @@ for pg in range(2, n, 3):
     f.seek(pg * 65536); f.write(bytes(65536))" "$TMP/$c"
 done
 page serial one 1 testdata/gpt2_train
-for j in 2 3; do
+for j in 2 4; do
 	c=$([ $j = 2 ] && echo two || echo three)
 	page beside $c $j testdata/gpt2_train
 	check "a damaged entry is rebuilt (-j $j): exit 0" grep -q "^rc=0" "$TMP/beside.err"

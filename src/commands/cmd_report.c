@@ -294,26 +294,48 @@ static int run_beside(struct ta_plan *p, void *ctx, struct ta_error *err)
 			   &h[H_ROOF_STEPS], err) < 0 ? -1 : 0;
 }
 
+/* The page's overview (the plugin's view: every GPU and host row of the
+ * steps, merged in time order) in a thread of its own, where -j allows a
+ * fourth: it was the longest part of the page's first thread. */
+struct html_overview {
+	struct ta_table **h;
+	struct ta_overview_opts ov;
+};
+
+static int run_overview(struct ta_plan *p, struct html_overview *o, struct ta_error *err)
+{
+	ta_table_free(o->h[H_OVERVIEW]);
+	o->h[H_OVERVIEW] = NULL;
+	o->ov = ta_overview_defaults;
+	o->ov.summary = 1;
+	return ta_plan_run(p, &ta_shard_per_rank, overview_fn, &o->ov, NULL, NULL,
+			   &o->h[H_OVERVIEW], err);
+}
+
+static int run_overview_beside(struct ta_plan *p, void *ctx, struct ta_error *err)
+{
+	return run_overview(p, ctx, err);
+}
+
 /* The page's other analyses, each a section of the plan with its
  * command's rule (on shards, each rank in its own process, parts joined);
- * f: what it says of the job, for write_html too. */
+ * f: what it says of the job, for write_html too. ov: the overview, or
+ * NULL where a thread of its own makes it. */
 static int run_html(struct ta_plan *p, struct report_opts *ro, struct ta_job_facts *f,
-		    struct ta_table **h, int64_t *bucket_us, struct ta_error *err)
+		    struct ta_table **h, struct html_overview *ov, int64_t *bucket_us,
+		    struct ta_error *err)
 {
 	struct ta_memory_opts m = ta_memory_defaults;
 	struct ta_stragglers_opts s = ta_stragglers_defaults;
 	struct ta_kernels_opts top = ta_kernels_defaults;
-	struct ta_overview_opts ov = ta_overview_defaults;
 	struct ta_table *facts = NULL;
 	sqlite3 *db;
 
-	ov.summary = 1;
 	s.ranks = p->cli->query.ranks;   /* the rows shown (--ranks) */
 	s.nranks = p->cli->query.nranks;
 	if (ta_plan_run(p, &ta_shard_per_rank, kernels_fn, &top, NULL, NULL,
 			&h[H_KERNELS], err) < 0 ||
-	    ta_plan_run(p, &ta_shard_per_rank, overview_fn, &ov, NULL, NULL,
-			&h[H_OVERVIEW], err) < 0 ||
+	    (ov && run_overview(p, ov, err) < 0) ||
 	    ta_plan_run(p, &ta_shard_per_rank, facts_fn, NULL, NULL, NULL, &facts, err) < 0)
 		return -1;
 	ta_model_facts_of(facts, f);
@@ -461,8 +483,9 @@ static int report(const struct ta_cli *cli, struct report_opts *ro)
 	size_t keep_idle = 0;
 	struct ta_job_facts facts = { 0 };
 	struct ta_plan plan;
-	struct ta_plan_beside beside, core;
+	struct ta_plan_beside beside, core, overview;
 	struct html_beside bh;
+	struct html_overview oh;
 	FILE *out;
 	int rc, i, pass;
 
@@ -496,6 +519,8 @@ static int report(const struct ta_cli *cli, struct report_opts *ro)
 
 		memset(&beside, 0, sizeof(beside));
 		memset(&core, 0, sizeof(core));
+		memset(&overview, 0, sizeof(overview));
+		oh.h = h;
 		/* the page's diagnose and rooflines in a thread of their own,
 		 * the four core tables in another, the database opened first
 		 * (the merged way; on shards, nothing) */
@@ -508,13 +533,18 @@ static int report(const struct ta_cli *cli, struct report_opts *ro)
 			 * cost more than it saves (measured) */
 			if (ta_jobs(&cli->ingest) >= 3)
 				ta_plan_beside(&plan, &core, run_core_beside, t);
+			if (ta_jobs(&cli->ingest) >= 4)
+				ta_plan_beside(&plan, &overview, run_overview_beside, &oh);
 		}
 		threaded = core.started;
 		if (rc < 0 || (!threaded && run_core(&plan, t, &err) < 0) ||
-		    (html && run_html(&plan, ro, &facts, h, &bucket_us, &err) < 0) ||
+		    (html && run_html(&plan, ro, &facts, h, overview.started ? NULL : &oh,
+				      &bucket_us, &err) < 0) ||
 		    (threaded && ta_plan_join(&plan, &core, &err) < 0) ||
+		    (overview.started && ta_plan_join(&plan, &overview, &err) < 0) ||
 		    (html && ta_plan_join(&plan, &beside, &err) < 0)) {
 			ta_plan_abandon(&core);
+			ta_plan_abandon(&overview);
 			ta_plan_abandon(&beside);
 			ta_plan_close(&plan);
 			free_tables(t, h, &facts);
