@@ -229,6 +229,15 @@ check "a journal with no entry: the next entry is built clean" \
 	'$BIN temporal -q "$TMP/a" > "$TMP/j.got" 2> "$TMP/j.err" && cmp -s "$TMP/j.want" "$TMP/j.got" && [ ! -s "$TMP/j.err" ] && $BIN diagnose -q "$TMP/a" > /dev/null'
 unset TRACEANALYZE_CACHE_COMPRESS
 export TRACEANALYZE_CACHE_DIR="$TMP/cache"
+# a link named for another rank is that rank, not its target's entry
+# (helper-48: rank-5 -> rank 0's file made rank 0's cached runs say 5)
+mkdir -p "$TMP/lnk"
+ln -s "$PWD/testdata/train_stalled/rank-0.pt.trace.json.gz" "$TMP/lnk/rank-5.pt.trace.json.gz"
+$BIN temporal -q --format csv "$TMP/lnk" > "$TMP/l5"
+$BIN temporal -q --format csv testdata/train_stalled > "$TMP/l0"
+$BIN temporal -q --no-cache --format csv testdata/train_stalled > "$TMP/l0.want"
+check "a link named rank-5 is rank 5" 'cut -d, -f1 "$TMP/l5" | tail -1 | grep -qx 5'
+check "its target, cached after it, is still rank 0" 'cmp -s "$TMP/l0" "$TMP/l0.want"'
 check "cache --help" '$BIN cache --help | grep -q "prune"'
 check "a bad verb is a usage error" '$BIN cache purge 2>/dev/null; [ $? = 2 ]'
 echo "cache: $pass passed, $fail failed"

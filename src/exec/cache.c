@@ -3,6 +3,7 @@
 #include "ta_cache.h"
 #include "ta.h"
 #include "ta_db.h"
+#include "ta_ingest.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -54,36 +55,47 @@ static void absolute(const char *file, char *abs, size_t len)
 		snprintf(abs, len, "%s", file);
 }
 
+/* The rank a file's name gives it (-1: none), as the parser takes it
+ * where the trace names none: a link named rank-5 to rank 0's file is
+ * rank 5, not the entry of its target. */
+static void name_rank(const char *file, char *buf, size_t len)
+{
+	snprintf(buf, len, "%lld", (long long)ta_rank_from_filename(file));
+}
+
 uint64_t ta_cache_paths_key(char **files, size_t n)
 {
 	uint64_t h = 1469598103934665603ULL;
-	char abs[PATH_MAX];
+	char abs[PATH_MAX], rank[32];
 	size_t i;
 
 	for (i = 0; i < n; i++) {
 		absolute(files[i], abs, sizeof(abs));
-		h = fnv(fnv(h, abs), "\n");
+		name_rank(files[i], rank, sizeof(rank));
+		h = fnv(fnv(fnv(fnv(h, abs), "|"), rank), "\n");
 	}
 	return h;
 }
 
-/* Every file's absolute path, device, inode, size, mtime and ctime (a
- * file rewritten to the same size and touched back to its old mtime
- * still has a new ctime), and the schema and version. */
+/* Every file's absolute path, the rank its name gives, device, inode,
+ * size, mtime and ctime (a file rewritten to the same size and touched
+ * back to its old mtime still has a new ctime), and the schema and
+ * version. */
 uint64_t ta_cache_content_key(char **files, size_t n)
 {
 	uint64_t h = 1469598103934665603ULL;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		char abs[PATH_MAX], line[PATH_MAX + 256];
+		char abs[PATH_MAX], line[PATH_MAX + 256], rank[32];
 		struct stat sb;
 
 		absolute(files[i], abs, sizeof(abs));
+		name_rank(files[i], rank, sizeof(rank));
 		memset(&sb, 0, sizeof(sb));
 		stat(files[i], &sb);
-		snprintf(line, sizeof(line), "%s|%llu|%llu|%lld|%lld.%09ld|%lld.%09ld"
-			 "|%d|%s\n", abs, (unsigned long long)sb.st_dev,
+		snprintf(line, sizeof(line), "%s|%s|%llu|%llu|%lld|%lld.%09ld|%lld.%09ld"
+			 "|%d|%s\n", abs, rank, (unsigned long long)sb.st_dev,
 			 (unsigned long long)sb.st_ino, (long long)sb.st_size,
 			 (long long)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec,
 			 (long long)sb.st_ctim.tv_sec, sb.st_ctim.tv_nsec,

@@ -1,8 +1,9 @@
 /* The critical path kept in a cache entry (#37): loading a rank's
  * kernels, calls and host rows for the walk is two fifths of a cached
  * diagnose and gives the same tables every run, so the first run keeps
- * them (main.path_kept: the tables as the shards' wire writes them, by a
- * key of this build's TA_CRIT_ID, the rules, the ranks and the options)
+ * them (main.path_kept: the tables as the shards' wire writes them and
+ * their CRC, by a key of this build's TA_CRIT_ID, the rules, the ranks
+ * and the options)
  * and later runs with the same key read them. What is read must be the
  * tables' shape with values a walk can give, or the path is walked again:
  * a kept path is never trusted into a wrong row. Another database (a
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 /* at most this many keys kept (a run with --ranks, --step, --top ...) */
 #define KEPT_MAX 8
@@ -63,34 +65,59 @@ static int cell_finite(const struct ta_cell *c)
 	return !c->null && isfinite(c->d);
 }
 
-/* Whether the tables read hold what a walk gives: ranks as numbers,
- * times as finite ones (a damaged trace's may be negative), kinds the
- * parts' names. */
-static int holds(const struct ta_table *path, const struct ta_table *top)
+/* Whether rank is one of the ranks asked for (the model's sel_ranks). */
+static int selected(sqlite3_stmt *sel, const struct ta_cell *rank)
 {
-	size_t r, c;
+	int in;
 
-	for (r = 0; r < path->nrows; r++) {
-		if (ta_table_cell(path, r, 0)->null)
-			return 0;
-		for (c = 2; c < path->ncols; c++)
-			if (!cell_finite(ta_table_cell(path, r, c)))
-				return 0;
+	if (rank->null)
+		return 0;
+	sqlite3_bind_int64(sel, 1, rank->i);
+	in = sqlite3_step(sel) == SQLITE_ROW && sqlite3_column_int(sel, 0) == 1;
+	sqlite3_reset(sel);
+	return in;
+}
+
+/* Whether the tables read hold what a walk gives: ranks the run asked
+ * for, times as finite numbers (a damaged trace's may be negative) whose
+ * parts add up to the path, kinds the parts' names (the CRC caught what
+ * changed by accident; this, what was changed into other rows). */
+static int holds(sqlite3 *db, const struct ta_table *path, const struct ta_table *top)
+{
+	sqlite3_stmt *sel = NULL;
+	size_t r, c;
+	int ok = sqlite3_prepare_v2(db, "SELECT EXISTS (SELECT 1 FROM temp.sel_ranks"
+				    " WHERE rank = ?)", -1, &sel, NULL) == SQLITE_OK;
+
+	for (r = 0; ok && r < path->nrows; r++) {
+		double len = ta_table_cell(path, r, 2)->d, sum = 0;
+
+		ok = selected(sel, ta_table_cell(path, r, 0));
+		for (c = 2; ok && c < path->ncols; c++)
+			ok = cell_finite(ta_table_cell(path, r, c));
+		for (c = 3; ok && c < 3 + TA_PATH_PARTS; c++)
+			sum += ta_table_cell(path, r, c)->d;
+		/* each part a whole number of ns over 1e3: a rounding's worth */
+		ok = ok && fabs(sum - len) <= 1e-9 * fabs(len) + 1e-6;
 	}
-	for (r = 0; r < top->nrows; r++) {
+	for (r = 0; ok && r < top->nrows; r++) {
 		const struct ta_cell *kind = ta_table_cell(top, r, 2);
 		size_t k;
 
-		if (ta_table_cell(top, r, 0)->null || kind->null ||
-		    ta_table_cell(top, r, 3)->null || !cell_finite(ta_table_cell(top, r, 4)) ||
-		    ta_table_cell(top, r, 5)->null || ta_table_cell(top, r, 5)->i < 0)
-			return 0;
-		for (k = 0; ta_critical_parts[k] && strcmp(ta_critical_parts[k], kind->s); k++)
+		ok = selected(sel, ta_table_cell(top, r, 0)) && !kind->null &&
+		     !ta_table_cell(top, r, 3)->null && cell_finite(ta_table_cell(top, r, 4)) &&
+		     !ta_table_cell(top, r, 5)->null && ta_table_cell(top, r, 5)->i >= 0;
+		for (k = 0; ok && ta_critical_parts[k] && strcmp(ta_critical_parts[k], kind->s); k++)
 			;
-		if (!ta_critical_parts[k])
-			return 0;
+		ok = ok && ta_critical_parts[k];
 	}
-	return 1;
+	sqlite3_finalize(sel);
+	return ok;
+}
+
+static int64_t crc_of(const void *p, size_t n)
+{
+	return (int64_t)crc32(crc32(0L, Z_NULL, 0), p, (uInt)n);
 }
 
 int cp_kept(sqlite3 *db, const struct ta_query *q, const struct ta_critical_opts *o,
@@ -107,18 +134,21 @@ int cp_kept(sqlite3 *db, const struct ta_query *q, const struct ta_critical_opts
 	if (!keepable(o) || !ta_db_has(db, "table", "path_kept") ||
 	    ta_model_prepare(db, q, 0, &e) < 0 || !(key = path_key(db, q, o)))
 		return 0;
-	if (sqlite3_prepare_v2(db, "SELECT wire FROM main.path_kept WHERE key = ?", -1,
+	if (sqlite3_prepare_v2(db, "SELECT wire, crc FROM main.path_kept WHERE key = ?", -1,
 			       &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
 		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_BLOB &&
-		    sqlite3_column_bytes(st, 0) > 0) {
+		    sqlite3_column_bytes(st, 0) > 0 &&
+		    sqlite3_column_type(st, 1) == SQLITE_INTEGER &&
+		    sqlite3_column_int64(st, 1) == crc_of(sqlite3_column_blob(st, 0),
+							  (size_t)sqlite3_column_bytes(st, 0))) {
 			FILE *f = fmemopen((void *)sqlite3_column_blob(st, 0),
 					   (size_t)sqlite3_column_bytes(st, 0), "rb");
 
 			*out = cp_path_table(0);
 			*top = cp_top_table();
 			ok = f && ta_table_read_wire(f, *out, 0) && ta_table_read_wire(f, *top, 0) &&
-			     fgetc(f) == EOF && holds(*out, *top);
+			     fgetc(f) == EOF && holds(db, *out, *top);
 			if (f)
 				fclose(f);
 		}
@@ -145,16 +175,22 @@ static int write_kept(sqlite3 *rw, void *arg, struct ta_error *err)
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	/* keys of other builds go; past KEPT_MAX, the oldest */
+	/* a table of another shape (an edited entry) is made again; keys
+	 * of other builds go; past KEPT_MAX, the oldest */
+	if (ta_db_int(rw, "SELECT group_concat(name, ',') = 'key,wire,crc' FROM (SELECT name"
+		      " FROM pragma_table_info('path_kept') ORDER BY cid)", 0) != 1 &&
+	    ta_db_exec(rw, "DROP TABLE IF EXISTS main.path_kept;", err) < 0)
+		return -1;
 	if (ta_db_exec(rw, "CREATE TABLE IF NOT EXISTS main.path_kept"
-		       " (key TEXT PRIMARY KEY, wire BLOB);"
+		       " (key TEXT PRIMARY KEY, wire BLOB, crc INTEGER);"
 		       "DELETE FROM main.path_kept WHERE substr(key, 1, length('" TA_CRIT_ID
 		       "') + 1) != '" TA_CRIT_ID "' || char(31);", err) < 0 ||
-	    ta_db_prepare(rw, "INSERT OR REPLACE INTO main.path_kept VALUES (?, ?)", &st,
+	    ta_db_prepare(rw, "INSERT OR REPLACE INTO main.path_kept VALUES (?, ?, ?)", &st,
 			  err) < 0)
 		return -1;
 	sqlite3_bind_text(st, 1, k->key, -1, SQLITE_STATIC);
 	sqlite3_bind_blob(st, 2, k->wire, (int)k->len, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, crc_of(k->wire, k->len));
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (ta_db_done(rw, rc, err) < 0)
