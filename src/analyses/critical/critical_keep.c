@@ -3,10 +3,9 @@
  * diagnose and gives the same tables every run, so the first run keeps
  * them (main.path_kept: the tables as the shards' wire writes them and
  * their CRC, by a key of this build's TA_CRIT_ID, the rules, the ranks
- * and the options)
- * and later runs with the same key read them. What is read must be the
- * tables' shape with values a walk can give, or the path is walked again:
- * a kept path is never trusted into a wrong row. Another database (a
+ * and the options) and later runs with the same key read them. What is
+ * read must be whole, in the tables' shape, with values a walk can give,
+ * or the path is walked again. Another database (a
  * user's, a shard) is only read; a --no-cache one has no entry to keep.
  * A job read on shards walks its pieces there (ta_critical_pieces), as
  * before: only one database's walk is kept. */
