@@ -79,10 +79,14 @@ void ta_input_add_skipped(size_t n);
  * shard was made from (name, size, modification time), else exit 3 (its
  * rank would be silently left out). */
 int ta_shard_dir_check(const char *dir, char *const *shards, size_t n, struct ta_error *err);
+/* *again (n entries, or NULL): for each shard this run did not parse, the
+ * trace's path to name in what its parse said, said again ("" for the
+ * path kept in it); NULL where this run parsed it and said so. */
 size_t ta_input_shards(const char *path, const struct ta_ingest_opts *o,
-		       char ***paths, char **tmpdir, int *given, struct ta_buf *said,
-		       struct ta_error *err);
+		       char ***paths, char **tmpdir, int *given, char ***again,
+		       struct ta_buf *said, struct ta_error *err);
 void ta_input_shards_free(char **paths, size_t n, char *tmpdir);
+void ta_input_again_free(char **again, size_t n);
 /* The shards of a directory (*.tadb, sorted): 0 if none. */
 size_t ta_shard_list(const char *dir, char ***paths);
 

@@ -238,6 +238,35 @@ $BIN temporal -q --format csv testdata/train_stalled > "$TMP/l0"
 $BIN temporal -q --no-cache --format csv testdata/train_stalled > "$TMP/l0.want"
 check "a link named rank-5 is rank 5" 'cut -d, -f1 "$TMP/l5" | tail -1 | grep -qx 5'
 check "its target, cached after it, is still rank 0" 'cmp -s "$TMP/l0" "$TMP/l0.want"'
+# what a parse said of a trace (no rank, steps that are not steps, a
+# second traceEvents) is said again by every cached read: the merged
+# entry, each file's entry (-j 2) and the user's shards, with the path
+# as given now
+mkdir -p "$TMP/said"
+python3 - "$TMP/said" <<'PY'
+import gzip, json, sys
+d = json.load(gzip.open("testdata/gpt2_train/rank-0.pt.trace.json.gz"))
+d.pop("distributedInfo", None)
+ev = d["traceEvents"]
+ev.append(dict(next(e for e in ev if e.get("name", "").startswith("ProfilerStep#")),
+               name="ProfilerStep#abc"))
+s = json.dumps(d)[:-1] + ', "traceEvents": []}'
+open(sys.argv[1] + "/w.json", "w").write(s)
+for r in (0, 1):
+    open("%s/rank-%d.json" % (sys.argv[1], r), "w").write(s)
+PY
+mkdir "$TMP/said/d" && mv "$TMP/said"/rank-*.json "$TMP/said/d/"
+$BIN temporal "$TMP/said/w.json" 2> "$TMP/said/e1" >/dev/null
+$BIN temporal "$TMP/said/w.json" 2> "$TMP/said/e2" >/dev/null
+check "a parse's warnings: said (the test's premise)" '[ "$(grep -c "not steps\|only the first is read\|no distributedInfo" "$TMP/said/e1")" = 3 ]'
+check "... and said again by a cached read" 'cmp -s "$TMP/said/e1" "$TMP/said/e2"'
+case $BIN in /*) abs=$BIN ;; *) abs=$PWD/$BIN ;; esac
+check "... naming the path as given now" '(cd "$TMP/said" && "$abs" temporal w.json 2>&1 >/dev/null | grep -c "^traceanalyze: warning: .w.json.: ") | grep -qx 3'
+$BIN stragglers -j 2 "$TMP/said/d" 2> "$TMP/said/e3" >/dev/null
+$BIN stragglers -j 2 "$TMP/said/d" 2> "$TMP/said/e4" >/dev/null
+check "each file's entry (-j 2): said again" '[ "$(grep -c "rank-1.json.: 1 more traceEvents" "$TMP/said/e3")" = 1 ] && cmp -s "$TMP/said/e3" "$TMP/said/e4"'
+$BIN ingest -q -j 2 "$TMP/said/d" -o "$TMP/said/sh/"
+check "the user's shards: said again" '$BIN temporal -j 2 "$TMP/said/sh" 2>&1 >/dev/null | grep -c "only the first is read" | grep -qx 2'
 check "cache --help" '$BIN cache --help | grep -q "prune"'
 check "a bad verb is a usage error" '$BIN cache purge 2>/dev/null; [ $? = 2 ]'
 echo "cache: $pass passed, $fail failed"

@@ -54,6 +54,8 @@ struct shard {
 	char *path;
 	int64_t rank;
 	int again;      /* its check met the machine's limits: once more, alone */
+	const char *shown;  /* not parsed by this run: its trace's path, or "" */
+	char *noted;    /* what its parse said, to say again (check_one) */
 };
 
 /* What each shard runs. */
@@ -387,6 +389,7 @@ struct ta_shards {
 	struct shard *s;
 	size_t n;
 	char **paths, *tmpdir;
+	char **again;         /* ta_input_shards's, for shard.shown */
 	struct ta_buf said;   /* parsing's warnings, said if the shards serve */
 	char *coll_dir;       /* every shard's collectives, once gathered */
 	char peers[PATH_MAX];
@@ -404,6 +407,29 @@ struct check_work {
 	atomic_int bad;
 };
 
+/* What the shard's parse said of its trace (kept as 'noted:N'), said
+ * again, with the trace's path as given now where there is one. */
+static char *kept_notes(sqlite3 *db, const char *shown)
+{
+	sqlite3_stmt *st = NULL;
+	struct ta_buf b = { 0 };
+
+	if (ta_quiet || sqlite3_prepare_v2(db, "SELECT value ->> 0, value ->> 1"
+					   " FROM info WHERE key GLOB 'noted:*' AND"
+					   " json_valid(value) ORDER BY rowid", -1,
+					   &st, NULL) != SQLITE_OK)
+		return NULL;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *path = (const char *)sqlite3_column_text(st, 0);
+		const char *what = (const char *)sqlite3_column_text(st, 1);
+
+		ta_buf_addf(&b, "traceanalyze: warning: '%s': %s\n",
+			    shown[0] ? shown : path ? path : "?", what ? what : "?");
+	}
+	sqlite3_finalize(st);
+	return b.s;
+}
+
 static int check_one(struct shard *s, int given, int memo)
 {
 	sqlite3 *db = NULL;
@@ -414,6 +440,8 @@ static int check_one(struct shard *s, int given, int memo)
 		 ta_db_int(db, "SELECT count(*) FROM files WHERE truncated OR bad_times",
 			   0) == 0;
 
+	free(s->noted);
+	s->noted = ok && s->shown ? kept_notes(db, s->shown) : NULL;
 	sqlite3_close(db);
 	/* out of file descriptors or memory with the other checks open: not
 	 * the shard's fault (40 shards under ulimit -n 48 went the merged way) */
@@ -459,14 +487,14 @@ struct ta_shards *ta_shards_open(const struct ta_cli *cli)
 	struct ta_shards *sh;
 	struct ta_error why = { 0, "", 0 };   /* the merged way says it again */
 	struct ta_buf said = { 0 };
-	char **paths = NULL, *tmpdir = NULL;
+	char **paths = NULL, *tmpdir = NULL, **again = NULL;
 	size_t n, i;
 	int ok = 1, given = 0;
 
 	if (!cli->cmd || cli->nargs != 1 || !ta_rules(&cli->query)->on_shards ||
 	    cli->query.nranks ||
-	    (n = ta_input_shards(cli->args[0], &cli->ingest, &paths, &tmpdir, &given, &said,
-				 &why)) == 0) {
+	    (n = ta_input_shards(cli->args[0], &cli->ingest, &paths, &tmpdir, &given,
+				 &again, &said, &why)) == 0) {
 		ta_buf_free(&said);
 		return NULL;
 	}
@@ -479,8 +507,11 @@ struct ta_shards *ta_shards_open(const struct ta_cli *cli)
 	sh->paths = paths;
 	sh->tmpdir = tmpdir;
 	sh->said = said;
-	for (i = 0; i < n; i++)
+	sh->again = again;
+	for (i = 0; i < n; i++) {
 		sh->s[i].path = paths[i];
+		sh->s[i].shown = again ? again[i] : NULL;
+	}
 	ok = check_all(sh->s, n, given, !cli->ingest.no_cache, ta_jobs(&cli->ingest));
 	if (ok)
 		ta_qsort(sh->s, n, sizeof(*sh->s), by_rank);
@@ -490,6 +521,10 @@ struct ta_shards *ta_shards_open(const struct ta_cli *cli)
 		ta_shards_close(sh, 0);
 		return NULL;
 	}
+	/* said in rank order, after parsing's, if the shards serve */
+	for (i = 0; i < n; i++)
+		if (sh->s[i].noted)
+			ta_buf_adds(&sh->said, sh->s[i].noted);
 	return sh;
 }
 
@@ -549,6 +584,8 @@ int ta_shards_run_ranks(struct ta_shards *sh, const struct ta_shard_rule *rule,
 
 void ta_shards_close(struct ta_shards *sh, int used)
 {
+	size_t i;
+
 	if (!sh)
 		return;
 	done_coll(sh->coll_dir, sh->s, sh->n);
@@ -556,6 +593,9 @@ void ta_shards_close(struct ta_shards *sh, int used)
 	if (used)
 		ta_stderr_bytes(sh->said.s, sh->said.len);
 	ta_buf_free(&sh->said);
+	for (i = 0; i < sh->n; i++)
+		free(sh->s[i].noted);
+	ta_input_again_free(sh->again, sh->n);
 	free(sh->s);
 	free(sh);
 }

@@ -1056,6 +1056,18 @@ void ta_db_writer_skipped(struct ta_db_writer *w, const char *what)
 	pthread_mutex_unlock(&w->lock);
 }
 
+void ta_db_writer_noted(struct ta_db_writer *w, const char *path, const char *what)
+{
+	char *sql;
+
+	pthread_mutex_lock(&w->lock);
+	sql = sqlite3_mprintf("INSERT OR REPLACE INTO info VALUES ('noted:%d',"
+			      " json_array(%Q, %Q));", w->nskipped++, path, what);
+	ta_buf_adds(&w->skipped, sql);
+	sqlite3_free(sql);
+	pthread_mutex_unlock(&w->lock);
+}
+
 void ta_db_writer_abort(struct ta_db_writer *w)
 {
 	if (!w)

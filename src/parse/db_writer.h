@@ -62,5 +62,9 @@ void ta_db_writer_abort(struct ta_db_writer *w);
  * 'skipped:N', so that every later read of the database says it again
  * (and a gate trips on it). */
 void ta_db_writer_skipped(struct ta_db_writer *w, const char *what);
+/* A warning said of a file while it was read (no rank, steps that are
+ * not steps, ...): kept as 'noted:N', path and message apart, so that a
+ * cached read says it again with the path given then. */
+void ta_db_writer_noted(struct ta_db_writer *w, const char *path, const char *what);
 
 #endif

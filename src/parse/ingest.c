@@ -70,6 +70,24 @@ static void note(struct job *j, const char *fmt, ...)
 	ta_buf_addf(&j->notes, "%s\n", line);
 }
 
+/* A warning about the file said now, and kept in the database so that
+ * every later read says it again (damage and unusable times have their
+ * columns in files instead). */
+static void note_kept(struct ta_db_writer *w, struct job *j, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void note_kept(struct ta_db_writer *w, struct job *j, const char *fmt, ...)
+{
+	char what[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	note(j, "'%s': %s", j->path, what);
+	ta_db_writer_noted(w, j->path, what);
+}
+
 static void sink_progress(void *ctx, int64_t raw)
 {
 	struct ingest_ctx *c = ctx;
@@ -102,7 +120,8 @@ static int sink_meta(void *ctx, const char *key, const char *json, size_t len)
 	return c->failed;
 }
 
-static int64_t final_rank(struct job *j, const struct ta_parse_result *res)
+static int64_t final_rank(struct pool *p, struct job *j,
+			  const struct ta_parse_result *res)
 {
 	int64_t r;
 
@@ -111,8 +130,8 @@ static int64_t final_rank(struct job *j, const struct ta_parse_result *res)
 	r = ta_rank_from_filename(j->path);
 	if (r >= 0)
 		return r;
-	note(j, "'%s': no distributedInfo.rank and no rank in the file name%s; "
-	     "using rank 0", j->path, r == -2 ? " (its number is too large)" : "");
+	note_kept(p->w, j, "no distributedInfo.rank and no rank in the file "
+		  "name%s; using rank 0", r == -2 ? " (its number is too large)" : "");
 	return 0;
 }
 
@@ -318,23 +337,23 @@ static int ingest_one(struct pool *p, size_t i, struct ta_error *err)
 	if (check_damage(j, &res, p->o, err) < 0)
 		goto fail;
 	if (res.bad_steps)
-		note(j, "'%s': %lld ProfilerStep#N ranges with a negative duration "
-		     "or an N that is not a whole number from 0 to 2^62 are not steps", j->path,
-		     (long long)res.bad_steps);
+		note_kept(p->w, j, "%lld ProfilerStep#N ranges with a negative "
+			  "duration or an N that is not a whole number from 0 to "
+			  "2^62 are not steps", (long long)res.bad_steps);
 	if (res.extra_event_arrays)
-		note(j, "'%s': %lld more traceEvents keys after the first; only the "
-		     "first is read", j->path, (long long)res.extra_event_arrays);
+		note_kept(p->w, j, "%lld more traceEvents keys after the first; "
+			  "only the first is read", (long long)res.extra_event_arrays);
 	if (res.long_strings)
-		note(j, "'%s': %lld strings longer than %zu MB skipped (taken as "
-		     "empty), the first near byte %lld", j->path,
-		     (long long)res.long_strings, ta_token_max >> 20,
-		     (long long)res.long_string_offset);
+		note_kept(p->w, j, "%lld strings longer than %zu MB skipped (taken "
+			  "as empty), the first near byte %lld",
+			  (long long)res.long_strings, ta_token_max >> 20,
+			  (long long)res.long_string_offset);
 	if (res.bad_times)
 		note(j, "'%s': %lld events have a ts or dur that is not a usable "
 		     "number (a string, a ts past the year 2116 or a dur over 13 "
 		     "days); they have no time",
 		     j->path, (long long)res.bad_times);
-	rank = final_rank(j, &res);
+	rank = final_rank(p, j, &res);
 	if (claim_rank(p, i, rank, err) < 0)
 		goto fail;
 	pthread_mutex_lock(&p->lock);
@@ -343,9 +362,9 @@ static int ingest_one(struct pool *p, size_t i, struct ta_error *err)
 	if (ta_db_feed_end(c.feed, rank, &res, &renumbered, err) < 0)
 		return -1;
 	if (renumbered)
-		note(j, "'%s': %lld ProfilerStep#N ranges repeat a step number seen "
-		     "before (copies of a trace end to end?): numbered on from the "
-		     "largest, in time order", j->path, (long long)renumbered);
+		note_kept(p->w, j, "%lld ProfilerStep#N ranges repeat a step number "
+			  "seen before (copies of a trace end to end?): numbered on "
+			  "from the largest, in time order", (long long)renumbered);
 	return 0;
 fail:
 	ta_db_feed_free(c.feed);

@@ -223,17 +223,31 @@ static int mkdir_p(const char *dir)
 }
 
 /* Damage found when the database was built is reported on every use. */
-/* Files left out when the database was made: said again, and counted. */
+/* Files left out when the database was made: said again, and counted;
+ * and what was said of the files read ('noted:N'), with each path as
+ * given now. */
 static void report_skipped(sqlite3 *db)
 {
 	sqlite3_stmt *st = NULL;
 
-	if (sqlite3_prepare_v2(db, "SELECT value FROM info WHERE key GLOB 'skipped:*'"
-			       " ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, "SELECT key GLOB 'noted:*', value ->> 0,"
+			       " value ->> 1, value FROM info WHERE key GLOB 'skipped:*'"
+			       " OR (key GLOB 'noted:*' AND json_valid(value))"
+			       " ORDER BY (SELECT rank FROM files WHERE path = value ->> 0),"
+			       " rowid", -1, &st, NULL) != SQLITE_OK)
 		return;
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *v = (const char *)sqlite3_column_text(st, 0);
+		const char *v = (const char *)sqlite3_column_text(st, 3);
+		char shown[PATH_MAX];
 
+		if (sqlite3_column_int(st, 0)) {
+			const char *what = (const char *)sqlite3_column_text(st, 2);
+
+			ta_warn("'%s': %s", ta_db_given_path(db, (const char *)
+				sqlite3_column_text(st, 1), shown, sizeof(shown)),
+				what ? what : "?");
+			continue;
+		}
 		ta_warn("%s; skipped", v ? v : "a file");
 		ta_input_add_skipped(1);
 	}
@@ -714,7 +728,7 @@ static int usable_now(const char *e, struct ta_buf *said)
  * missing or stale: 0, 1 where one cannot be read now (said), -1. */
 static int file_entries(char **files, size_t n, const char *dir,
 			const struct ta_ingest_opts *o, char ***entries,
-			struct ta_buf *said, struct ta_error *err)
+			char **again, struct ta_buf *said, struct ta_error *err)
 {
 	char **todo = ta_xcalloc(n + 1, sizeof(*todo)), **outs = ta_xcalloc(n + 1, sizeof(*outs));
 	struct ta_ingest_opts entry = *o;
@@ -758,6 +772,7 @@ static int file_entries(char **files, size_t n, const char *dir,
 				return 1;
 			}
 			ta_cache_touch(e);
+			again[i] = ta_xstrdup(files[i]);
 		} else {
 			todo[k] = files[i];
 			outs[k++] = (*entries)[i];
@@ -780,22 +795,38 @@ static int file_entries(char **files, size_t n, const char *dir,
 	return rc;
 }
 
+void ta_input_again_free(char **again, size_t n)
+{
+	size_t i;
+
+	for (i = 0; again && i < n; i++)
+		free(again[i]);
+	free(again);
+}
+
 size_t ta_input_shards(const char *path, const struct ta_ingest_opts *o,
-		       char ***paths, char **tmpdir, int *given, struct ta_buf *said,
-		       struct ta_error *err)
+		       char ***paths, char **tmpdir, int *given, char ***again,
+		       struct ta_buf *said, struct ta_error *err)
 {
 	char **files = NULL, dir[PATH_MAX - 64];
 	const char *why = NULL;
-	size_t n = ta_shard_list(path, paths), nf = 0;
+	size_t n = ta_shard_list(path, paths), nf = 0, i;
 	struct stat sb;
 	int made;
 
 	*tmpdir = NULL;
+	*again = NULL;
 	*given = n > 0;
 	if (n > 0 && ta_shard_dir_check(path, *paths, n, err) < 0) {
 		ta_input_list_free(*paths, n);
 		*paths = NULL;
 		return 0;
+	}
+	if (n > 0) {
+		/* the user's shards: what their parse said, said again */
+		*again = ta_xcalloc(n, sizeof(**again));
+		for (i = 0; i < n; i++)
+			(*again)[i] = ta_xstrdup("");
 	}
 	if (n > 0 || ta_jobs(o) < 2 || stat(path, &sb) < 0 ||
 	    !S_ISDIR(sb.st_mode))
@@ -805,11 +836,16 @@ size_t ta_input_shards(const char *path, const struct ta_ingest_opts *o,
 		ta_input_list_free(files, nf);
 		return 0;
 	}
+	*again = ta_xcalloc(nf + 1, sizeof(**again));
 	if (!o->no_cache && !(why = cache_dir(dir, sizeof(dir))) &&
 	    (!(why = cache_unwritable(dir)) || all_entries(files, nf, dir))) {
-		int rc = file_entries(files, nf, dir, o, paths, said, err);
+		int rc = file_entries(files, nf, dir, o, paths, *again, said, err);
 
 		/* an entry unusable now: the files parsed without the cache */
+		for (i = 0; rc == 1 && i < nf; i++) {
+			free((*again)[i]);
+			(*again)[i] = NULL;
+		}
 		made = rc == 0 || (rc == 1 &&
 				   temp_shards(files, nf, o, paths, tmpdir, said, err) == 0);
 	} else {
@@ -820,8 +856,11 @@ size_t ta_input_shards(const char *path, const struct ta_ingest_opts *o,
 		made = temp_shards(files, nf, o, paths, tmpdir, said, err) == 0;
 	}
 	ta_input_list_free(files, nf);
-	if (!made)
+	if (!made) {
+		ta_input_again_free(*again, nf);
+		*again = NULL;
 		return 0;
+	}
 	files = NULL;
 	n = nf;
 	nf = 0;
