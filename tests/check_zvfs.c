@@ -609,9 +609,12 @@ static int shards_limited(const char *dir, off_t limit)
 		}
 		int code;
 
-		n = ta_input_shards(dir, &o, &paths, &tmpdir, &given, &said, &err);
+		char **again = NULL;
+
+		n = ta_input_shards(dir, &o, &paths, &tmpdir, &given, &again, &said, &err);
 		code = n != 2 ? 2 : tmpdir ? 1 : 0;
 		ta_input_shards_free(paths, n, tmpdir);
+		ta_input_again_free(again, n);
 		ta_buf_free(&said);
 		child_exit(code);
 	}
