@@ -29,6 +29,9 @@ void ta_error_set(struct ta_error *err, int code, const char *fmt, ...)
 /* msg after its leading "'path': " where it names path (the errors of
  * exec/db.c do), else msg: for a line that names the file itself. */
 const char *ta_msg_unnamed(const char *msg, const char *path);
+/* s with its control characters (a database's text is anyone's: ESC, a
+ * newline that forges a line) as '?', in buf of len bytes, cut to fit. */
+const char *ta_no_controls(char *buf, size_t len, const char *s);
 
 /* Diagnostics on stderr, git's grammar: "traceanalyze: warning: ...". */
 extern int ta_quiet;

@@ -267,6 +267,10 @@ $BIN stragglers -j 2 "$TMP/said/d" 2> "$TMP/said/e4" >/dev/null
 check "each file's entry (-j 2): said again" '[ "$(grep -c "rank-1.json.: 1 more traceEvents" "$TMP/said/e3")" = 1 ] && cmp -s "$TMP/said/e3" "$TMP/said/e4"'
 $BIN ingest -q -j 2 "$TMP/said/d" -o "$TMP/said/sh/"
 check "the user's shards: said again" '$BIN temporal -j 2 "$TMP/said/sh" 2>&1 >/dev/null | grep -c "only the first is read" | grep -qx 2'
+# a database's text is anyone's: an edited note says no control character
+$BIN ingest -q "$TMP/said/w.json" -o "$TMP/said/esc.db"
+python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("UPDATE info SET value = json_array(?, ?) WHERE key = ?", ("a\x1b[31m", "x\nforged", "noted:0")); c.commit()' "$TMP/said/esc.db"
+check "an edited note: no control character said" '$BIN temporal "$TMP/said/esc.db" 2>&1 >/dev/null | grep -q "^traceanalyze: warning: .a?\[31m.: x?forged$"'
 check "cache --help" '$BIN cache --help | grep -q "prune"'
 check "a bad verb is a usage error" '$BIN cache purge 2>/dev/null; [ $? = 2 ]'
 echo "cache: $pass passed, $fail failed"

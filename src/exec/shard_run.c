@@ -421,10 +421,12 @@ static char *kept_notes(sqlite3 *db, const char *shown)
 		return NULL;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *path = (const char *)sqlite3_column_text(st, 0);
-		const char *what = (const char *)sqlite3_column_text(st, 1);
+		char p[PATH_MAX], what[1024];
 
 		ta_buf_addf(&b, "traceanalyze: warning: '%s': %s\n",
-			    shown[0] ? shown : path ? path : "?", what ? what : "?");
+			    ta_no_controls(p, sizeof(p), shown[0] ? shown : path),
+			    ta_no_controls(what, sizeof(what), (const char *)
+					   sqlite3_column_text(st, 1)));
 	}
 	sqlite3_finalize(st);
 	return b.s;

@@ -238,17 +238,17 @@ static void report_skipped(sqlite3 *db)
 		return;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *v = (const char *)sqlite3_column_text(st, 3);
-		char shown[PATH_MAX];
+		char shown[PATH_MAX], path[PATH_MAX], what[1024];
 
 		if (sqlite3_column_int(st, 0)) {
-			const char *what = (const char *)sqlite3_column_text(st, 2);
-
-			ta_warn("'%s': %s", ta_db_given_path(db, (const char *)
-				sqlite3_column_text(st, 1), shown, sizeof(shown)),
-				what ? what : "?");
+			ta_db_given_path(db, (const char *)sqlite3_column_text(st, 1),
+					 shown, sizeof(shown));
+			ta_warn("'%s': %s", ta_no_controls(path, sizeof(path), shown),
+				ta_no_controls(what, sizeof(what), (const char *)
+					       sqlite3_column_text(st, 2)));
 			continue;
 		}
-		ta_warn("%s; skipped", v ? v : "a file");
+		ta_warn("%s; skipped", v ? ta_no_controls(what, sizeof(what), v) : "a file");
 		ta_input_add_skipped(1);
 	}
 	sqlite3_finalize(st);

@@ -32,6 +32,17 @@ const char *ta_msg_unnamed(const char *msg, const char *path)
 	return msg;
 }
 
+const char *ta_no_controls(char *buf, size_t len, const char *s)
+{
+	size_t i;
+
+	for (i = 0; s && s[i] && i + 1 < len; i++)
+		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	if (len)
+		buf[i] = '\0';
+	return buf;
+}
+
 static void say(const char *prefix, const char *fmt, va_list ap)
 {
 	if (ta_quiet)
