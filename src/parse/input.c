@@ -230,11 +230,15 @@ static void report_skipped(sqlite3 *db)
 {
 	sqlite3_stmt *st = NULL;
 
-	if (sqlite3_prepare_v2(db, "SELECT key GLOB 'noted:*', value ->> 0,"
-			       " value ->> 1, value FROM info WHERE key GLOB 'skipped:*'"
-			       " OR (key GLOB 'noted:*' AND json_valid(value))"
-			       " ORDER BY (SELECT rank FROM files WHERE path = value ->> 0),"
-			       " rowid", -1, &st, NULL) != SQLITE_OK)
+	/* a 'skipped:' value is text, not JSON (->> would fail on it) */
+	if (sqlite3_prepare_v2(db, "WITH said AS (SELECT rowid AS r, key GLOB 'noted:*' AS noted,"
+			       " value FROM info WHERE key GLOB 'skipped:*'"
+			       " OR (key GLOB 'noted:*' AND json_valid(value)))"
+			       " SELECT noted, CASE WHEN noted THEN value ->> 0 END,"
+			       " CASE WHEN noted THEN value ->> 1 END, value FROM said"
+			       " ORDER BY (SELECT rank FROM files WHERE path ="
+			       " CASE WHEN noted THEN value ->> 0 END), r", -1, &st,
+			       NULL) != SQLITE_OK)
 		return;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *v = (const char *)sqlite3_column_text(st, 3);
