@@ -101,7 +101,46 @@ static const char coll_sql[] =
 "   AS step, s.early,"
 "  s.issue_ts, s.ts, s.end_ts, s.stream,"
 /* the thread that issued it: a sync there may wait for it (exposed.h) */
-"  COALESCE(s.op_tid, s.call_tid) AS tid FROM s)"
+"  COALESCE(s.op_tid, s.call_tid) AS tid FROM s),"
+/* gloo's collectives run on its worker threads, each a gloo:NAME range
+ * from the moment the worker takes it (the rank has arrived) to the end
+ * of the exchange: matched as a kernel is, in a group of their own (a
+ * group whose CPU tensors go through gloo and CUDA ones through NCCL
+ * numbers each backend's collectives apart). Only where the trace names
+ * one group with gloo (distributedInfo.pg_config): gloo's ranges do not
+ * say their group, and two groups' ranges would be numbered as one. */
+" gpg AS (SELECT m.rank, min(j.value ->> 'pg_name') AS pg,"
+"  min(CAST(j.value ->> 'pg_size' AS INTEGER)) AS n"
+"  FROM main.meta m, json_each(m.value, '$.pg_config') j"
+"  WHERE m.key = 'distributedInfo' AND json_valid(m.value)"
+"  AND json_type(m.value, '$.pg_config') = 'array' AND json_type(j.value) = 'object'"
+"  AND j.value ->> 'backend_config' LIKE '%gloo%' GROUP BY m.rank HAVING count(*) = 1),"
+" g AS (SELECT e.rank, e.idx, COALESCE(gpg.pg, '') || ' (gloo)' AS pg,"
+"  CASE WHEN gpg.n BETWEEN 1 AND 16777216 THEN gpg.n ELSE 0 END AS pg_size, gn.name AS name,"
+/* the first tensor's elements: a bucket is one flat tensor */
+"  CASE WHEN json_valid(e.input_dims) AND json_type(e.input_dims, '$[0]') = 'array'"
+"   AND json_array_length(e.input_dims, '$[0]') BETWEEN 1 AND 4 THEN"
+"   (SELECT CASE WHEN count(*) = sum(d.type = 'integer' AND d.value BETWEEN 0 AND 4294967296)"
+"    THEN CAST(exp(sum(ln(max(d.value, 1)))) + 0.5 AS INTEGER) *"
+"     (min(d.value) > 0) END FROM json_each(e.input_dims, '$[0]') d) END AS in_nelems,"
+"  NULL AS out_nelems,"
+/* its C++ type, as record_param_comms names dtypes */
+"  CASE CASE WHEN json_valid(e.input_types) THEN e.input_types ->> '$[0]' END"
+"   WHEN 'float' THEN 'Float' WHEN 'double' THEN 'Double' WHEN 'c10::Half' THEN 'Half'"
+"   WHEN 'c10::BFloat16' THEN 'BFloat16' WHEN 'long int' THEN 'Long' WHEN 'int' THEN 'Int'"
+"   WHEN 'short int' THEN 'Short' WHEN 'signed char' THEN 'Char'"
+"   WHEN 'unsigned char' THEN 'Byte' WHEN 'bool' THEN 'Bool' END AS dtype,"
+"  (SELECT f.n FROM temp.coll_steps f WHERE f.rank = e.rank"
+"   AND f.ts <= e.ts_ns AND f.end_ts > e.ts_ns"
+"   ORDER BY f.ts DESC, f.name DESC, f.dur DESC, f.idx DESC LIMIT 1) AS step,"
+"  0 AS early, e.ts_ns AS issue_ts, e.ts_ns AS ts, e.ts_ns + max(e.dur_ns, 0) AS end_ts,"
+/* the thread that waits for it is not the worker's: not known */
+"  NULL AS stream, NULL AS tid"
+"  FROM main.events e INDEXED BY events_ann JOIN main.names gn ON gn.name_id = e.name"
+"  JOIN gpg ON gpg.rank = e.rank"
+"  WHERE e.role = " TA_SQL(TA_ROLE_CPU_ANN) " AND gn.name GLOB 'gloo:*'"
+"  AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL),"
+" tg AS (SELECT * FROM t UNION ALL SELECT * FROM g)"
 " SELECT rank, idx, pg, pg_size, name, in_nelems, out_nelems, dtype, step,"
 "  CASE WHEN step IS NULL THEN NULL WHEN early THEN -row_number() OVER"
 "   (PARTITION BY rank, pg, step ORDER BY issue_ts DESC, idx DESC)"
@@ -111,7 +150,7 @@ static const char coll_sql[] =
 /* the job's size as the rank's trace says it (distributedInfo) */
 "  (SELECT CAST(json_extract(m.value, '$.world_size') AS INTEGER) FROM main.meta m"
 "   WHERE m.rank = t.rank AND m.key = 'distributedInfo' AND json_valid(m.value)"
-"   AND json_type(m.value) = 'object') AS world, tid FROM t;"
+"   AND json_type(m.value) = 'object') AS world, tid FROM tg t;"
 "CREATE INDEX temp.coll_match ON coll (pg, step, seq, rank);";
 
 /* A shard holds one rank: a cross-rank command on shards gathers every

@@ -109,7 +109,10 @@ static int cmp_sum(const void *x, const void *y)
 
 /* Steps whose critical path's largest part is not what the verdict
  * blames: both opinions, for a person to weigh (the verdict weighs what
- * the GPU lost; the path, what the step waited on). */
+ * the GPU lost; the path, what the step waited on). A verdict whose parts
+ * hold half the path or more is confirmed: the path on other ranks that
+ * waiting-for-peer blames is also some part (their cpu), so the largest
+ * part may hold it (a gloo wait: 80 % on the late rank, 99 % cpu). */
 
 static void path_disagrees(struct ta_table *t)
 {
@@ -123,7 +126,8 @@ static void path_disagrees(struct ta_table *t)
 		const struct ta_cell *step = ta_table_cell(t, r, 1);
 
 		/* the largest part is among what the verdict blames */
-		if (b->null || b->d + 0.005 >= ta_table_cell(t, r, pct)->d)
+		if (b->null || b->d + 0.005 >= ta_table_cell(t, r, pct)->d ||
+		    b->d >= 50)
 			continue;
 		if (!head++)
 			ta_buf_adds(&t->tail, "\nWhere the critical path disagrees "

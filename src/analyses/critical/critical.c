@@ -97,6 +97,8 @@ struct walk {
 	int pieces, exited;
 	int64_t exit_rank, exit_ts;
 	const struct ta_peers *peers;
+	const struct ta_peer_wait **cpu_waits;  /* gloo's, by rank and end */
+	size_t ncpu;
 	int64_t start_job;          /* the step's start, on the job's clock */
 	struct acc acc;
 	int names;                  /* collect named items */
@@ -1048,6 +1050,48 @@ static int peer_of(struct walk *w, size_t ri, const struct cp_kernel *k,
 	return 1;
 }
 
+/* The latest of rank ri's gloo collectives that waited PEER_NS or more
+ * for a late peer and ended in (a, t] while thread tid ran no op: the
+ * thread waited for it (DDP's reducer waits for its buckets at the end of
+ * backward, in no op of its own). NULL if none. */
+static const struct ta_peer_wait *cpu_wait_in(const struct walk *w, size_t ri,
+					      int64_t tid, int64_t a, int64_t t)
+{
+	const struct cp_rank *r = &w->ranks[ri];
+	size_t lo = 0, hi = w->ncpu;
+
+	while (lo < hi) {   /* the first ending after t */
+		size_t m = lo + (hi - lo) / 2;
+
+		if (w->cpu_waits[m]->rank < r->rank ||
+		    (w->cpu_waits[m]->rank == r->rank && w->cpu_waits[m]->done <= t))
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	while (lo-- > 0) {
+		const struct ta_peer_wait *g = w->cpu_waits[lo];
+		const struct cp_span *op;
+
+		if (g->rank != r->rank || g->done <= a)
+			return NULL;
+		op = span_at(r, tid, g->done - 1);
+		if (g->end - g->ts >= PEER_NS && (!op || op->range))
+			return g;
+	}
+	return NULL;
+}
+
+static int cmp_cpu_wait(const void *x, const void *y)
+{
+	const struct ta_peer_wait *a = *(const struct ta_peer_wait *const *)x;
+	const struct ta_peer_wait *b = *(const struct ta_peer_wait *const *)y;
+
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return a->done < b->done ? -1 : a->done > b->done;
+}
+
 static enum cat kernel_cat(int kind)
 {
 	return kind == TA_KIND_COMM ? C_COMM : kind == TA_KIND_MEMORY ? C_MEMORY :
@@ -1061,6 +1105,50 @@ struct pos {
 	long ki;
 	int64_t tid, t;
 };
+
+/* On the host at p->t, after the thread's last sync (a): a gloo
+ * collective it waited for, ended since, whose last member came late:
+ * the host time after it, its transfer (CPU time: gloo reduces on the
+ * CPU), then the late member's host when it arrived, on its clock (1);
+ * the walk ends in another shard (0); none (-1). A member not analysed:
+ * the wait for it, then on here from the collective's start (1). */
+static int follow_cpu_peer(struct walk *w, struct pos *p, int64_t a)
+{
+	const struct ta_peer_wait *g = cpu_wait_in(w, p->ri, p->tid, a, p->t);
+	const struct cp_rank *r = &w->ranks[p->ri];
+	char name[128], who[48];
+	int j;
+
+	if (!g)
+		return -1;
+	j = rank_index(w, g->peer);
+	/* a member that arrived, on the job's clock, after this point (a
+	 * damaged trace) is not followed: time goes back */
+	if (j >= 0 && g->peer_ts - w->ranks[j].offset > g->done - r->offset)
+		return -1;
+	cpu_time(w, p->ri, p->tid, g->done, p->t);
+	ta_peers_cpu_name(w->db, r->rank, g->ts, name, sizeof(name));
+	add(w, p->ri, C_CPU, g->done - g->end, name);
+	if (j < 0 && w->pieces) {
+		w->exited = 1;
+		w->exit_rank = g->peer;
+		w->exit_ts = g->peer_ts;
+		return 0;
+	}
+	if (j < 0 || !loaded(w, (size_t)j)) {
+		if (w->failed)
+			return 0;
+		snprintf(who, sizeof(who), "rank %lld (not analysed)", (long long)g->peer);
+		add(w, p->ri, C_PEER, g->end - g->ts, who);
+		p->t = g->ts;
+		return 1;
+	}
+	p->ri = (size_t)j;
+	p->ki = -1;
+	p->tid = w->ranks[j].main_tid;
+	p->t = g->peer_ts;
+	return 1;
+}
 
 /* On collective k: the transfer after its last member came, then that
  * member on its own clock (1); the walk ends in another shard (0); no
@@ -1185,11 +1273,14 @@ static int on_host(struct walk *w, struct pos *p, int64_t lo)
 	const struct ta_sync *s;
 	int64_t a;
 	long k;
+	int followed;
 
 	if (p->tid != r->main_tid && !span_at(r, p->tid, p->t - 1))
 		p->tid = r->main_tid; /* an idle worker waits for the main thread */
 	s = sync_before(r, p->tid, lo, p->t);
 	a = s ? s->end : lo;
+	if (w->ncpu && (followed = follow_cpu_peer(w, p, a)) >= 0)
+		return followed;
 	if (a < r->first_ts) {
 		cpu_time(w, p->ri, p->tid, r->first_ts, p->t);
 		add(w, p->ri, C_GAP, r->first_ts - a, "before the trace began");
@@ -1310,6 +1401,11 @@ static int walk_open(sqlite3 *db, const struct ta_query *q,
 	w->db = db;
 	w->peers = peers;
 	w->pieces = pieces;
+	w->cpu_waits = ta_xcalloc(peers->nwaits + 1, sizeof(*w->cpu_waits));
+	for (i = 0; i < peers->nwaits; i++)
+		if (peers->waits[i].cpu)
+			w->cpu_waits[w->ncpu++] = &peers->waits[i];
+	ta_qsort(w->cpu_waits, w->ncpu, sizeof(*w->cpu_waits), cmp_cpu_wait);
 	/* names cost a third of the walk: only --top, prose and --trace need them */
 	w->names = o->top > 0 || o->nodes;
 	w->o = o;
@@ -1349,6 +1445,7 @@ static void walk_close(struct walk *w, struct ta_peers *peers)
 	for (i = 0; i < w->ncache; i++)
 		free(w->cache[i]);
 	free(w->cache);
+	free(w->cpu_waits);
 	ta_intern_free(w->seen);
 	sqlite3_finalize(w->name_st);
 	cp_acc_free(&w->acc);
@@ -1501,7 +1598,8 @@ static void emit_piece(struct walk *w, int64_t walk_no, int64_t step, int64_t le
 }
 
 /* The paths that came to this shard's rank from others: each goes on
- * from the late member's kernel, for its home's step. */
+ * from the late member's kernel (a gloo collective's: its host), for its
+ * home's step. */
 static int walk_requests(struct walk *w, const struct ta_critical_request *req,
 			 size_t nreq, struct ta_table *t, struct ta_error *err)
 {
@@ -1509,13 +1607,17 @@ static int walk_requests(struct walk *w, const struct ta_critical_request *req,
 
 	for (i = 0; i < nreq && !w->failed; i++) {
 		int ri = rank_index(w, req[i].rank);
+		char name[128];
 		long k;
 
 		if (ri < 0)
 			continue;
 		if (!loaded(w, (size_t)ri))
 			break;
-		if ((k = kernel_at(&w->ranks[ri], req[i].ts)) < 0) {
+		k = kernel_at(&w->ranks[ri], req[i].ts);
+		/* a gloo collective's late member: on from its host then */
+		if (k < 0 && !ta_peers_cpu_name(w->db, req[i].rank, req[i].ts, name,
+						 sizeof(name))) {
 			w->failed = 1;   /* the merged way says what it does */
 			w->why = "a collective's late member has no kernel there";
 			break;
@@ -1526,7 +1628,10 @@ static int walk_requests(struct walk *w, const struct ta_critical_request *req,
 		w->matched = 0;
 		w->exited = 0;
 		cp_acc_reset(&w->acc);
-		walk_back(w, (size_t)ri, k, -1, w->ranks[ri].k[k].ts);
+		if (k < 0)
+			walk_back(w, (size_t)ri, -1, w->ranks[ri].main_tid, req[i].ts);
+		else
+			walk_back(w, (size_t)ri, k, -1, w->ranks[ri].k[k].ts);
 		emit_piece(w, req[i].walk, -1, -1, t);
 	}
 	return walk_failed(w, err);

@@ -397,6 +397,49 @@ static void host_parts(struct diag_ctx *c, int64_t a, int64_t b, int counted)
 /* A hole [a, b) of the GPU: whose is it? queued: whether work may have
  * been queued before it (a hole between kernels). */
 static void hole(struct diag_ctx *c, int64_t a, int64_t b, int queued,
+		 struct step_result *r);
+
+/* The part of an idle stretch in which one of the rank's collectives
+ * waited for a late peer: the step lost it to that peer. Only gloo's can
+ * (CPU ranges): a collective kernel's wait is GPU time, never idle. Then
+ * its transfer, the CPU's, named by it; the rest of the stretch, piece by
+ * piece, is named as any. 1: it had some. */
+static int hole_waited(struct diag_ctx *c, int64_t a, int64_t b, int queued,
+		       struct step_result *r)
+{
+	struct ta_union u = { 0 };
+	int64_t from = a, waited;
+	size_t i;
+
+	ta_peers_wait_union(c->peers, c->rank, a, b, &u);
+	if (!(waited = ta_union_length(&u))) {
+		ta_union_free(&u);
+		return 0;
+	}
+	r->wait += waited;
+	ta_peers_share_waits(c->peers, c->rank, a, b, c->shares);
+	for (i = 0; i < u.n; i++) {
+		int64_t next = i + 1 < u.n ? u.v[i + 1].start : b, ts = 0, t;
+		char name[128];
+
+		hole(c, from, u.v[i].start, 1, r);
+		from = u.v[i].end;
+		t = ta_peers_cpu_done(c->peers, c->rank, u.v[i].start, u.v[i].end, &ts);
+		if (t > next)
+			t = next;
+		if (t > from) {
+			ta_peers_cpu_name(c->db, c->rank, ts, name, sizeof(name));
+			add_finding(c->f, c->rank, c->step, F_HOST_REGION, t - from, name);
+			r->host += t - from;
+			from = t;
+		}
+	}
+	hole(c, from, b, queued, r);
+	ta_union_free(&u);
+	return 1;
+}
+
+static void hole(struct diag_ctx *c, int64_t a, int64_t b, int queued,
 		 struct step_result *r)
 {
 	const struct ta_sync *sync;
@@ -409,6 +452,8 @@ static void hole(struct diag_ctx *c, int64_t a, int64_t b, int queued,
 		r->launch += len;
 		return;
 	}
+	if (c->peers->nwaits && hole_waited(c, a, b, queued, r))
+		return;
 	if (queued) {
 		enum ended_by otherwise, by = hole_end(c, a, b, &otherwise);
 		const struct ta_peer_step *x = ta_peers_find(c->peers, c->rank, c->step);

@@ -239,8 +239,9 @@ int ta_comms_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 	/* gloo's ops run on the CPU: said only where the trace has some (a
 	 * gate on the empty table trips) */
 	if (!t->nrows && p.gloo) {
-		ta_table_warn(t, "no collective kernel (NCCL, RCCL, HCCL) in the analysis "
-			      "window: gloo's collectives run on the CPU and are not listed "
+		ta_table_warn(t, "no collective in the analysis window: gloo's "
+			      "collectives (CPU ranges) are listed only where the traces' "
+			      "distributedInfo.pg_config names a single gloo group "
 			      "(overview and overlap --by step count them; comms --tb-compat "
 			      "lists the gloo: ops)");   /* no row: a gate trips */
 	} else if (!t->nrows) {

@@ -12,6 +12,7 @@
 #include "ta_db.h"
 #include "ta_intern.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,7 @@ struct member {
 	int64_t rank, step, seq, ts, end, in_nelems, tid;
 	int64_t pg, name;      /* interned */
 	int has_in, sized;     /* in_nelems known; sizes must agree */
+	int cpu;               /* gloo's: a CPU range, not a kernel */
 	size_t group_size;     /* the group's members; 0: unknown */
 	size_t ri;             /* index in ranks */
 	int valid;             /* in a matched group */
@@ -153,6 +155,7 @@ static int load(sqlite3 *db, struct ta_peers *p, struct ta_intern *names,
 		m.name = ta_intern(names, name ? name : "", name ? strlen(name) : 0, &is_new);
 		/* all-to-all sizes differ from rank to rank by design */
 		m.sized = !name || (!strstr(name, "all_to_all") && !strstr(name, "alltoall"));
+		m.cpu = name && strncmp(name, "gloo:", 5) == 0;
 		m.has_in = sqlite3_column_type(st, 4) == SQLITE_INTEGER;
 		m.in_nelems = sqlite3_column_int64(st, 4);
 		m.step = sqlite3_column_int64(st, 5);
@@ -393,7 +396,7 @@ static void measure(struct ta_peers *p, const struct member *m, size_t n)
 			}
 			p->waits[p->nwaits++] = (struct ta_peer_wait){ m[k].rank,
 				m[k].step, m[k].ts, m[k].ts + (wait < dur ? wait : dur),
-				last_rank, last_ts, m[k].tid };
+				last_rank, last_ts, m[k].tid, m[k].end, m[k].cpu };
 		}
 		i = j;
 	}
@@ -486,7 +489,7 @@ static int compute(sqlite3 *db, struct ta_peers *p, struct ta_error *err)
 #define NWAIT ((int)(sizeof(struct ta_peer_wait) / sizeof(int64_t)))
 #define NMOST ((int)(sizeof(struct ta_peer_most) / sizeof(int64_t)))
 _Static_assert(sizeof(struct ta_peer_step) == 9 * sizeof(int64_t) &&
-	       sizeof(struct ta_peer_wait) == 7 * sizeof(int64_t) &&
+	       sizeof(struct ta_peer_wait) == 9 * sizeof(int64_t) &&
 	       sizeof(struct ta_peer_most) == 2 * sizeof(int64_t),
 	       "the saved tables' columns are the structs' fields");
 static const char saved_sql[] =
@@ -495,7 +498,7 @@ static const char saved_sql[] =
 "CREATE TABLE peer_tids (rank, tid);"
 "CREATE TABLE peer_steps (rank, step, comm_ns, wait_ns, late_ns, ncoll, nlast,"
 " peer, peer_wait_ns);"
-"CREATE TABLE peer_waits (rank, step, ts, end_ns, peer, peer_ts, tid);"
+"CREATE TABLE peer_waits (rank, step, ts, end_ns, peer, peer_ts, tid, done, cpu);"
 "CREATE TABLE peer_most (step, late_ns);";
 
 /* n rows of ncols int64s each, stride apart, into table. */
@@ -724,6 +727,18 @@ void ta_peers_wait_union(const struct ta_peers *p, int64_t rank, int64_t s,
 	}
 }
 
+int64_t ta_peers_cpu_done(const struct ta_peers *p, int64_t rank, int64_t s,
+			  int64_t e, int64_t *ts)
+{
+	size_t lo = first_wait(p, rank, s);
+	int64_t done = e;
+
+	for (; lo < p->nwaits && p->waits[lo].rank == rank && p->waits[lo].ts < e; lo++)
+		if (p->waits[lo].cpu && p->waits[lo].end <= e && p->waits[lo].done > done)
+			done = p->waits[lo].done, *ts = p->waits[lo].ts;
+	return done;
+}
+
 void ta_peer_shares_add(struct ta_peer_shares *s, int64_t peer, int64_t ns)
 {
 	size_t i;
@@ -855,8 +870,10 @@ void ta_peers_say(struct ta_table *t, const struct ta_peers *p)
 		/* the job synchronises through gloo, whose collectives are
 		 * CPU ranges: its waits are not measured (stragglers leaves
 		 * them empty: a gate on them trips as on any missing value) */
-		ta_table_warn(t, "gloo's collectives run on the CPU and are not matched "
-			      "across ranks: no wait or lateness measured, left empty "
+		ta_table_warn(t, "gloo's collectives (CPU ranges that do not say their "
+			      "group) are matched across ranks only where the traces' "
+			      "distributedInfo.pg_config names a single gloo group: none "
+			      "matched, no wait or lateness measured, left empty "
 			      "(overview and overlap --by step count their time as "
 			      "communication)");
 		return;
@@ -894,4 +911,24 @@ void ta_peers_say(struct ta_table *t, const struct ta_peers *p)
 		      "%+.3f ms (rank %lld), from %zu matched collectives", p->nranks,
 		      (double)p->offset_ns[lo] / 1e6, (long long)p->ranks[lo],
 		      (double)p->offset_ns[hi] / 1e6, (long long)p->ranks[hi], p->matched);
+}
+
+int ta_peers_cpu_name(sqlite3 *db, int64_t rank, int64_t ts, char *buf, size_t len)
+{
+	sqlite3_stmt *st = NULL;
+	int found = 0;
+
+	snprintf(buf, len, "gloo collective");
+	if (sqlite3_prepare_v2(db, "SELECT name FROM coll WHERE rank = ? AND ts = ?"
+			       " AND name GLOB 'gloo:*' ORDER BY idx LIMIT 1", -1, &st,
+			       NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, rank);
+		sqlite3_bind_int64(st, 2, ts);
+		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
+			snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
+			found = 1;
+		}
+	}
+	sqlite3_finalize(st);
+	return found;
 }

@@ -20,9 +20,10 @@ struct ta_peer_step {
 
 /* One collective's wait for its last member, on the rank's own clock;
  * peer_ts: when the last member's kernel started, on its clock; tid: the
- * host thread that issued it (-1: not known). */
+ * host thread that issued it (-1: not known); done: when the collective
+ * ended here; cpu: 1 for gloo's (a CPU range, not a kernel). */
 struct ta_peer_wait {
-	int64_t rank, step, ts, end, peer, peer_ts, tid;
+	int64_t rank, step, ts, end, peer, peer_ts, tid, done, cpu;
 };
 
 /* The largest lateness of any rank in a step. */
@@ -96,5 +97,13 @@ void ta_peers_share_waits(const struct ta_peers *p, int64_t rank, int64_t a,
 			  int64_t b, struct ta_peer_shares *s);
 void ta_peer_shares_add(struct ta_peer_shares *s, int64_t peer, int64_t ns);
 void ta_peers_free(struct ta_peers *p);
+/* The latest end, past e, of rank's gloo collectives whose waits lie in
+ * [s, e] (their transfer after the last member came), e if none; *ts:
+ * that collective's start. */
+int64_t ta_peers_cpu_done(const struct ta_peers *p, int64_t rank, int64_t s,
+			  int64_t e, int64_t *ts);
+/* The name of rank's gloo collective that started at ts (the model's
+ * coll), in buf: 1, else 0 ("gloo collective" in buf). */
+int ta_peers_cpu_name(sqlite3 *db, int64_t rank, int64_t ts, char *buf, size_t len);
 
 #endif
