@@ -302,6 +302,7 @@ struct diag_ctx {
 	int64_t win_ts, win_end;  /* the step's window */
 	int failed;           /* a query failed: the results are not whole */
 	struct ta_peer_shares *shares;  /* the step's waits, by peer */
+	size_t ncpu_waits;    /* gloo's waits (hole_waited) */
 };
 
 /* The first GPU row that can reach into [s, ...): rows are sorted by
@@ -399,9 +400,9 @@ static void host_parts(struct diag_ctx *c, int64_t a, int64_t b, int counted)
 static void hole(struct diag_ctx *c, int64_t a, int64_t b, int queued,
 		 struct step_result *r);
 
-/* The part of an idle stretch in which one of the rank's collectives
- * waited for a late peer: the step lost it to that peer. Only gloo's can
- * (CPU ranges): a collective kernel's wait is GPU time, never idle. Then
+/* The part of a stretch of the host's in which one of the rank's gloo
+ * collectives waited for a late peer: the step lost it to that peer (a
+ * collective kernel's wait is exposed_comm's: comm_stretch). Then
  * its transfer, the CPU's, named by it; the rest of the stretch, piece by
  * piece, is named as any. 1: it had some. */
 static int hole_waited(struct diag_ctx *c, int64_t a, int64_t b, int queued,
@@ -411,13 +412,13 @@ static int hole_waited(struct diag_ctx *c, int64_t a, int64_t b, int queued,
 	int64_t from = a, waited;
 	size_t i;
 
-	ta_peers_wait_union(c->peers, c->rank, a, b, &u);
+	ta_peers_cpu_wait_union(c->peers, c->rank, a, b, &u);
 	if (!(waited = ta_union_length(&u))) {
 		ta_union_free(&u);
 		return 0;
 	}
 	r->wait += waited;
-	ta_peers_share_waits(c->peers, c->rank, a, b, c->shares);
+	ta_peers_cpu_share_waits(c->peers, c->rank, a, b, c->shares);
 	for (i = 0; i < u.n; i++) {
 		int64_t next = i + 1 < u.n ? u.v[i + 1].start : b, ts = 0, t;
 		char name[128];
@@ -452,7 +453,7 @@ static void hole(struct diag_ctx *c, int64_t a, int64_t b, int queued,
 		r->launch += len;
 		return;
 	}
-	if (c->peers->nwaits && hole_waited(c, a, b, queued, r))
+	if (c->ncpu_waits && hole_waited(c, a, b, queued, r))
 		return;
 	if (queued) {
 		enum ended_by otherwise, by = hole_end(c, a, b, &otherwise);
@@ -1288,7 +1289,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	struct ta_peer_shares shares = { 0 };
 	struct ta_beside beside = { NULL, 0, 0 };
 	int64_t *steps = NULL, nranks, done = 0;
-	size_t nsteps, i;
+	size_t nsteps, i, ncpu;
 	int rc = 0, step_rc = SQLITE_DONE;
 
 	*out = *findings = NULL;
@@ -1305,6 +1306,8 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		ta_intern_free(f.keys);
 		return -1;
 	}
+	for (i = 0, ncpu = 0; i < peers.nwaits; i++)
+		ncpu += peers.waits[i].cpu != 0;
 	/* a peer with no trace waits in no collective of ours: its lateness
 	 * reads as our communication */
 	if (peers.absent)
@@ -1322,7 +1325,8 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	}
 	while (rc == 0 && (step_rc = sqlite3_step(ranks)) == SQLITE_ROW) {
 		struct diag_ctx c = { db, o, &f, &d, &peers,
-				      sqlite3_column_int64(ranks, 0), -1, 0, 0, 0, &shares };
+				      sqlite3_column_int64(ranks, 0), -1, 0, 0, 0, &shares,
+				      ncpu };
 		struct before b = { NULL, -1 };
 
 		rc = load_rank(db, c.rank, &d, &sync, &beside, err);

@@ -712,8 +712,9 @@ int ta_peers_issued_on(const struct ta_peers *p, int64_t rank, int64_t tid)
 	return 0;
 }
 
-void ta_peers_wait_union(const struct ta_peers *p, int64_t rank, int64_t s,
-			 int64_t e, struct ta_union *u)
+/* cpu_only: gloo's waits alone */
+static void wait_union(const struct ta_peers *p, int64_t rank, int64_t s,
+		       int64_t e, int cpu_only, struct ta_union *u)
 {
 	size_t lo = first_wait(p, rank, s);
 
@@ -722,9 +723,21 @@ void ta_peers_wait_union(const struct ta_peers *p, int64_t rank, int64_t s,
 		int64_t a = p->waits[lo].ts > s ? p->waits[lo].ts : s;
 		int64_t b = p->waits[lo].end < e ? p->waits[lo].end : e;
 
-		if (b > a)
+		if (b > a && (!cpu_only || p->waits[lo].cpu))
 			ta_union_add(u, a, b - a);
 	}
+}
+
+void ta_peers_wait_union(const struct ta_peers *p, int64_t rank, int64_t s,
+			 int64_t e, struct ta_union *u)
+{
+	wait_union(p, rank, s, e, 0, u);
+}
+
+void ta_peers_cpu_wait_union(const struct ta_peers *p, int64_t rank, int64_t s,
+			     int64_t e, struct ta_union *u)
+{
+	wait_union(p, rank, s, e, 1, u);
 }
 
 int64_t ta_peers_cpu_done(const struct ta_peers *p, int64_t rank, int64_t s,
@@ -765,21 +778,21 @@ static int cmp_end_desc(const void *x, const void *y)
 	return a->ts < b->ts ? -1 : a->ts > b->ts;
 }
 
-void ta_peers_share_waits(const struct ta_peers *p, int64_t rank, int64_t a,
-			  int64_t b, struct ta_peer_shares *s)
+static void share_waits(const struct ta_peers *p, int64_t rank, int64_t a,
+			int64_t b, int cpu_only, struct ta_peer_shares *s)
 {
 	size_t lo = first_wait(p, rank, a), n = 0, i;
 	const struct ta_peer_wait **w;
 	int64_t from = b;   /* [from, b) is attributed */
 
 	for (i = lo; i < p->nwaits && p->waits[i].rank == rank && p->waits[i].ts < b; i++)
-		n += p->waits[i].end > a;
+		n += p->waits[i].end > a && (!cpu_only || p->waits[i].cpu);
 	if (!n)
 		return;
 	w = ta_xcalloc(n, sizeof(*w));
 	for (n = 0, i = lo; i < p->nwaits && p->waits[i].rank == rank &&
 	     p->waits[i].ts < b; i++)
-		if (p->waits[i].end > a)
+		if (p->waits[i].end > a && (!cpu_only || p->waits[i].cpu))
 			w[n++] = &p->waits[i];
 	/* an instant waited for by several collectives at once (two streams)
 	 * is the one that waited longest's: without the other peer's delay
@@ -796,6 +809,18 @@ void ta_peers_share_waits(const struct ta_peers *p, int64_t rank, int64_t a,
 			from = x;
 	}
 	free(w);
+}
+
+void ta_peers_share_waits(const struct ta_peers *p, int64_t rank, int64_t a,
+			  int64_t b, struct ta_peer_shares *s)
+{
+	share_waits(p, rank, a, b, 0, s);
+}
+
+void ta_peers_cpu_share_waits(const struct ta_peers *p, int64_t rank, int64_t a,
+			      int64_t b, struct ta_peer_shares *s)
+{
+	share_waits(p, rank, a, b, 1, s);
 }
 
 void ta_peers_free(struct ta_peers *p)

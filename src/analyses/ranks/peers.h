@@ -95,6 +95,12 @@ struct ta_peer_shares {
  * the shares sum to ta_peers_wait_union's length over [a, b). */
 void ta_peers_share_waits(const struct ta_peers *p, int64_t rank, int64_t a,
 			  int64_t b, struct ta_peer_shares *s);
+/* The same of gloo's waits alone (CPU ranges: idle GPU time may lie
+ * under them, never under a collective kernel's). */
+void ta_peers_cpu_wait_union(const struct ta_peers *p, int64_t rank, int64_t s,
+			     int64_t e, struct ta_union *u);
+void ta_peers_cpu_share_waits(const struct ta_peers *p, int64_t rank, int64_t a,
+			      int64_t b, struct ta_peer_shares *s);
 void ta_peer_shares_add(struct ta_peer_shares *s, int64_t peer, int64_t ns);
 void ta_peers_free(struct ta_peers *p);
 /* The latest end, past e, of rank's gloo collectives whose waits lie in
