@@ -1058,7 +1058,7 @@ static const struct ta_peer_wait *cpu_wait_in(const struct walk *w, size_t ri,
 					      int64_t tid, int64_t a, int64_t t)
 {
 	const struct cp_rank *r = &w->ranks[ri];
-	size_t lo = 0, hi = w->ncpu;
+	size_t lo = 0, hi = w->ncpu, seen;
 
 	while (lo < hi) {   /* the first ending after t */
 		size_t m = lo + (hi - lo) / 2;
@@ -1069,7 +1069,9 @@ static const struct ta_peer_wait *cpu_wait_in(const struct walk *w, size_t ri,
 		else
 			hi = m;
 	}
-	while (lo-- > 0) {
+	/* a few back at most: a thread busy in ops as many collectives end
+	 * waited for none of them (and a scan of all made walks quadratic) */
+	for (seen = 0; lo-- > 0 && seen++ < 64;) {
 		const struct ta_peer_wait *g = w->cpu_waits[lo];
 		const struct cp_span *op;
 

@@ -53,11 +53,17 @@ static int cmp_pair(const void *x, const void *y)
 /* The distinct (rank, tid) of the members: the issuing threads. */
 static void issuing_threads(struct ta_peers *p, const struct member *m, size_t n)
 {
-	size_t i, k = 0;
+	size_t i, k = 0, nt = 0;
 
 	p->tids = ta_xcalloc(2 * n + 2, sizeof(*p->tids));
+	/* gloo's: their thread that waits is not known, and no sync of
+	 * another thread is theirs (their ranges are the waits) */
 	for (i = 0; i < n; i++)
-		p->tids[2 * i] = m[i].rank, p->tids[2 * i + 1] = m[i].tid;
+		if (!m[i].cpu) {
+			p->tids[2 * nt] = m[i].rank, p->tids[2 * nt + 1] = m[i].tid;
+			nt++;
+		}
+	n = nt;
 	ta_qsort(p->tids, n, 2 * sizeof(*p->tids), cmp_pair);
 	for (i = 0; i < n; i++)
 		if (!k || cmp_pair(&p->tids[2 * i], &p->tids[2 * (k - 1)]) != 0) {
