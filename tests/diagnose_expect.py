@@ -458,6 +458,18 @@ for api, named in (("cudaLaunchHostFunc", False), ("cudaLaunchKernel", True)):
           api, "named" if named else "not named", f),
           f and ("within ## side ##" in f) == named)
 
+# a range a user named "(no annotation)" is that range, quoted: not taken
+# for a hole with no range over it (its advice, the sync's "then ...")
+import gzip
+d = json.load(gzip.open("testdata/train_stalled/rank-0.pt.trace.json.gz"))
+for e in d["traceEvents"]:
+    if e.get("name") == "data_loading":
+        e["name"] = "(no annotation)"
+f = [x for x in csv_of(written(d["traceEvents"]), "diagnose", "--findings") if x["kind"] == "host_region"]
+q = [x for x in f if x["where"] == '"(no annotation)"']
+check("a range named (no annotation): quoted, with a range's advice (%s)" % [x["cost_us"] for x in q],
+      q and all(float(x["cost_us"]) > 10000 and "no range" not in x["advice"] for x in q))
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL diagnose:", n)

@@ -180,8 +180,17 @@ static int first_name(struct ta_host *h, size_t slot, const char *sql, int64_t a
 	sqlite3_bind_int64(st, 2, a);
 	sqlite3_bind_int64(st, 3, b);
 	sqlite3_bind_int64(st, 4, from);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+
+		/* a range a user named as our placeholders are is quoted: not
+		 * taken for "no range here" (advice, "then ...") */
+		if (name && (strcmp(name, "(no annotation)") == 0 ||
+			     strcmp(name, "(outside any op)") == 0))
+			snprintf(buf, len, "\"%s\"", name);
+		else
+			snprintf(buf, len, "%s", name ? name : "");
+	}
 	sqlite3_reset(st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
@@ -275,8 +284,17 @@ int ta_host_label(struct ta_host *h, int64_t id, char *buf, size_t len)
 	}
 	h->named[1] = st;
 	sqlite3_bind_int64(st, 1, id);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+
+		/* a range a user named as our placeholders are is quoted: not
+		 * taken for "no range here" (advice, "then ...") */
+		if (name && (strcmp(name, "(no annotation)") == 0 ||
+			     strcmp(name, "(outside any op)") == 0))
+			snprintf(buf, len, "\"%s\"", name);
+		else
+			snprintf(buf, len, "%s", name ? name : "");
+	}
 	sqlite3_reset(st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
