@@ -163,11 +163,11 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 	if (strncmp(where, "gloo:", 5) == 0 || strncmp(where, "mpi:", 4) == 0 ||
 	    strncmp(where, "ucc:", 4) == 0)
 		return "a collective on the CPU held the step: its time is the "
-		       "transfer and the wait for the slowest rank (stragglers "
-		       "names it for gloo where the traces name its group; else "
-		       "compare the ranks' time in it: the rank that spends "
-		       "least in it is the one the others wait for) and fix that "
-		       "rank, or move the collectives to the GPU (NCCL)";
+		       "transfer and the wait for the slowest rank (stragglers names "
+		       "it for gloo where the traces name its group; else compare "
+		       "the ranks' time in it: the rank that spends least in it "
+		       "is the one the others wait for) and fix that rank, or move "
+		       "the collectives to the GPU (NCCL)";
 	/* TorchRec's input distribution (its pipelines name their stages
 	 * "## sparse_data_dist ##", "## wait_sparse_data_dist ##", its
 	 * all-to-alls "## all2all_data:kjt splits ##",
