@@ -7,14 +7,15 @@
 #   (I16 - I4) / (I4 - I1)  =  (E16 - E4) / (E4 - E1)
 # where E is the events (or ranks) read; a lookup that scans every rank
 # for each rank makes the left side grow as the input does. Allowed: 1.2x
-# the right side. Three families: more ranks (tools/ranks.py: 4, 16, 64),
+# the right side. Four families: more ranks (tools/ranks.py: 4, 16, 64),
 # a longer run (a real 2-rank capture copied 1, 4 and 16 times, its
-# steps numbered on) and a deeper nesting. report stands for the
+# steps numbered on), more gloo collectives a step and a deeper nesting. report stands for the
 # analyses it runs (diagnose with its critical paths, roofline, overlap,
 # stragglers, ...). Breaking
 # it: the step windows unindexed by rank (as before this test) fail it at
 # 4.83x against 4x; the roofline's walk looking along the open ops
-# for each op it closes fails the nesting family at 11.2x. At these
+# for each op it closes fails the nesting family at 11.2x; a gloo
+# exchange's name looked up without coll_cpu, the gloo family at 10.4x. At these
 # sizes a quadratic term is still small beside the rest; larger ones
 # would take minutes under callgrind.
 SUITE=linear
@@ -81,6 +82,17 @@ family "a longer run" "$(events "$TMP/c1")" "$(events "$TMP/c4")" "$(events "$TM
 	"$TMP/c1" "$TMP/c4" "$TMP/c16" <<EOF
 report --html -
 ops
+EOF
+
+# many gloo collectives a step (tests/gloo_many.py), each a wait for a
+# late peer: each exchange after one named by a search of every rank's
+# collectives was quadratic
+for n in 100 400 1600; do
+	python3 tests/gloo_many.py "$TMP/g$n" $n
+done
+family "gloo collectives" "$(events "$TMP/g100")" "$(events "$TMP/g400")" "$(events "$TMP/g1600")" \
+	"$TMP/g100" "$TMP/g400" "$TMP/g1600" <<EOF
+diagnose
 EOF
 
 # a hostile nesting (tests/nested_ops.py: N nested ranges and ops of N

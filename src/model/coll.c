@@ -151,7 +151,8 @@ static const char coll_sql[] =
 "  (SELECT CAST(json_extract(m.value, '$.world_size') AS INTEGER) FROM main.meta m"
 "   WHERE m.rank = t.rank AND m.key = 'distributedInfo' AND json_valid(m.value)"
 "   AND json_type(m.value) = 'object') AS world, tid FROM tg t;"
-"CREATE INDEX temp.coll_match ON coll (pg, step, seq, rank);";
+"CREATE INDEX temp.coll_match ON coll (pg, step, seq, rank);"
+"CREATE INDEX temp.coll_cpu ON coll (rank, ts) WHERE name GLOB 'gloo:*';";
 
 /* A shard holds one rank: a cross-rank command on shards gathers every
  * shard's coll first (shard_run.c) and attaches them as schema "peers",
@@ -159,7 +160,8 @@ static const char coll_sql[] =
 static const char peers_coll_sql[] =
 "DROP TABLE IF EXISTS temp.coll;"
 "CREATE TEMP TABLE coll AS SELECT * FROM peers.coll;"
-"CREATE INDEX temp.coll_match ON coll (pg, step, seq, rank);";
+"CREATE INDEX temp.coll_match ON coll (pg, step, seq, rank);"
+"CREATE INDEX temp.coll_cpu ON coll (rank, ts) WHERE name GLOB 'gloo:*';";
 
 int ta_model_gathered(sqlite3 *db)
 {
@@ -175,7 +177,8 @@ static const char kept_coll_sql[] =
 "DROP TABLE IF EXISTS temp.coll;"
 "CREATE TEMP TABLE coll AS SELECT * FROM main.part_coll"
 "  WHERE rank = (SELECT rank FROM main.files)" TIMES_IN_BOUNDS ";"
-"CREATE INDEX temp.coll_match ON coll (pg, step, seq, rank);";
+"CREATE INDEX temp.coll_match ON coll (pg, step, seq, rank);"
+"CREATE INDEX temp.coll_cpu ON coll (rank, ts) WHERE name GLOB 'gloo:*';";
 
 int ta_model_coll(sqlite3 *db, struct ta_error *err)
 {
