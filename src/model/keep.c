@@ -43,16 +43,41 @@ static int part_fits(const struct ta_query *q)
 	return ta_rules_id(q) == ta_rules_id(&every) && !q->window_span && !q->ranks;
 }
 
-/* ctx: the reading connection, its coll made. */
+/* The part read through db (its coll made) into memory, before a second
+ * connection writes it to db's file: read while that connection wrote,
+ * the file waited on its lock once its page cache spilled to the file
+ * (helper-49: 36 k collectives a rank, a run that never ended). */
+static sqlite3 *staged_part(sqlite3 *db, struct ta_error *err)
+{
+	sqlite3 *mem = NULL;
+
+	if (sqlite3_open_v2(":memory:", &mem, SQLITE_OPEN_READWRITE |
+			    SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+		ta_error_set(err, TA_EXIT_SYSTEM, "cannot open a database in memory");
+		sqlite3_close(mem);
+		return NULL;
+	}
+	if (ta_model_save_part(db, mem, "part_", err) < 0) {
+		sqlite3_close(mem);
+		return NULL;
+	}
+	return mem;
+}
+
+/* ctx: the part staged in memory (staged_part). */
 static int write_part(sqlite3 *rw, void *ctx, struct ta_error *err)
 {
+	sqlite3 *mem = ctx;
+
 	if (part_current(rw))
 		return 0; /* another process was first */
 	return ta_db_exec(rw, "DROP TABLE IF EXISTS main.part_coll;"
 			  "DROP TABLE IF EXISTS main.part_traits;"
 			  "DROP TABLE IF EXISTS main.part_clock;"
 			  "DELETE FROM info WHERE key = 'part';", err) < 0 ||
-	       ta_model_save_part(ctx, rw, "part_", err) < 0 ||
+	       ta_db_copy_rows(mem, "SELECT * FROM part_coll", rw, "part_coll", err) < 0 ||
+	       ta_db_copy_rows(mem, "SELECT * FROM part_traits", rw, "part_traits", err) < 0 ||
+	       ta_db_copy_rows(mem, "SELECT * FROM part_clock", rw, "part_clock", err) < 0 ||
 	       ta_db_exec(rw, "INSERT INTO info VALUES ('part', '" TA_MODEL_ID "')",
 			  err) < 0 ? -1 : 0;
 }
@@ -65,9 +90,14 @@ int ta_model_keep(const char *path, struct ta_error *err)
 		 ta_db_write(db, ta_model_write_dev_rows, NULL, err) < 0 ? -1 : 0;
 
 	/* a shard: one rank, whose part a join gathers */
-	if (rc == 0 && one_rank(db))
+	if (rc == 0 && one_rank(db)) {
+		sqlite3 *mem = NULL;
+
 		rc = ta_model_prepare(db, &every, TA_NEED_COLL, err) < 0 ||
-		     ta_db_write(db, write_part, db, err) < 0 ? -1 : 0;
+		     !(mem = staged_part(db, err)) ||
+		     ta_db_write(db, write_part, mem, err) < 0 ? -1 : 0;
+		sqlite3_close(mem);
+	}
 	sqlite3_close(db);
 	return rc;
 }
@@ -84,8 +114,13 @@ int ta_model_keep_rows(const char *path, struct ta_error *err)
 
 void ta_model_keep_part(sqlite3 *db, const struct ta_query *q)
 {
-	if (part_fits(q) && !part_current(db) && one_rank(db))
-		ta_model_write_entry(db, write_part, db);
+	sqlite3 *mem;
+
+	if (part_fits(q) && !part_current(db) && one_rank(db) &&
+	    (mem = staged_part(db, NULL)) != NULL) {
+		ta_model_write_entry(db, write_part, mem);
+		sqlite3_close(mem);
+	}
 }
 
 int ta_model_read_part(sqlite3 *shard, const struct ta_query *q, sqlite3 *out,

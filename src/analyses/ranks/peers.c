@@ -505,7 +505,10 @@ static const char saved_sql[] =
 "CREATE TABLE peer_steps (rank, step, comm_ns, wait_ns, late_ns, ncoll, nlast,"
 " peer, peer_wait_ns);"
 "CREATE TABLE peer_waits (rank, step, ts, end_ns, peer, peer_ts, tid, done, cpu);"
-"CREATE TABLE peer_most (step, late_ns);";
+"CREATE TABLE peer_most (step, late_ns);"
+/* the shards read gloo's collectives' names by rank and start here
+ * (ta_peers_cpu_name: a scan of every rank's a lookup without it) */
+"CREATE INDEX coll_cpu ON coll (rank, ts) WHERE name GLOB 'gloo:*';";
 
 /* n rows of ncols int64s each, stride apart, into table. */
 static int put(sqlite3 *db, const char *table, const int64_t *v, size_t n,
