@@ -304,7 +304,7 @@ def comms(name, path, *window):
     for rank in sorted({r["rank"] for r in s}):
         # a gloo job: nothing matched, stragglers' waits empty, no comms row
         want_wait = sum(float(r["coll_wait_us"] or 0) for r in s if r["rank"] == rank)
-        got_wait = sum(float(r["wait_us"]) for r in c if r["rank"] == rank)
+        got_wait = sum(float(r["wait_us"] or 0) for r in c if r["rank"] == rank)
         check("%s rank %s: comms' wait %.3f us is stragglers' %.3f" % (name, rank, got_wait, want_wait),
               abs(got_wait - want_wait) <= 0.01)
         got_total = sum(float(r["total_us"]) for r in c if r["rank"] == rank)
@@ -312,7 +312,9 @@ def comms(name, path, *window):
         check("%s rank %s: comms' kernel time %.3f us >= stragglers' matched %.3f" % (
               name, rank, got_total, want_comm), got_total >= want_comm - 0.01)
     for r in c:
+        # (nothing matched: wait and transfer unknown, both empty)
         check("%s rank %s %s: wait + transfer = total" % (name, r["rank"], r["name"]),
+              (r["wait_us"] == "" and r["transfer_us"] == "") or
               abs(float(r["wait_us"]) + float(r["transfer_us"]) - float(r["total_us"])) <= 0.01)
 
 

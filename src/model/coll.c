@@ -109,12 +109,15 @@ static const char coll_sql[] =
  * numbers each backend's collectives apart). Only where the trace names
  * one group with gloo (distributedInfo.pg_config): gloo's ranges do not
  * say their group, and two groups' ranges would be numbered as one. */
-" gpg AS (SELECT m.rank, min(j.value ->> 'pg_name') AS pg,"
-"  min(CAST(j.value ->> 'pg_size' AS INTEGER)) AS n"
+/* (an element that is not an object is text to ->>: read only objects) */
+" gpe AS (SELECT m.rank, CASE WHEN j.type = 'object' THEN j.value END AS o"
 "  FROM main.meta m, json_each(m.value, '$.pg_config') j"
 "  WHERE m.key = 'distributedInfo' AND json_valid(m.value)"
-"  AND json_type(m.value, '$.pg_config') = 'array' AND json_type(j.value) = 'object'"
-"  AND j.value ->> 'backend_config' LIKE '%gloo%' GROUP BY m.rank HAVING count(*) = 1),"
+"  AND json_type(m.value, '$.pg_config') = 'array'),"
+" gpg AS (SELECT rank, min(o ->> 'pg_name') AS pg,"
+"  min(CAST(o ->> 'pg_size' AS INTEGER)) AS n FROM gpe"
+"  WHERE o IS NOT NULL AND json_type(o, '$.backend_config') = 'text'"
+"  AND o ->> 'backend_config' LIKE '%gloo%' GROUP BY rank HAVING count(*) = 1),"
 " g AS (SELECT e.rank, e.idx, COALESCE(gpg.pg, '') || ' (gloo)' AS pg,"
 "  CASE WHEN gpg.n BETWEEN 1 AND 16777216 THEN gpg.n ELSE 0 END AS pg_size, gn.name AS name,"
 /* the first tensor's elements: a bucket is one flat tensor */

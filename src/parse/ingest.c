@@ -64,10 +64,14 @@ static void note(struct job *j, const char *fmt, ...)
 	char line[1024];
 	va_list ap;
 
+	char safe[1024];
+
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	ta_buf_addf(&j->notes, "%s\n", line);
+	/* one line, whatever a file's name holds (the notes are split on
+	 * newlines when said) */
+	ta_buf_addf(&j->notes, "%s\n", ta_no_controls(safe, sizeof(safe), line));
 }
 
 /* A warning about the file said now, and kept in the database so that
@@ -349,10 +353,9 @@ static int ingest_one(struct pool *p, size_t i, struct ta_error *err)
 			  (long long)res.long_strings, ta_token_max >> 20,
 			  (long long)res.long_string_offset);
 	if (res.bad_times)
-		note(j, "'%s': %lld events have a ts or dur that is not a usable "
-		     "number (a string, a ts past the year 2116 or a dur over 13 "
-		     "days); they have no time",
-		     j->path, (long long)res.bad_times);
+		note_kept(p->w, j, "%lld events have a ts or dur that is not a usable "
+			  "number (a string, a ts past the year 2116 or a dur over 13 "
+			  "days); they have no time", (long long)res.bad_times);
 	rank = final_rank(p, j, &res);
 	if (claim_rank(p, i, rank, err) < 0)
 		goto fail;

@@ -222,77 +222,101 @@ static int mkdir_p(const char *dir)
 	return mkdir(tmp, 0755) < 0 && errno != EEXIST ? -1 : 0;
 }
 
-/* Damage found when the database was built is reported on every use. */
-/* Files left out when the database was made: said again, and counted;
- * and what was said of the files read ('noted:N'), with each path as
- * given now. */
+/* Whether the database keeps what its parse said ('noted:N'). */
+static int noted_any(sqlite3 *db)
+{
+	return ta_db_int(db, "SELECT EXISTS (SELECT 1 FROM info WHERE key GLOB 'noted:*')",
+			 0) == 1;
+}
+
+/* Files left out when the database was made: said again, and counted. */
 static void report_skipped(sqlite3 *db)
 {
 	sqlite3_stmt *st = NULL;
 
-	/* a 'skipped:' value is text, not JSON (->> would fail on it) */
-	if (sqlite3_prepare_v2(db, "WITH said AS (SELECT rowid AS r, key GLOB 'noted:*' AS noted,"
-			       " value FROM info WHERE key GLOB 'skipped:*'"
-			       " OR (key GLOB 'noted:*' AND json_valid(value)))"
-			       " SELECT noted, CASE WHEN noted THEN value ->> 0 END,"
-			       " CASE WHEN noted THEN value ->> 1 END, value FROM said"
-			       " ORDER BY (SELECT rank FROM files WHERE path ="
-			       " CASE WHEN noted THEN value ->> 0 END), r", -1, &st,
-			       NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, "SELECT value FROM info WHERE key GLOB 'skipped:*'"
+			       " ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
 		return;
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *v = (const char *)sqlite3_column_text(st, 3);
-		char shown[PATH_MAX], path[PATH_MAX], what[1024];
+		const char *v = (const char *)sqlite3_column_text(st, 0);
+		char what[1024];
 
-		if (sqlite3_column_int(st, 0)) {
-			ta_db_given_path(db, (const char *)sqlite3_column_text(st, 1),
-					 shown, sizeof(shown));
-			ta_warn("'%s': %s", ta_no_controls(path, sizeof(path), shown),
-				ta_no_controls(what, sizeof(what), (const char *)
-					       sqlite3_column_text(st, 2)));
-			continue;
-		}
 		ta_warn("%s; skipped", v ? ta_no_controls(what, sizeof(what), v) : "a file");
 		ta_input_add_skipped(1);
 	}
 	sqlite3_finalize(st);
 }
 
+/* What the parse said of the file stored as path ('noted:N': [path,
+ * message]), in the order said, named as given now; path NULL: the notes
+ * of no file in the database (an edited one). */
+static void report_noted(sqlite3 *db, sqlite3_stmt *st, const char *path)
+{
+	char shown[PATH_MAX];
+
+	sqlite3_reset(st);
+	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		char what[1024];
+
+		ta_db_given_path(db, (const char *)sqlite3_column_text(st, 0), shown,
+				 sizeof(shown));
+		ta_warn("'%s': %s", shown, ta_no_controls(what, sizeof(what), (const char *)
+							  sqlite3_column_text(st, 1)));
+	}
+}
+
+/* Damage found when the database was built is reported on every use,
+ * file by file in the order a parse says it (by path), with what else it
+ * said of each. */
 static int report_damage(sqlite3 *db, const struct ta_ingest_opts *o,
 			 struct ta_error *err)
 {
-	sqlite3_stmt *st = NULL;
+	sqlite3_stmt *st = NULL, *noted = NULL;
 	int rc = 0;
 
 	report_skipped(db);
-
+	/* (a value that is not an array of text reads as NULL, not an error) */
+	if (sqlite3_prepare_v2(db, "WITH n AS (SELECT rowid AS r, CASE WHEN json_valid(value)"
+			       " THEN value END AS v FROM info WHERE key GLOB 'noted:*')"
+			       " SELECT v ->> 0, v ->> 1 FROM n WHERE v IS NOT NULL AND"
+			       " (v ->> 0 IS ?1 OR (?1 IS NULL AND v ->> 0 NOT IN"
+			       " (SELECT path FROM files))) ORDER BY r", -1, &noted,
+			       NULL) != SQLITE_OK)
+		noted = NULL;
 	if (ta_db_prepare(db, "SELECT path, damage, events, truncated, bad_times"
-			  " FROM files WHERE truncated OR bad_times ORDER BY rank",
-			  &st, err) < 0)
+			  " FROM files ORDER BY path, rank", &st, err) < 0) {
+		sqlite3_finalize(noted);
 		return -1;
+	}
 	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
 		char shown[PATH_MAX];
-		const char *path = ta_db_given_path(db, (const char *)
-			sqlite3_column_text(st, 0), shown, sizeof(shown));
+		const char *stored = (const char *)sqlite3_column_text(st, 0);
+		const char *path = ta_db_given_path(db, stored, shown, sizeof(shown));
 		const char *what = (const char *)sqlite3_column_text(st, 1);
 
-		if (sqlite3_column_int64(st, 4))
+		if (sqlite3_column_int(st, 3)) {
+			if (o->strict) {
+				ta_error_set(err, TA_EXIT_INPUT, "'%s': %s", path, what);
+				rc = -1;
+				break;
+			}
+			ta_warn("'%s': %s; analysing the %lld events before it",
+				path, what, (long long)sqlite3_column_int64(st, 2));
+		}
+		/* said with the notes where this build kept them */
+		if (sqlite3_column_int64(st, 4) && !noted_any(db))
 			ta_warn("'%s': %lld events have a ts or dur that is not a "
 				"usable number (a string, a ts past the year 2116 "
 				"or a dur over 13 days); they have no time", path,
 				(long long)sqlite3_column_int64(st, 4));
-		if (!sqlite3_column_int(st, 3))
-			continue;
-
-		if (o->strict) {
-			ta_error_set(err, TA_EXIT_INPUT, "'%s': %s", path, what);
-			rc = -1;
-		} else {
-			ta_warn("'%s': %s; analysing the %lld events before it",
-				path, what, (long long)sqlite3_column_int64(st, 2));
-		}
+		if (noted)
+			report_noted(db, noted, stored);
 	}
+	if (rc == 0 && noted)
+		report_noted(db, noted, NULL);
 	sqlite3_finalize(st);
+	sqlite3_finalize(noted);
 	return rc;
 }
 
@@ -1053,13 +1077,19 @@ int ta_input_open(const char *path, const struct ta_ingest_opts *o,
 		ta_cache_evict(dir, max, cached);
 		rc = ta_db_open(cached, db, err);
 	}
-	goto out;
+	goto merged;
 uncached:
 	if (why)
 		ta_warn("cache directory '%s': %s; not caching", dir, why);
 	if (o->verbose)
 		ta_note("parsing %zu files, not cached", n);
 	rc = open_uncached(files, n, shards, o, db, err);
+merged:
+	/* shards merged: what their parse said (no parse here says it) */
+	if (rc == 0 && shards && (rc = report_damage(*db, o, err)) < 0) {
+		sqlite3_close(*db);
+		*db = NULL;
+	}
 out:
 	ta_input_list_free(files, n);
 	return rc;

@@ -92,6 +92,11 @@ static int copy_shard(sqlite3 *db, const struct shard *s, const char *insert,
 		       " truncated, damage, hta_rounded, bad_times, min_ts_ns, max_ts_ns"
 		       " FROM shard.files;"
 		       "INSERT INTO main.meta SELECT * FROM shard.meta;"
+		       /* what its parse said, said again by every read (a key
+		        * of its own: every shard's are 'noted:0'...) */
+		       "INSERT OR REPLACE INTO main.info SELECT 'noted:' || (SELECT"
+		       " count(*) FROM main.info WHERE key GLOB 'noted:*') || '.' || key,"
+		       " value FROM shard.info WHERE key GLOB 'noted:*' ORDER BY rowid;"
 		       "INSERT INTO main.snap_segments SELECT * FROM shard.snap_segments;"
 		       "INSERT INTO main.snap_blocks SELECT * FROM shard.snap_blocks;"
 		       "INSERT INTO main.snap_events SELECT * FROM shard.snap_events;"

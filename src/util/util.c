@@ -32,23 +32,44 @@ const char *ta_msg_unnamed(const char *msg, const char *path)
 	return msg;
 }
 
+/* A C0 or C1 control (U+0080-U+009F: CSI among them, as UTF-8) at s:
+ * its length in bytes, 0 if none. */
+static size_t control_at(const char *s)
+{
+	unsigned char c = (unsigned char)s[0];
+
+	if (c < 0x20 || c == 0x7f)
+		return 1;
+	if (c == 0xc2 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] <= 0x9f)
+		return 2;
+	return 0;
+}
+
 const char *ta_no_controls(char *buf, size_t len, const char *s)
 {
-	size_t i;
+	size_t i = 0, n;
 
-	for (i = 0; s && s[i] && i + 1 < len; i++)
-		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	for (; s && *s && i + 1 < len; s += n ? n : 1)
+		buf[i++] = (n = control_at(s)) ? '?' : *s;
 	if (len)
 		buf[i] = '\0';
 	return buf;
 }
 
+/* A warning is one line: a file's name or a trace's text in it is
+ * anyone's, and no control character of theirs reaches the terminal
+ * (ESC sequences, a newline that forges a second warning). */
 static void say(const char *prefix, const char *fmt, va_list ap)
 {
+	char line[4096], *s;
+	size_t n;
+
 	if (ta_quiet)
 		return;
+	vsnprintf(line, sizeof(line), fmt, ap);
 	fputs(prefix, stderr);
-	vfprintf(stderr, fmt, ap);
+	for (s = line; *s; s += n ? n : 1)
+		fputc((n = control_at(s)) ? '?' : *s, stderr);
 	fputc('\n', stderr);
 }
 

@@ -1108,6 +1108,24 @@ struct pos {
 	int64_t tid, t;
 };
 
+/* rank's clock offset as the matching found it (every rank's, on a
+ * shard too); 0 if it has none. */
+static int64_t peer_offset(const struct walk *w, int64_t rank)
+{
+	const struct ta_peers *p = w->peers;
+	size_t lo = 0, hi = p->nranks;
+
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+
+		if (p->ranks[m] < rank)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < p->nranks && p->ranks[lo] == rank ? p->offset_ns[lo] : 0;
+}
+
 /* On the host at p->t, after the thread's last sync (a): a gloo
  * collective it waited for, ended since, whose last member came late:
  * the host time after it, its transfer (CPU time: gloo reduces on the
@@ -1124,9 +1142,11 @@ static int follow_cpu_peer(struct walk *w, struct pos *p, int64_t a)
 	if (!g)
 		return -1;
 	j = rank_index(w, g->peer);
-	/* a member that arrived, on the job's clock, after this point (a
-	 * damaged trace) is not followed: time goes back */
-	if (j >= 0 && g->peer_ts - w->ranks[j].offset > g->done - r->offset)
+	/* a member that arrived, on the job's clock, after the collective
+	 * ended here (clocks or lengths that disagree) is not followed:
+	 * time goes back; the matching's offsets, so that a shard, which
+	 * holds one rank, decides as one database does */
+	if (g->peer_ts - peer_offset(w, g->peer) > g->done - peer_offset(w, r->rank))
 		return -1;
 	cpu_time(w, p->ri, p->tid, g->done, p->t);
 	ta_peers_cpu_name(w->db, r->rank, g->ts, name, sizeof(name));
@@ -1172,9 +1192,12 @@ static int follow_peer(struct walk *w, struct pos *p, const struct cp_kernel *k,
 		return -1;
 	/* a member that started, on the job's clock, after this point
 	 * (collectives paired wrongly in a damaged trace) is not followed:
-	 * time goes back */
-	if (!w->exited && w->ranks[pri].k[pk].ts - w->ranks[pri].offset >
-	    p->t - r->offset)
+	 * time goes back (on a shard, the peer's start as the matching
+	 * saw it: the same decision as one database's) */
+	if (w->exited ? wait_of(w, p->ri, k)->peer_ts -
+			peer_offset(w, wait_of(w, p->ri, k)->peer) >
+			p->t - peer_offset(w, r->rank) :
+	    w->ranks[pri].k[pk].ts - w->ranks[pri].offset > p->t - r->offset)
 		return -1;
 	add(w, p->ri, C_COMM, p->t - *arrival, name_of(w, k->name));
 	if (w->exited)

@@ -103,6 +103,7 @@ static void add_bytes(int64_t *a, int64_t b)
 struct sum {
 	int64_t calls, in, out, total, wait;   /* in, out: bytes, -1 not known */
 	char *group, *name;
+	int measured;   /* some collective matched across ranks */
 };
 
 static void emit(struct ta_table *t, int64_t rank, const struct sum *s)
@@ -119,6 +120,8 @@ static void emit(struct ta_table *t, int64_t rank, const struct sum *s)
 	if (s->out >= 0)
 		ta_table_set_int(t, r, 5, s->out);
 	ta_table_set_real(t, r, 6, (double)s->total / 1000.0);
+	if (!s->measured)   /* nothing matched: not 0, unknown (a gate trips) */
+		return;
 	ta_table_set_real(t, r, 7, (double)s->wait / 1000.0);
 	ta_table_set_real(t, r, 8, (double)(s->total - s->wait) / 1000.0);
 }
@@ -185,6 +188,7 @@ static int sums(sqlite3 *db, const struct ta_peers *p, struct ta_table *t,
 			sum_free(&s);
 		}
 		if (!s.calls) {
+			s.measured = p->matched > 0;
 			rank = sqlite3_column_int64(st, 0);
 			s.group = text_dup(sqlite3_column_text(st, 1));
 			s.name = text_dup(sqlite3_column_text(st, 2));
@@ -237,7 +241,7 @@ int ta_comms_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 	if (t->nrows) /* else the note below says it */
 		ta_peers_say(t, &p);
 	/* gloo's ops run on the CPU: said only where the trace has some (a
-	 * gate on the empty table trips) */
+	 * gate on the empty table trips); with rows, ta_peers_say says it */
 	if (!t->nrows && p.gloo) {
 		ta_table_warn(t, "no collective in the analysis window: gloo's "
 			      "collectives (CPU ranges) are listed only where the traces' "

@@ -663,8 +663,12 @@ int ta_peers_match(sqlite3 *db, const struct ta_query *q, struct ta_peers *p,
 	if (rc < 0)
 		ta_peers_free(p);
 	else
+		/* gloo's ranges that the model could not take as collectives
+		 * (no single gloo group named): on a shard, coll is the
+		 * gathered one (peers.coll) */
 		p->gloo = (int)ta_db_int(db, "SELECT EXISTS (SELECT 1 FROM label"
-					 " WHERE name GLOB 'gloo:*')", 0);
+					 " WHERE name GLOB 'gloo:*') AND NOT EXISTS"
+					 " (SELECT 1 FROM coll WHERE name GLOB 'gloo:*')", 0);
 	return rc;
 }
 
@@ -900,17 +904,19 @@ void ta_peers_say(struct ta_table *t, const struct ta_peers *p)
 	if (p->lone)
 		ta_table_note(t, "%zu collectives appear on one rank only (outside "
 			      "the others' profiled steps); left out", p->lone);
-	if (!p->matched && p->gloo) {
-		/* the job synchronises through gloo, whose collectives are
-		 * CPU ranges: its waits are not measured (stragglers leaves
-		 * them empty: a gate on them trips as on any missing value) */
+	if (p->gloo) {
+		/* gloo's collectives are CPU ranges that do not say their
+		 * group: without it their waits are not measured (a job
+		 * through gloo alone: stragglers leaves them empty, and a
+		 * gate on them trips as on any missing value) */
 		ta_table_warn(t, "gloo's collectives (CPU ranges that do not say their "
 			      "group) are matched across ranks only where the traces' "
-			      "distributedInfo.pg_config names a single gloo group: none "
-			      "matched, no wait or lateness measured, left empty "
-			      "(overview and overlap --by step count their time as "
-			      "communication)");
-		return;
+			      "distributedInfo.pg_config names a single gloo group: "
+			      "their waits are not measured%s (overview and overlap "
+			      "--by step count their time as communication)",
+			      p->matched ? "" : ", nor is anything else: left empty");
+		if (!p->matched)
+			return;
 	}
 	if (!p->matched) {
 		ta_table_warn(t, p->nranks ? "no collective matched across ranks: no "
