@@ -154,6 +154,18 @@ static int by_total(const struct ta_table *t, size_t a, size_t b)
 	return ta > tb ? -1 : ta < tb;
 }
 
+/* A rank's calls whose size could not be used, said by rank: on shards
+ * each says its own, and one line said twice is said once (a count over
+ * every rank read 12 with -j 1, 6 with -j 2). */
+static void say_bad(struct ta_table *t, int64_t rank, size_t *bad)
+{
+	if (*bad)
+		ta_table_warn(t, "rank %lld: %zu message size%s not used (negative, past "
+			      "2^63 bytes, or of a dtype not known): those rows' bytes are "
+			      "left empty", (long long)rank, *bad, *bad == 1 ? "" : "s");
+	*bad = 0;
+}
+
 /* One pass over the selected ranks' collectives, grouped by rank, group
  * and name; each call's wait looked up by its start. */
 static int sums(sqlite3 *db, const struct ta_peers *p, struct ta_table *t,
@@ -189,6 +201,8 @@ static int sums(sqlite3 *db, const struct ta_peers *p, struct ta_table *t,
 		}
 		if (!s.calls) {
 			s.measured = p->matched > 0;
+			if (rank != sqlite3_column_int64(st, 0))
+				say_bad(t, rank, &bad);
 			rank = sqlite3_column_int64(st, 0);
 			s.group = text_dup(sqlite3_column_text(st, 1));
 			s.name = text_dup(sqlite3_column_text(st, 2));
@@ -209,10 +223,7 @@ static int sums(sqlite3 *db, const struct ta_peers *p, struct ta_table *t,
 	sum_free(&s);
 	free(used);
 	sqlite3_finalize(st);
-	if (bad)
-		ta_table_warn(t, "%zu message size%s not used (negative, past 2^63 bytes, or "
-			      "of a dtype not known): those rows' bytes are left empty", bad,
-			      bad == 1 ? "" : "s");
+	say_bad(t, rank, &bad);
 	if (ta_db_done(db, rc, err) < 0)
 		return -1;
 	ta_table_sort(t, by_total);
