@@ -631,6 +631,65 @@ s = table("stragglers", beside(tempfile.mkdtemp(), copy=True), "--no-cache")
 check("computation held by a copy as a collective ends beside: no wait (%s)"
       % sorted({r["wait_us"] for r in s}), s and all(float(r["wait_us"]) == 0 for r in s))
 
+# helper-49's gloo cases, from gloo_straggler
+def gloo_case(edit):
+    out = tempfile.mkdtemp()
+    for r in (0, 1):
+        d = json.load(gzip.open("testdata/gloo_straggler/rank-%d.pt.trace.json.gz" % r))
+        edit(r, d)
+        json.dump(d, open(os.path.join(out, "rank-%d.json" % r), "w"))
+    return out
+
+
+def run_rc(*args):
+    p = subprocess.run(["./traceanalyze", *args], capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+# a pg_config element that is not an object: read past, not a damaged database
+d = gloo_case(lambda r, t: t["distributedInfo"]["pg_config"].append("x"))
+rc, out, _ = run_rc("stragglers", "-q", "--no-cache", "--format", "csv", d)
+check("gloo: a pg_config element that is text is read past (rc %d)" % rc,
+      rc == 0 and any(l.split(",")[12] == "1" for l in out.splitlines()[1:]))
+# a backend named like gloo is not gloo
+d = gloo_case(lambda r, t: t["distributedInfo"]["pg_config"][0].update(backend_config="cpu:gloox"))
+rc, out, err = run_rc("stragglers", "--no-cache", d)
+check("gloo: backend 'gloox' is not gloo: nothing measured, said (rc %d)" % rc,
+      rc == 0 and "single gloo group" in err)
+
+
+# rank 1's ranges half as long: the clocks disagree with the ends; -j 1
+# and shards decide alike, and the parts add up to the path
+def halve(r, t):
+    for e in t["traceEvents"]:
+        if r == 1 and e.get("name") == "gloo:all_reduce" and e.get("cat") == "user_annotation":
+            e["dur"] *= 0.5
+
+
+d = gloo_case(halve)
+a = run_rc("critical-path", "-q", "--no-cache", "-j", "1", "--format", "csv", d)[1]
+b = run_rc("critical-path", "-q", "--no-cache", "-j", "2", "--format", "csv", d)[1]
+rows = list(csv.DictReader(io.StringIO(b)))
+check("gloo: critical-path alike with -j 1 and -j 2 where clocks disagree", a == b and rows)
+check("gloo: ... its parts add up to the path (%s)" % [(r["path_us"], r["on_peers_us"]) for r in rows],
+      rows and all(abs(sum(float(r[c]) for c in r if c.endswith("_us") and c not in
+                           ("path_us", "on_peers_us")) - float(r["path_us"])) < 0.01 and
+                   float(r["on_peers_us"]) <= float(r["path_us"]) + 0.01 for r in rows))
+
+
+# no steps: nothing matched; comms' waits empty, not 0, and a gate trips
+def no_steps(r, t):
+    t["traceEvents"] = [e for e in t["traceEvents"] if not str(e.get("name", "")).startswith("ProfilerStep#")]
+
+
+d = gloo_case(no_steps)
+rc, out, _ = run_rc("comms", "-q", "--no-cache", "--format", "csv", d)
+c = list(csv.DictReader(io.StringIO(out)))
+check("no steps: comms' wait and transfer empty (%s)" % [r["wait_us"] for r in c],
+      rc == 0 and c and all(r["wait_us"] == "" and r["transfer_us"] == "" for r in c))
+rc = run_rc("comms", "-q", "--no-cache", "--fail-if", "wait_us > 1000", d)[0]
+check("no steps: a gate on comms' wait does not pass (%d)" % rc, rc != 0)
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL stragglers:", n)

@@ -117,7 +117,10 @@ static const char coll_sql[] =
 " gpg AS (SELECT rank, min(o ->> 'pg_name') AS pg,"
 "  min(CAST(o ->> 'pg_size' AS INTEGER)) AS n FROM gpe"
 "  WHERE o IS NOT NULL AND json_type(o, '$.backend_config') = 'text'"
-"  AND o ->> 'backend_config' LIKE '%gloo%' GROUP BY rank HAVING count(*) = 1),"
+/* gloo a backend of its list ("cpu:gloo,cuda:nccl", "gloo"), not a part
+ * of a word */
+"  AND ',' || replace(o ->> 'backend_config', ':', ',') || ',' LIKE '%,gloo,%'"
+"  GROUP BY rank HAVING count(*) = 1),"
 " g AS (SELECT e.rank, e.idx, COALESCE(gpg.pg, '') || ' (gloo)' AS pg,"
 "  CASE WHEN gpg.n BETWEEN 1 AND 16777216 THEN gpg.n ELSE 0 END AS pg_size, gn.name AS name,"
 /* the first tensor's elements: a bucket is one flat tensor */
