@@ -395,8 +395,6 @@ static void host_parts(struct diag_ctx *c, int64_t a, int64_t b, int counted)
 	add_finding_part(c->f, c->rank, c->step, F_HOST_REGION, hi - lo, where, counted);
 }
 
-/* A hole [a, b) of the GPU: whose is it? queued: whether work may have
- * been queued before it (a hole between kernels). */
 static void hole(struct diag_ctx *c, int64_t a, int64_t b, int queued,
 		 struct step_result *r);
 
@@ -440,6 +438,8 @@ static int hole_waited(struct diag_ctx *c, int64_t a, int64_t b, int queued,
 	return 1;
 }
 
+/* A hole [a, b) of the GPU: whose is it? queued: whether work may have
+ * been queued before it (a hole between kernels). */
 static void hole(struct diag_ctx *c, int64_t a, int64_t b, int queued,
 		 struct step_result *r)
 {
