@@ -276,13 +276,20 @@ static int report_damage(sqlite3 *db, const struct ta_ingest_opts *o,
 	int rc = 0;
 
 	report_skipped(db);
-	/* (a value that is not an array of text reads as NULL, not an error) */
-	if (sqlite3_prepare_v2(db, "WITH n AS (SELECT rowid AS r, CASE WHEN json_valid(value)"
-			       " THEN value END AS v FROM info WHERE key GLOB 'noted:*')"
-			       " SELECT v ->> 0, v ->> 1 FROM n WHERE v IS NOT NULL AND"
-			       " (v ->> 0 IS ?1 OR (?1 IS NULL AND v ->> 0 NOT IN"
-			       " (SELECT path FROM files))) ORDER BY r", -1, &noted,
-			       NULL) != SQLITE_OK)
+	/* the notes by path, once (a search of them all for each of 8192
+	 * files would be quadratic); a value that is not JSON reads as
+	 * NULL, not an error */
+	if (noted_any(db) &&
+	    (sqlite3_exec(db, "DROP TABLE IF EXISTS temp.said;"
+			  "CREATE TEMP TABLE said AS SELECT rowid AS r, v ->> 0 AS path,"
+			  " v ->> 1 AS what FROM (SELECT rowid, CASE WHEN json_valid(value)"
+			  " THEN value END AS v FROM info WHERE key GLOB 'noted:*')"
+			  " WHERE v IS NOT NULL;"
+			  "CREATE INDEX temp.said_path ON said (path, r);", NULL, NULL,
+			  NULL) != SQLITE_OK ||
+	     sqlite3_prepare_v2(db, "SELECT path, what FROM temp.said WHERE path IS ?1"
+				" OR (?1 IS NULL AND path NOT IN (SELECT path FROM files))"
+				" ORDER BY r", -1, &noted, NULL) != SQLITE_OK))
 		noted = NULL;
 	if (ta_db_prepare(db, "SELECT path, damage, events, truncated, bad_times"
 			  " FROM files ORDER BY path, rank", &st, err) < 0) {
@@ -316,7 +323,10 @@ static int report_damage(sqlite3 *db, const struct ta_ingest_opts *o,
 	if (rc == 0 && noted)
 		report_noted(db, noted, NULL);
 	sqlite3_finalize(st);
-	sqlite3_finalize(noted);
+	if (noted) {
+		sqlite3_finalize(noted);
+		sqlite3_exec(db, "DROP TABLE IF EXISTS temp.said", NULL, NULL, NULL);
+	}
 	return rc;
 }
 
