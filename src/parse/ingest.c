@@ -75,8 +75,8 @@ static void note(struct job *j, const char *fmt, ...)
 }
 
 /* A warning about the file said now, and kept in the database so that
- * every later read says it again (damage and unusable times have their
- * columns in files instead). */
+ * every later read says it again, in this order (damage has its columns
+ * in files instead, said first). */
 static void note_kept(struct ta_db_writer *w, struct job *j, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

@@ -61,16 +61,27 @@ const char *ta_no_controls(char *buf, size_t len, const char *s)
  * (ESC sequences, a newline that forges a second warning). */
 static void say(const char *prefix, const char *fmt, va_list ap)
 {
-	char line[4096], *s;
+	char small[1024], *line = small;
+	const char *s;
+	va_list again;
 	size_t n;
+	int len;
 
 	if (ta_quiet)
 		return;
-	vsnprintf(line, sizeof(line), fmt, ap);
+	va_copy(again, ap);
+	len = vsnprintf(small, sizeof(small), fmt, ap);
+	if (len >= (int)sizeof(small)) {   /* a long path: whole, not cut */
+		line = ta_xmalloc((size_t)len + 1);
+		vsnprintf(line, (size_t)len + 1, fmt, again);
+	}
+	va_end(again);
 	fputs(prefix, stderr);
-	for (s = line; *s; s += n ? n : 1)
+	for (s = len < 0 ? "" : line; *s; s += n ? n : 1)
 		fputc((n = control_at(s)) ? '?' : *s, stderr);
 	fputc('\n', stderr);
+	if (line != small)
+		free(line);
 }
 
 void ta_warn(const char *fmt, ...)
