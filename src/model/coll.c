@@ -123,12 +123,16 @@ static const char coll_sql[] =
 "  GROUP BY rank HAVING count(*) = 1),"
 " g AS (SELECT e.rank, e.idx, COALESCE(gpg.pg, '') || ' (gloo)' AS pg,"
 "  CASE WHEN gpg.n BETWEEN 1 AND 16777216 THEN gpg.n ELSE 0 END AS pg_size, gn.name AS name,"
-/* the first tensor's elements: a bucket is one flat tensor */
+/* the first tensor's elements: a bucket is one flat tensor (up to four
+ * dimensions of whole numbers; past 2^63, held there by the CAST) */
 "  CASE WHEN json_valid(e.input_dims) AND json_type(e.input_dims, '$[0]') = 'array'"
-"   AND json_array_length(e.input_dims, '$[0]') BETWEEN 1 AND 4 THEN"
-"   (SELECT CASE WHEN count(*) = sum(d.type = 'integer' AND d.value BETWEEN 0 AND 4294967296)"
-"    THEN CAST(exp(sum(ln(max(d.value, 1)))) + 0.5 AS INTEGER) *"
-"     (min(d.value) > 0) END FROM json_each(e.input_dims, '$[0]') d) END AS in_nelems,"
+"   AND json_array_length(e.input_dims, '$[0]') BETWEEN 1 AND 4"
+"   AND (SELECT count(*) = sum(d.type = 'integer' AND d.value BETWEEN 0 AND 4294967296)"
+"    FROM json_each(e.input_dims, '$[0]') d) THEN"
+"   CAST(COALESCE(json_extract(e.input_dims, '$[0][0]'), 1) *"
+"    COALESCE(json_extract(e.input_dims, '$[0][1]'), 1) *"
+"    COALESCE(json_extract(e.input_dims, '$[0][2]'), 1) *"
+"    COALESCE(json_extract(e.input_dims, '$[0][3]'), 1) AS INTEGER) END AS in_nelems,"
 "  NULL AS out_nelems,"
 /* its C++ type, as record_param_comms names dtypes */
 "  CASE CASE WHEN json_valid(e.input_types) THEN e.input_types ->> '$[0]' END"
