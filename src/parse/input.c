@@ -273,13 +273,13 @@ static int report_damage(sqlite3 *db, const struct ta_ingest_opts *o,
 			 struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL, *noted = NULL;
-	int rc = 0;
+	int rc = 0, kept = noted_any(db);
 
 	report_skipped(db);
 	/* the notes by path, once (a search of them all for each of 8192
 	 * files would be quadratic); a value that is not JSON reads as
 	 * NULL, not an error */
-	if (noted_any(db) &&
+	if (kept &&
 	    (sqlite3_exec(db, "DROP TABLE IF EXISTS temp.said;"
 			  "CREATE TEMP TABLE said AS SELECT rowid AS r, v ->> 0 AS path,"
 			  " v ->> 1 AS what FROM (SELECT rowid, CASE WHEN json_valid(value)"
@@ -312,7 +312,7 @@ static int report_damage(sqlite3 *db, const struct ta_ingest_opts *o,
 				path, what, (long long)sqlite3_column_int64(st, 2));
 		}
 		/* said with the notes where this build kept them */
-		if (sqlite3_column_int64(st, 4) && !noted_any(db))
+		if (sqlite3_column_int64(st, 4) && !kept)
 			ta_warn("'%s': %lld events have a ts or dur that is not a "
 				"usable number (a string, a ts past the year 2116 "
 				"or a dur over 13 days); they have no time", path,

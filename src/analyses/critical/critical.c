@@ -1108,24 +1108,6 @@ struct pos {
 	int64_t tid, t;
 };
 
-/* rank's clock offset as the matching found it (every rank's, on a
- * shard too); 0 if it has none. */
-static int64_t peer_offset(const struct walk *w, int64_t rank)
-{
-	const struct ta_peers *p = w->peers;
-	size_t lo = 0, hi = p->nranks;
-
-	while (lo < hi) {
-		size_t m = lo + (hi - lo) / 2;
-
-		if (p->ranks[m] < rank)
-			lo = m + 1;
-		else
-			hi = m;
-	}
-	return lo < p->nranks && p->ranks[lo] == rank ? p->offset_ns[lo] : 0;
-}
-
 /* On the host at p->t, after the thread's last sync (a): a gloo
  * collective it waited for, ended since, whose last member came late:
  * the host time after it, its transfer (CPU time: gloo reduces on the
@@ -1146,7 +1128,8 @@ static int follow_cpu_peer(struct walk *w, struct pos *p, int64_t a)
 	 * ended here (clocks or lengths that disagree) is not followed:
 	 * time goes back; the matching's offsets, so that a shard, which
 	 * holds one rank, decides as one database does */
-	if (g->peer_ts - peer_offset(w, g->peer) > g->done - peer_offset(w, r->rank))
+	if (g->peer_ts - ta_peers_offset(w->peers, g->peer) >
+	    g->done - ta_peers_offset(w->peers, r->rank))
 		return -1;
 	cpu_time(w, p->ri, p->tid, g->done, p->t);
 	ta_peers_cpu_name(w->db, r->rank, g->ts, name, sizeof(name));
@@ -1195,8 +1178,8 @@ static int follow_peer(struct walk *w, struct pos *p, const struct cp_kernel *k,
 	 * time goes back (on a shard, the peer's start as the matching
 	 * saw it: the same decision as one database's) */
 	if (w->exited ? wait_of(w, p->ri, k)->peer_ts -
-			peer_offset(w, wait_of(w, p->ri, k)->peer) >
-			p->t - peer_offset(w, r->rank) :
+			ta_peers_offset(w->peers, wait_of(w, p->ri, k)->peer) >
+			p->t - ta_peers_offset(w->peers, r->rank) :
 	    w->ranks[pri].k[pk].ts - w->ranks[pri].offset > p->t - r->offset)
 		return -1;
 	add(w, p->ri, C_COMM, p->t - *arrival, name_of(w, k->name));

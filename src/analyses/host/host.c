@@ -162,6 +162,17 @@ static int max_dur(struct ta_host *d, const char *sql, int64_t *into)
 	return rc == SQLITE_ROW ? 0 : -1;
 }
 
+/* A range's name into buf: one a user named as our placeholders are is
+ * quoted, not taken for "no range here" (advice, "then ..."). */
+static void put_label(char *buf, size_t len, const char *name)
+{
+	if (name && (strcmp(name, "(no annotation)") == 0 ||
+		     strcmp(name, "(outside any op)") == 0))
+		snprintf(buf, len, "\"%s\"", name);
+	else
+		snprintf(buf, len, "%s", name ? name : "");
+}
+
 /* The name sql (?1 rank, ?2 a, ?3 b, ?4 from) finds first, into buf; buf
  * is left as it is if none. -1 on a database error. The statement is kept
  * in h->named[slot] for the next lookup. */
@@ -180,17 +191,8 @@ static int first_name(struct ta_host *h, size_t slot, const char *sql, int64_t a
 	sqlite3_bind_int64(st, 2, a);
 	sqlite3_bind_int64(st, 3, b);
 	sqlite3_bind_int64(st, 4, from);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *name = (const char *)sqlite3_column_text(st, 0);
-
-		/* a range a user named as our placeholders are is quoted: not
-		 * taken for "no range here" (advice, "then ...") */
-		if (name && (strcmp(name, "(no annotation)") == 0 ||
-			     strcmp(name, "(outside any op)") == 0))
-			snprintf(buf, len, "\"%s\"", name);
-		else
-			snprintf(buf, len, "%s", name ? name : "");
-	}
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		put_label(buf, len, (const char *)sqlite3_column_text(st, 0));
 	sqlite3_reset(st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
@@ -284,17 +286,8 @@ int ta_host_label(struct ta_host *h, int64_t id, char *buf, size_t len)
 	}
 	h->named[1] = st;
 	sqlite3_bind_int64(st, 1, id);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *name = (const char *)sqlite3_column_text(st, 0);
-
-		/* a range a user named as our placeholders are is quoted: not
-		 * taken for "no range here" (advice, "then ...") */
-		if (name && (strcmp(name, "(no annotation)") == 0 ||
-			     strcmp(name, "(outside any op)") == 0))
-			snprintf(buf, len, "\"%s\"", name);
-		else
-			snprintf(buf, len, "%s", name ? name : "");
-	}
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		put_label(buf, len, (const char *)sqlite3_column_text(st, 0));
 	sqlite3_reset(st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }

@@ -753,6 +753,13 @@ void ta_peers_cpu_wait_union(const struct ta_peers *p, int64_t rank, int64_t s,
 	wait_union(p, rank, s, e, 1, u);
 }
 
+int64_t ta_peers_offset(const struct ta_peers *p, int64_t rank)
+{
+	size_t i = rank_index(p, rank);
+
+	return i < p->nranks && p->ranks[i] == rank ? p->offset_ns[i] : 0;
+}
+
 int64_t ta_peers_cpu_done(const struct ta_peers *p, int64_t rank, int64_t s,
 			  int64_t e, int64_t *ts)
 {

@@ -108,6 +108,9 @@ void ta_peers_free(struct ta_peers *p);
  * that collective's start. */
 int64_t ta_peers_cpu_done(const struct ta_peers *p, int64_t rank, int64_t s,
 			  int64_t e, int64_t *ts);
+/* rank's clock offset as the matching found it (every rank's, on a
+ * shard too); 0 if it has none. */
+int64_t ta_peers_offset(const struct ta_peers *p, int64_t rank);
 /* The name of rank's gloo collective that started at ts (the model's
  * coll), in buf: 1, else 0 ("gloo collective" in buf). */
 int ta_peers_cpu_name(sqlite3 *db, int64_t rank, int64_t ts, char *buf, size_t len);
