@@ -435,6 +435,12 @@ check("... and rank 3's is no wild guess from arrival times, but said to be unkn
       "rank 3: clock offset" not in r.stderr and "1 rank's clock offset is not known" in r.stderr)
 check("... and rank 2 is still the straggler",
       rows and {x["rank"] for x in rows if x["straggler"] == "1"} == {"2"})
+check("... and rank 3's waits are not measured, not 0 (%s)" % [x["wait_us"] for x in rows],
+      rows and all((x["wait_us"] == "" and x["coll_wait_us"] == "") == (x["rank"] == "3") for x in rows))
+r = subprocess.run(["./traceanalyze", "comms", "--format", "csv", z], capture_output=True, text=True)
+c = list(csv.DictReader(io.StringIO(r.stdout)))
+check("... comms leaves rank 3's wait empty, the others' measured (%s)" % [x["wait_us"] for x in c],
+      c and all((x["wait_us"] == "") == (x["rank"] == "3") for x in c))
 
 # two collectives waiting at once on two streams of rank 0: group A
 # (ranks 0, 1) waits 12 ms for rank 1, group B (0, 2) 20 ms for rank 2.
@@ -689,6 +695,30 @@ check("no steps: comms' wait and transfer empty (%s)" % [r["wait_us"] for r in c
       rc == 0 and c and all(r["wait_us"] == "" and r["transfer_us"] == "" for r in c))
 rc = run_rc("comms", "-q", "--no-cache", "--fail-if", "wait_us > 1000", d)[0]
 check("no steps: a gate on comms' wait does not pass (%d)" % rc, rc != 0)
+
+
+
+# gloo ranges (or kernels) with no length, or a negative one: the exchange
+# ends before its last member came, no wait is bounded; left out and said,
+# and a gate on lateness trips (it passed on waits of 0)
+def lengthless(dur):
+    def edit(r, t):
+        for e in t["traceEvents"]:
+            if e.get("name") == "gloo:all_reduce" and e.get("cat") == "user_annotation":
+                e["dur"] = dur
+    return edit
+
+
+for dur in (0, -5):
+    d = gloo_case(lengthless(dur))
+    for j in ("1", "2"):
+        rc, out, err = run_rc("stragglers", "-q", "--no-cache", "-j", j, "--format", "csv", d)
+        s = list(csv.DictReader(io.StringIO(out)))
+        check("gloo dur %s -j %s: nothing measured, not 0 (%s)" % (dur, j, [r["late_us"] for r in s]),
+              rc == 0 and s and all(r["late_us"] == "" and r["wait_us"] == "" for r in s))
+    rc, _, err = run_rc("stragglers", "--no-cache", "--fail-if", "late_us > 1000", d)
+    check("gloo dur %s: a gate on lateness does not pass (%d)" % (dur, rc), rc == 1)
+    check("gloo dur %s: the warning says why" % dur, "have no length (a damaged trace)" in err)
 
 failed = [n for n, ok in checks if not ok]
 for n in failed:

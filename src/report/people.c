@@ -202,7 +202,7 @@ void ta_people_diagnose(struct ta_table *t, const struct ta_table *findings)
  * the share of collectives it came last to, its straggler steps and its
  * commonest cause among them (else over all its steps). */
 struct rank_sum {
-	int64_t rank, steps, straggles, measured;
+	int64_t rank, steps, straggles, measured, waits;
 	double step_us, wait_us, late_us, arrival_us, last;
 	const char *cause;
 };
@@ -224,10 +224,11 @@ static struct rank_sum *straggler_sums(const struct ta_table *t, size_t *n_out,
 		int is = ta_table_cell(t, i, strag)->i != 0;
 
 		if (!n || s[n - 1].rank != rank)
-			s[n++] = (struct rank_sum){ rank, 0, 0, 0, 0, 0, 0, 0, 0, NULL };
+			s[n++] = (struct rank_sum){ rank, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL };
 		s[n - 1].steps++;
 		s[n - 1].straggles += is;
 		s[n - 1].measured += !ta_table_cell(t, i, late)->null;
+		s[n - 1].waits += !ta_table_cell(t, i, wait)->null;
 		s[n - 1].step_us += ta_table_cell(t, i, step_us)->d;
 		s[n - 1].wait_us += ta_table_cell(t, i, wait)->d;
 		s[n - 1].late_us += ta_table_cell(t, i, late)->d;
@@ -346,7 +347,8 @@ void ta_people_straggler_says(const struct ta_table *t, struct ta_buf *b)
 			    worst->cause ? worst->cause : "cause unknown");
 	else if (no_waits(t))
 		ta_buf_adds(b, "who waits for whom is not measured: no collective "
-			    "kernel was matched across ranks\n");
+			    "was matched across ranks and timed (the warnings "
+			    "say why)\n");
 	else if (hidden_peer(t, &hid_rank, &hid_peer, &hid_lost, &hid_span, &hid_steps) &&
 		 hid_lost >= 0.01 * hid_span)
 		/* the rows --ranks shows cannot say whether it is the straggler */
@@ -397,13 +399,17 @@ void ta_people_stragglers(struct ta_table *t)
 			ta_buf_addf(&t->head, "%4lld  %5lld  %7.3f ms  %10s  %10s  %12s  %15s\n",
 				    (long long)s[i].rank, (long long)s[i].steps,
 				    s[i].step_us / (double)s[i].steps / 1e3, "-", "-", "-", "-");
-		else
-			ta_buf_addf(&t->head, "%4lld  %5lld  %7.3f ms  %7.3f ms  %7.3f ms"
+		else {
+			char wait[32];   /* its collectives had no length (damaged) */
+
+			snprintf(wait, sizeof(wait), s[i].waits ? "%7.3f ms" : "-",
+				 s[i].wait_us / (double)s[i].steps / 1e3);
+			ta_buf_addf(&t->head, "%4lld  %5lld  %7.3f ms  %10s  %7.3f ms"
 				    "  %12.2f  %15lld\n", (long long)s[i].rank,
 				    (long long)s[i].steps, s[i].step_us / (double)s[i].steps / 1e3,
-				    s[i].wait_us / (double)s[i].steps / 1e3,
-				    s[i].late_us / (double)s[i].steps / 1e3,
+				    wait, s[i].late_us / (double)s[i].steps / 1e3,
 				    s[i].last / (double)s[i].steps, (long long)s[i].straggles);
+		}
 	ta_buf_adds(&t->head, "(means per step)\n");
 	free(s);
 }

@@ -103,7 +103,8 @@ static void add_bytes(int64_t *a, int64_t b)
 struct sum {
 	int64_t calls, in, out, total, wait;   /* in, out: bytes, -1 not known */
 	char *group, *name;
-	int measured;   /* some collective matched across ranks */
+	int measured;   /* some collective matched across ranks, and each
+			 * call of the row has a length */
 };
 
 static void emit(struct ta_table *t, int64_t rank, const struct sum *s)
@@ -120,7 +121,7 @@ static void emit(struct ta_table *t, int64_t rank, const struct sum *s)
 	if (s->out >= 0)
 		ta_table_set_int(t, r, 5, s->out);
 	ta_table_set_real(t, r, 6, (double)s->total / 1000.0);
-	if (!s->measured)   /* nothing matched: not 0, unknown (a gate trips) */
+	if (!s->measured)   /* not measured: not 0, unknown (a gate trips) */
 		return;
 	ta_table_set_real(t, r, 7, (double)s->wait / 1000.0);
 	ta_table_set_real(t, r, 8, (double)(s->total - s->wait) / 1000.0);
@@ -215,6 +216,10 @@ static int sums(sqlite3 *db, const struct ta_peers *p, struct ta_table *t,
 			add_bytes(c == 3 ? &s.in : &s.out, b);
 			bad += b < 0 && sqlite3_column_type(st, c) != SQLITE_NULL;
 		}
+		/* a call with no length (damaged) bounds no wait: the row's
+		 * wait is not known (peers.c leaves it out too) */
+		if (dur <= 0)
+			s.measured = 0;
 		s.total = ta_add_sat(s.total, dur);
 		s.wait = ta_add_sat(s.wait, wait_of(p, used, rank, sqlite3_column_int64(st, 6), dur));
 	}

@@ -354,7 +354,7 @@ static struct ta_peer_step *record(struct ta_peers *p, struct ta_intern *keys,
 			p->cap = p->cap ? 2 * p->cap : 64;
 			p->v = ta_xrealloc(p->v, p->cap * sizeof(*p->v));
 		}
-		p->v[id - 1] = (struct ta_peer_step){ rank, step, 0, 0, 0, 0, 0, -1, 0 };
+		p->v[id - 1] = (struct ta_peer_step){ rank, step, 0, 0, 0, 0, 0, -1, 0, 0 };
 		p->n = (size_t)id;
 	}
 	return &p->v[id - 1];
@@ -384,14 +384,22 @@ static void measure(struct ta_peers *p, const struct member *m, size_t n)
 			int64_t a = m[k].ts - p->offset_ns[m[k].ri];
 			int64_t wait = last - a, dur = m[k].end - m[k].ts;
 
+			r->ncoll++;
+			r->late_ns += a - first;
+			r->nlast += a == last && last > first;
+			/* one that ended as it began (no length, a negative
+			 * one: damaged) bounds no wait of its own: not
+			 * measured, not 0 (its arrival is still known) */
+			if (dur <= 0) {
+				r->nuntimed++;
+				p->untimed++;
+				continue;
+			}
 			r->comm_ns += dur;
 			/* a wait longer than the kernel pairs members that are
 			 * not one collective (a damaged trace): at most the
 			 * kernel, as its wait record says */
 			r->wait_ns += wait < dur ? wait : dur;
-			r->late_ns += a - first;
-			r->ncoll++;
-			r->nlast += a == last && last > first;
 			if (wait > r->peer_wait_ns)
 				r->peer = last_rank, r->peer_wait_ns = wait;
 			if (wait <= 0)
@@ -494,16 +502,17 @@ static int compute(sqlite3 *db, struct ta_peers *p, struct ta_error *err)
 #define NSTEP ((int)(sizeof(struct ta_peer_step) / sizeof(int64_t)))
 #define NWAIT ((int)(sizeof(struct ta_peer_wait) / sizeof(int64_t)))
 #define NMOST ((int)(sizeof(struct ta_peer_most) / sizeof(int64_t)))
-_Static_assert(sizeof(struct ta_peer_step) == 9 * sizeof(int64_t) &&
+_Static_assert(sizeof(struct ta_peer_step) == 10 * sizeof(int64_t) &&
 	       sizeof(struct ta_peer_wait) == 9 * sizeof(int64_t) &&
 	       sizeof(struct ta_peer_most) == 2 * sizeof(int64_t),
 	       "the saved tables' columns are the structs' fields");
 static const char saved_sql[] =
-"CREATE TABLE peer_counts (matched, mismatched, partial, lone, absent, max_group);"
+"CREATE TABLE peer_counts (matched, mismatched, partial, lone, absent, max_group,"
+" untimed);"
 "CREATE TABLE peer_offsets (rank, offset_ns, readings);"
 "CREATE TABLE peer_tids (rank, tid);"
 "CREATE TABLE peer_steps (rank, step, comm_ns, wait_ns, late_ns, ncoll, nlast,"
-" peer, peer_wait_ns);"
+" peer, peer_wait_ns, nuntimed);"
 "CREATE TABLE peer_waits (rank, step, ts, end_ns, peer, peer_ts, tid, done, cpu);"
 "CREATE TABLE peer_most (step, late_ns);"
 /* the shards read gloo's collectives' names by rank and start here
@@ -539,7 +548,7 @@ static int put(sqlite3 *db, const char *table, const int64_t *v, size_t n,
 int ta_peers_save(sqlite3 *db, struct ta_error *err)
 {
 	struct ta_peers p;
-	int64_t counts[6], *ro;
+	int64_t counts[7], *ro;
 	size_t i;
 	int rc;
 
@@ -555,9 +564,10 @@ int ta_peers_save(sqlite3 *db, struct ta_error *err)
 	counts[3] = (int64_t)p.lone;
 	counts[4] = (int64_t)p.absent;
 	counts[5] = (int64_t)p.max_group;
+	counts[6] = (int64_t)p.untimed;
 	if (rc == 0)
 		rc = ta_db_exec(db, saved_sql, err) == 0 && ta_db_exec(db, "BEGIN", err) == 0 &&
-		     put(db, "peer_counts", counts, 1, 6, 6, err) == 0 &&
+		     put(db, "peer_counts", counts, 1, 7, 7, err) == 0 &&
 		     put(db, "peer_steps", (const int64_t *)p.v, p.n, NSTEP, NSTEP, err) == 0 &&
 		     put(db, "peer_waits", (const int64_t *)p.waits, p.nwaits, NWAIT, NWAIT,
 			 err) == 0 &&
@@ -604,8 +614,8 @@ static int load_saved(sqlite3 *db, struct ta_peers *p, struct ta_error *err)
 	size_t nc = 0, nro = 0, i;
 	int rc;
 
-	rc = get(db, "SELECT matched, mismatched, partial, lone, absent, max_group"
-		 " FROM peers.peer_counts", &counts, &nc, 6, err);
+	rc = get(db, "SELECT matched, mismatched, partial, lone, absent, max_group,"
+		 " untimed FROM peers.peer_counts", &counts, &nc, 7, err);
 	if (rc == 0 && nc != 1) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "the gathered collectives: no matching");
 		rc = -1;
@@ -617,6 +627,7 @@ static int load_saved(sqlite3 *db, struct ta_peers *p, struct ta_error *err)
 		p->lone = (size_t)counts[3];
 		p->absent = (size_t)counts[4];
 		p->max_group = (size_t)counts[5];
+		p->untimed = (size_t)counts[6];
 		rc = get(db, "SELECT rank, offset_ns, readings FROM peers.peer_offsets"
 			 " ORDER BY rank", &ro, &nro, 3, err);
 	}
@@ -876,6 +887,7 @@ void ta_peers_rank_total(const struct ta_peers *p, int64_t rank, struct ta_peer_
 		sum->late_ns += x->late_ns;
 		sum->ncoll += x->ncoll;
 		sum->nlast += x->nlast;
+		sum->nuntimed += x->nuntimed;
 		if (x->peer >= 0 && x->peer_wait_ns > sum->peer_wait_ns)
 			sum->peer = x->peer, sum->peer_wait_ns = x->peer_wait_ns;
 		for (j = 0; x->late_ns > 0 && j < p->nmost; j++)
@@ -905,6 +917,12 @@ void ta_peers_say(struct ta_table *t, const struct ta_peers *p)
 	if (p->mismatched)
 		ta_table_warn(t, "%zu collectives disagree across ranks on name or "
 			      "message size; left out", p->mismatched);
+	if (p->untimed)
+		ta_table_warn(t, "%zu member%s of matched collectives (a rank's "
+			      "kernel or gloo range) %s no length (a damaged trace): "
+			      "%s wait is not measured", p->untimed,
+			      p->untimed == 1 ? "" : "s", p->untimed == 1 ? "has" : "have",
+			      p->untimed == 1 ? "its" : "their");
 	if (p->partial)
 		ta_table_note(t, "%zu collectives matched without every member's "
 			      "trace", p->partial);

@@ -16,6 +16,8 @@ struct ta_peer_step {
 	int64_t ncoll, nlast;  /* matched collectives, and those it came last to */
 	int64_t peer;          /* the rank it waited for longest, -1: none */
 	int64_t peer_wait_ns;  /* that longest single wait */
+	int64_t nuntimed;      /* of ncoll, those with no length (damaged):
+				* comm_ns and wait_ns leave them out */
 };
 
 /* One collective's wait for its last member, on the rank's own clock;
@@ -47,6 +49,7 @@ struct ta_peers {
 	size_t nmost;
 	size_t matched;     /* collectives matched over two or more ranks */
 	size_t mismatched;  /* members disagreeing on name or size: left out */
+	size_t untimed;     /* matched members with no length: no wait */
 	size_t partial;     /* matched without some members' traces */
 	size_t lone;        /* on one rank only (a window edge): left out */
 	int gloo;           /* the trace has gloo's collectives (CPU ranges, not matched) */

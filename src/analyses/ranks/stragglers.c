@@ -121,7 +121,8 @@ static void mark_stragglers(struct ta_table *t, double late_pct)
 {
 	struct key_val *by_peer = ta_xcalloc(t->nrows + 1, sizeof(*by_peer));
 	struct key_val *most = ta_xcalloc(t->nrows + 1, sizeof(*most));
-	size_t i, j, n = 0, nmost = 0, k;
+	struct key_val *timed = ta_xcalloc(t->nrows + 1, sizeof(*timed));
+	size_t i, j, n = 0, nmost = 0, ntimed = 0, k;
 
 	for (i = 0; i < t->nrows; i++) {
 		const struct ta_cell *step = ta_table_cell(t, i, C_STEP);
@@ -133,12 +134,24 @@ static void mark_stragglers(struct ta_table *t, double late_pct)
 							 !step->null, wait->d, -1 };
 	}
 	ta_qsort(by_peer, n, sizeof(*by_peer), cmp_key_val);
+	/* the steps where some rank's wait was measured: in the others
+	 * nobody's lateness is (collectives with no length) */
+	for (i = 0; i < t->nrows; i++) {
+		const struct ta_cell *step = ta_table_cell(t, i, C_STEP);
+
+		if (!ta_table_cell(t, i, C_WAIT)->null)
+			timed[ntimed++] = (struct key_val){ 0, step->null ? 0 : step->i,
+							    !step->null, 0, -1 };
+	}
+	ta_qsort(timed, ntimed, sizeof(*timed), cmp_key_val);
 	for (i = 0; i < t->nrows; i++) {
 		const struct ta_cell *step = ta_table_cell(t, i, C_STEP);
 		const struct key_val *w;
 		double late = 0;
 
 		if (ta_table_cell(t, i, C_ARRIVAL)->null) /* not measured: gloo */
+			continue;
+		if (find_all(timed, ntimed, 0, step, &k), !k)
 			continue;
 		w = find_all(by_peer, n, ta_table_cell(t, i, C_RANK)->i, step, &k);
 		for (j = 0; j < k; j++)
@@ -167,6 +180,7 @@ static void mark_stragglers(struct ta_table *t, double late_pct)
 	}
 	free(by_peer);
 	free(most);
+	free(timed);
 }
 
 /* A row of a rank asked for (o->ranks, sorted: the query's). */
@@ -257,15 +271,19 @@ int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 		}
 		if (peer < 0 && x && x->peer >= 0) /* waited under its own work */
 			peer = x->peer;
+		ta_table_set_real(t, r, C_ARRIVAL, x ? (double)x->late_ns / 1e3 : 0);
+		ta_table_set_real(t, r, C_LAST, x && x->ncoll ?
+				  (double)x->nlast / (double)x->ncoll : 0);
+		/* none of its collectives had a length (damaged): when it
+		 * came is known, how long it waited is not */
+		if (x && x->ncoll && x->nuntimed == x->ncoll)
+			continue;
 		ta_table_set_real(t, r, C_COMM, x ? (double)x->comm_ns / 1e3 : 0);
 		ta_table_set_real(t, r, C_COLL_WAIT, x ? (double)x->wait_ns / 1e3 : 0);
 		ta_table_set_real(t, r, C_WAIT, wait);
 		if (peer >= 0)
 			ta_table_set_int(t, r, C_WAITED_FOR, peer);
 		ta_table_set_real(t, r, C_WAITED_FOR_US, most);
-		ta_table_set_real(t, r, C_ARRIVAL, x ? (double)x->late_ns / 1e3 : 0);
-		ta_table_set_real(t, r, C_LAST, x && x->ncoll ?
-				  (double)x->nlast / (double)x->ncoll : 0);
 	}
 	/* on a shard: every row, for the join (ta_stragglers_join) */
 	if (ta_model_gathered(db))
