@@ -112,6 +112,10 @@ enum ta_need {
 	TA_NEED_COLL = 1 << 4,    /* coll: every rank's collectives (coll.c) */
 	TA_NEED_MEM = 1 << 5,     /* mem, indexed by time */
 	TA_NEED_FLOW = 1 << 6,    /* trace_flow, indexed by flow */
+	/* it measures GPU activity: a selected rank that launched GPU work
+	 * and recorded none (profiled without ProfilerActivity.CUDA) is an
+	 * error, not a GPU idle all along (HTA's rules: as HTA, no check) */
+	TA_NEED_GPU = 1 << 7,
 };
 
 /* What the query asks for: see ta_analyses.h's struct ta_query. */

@@ -176,6 +176,45 @@ static int start_over(sqlite3 *db, const struct ta_query *q,
 	return ta_model_views(db, ta_rules(q)->trace_frame, err);
 }
 
+/* A selected rank whose host launched GPU work (kernel, graph, async copy
+ * or set calls) while its trace holds no GPU activity: the profiler ran
+ * without ProfilerActivity.CUDA (its runtime calls are CPU activity). Its
+ * GPU would read idle all along (25 ms lost a step, 0 % busy, where it
+ * was 40 % busy). */
+static const char gpu_unrecorded_sql[] =
+"WITH nogpu AS (SELECT s.rank FROM sel_ranks s WHERE NOT EXISTS (SELECT 1"
+"  FROM main.events g WHERE g.role = " TA_SQL(TA_ROLE_GPU) " AND g.rank = s.rank)),"
+" calls AS (SELECT nogpu.rank, (SELECT count(*) FROM main.events r"
+"  JOIN main.names n ON n.name_id = r.name WHERE r.role = " TA_SQL(TA_ROLE_RUNTIME)
+"  AND r.rank = nogpu.rank AND (n.name GLOB '*Launch*' OR n.name GLOB '*MemcpyAsync*'"
+"  OR n.name GLOB '*MemsetAsync*')) AS n FROM nogpu)"
+" SELECT calls.rank, calls.n, (SELECT path FROM inputs i WHERE i.rank = calls.rank)"
+" FROM calls WHERE calls.n > 0 ORDER BY calls.rank LIMIT 1";
+
+static int gpu_recorded(sqlite3 *db, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (ta_db_prepare(db, gpu_unrecorded_sql, &st, err) < 0)
+		return -1;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *path = (const char *)sqlite3_column_text(st, 2);
+
+		ta_error_set(err, TA_EXIT_INPUT, "'%s': rank %lld launched GPU work "
+			     "(%lld calls) but its trace holds no GPU activity (profiled "
+			     "without ProfilerActivity.CUDA, or with CUPTI's counters in "
+			     "its place): GPU time is not measured (ops, annotations, "
+			     "steps and counters read what it holds)",
+			     path ? path : "?", (long long)sqlite3_column_int64(st, 0),
+			     (long long)sqlite3_column_int64(st, 1));
+		sqlite3_finalize(st);
+		return -1;
+	}
+	sqlite3_finalize(st);
+	return ta_db_done(db, rc, err);
+}
+
 int ta_model_prepare(sqlite3 *db, const struct ta_query *q, unsigned need,
 		     struct ta_error *err)
 {
@@ -198,8 +237,10 @@ int ta_model_prepare(sqlite3 *db, const struct ta_query *q, unsigned need,
 	if (rc == 0 && (need & ~have & ~TA_NEED_DEV))
 		rc = ta_model_build(db, ta_rules(q)->trace_frame, need & ~have & ~TA_NEED_DEV,
 				    err);
+	if (rc == 0 && (need & TA_NEED_GPU) && !ta_rules(q)->trace_frame)
+		rc = gpu_recorded(db, err);
 	if (rc == 0)
-		rc = remember(db, key.s, have | need, err);
+		rc = remember(db, key.s, have | (need & ~TA_NEED_GPU), err);
 	/* a cache entry keeps its part from the first coll made in it (not
 	 * one gathered from shards: every rank's) */
 	if (rc == 0 && (need & ~have & TA_NEED_COLL) && !ta_model_gathered(db))

@@ -1403,7 +1403,7 @@ static int walk_open(sqlite3 *db, const struct ta_query *q,
 		return -1;
 	every.ranks = NULL;
 	every.nranks = 0;
-	if (ta_model_prepare(db, &every, TA_NEED_DEV | TA_NEED_HOST, err) < 0 ||
+	if (ta_model_prepare(db, &every, TA_NEED_GPU | TA_NEED_DEV | TA_NEED_HOST, err) < 0 ||
 	    ta_peers_match(db, &every, peers, err) < 0)
 		return -1;
 	w->db = db;

@@ -450,7 +450,7 @@ int ta_idle_run(sqlite3 *db, const struct ta_query *q,
 	*out = NULL;
 	memset(&s, 0, sizeof(s));
 	s.keep_gaps = o->stats;
-	if (ta_model_prepare(db, q, TA_NEED_DEV, err) < 0 ||
+	if (ta_model_prepare(db, q, TA_NEED_GPU | TA_NEED_DEV, err) < 0 ||
 	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &ranks, err) < 0)
 		return -1;
 	if (ta_db_prepare(db, idle_sql, &st, err) < 0) {

@@ -323,7 +323,7 @@ int ta_kernels_run(sqlite3 *db, const struct ta_query *q,
 		   struct ta_error *err)
 {
 	*out = NULL;
-	if (ta_model_prepare(db, q, TA_NEED_DEV, err) < 0)
+	if (ta_model_prepare(db, q, TA_NEED_GPU | TA_NEED_DEV, err) < 0)
 		return -1;
 	if (o->by_type)
 		return run_by_type(db, o, ta_rules(q), out, err);

@@ -151,7 +151,7 @@ int ta_launch_run(sqlite3 *db, const struct ta_query *q,
 
 	snprintf(sql, sizeof(sql), launch_sql, o->summary && per_call ? CALL_GPU_SQL : "NULL");
 	*out = NULL;
-	if (ta_model_prepare(db, q, TA_NEED_DEV, err) < 0 ||
+	if (ta_model_prepare(db, q, TA_NEED_GPU | TA_NEED_DEV, err) < 0 ||
 	    ta_db_prepare(db, sql, &st, err) < 0)
 		return -1;
 	t = o->summary ? ta_table_new("Kernel launches per rank", summary_cols, 14)

@@ -251,7 +251,7 @@ int ta_launch_ops_run(sqlite3 *db, const struct ta_query *q, struct ta_table **o
 	size_t from;
 
 	*out = NULL;
-	if (ta_model_prepare(db, q, TA_NEED_DEV | TA_NEED_HOST, err) < 0 ||
+	if (ta_model_prepare(db, q, TA_NEED_GPU | TA_NEED_DEV | TA_NEED_HOST, err) < 0 ||
 	    ta_db_prepare(db, "SELECT name FROM label WHERE name_id = ?", &name_st, err) < 0 ||
 	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY 1", &st, err) < 0)
 		rc = -1;

@@ -111,7 +111,7 @@ int ta_membw_run(sqlite3 *db, const struct ta_query *q,
 	*out = NULL;
 	memset(&k, 0, sizeof(k));
 	snprintf(sql, sizeof(sql), points_sql, ta_rules(q)->hta_order ? "" : "DESC");
-	if (ta_model_prepare(db, q, TA_NEED_DEV, err) < 0 || ta_db_prepare(db, sql, &st, err) < 0)
+	if (ta_model_prepare(db, q, TA_NEED_GPU | TA_NEED_DEV, err) < 0 || ta_db_prepare(db, sql, &st, err) < 0)
 		return -1;
 	min_ts = ta_model_min_ts(db, q);
 	t = o->series ? ta_table_new("Memory bandwidth", series_cols, 4)

@@ -161,7 +161,7 @@ int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
 			return -1;
 		xp = &x;
 	}
-	if (ta_model_prepare(db, q, TA_NEED_DEV, err) < 0 ||
+	if (ta_model_prepare(db, q, TA_NEED_GPU | TA_NEED_DEV, err) < 0 ||
 	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &ranks, err) < 0 ||
 	    ta_db_prepare(db, rows_sql, &st, err) < 0) {
 		sqlite3_finalize(ranks);

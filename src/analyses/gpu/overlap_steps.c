@@ -168,7 +168,7 @@ int ta_overlap_steps_run(sqlite3 *db, const struct ta_query *q, struct ta_table 
 	int rc;
 
 	*out = NULL;
-	if (ta_model_prepare(db, q, TA_NEED_DEV | TA_NEED_HOST, err) < 0 ||
+	if (ta_model_prepare(db, q, TA_NEED_GPU | TA_NEED_DEV | TA_NEED_HOST, err) < 0 ||
 	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &st, err) < 0)
 		return -1;
 	t = ta_table_new("Computation and communication per step", cols, NCOLS);

@@ -552,7 +552,7 @@ int ta_overview_run(sqlite3 *db, const struct ta_query *q,
 	int rc = 0, step;
 
 	*out = NULL;
-	if (ta_model_prepare(db, q, TA_NEED_DEV | TA_NEED_HOST, err) < 0 ||
+	if (ta_model_prepare(db, q, TA_NEED_GPU | TA_NEED_DEV | TA_NEED_HOST, err) < 0 ||
 	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &st, err) < 0)
 		goto fail;
 	while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW)

@@ -157,7 +157,7 @@ int ta_queue_run(sqlite3 *db, const struct ta_query *q,
 	*out = NULL;
 	memset(&s, 0, sizeof(s));
 	s.span_rank = -1;
-	if (ta_model_prepare(db, q, TA_NEED_DEV | TA_NEED_QUEUE, err) < 0 ||
+	if (ta_model_prepare(db, q, TA_NEED_GPU | TA_NEED_DEV | TA_NEED_QUEUE, err) < 0 ||
 	    ta_db_prepare(db, ta_rules(q)->windows ? window_points_sql : points_sql,
 			  &st, err) < 0)
 		return -1;

@@ -238,7 +238,7 @@ int ta_roofline_run(sqlite3 *db, const struct ta_query *q, const struct ta_roofl
 	memset(&c, 0, sizeof(c));
 	c.o = o;
 	*out = NULL;
-	rc = ta_model_prepare(db, q, TA_NEED_THREAD | TA_NEED_DEV, err);
+	rc = ta_model_prepare(db, q, TA_NEED_THREAD | TA_NEED_DEV | TA_NEED_GPU, err);
 	if (rc == 0)
 		rc = load_gpus(db, &c, err);
 	if (rc == 0)

@@ -96,7 +96,7 @@ int ta_temporal_run(sqlite3 *db, const struct ta_query *q,
 	int rc = SQLITE_DONE, step;
 
 	*out = NULL;
-	if (ta_model_prepare(db, q, TA_NEED_DEV, err) < 0 ||
+	if (ta_model_prepare(db, q, TA_NEED_GPU | TA_NEED_DEV, err) < 0 ||
 	    ta_db_prepare(db, ranks_sql, &ranks, err) < 0)
 		return -1;
 	if (ta_db_prepare(db, rows_sql, &st, err) < 0) {

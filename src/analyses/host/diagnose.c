@@ -1293,7 +1293,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 	int rc = 0, step_rc = SQLITE_DONE;
 
 	*out = *findings = NULL;
-	if (ta_model_prepare(db, q, TA_NEED_DEV | TA_NEED_HOST, err) < 0 ||
+	if (ta_model_prepare(db, q, TA_NEED_GPU | TA_NEED_DEV | TA_NEED_HOST, err) < 0 ||
 	    ta_model_traits(db, &run, err) < 0 ||
 	    (nranks = ta_db_int(db, "SELECT count(*) FROM sel_ranks", -1)) < 0) {
 		ta_table_free(t);

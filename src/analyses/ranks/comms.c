@@ -243,7 +243,7 @@ int ta_comms_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 
 	*out = NULL;
 	memset(&p, 0, sizeof(p));
-	if (ta_model_prepare(db, q, TA_NEED_COLL | TA_NEED_DEV, err) < 0 ||
+	if (ta_model_prepare(db, q, TA_NEED_COLL | TA_NEED_DEV | TA_NEED_GPU, err) < 0 ||
 	    ta_peers_match(db, q, &p, err) < 0) {
 		ta_peers_free(&p);
 		return -1;

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Captures profiled with one activity left out, or with a stall planted
+outside any range (tools/capture/capture_activities.py, one H100; what was
+measured with the profiler off is in testdata/oracle/*.measured.json).
+
+cpu_only: activities=[CPU]: the host's runtime calls are there (171
+launches), the GPU's work is not (it was busy 9.5 ms of each 24.9 ms
+step). Every command that measures the GPU must say it cannot, not read
+a GPU idle all along (it said 0 % busy, 25 ms lost a step, and a gate on
+busy tripped on a number that was never measured)."""
+import csv
+import io
+import json
+import subprocess
+import sys
+
+checks = []
+
+
+def check(name, cond):
+    checks.append((name, bool(cond)))
+
+
+def run(*args):
+    p = subprocess.run(["./traceanalyze", *args], capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+GPU_COMMANDS = [["temporal"], ["idle"], ["kernels"], ["overlap"], ["launch"], ["queue"],
+                ["membw"], ["overview"], ["diagnose"], ["diagnose", "--findings"],
+                ["critical-path"], ["stragglers"], ["comms"], ["roofline"],
+                ["report", "--html", "-"]]
+for cmd in GPU_COMMANDS:
+    for extra in ([], ["--no-cache", "-j", "2"]):
+        rc, out, err = run(*cmd, *extra, "testdata/cpu_only")
+        check("cpu_only: %s %s says the GPU was not recorded, exit 3 (rc %d: %s)"
+              % (" ".join(cmd), " ".join(extra), rc, err.strip()[-120:]),
+              rc == 3 and "holds no GPU activity" in err and "cpu_only" in err
+              and len(err.strip().splitlines()) == 1 and out == "")
+# a gate on a GPU number does not pass, nor trip on a made-up one
+rc, _, err = run("diagnose", "--fail-if", "gpu_busy_pct < 50", "testdata/cpu_only")
+check("cpu_only: a gate on gpu_busy_pct exits 3, not 1 on a 0 never measured (rc %d)" % rc, rc == 3)
+# the host side still reads: ops as the profiler's table, the steps
+rc, out, _ = run("ops", "-q", "--format", "csv", "testdata/cpu_only")
+ops = list(csv.DictReader(io.StringIO(out)))
+check("cpu_only: ops reads the host side (%d rows)" % len(ops),
+      rc == 0 and any(r["name"] == "aten::addmm" for r in ops))
+rc, out, _ = run("steps", "-q", "--format", "csv", "testdata/cpu_only")
+steps = list(csv.DictReader(io.StringIO(out)))
+m = json.load(open("testdata/oracle/cpu_only.measured.json"))
+check("cpu_only: steps are the profiled steps, within 10 %% of %.2f ms (%s)"
+      % (m["step_ms"], [r["cpu_us"] for r in steps]),
+      rc == 0 and len(steps) >= 2 and all(abs(float(r["cpu_us"]) / 1e3 - m["step_ms"]) < 0.1 * m["step_ms"]
+                                          for r in steps))
+# --hta-compat is HTA's: it reads the trace as HTA does (no GPU rows)
+rc, _, _ = run("temporal", "--hta-compat", "-q", "testdata/cpu_only")
+check("cpu_only: --hta-compat temporal runs as HTA would (rc %d)" % rc, rc == 0)
+
+failed = [n for n, ok in checks if not ok]
+for n in failed:
+    print("FAIL activities:", n)
+print(f"activities: {len(checks) - len(failed)} passed, {len(failed)} failed")
+sys.exit(1 if failed else 0)
