@@ -191,6 +191,8 @@ struct ta_traits {
 	int optim;           /* the optimizer's ops: 1 foreach, 2 fused,
 			      * 3 an optimizer torch.optim cannot fuse */
 	int sdd_pipeline;    /* TorchRec's TrainPipelineSparseDist */
+	int no_host;         /* no trace recorded host activity (profiled
+			      * without ProfilerActivity.CPU) */
 };
 
 /* The job's traits: every rank's (on a shard with the gathered parts

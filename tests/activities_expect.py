@@ -56,6 +56,40 @@ check("cpu_only: steps are the profiled steps, within 10 %% of %.2f ms (%s)"
 rc, _, _ = run("temporal", "--hta-compat", "-q", "testdata/cpu_only")
 check("cpu_only: --hta-compat temporal runs as HTA would (rc %d)" % rc, rc == 0)
 
+
+# host_stall: a 10 ms time.sleep outside any range each step (profiler
+# off it costs 9.5 ms a step): diagnose names it at about that cost, and
+# says it blocks the host (it was told "CUDA graphs or torch.compile",
+# which do not remove a sleep); overview does not say "larger batches"
+m = json.load(open("testdata/oracle/host_stall.measured.json"))
+rc, out, _ = run("diagnose", "-q", "--findings", "--format", "csv", "testdata/host_stall")
+f = [r for r in csv.DictReader(io.StringIO(out)) if r["where"] == "<built-in function sleep>"]
+steps = len({r["step"] for r in csv.DictReader(io.StringIO(run("diagnose", "-q", "--format", "csv",
+                                                              "testdata/host_stall")[1]))})
+cost = sum(float(r["cost_us"]) for r in f) / 1e3 / max(steps, 1)
+check("host_stall: the sleep costs %.2f ms a step, within 15 %% of %.2f measured"
+      % (cost, m["true_cost_sleep_ms"]), f and abs(cost - m["true_cost_sleep_ms"]) < 0.15 * m["true_cost_sleep_ms"])
+check("host_stall: its advice says the host waits in the call, not dispatch (%s)"
+      % (f[0]["advice"][:60] if f else None),
+      f and all("waited in this call" in r["advice"] and "CUDA graphs or torch.compile (" not in r["advice"]
+                for r in f))
+rc, out, _ = run("overview", "testdata/host_stall")
+check("host_stall: overview says the host's time outside ops, not larger batches",
+      "outside any op or runtime call" in out and "larger batches" not in out)
+
+# cuda_only: activities=[CUDA]: no host op, no range, no step
+rc, out, _ = run("overview", "testdata/cuda_only")
+check("cuda_only: overview says the window is the whole trace, not a step (%s)" % out.splitlines()[2:3],
+      "no ProfilerStep# step: the whole trace as one window" in out and "its step" not in out)
+rc, out, _ = run("diagnose", "-q", "--findings", "--format", "csv", "testdata/cuda_only")
+f = [r for r in csv.DictReader(io.StringIO(out)) if r["where"] == "(no annotation)"]
+check("cuda_only: the advice says the host was not recorded, not 'wrap in record_function'",
+      f and all("ProfilerActivity.CPU" in r["advice"] and "record_function" not in r["advice"] for r in f))
+for extra in ([], ["--no-cache", "-j", "2"]):
+    rc, out, _ = run("diagnose", "-q", "--findings", "--format", "csv", *extra, "testdata/cuda_only")
+    check("cuda_only %s: the same advice on shards" % extra,
+          rc == 0 and "ProfilerActivity.CPU" in out)
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL activities:", n)

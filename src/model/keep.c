@@ -136,7 +136,7 @@ int ta_model_read_part(sqlite3 *shard, const struct ta_query *q, sqlite3 *out,
 			       " (SELECT rank FROM main.files)" TIMES_IN_BOUNDS,
 			       out, "coll", err) < 0 ||
 	       ta_db_copy_rows(shard, "SELECT graphs, triton, pinned, loader_workers,"
-			       " stacks, optim, sdd_pipeline FROM main.part_traits LIMIT 1", out, "traits", err) < 0 ||
+			       " stacks, optim, sdd_pipeline, no_host FROM main.part_traits LIMIT 1", out, "traits", err) < 0 ||
 	       ta_db_copy_rows(shard, "SELECT min_ts_ns FROM main.part_clock WHERE"
 			       " min_ts_ns IS NULL OR min_ts_ns BETWEEN " LO " AND " HI
 			       " LIMIT 1", out, "clock", err) < 0 ? -1 : 1;

@@ -31,20 +31,25 @@ static const char traits_sql[] =
 	"  THEN 2 WHEN EXISTS (SELECT 1 FROM names WHERE name GLOB 'aten::_foreach_*')"
 	"  THEN 1 ELSE 0 END,"
 	/* TorchRec's pipeline (TrainPipelineSparseDist) names its waits */
-	" EXISTS (SELECT 1 FROM names WHERE name GLOB '*wait_sparse_data_dist*')";
+	" EXISTS (SELECT 1 FROM names WHERE name GLOB '*wait_sparse_data_dist*'),"
+	/* no host activity in any trace (profiled without
+	 * ProfilerActivity.CPU): no op, range or Python frame says what the
+	 * host ran, and no ProfilerStep# says where steps are */
+	" NOT EXISTS (SELECT 1 FROM names WHERE name IN ('cpu_op', 'user_annotation',"
+	"  'python_function', 'Operator'))";
 
 /* On a shard with every shard's part gathered ("peers", shard_run.c):
  * the job's, from each shard's own (ta_model_export_coll). */
 static const char peers_traits_sql[] =
 	"SELECT max(graphs), max(triton), max(pinned), max(loader_workers),"
-	" max(stacks), max(optim), max(sdd_pipeline) FROM peers.traits";
+	" max(stacks), max(optim), max(sdd_pipeline), min(no_host) FROM peers.traits";
 
 int ta_model_traits(sqlite3 *db, struct ta_traits *t, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	*t = (struct ta_traits){ 0, 0, 0, 0, 0, 0, 0 };
+	*t = (struct ta_traits){ 0, 0, 0, 0, 0, 0, 0, 0 };
 	if (ta_db_prepare(db, ta_model_gathered(db) ? peers_traits_sql : traits_sql,
 			  &st, err) < 0)
 		return -1;
@@ -52,7 +57,8 @@ int ta_model_traits(sqlite3 *db, struct ta_traits *t, struct ta_error *err)
 		*t = (struct ta_traits){ sqlite3_column_int(st, 0),
 			sqlite3_column_int(st, 1), sqlite3_column_int(st, 2),
 			sqlite3_column_int(st, 3), sqlite3_column_int(st, 4),
-			sqlite3_column_int(st, 5), sqlite3_column_int(st, 6) };
+			sqlite3_column_int(st, 5), sqlite3_column_int(st, 6),
+			sqlite3_column_int(st, 7) };
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW ? 0 : ta_db_done(db, rc, err);
 }
@@ -66,8 +72,8 @@ int ta_model_save_traits(sqlite3 *db, sqlite3 *out, const char *table,
 	int rc;
 
 	snprintf(create, sizeof(create), "CREATE TABLE main.%s (graphs, triton, pinned,"
-		 " loader_workers, stacks, optim, sdd_pipeline)", table);
-	snprintf(insert, sizeof(insert), "INSERT INTO main.%s VALUES (?, ?, ?, ?, ?, ?, ?)",
+		 " loader_workers, stacks, optim, sdd_pipeline, no_host)", table);
+	snprintf(insert, sizeof(insert), "INSERT INTO main.%s VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
 		 table);
 	if (ta_model_traits(db, &t, err) < 0 || ta_db_exec(out, create, err) < 0 ||
 	    ta_db_prepare(out, insert, &st, err) < 0)
@@ -79,6 +85,7 @@ int ta_model_save_traits(sqlite3 *db, sqlite3 *out, const char *table,
 	sqlite3_bind_int(st, 5, t.stacks);
 	sqlite3_bind_int(st, 6, t.optim);
 	sqlite3_bind_int(st, 7, t.sdd_pipeline);
+	sqlite3_bind_int(st, 8, t.no_host);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : ta_db_done(out, rc, err);

@@ -28,19 +28,36 @@ static double share(const struct ta_table *s, size_t r, const char *part)
 	return step > 0 ? 100.0 * cell(s, r, name)->d / step : 0;
 }
 
-static void breakdown(struct ta_buf *b, const struct ta_table *s, size_t r)
+/* Whether rank's window is its whole trace (no ProfilerStep# range: its
+ * row has no step), not a step: a trace of three steps read as "its step
+ * 75 ms" where each was 25 (cuda_only). */
+static int whole_trace(const struct ta_table *t, int64_t rank)
 {
-	int64_t steps = cell(s, r, "steps")->i;
+	long rc = ta_table_col(t, "rank"), sc = ta_table_col(t, "step");
+	size_t i;
+
+	for (i = 0; rc >= 0 && sc >= 0 && i < t->nrows; i++)
+		if (ta_table_cell(t, i, (size_t)rc)->i == rank &&
+		    ta_table_cell(t, i, (size_t)sc)->null)
+			return 1;
+	return 0;
+}
+
+static void breakdown(struct ta_buf *b, const struct ta_table *t,
+		      const struct ta_table *s, size_t r)
+{
+	int64_t steps = cell(s, r, "steps")->i, rank = cell(s, r, "rank")->i;
 	size_t i;
 	int first = 1;
 
-	ta_buf_addf(b, "rank %lld: ", (long long)cell(s, r, "rank")->i);
+	ta_buf_addf(b, "rank %lld: ", (long long)rank);
 	if (!steps) {
 		ta_buf_adds(b, "no step to break down\n");
 		return;
 	}
-	ta_buf_addf(b, "%s %.3f ms:", steps > 1 ? "the average step" : "its step",
-		    cell(s, r, "step_us")->d / 1e3);
+	ta_buf_addf(b, "%s %.3f ms:", whole_trace(t, rank) ? "no ProfilerStep# step: "
+		    "the whole trace as one window," : steps > 1 ? "the average step" :
+		    "its step", cell(s, r, "step_us")->d / 1e3);
 	for (i = 0; i < NPARTS; i++) {
 		double p = share(s, r, parts[i]);
 
@@ -129,6 +146,15 @@ static void advice(struct ta_buf *b, const struct ta_table *s, size_t r)
 			    "waits (its %.1f %% in the runtime and ops is not what holds the "
 			    "GPU); the GPU idles with work queued (diagnose says on what)\n",
 			    util->d, lag->d / 1000.0, host);
+	/* the host's time outside ops and runtime calls (a sleep, Python
+	 * that launches nothing, I/O): larger batches do not remove it
+	 * (host_stall: 58 %% of the step, told "larger batches") */
+	else if (!util->null && util->d < 50 && load + comm < (100 - util->d) / 2 &&
+		 share(s, r, "other") > (100 - util->d) / 2)
+		ta_buf_addf(b, "  - kernels run only %.1f %% of the steps, and %.1f %% of "
+			    "them is host time outside any op or runtime call (Python that "
+			    "launches nothing, sleeps, I/O, waits): diagnose names what ran "
+			    "there\n", util->d, share(s, r, "other"));
 	else if (!util->null && util->d < 50 && load + comm < (100 - util->d) / 2)
 		ta_buf_addf(b, "  - kernels run only %.1f %% of the steps, and the host runs "
 			    "%.1f %% of them: %s%s (diagnose says what it waits for)\n", util->d, host,
@@ -149,7 +175,7 @@ void ta_people_overview(struct ta_table *t, const struct ta_table *sum)
 	if (!sum)
 		return;
 	for (r = 0; r < sum->nrows; r++) {
-		breakdown(&t->head, sum, r);
+		breakdown(&t->head, t, sum, r);
 		gpu_line(&t->head, sum, r);
 		advice(&t->head, sum, r);
 	}

@@ -110,6 +110,33 @@ static int torch_fusable(const char *where)
 	return 0;
 }
 
+/* A Python builtin that blocks the host (time.sleep, a lock, a file or a
+ * socket): "<built-in function sleep>", "<built-in method acquire of
+ * _thread.lock object>". It launches nothing and dispatches nothing:
+ * graphs or compile do not remove it (host_stall's 10 ms sleep was told
+ * so). */
+static int blocking_builtin(const char *where)
+{
+	static const char *const calls[] = { "sleep", "acquire", "wait", "join",
+		"select", "poll", "recv", "recv_into", "recvfrom", "accept",
+		"read", "readinto", "readline", "readlines", "write", "flush",
+		"fsync", "waitpid", "send", "sendall", NULL };
+	const char *name;
+	size_t i, n;
+
+	if (strncmp(where, "<built-in function ", 19) == 0)
+		name = where + 19;
+	else if (strncmp(where, "<built-in method ", 17) == 0)
+		name = where + 17;
+	else
+		return 0;
+	n = strcspn(name, " >");
+	for (i = 0; calls[i]; i++)
+		if (strlen(calls[i]) == n && strncmp(name, calls[i], n) == 0)
+			return 1;
+	return 0;
+}
+
 static const char *host_region(const char *where, const struct ta_traits *run)
 {
 	static const char *const data[] = { "data", "loader", "__next__",
@@ -133,7 +160,12 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 	if (strcmp(where, "(no annotation)") == 0)
 		/* the host was late with the next work: what it ran then may
 		 * have launched some (op dispatch), so not "launched nothing" */
-		return run->stacks ?
+		return run->no_host ?
+		       "the GPU waited for the host here, and the trace holds no "
+		       "host activity (profiled without ProfilerActivity.CPU): no "
+		       "op, range or step says what ran; profile with "
+		       "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]" :
+		       run->stacks ?
 		       "the GPU waited for the host here and neither a range nor "
 		       "a Python frame of the trace names what it ran (native "
 		       "code, or Python the profiler did not record): wrap the "
@@ -240,6 +272,11 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 	if (mentions(where, save))
 		return "saving holds the step: checkpoint less often, or "
 		       "asynchronously (torch.distributed.checkpoint.async_save)";
+	if (blocking_builtin(where))
+		return "the host waited in this call (a sleep, a lock, a file or a "
+		       "socket) with the GPU idle: it launches nothing, so CUDA "
+		       "graphs or torch.compile do not remove it; take it off the "
+		       "step (a background thread or process, prefetching)";
 	/* within an op or a builtin (no record_function goes inside it), or
 	 * DDP's forward: the model's dispatch */
 	if (within && (strncmp(where, "aten::", 6) == 0 ||
