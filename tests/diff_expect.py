@@ -128,6 +128,22 @@ if st and tm:
 else:
     check("--steps and temporal run on the generated steps", False)
 
+# a step counts the GPU work launched in it, not work launched before the
+# trace began that runs during the first step (grad_accum: 16.5 nt GEMMs
+# a step, where each step launched 16); the same counts as kernels', per
+# kept step
+g = rows("testdata/grad_accum", "testdata/grad_accum")
+p = subprocess.run(["./traceanalyze", "kernels", "-q", "--format", "csv", "testdata/grad_accum"],
+                   capture_output=True, text=True)
+kern = {r["name"]: int(r["count"]) for r in csv.DictReader(io.StringIO(p.stdout))}
+p = subprocess.run(["./traceanalyze", "steps", "-q", "--format", "csv", "testdata/grad_accum"],
+                   capture_output=True, text=True)
+kept = sum(r["kept"] == "1" for r in csv.DictReader(io.StringIO(p.stdout)))
+gemms = [r for r in g or [] if r["kind"] == "gpu" and "gemm" in r["name"]]
+check("grad_accum: diff's GEMMs a step are kernels' over %d steps (%s)"
+      % (kept, [(r["base_count"], kern.get(r["name"])) for r in gemms]),
+      gemms and kept and all(float(r["base_count"]) * kept == kern.get(r["name"]) for r in gemms))
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL diff:", n)
