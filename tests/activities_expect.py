@@ -76,6 +76,18 @@ check("host_stall: its advice says the host waits in the call, not dispatch (%s)
 rc, out, _ = run("overview", "testdata/host_stall")
 check("host_stall: overview says the host's time outside ops, not larger batches",
       "outside any op or runtime call" in out and "larger batches" not in out)
+# the 5 ms busy loop after the sync (9,164 calls of perf_counter in one
+# Python frame) is on the path as the frame and its calls: 3.3 ms of it
+# read "(no op or range)" when the frame was past a bounded search back
+for extra in ([], ["--no-cache", "-j", "2"]):
+    rc, out, _ = run("critical-path", "-q", "--top", "40", "--format", "csv", *extra, "testdata/host_stall")
+    items = list(csv.DictReader(io.StringIO(out)))
+    for step in sorted({r["step"] for r in items}):
+        busy = sum(float(r["path_us"]) for r in items if r["step"] == step and
+                   r["name"] in ("cap.py(14): busy", "<built-in function perf_counter>"))
+        lost = sum(float(r["path_us"]) for r in items if r["step"] == step and r["name"] == "(no op or range)")
+        check("host_stall %s step %s: the loop's frame and calls are on the path, %.0f us of 5003 "
+              "(unnamed %.0f us)" % (extra, step, busy, lost), 4900 <= busy <= 5010 and lost < 100)
 
 # cuda_only: activities=[CUDA]: no host op, no range, no step
 rc, out, _ = run("overview", "testdata/cuda_only")
