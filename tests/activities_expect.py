@@ -102,6 +102,19 @@ for extra in ([], ["--no-cache", "-j", "2"]):
     check("cuda_only %s: the same advice on shards" % extra,
           rc == 0 and "ProfilerActivity.CPU" in out)
 
+# one process's profiling cycles exported one file each (the torch docs'
+# export_chrome_trace with a repeating schedule): neither names a rank;
+# the error says what to do
+import os
+import shutil
+import tempfile
+d = tempfile.mkdtemp()
+for n in ("test_trace_1.json.gz", "test_trace_2.json.gz"):
+    shutil.copy("testdata/grad_accum/rank-0.pt.trace.json.gz", os.path.join(d, n))
+rc, _, err = run("temporal", "--no-cache", d)
+check("cycles of one process in one directory: exit 3, and a way out (%s)" % err.strip()[-100:],
+      rc == 3 and "are both rank 0 (neither names its rank: give one file at a time" in err)
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL activities:", n)

@@ -28,6 +28,7 @@ struct job {
 	int done;               /* finished, well or not */
 	int has_rank;           /* parsed, and rank is its final rank */
 	int64_t rank;
+	int unnamed;            /* rank 0 for want of one in the file */
 	struct ta_buf notes;    /* warnings, printed in file order */
 };
 
@@ -136,6 +137,7 @@ static int64_t final_rank(struct pool *p, struct job *j,
 		return r;
 	note_kept(p->w, j, "no distributedInfo.rank and no rank in the file "
 		  "name%s; using rank 0", r == -2 ? " (its number is too large)" : "");
+	j->unnamed = 1;
 	return 0;
 }
 
@@ -168,9 +170,16 @@ static int claim_rank(struct pool *p, size_t i, int64_t rank,
 		if (k != i && p->jobs[k].has_rank && p->jobs[k].rank == rank) {
 			size_t a = k < i ? k : i, b = k < i ? i : k;
 
+			/* neither names a rank: most often one process's
+			 * profiler cycles (a repeating schedule written by
+			 * export_chrome_trace), as the torch docs show */
 			ta_error_set(err, TA_EXIT_INPUT,
-				     "'%s' and '%s' are both rank %lld",
-				     p->files[a], p->files[b], (long long)rank);
+				     "'%s' and '%s' are both rank %lld%s",
+				     p->files[a], p->files[b], (long long)rank,
+				     p->jobs[k].unnamed && p->jobs[i].unnamed ?
+				     " (neither names its rank: give one file at a time "
+				     "for one process's profiling cycles, or name each "
+				     "rank's file rank-N)" : "");
 			rc = -1;
 		}
 	if (rc == 0) {
