@@ -295,6 +295,11 @@ for r in table("testdata/gpt2_stalled", "--what-if", "cpu:*fake_tokenize=0")[1:]
           r["step"], r["predicted_us"], m["step_wall_us_no_stall"]),
           abs(float(r["predicted_us"]) - m["step_wall_us_no_stall"]) <= 0.15 * m["step_wall_us_no_stall"])
 
+# one --what-if: two joined by a comma are not read as one glob
+p = subprocess.run(["./traceanalyze", "critical-path", "--what-if", "cpu:a=0,b=0", "testdata/train_stalled"],
+                   capture_output=True, text=True)
+check("--what-if 'cpu:a=0,b=0' is a usage error (rc %d)" % p.returncode, p.returncode == 2)
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL critical:", n)

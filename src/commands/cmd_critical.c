@@ -42,6 +42,9 @@ static int what_if(struct cp_cmd *c, const char *arg)
 	if (!colon || !eq || eq < colon)
 		return -1;
 	*colon = *eq = '\0';
+	/* one KIND:GLOB=F: 'cpu:a=0,b=0' is not two (its glob was "a=0,b") */
+	if (strchr(colon + 1, '='))
+		return -1;
 	for (i = 0; kinds[i] && strcmp(kinds[i], c->what) != 0; i++)
 		;
 	c->o.what_factor = strtod(eq + 1, &end);
