@@ -97,6 +97,9 @@ rc, out, _ = run("diagnose", "-q", "--findings", "--format", "csv", "testdata/cu
 f = [r for r in csv.DictReader(io.StringIO(out)) if r["where"] == "(no annotation)"]
 check("cuda_only: the advice says the host was not recorded, not 'wrap in record_function'",
       f and all("ProfilerActivity.CPU" in r["advice"] and "record_function" not in r["advice"] for r in f))
+rc, out, _ = run("report", "-q", "--html", "-", "testdata/cuda_only")
+check("cuda_only: the page calls its window the whole trace, not '1 of 1 step'",
+      rc == 0 and "over its whole trace (no ProfilerStep# step" in out and "1 of 1 step" not in out)
 for extra in ([], ["--no-cache", "-j", "2"]):
     rc, out, _ = run("diagnose", "-q", "--findings", "--format", "csv", *extra, "testdata/cuda_only")
     check("cuda_only %s: the same advice on shards" % extra,

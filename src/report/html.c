@@ -1543,6 +1543,7 @@ static void overview(FILE *o, const struct ta_table *s)
 struct rank_verdict {
 	int64_t rank;
 	size_t steps, same;
+	int whole;      /* its window is its whole trace: no ProfilerStep# */
 	const char *verdict, *cause;
 	double step_us, busy_us, cause_us;
 };
@@ -1551,7 +1552,7 @@ static size_t rank_verdicts(const struct ta_table *d, struct rank_verdict *v)
 {
 	long rank_c = col(d, "rank"), step_us = col(d, "step_us"), busy = col(d, "gpu_busy_pct");
 	long verdict_c = col(d, "verdict"), cause_c = col(d, "main_cause");
-	long cost_c = col(d, "cause_us");
+	long cost_c = col(d, "cause_us"), step_c = col(d, "step");
 	size_t n = 0, r, q;
 
 	for (r = 0; r < d->nrows; r++) {
@@ -1560,8 +1561,9 @@ static size_t rank_verdicts(const struct ta_table *d, struct rank_verdict *v)
 		size_t same = 0;
 
 		if (!n || v[n - 1].rank != rank)
-			v[n++] = (struct rank_verdict){ rank, 0, 0, NULL, NULL, 0, 0, 0 };
+			v[n++] = (struct rank_verdict){ rank, 0, 0, 0, NULL, NULL, 0, 0, 0 };
 		v[n - 1].steps++;
+		v[n - 1].whole |= step_c >= 0 && ta_table_cell(d, r, (size_t)step_c)->null;
 		v[n - 1].step_us += num(d, r, step_us);
 		/* a step with an empty window lost nothing and has the verdict
 		 * of the step before: not counted again */
@@ -1617,14 +1619,20 @@ static void verdict(FILE *o, const struct ta_html_page *p)
 		fprintf(o, "<li><b>rank %lld</b>: <span class=\"v\" style=\"border-color:%s\">",
 			(long long)v[i].rank, verdict_colour(v[i].verdict));
 		esc(o, v[i].verdict);
-		fprintf(o, "</span> in %zu of %zu step%s (a step %s, GPU busy %.1f %%)",
-			v[i].same, v[i].steps, v[i].steps == 1 ? "" : "s", a,
-			v[i].step_us > 0 ? 100 * v[i].busy_us / v[i].step_us : 0);
+		if (v[i].whole)   /* one window, not a step (cuda_only: 3 steps) */
+			fprintf(o, "</span> over its whole trace (no ProfilerStep# step: "
+				"%s, GPU busy %.1f %%)", a,
+				v[i].step_us > 0 ? 100 * v[i].busy_us / v[i].step_us : 0);
+		else
+			fprintf(o, "</span> in %zu of %zu step%s (a step %s, GPU busy %.1f %%)",
+				v[i].same, v[i].steps, v[i].steps == 1 ? "" : "s", a,
+				v[i].step_us > 0 ? 100 * v[i].busy_us / v[i].step_us : 0);
 		/* cause_us is all the verdict's loss, of which the cause is
 		 * the costliest part: "X (30 ms a step)" read as X's own */
 		if (v[i].cause && strcmp(v[i].cause, "gpu_busy") != 0) {
 			fmt_us(b, sizeof(b), v[i].cause_us);
-			fprintf(o, ": %s a step lost, the largest part to ", b);
+			fprintf(o, ": %s %s lost, the largest part to ", b,
+				v[i].whole ? "in all" : "a step");
 			esc(o, v[i].cause);
 		}
 		fputs("</li>", o);
