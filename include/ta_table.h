@@ -94,6 +94,8 @@ const char *ta_compat_names(enum ta_mode mode, const char *command);
 size_t ta_table_add_row(struct ta_table *t);   /* all cells NULL */
 void ta_table_set_int(struct ta_table *t, size_t row, size_t col, int64_t v);
 void ta_table_set_real(struct ta_table *t, size_t row, size_t col, double v);
+/* Back to NULL (a number or a text). */
+void ta_table_set_null(struct ta_table *t, size_t row, size_t col);
 void ta_table_set_text(struct ta_table *t, size_t row, size_t col,
 		       const char *s);
 const struct ta_cell *ta_table_cell(const struct ta_table *t, size_t row,

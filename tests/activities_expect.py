@@ -9,10 +9,13 @@ step). Every command that measures the GPU must say it cannot, not read
 a GPU idle all along (it said 0 % busy, 25 ms lost a step, and a gate on
 busy tripped on a number that was never measured)."""
 import csv
+import gzip
 import io
 import json
+import os
 import subprocess
 import sys
+import tempfile
 
 checks = []
 
@@ -117,6 +120,58 @@ for n in ("test_trace_1.json.gz", "test_trace_2.json.gz"):
 rc, _, err = run("temporal", "--no-cache", d)
 check("cycles of one process in one directory: exit 3, and a way out (%s)" % err.strip()[-100:],
       rc == 3 and "are both rank 0 (neither names its rank: give one file at a time" in err)
+
+# helper-51: a job whose rank 1 recorded no GPU activity: --ranks 0 reads
+# rank 0 with every command (stragglers and critical-path match every rank:
+# rank 1 was refused though not asked for); all ranks: refused
+d = tempfile.mkdtemp()
+for r in (0, 1):
+    t = json.load(gzip.open("testdata/ddp_straggler/rank-%d.pt.trace.json.gz" % r, "rt"))
+    if r == 1:
+        t["traceEvents"] = [e for e in t["traceEvents"] if e.get("cat") not in
+                            ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "ac2g")]
+    json.dump(t, open(os.path.join(d, "rank-%d.json" % r), "w"))
+for cmd in ("diagnose", "stragglers", "critical-path", "temporal"):
+    for j in ("1", "2"):
+        rc, _, err = run(cmd, "-q", "--no-cache", "-j", j, "--ranks", "0", d)
+        check("rank 1 without GPU activity: %s --ranks 0 -j %s reads rank 0 (rc %d %s)"
+              % (cmd, j, rc, err.strip()[:80]), rc == 0)
+rc, _, err = run("diagnose", "-q", "--no-cache", d)
+check("rank 1 without GPU activity: every rank refused, naming rank 1 (rc %d)" % rc,
+      rc == 3 and "rank 1 launched GPU work" in err)
+# every async copy or set is GPU work; a host function on a stream is not
+for api, refused in (("cuMemcpyHtoDAsync_v2", True), ("cudaMemcpy2DAsync", True),
+                     ("cuMemsetD32Async", True), ("cudaLaunchHostFunc", False)):
+    d = tempfile.mkdtemp()
+    t = json.load(gzip.open("testdata/cpu_only/rank-0.pt.trace.json.gz", "rt"))
+    for e in t["traceEvents"]:
+        if e.get("cat") in ("cuda_runtime", "cuda_driver") and ("Launch" in e["name"] or "Async" in e["name"]):
+            e["name"] = api
+    json.dump(t, open(os.path.join(d, "rank-0.json"), "w"))
+    rc, _, _ = run("temporal", "-q", "--no-cache", d)
+    check("cpu_only with its launches named %s: %s (rc %d)" % (api, "refused" if refused else "read", rc),
+          rc == (3 if refused else 0))
+
+# the sleep's frame under other names: a wait by what waits (a lock, a
+# queue, the OS), not by a method's name (str.join, Tensor.select, a
+# CUDA event's wait are not waits)
+for name, waits in (("<built-in method __enter__ of _thread.lock object>", True),
+                    ("<built-in method get of _queue.SimpleQueue object>", True),
+                    ("<built-in function select>", True),
+                    ("<built-in method join of str object>", False),
+                    ("<built-in method select of Tensor object>", False),
+                    ("<built-in method wait of torch._C._CudaEventBase object>", False),
+                    ("<built-in method sleepy>", False)):
+    d = tempfile.mkdtemp()
+    t = json.load(gzip.open("testdata/host_stall/rank-0.pt.trace.json.gz", "rt"))
+    for e in t["traceEvents"]:
+        if e.get("name") == "<built-in function sleep>":
+            e["name"] = name
+    json.dump(t, open(os.path.join(d, "rank-0.json"), "w"))
+    rc, out, _ = run("diagnose", "-q", "--no-cache", "--findings", "--format", "csv", d)
+    f = [r for r in csv.DictReader(io.StringIO(out)) if r["where"] == name]
+    check("host_stall's sleep named %s: %s" % (name, "a wait" if waits else "not a wait"),
+          f and all(("host waited in this call" in r["advice"]) == waits for r in f))
 
 failed = [n for n, ok in checks if not ok]
 for n in failed:

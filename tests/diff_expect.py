@@ -144,6 +144,38 @@ check("grad_accum: diff's GEMMs a step are kernels' over %d steps (%s)"
       % (kept, [(r["base_count"], kern.get(r["name"])) for r in gemms]),
       gemms and kept and all(float(r["base_count"]) * kept == kern.get(r["name"]) for r in gemms))
 
+# helper-51: a trace with no runtime calls (no first call to compare
+# with) keeps its GPU work; a sync's correlation 0 is no first launch
+import gzip
+import tempfile
+def edited(edit):
+    d = tempfile.mkdtemp()
+    t = json.load(gzip.open("testdata/grad_accum/rank-0.pt.trace.json.gz", "rt"))
+    edit(t)
+    json.dump(t, open(os.path.join(d, "rank-0.json"), "w"))
+    return d
+
+
+def no_calls(t):
+    t["traceEvents"] = [e for e in t["traceEvents"] if e.get("cat") not in ("cuda_runtime", "cuda_driver")]
+
+
+def sync0(t):
+    t["traceEvents"].append({"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "pid": 1,
+                             "tid": 1, "ts": t["traceEvents"][-1].get("ts", 0), "dur": 1,
+                             "args": {"correlation": 0}})
+
+
+# (without launch calls, work counts by its start: a GPU-bound step's
+# last GEMMs start after its host range, 14.5 a step, not none)
+for name, edit, want in (("no runtime calls", no_calls, lambda n: 14 <= n <= 16),
+                         ("a sync of correlation 0", sync0, lambda n: n == 16)):
+    r = rows("--kind", "gpu", "testdata/grad_accum", edited(edit))
+    gemm = [x for x in r if "nt_align1" in x["name"]]
+    check("grad_accum with %s: its GEMMs a step still counted (%s)"
+          % (name, [(x["base_count"], x["test_count"]) for x in gemm]),
+          gemm and all(want(float(x["test_count"])) for x in gemm))
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL diff:", n)

@@ -720,6 +720,81 @@ for dur in (0, -5):
     check("gloo dur %s: a gate on lateness does not pass (%d)" % (dur, rc), rc == 1)
     check("gloo dur %s: the warning says why" % dur, "have no length (a damaged trace)" in err)
 
+
+# helper-51's cases, from ddp_straggler: collectives of one step without a
+# length on one rank (dur 0, or a dur that is not a number)
+def ddp_case(rank, dur):
+    out = tempfile.mkdtemp()
+    for r in (0, 1):
+        raw = gzip.open("testdata/ddp_straggler/rank-%d.pt.trace.json.gz" % r, "rt").read()
+        t = json.loads(raw)
+        if r == rank:
+            ev = t["traceEvents"]
+            s3 = next(e for e in ev if e.get("name") == "ProfilerStep#3" and e.get("cat") == "user_annotation")
+            corr = {e["args"].get("correlation") for e in ev if e.get("cat") in ("cuda_runtime", "cuda_driver")
+                    and s3["ts"] <= e["ts"] < s3["ts"] + s3["dur"]}
+            for e in ev:
+                if e.get("cat") == "kernel" and "nccl" in e["name"].lower() and \
+                        e["args"].get("correlation") in corr:
+                    e["dur"] = dur
+        json.dump(t, open(os.path.join(out, "rank-%d.json" % r), "w"))
+    return out
+
+
+def rows_of(out):
+    return {(r["rank"], r["step"]): r for r in csv.DictReader(io.StringIO(out))}
+
+
+# the straggler's kernels with a dur that is not a number: a member with
+# no length (not missing: its peers' then read "on one rank only", 0)
+d = ddp_case(1, "abc")
+rc, out, err = run_rc("stragglers", "-q", "--no-cache", "--format", "csv", d)
+s = rows_of(out)
+check("ddp dur 'abc' on rank 1 step 3: its waits empty, rank 0's measured (%s)"
+      % [(k, v["wait_us"]) for k, v in s.items()],
+      s and s[("1", "3")]["wait_us"] == "" and float(s[("0", "3")]["wait_us"]) > 15000
+      and s[("1", "3")]["straggler"] == "1")
+# the waiting rank's kernels untimed: what the straggler cost it is not
+# known, and a gate on late does not pass on 0
+d = ddp_case(0, 0)
+for j in ("1", "2"):
+    rc, out, err = run_rc("stragglers", "-q", "--no-cache", "-j", j, "--format", "csv", d)
+    s = rows_of(out)
+    check("ddp rank 0 untimed in step 3 -j %s: rank 1's late there empty, not 0 (%s)"
+          % (j, s.get(("1", "3"), {}).get("late_us")),
+          s and s[("1", "3")]["late_us"] == "" and s[("1", "3")]["straggler"] == "" and
+          float(s[("1", "2")]["late_us"]) > 15000)
+rc = run_rc("stragglers", "-q", "--no-cache", "--fail-if", "late_us > 1000 && step == 3", d)[0]
+check("ddp rank 0 untimed in step 3: a gate on late there trips (rc %d)" % rc, rc == 1)
+rc, out, _ = run_rc("overlap", "-q", "--no-cache", "--format", "csv", d)
+o = {r["rank"]: r for r in csv.DictReader(io.StringIO(out))}
+check("ddp rank 0 untimed: overlap's wait_us for rank 0 empty, not a part (%s)"
+      % (o.get("0", {}).get("wait_us")), o and o["0"]["wait_us"] == "")
+rc, out, err = run_rc("diagnose", "--no-cache", d)
+check("ddp rank 0 untimed: diagnose warns", "have no length (a damaged trace)" in err)
+rc, out, _ = run_rc("stragglers", "--no-cache", d)
+check("ddp rank 0 untimed: the means leave the unmeasured step out (%s)" % out.splitlines()[2:3],
+      "they lose 2" in out.splitlines()[2])
+# one untimed collective among timed ones in a step: the rank's step empty
+# (a part of its wait is no measure of it)
+z = tempfile.mkdtemp()
+subprocess.run([sys.executable, "tools/ranks.py", z, "3", "1", "30000"], check=True)
+for r in (0, 2):
+    path = os.path.join(z, "rank-%d.json.gz" % r)
+    t = json.load(gzip.open(path, "rt"))
+    st = next(e for e in t["traceEvents"] if e.get("name") == "ProfilerStep#2")
+    k = next(e for e in sorted(t["traceEvents"], key=lambda e: e.get("ts", 0))
+             if e["name"].startswith("ncclDevKernel") and st["ts"] <= e["ts"] < st["ts"] + st["dur"])
+    k["dur"] = 0
+    json.dump(t, gzip.open(path, "wt"))
+rc, out, _ = run_rc("stragglers", "-q", "--no-cache", "--format", "csv", z)
+s = list(csv.DictReader(io.StringIO(out)))
+second = "2"
+check("one untimed collective of four in a step: those ranks' step empty, rank 1's late too (%s)"
+      % [(r["rank"], r["wait_us"], r["late_us"]) for r in s if r["step"] == second],
+      s and all((r["wait_us"] == "") == (r["rank"] in ("0", "2")) for r in s if r["step"] == second)
+      and all(r["late_us"] == "" for r in s if r["step"] == second and r["rank"] == "1"))
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL stragglers:", n)

@@ -56,14 +56,17 @@ static const char coll_sql[] =
 "CREATE TEMP TABLE coll AS"
 " WITH comm_names AS (SELECT name_id FROM main.names"
 "  WHERE ta_kind(name, 'kernel', 0) = " TA_SQL(TA_KIND_COMM) "),"
-" k AS (SELECT g.rank, g.idx, g.ts_ns AS ts, g.ts_ns + max(g.dur_ns, 0) AS end_ts,"
+/* a kernel whose dur is not a usable number (NULL) is a member with no
+ * length (peers.c: its wait not measured), not a collective missing on
+ * its rank (its peers' then read "on one rank only", waits 0) */
+" k AS (SELECT g.rank, g.idx, g.ts_ns AS ts, g.ts_ns + max(COALESCE(g.dur_ns, 0), 0) AS end_ts,"
 "  g.stream, g.correlation, g.external_id AS ext,"
 "  " TA_ARG_TEXT("g", "collective") " AS collective, g.pg_name,"
 "  " TA_ARG("g", "pg_size") " AS pg_n, " TA_ARG("g", "in_nelems") " AS in_nelems,"
 "  " TA_ARG("g", "out_nelems") " AS out_nelems, " TA_ARG("g", "dtype") " AS dtype,"
 "  kn.name AS kname"
 "  FROM main.events g JOIN main.names kn ON kn.name_id = g.name"
-"  WHERE g.role = " TA_SQL(TA_ROLE_GPU) " AND g.ts_ns IS NOT NULL AND g.dur_ns IS NOT NULL"
+"  WHERE g.role = " TA_SQL(TA_ROLE_GPU) " AND g.ts_ns IS NOT NULL"
 "  AND g.name IN comm_names),"
 " c AS (SELECT k.*, r.ts_ns AS call_ts, r.external_id AS call_ext, r.tid AS call_tid FROM k"
 "  LEFT JOIN main.events r ON r.role = " TA_SQL(TA_ROLE_RUNTIME)
@@ -143,13 +146,13 @@ static const char coll_sql[] =
 "  (SELECT f.n FROM temp.coll_steps f WHERE f.rank = e.rank"
 "   AND f.ts <= e.ts_ns AND f.end_ts > e.ts_ns"
 "   ORDER BY f.ts DESC, f.name DESC, f.dur DESC, f.idx DESC LIMIT 1) AS step,"
-"  0 AS early, e.ts_ns AS issue_ts, e.ts_ns AS ts, e.ts_ns + max(e.dur_ns, 0) AS end_ts,"
+"  0 AS early, e.ts_ns AS issue_ts, e.ts_ns AS ts, e.ts_ns + max(COALESCE(e.dur_ns, 0), 0) AS end_ts,"
 /* the thread that waits for it is not the worker's: not known */
 "  NULL AS stream, NULL AS tid"
 "  FROM main.events e INDEXED BY events_ann JOIN main.names gn ON gn.name_id = e.name"
 "  JOIN gpg ON gpg.rank = e.rank"
 "  WHERE e.role = " TA_SQL(TA_ROLE_CPU_ANN) " AND gn.name GLOB 'gloo:*'"
-"  AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL),"
+"  AND e.ts_ns IS NOT NULL),"
 " tg AS (SELECT * FROM t UNION ALL SELECT * FROM g)"
 " SELECT rank, idx, pg, pg_size, name, in_nelems, out_nelems, dtype, step,"
 "  CASE WHEN step IS NULL THEN NULL WHEN early THEN -row_number() OVER"

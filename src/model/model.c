@@ -186,16 +186,26 @@ static const char gpu_unrecorded_sql[] =
 "  FROM main.events g WHERE g.role = " TA_SQL(TA_ROLE_GPU) " AND g.rank = s.rank)),"
 " calls AS (SELECT nogpu.rank, (SELECT count(*) FROM main.events r"
 "  JOIN main.names n ON n.name_id = r.name WHERE r.role = " TA_SQL(TA_ROLE_RUNTIME)
-"  AND r.rank = nogpu.rank AND (n.name GLOB '*Launch*' OR n.name GLOB '*MemcpyAsync*'"
-"  OR n.name GLOB '*MemsetAsync*')) AS n FROM nogpu)"
+/* a host function launched on a stream (cudaLaunchHostFunc) runs no GPU
+ * work; every async copy or set does (cuMemcpyHtoDAsync_v2,
+ * cudaMemcpy2DAsync, cuMemsetD32Async) */
+"  AND r.rank = nogpu.rank AND ((n.name GLOB '*Launch*' AND n.name NOT GLOB '*HostFunc*')"
+"  OR n.name GLOB '*Memcpy*Async*' OR n.name GLOB '*Memset*Async*')) AS n FROM nogpu)"
 " SELECT calls.rank, calls.n, (SELECT path FROM inputs i WHERE i.rank = calls.rank)"
 " FROM calls WHERE calls.n > 0 ORDER BY calls.rank LIMIT 1";
 
+/* Checked once a connection, for the ranks the first analysis that asks
+ * selects (the user's --ranks): stragglers and critical-path then
+ * prepare every rank for the matching, and a rank --ranks leaves out is
+ * not refused there (its collectives are missing: said as such). */
 static int gpu_recorded(sqlite3 *db, struct ta_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
 
+	if (ta_db_int(db, "SELECT count(*) FROM temp.sqlite_master"
+		      " WHERE name = 'gpu_checked'", 0) > 0)
+		return 0;
 	if (ta_db_prepare(db, gpu_unrecorded_sql, &st, err) < 0)
 		return -1;
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -212,7 +222,9 @@ static int gpu_recorded(sqlite3 *db, struct ta_error *err)
 		return -1;
 	}
 	sqlite3_finalize(st);
-	return ta_db_done(db, rc, err);
+	if (ta_db_done(db, rc, err) < 0)
+		return -1;
+	return ta_db_exec(db, "CREATE TEMP TABLE IF NOT EXISTS gpu_checked (x)", err);
 }
 
 int ta_model_prepare(sqlite3 *db, const struct ta_query *q, unsigned need,

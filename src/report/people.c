@@ -202,7 +202,8 @@ void ta_people_diagnose(struct ta_table *t, const struct ta_table *findings)
  * the share of collectives it came last to, its straggler steps and its
  * commonest cause among them (else over all its steps). */
 struct rank_sum {
-	int64_t rank, steps, straggles, measured, waits;
+	int64_t rank, steps, straggles, measured, waits, arrivals;
+	double late_step_us;   /* step_us of the steps whose late is measured */
 	double step_us, wait_us, late_us, arrival_us, last;
 	const char *cause;
 };
@@ -224,11 +225,14 @@ static struct rank_sum *straggler_sums(const struct ta_table *t, size_t *n_out,
 		int is = ta_table_cell(t, i, strag)->i != 0;
 
 		if (!n || s[n - 1].rank != rank)
-			s[n++] = (struct rank_sum){ rank, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL };
+			s[n++] = (struct rank_sum){ rank, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL };
 		s[n - 1].steps++;
 		s[n - 1].straggles += is;
 		s[n - 1].measured += !ta_table_cell(t, i, late)->null;
 		s[n - 1].waits += !ta_table_cell(t, i, wait)->null;
+		s[n - 1].arrivals += !ta_table_cell(t, i, last)->null;
+		if (!ta_table_cell(t, i, late)->null)
+			s[n - 1].late_step_us += ta_table_cell(t, i, step_us)->d;
 		s[n - 1].step_us += ta_table_cell(t, i, step_us)->d;
 		s[n - 1].wait_us += ta_table_cell(t, i, wait)->d;
 		s[n - 1].late_us += ta_table_cell(t, i, late)->d;
@@ -342,8 +346,8 @@ void ta_people_straggler_says(const struct ta_table *t, struct ta_buf *b)
 		ta_buf_addf(b, "rank %lld holds the others back: they lose "
 			    "%.1f ms per step waiting for it (%.0f %% of its "
 			    "step): %s\n", (long long)worst->rank,
-			    worst->late_us / (double)worst->steps / 1e3,
-			    100 * worst->late_us / worst->step_us,
+			    worst->late_us / (double)worst->measured / 1e3,
+			    100 * worst->late_us / worst->late_step_us,
 			    worst->cause ? worst->cause : "cause unknown");
 	else if (no_waits(t))
 		ta_buf_adds(b, "who waits for whom is not measured: no collective "
@@ -356,12 +360,12 @@ void ta_people_straggler_says(const struct ta_table *t, struct ta_buf *b)
 			    "waiting for rank %lld, which --ranks leaves out\n",
 			    (long long)hid_rank, hid_lost / (double)hid_steps / 1e3,
 			    100 * hid_lost / hid_span, (long long)hid_peer);
-	else if (most && most->step_us > 0 && most->late_us >= 0.01 * most->step_us)
+	else if (most && most->late_step_us > 0 && most->late_us >= 0.01 * most->late_step_us)
 		/* a cost, but under --late-pct */
 		ta_buf_addf(b, "no straggler past --late-pct: the most, rank %lld, costs "
 			    "the others %.1f ms per step (%.0f %% of its step): %s\n",
-			    (long long)most->rank, most->late_us / (double)most->steps / 1e3,
-			    100 * most->late_us / most->step_us,
+			    (long long)most->rank, most->late_us / (double)most->measured / 1e3,
+			    100 * most->late_us / most->late_step_us,
 			    most->cause ? most->cause : "cause unknown");
 	else if (t->ranks_absent)
 		/* the late one may be the rank with no trace: waits for it
@@ -378,7 +382,7 @@ void ta_people_straggler_says(const struct ta_table *t, struct ta_buf *b)
 			    "(%.1f ms per step behind the first), but the others wait "
 			    "under their own work: they lose %.2f ms per step\n",
 			    (long long)lag->rank, lag->arrival_us / (double)lag->steps / 1e3,
-			    lag->late_us / (double)lag->steps / 1e3);
+			    lag->late_us / (double)(lag->measured ? lag->measured : 1) / 1e3);
 	else
 		ta_buf_adds(b, "no straggler: no rank keeps the others "
 			    "waiting for long\n");
@@ -394,22 +398,25 @@ void ta_people_stragglers(struct ta_table *t)
 	s = straggler_sums(t, &n, &worst);
 	ta_buf_adds(&t->head, "\nrank  steps        step        wait        late"
 		    "  arrived_last  straggler_steps\n");
-	for (i = 0; i < n; i++)
-		if (!s[i].measured)   /* gloo: nothing matched, nothing to add up */
-			ta_buf_addf(&t->head, "%4lld  %5lld  %7.3f ms  %10s  %10s  %12s  %15s\n",
-				    (long long)s[i].rank, (long long)s[i].steps,
-				    s[i].step_us / (double)s[i].steps / 1e3, "-", "-", "-", "-");
-		else {
-			char wait[32];   /* its collectives had no length (damaged) */
+	for (i = 0; i < n; i++) {
+		/* each mean over the steps that measured it: nothing matched
+		 * (gloo without its group), or collectives with no length,
+		 * leave a column's steps empty ("-" where none is left) */
+		char wait[32], late[32], last[32], strag[32];
 
-			snprintf(wait, sizeof(wait), s[i].waits ? "%7.3f ms" : "-",
-				 s[i].wait_us / (double)s[i].steps / 1e3);
-			ta_buf_addf(&t->head, "%4lld  %5lld  %7.3f ms  %10s  %7.3f ms"
-				    "  %12.2f  %15lld\n", (long long)s[i].rank,
-				    (long long)s[i].steps, s[i].step_us / (double)s[i].steps / 1e3,
-				    wait, s[i].late_us / (double)s[i].steps / 1e3,
-				    s[i].last / (double)s[i].steps, (long long)s[i].straggles);
-		}
+		snprintf(wait, sizeof(wait), "%7.3f ms", s[i].wait_us /
+			 (double)(s[i].waits ? s[i].waits : 1) / 1e3);
+		snprintf(late, sizeof(late), "%7.3f ms", s[i].late_us /
+			 (double)(s[i].measured ? s[i].measured : 1) / 1e3);
+		snprintf(last, sizeof(last), "%.2f", s[i].last /
+			 (double)(s[i].arrivals ? s[i].arrivals : 1));
+		snprintf(strag, sizeof(strag), "%lld", (long long)s[i].straggles);
+		ta_buf_addf(&t->head, "%4lld  %5lld  %7.3f ms  %10s  %10s  %12s  %15s\n",
+			    (long long)s[i].rank, (long long)s[i].steps,
+			    s[i].step_us / (double)s[i].steps / 1e3,
+			    s[i].waits ? wait : "-", s[i].measured ? late : "-",
+			    s[i].arrivals ? last : "-", s[i].measured ? strag : "-");
+	}
 	ta_buf_adds(&t->head, "(means per step)\n");
 	free(s);
 }

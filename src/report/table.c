@@ -90,6 +90,15 @@ void ta_table_set_real(struct ta_table *t, size_t row, size_t col, double v)
 	c->d = v;
 }
 
+void ta_table_set_null(struct ta_table *t, size_t row, size_t col)
+{
+	struct ta_cell *c = cell(t, row, col);
+
+	if (t->cols[col].type == TA_COL_TEXT)
+		c->s = NULL;   /* (interned: the table's texts own it) */
+	c->null = 1;
+}
+
 void ta_table_set_text(struct ta_table *t, size_t row, size_t col,
 		       const char *s)
 {

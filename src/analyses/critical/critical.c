@@ -1435,7 +1435,7 @@ static int walk_open(sqlite3 *db, const struct ta_query *q,
 	w->hta_rows = ta_rules(q)->trace_frame;
 	/* the model of every rank: a path may run through one not selected
 	 * (building the selected ones' first says if one is not there) */
-	if (q->ranks && ta_model_prepare(db, q, 0, err) < 0)
+	if (q->ranks && ta_model_prepare(db, q, TA_NEED_GPU, err) < 0)
 		return -1;
 	every.ranks = NULL;
 	every.nranks = 0;

@@ -110,29 +110,38 @@ static int torch_fusable(const char *where)
 	return 0;
 }
 
-/* A Python builtin that blocks the host (time.sleep, a lock, a file or a
- * socket): "<built-in function sleep>", "<built-in method acquire of
- * _thread.lock object>". It launches nothing and dispatches nothing:
- * graphs or compile do not remove it (host_stall's 10 ms sleep was told
- * so). */
+/* A Python builtin that blocks the host: a function of the OS's
+ * ("<built-in function sleep>", os.read, select.select), or a method of
+ * an object made to wait (a lock, a queue, a file, a socket:
+ * "<built-in method acquire of _thread.lock object>"). It launches
+ * nothing and dispatches nothing: graphs or compile do not remove it
+ * (host_stall's 10 ms sleep was told so). By the object's type, not the
+ * method's name: str.join, Tensor.select, a generator's send and a CUDA
+ * event's wait (the host goes on) are not waits. */
 static int blocking_builtin(const char *where)
 {
-	static const char *const calls[] = { "sleep", "acquire", "wait", "join",
-		"select", "poll", "recv", "recv_into", "recvfrom", "accept",
-		"read", "readinto", "readline", "readlines", "write", "flush",
-		"fsync", "waitpid", "send", "sendall", NULL };
-	const char *name;
+	static const char *const functions[] = { "sleep", "select", "poll",
+		"read", "write", "pread", "pwrite", "readv", "writev", "fsync",
+		"waitpid", "wait", "wait3", "wait4", "waitid", NULL };
+	static const char *const types[] = { "_thread.lock", "_thread.RLock",
+		"_io.", "_socket.socket", "select.", "_queue.SimpleQueue",
+		"_multiprocessing.SemLock", "_ssl._SSLSocket", NULL };
+	const char *of;
 	size_t i, n;
 
-	if (strncmp(where, "<built-in function ", 19) == 0)
-		name = where + 19;
-	else if (strncmp(where, "<built-in method ", 17) == 0)
-		name = where + 17;
-	else
+	if (strncmp(where, "<built-in function ", 19) == 0) {
+		where += 19;
+		n = strcspn(where, " >");
+		for (i = 0; functions[i]; i++)
+			if (strlen(functions[i]) == n && strncmp(where, functions[i], n) == 0)
+				return 1;
 		return 0;
-	n = strcspn(name, " >");
-	for (i = 0; calls[i]; i++)
-		if (strlen(calls[i]) == n && strncmp(name, calls[i], n) == 0)
+	}
+	if (strncmp(where, "<built-in method ", 17) != 0 ||
+	    !(of = strstr(where + 17, " of ")))
+		return 0;
+	for (i = 0, of += 4; types[i]; i++)
+		if (strncmp(of, types[i], strlen(types[i])) == 0)
 			return 1;
 	return 0;
 }

@@ -1310,6 +1310,7 @@ int ta_diagnose_run(sqlite3 *db, const struct ta_query *q,
 		ncpu += peers.waits[i].cpu != 0;
 	/* a peer with no trace waits in no collective of ours: its lateness
 	 * reads as our communication */
+	ta_peers_warn_untimed(t, &peers);
 	if (peers.absent)
 		ta_table_warn(t, "the job's process groups name %zu rank%s with no trace "
 			      "here: a wait for %s shows as exposed_comm, not wait_for_peer "

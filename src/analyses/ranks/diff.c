@@ -283,15 +283,16 @@ static int rank_rows(sqlite3 *db, int64_t rank, const struct window *w,
 	}
 	if (kinds & TA_DIFF_GPU) {
 		/* work with no launch call and a correlation before the
-		 * rank's first call was launched before the trace began (by
+		 * rank's first call (none: no rule; a sync's correlation 0
+		 * is not a first launch) was launched before the trace began (by
 		 * a step not chosen): not counted by its start, which falls
 		 * in the first step's range on a GPU-bound run (a profile
 		 * with warmup=0 read 6 GEMMs a step where its step
 		 * launched 3) */
 		if (ta_db_prepare(db, "SELECT COALESCE(launch_ts, ts), dur, name FROM dev"
 				  " WHERE rank = ?1 AND NOT (launch_ts IS NULL AND correlation >= 0"
-				  " AND correlation < (SELECT min(c.correlation) FROM calls c"
-				  "  WHERE c.rank = ?1 AND c.correlation >= 0))", &st, err) < 0)
+				  " AND correlation < COALESCE((SELECT min(c.correlation) FROM calls c"
+				  "  WHERE c.rank = ?1 AND c.correlation > 0), -1))", &st, err) < 0)
 			return -1;
 		sqlite3_bind_int64(st, 1, rank);
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW)

@@ -764,6 +764,28 @@ void ta_peers_cpu_wait_union(const struct ta_peers *p, int64_t rank, int64_t s,
 	wait_union(p, rank, s, e, 1, u);
 }
 
+int64_t ta_peers_untimed(const struct ta_peers *p, int64_t rank)
+{
+	int64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		if (p->v[i].rank == rank)
+			n += p->v[i].nuntimed;
+	return n;
+}
+
+void ta_peers_warn_untimed(struct ta_table *t, const struct ta_peers *p)
+{
+	if (p->untimed)
+		ta_table_warn(t, "%zu member%s of matched collectives (a rank's kernel "
+			      "or gloo range) %s no length (a damaged trace): %s wait is "
+			      "not measured, and the time %s ran reads as idle",
+			      p->untimed, p->untimed == 1 ? "" : "s",
+			      p->untimed == 1 ? "has" : "have", p->untimed == 1 ? "its" : "their",
+			      p->untimed == 1 ? "it" : "they");
+}
+
 int64_t ta_peers_offset(const struct ta_peers *p, int64_t rank)
 {
 	size_t i = rank_index(p, rank);
@@ -917,12 +939,7 @@ void ta_peers_say(struct ta_table *t, const struct ta_peers *p)
 	if (p->mismatched)
 		ta_table_warn(t, "%zu collectives disagree across ranks on name or "
 			      "message size; left out", p->mismatched);
-	if (p->untimed)
-		ta_table_warn(t, "%zu member%s of matched collectives (a rank's "
-			      "kernel or gloo range) %s no length (a damaged trace): "
-			      "%s wait is not measured", p->untimed,
-			      p->untimed == 1 ? "" : "s", p->untimed == 1 ? "has" : "have",
-			      p->untimed == 1 ? "its" : "their");
+	ta_peers_warn_untimed(t, p);
 	if (p->partial)
 		ta_table_note(t, "%zu collectives matched without every member's "
 			      "trace", p->partial);

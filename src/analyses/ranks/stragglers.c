@@ -121,8 +121,8 @@ static void mark_stragglers(struct ta_table *t, double late_pct)
 {
 	struct key_val *by_peer = ta_xcalloc(t->nrows + 1, sizeof(*by_peer));
 	struct key_val *most = ta_xcalloc(t->nrows + 1, sizeof(*most));
-	struct key_val *timed = ta_xcalloc(t->nrows + 1, sizeof(*timed));
-	size_t i, j, n = 0, nmost = 0, ntimed = 0, k;
+	struct key_val *unmeasured = ta_xcalloc(t->nrows + 1, sizeof(*unmeasured));
+	size_t i, j, n = 0, nmost = 0, nun = 0, k;
 
 	for (i = 0; i < t->nrows; i++) {
 		const struct ta_cell *step = ta_table_cell(t, i, C_STEP);
@@ -134,29 +134,41 @@ static void mark_stragglers(struct ta_table *t, double late_pct)
 							 !step->null, wait->d, -1 };
 	}
 	ta_qsort(by_peer, n, sizeof(*by_peer), cmp_key_val);
-	/* the steps where some rank's wait was measured: in the others
-	 * nobody's lateness is (collectives with no length) */
+	/* the ranks of each step whose wait was not measured (collectives
+	 * with no length): they may have waited for anyone */
 	for (i = 0; i < t->nrows; i++) {
 		const struct ta_cell *step = ta_table_cell(t, i, C_STEP);
 
-		if (!ta_table_cell(t, i, C_WAIT)->null)
-			timed[ntimed++] = (struct key_val){ 0, step->null ? 0 : step->i,
-							    !step->null, 0, -1 };
+		if (ta_table_cell(t, i, C_WAIT)->null && !ta_table_cell(t, i, C_ARRIVAL)->null)
+			unmeasured[nun++] = (struct key_val){ 0, step->null ? 0 : step->i,
+				!step->null, 0, ta_table_cell(t, i, C_RANK)->i };
 	}
-	ta_qsort(timed, ntimed, sizeof(*timed), cmp_key_val);
+	ta_qsort(unmeasured, nun, sizeof(*unmeasured), cmp_key_val);
 	for (i = 0; i < t->nrows; i++) {
 		const struct ta_cell *step = ta_table_cell(t, i, C_STEP);
-		const struct key_val *w;
+		int64_t rank = ta_table_cell(t, i, C_RANK)->i;
+		const struct key_val *w, *u;
 		double late = 0;
+		size_t others;
 
 		if (ta_table_cell(t, i, C_ARRIVAL)->null) /* not measured: gloo */
 			continue;
-		if (find_all(timed, ntimed, 0, step, &k), !k)
-			continue;
-		w = find_all(by_peer, n, ta_table_cell(t, i, C_RANK)->i, step, &k);
+		w = find_all(by_peer, n, rank, step, &k);
 		for (j = 0; j < k; j++)
 			if (w[j].v > late)
 				late = w[j].v;
+		/* what the others lost to it is at least late; 0 is not
+		 * known where one of them has no measured wait (it passed
+		 * a gate) */
+		u = find_all(unmeasured, nun, 0, step, &k);
+		for (j = 0, others = 0; j < k; j++)
+			others += u[j].peer != rank;
+		if (late <= 0 && others) {
+			/* (a shard's own rows were marked before the join) */
+			ta_table_set_null(t, i, C_LATE);
+			ta_table_set_null(t, i, C_STRAGGLER);
+			continue;
+		}
 		ta_table_set_real(t, i, C_LATE, late);
 		/* the step's largest (key: rank 0, the step) */
 		most[nmost++] = (struct key_val){ 0, step->null ? 0 : step->i, !step->null,
@@ -180,7 +192,7 @@ static void mark_stragglers(struct ta_table *t, double late_pct)
 	}
 	free(by_peer);
 	free(most);
-	free(timed);
+	free(unmeasured);
 }
 
 /* A row of a rank asked for (o->ranks, sorted: the query's). */
@@ -221,7 +233,7 @@ int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 	*out = NULL;
 	/* a rank asked for that is not in the trace: said, as everywhere (a
 	 * shard holds one rank: the merged way, or the join, says it) */
-	if (!ta_model_gathered(db) && ta_model_prepare(db, q, 0, err) < 0)
+	if (!ta_model_gathered(db) && ta_model_prepare(db, q, TA_NEED_GPU, err) < 0)
 		return -1;
 	if (ta_diagnose_run(db, &every, &dopts, &verdicts, &findings, err) < 0)
 		return -1;
@@ -274,9 +286,9 @@ int ta_stragglers_run(sqlite3 *db, const struct ta_query *q,
 		ta_table_set_real(t, r, C_ARRIVAL, x ? (double)x->late_ns / 1e3 : 0);
 		ta_table_set_real(t, r, C_LAST, x && x->ncoll ?
 				  (double)x->nlast / (double)x->ncoll : 0);
-		/* none of its collectives had a length (damaged): when it
+		/* a collective of its step had no length (damaged): when it
 		 * came is known, how long it waited is not */
-		if (x && x->ncoll && x->nuntimed == x->ncoll)
+		if (x && x->nuntimed)
 			continue;
 		ta_table_set_real(t, r, C_COMM, x ? (double)x->comm_ns / 1e3 : 0);
 		ta_table_set_real(t, r, C_COLL_WAIT, x ? (double)x->wait_ns / 1e3 : 0);
