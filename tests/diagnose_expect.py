@@ -470,6 +470,15 @@ q = [x for x in f if x["where"] == '"(no annotation)"']
 check("a range named (no annotation): quoted, with a range's advice (%s)" % [x["cost_us"] for x in q],
       q and all(float(x["cost_us"]) > 10000 and "no range" not in x["advice"] for x in q))
 
+# infer_cpu_copy: the .cpu() is a sync at aten::copy_ (a gate on syncs
+# passed), and its copy is named as what it is: into pageable memory
+f = findings("infer_cpu_copy")
+check("infer_cpu_copy: the .cpu() is a sync in aten::copy_",
+      any(r["kind"] == "sync" and r["where"].startswith("aten::copy_") for r in f))
+check("infer_cpu_copy: its pageable copy is the one from the GPU (%s)"
+      % [r["where"] for r in f if r["kind"] == "pageable_copy"],
+      all(r["where"] == "Memcpy DtoH (Device -> Pageable)" for r in f if r["kind"] == "pageable_copy"))
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL diagnose:", n)

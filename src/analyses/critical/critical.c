@@ -1245,7 +1245,12 @@ static int before_kernel(struct walk *w, struct pos *p, const struct cp_kernel *
 	if (k->prev >= 0 && r->k[k->prev].ts < t)
 		ready = r->k[k->prev].end < t ? r->k[k->prev].end : t,
 		by = STREAM, best = k->prev;
-	if (k->has_call && (k->call_end < t ? k->call_end : t) > ready)
+	/* a call still running when its work began had enqueued it: if it
+	 * began before the stream was free, the stream held the work, not
+	 * the launch (a copy to pageable memory returns only when done:
+	 * the GEMMs ahead of it, 22 ms, read as its call's copy time) */
+	if (k->has_call && (k->call_end < t ? k->call_end : t) > ready &&
+	    !(by == STREAM && k->call_end > t && k->call_ts < ready))
 		ready = k->call_end < t ? k->call_end : t, by = LAUNCH;
 	other = ended_before(r, t, INT64_MIN, k->stream);
 	/* a zero-length kernel at t itself would not move the walk */

@@ -353,6 +353,13 @@ const char *ta_advice(enum finding_kind kind, const char *where,
 		       ".cpu(), print of a GPU tensor, Python if on a GPU "
 		       "value): accumulate on the GPU, read it every N steps";
 	case F_PAGEABLE:
+		/* into pageable memory: .cpu(), .item(); the host waits for it */
+		if (strstr(where, "Device -> Pageable"))
+			return "copies from the GPU into pageable memory (.cpu(), "
+			       ".item()) hold the host until the GPU has done all "
+			       "before them: copy into a pinned tensor with "
+			       "non_blocking=True and read it a step later, or less "
+			       "often";
 		return run->pinned ?
 		       "these copies read pageable memory, though the run pins "
 		       "others: pin their source too (tensor.pin_memory(), "

@@ -29,7 +29,7 @@ const struct ta_diagnose_opts ta_diagnose_defaults = { 90, 50000, 10000, 1, 1 };
 struct gpu_row {
 	int64_t ts, end;
 	int kind;          /* enum ta_kind */
-	int pageable, misaligned;
+	int pageable, misaligned;   /* pageable: 1 from it, 2 into it */
 	int64_t correlation;
 	int64_t stream, launched;  /* launched: its call's start, INT64_MAX */
 	int64_t returned;          /* its call's end, INT64_MAX */
@@ -191,12 +191,14 @@ static void comm_costs(int64_t rank, struct rank_data *d, struct ta_sync_ops *sy
  * not SIMT's own */
 #define NAME_PAGEABLE 1u
 #define NAME_MISALIGNED 2u
+#define NAME_TO_PAGEABLE 4u   /* a copy from the GPU into pageable memory */
 
 static unsigned judge_name(const char *name)
 {
 	if (!name)
 		return 0;
 	return (sqlite3_strglob("*Pageable*", name) == 0 ? NAME_PAGEABLE : 0) |
+	       (sqlite3_strglob("*Device -> Pageable*", name) == 0 ? NAME_TO_PAGEABLE : 0) |
 	       ((sqlite3_strglob("*align1*", name) == 0 ||
 		 sqlite3_strglob("*align2*", name) == 0) &&
 		sqlite3_strglob("*simt*", name) != 0 ? NAME_MISALIGNED : 0);
@@ -241,7 +243,8 @@ static int load_gpu(sqlite3 *db, int64_t rank, struct rank_data *d,
 		g = &d->gpu[d->ngpu++];
 		*g = (struct gpu_row){ sqlite3_column_int64(st, 0),
 			sqlite3_column_int64(st, 1), sqlite3_column_int(st, 2),
-			(facts & NAME_PAGEABLE) != 0, (facts & NAME_MISALIGNED) != 0,
+			(facts & NAME_TO_PAGEABLE) ? 2 : (facts & NAME_PAGEABLE) != 0,
+			(facts & NAME_MISALIGNED) != 0,
 			sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
 			launched, returned, 0, sqlite3_column_int64(st, 5), 0 };
 		if (g->end - g->ts > d->max_dur)
@@ -652,7 +655,7 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 	struct ta_queue queue = { 0 };
 	struct comm_host h = { c, r };
 	struct ta_exposed ex;
-	int64_t prev = s, small = 0, nsmall = 0, page = 0, added = 0;
+	int64_t prev = s, small = 0, nsmall = 0, page = 0, page_out = 0, added = 0;
 	size_t i;
 
 	memset(r, 0, sizeof(*r));
@@ -702,8 +705,10 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 
 		if (g->ts < s)
 			continue;
-		if (g->pageable)
+		if (g->pageable == 1)
 			page += g->end - g->ts;
+		else if (g->pageable == 2)
+			page_out += g->end - g->ts;
 		if (g->misaligned && g->kind == TA_KIND_COMPUTE) {
 			char where[256];
 
@@ -730,9 +735,14 @@ static void analyse_step(struct diag_ctx *c, int64_t s, int64_t e,
 			add_finding(c->f, c->rank, c->step, F_WAIT_PEER,
 				    c->shares->v[i].ns, who);
 	}
+	/* each way by its own name (a .cpu() into pageable memory read as
+	 * a copy to the GPU, and was told to pin its source) */
 	if (page > 0)
 		add_finding(c->f, c->rank, c->step, F_PAGEABLE, page,
 			    "Memcpy HtoD (Pageable -> Device)");
+	if (page_out > 0)
+		add_finding(c->f, c->rank, c->step, F_PAGEABLE, page_out,
+			    "Memcpy DtoH (Device -> Pageable)");
 	if (r->launch > 0)
 		add_finding(c->f, c->rank, c->step, F_LAUNCH, r->launch,
 			    "short gaps between kernels");
