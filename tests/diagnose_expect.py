@@ -479,6 +479,13 @@ check("infer_cpu_copy: its pageable copy is the one from the GPU (%s)"
       % [r["where"] for r in f if r["kind"] == "pageable_copy"],
       all(r["where"] == "Memcpy DtoH (Device -> Pageable)" for r in f if r["kind"] == "pageable_copy"))
 
+# a copy from pinned memory is not told to come from pinned memory
+# (helper-52's overlapped side-stream copy was told to do what it did)
+f = findings("copies")
+pinned = [r for r in f if r["kind"] == "exposed_copy" and "Pinned" in r["where"]]
+check("copies: a pinned copy's advice is not 'from pinned memory' (%s)" % [r["advice"][:50] for r in pinned],
+      pinned and all("from pinned memory with non_blocking" not in r["advice"] for r in pinned))
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL diagnose:", n)

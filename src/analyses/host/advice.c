@@ -412,6 +412,14 @@ const char *ta_advice(enum finding_kind kind, const char *where,
 	case F_LOW_EFF:
 		return low_efficiency(where);
 	case F_COPY:
+		/* already pinned (and async): what it lacked was work to run
+		 * under it, not a better copy (streams_pinned was told to do
+		 * what it did) */
+		if (strstr(where, "HtoD") && strstr(where, "Pinned"))
+			return "copies to the GPU from pinned memory with nothing "
+			       "running under them: nothing else was queued then; the "
+			       "copy itself is as it should be: copy the next batch a "
+			       "step ahead, on a side stream, while this one computes";
 		if (strstr(where, "HtoD"))
 			return "copies to the GPU with nothing running under them: "
 			       "issue them earlier, from pinned memory with "
