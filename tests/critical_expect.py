@@ -318,6 +318,63 @@ check("infer_cpu_copy: halving the GEMMs predicts about half the step (%s)"
       % [(r["path_us"], r["predicted_us"]) for r in w],
       w and all(float(r["predicted_us"]) < 0.6 * float(r["path_us"]) for r in w))
 
+# helper-53: only a call the host waited in gives way to the stream. A
+# slow launch (begun 3 us before the stream's last kernel ended, its
+# kernel starting 25 us after) held its kernel: the path is the host
+# and the launch, not the kernel before it; a pageable copy the GPU ran
+# at once, while the host copied out of staging for 2 ms (two_ranks'
+# .cpu()), is copy time, not a sync
+def one_step(build):
+    ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1,
+           "ts": 0, "dur": 3000}]
+    corr = [100]
+
+    def x(cat, name, ts, dur, tid=1, pid=1, **args):
+        ev.append({"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts,
+                   "dur": dur, "args": args})
+
+    def call(name, ts, dur):
+        corr[0] += 1
+        x("cuda_runtime", name, ts, dur, correlation=corr[0])
+        return corr[0]
+
+    def gpu(cat, name, ts, dur, c):
+        x(cat, name, ts, dur, pid=0, tid=7, stream=7, correlation=c)
+
+    build(x, call, gpu)
+    p = os.path.join(tempfile.mkdtemp(), "rank-0.json")
+    json.dump({"traceEvents": ev}, open(p, "w"))
+    return p
+
+
+def slow_launch(x, call, gpu):
+    x("cpu_op", "aten::mm", 10, 30)
+    gpu("kernel", "gemm_P", 35, 400, call("cudaLaunchKernel", 20, 10))
+    x("cpu_op", "aten::slow_cpu", 40, 390)
+    x("cpu_op", "aten::relu", 431, 32)
+    gpu("kernel", "relu_K", 460, 300, call("cudaLaunchKernel", 432, 33))   # begins 3 us before P's end
+    x("cpu_op", "aten::item", 470, 300)
+    call("cudaDeviceSynchronize", 471, 290)
+
+
+def staging(x, call, gpu):
+    x("cpu_op", "aten::mm", 10, 30)
+    gpu("kernel", "gemm_P", 35, 200, call("cudaLaunchKernel", 20, 10))
+    x("cpu_op", "aten::copy_", 250, 2010)
+    gpu("gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", 258, 70, call("cudaMemcpyAsync", 252, 2000))
+
+
+rows = table(one_step(slow_launch), "--top", "5")
+k = table(one_step(slow_launch))
+check("a slow launch begun before the stream was free held its kernel: gemm_P is not the path (%s)"
+      % [(r["name"], r["path_us"]) for r in rows],
+      k and float(k[0]["kernel_compute_us"]) < 400 and
+      not any(r["name"] == "gemm_P" and float(r["path_us"]) > 100 for r in rows))
+k = table(one_step(staging))
+check("a pageable copy run at once, the host staging 2 ms: copy time, no sync (%s)"
+      % [(r["kernel_memory_us"], r["sync_us"]) for r in k],
+      k and float(k[0]["kernel_memory_us"]) >= 1900 and float(k[0]["sync_us"]) < 100)
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL critical:", n)

@@ -1230,6 +1230,27 @@ static int follow_peer(struct walk *w, struct pos *p, const struct cp_kernel *k,
 /* Before kernel k (p->t at its start): what it waited for, the latest of
  * its stream's previous kernel, its launch and any other kernel; 0 when
  * the step's start (lo) comes first. */
+/* Whether k's call is one the host waited in (ta_host's syncs: a
+ * blocking copy's call among them). */
+static int call_waited(const struct cp_rank *r, const struct cp_kernel *k)
+{
+	size_t a = 0, b = r->host.nsyncs;
+
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+
+		if (r->host.syncs[m].ts < k->call_ts)
+			a = m + 1;
+		else
+			b = m;
+	}
+	for (; a < r->host.nsyncs && r->host.syncs[a].ts == k->call_ts; a++)
+		if (r->host.syncs[a].tid == k->call_tid && !r->host.syncs[a].spin &&
+		    r->host.syncs[a].end == k->call_end)
+			return 1;
+	return 0;
+}
+
 static int before_kernel(struct walk *w, struct pos *p, const struct cp_kernel *k,
 			 int64_t lo)
 {
@@ -1245,12 +1266,13 @@ static int before_kernel(struct walk *w, struct pos *p, const struct cp_kernel *
 	if (k->prev >= 0 && r->k[k->prev].ts < t)
 		ready = r->k[k->prev].end < t ? r->k[k->prev].end : t,
 		by = STREAM, best = k->prev;
-	/* a call still running when its work began had enqueued it: if it
-	 * began before the stream was free, the stream held the work, not
-	 * the launch (a copy to pageable memory returns only when done:
-	 * the GEMMs ahead of it, 22 ms, read as its call's copy time) */
+	/* a call that waited in itself for the stream (a copy into pageable
+	 * memory, a sync: ta_host's) did not hold its work back: the stream
+	 * did (the GEMMs ahead of a .cpu(), 22 ms, read as its call's copy
+	 * time); a launch still running when its kernel began did */
 	if (k->has_call && (k->call_end < t ? k->call_end : t) > ready &&
-	    !(by == STREAM && k->call_end > t && k->call_ts < ready))
+	    !(by == STREAM && k->call_end > t && k->call_ts < ready &&
+	      call_waited(r, k)))
 		ready = k->call_end < t ? k->call_end : t, by = LAUNCH;
 	other = ended_before(r, t, INT64_MIN, k->stream);
 	/* a zero-length kernel at t itself would not move the walk */

@@ -561,13 +561,20 @@ static int pageable_copies(sqlite3 *db, struct ta_host *h, struct ta_error *err)
 	sqlite3_stmt *st = NULL;
 	int rc;
 
+	/* queued: its stream's work before it ran past the call's start,
+	 * and the copy began within 50 us of its end (else the host copied
+	 * out of staging on its own: two_ranks' 2 MB copies ran 70 us of a
+	 * 2 ms call, the GPU idle) */
 	if (ta_db_prepare(db, "SELECT c.ts, c.ts + c.dur, c.tid FROM calls c"
 			  " WHERE c.rank = ?1 AND c.name IN (SELECT name_id FROM label"
 			  "  WHERE name GLOB '*Memcpy*Async*') AND c.ts IS NOT NULL"
 			  " AND c.dur > 0 AND c.correlation >= 0 AND EXISTS (SELECT 1"
 			  "  FROM dev g WHERE g.rank = ?1 AND g.correlation = c.correlation"
 			  "  AND g.ts + g.dur <= c.ts + c.dur AND g.name IN (SELECT name_id"
-			  "   FROM label WHERE name GLOB '*Device -> Pageable*'))"
+			  "   FROM label WHERE name GLOB '*Device -> Pageable*')"
+			  "  AND (SELECT p.ts + p.dur FROM dev p WHERE p.rank = ?1"
+			  "   AND p.stream = g.stream AND p.ts < g.ts ORDER BY p.ts DESC LIMIT 1)"
+			  "   BETWEEN max(c.ts + 1, g.ts - 50000) AND g.ts + 1000)"
 			  " ORDER BY c.ts", &st, err) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, h->rank);
