@@ -861,11 +861,15 @@ int ta_ops_run(sqlite3 *db, const struct ta_query *q, const struct ta_ops_opts *
 		for (i = 0; i < aggs.n; i++)
 			negative += aggs.v[i].self_cpu < 0;
 		if (negative)
-			ta_table_warn(*out, "%zu row%s with a negative self_cpu_us: ops on one "
-				      "thread that overlap without one holding the other (a "
-				      "damaged trace?), whose time the profiler's table takes "
-				      "from their parent twice, as here", negative,
-				      negative == 1 ? "" : "s");
+			/* a record_function range entered in one function and
+			 * exited after its parent's end is ordinary use
+			 * (helper-52), not only damage */
+			ta_table_warn(*out, "%zu row%s with a negative self_cpu_us: ops or "
+				      "ranges on one thread that overlap without one holding "
+				      "the other (a record_function range that outlives the "
+				      "one it began in, or a damaged trace), whose time the "
+				      "profiler's table takes from their parent twice, as here",
+				      negative, negative == 1 ? "" : "s");
 	}
 	for (i = 0; i < aggs.n; i++) {
 		free(aggs.v[i].name);
