@@ -920,15 +920,10 @@ static void cpu_time(struct walk *w, size_t ri, int64_t tid, int64_t a, int64_t 
 		named_cpu(w, ri, tid, a, b, b - a - launch - copy);
 }
 
-/* The latest blocking sync on tid that returned in (lo, t]; NULL if none.
- * Syncs are by start: back from t, until none could end late enough (a
- * scan from the first made the walk quadratic in syncs). */
-static const struct ta_sync *sync_before(const struct cp_rank *r, int64_t tid,
-					 int64_t lo, int64_t t)
+/* The first of the rank's syncs (by start) that starts at t or later. */
+static size_t sync_from(const struct cp_rank *r, int64_t t)
 {
-	const struct ta_sync *best = NULL;
 	size_t a = 0, b = r->host.nsyncs;
-	int64_t md = r->host.max_sync_dur;
 
 	while (a < b) {
 		size_t m = a + (b - a) / 2;
@@ -938,6 +933,19 @@ static const struct ta_sync *sync_before(const struct cp_rank *r, int64_t tid,
 		else
 			b = m;
 	}
+	return a;
+}
+
+/* The latest blocking sync on tid that returned in (lo, t]; NULL if none.
+ * Syncs are by start: back from t, until none could end late enough (a
+ * scan from the first made the walk quadratic in syncs). */
+static const struct ta_sync *sync_before(const struct cp_rank *r, int64_t tid,
+					 int64_t lo, int64_t t)
+{
+	const struct ta_sync *best = NULL;
+	size_t a = sync_from(r, t);
+	int64_t md = r->host.max_sync_dur;
+
 	while (a-- > 0) {
 		const struct ta_sync *s = &r->host.syncs[a];
 		int64_t floor = best && best->end > lo ? best->end : lo;
@@ -1227,30 +1235,23 @@ static int follow_peer(struct walk *w, struct pos *p, const struct cp_kernel *k,
 	return 1;
 }
 
-/* Before kernel k (p->t at its start): what it waited for, the latest of
- * its stream's previous kernel, its launch and any other kernel; 0 when
- * the step's start (lo) comes first. */
 /* Whether k's call is one the host waited in (ta_host's syncs: a
  * blocking copy's call among them). */
 static int call_waited(const struct cp_rank *r, const struct cp_kernel *k)
 {
-	size_t a = 0, b = r->host.nsyncs;
+	size_t a;
 
-	while (a < b) {
-		size_t m = a + (b - a) / 2;
-
-		if (r->host.syncs[m].ts < k->call_ts)
-			a = m + 1;
-		else
-			b = m;
-	}
-	for (; a < r->host.nsyncs && r->host.syncs[a].ts == k->call_ts; a++)
+	for (a = sync_from(r, k->call_ts);
+	     a < r->host.nsyncs && r->host.syncs[a].ts == k->call_ts; a++)
 		if (r->host.syncs[a].tid == k->call_tid && !r->host.syncs[a].spin &&
 		    r->host.syncs[a].end == k->call_end)
 			return 1;
 	return 0;
 }
 
+/* Before kernel k (p->t at its start): what it waited for, the latest of
+ * its stream's previous kernel, its launch and any other kernel; 0 when
+ * the step's start (lo) comes first. */
 static int before_kernel(struct walk *w, struct pos *p, const struct cp_kernel *k,
 			 int64_t lo)
 {

@@ -683,8 +683,8 @@ int ta_peers_match(sqlite3 *db, const struct ta_query *q, struct ta_peers *p,
 	return rc;
 }
 
-const struct ta_peer_step *ta_peers_find(const struct ta_peers *p,
-					 int64_t rank, int64_t step)
+/* The first of v (by rank, then step) at or after (rank, step). */
+static size_t step_index(const struct ta_peers *p, int64_t rank, int64_t step)
 {
 	size_t lo = 0, hi = p->n;
 
@@ -697,6 +697,14 @@ const struct ta_peer_step *ta_peers_find(const struct ta_peers *p,
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+const struct ta_peer_step *ta_peers_find(const struct ta_peers *p,
+					 int64_t rank, int64_t step)
+{
+	size_t lo = step_index(p, rank, step);
+
 	return lo < p->n && p->v[lo].rank == rank && p->v[lo].step == step ?
 	       &p->v[lo] : NULL;
 }
@@ -769,9 +777,9 @@ int64_t ta_peers_untimed(const struct ta_peers *p, int64_t rank)
 	int64_t n = 0;
 	size_t i;
 
-	for (i = 0; i < p->n; i++)
-		if (p->v[i].rank == rank)
-			n += p->v[i].nuntimed;
+	/* a rank's steps, found by halving (overlap asks it of every rank) */
+	for (i = step_index(p, rank, INT64_MIN); i < p->n && p->v[i].rank == rank; i++)
+		n += p->v[i].nuntimed;
 	return n;
 }
 
@@ -899,11 +907,9 @@ void ta_peers_rank_total(const struct ta_peers *p, int64_t rank, struct ta_peer_
 	sum->step = -1;
 	sum->peer = -1;
 	*latest = 0;
-	for (i = 0; i < p->n; i++) {
+	for (i = step_index(p, rank, INT64_MIN); i < p->n && p->v[i].rank == rank; i++) {
 		const struct ta_peer_step *x = &p->v[i];
 
-		if (x->rank != rank)
-			continue;
 		sum->comm_ns += x->comm_ns;
 		sum->wait_ns += x->wait_ns;
 		sum->late_ns += x->late_ns;

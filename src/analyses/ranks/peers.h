@@ -114,8 +114,9 @@ int64_t ta_peers_cpu_done(const struct ta_peers *p, int64_t rank, int64_t s,
 /* How many of rank's matched collectives had no length (damaged): its
  * waits are not measured where they are (ta_peer_step.nuntimed). */
 int64_t ta_peers_untimed(const struct ta_peers *p, int64_t rank);
-/* The warning for them, on t (diagnose, overlap, critical-path: what
- * stragglers leaves empty they read as idle or as no wait). */
+/* The warning for them, on t (stragglers and comms through
+ * ta_peers_say; diagnose and overlap, which read them as idle or as no
+ * wait). */
 void ta_peers_warn_untimed(struct ta_table *t, const struct ta_peers *p);
 /* rank's clock offset as the matching found it (every rank's, on a
  * shard too); 0 if it has none. */
