@@ -35,7 +35,9 @@ void ta_people_roofline(struct ta_table *t, const struct ta_table *sum);
 void ta_people_critical_hta(struct ta_table *t, const struct ta_table *graph);
 
 /* overview: per rank, its average step by category, its GPU summary and
- * what to do about it (people_overview.c), from the summary rows. */
-void ta_people_overview(struct ta_table *t, const struct ta_table *sum);
+ * what to do about it (people_overview.c), from the summary rows; which
+ * ranks had no step, from steps' (rank, step) rows (NULL: t's own). */
+void ta_people_overview(struct ta_table *t, const struct ta_table *sum,
+			const struct ta_table *steps);
 
 #endif

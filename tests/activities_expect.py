@@ -96,6 +96,14 @@ for extra in ([], ["--no-cache", "-j", "2"]):
 rc, out, _ = run("overview", "testdata/cuda_only")
 check("cuda_only: overview says the window is the whole trace, not a step (%s)" % out.splitlines()[2:3],
       "no ProfilerStep# step: the whole trace as one window" in out and "its step" not in out)
+check("cuda_only: overview's advice says the host's ops were not recorded, over the trace,"
+      " not 'host time outside any op' of 'the steps'",
+      "the host's ops were not recorded" in out and "outside any op" not in out
+      and "of the steps" not in out)
+rc, out, _ = run("report", "-q", "--html", "-", "testdata/cuda_only")
+check("cuda_only: the page's overview advice says the same",
+      "kernels run only 38.3 % of the trace, and the host&#39;s ops were not recorded" in out
+      or "kernels run only 38.3 % of the trace, and the host's ops were not recorded" in out)
 rc, out, _ = run("diagnose", "-q", "--findings", "--format", "csv", "testdata/cuda_only")
 f = [r for r in csv.DictReader(io.StringIO(out)) if r["where"] == "(no annotation)"]
 check("cuda_only: the advice says the host was not recorded, not 'wrap in record_function'",

@@ -352,6 +352,19 @@ def tensor_cores(name, path):
               name, rank, ops_tc, kernel_tc), ops_tc <= kernel_tc + 0.01)
 
 
+def matrix_shares(name, path):
+    """overview: tensor-core time is matrix work (a tensor core runs only
+    matrix products), so its share of compute time is at most matrix
+    work's (resnet_train read 38.6 % against 31.8 %: a cuDNN tensorop
+    convolution was not matrix work, a workspace set-up was both)."""
+    s, _ = run("overview", path, "--summary")
+    for r in s or []:
+        if r["tensor_core_pct"] != "" and r["matmul_pct"] != "":
+            check("%s rank %s: tensor cores %s %% <= matrix work %s %%" % (
+                  name, r["rank"], r["tensor_core_pct"], r["matmul_pct"]),
+                  float(r["tensor_core_pct"]) <= float(r["matmul_pct"]) + 1e-9)
+
+
 def modules(name, path):
     """modules: a module's time is its self time plus its children's (host
     and device); self host time is never negative; the backward time of a
@@ -495,6 +508,7 @@ def job(name, path, measured=None, planted=None, multi=False):
     idle_and_temporal(name, path)
     busy_temporal_diagnose(name, path)
     tensor_cores(name, path)
+    matrix_shares(name, path)
     modules(name, path)
     kernels_window(name, path)
     kernels_by_op(name, path)

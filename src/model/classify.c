@@ -97,11 +97,12 @@ int ta_classify(const char *name, const char *cat, int by_name)
  * instruction names (hmma, imma, wmma, gmma and wgmma, mfma on AMD),
  * tensorop, cuBLAS's xmma and nvjet, the shapes of Volta's and Ampere's
  * kernels (h884, s1688, 16816, ...), flash and fused (fmha) attention, and
- * the plugin's cuDNN names. */
+ * the plugin's cuDNN names. cuDNN's init_device_workspace_kernel (an
+ * xmma GEMM's scratch set up, its name the GEMM's) computes nothing. */
 int ta_is_tensor_core(const char *name)
 {
 	static const char *const cuda_cores[] = { "simt", "ffma", "gemv", "sgemm",
-		"fmha_cutlassF_f32", "fmha_cutlassB_f32", NULL };
+		"fmha_cutlassF_f32", "fmha_cutlassB_f32", "init_device_workspace", NULL };
 	static const char *const tensor_ops[] = { "hmma", "imma", "wmma", "gmma",
 		"mfma", "tensorop", "xmma", "nvjet", "h884", "s884", "h1688", "s1688",
 		"c1688", "i8816", "16816", "flash_fwd", "flash_bwd", "fmha",
@@ -147,8 +148,10 @@ int ta_op_tensor_core_eligible(const char *name)
 }
 
 /* Matrix work by name, on whichever cores: GEMMs, convolutions, fused
- * attention (what tensor cores are for: overview's AMP/TF32 advice). Not
- * gemv: a matrix-vector product is bound by memory, not by the cores. */
+ * attention (what tensor cores are for: overview's AMP/TF32 advice), and
+ * every tensor-core kernel (CUTLASS's "tensorop ... fprop" convolutions
+ * name none of the words). Not gemv: a matrix-vector product is bound by
+ * memory, not by the cores; not a GEMM's workspace set up. */
 int ta_is_matmul(const char *name)
 {
 	static const char *const words[] = { "gemm", "nvjet", "xmma", "convolution",
@@ -156,7 +159,11 @@ int ta_is_matmul(const char *name)
 		"attention", NULL };
 	size_t i;
 
-	for (i = 0; name && words[i]; i++)
+	if (!name || strcasestr(name, "init_device_workspace"))
+		return 0;
+	if (ta_is_tensor_core(name))
+		return 1;
+	for (i = 0; words[i]; i++)
 		if (strcasestr(name, words[i]))
 			return 1;
 	return 0;

@@ -1441,7 +1441,7 @@ static void gpu_summary(FILE *o, const struct ta_table *s, const size_t *rows, s
 /* The TensorBoard plugin's overview: each rank's average step by
  * category, its GPU summary, and what to do about it (people_overview.c's
  * lines, as a list). */
-static void overview(FILE *o, const struct ta_table *s)
+static void overview(FILE *o, const struct ta_table *s, const struct ta_table *steps)
 {
 	static const char *const names[] = { "kernel", "memcpy", "memset",
 		"communication", "runtime", "dataloader", "cpu_exec", "other" };
@@ -1489,7 +1489,7 @@ static void overview(FILE *o, const struct ta_table *s)
 	figure_close(o, "Each rank's average kept step, whose length ends its bar "
 		     "(overview).");
 	gpu_summary(o, s, rows, n);
-	ta_people_overview(said, s);
+	ta_people_overview(said, s, steps);
 	if (said->head.len) {
 		char *line, *save = NULL;
 
@@ -1763,7 +1763,7 @@ void ta_report_html(FILE *o, const struct ta_html_page *p)
 	if (p->idle)
 		idle(o, p->idle);
 	if (p->overview)
-		overview(o, p->overview);
+		overview(o, p->overview, p->diagnose);
 	if (p->diagnose)
 		diagnose(o, p->diagnose, p->findings);
 	kernels(o, p->types, p->kernels);

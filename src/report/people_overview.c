@@ -69,7 +69,14 @@ static void breakdown(struct ta_buf *b, const struct ta_table *t,
 	ta_buf_adds(b, "\n");
 }
 
-static void gpu_line(struct ta_buf *b, const struct ta_table *s, size_t r)
+/* What the rank's window is, as the lines below name it. */
+static const char *window_of(const struct ta_table *t, int64_t rank)
+{
+	return whole_trace(t, rank) ? "the trace" : "the steps";
+}
+
+static void gpu_line(struct ta_buf *b, const struct ta_table *s, size_t r,
+		     const char *over)
 {
 	const struct ta_cell *util = cell(s, r, "gpu_util_pct");
 	const struct ta_cell *sm = cell(s, r, "sm_efficiency_pct");
@@ -82,7 +89,7 @@ static void gpu_line(struct ta_buf *b, const struct ta_table *s, size_t r)
 		return;
 	/* kernels alone, as the plugin's utilization: not diagnose's GPU
 	 * busy, which counts copies and sets too */
-	ta_buf_addf(b, "  GPU utilization (kernels) %.1f %% of the steps", util->d);
+	ta_buf_addf(b, "  GPU utilization (kernels) %.1f %% of %s", util->d, over);
 	if (!sm->null && sm->d > 0)
 		ta_buf_addf(b, ", est. SM efficiency %.1f %%", sm->d);
 	if (!occ->null)
@@ -101,13 +108,20 @@ static void gpu_line(struct ta_buf *b, const struct ta_table *s, size_t r)
 /* A median launch-to-start past this: the GPU is behind the host */
 #define LAG_BEHIND_US 1000.0
 
-static void advice(struct ta_buf *b, const struct ta_table *s, size_t r)
+static void advice(struct ta_buf *b, const struct ta_table *s, size_t r,
+		   const char *over)
 {
 	const struct ta_cell *util = cell(s, r, "gpu_util_pct");
 	const struct ta_cell *tc = cell(s, r, "tensor_core_pct");
 	const struct ta_cell *mm = cell(s, r, "matmul_pct");
 	double load = share(s, r, "dataloader"), comm = share(s, r, "communication");
 	double host = share(s, r, "runtime") + share(s, r, "cpu_exec");
+	/* no op on the host at all: a trace profiled without
+	 * ProfilerActivity.CPU, whose "other" is all of the host's time, not
+	 * time outside its ops (cuda_only was told "Python that launches
+	 * nothing, sleeps") */
+	int no_ops = cell(s, r, "cpu_exec_us")->d <= 0 && load <= 0;
+	const char *them = strcmp(over, "the steps") == 0 ? "them" : "it";
 	const struct ta_cell *lag = cell(s, r, "launch_lag_us");
 	/* what the run already uses is not recommended (the plugin told
 	 * every run to use CUDA graphs) */
@@ -141,23 +155,29 @@ static void advice(struct ta_buf *b, const struct ta_table *s, size_t r)
 	 * copy to pageable memory), not work that held the GPU */
 	if (!util->null && util->d < 50 && load + comm < (100 - util->d) / 2 &&
 	    !lag->null && lag->d >= LAG_BEHIND_US)
-		ta_buf_addf(b, "  - kernels run only %.1f %% of the steps, yet start a median "
+		ta_buf_addf(b, "  - kernels run only %.1f %% of %s, yet start a median "
 			    "%.1f ms after their launch: the GPU runs behind the host, which "
 			    "waits (its %.1f %% in the runtime and ops is not what holds the "
 			    "GPU); the GPU idles with work queued (diagnose says on what)\n",
-			    util->d, lag->d / 1000.0, host);
+			    util->d, over, lag->d / 1000.0, host);
 	/* the host's time outside ops and runtime calls (a sleep, Python
 	 * that launches nothing, I/O): larger batches do not remove it
 	 * (host_stall: 58 %% of the step, told "larger batches") */
 	else if (!util->null && util->d < 50 && load + comm < (100 - util->d) / 2 &&
+		 no_ops)
+		ta_buf_addf(b, "  - kernels run only %.1f %% of %s, and the host's ops were "
+			    "not recorded (profiled without ProfilerActivity.CPU): profile "
+			    "both to see what the host did meanwhile\n", util->d, over);
+	else if (!util->null && util->d < 50 && load + comm < (100 - util->d) / 2 &&
 		 share(s, r, "other") > (100 - util->d) / 2)
-		ta_buf_addf(b, "  - kernels run only %.1f %% of the steps, and %.1f %% of "
-			    "them is host time outside any op or runtime call (Python that "
+		ta_buf_addf(b, "  - kernels run only %.1f %% of %s, and %.1f %% of "
+			    "%s is host time outside any op or runtime call (Python that "
 			    "launches nothing, sleeps, I/O, waits): diagnose names what ran "
-			    "there\n", util->d, share(s, r, "other"));
+			    "there\n", util->d, over, share(s, r, "other"), them);
 	else if (!util->null && util->d < 50 && load + comm < (100 - util->d) / 2)
-		ta_buf_addf(b, "  - kernels run only %.1f %% of the steps, and the host runs "
-			    "%.1f %% of them: %s%s (diagnose says what it waits for)\n", util->d, host,
+		ta_buf_addf(b, "  - kernels run only %.1f %% of %s, and the host runs "
+			    "%.1f %% of %s: %s%s (diagnose says what it waits for)\n", util->d,
+			    over, host, them,
 			    host > 50 ? "the host does not keep up (the profiler's own cost on the "
 			    "host adds to it, record_shapes and with_stack most: time a step with "
 			    "the profiler off first): " : "give it more work per step: larger batches",
@@ -168,15 +188,18 @@ static void advice(struct ta_buf *b, const struct ta_table *s, size_t r)
 			    "fp32 (torch.backends.cuda.matmul.allow_tf32 = True)\n", mm->d);
 }
 
-void ta_people_overview(struct ta_table *t, const struct ta_table *sum)
+void ta_people_overview(struct ta_table *t, const struct ta_table *sum,
+			const struct ta_table *steps)
 {
 	size_t r;
 
 	if (!sum)
 		return;
 	for (r = 0; r < sum->nrows; r++) {
-		breakdown(&t->head, t, sum, r);
-		gpu_line(&t->head, sum, r);
-		advice(&t->head, sum, r);
+		const char *over = window_of(steps ? steps : t, cell(sum, r, "rank")->i);
+
+		breakdown(&t->head, steps ? steps : t, sum, r);
+		gpu_line(&t->head, sum, r, over);
+		advice(&t->head, sum, r, over);
 	}
 }
