@@ -61,10 +61,20 @@ check("eager decode is told to use CUDA graphs",
       any("CUDA graphs or torch.compile" in r["advice"] for r in findings("decode_eager")))
 
 # the real capture of a host spinning on Event.query() (capture.py spin):
-# the hole after the spin is a sync's, though no blocking call was made
+# the spin is a sync, though no blocking call was made, but it costs the
+# hole only what the host waited in it (without it, python_work would have
+# run that much earlier, under the GPU's work): the rest is python_work's
 v = run("spin")
-check("spin: each step's main cause is the spin in wait_for_gpu",
-      v and all(r["main_cause"] == "sync: spin on GPU queries in wait_for_gpu, then python_work" for r in v))
+check("spin: each step's main cause is python_work, the Python after the spin",
+      v and all(r["main_cause"] == "host_region: python_work" for r in v))
+f = findings("spin")
+spun = sum(float(r["cost_us"]) for r in f if r["kind"] == "sync")
+ann = subprocess.run(["./traceanalyze", "annotations", "-q", "--format", "csv", "testdata/spin"],
+                     capture_output=True, text=True).stdout
+waited = sum(float(r["total_us"]) for r in csv.DictReader(io.StringIO(ann))
+             if r["name"] == "wait_for_gpu")
+check("spin: its sync finding %.1f us is spun, at most the wait_for_gpu ranges' %.1f us"
+      " of 3 steps (kept: 2)" % (spun, waited), f and 0 < spun <= waited)
 measured = json.load(open("testdata/oracle/spin.measured.json"))["expected_idle_share"]
 idle = sum(float(r["step_us"]) * (1 - float(r["gpu_busy_pct"]) / 100) for r in v) / sum(float(r["step_us"]) for r in v)
 check("spin: idle share %.3f within 0.1 of the profiler-off %.3f" % (idle, measured), abs(idle - measured) < 0.1)
