@@ -214,6 +214,43 @@ with tempfile.TemporaryDirectory() as tmp:
     check("edited database: text correlations match nothing (as -1)", out[1] == out[0] and out[0][1])
     check("edited database: real correlations match nothing (as -1)", out[2] == out[0])
 
+# a counted op during which its thread launched nothing did no GPU work
+# (helper-54: activation checkpointing's early stop cuts a recomputed
+# addmm off before its launch; its shapes are recorded all the same, and
+# read as a GEMM at 121 % of the roof): one mm a step that launches, one
+# that does not; a third crossed by a launch's op (given to no op) counts
+with tempfile.TemporaryDirectory() as tmp:
+    ev, corr = [], [100]
+
+    def X(cat, name, ts, dur, args=None, pid=1, tid=1):
+        ev.append(dict(ph="X", cat=cat, name=name, pid=pid, tid=tid, ts=ts, dur=dur, args=args or {}))
+
+    def mm(ts, n):
+        X("cpu_op", "aten::mm", ts, 50, {"Input Dims": [[n, n], [n, n]], "Input type": ["float", "float"]})
+
+    def kernel(ts):
+        corr[0] += 1
+        X("cuda_runtime", "cudaLaunchKernel", ts, 5, {"correlation": corr[0]})
+        X("kernel", "ampere_sgemm_128x64_nn", ts + 10, 40, {"correlation": corr[0], "stream": 7}, 0, 7)
+
+    for k in range(1, 5):
+        t = k * 1000
+        X("user_annotation", "ProfilerStep#%d" % k, t, 900)
+        mm(t + 10, 1024)
+        kernel(t + 20)
+        mm(t + 200, 512)          # cut off: nothing launched
+        mm(t + 400, 256)          # a launch inside an op that crosses its end
+        X("cpu_op", "aten::resolve_conj", t + 410, 45)
+        kernel(t + 420)
+    with open(os.path.join(tmp, "rank-0.json"), "w") as f:
+        json.dump({"traceEvents": ev}, f)
+    rc, rows, err = run("--group-by", "shape", "--peak-tflops", "60", "--peak-gbps", "2000", tmp)
+    shapes = {r["shape"]: int(r["calls"]) for r in rows or []}
+    check("an mm that launched nothing is not counted (%s)" % shapes,
+          "[[512, 512], [512, 512]]" not in shapes and shapes.get("[[1024, 1024], [1024, 1024]]") == 3)
+    check("an mm whose launch crossed its end still counts (%s)" % shapes,
+          shapes.get("[[256, 256], [256, 256]]") == 3)
+
 bad = [n for n, ok in checks if not ok]
 for n, ok in checks:
     if not ok or os.environ.get("VERBOSE"):

@@ -20,6 +20,9 @@ struct node {
 	int tf32;             /* one of them was a TF32 kernel */
 	int64_t main, main_ns;  /* its longest kernel (name id) and its time */
 	size_t first_launch;  /* its launches: launches[first_launch..] */
+	int64_t calls_before; /* the walk's launch calls when it began */
+	int crossed;          /* closed by a row that began inside it and
+			       * ended after it: its launches may come yet */
 	char *dims, *types, *conc;
 	/* stack indexes + 1 (0: none), so that a launch and a finished op
 	 * go to the ops they concern straight, not down the whole stack
@@ -53,6 +56,7 @@ struct walk {
 	struct node *stack;
 	size_t depth, cap;
 	int64_t rank;
+	int64_t calls;          /* launch calls walked so far */
 	/* launches of the counted ops open on the stack */
 	struct ta_roof_launch *pending;
 	size_t npending, cap_pending;
@@ -205,7 +209,12 @@ static void finish(struct walk *w)
 {
 	struct node *n = &w->stack[w->depth - 1];
 
-	if (n->counted && !n->inner) {
+	/* a call during which its thread launched nothing did no GPU work:
+	 * a recomputation that activation checkpointing's early stop cut off
+	 * (its addmm recorded, shapes and all; FlopCounterMode never sees
+	 * it), an op on CPU tensors. (One a crossing row closed counts: its
+	 * launches, given to no op, may come after.) */
+	if (n->counted && !n->inner && (w->calls > n->calls_before || n->crossed)) {
 		add_call(w, n, n->label);
 		keep_launches(w, n->first_launch);
 	}
@@ -263,6 +272,7 @@ static int push(struct walk *w, sqlite3_stmt *st, int64_t ts, int64_t end)
 	n->name = sqlite3_column_int64(st, 6);
 	n->counted = counted_name(w, n->name) != NULL;
 	n->first_launch = w->npending;
+	n->calls_before = w->calls;
 	n->main = -1;
 	n->counted_at = n->counted ? w->depth :
 			w->depth > 1 ? w->stack[w->depth - 2].counted_at : 0;
@@ -306,6 +316,7 @@ static void launch(struct walk *w, sqlite3_stmt *st)
 	size_t i = w->depth ? w->stack[w->depth - 1].counted_at : 0;
 	struct node *n;
 
+	w->calls++;
 	if (i == 0 || !(k = find_corr(w, w->rank, corr)))
 		return;
 	n = &w->stack[i - 1];
@@ -530,8 +541,10 @@ static int walk_rows(sqlite3 *db, struct walk *w, struct ta_error *err)
 		w->rank = rank;
 		pid = sqlite3_column_int64(st, 1), tid = sqlite3_column_int64(st, 2);
 		while (w->depth && !(end <= w->stack[w->depth - 1].end &&
-				     ts >= w->stack[w->depth - 1].ts))
+				     ts >= w->stack[w->depth - 1].ts)) {
+			w->stack[w->depth - 1].crossed |= ts < w->stack[w->depth - 1].end;
 			finish(w);
+		}
 		if (sqlite3_column_int(st, 5))
 			launch(w, st);
 		else if (push(w, st, ts, end) < 0) {
