@@ -349,6 +349,16 @@ static int ingest_one(struct pool *p, size_t i, struct ta_error *err)
 	}
 	if (check_damage(j, &res, p->o, err) < 0)
 		goto fail;
+	/* a trace of no event ({"traceEvents": []}, a profiler that stopped
+	 * at once), or of none with a time (metadata alone), measured
+	 * nothing: a rank of zeros would pass every gate */
+	if ((res.objects == 0 || !res.have_ts) && !res.truncated) {
+		ta_error_set(err, TA_EXIT_INPUT, "'%s': %s", j->path, res.objects ?
+			     "no trace event has a time (ts)" : "no trace events");
+		if (p->n == 1)
+			goto fail;
+		return skip(p, j, c.feed, err);
+	}
 	if (res.bad_steps)
 		note_kept(p->w, j, "%lld ProfilerStep#N ranges with a negative "
 			  "duration or an N that is not a whole number from 0 to "

@@ -78,7 +78,11 @@ case("invalid_utf8", trace(kernels() + ['{"ph": "X", "cat": "kernel", "name": "b
 case("string_pids", trace(['{"ph": "X", "cat": "kernel", "name": "k", "pid": "GPU 0", "tid": "stream 7", "ts": 1, "dur": 2, "args": {"stream": 7, "correlation": 1}}']), 0, r"^$")
 case("metadata_only", b'{"schemaVersion": 1, "deviceProperties": [{"id": 0}], "distributedInfo": {"rank": 0}}', 3,
      r"^traceanalyze: '[^']*metadata_only.json': no traceEvents array: not a trace$")
-case("empty_events", trace([]), 0, r"^traceanalyze: rank 0: no GPU activity$", args=["temporal", "--format", "text"])
+# no event at all: nothing was measured (a rank of zeros passed every gate)
+case("empty_events", trace([]), 3, r"^traceanalyze: '[^']*empty_events.json': no trace events$",
+     args=["temporal", "--format", "text"])
+case("only_metadata", trace(['{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "x"}}']), 3,
+     r"^traceanalyze: '[^']*only_metadata.json': no trace event has a time \(ts\)$")
 case("no_gpu_events", trace(['{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 5}']), 0,
      r"^traceanalyze: rank 0: no GPU activity$", args=["temporal", "--format", "text"])
 case("deep_nesting", trace(kernels() + ['{"ph": "X", "cat": "cpu_op", "name": "d", "ts": 1, "dur": 1, "args": {"x": %s}}' % ("[" * 20000 + "]" * 20000)]), 0, r"^$")
@@ -124,6 +128,10 @@ case("rank_negative", trace(kernels(), ', "distributedInfo": {"rank": -1}'), 0,
 cases.append(("dir_mixed", {"rank-0.json": trace(kernels()), "notes.txt": b"hello", "config.json": b'{"lr": 0.1}',
                             "broken.json.gz": gz[:100]}, ["temporal", "--format", "csv", "DIR"], 0,
               r"traceanalyze: warning: '[^']*config.json': no traceEvents array: not a trace; skipped"))
+cases.append(("dir_empty_events", {"rank-0.json": trace(kernels()),
+                                   "rank-1.json": trace([], ', "distributedInfo": {"rank": 1}')},
+              ["temporal", "--fail-if", "idle_us > 1e12", "DIR"], 1,
+              r"warning: '[^']*rank-1.json': no trace events; skipped\n.*gate tripped: 1 input file was left out"))
 cases.append(("dir_empty", {}, ["temporal", "DIR"], 3, r"^traceanalyze: '[^']*dir_empty': no trace files"))
 cases.append(("dir_no_trace", {"a.txt": b"x"}, ["temporal", "DIR"], 3, r"no trace files"))
 cases.append(("dir_duplicate_ranks", {"a.json": trace(kernels(), ', "distributedInfo": {"rank": 2}'),
