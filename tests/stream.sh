@@ -30,4 +30,19 @@ check "no file after a failure" test ! -e "$TMP/none.csv"
 $BIN launch -q --format csv -o "$TMP/some.csv" testdata/copies
 $BIN launch -q --format csv testdata/copies > "$TMP/stdout.csv"
 check "-o file = stdout" cmp -s "$TMP/some.csv" "$TMP/stdout.csv"
+# a baseline from a pipe: its first bytes, read to tell a trace from a
+# CSV, are not lost (they were: "has the columns nk, idle_us", helper-55);
+# a spreadsheet's byte order mark is no part of the header
+$BIN temporal -q --format csv testdata/two_ranks > "$TMP/bl.csv"
+cat "$TMP/bl.csv" | $BIN temporal --baseline - --max-increase idle_us=10% \
+	testdata/two_ranks > /dev/null 2> "$TMP/pipe.err"
+check "--baseline - from a pipe reads the whole CSV" \
+	grep -q "2 rows matched, 0 new, 0 gone" "$TMP/pipe.err"
+{ printf '\357\273\277'; cat "$TMP/bl.csv"; } > "$TMP/bom.csv"
+$BIN temporal --baseline "$TMP/bom.csv" --max-increase idle_us=10% \
+	testdata/two_ranks > /dev/null 2> "$TMP/bom.err"
+check "--baseline with a UTF-8 byte order mark" grep -q "2 rows matched" "$TMP/bom.err"
+gzip -c "$TMP/bl.csv" | $BIN temporal -q --baseline - testdata/two_ranks \
+	> /dev/null 2> "$TMP/gz.err"
+check "--baseline - of gzip from a pipe is refused as such" grep -q "is a gzipped trace" "$TMP/gz.err"
 finish

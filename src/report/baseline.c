@@ -91,18 +91,34 @@ static void free_old(struct old_csv *o)
 }
 
 /* What a file that is not a saved CSV is, for the message. */
-static const char *not_csv(const char *path, int fd)
+/* What the first bytes (head, n of them: read here, since a pipe cannot
+ * seek back) say the file is, if not a CSV. */
+static const char *not_csv(const unsigned char *head, size_t n)
 {
-	unsigned char head[2] = { 0, 0 };
-	ssize_t n = read(fd, head, 2);
-
-	(void)path;
-	lseek(fd, 0, SEEK_SET);
-	if (n == 2 && head[0] == 0x1f && head[1] == 0x8b)
+	if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b)
 		return "a gzipped trace";
 	if (n >= 1 && (head[0] == '{' || head[0] == '['))
 		return "a JSON file (a trace, or --format json output)";
 	return NULL;
+}
+
+/* Up to 3 bytes from fd into head (fewer at its end); -1 on an error. */
+static ssize_t read_head(int fd, unsigned char *head)
+{
+	size_t got = 0;
+
+	while (got < 3) {
+		ssize_t n = read(fd, head + got, 3 - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
 }
 
 static int read_old(const char *path, const char *command, struct old_csv *o,
@@ -115,6 +131,8 @@ static int read_old(const char *path, const char *command, struct old_csv *o,
 	int fd, bad = 0;
 	FILE *f;
 	const char *what;
+	unsigned char head[3];
+	ssize_t nhead = 0, skip = 0;
 
 	if (strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
 		ta_error_set(err, TA_EXIT_USAGE, "baseline '%s' is a directory (of "
@@ -123,7 +141,15 @@ static int read_old(const char *path, const char *command, struct old_csv *o,
 		return -1;
 	}
 	fd = ta_open_read(path, "baseline ", err);
-	if (fd >= 0 && (what = not_csv(path, fd))) {
+	if (fd >= 0 && (nhead = read_head(fd, head)) < 0) {
+		ta_error_set(err, TA_EXIT_INPUT, "baseline '%s': %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	/* a spreadsheet's UTF-8 byte order mark is no part of the header */
+	if (nhead == 3 && head[0] == 0xef && head[1] == 0xbb && head[2] == 0xbf)
+		skip = 3;
+	if (fd >= 0 && (what = not_csv(head, (size_t)nhead))) {
 		close(fd);
 		ta_error_set(err, TA_EXIT_USAGE, "baseline '%s' is %s, not a CSV "
 			     "written by 'traceanalyze %s --format csv'", path, what,
@@ -141,6 +167,9 @@ static int read_old(const char *path, const char *command, struct old_csv *o,
 		return -1;
 	}
 	csv_init(&p, CSV_APPEND_NULL | CSV_STRICT | CSV_STRICT_FINI);
+	if (nhead > skip)
+		bad = csv_parse(&p, head + skip, (size_t)(nhead - skip), on_field, on_row,
+				o) != (size_t)(nhead - skip);
 	while (!bad && (n = fread(buf, 1, sizeof(buf), f)) > 0)
 		bad = csv_parse(&p, buf, n, on_field, on_row, o) != n;
 	if (!bad && ferror(f)) {
