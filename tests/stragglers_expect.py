@@ -415,6 +415,23 @@ os.remove(os.path.join(x, "rank-5.json.gz"))
 r = subprocess.run(["./traceanalyze", "stragglers", "--no-cache", x], capture_output=True, text=True)
 check("the straggler's trace missing: the headline says a wait for it is not measured (%s)"
       % r.stdout.splitlines()[2:3], "1 rank the process groups name has no trace" in r.stdout)
+# the same job through overlap and critical-path, with -j 1 (one database)
+# and -j 3 (shards): the wait for the missing straggler is not measured,
+# so it is empty, not 0 (helper-55: overlap's wait_us 43.4 ms read 0.0,
+# critical-path's peer_wait_us too), and a gate trips
+for cmd, col in (("overlap", "wait_us"), ("critical-path", "peer_wait_us")):
+    for j in ("1", "3"):
+        r = subprocess.run(["./traceanalyze", cmd, "--no-cache", "-j", j, "--format", "csv",
+                            "--fail-if", "%s > 1e12" % col, x], capture_output=True, text=True)
+        rows = list(csv.DictReader(io.StringIO(r.stdout)))
+        check("%s -j %s, the straggler's trace missing: %s empty on every row, warned, a gate"
+              " trips (exit %d)" % (cmd, j, col, r.returncode),
+              rows and all(w[col] == "" for w in rows) and r.returncode == 1
+              and "no collective here" in r.stderr and "not measured" in r.stderr)
+r = subprocess.run(["./traceanalyze", "overlap", "--no-cache", "--format", "csv", "testdata/ddp_straggler"],
+                   capture_output=True, text=True)
+check("overlap on the whole job: rank 0's wait_us measured (%s)" % r.stdout.splitlines()[1:2],
+      r.returncode == 0 and all(w["wait_us"] != "" for w in csv.DictReader(io.StringIO(r.stdout))))
 # one rank's collective kernels with no length: its ends are not clock
 # readings (its offset once read -6.5 ms for +4.5), the others' stay right
 z = tempfile.mkdtemp()

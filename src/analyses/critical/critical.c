@@ -1623,6 +1623,10 @@ int ta_critical_run(sqlite3 *db, const struct ta_query *q,
 				      "walked back through times that contradict each "
 				      "other (a damaged trace?); the rest of the step is "
 				      "counted as gap", w.stuck, w.stuck == 1 ? "" : "s");
+		if (rc == 0) {
+			ta_peers_warn_absent(t.path, &peers, ABSENT_WAIT);
+			cp_absent_waits(t.path);
+		}
 	}
 	walk_close(&w, &peers);
 	if (rc < 0) {
@@ -1724,6 +1728,8 @@ int ta_critical_pieces(sqlite3 *db, const struct ta_query *q,
 		t = cp_piece_table();
 		rc = req ? walk_requests(&w, req, nreq, t, err) :
 		     walk_steps(&w, q, emit_piece, t, err);
+		if (rc == 0)  /* said by the join (cp_absent_waits) */
+			t->ranks_absent = ta_peers_absent(&peers);
 	}
 	walk_close(&w, &peers);
 	if (rc < 0) {

@@ -142,6 +142,15 @@ void cp_emit(struct ta_table *t, struct ta_table *top,
 	}
 }
 
+void cp_absent_waits(struct ta_table *t)
+{
+	long c = ta_table_col(t, "peer_wait_us");
+	size_t r;
+
+	for (r = 0; t->ranks_absent && c >= 0 && r < t->nrows; r++)
+		ta_table_set_null(t, r, (size_t)c);
+}
+
 void cp_what_if_check(struct ta_table *t, const struct ta_critical_opts *o, int any)
 {
 	if (o->what_kind && !any && t->nrows > 0)

@@ -48,6 +48,11 @@ struct ta_table *cp_top_table(void);
 /* Warns on t when --what-if's items were on no step's path (any: some
  * were): a pattern that matches nothing predicts no change, silently. */
 void cp_what_if_check(struct ta_table *t, const struct ta_critical_opts *o, int any);
+/* With absent ranks (t->ranks_absent: their traces missing), a wait for
+ * one of them is not measured: peer_wait_us is left empty, not 0. */
+void cp_absent_waits(struct ta_table *t);
+/* What a rank with no collective here leaves unmeasured (the warning's). */
+#define ABSENT_WAIT "peer_wait_us, the wait for a member the path cannot follow, is"
 void cp_emit(struct ta_table *t, struct ta_table *top,
 	     const struct ta_critical_opts *o, struct acc *a, int64_t matched,
 	     int64_t rank, int64_t step, int64_t len, size_t ntop);

@@ -163,6 +163,16 @@ int ta_critical_join(struct ta_table *const *rounds, size_t n,
 		any |= emit_path(rounds, refs + i, j - i, o, *out, *top);
 	}
 	cp_what_if_check(*out, o, any);
+	for (i = 0; i < n; i++)
+		if (rounds[i]->ranks_absent > (*out)->ranks_absent)
+			(*out)->ranks_absent = rounds[i]->ranks_absent;
+	if ((*out)->ranks_absent)
+		ta_table_warn(*out, "the job's process groups name %zu rank%s with no "
+			      "collective here (%s trace is missing, or holds none in the "
+			      "analysis window): " ABSENT_WAIT " not measured",
+			      (*out)->ranks_absent, (*out)->ranks_absent == 1 ? "" : "s",
+			      (*out)->ranks_absent == 1 ? "its" : "their");
+	cp_absent_waits(*out);
 	free(refs);
 	ta_intern_free(ids);
 	return 0;

@@ -72,7 +72,7 @@ static void add_exposed(struct ta_table *t, size_t r, int64_t rank,
 	ta_table_set_real(t, r, 5, (double)cost / 1000.0);
 	/* a collective of its with no length waited for it knows not how
 	 * long (stragglers leaves its steps empty too) */
-	if (!ta_peers_untimed(x->peers, rank))
+	if (!ta_peers_untimed(x->peers, rank) && !ta_peers_absent(x->peers))
 		ta_table_set_real(t, r, 6, (double)ex.wait / 1000.0);
 	ta_table_set_real(t, r, 7, (double)(cost - ex.exposed) / 1000.0);
 	x->nk = 0;
@@ -194,8 +194,13 @@ int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
 	}
 	sqlite3_finalize(st);
 	sqlite3_finalize(ranks);
-	if (xp)
+	if (xp) {
 		ta_peers_warn_untimed(t, &peers);
+		/* a late peer with no trace here waited for no one: its
+		 * waits would read 0 (helper-55: 43.4 ms read 0.0) */
+		ta_peers_warn_absent(t, &peers, "wait_us, the wait for a late "
+				     "peer, is");
+	}
 	ta_sweeper_free(&sw);
 	ta_union_free(&x.comm);
 	ta_union_free(&x.comp);

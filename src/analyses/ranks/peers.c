@@ -794,6 +794,28 @@ void ta_peers_warn_untimed(struct ta_table *t, const struct ta_peers *p)
 			      p->untimed == 1 ? "it" : "they");
 }
 
+size_t ta_peers_absent(const struct ta_peers *p)
+{
+	if (p->absent)
+		return p->absent;
+	return !p->matched && p->lone && p->max_group != 1;
+}
+
+void ta_peers_warn_absent(struct ta_table *t, const struct ta_peers *p,
+			  const char *what)
+{
+	size_t n = ta_peers_absent(p);
+
+	if (!n)
+		return;
+	ta_table_warn(t, "the job's process groups name %zu rank%s with no collective "
+		      "here (%s trace is missing, or holds none in the analysis window): "
+		      "%s not measured", n, n == 1 ? "" : "s", n == 1 ? "its" : "their",
+		      what);
+	if (t->ranks_absent < n)
+		t->ranks_absent = n;
+}
+
 int64_t ta_peers_offset(const struct ta_peers *p, int64_t rank)
 {
 	size_t i = rank_index(p, rank);

@@ -118,6 +118,15 @@ int64_t ta_peers_untimed(const struct ta_peers *p, int64_t rank);
  * ta_peers_say; diagnose and overlap, which read them as idle or as no
  * wait). */
 void ta_peers_warn_untimed(struct ta_table *t, const struct ta_peers *p);
+/* How many ranks the job's process groups name that have no collective
+ * here (their traces missing, or left out by --ranks; at least 1 where
+ * collectives of groups of several ranks matched nothing): 0 if none.
+ * A wait for them is not measured, so it is not read as 0. */
+size_t ta_peers_absent(const struct ta_peers *p);
+/* The warning for them, on t, naming what is not measured (what), and
+ * t->ranks_absent set: a gate on t trips. */
+void ta_peers_warn_absent(struct ta_table *t, const struct ta_peers *p,
+			  const char *what);
 /* rank's clock offset as the matching found it (every rank's, on a
  * shard too); 0 if it has none. */
 int64_t ta_peers_offset(const struct ta_peers *p, int64_t rank);
