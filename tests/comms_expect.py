@@ -120,6 +120,20 @@ def main():
     # read as measured)
     check("unusable kernel durations: wait and transfer empty (%s)" % [r["wait_us"] for r in rows],
           rows and all(r["wait_us"] == "" and r["transfer_us"] == "" for r in rows))
+    # ... and their total not known (helper-55: 0.0, a gate passed), nor
+    # the rank's communication in overlap (comm_us and exposed_us read 0.0)
+    check("unusable kernel durations: total_us empty (%s)" % [r["total_us"] for r in rows],
+          rows and all(r["total_us"] == "" for r in rows))
+    p = subprocess.run([BIN, "overlap", "--format", "csv", "--fail-if", "exposed_us > 1e12", d],
+                       capture_output=True, text=True,
+                       env=dict(os.environ, TRACEANALYZE_CACHE_DIR=tempfile.mkdtemp()))
+    ov = list(csv.DictReader(io.StringIO(p.stdout)))
+    check("unusable kernel durations: overlap's comm_us, exposed_us empty, compute kept,"
+          " warned, a gate trips (exit %d)" % p.returncode,
+          ov and all(r["comm_us"] == "" and r["exposed_us"] == "" and r["overlap_pct"] == ""
+                     and r["compute_us"] != "" for r in ov)
+          and p.returncode == 1 and "no usable length" in p.stderr
+          and "no communication kernels" not in p.stderr)
 
     # rank 1's first collective of its third step gone: the ranks disagree
     def drop(r, t):

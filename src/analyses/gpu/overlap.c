@@ -39,6 +39,8 @@ struct exposure {
 	int64_t sync_work;              /* the GPU time launched in them */
 	sqlite3 *db;
 	struct ta_host host;            /* the host's syncs (diagnose's) */
+	sqlite3_stmt *untimed;          /* untimed_comm's */
+	size_t nuntimed;                /* ranks with such kernels */
 	int failed;
 	struct ta_error err;            /* why, when it did */
 };
@@ -81,10 +83,28 @@ static void add_exposed(struct ta_table *t, size_t r, int64_t rank,
 	ta_queue_reset(&x->queue);
 }
 
+/* rank's collective kernels with no usable length (coll: end at start) */
+static int64_t untimed_comm(struct exposure *x, int64_t rank)
+{
+	int64_t n = 0;
+
+	if (!x->untimed && ta_db_prepare(x->db, "SELECT count(*) FROM coll WHERE rank = ?1"
+					 " AND end_ts <= ts AND name NOT GLOB 'gloo:*'",
+					 &x->untimed, &x->err) < 0) {
+		x->failed = 1;
+		return 0;
+	}
+	sqlite3_bind_int64(x->untimed, 1, rank);
+	if (sqlite3_step(x->untimed) == SQLITE_ROW)
+		n = sqlite3_column_int64(x->untimed, 0);
+	sqlite3_reset(x->untimed);
+	return n;
+}
+
 static void add_rank(struct ta_table *t, int64_t rank, struct ta_sweeper *sw,
 		     int any_comm, struct exposure *x)
 {
-	int64_t comm_len, comp_len, both;
+	int64_t comm_len, comp_len, both, untimed = x ? untimed_comm(x, rank) : 0;
 	size_t r = ta_table_add_row(t);
 
 	ta_sweeper_finish(sw);
@@ -98,11 +118,21 @@ static void add_rank(struct ta_table *t, int64_t rank, struct ta_sweeper *sw,
 	if (any_comm)
 		ta_table_set_real(t, r, 4, ta_round(100.0 * ((double)both /
 							     (double)comm_len), 2));
-	else
+	else if (!untimed)
 		ta_table_note(t, "rank %lld: no communication kernels",
 			      (long long)rank);
 	if (x)
 		add_exposed(t, r, rank, x);
+	/* collective kernels with no usable length: the rank's communication
+	 * is not measured, nor what hid or exposed it (helper-55: dur "x"
+	 * read comm_us 0.0, exposed_us 0.0 for 56 ms, a gate passed) */
+	if (untimed > 0) {
+		static const size_t unknown[] = { 1, 3, 4, 5, 6, 7 };
+
+		for (size_t i = 0; i < sizeof(unknown) / sizeof(*unknown); i++)
+			ta_table_set_null(t, r, unknown[i]);
+		x->nuntimed++;
+	}
 	/* the next rank starts from nothing */
 	ta_sweeper_reset(sw);
 	memset(&sw->out, 0, sizeof(sw->out));
@@ -200,6 +230,12 @@ int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
 		 * waits would read 0 (helper-55: 43.4 ms read 0.0) */
 		ta_peers_warn_absent(t, &peers, "wait_us, the wait for a late "
 				     "peer, is");
+		if (x.nuntimed)
+			ta_table_warn(t, "%zu rank%s collective kernels with no usable "
+				      "length (a damaged trace): %s communication, and what "
+				      "hid or exposed it, is not measured", x.nuntimed,
+				      x.nuntimed == 1 ? " has" : "s have",
+				      x.nuntimed == 1 ? "its" : "their");
 	}
 	ta_sweeper_free(&sw);
 	ta_union_free(&x.comm);
@@ -208,6 +244,7 @@ int ta_overlap_run(sqlite3 *db, const struct ta_query *q,
 	ta_queue_free(&x.queue);
 	free(x.k);
 	ta_sync_ops_free(&x.sync);
+	sqlite3_finalize(x.untimed);
 	ta_host_free(&x.host);
 	ta_peers_free(&peers);
 	if (rc == SQLITE_DONE && x.failed) {

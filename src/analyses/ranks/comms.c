@@ -105,6 +105,7 @@ struct sum {
 	char *group, *name;
 	int measured;   /* some collective matched across ranks, and each
 			 * call of the row has a length */
+	int untimed;    /* a call of the row has none: its total not known */
 };
 
 static void emit(struct ta_table *t, int64_t rank, const struct sum *s)
@@ -120,7 +121,9 @@ static void emit(struct ta_table *t, int64_t rank, const struct sum *s)
 		ta_table_set_int(t, r, 4, s->in);
 	if (s->out >= 0)
 		ta_table_set_int(t, r, 5, s->out);
-	ta_table_set_real(t, r, 6, (double)s->total / 1000.0);
+	/* helper-55: 19 calls with no length read total_us 0.0 */
+	if (!s->untimed)
+		ta_table_set_real(t, r, 6, (double)s->total / 1000.0);
 	if (!s->measured)   /* not measured: not 0, unknown (a gate trips) */
 		return;
 	ta_table_set_real(t, r, 7, (double)s->wait / 1000.0);
@@ -219,7 +222,7 @@ static int sums(sqlite3 *db, const struct ta_peers *p, struct ta_table *t,
 		/* a call with no length (damaged) bounds no wait: the row's
 		 * wait is not known (peers.c leaves it out too) */
 		if (dur <= 0)
-			s.measured = 0;
+			s.measured = 0, s.untimed = 1;
 		s.total = ta_add_sat(s.total, dur);
 		s.wait = ta_add_sat(s.wait, wait_of(p, used, rank, sqlite3_column_int64(st, 6), dur));
 	}
