@@ -179,6 +179,11 @@ unsigned ta_model_lazy_indexes(unsigned need);
 /* Whether a dev row has a negative duration (only HTA's rounding makes
  * one): sweeps then cannot stream (intervals.h). */
 int ta_model_negative_dur(sqlite3 *db);
+/* Whether rank launched GPU work while its trace holds no GPU activity
+ * (profiled without ProfilerActivity.CUDA: what TA_NEED_GPU refuses), for
+ * the host analyses that read such a trace: its device time is not
+ * measured, not 0. 1 yes, 0 no, -1 a database error. */
+int ta_model_gpu_unrecorded(sqlite3 *db, int64_t rank);
 
 /* What the job's traces show is in use (traits.c): advice accounts for
  * it. Each is 0 or 1. */

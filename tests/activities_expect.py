@@ -48,6 +48,17 @@ rc, out, _ = run("ops", "-q", "--format", "csv", "testdata/cpu_only")
 ops = list(csv.DictReader(io.StringIO(out)))
 check("cpu_only: ops reads the host side (%d rows)" % len(ops),
       rc == 0 and any(r["name"] == "aten::addmm" for r in ops))
+# its device columns were never measured: empty, not 0 (helper-55: a
+# gate on self_device_pct passed on 0 %)
+check("cpu_only: ops' device columns are empty on every row",
+      ops and all(r["self_device_us"] == "" and r["device_us"] == "" and r["self_device_pct"] == ""
+                  for r in ops))
+rc, _, err = run("ops", "--fail-if", "self_device_pct > 50", "testdata/cpu_only")
+check("cpu_only: a gate on ops' self_device_pct trips, warned (rc %d)" % rc,
+      rc == 1 and "no GPU activity" in err)
+rc, out, _ = run("ops", "-q", "--kernels", "--format", "csv", "testdata/cuda_only")
+check("cuda_only: ops' device columns are measured (its kernels' rows)",
+      rc == 0 and any(r["self_device_us"] not in ("", "0.0") for r in csv.DictReader(io.StringIO(out))))
 rc, out, _ = run("steps", "-q", "--format", "csv", "testdata/cpu_only")
 steps = list(csv.DictReader(io.StringIO(out)))
 m = json.load(open("testdata/oracle/cpu_only.measured.json"))

@@ -261,6 +261,27 @@ int ta_model_prepare(sqlite3 *db, const struct ta_query *q, unsigned need,
 	return rc;
 }
 
+int ta_model_gpu_unrecorded(sqlite3 *db, int64_t rank)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT NOT EXISTS (SELECT 1 FROM main.events g WHERE"
+			       " g.role = " TA_SQL(TA_ROLE_GPU) " AND g.rank = ?1) AND EXISTS"
+			       " (SELECT 1 FROM main.events r JOIN main.names n ON"
+			       " n.name_id = r.name WHERE r.role = " TA_SQL(TA_ROLE_RUNTIME)
+			       " AND r.rank = ?1 AND ((n.name GLOB '*Launch*' AND n.name NOT"
+			       " GLOB '*HostFunc*') OR n.name GLOB '*Memcpy*Async*' OR"
+			       " n.name GLOB '*Memset*Async*'))", -1, &st, NULL) != SQLITE_OK) {
+		sqlite3_finalize(st);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, rank);
+	rc = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int ta_model_negative_dur(sqlite3 *db)
 {
 	/* none in any kept row: none in the ranks dev shows */

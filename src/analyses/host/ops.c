@@ -814,6 +814,41 @@ static int add_kernels(sqlite3 *db, struct aggs *aggs, int64_t step,
 	return ta_db_done(db, rc, err);
 }
 
+/* A rank that launched GPU work with no GPU activity recorded (profiled
+ * without ProfilerActivity.CUDA): its device columns are not measured,
+ * so empty, not 0 (helper-55: cpu_only's self_device_pct read 0 and a
+ * gate on it passed), with a warning. */
+static int device_unrecorded(sqlite3 *db, struct ta_table *t, struct ta_error *err)
+{
+	static const char *const device[] = { "self_device_us", "device_us",
+		"self_device_pct", "tc_self_pct", "tc_pct", NULL };
+	int64_t rank = INT64_MIN;
+	int unrecorded = 0, said = 0;
+	size_t r, k;
+
+	for (r = 0; r < t->nrows; r++) {
+		if (ta_table_cell(t, r, 0)->i != rank) {
+			rank = ta_table_cell(t, r, 0)->i;
+			if ((unrecorded = ta_model_gpu_unrecorded(db, rank)) < 0) {
+				ta_db_failed(db, err);
+				return -1;
+			}
+			if (unrecorded && !said++)
+				ta_table_warn(t, "rank %lld launched GPU work but its trace "
+					      "holds no GPU activity (profiled without "
+					      "ProfilerActivity.CUDA): device time is not measured, "
+					      "its columns are empty", (long long)rank);
+		}
+		for (k = 0; unrecorded && device[k]; k++) {
+			long c = ta_table_col(t, device[k]);
+
+			if (c >= 0)
+				ta_table_set_null(t, r, (size_t)c);
+		}
+	}
+	return 0;
+}
+
 int ta_ops_run(sqlite3 *db, const struct ta_query *q, const struct ta_ops_opts *o,
 	       struct ta_table **out, struct ta_error *err)
 {
@@ -848,6 +883,8 @@ int ta_ops_run(sqlite3 *db, const struct ta_query *q, const struct ta_ops_opts *
 	}
 	if (rc == 0)
 		*out = to_table(&aggs, o, has_mem != 0);
+	if (rc == 0)
+		rc = device_unrecorded(db, *out, err);
 	if (rc == 0 && aggs.mem_skipped)
 		ta_table_warn(*out, "%zu [memory] event%s of more than a PiB (or not a "
 			      "whole number of bytes) left out of the memory columns: "
