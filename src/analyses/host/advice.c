@@ -278,6 +278,14 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 	if (mentions(where, logs))
 		return "logging holds the step: log every N steps and keep the "
 		       "metrics on the GPU until then";
+	/* activation checkpointing's recomputation (torch.utils.checkpoint:
+	 * its frames, recompute_fn, CheckpointFunction) saves nothing
+	 * (helper-54: told "checkpoint less often, or asynchronously") */
+	if (strstr(where, "utils/checkpoint.py") || strstr(where, "recompute") ||
+	    strstr(where, "CheckpointFunction"))
+		return "activation checkpointing recomputes the forward in the "
+		       "backward: this is its host time; checkpoint fewer layers "
+		       "where memory allows, or compile the recomputed block";
 	if (mentions(where, save))
 		return "saving holds the step: checkpoint less often, or "
 		       "asynchronously (torch.distributed.checkpoint.async_save)";
@@ -315,10 +323,10 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 	 * graphs or compile would remove */
 	if (strstr(where, ".py(") && !strstr(where, "torch/") &&
 	    !strstr(where, "site-packages/") && !strstr(where, "dist-packages/"))
-		return "Python code of this frame ran with the GPU idle and "
-		       "launched nothing: make it cheaper, run it less often, or "
-		       "move it off the step (DataLoader workers, a background "
-		       "thread or process, prefetching)";
+		return "Python code of this frame ran with the GPU idle (its "
+		       "own time, not its launches'): make it cheaper, run it less "
+		       "often, or move it off the step (DataLoader workers, a "
+		       "background thread or process)";
 	if (strncmp(where, "aten::", 6) == 0 || strncmp(where, "<built-in", 9) == 0 ||
 	    strstr(where, ".py(") || strncmp(where, "nn.Module:", 10) == 0) {
 		if (run->graphs)
@@ -417,9 +425,11 @@ const char *ta_advice(enum finding_kind kind, const char *where,
 		 * what it did) */
 		if (strstr(where, "HtoD") && strstr(where, "Pinned"))
 			return "copies to the GPU from pinned memory with nothing "
-			       "running under them: nothing else was queued then; the "
-			       "copy itself is as it should be: copy the next batch a "
-			       "step ahead, on a side stream, while this one computes";
+			       "running under them: the copy is as it should be, the "
+			       "GPU had nothing else queued (where the host was behind, "
+			       "the step's host findings say why); copied a step ahead "
+			       "on a side stream, if the run does not yet, it hides "
+			       "under compute";
 		if (strstr(where, "HtoD"))
 			return "copies to the GPU with nothing running under them: "
 			       "issue them earlier, from pinned memory with "

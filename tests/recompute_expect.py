@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Two captures made by a new user (helper-54, one H100; docs/testdata.md):
+lstm_ckpt, whose recomputed MLP block (torch.utils.checkpoint) is cut off
+before its launches, and sdpa_item, whose .item() waits microseconds for
+its own copy before a millisecond of postprocessing. What each got wrong
+before, checked against what was measured with the profiler off
+(testdata/oracle/*.measured.json)."""
+import csv
+import io
+import json
+import subprocess
+import sys
+
+checks = []
+
+
+def check(name, cond):
+    checks.append((name, bool(cond)))
+
+
+def run(*args):
+    p = subprocess.run(["./traceanalyze", *args], capture_output=True, text=True)
+    return p.returncode, list(csv.DictReader(io.StringIO(p.stdout))), p.stderr
+
+
+# sdpa_item: the .item() blocks the host 35-86 us (profiler off), then
+# postprocess runs 1 ms: the sync costs what the host waited in it, the
+# hole after it is postprocess's (it read "sync 23.4 ms x16, then
+# postprocess" and postprocess 3.2 ms, where critical-path said 0.2 ms)
+m = json.load(open("testdata/oracle/sdpa_item.measured.json"))
+rc, f, _ = run("diagnose", "-q", "--findings", "--format", "csv", "testdata/sdpa_item")
+sync = sum(float(r["cost_us"]) for r in f if r["kind"] == "sync")
+post = sum(float(r["cost_us"]) for r in f if r["kind"] == "host_region" and r["where"] == "postprocess")
+iters = len(m["lens"])
+check("sdpa_item: the syncs cost %.0f us, at most 2 x the 86 us the .item() blocked at most,"
+      " a time" % sync, rc == 0 and 0 < sync <= 2 * 86 * iters)
+check("sdpa_item: postprocess holds %.0f us, at least 0.8 x its planted %.1f ms x %d"
+      % (post, m["planted_postprocess_ms"], iters - 1),
+      post >= 0.8 * 1000 * m["planted_postprocess_ms"] * (iters - 1))
+rc, cp, _ = run("critical-path", "-q", "--format", "csv", "testdata/sdpa_item")
+cp_sync = sum(float(r["sync_us"]) for r in cp)
+check("sdpa_item: diagnose's syncs %.0f us and critical-path's %.0f us agree within 2x"
+      % (sync, cp_sync), cp_sync > 0 and 0.5 <= sync / cp_sync <= 2)
+
+# lstm_ckpt: each recomputed addmm is recorded, shapes and all, before the
+# early stop cuts it off: no launch, no kernel. It is no GPU work (it read
+# 6 calls a file at 120.8 % of the roof, with a TF32 warning)
+rc, roof, err = run("roofline", "-q", "--group-by", "shape", "--format", "csv", "testdata/lstm_ckpt")
+rc2, steps, _ = run("steps", "-q", "--format", "csv", "testdata/lstm_ckpt")
+kept = sum(1 for s in steps if s["kept"] in ("1", "yes", "true"))
+fc2 = [r for r in roof if r["op"] == "aten::addmm" and r["shape"].startswith("[[512], [4096, 2048], [2048, 512]")]
+check("lstm_ckpt: the block's fc2 addmm counted once a kept step (%s calls, %d steps)"
+      % ([r["calls"] for r in fc2], kept),
+      rc == 0 and kept > 0 and len(fc2) == 1 and int(fc2[0]["calls"]) == kept)
+check("lstm_ckpt: no op past its roof (%s)" % [r["peak_pct"] for r in roof if r["peak_pct"]][:8],
+      all(float(r["peak_pct"]) <= 100 for r in roof if r["peak_pct"]))
+check("lstm_ckpt: no TF32 warning (%s)" % err.strip()[:120], "TF32" not in err)
+# ... and its frames are activation checkpointing's recomputation, not a
+# checkpoint being saved (told "checkpoint less often, or asynchronously")
+rc, f, _ = run("diagnose", "-q", "--findings", "--format", "csv", "testdata/lstm_ckpt")
+ck = [r for r in f if "checkpoint.py" in r["where"] or "recompute" in r["where"]]
+check("lstm_ckpt: %d findings in torch.utils.checkpoint's frames, told of activation"
+      " checkpointing, none of saving" % len(ck),
+      ck and all("activation checkpointing" in r["advice"] and "async_save" not in r["advice"]
+                 for r in ck))
+# its prefetch copies are pinned, on a side stream: not told to do so as
+# if it did not; the frame that issues them is not said to launch nothing
+copies = [r for r in f if r["kind"] == "exposed_copy" and "Pinned" in r["where"]]
+check("lstm_ckpt: pinned copies' advice says the copy is as it should be",
+      copies and all("as it should be" in r["advice"] for r in copies))
+check("lstm_ckpt: no advice claims a frame launched nothing",
+      all("launched nothing" not in r["advice"] for r in f))
+
+bad = [n for n, ok in checks if not ok]
+for n, ok in checks:
+    print(("ok   " if ok else "FAIL ") + n)
+print("recompute: %d passed, %d failed" % (len(checks) - len(bad), len(bad)))
+sys.exit(1 if bad else 0)
