@@ -32,6 +32,10 @@ const char *ta_msg_unnamed(const char *msg, const char *path);
 /* s with its control characters (a database's text is anyone's: ESC, a
  * newline that forges a line) as '?', in buf of len bytes, cut to fit. */
 const char *ta_no_controls(char *buf, size_t len, const char *s);
+/* s with its Python object addresses taken out, in place ("<built-in
+ * method wait of Event object at 0x7f3c...>": the address differs from
+ * run to run, the frame does not); s. */
+char *ta_no_addresses(char *s);
 
 /* Diagnostics on stderr, git's grammar: "traceanalyze: warning: ...". */
 extern int ta_quiet;

@@ -289,6 +289,21 @@ START_TEST(test_db_error_code_kept)
 }
 END_TEST
 
+/* A Python object's address taken out of a name (diagnose, diff and
+ * critical-path name frames without it), and nothing else: " at 0x"
+ * without a hex digit after it stays. */
+START_TEST(test_no_addresses)
+{
+	char a[] = "<built-in method wait of Event object at 0x7f3cb353e180>";
+	char b[] = "f at 0x1 and g at 0xAbC9 at 0xz";
+	char c[] = "";
+
+	ck_assert_str_eq(ta_no_addresses(a), "<built-in method wait of Event object>");
+	ck_assert_str_eq(ta_no_addresses(b), "f and g at 0xz");
+	ck_assert_str_eq(ta_no_addresses(c), "");
+}
+END_TEST
+
 Suite *suite_errors(void)
 {
 	Suite *s = suite_create("errors");
@@ -297,6 +312,7 @@ Suite *suite_errors(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_ta_sum);
 	tcase_add_test(tc, test_db_error_code_kept);
+	tcase_add_test(tc, test_no_addresses);
 	tcase_add_loop_test(tc, test_interrupted_analyses, 0,
 			    2 * (int)(sizeof(analyses) / sizeof(analyses[0])));
 	suite_add_tcase(s, tc);

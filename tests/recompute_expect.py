@@ -71,6 +71,18 @@ check("lstm_ckpt: pinned copies' advice says the copy is as it should be",
 check("lstm_ckpt: no advice claims a frame launched nothing",
       all("launched nothing" not in r["advice"] for r in f))
 
+# critical-path names a Python frame as diagnose does: without the
+# object's address, which differs from run to run
+rc, cp, _ = run("critical-path", "-q", "--top", "40", "--format", "csv", "testdata/lstm_ckpt")
+check("lstm_ckpt: critical-path's items hold no object address",
+      rc == 0 and cp and not any(" at 0x" in r["name"] for r in cp)
+      and any("run_backward" in r["name"] for r in cp))
+# a trace with no ProfilerStep# (no schedule=): steps says so, not an
+# empty table alone
+p = subprocess.run(["./traceanalyze", "steps", "testdata/sdpa_item"], capture_output=True, text=True)
+check("sdpa_item: steps warns that the trace has no ProfilerStep# range",
+      p.returncode == 0 and "no ProfilerStep#N range" in p.stderr)
+
 bad = [n for n, ok in checks if not ok]
 for n, ok in checks:
     print(("ok   " if ok else "FAIL ") + n)

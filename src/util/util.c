@@ -1,4 +1,5 @@
 /* Allocation, errors, warnings and the string buffer used everywhere. */
+#include <ctype.h>
 #include "ta.h"
 
 #include <sched.h>
@@ -43,6 +44,22 @@ static size_t control_at(const char *s)
 	if (c == 0xc2 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] <= 0x9f)
 		return 2;
 	return 0;
+}
+
+char *ta_no_addresses(char *s)
+{
+	char *in = s, *o = s;
+
+	while (*in) {
+		if (strncmp(in, " at 0x", 6) == 0 && isxdigit((unsigned char)in[6])) {
+			for (in += 6; isxdigit((unsigned char)*in); in++)
+				;
+			continue;
+		}
+		*o++ = *in++;
+	}
+	*o = '\0';
+	return s;
 }
 
 const char *ta_no_controls(char *buf, size_t len, const char *s)

@@ -30,6 +30,7 @@ struct acc {
 	struct item *items;
 	size_t n;
 	struct ta_buf key;          /* the key being looked up */
+	struct ta_buf plain;        /* a name without its addresses */
 };
 
 /* Adds ns (> 0) and count to the item (kind, name). */

@@ -65,25 +65,6 @@ struct rank_data {
 
 /* One finding per (rank, step, kind, where), found by hash: a scan of
  * every finding so far would be quadratic in ranks and steps. */
-/* "<built-in method wait of Event object at 0x7f3cb353e180>": the
- * address differs from run to run, so a finding naming it could never be
- * matched with a baseline's. */
-static void strip_addresses(const char *in, char *out, size_t len)
-{
-	size_t o = 0;
-
-	while (*in && o + 1 < len) {
-		if (strncmp(in, " at 0x", 6) == 0 && isxdigit((unsigned char)in[6])) {
-			in += 6;
-			while (isxdigit((unsigned char)*in))
-				in++;
-			continue;
-		}
-		out[o++] = *in++;
-	}
-	out[o] = '\0';
-}
-
 /* counted: one more time it happened (0: a piece of one already counted) */
 static void add_finding_part(struct findings *f, int64_t rank, int64_t step,
 			     enum finding_kind kind, int64_t cost, const char *raw,
@@ -94,7 +75,9 @@ static void add_finding_part(struct findings *f, int64_t rank, int64_t step,
 	int is_new;
 	int64_t id;
 
-	strip_addresses(raw, where, sizeof(where));
+	/* an address could never match a baseline's finding */
+	snprintf(where, sizeof(where), "%s", raw);
+	ta_no_addresses(where);
 
 	ta_buf_addf(&key, "%lld\x1f%lld\x1f%d\x1f%s", (long long)rank,
 		    (long long)step, (int)kind, where);

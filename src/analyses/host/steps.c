@@ -59,6 +59,14 @@ int ta_steps_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 		ta_table_free(t);
 		return -1;
 	}
+	/* no step at all reads as a table that forgot its rows (helper-54:
+	 * without schedule=, PyTorch 2.11 records no ProfilerStep# though
+	 * prof.step() is called) */
+	if (t->nrows == 0)
+		ta_table_warn(t, "no ProfilerStep#N range in the trace%s: the other "
+			      "commands read each rank's whole trace as one window (a "
+			      "profile with schedule= and prof.step() each step records them)",
+			      q->ranks ? " for the ranks selected" : "");
 	*out = t;
 	return 0;
 }

@@ -107,21 +107,6 @@ static size_t by_id_add(struct by_id *b, int kind, int64_t name, int64_t ns)
 	return (size_t)id - 1;
 }
 
-/* "<built-in method item of Tensor object at 0x7f73...>": the address
- * differs from run to run, the frame does not. */
-static void no_address(const char *name, struct ta_buf *out)
-{
-	const char *at;
-
-	while ((at = strstr(name, " at 0x"))) {
-		ta_buf_add(out, name, (size_t)(at - name));
-		for (name = at + 6; (*name >= '0' && *name <= '9') ||
-		     (*name >= 'a' && *name <= 'f'); name++)
-			;
-	}
-	ta_buf_adds(out, name);
-}
-
 /* Into the names both sides share: names as text, shortened on demand. */
 static int flush(sqlite3 *db, struct by_id *b, struct diff_names *d,
 		 int side, int by_short, struct ta_error *err)
@@ -142,10 +127,11 @@ static int flush(sqlite3 *db, struct by_id *b, struct diff_names *d,
 			name = (const char *)sqlite3_column_text(st, 0);
 		if (!name)
 			name = "";
+		/* the address differs from run to run, the frame does not */
 		if (kind == DIFF_PYTHON && strstr(name, " at 0x")) {
 			ta_buf_reset(&s);
-			no_address(name, &s);
-			name = s.s ? s.s : "";
+			ta_buf_adds(&s, name);
+			name = ta_no_addresses(s.s);
 		}
 		if (by_short) {
 			struct ta_buf t = { 0 };
