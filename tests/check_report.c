@@ -114,6 +114,9 @@ static const struct {
 	{ "idle_pct > 12%", "percentages are plain numbers" },
 	{ "idle_pct > 1 and rank == 0", "combine with &&, || and !" },
 	{ "rank = 0", "compare with ==" },
+	/* infinity: a gate that could never trip (helper-55) */
+	{ "idle_us > 1e999", "('1e999'): not a finite number" },
+	{ "idle_us > -inf", "not a finite number" },
 };
 
 START_TEST(test_gate_errors)

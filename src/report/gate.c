@@ -5,6 +5,7 @@
 #include "ta_gate.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,6 +169,10 @@ static struct node *parse_atom(struct parser *p)
 		n->num = strtod(c, &end);
 		if (end == c)
 			fail(p, "expected a number");
+		/* 1e999 is infinity: 'x > 1e999' could never trip (helper-55);
+		 * strtod also reads "inf" and "nan" after a '-' */
+		else if (!isfinite(n->num))
+			fail(p, "not a finite number");
 		p->pos += (size_t)(end - c);
 		return n;
 	}
