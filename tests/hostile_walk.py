@@ -254,12 +254,13 @@ for cmd in (["memory"], ["memory", "--by", "op"], ["memory", "--findings"], ["di
     check("20000 allocations of 2^62 bytes: %s (exit %d: %s)" % (" ".join(cmd), rc, err.strip()[:80]),
           rc == 0 and "runtime error" not in err and ",-" not in out)
 
-# said, not silent: a rank with no event (the plugin's step of -2^64 us,
-# shown as it shows it) and ops that overlap without nesting (a negative
-# self time, as the profiler's own table has it)
+# said, not silent: a trace with no event, which measured nothing, is
+# refused in every mode (the plugin's step of -2^64 us was shown as it
+# shows it; a rank of zeros passed gates), and ops that overlap without
+# nesting (a negative self time, as the profiler's own table has it)
 rc, _, err = run("overview", "--tb-compat", write("empty", [[]]))
-check("overview --tb-compat on an empty trace says why its total is -2^64 (exit %d: %s)" % (
-      rc, err.strip()[:120]), rc == 0 and "no step and no CPU op" in err)
+check("overview --tb-compat on an empty trace: refused, no trace events (exit %d: %s)" % (
+      rc, err.strip()[:120]), rc == 3 and "no trace events" in err)
 rc, _, err = run("ops", write("ops_overlap", [[STEP(1, 0, 1000), X("cpu_op", "aten::a", 10, 600),
                                                 X("cpu_op", "aten::b", 500, 490)]]))
 check("ops whose times overlap without nesting: a negative self time is said (exit %d: %s)" % (
