@@ -179,7 +179,12 @@ static int claim_rank(struct pool *p, size_t i, int64_t rank,
 				     p->jobs[k].unnamed && p->jobs[i].unnamed ?
 				     " (neither names its rank: give one file at a time "
 				     "for one process's profiling cycles, or name each "
-				     "rank's file rank-N)" : "");
+				     "rank's file rank-N)" :
+				     /* rank-0.cycle1 and rank-0.cycle2 (helper-54) */
+				     " (one worker's profiling cycles? give one file at a "
+				     "time, or keep the names tensorboard_trace_handler "
+				     "writes, WORKER.SPAN.pt.trace.json, and choose one with "
+				     "--span)");
 			rc = -1;
 		}
 	if (rc == 0) {
