@@ -71,6 +71,16 @@ check("lstm_ckpt: pinned copies' advice says the copy is as it should be",
 check("lstm_ckpt: no advice claims a frame launched nothing",
       all("launched nothing" not in r["advice"] for r in f))
 
+# the recomputed block's forward runs inside fc2's backward op: its time
+# is that op's, counted in Block_0's backward; it made a second root
+# Block_0 (3 calls) that counted it again
+rc, mods, err = run("modules", "--format", "csv", "testdata/lstm_ckpt")
+roots = [r["module"] for r in mods if r["depth"] == "0"]
+check("lstm_ckpt: modules' roots are the model and the loss, no recomputed Block_0 (%s)" % roots,
+      rc == 0 and sorted(roots) == ["CrossEntropyLoss_0", "Model_0"])
+p = subprocess.run(["./traceanalyze", "modules", "testdata/lstm_ckpt"], capture_output=True, text=True)
+check("lstm_ckpt: modules says 3 calls were recomputed in backward ops (%s)" % p.stderr.strip()[:100],
+      "3 module calls recomputed inside backward ops" in p.stderr)
 # critical-path names a Python frame as diagnose does: without the
 # object's address, which differs from run to run
 rc, cp, _ = run("critical-path", "-q", "--top", "40", "--format", "csv", "testdata/lstm_ckpt")

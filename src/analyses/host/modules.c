@@ -15,7 +15,10 @@
  * - backward: each fwdbwd flow leads from a forward op, inside a module,
  *   to its backward op (on the autograd thread); that op's duration and
  *   the GPU work of its launches count for the module and the modules
- *   around it.
+ *   around it. A module called inside a backward op with no module
+ *   around it is activation checkpointing's recomputation: its time is
+ *   that op's, so the backward of the module whose gradient ran it; it
+ *   makes no row of its own (a second root Block_0 counted it twice).
  * Parts sum to the whole: a module's device time is its self time plus
  * its children's, and the roots' add up to the GPU work launched inside
  * modules. */
@@ -98,6 +101,7 @@ struct walk {
 	int64_t (*win)[3];    /* kept steps: rank, ts, end */
 	size_t nwin;
 	int64_t rank, frames;
+	int64_t recomputed;   /* module calls recomputed in a backward op */
 };
 
 /* whether rank has kept steps, and ts lies in one */
@@ -121,6 +125,8 @@ struct frame {
 	int64_t ts, end, child_host, self_dev, dev;
 	long mod;
 	int counted;
+	int in_bwd;     /* inside a backward op (this one, or one around it) */
+	int recompute;  /* a module call recomputed there: no row */
 };
 
 struct stack {
@@ -138,6 +144,11 @@ static void finish(struct walk *w, struct stack *st)
 			up = &st->v[i];
 			break;
 		}
+	if (f->kind == K_MODULE && f->recompute) {
+		if (up)
+			up->child_host = ta_add_sat(up->child_host, f->end - f->ts);
+		return;   /* its time and GPU work are the backward op's */
+	}
 	if (f->kind == K_OP) {
 		int64_t k = ts_key(w->bwd.keys, w->rank, f->ts, 0);
 
@@ -195,6 +206,18 @@ static void module_frame(struct walk *w, struct stack *st, const char *name, int
 	struct ta_buf path = { 0 };
 	struct frame *f;
 	long parent = up >= 0 ? st->v[up].mod : -1;
+	int in_bwd = st->n && st->v[st->n - 1].in_bwd;
+
+	/* inside a backward op with no module around it, or inside such a
+	 * call: a recomputation (torch.utils.checkpoint) */
+	if ((up < 0 && in_bwd) || (up >= 0 && st->v[up].recompute)) {
+		f = push(st, K_MODULE, ts, end);
+		f->in_bwd = f->recompute = 1;
+		if (up < 0 && in_window(w, w->rank, ts))
+			w->recomputed++;
+		w->frames++;
+		return;
+	}
 
 	if (parent >= 0) {
 		ta_buf_adds(&path, w->mods.v[parent].path);
@@ -329,10 +352,12 @@ static int walk_rows(sqlite3 *db, struct walk *w, struct ta_error *err)
 			if (m >= 0)
 				st.v[m].self_dev = ta_add_sat(st.v[m].self_dev, ns);
 		} else {
+			int in_bwd = st.n && st.v[st.n - 1].in_bwd;
 			struct frame *f = push(&st, K_OP, ts, end);
 			long m = innermost(&st);
 			int64_t k = ts_key(w->fwd.keys, rank, ts, 0);
 
+			f->in_bwd = in_bwd || ts_key(w->bwd.keys, rank, ts, 0) > 0;
 			f->counted = in_window(w, rank, ts);
 			if (k > 0 && m >= 0 && w->fwd.val[k - 1] < 0)
 				w->fwd.val[k - 1] = st.v[m].mod;
@@ -567,6 +592,12 @@ int ta_modules_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 				      "gives them for TorchScript models only)");
 		else if (!w.nflows)
 			ta_table_warn(t, "no fwdbwd flows: backward time is not attributed");
+		if (w.recomputed)
+			ta_table_note(t, "%lld module call%s recomputed inside backward ops "
+				      "(activation checkpointing): counted in the backward of "
+				      "the module whose gradient ran %s, not as calls",
+				      (long long)w.recomputed, w.recomputed == 1 ? "" : "s",
+				      w.recomputed == 1 ? "it" : "them");
 		*out = t;
 	}
 	for (size_t i = 0; i < w.mods.n; i++)
