@@ -115,6 +115,8 @@ rc, out, _ = run("report", "-q", "--html", "-", "testdata/cuda_only")
 check("cuda_only: the page's overview advice says the same",
       "kernels run only 38.3 % of the trace, and the host&#39;s ops were not recorded" in out
       or "kernels run only 38.3 % of the trace, and the host's ops were not recorded" in out)
+check("cuda_only: the page's step grid says there is no step, not an empty box",
+      "No rank has a ProfilerStep# step" in out)
 rc, out, _ = run("diagnose", "-q", "--findings", "--format", "csv", "testdata/cuda_only")
 f = [r for r in csv.DictReader(io.StringIO(out)) if r["where"] == "(no annotation)"]
 check("cuda_only: the advice says the host was not recorded, not 'wrap in record_function'",

@@ -743,6 +743,7 @@ static void diagnose(FILE *o, const struct ta_table *t, const struct ta_table *f
 	struct grid g;
 	size_t r, i, j, k, nranks = 0;
 	double *w = calloc(t->nrows + 1, sizeof(*w));
+	int made;
 
 	fputs("<section id=\"diagnose\"><h2>What bounds each step</h2>\n", o);
 	for (r = 0; rank_c >= 0 && r < t->nrows; r++)   /* rows come by rank */
@@ -756,7 +757,13 @@ static void diagnose(FILE *o, const struct ta_table *t, const struct ta_table *f
 		w[r] = num(t, r, col(t, "cause_us")) +
 		       (strcmp(v, "waiting-for-peer") && strcmp(v, "compute-bound") ? 1e15 : 0);
 	}
-	if (w && v_c >= 0 && grid_make(&g, t, nranks > GRID_RANKS ? w : NULL) == 0) {
+	made = w && v_c >= 0 && grid_make(&g, t, nranks > GRID_RANKS ? w : NULL) == 0;
+	if (made && g.ns == 0) {
+		/* no ProfilerStep#: a grid of no step drew an empty box */
+		fputs("<p>No rank has a ProfilerStep# step: each rank's whole trace is "
+		      "its one window, whose verdict is above.</p>\n", o);
+		grid_free(&g);
+	} else if (made) {
 		if (g.nr < g.all_ranks)
 			fprintf(o, "<p>%zu of %zu ranks: those bound by a cause of their "
 				"own first, then by what it costs.</p>", g.nr, g.all_ranks);
