@@ -17,6 +17,8 @@ struct ta_sink {
 struct ta_parse_result {
 	int64_t events;         /* elements of traceEvents seen */
 	int64_t objects;        /* of which events (objects) handed over */
+	int64_t activity;       /* of which neither metadata (ph "M") nor
+				 * the profiler's "Trace" span: what ran */
 	int64_t bytes;          /* decompressed bytes read */
 	int have_rank;          /* distributedInfo.rank was found */
 	int64_t rank;

@@ -134,6 +134,14 @@ def main():
                      and r["compute_us"] != "" for r in ov)
           and p.returncode == 1 and "no usable length" in p.stderr
           and "no communication kernels" not in p.stderr)
+    p = subprocess.run([BIN, "overlap", "--by", "step", "--format", "csv", d],
+                       capture_output=True, text=True,
+                       env=dict(os.environ, TRACEANALYZE_CACHE_DIR=tempfile.mkdtemp()))
+    ov = list(csv.DictReader(io.StringIO(p.stdout)))
+    check("unusable kernel durations: overlap --by step leaves the steps' communication"
+          " empty, warned (rc %d)" % p.returncode,
+          ov and all(r["communication_us"] == "" and r["overlapping_us"] == "" and
+                     r["computation_us"] != "" for r in ov) and "no usable length" in p.stderr)
 
     # rank 1's first collective of its third step gone: the ranks disagree
     def drop(r, t):

@@ -54,6 +54,20 @@ p = subprocess.run(["./traceanalyze", "launch", "--by-op", "--summary", "testdat
                    capture_output=True, text=True)
 check("launch --by-op --summary is exit 2", p.returncode == 2)
 
+# a rank with no ProfilerStep# among ranks with steps (train_stalled as
+# rank 0, cuda_only as rank 1): said, not an absence to guess at
+import shutil
+import tempfile
+d = tempfile.mkdtemp()
+shutil.copy("testdata/train_stalled/rank-0.pt.trace.json.gz", d + "/rank-0.json.gz")
+shutil.copy("testdata/cuda_only/rank-0.pt.trace.json.gz", d + "/rank-1.json.gz")
+p = subprocess.run(["./traceanalyze", "steps", "--no-cache", "--format", "csv", d],
+                   capture_output=True, text=True)
+check("steps: a stepless rank among stepped ones is said (%s)" % p.stderr.strip()[-120:],
+      p.returncode == 0 and "rank 1: no ProfilerStep#N range" in p.stderr
+      and "rank 0: no ProfilerStep" not in p.stderr)
+shutil.rmtree(d)
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL steps:", n)

@@ -36,7 +36,7 @@ static void present(struct ta_table *t, void *ctx)
 	 * as they are */
 	if ((!t->also && !o->summary) || ta_table_col(t, "title") >= 0)
 		return;
-	ta_people_overview(t, o->summary ? t : t->also, NULL);
+	ta_people_overview(t, o->summary ? t : t->also, o->summary ? t->also : NULL);
 }
 
 static const struct ta_cmd_info info = {

@@ -357,9 +357,11 @@ static int ingest_one(struct pool *p, size_t i, struct ta_error *err)
 	/* a trace of no event ({"traceEvents": []}, a profiler that stopped
 	 * at once), or of none with a time (metadata alone), measured
 	 * nothing: a rank of zeros would pass every gate */
-	if ((res.objects == 0 || !res.have_ts) && !res.truncated) {
-		ta_error_set(err, TA_EXIT_INPUT, "'%s': %s", j->path, res.objects ?
-			     "no trace event has a time (ts)" : "no trace events");
+	if ((res.activity == 0 || !res.have_ts) && !res.truncated) {
+		ta_error_set(err, TA_EXIT_INPUT, "'%s': %s", j->path, !res.objects ?
+			     "no trace events" : !res.activity ? "no trace event but "
+			     "metadata and the profiler's span" :
+			     "no trace event has a time (ts)");
 		if (p->n == 1)
 			goto fail;
 		return skip(p, j, c.feed, err);

@@ -212,6 +212,7 @@ static void add_result(struct ta_parse_result *r, const struct ta_parse_result *
 {
 	r->events += g->events;
 	r->objects += g->objects;
+	r->activity += g->activity;
 	r->bytes = g->bytes;
 	if (g->have_rank) {
 		r->have_rank = 1;

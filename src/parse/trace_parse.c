@@ -475,6 +475,18 @@ static void finish_times(struct pstate *p)
 		p->res->any_float_ts = 1;
 }
 
+/* Whether an event recorded something that ran: not metadata (ph "M",
+ * which Kineto writes with a ts) nor the profiler's own "Trace" span. */
+static int is_activity(const struct ta_event *ev)
+{
+	const struct ta_val *ph = &ev->f[TA_F_PH], *cat = &ev->f[TA_F_CAT];
+
+	if (ph->type == TA_VAL_TEXT && ph->len == 1 && ta_event_text(ev, TA_F_PH)[0] == 'M')
+		return 0;
+	return !(cat->type == TA_VAL_TEXT && cat->len == 5 &&
+		 memcmp(ta_event_text(ev, TA_F_CAT), "Trace", 5) == 0);
+}
+
 static int close_container(struct pstate *p, char bracket)
 {
 	p->ncb++;
@@ -495,6 +507,7 @@ static int close_container(struct pstate *p, char bracket)
 			p->stopped = 1;
 		p->res->events++;
 		p->res->objects++;
+		p->res->activity += is_activity(&p->ev);
 	} else if (p->events_depth && p->depth == p->events_depth - 1) {
 		p->events_depth = 0;
 	} else if (in_event(p)) {

@@ -102,13 +102,15 @@ static const char *not_csv(const unsigned char *head, size_t n)
 	return NULL;
 }
 
-/* Up to 3 bytes from fd into head (fewer at its end); -1 on an error. */
+/* Up to HEAD bytes from fd into head (fewer at its end): a byte order
+ * mark and what follows it; -1 on an error. */
+#define HEAD 5
 static ssize_t read_head(int fd, unsigned char *head)
 {
 	size_t got = 0;
 
-	while (got < 3) {
-		ssize_t n = read(fd, head + got, 3 - got);
+	while (got < HEAD) {
+		ssize_t n = read(fd, head + got, HEAD - got);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -131,7 +133,7 @@ static int read_old(const char *path, const char *command, struct old_csv *o,
 	int fd, bad = 0;
 	FILE *f;
 	const char *what;
-	unsigned char head[3];
+	unsigned char head[HEAD];
 	ssize_t nhead = 0, skip = 0;
 
 	if (strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
@@ -147,9 +149,9 @@ static int read_old(const char *path, const char *command, struct old_csv *o,
 		return -1;
 	}
 	/* a spreadsheet's UTF-8 byte order mark is no part of the header */
-	if (nhead == 3 && head[0] == 0xef && head[1] == 0xbb && head[2] == 0xbf)
+	if (nhead >= 3 && head[0] == 0xef && head[1] == 0xbb && head[2] == 0xbf)
 		skip = 3;
-	if (fd >= 0 && (what = not_csv(head, (size_t)nhead))) {
+	if (fd >= 0 && (what = not_csv(head + skip, (size_t)(nhead - skip)))) {
 		close(fd);
 		ta_error_set(err, TA_EXIT_USAGE, "baseline '%s' is %s, not a CSV "
 			     "written by 'traceanalyze %s --format csv'", path, what,

@@ -82,7 +82,14 @@ case("metadata_only", b'{"schemaVersion": 1, "deviceProperties": [{"id": 0}], "d
 case("empty_events", trace([]), 3, r"^traceanalyze: '[^']*empty_events.json': no trace events$",
      args=["temporal", "--format", "text"])
 case("only_metadata", trace(['{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "x"}}']), 3,
-     r"^traceanalyze: '[^']*only_metadata.json': no trace event has a time \(ts\)$")
+     r"^traceanalyze: '[^']*only_metadata.json': no trace event but metadata and the profiler's span$")
+# as Kineto writes them: metadata with a ts, and the profiler's own span
+case("kineto_stopped", trace(['{"ph": "M", "name": "process_name", "pid": 1, "ts": 5, "args": {"name": "x"}}',
+                              '{"ph": "X", "cat": "Trace", "name": "PyTorch Profiler (0)", "pid": "Spans",'
+                              ' "tid": "PyTorch Profiler", "ts": 5, "dur": 100}']), 3,
+     r"^traceanalyze: '[^']*kineto_stopped.json': no trace event but metadata and the profiler's span$")
+case("no_ts", trace(['{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "dur": 5}']), 3,
+     r"^traceanalyze: '[^']*no_ts.json': no trace event has a time \(ts\)$")
 case("no_gpu_events", trace(['{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 5}']), 0,
      r"^traceanalyze: rank 0: no GPU activity$", args=["temporal", "--format", "text"])
 case("deep_nesting", trace(kernels() + ['{"ph": "X", "cat": "cpu_op", "name": "d", "ts": 1, "dur": 1, "args": {"x": %s}}' % ("[" * 20000 + "]" * 20000)]), 0, r"^$")

@@ -88,8 +88,13 @@ static int64_t untimed_comm(struct exposure *x, int64_t rank)
 {
 	int64_t n = 0;
 
-	if (!x->untimed && ta_db_prepare(x->db, "SELECT count(*) FROM coll WHERE rank = ?1"
-					 " AND end_ts <= ts AND name NOT GLOB 'gloo:*'",
+	/* in the analysis window, as comms counts them (one outside it
+	 * blanked a rank whose window read right; helper-57) */
+	if (!x->untimed && ta_db_prepare(x->db, "SELECT count(*) FROM coll c WHERE"
+					 " c.rank = ?1 AND c.end_ts <= c.ts AND c.name NOT GLOB"
+					 " 'gloo:*' AND (c.step IN (SELECT w.step FROM step_win w"
+					 " WHERE w.rank = c.rank) OR NOT EXISTS (SELECT 1 FROM"
+					 " step_win w WHERE w.rank = c.rank))",
 					 &x->untimed, &x->err) < 0) {
 		x->failed = 1;
 		return 0;

@@ -96,12 +96,32 @@ static int load_windows(sqlite3 *db, int64_t rank, struct win **w, size_t *n,
 	return ta_db_done(db, rc, err);
 }
 
+/* Whether rank's step (-1: its whole window) has a collective kernel with
+ * no usable length (coll: its end at its start). */
+static int untimed_in(sqlite3 *db, int64_t rank, int64_t step)
+{
+	sqlite3_stmt *st = NULL;
+	int n = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT EXISTS (SELECT 1 FROM coll WHERE rank = ?1"
+			       " AND end_ts <= ts AND name NOT GLOB 'gloo:*' AND"
+			       " (?2 < 0 OR step = ?2))", -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, rank);
+		sqlite3_bind_int64(st, 2, step);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			n = sqlite3_column_int(st, 0);
+	}
+	sqlite3_finalize(st);
+	return n;
+}
+
 static int one_rank(sqlite3 *db, int64_t rank, struct ta_table *t, struct ta_error *err)
 {
 	struct ta_union comp, comm, both;
 	struct win *w = NULL;
 	sqlite3_stmt *st = NULL;
 	size_t nw, i;
+	int said = 0;
 	int rc;
 
 	memset(&comp, 0, sizeof(comp));
@@ -135,6 +155,7 @@ static int one_rank(sqlite3 *db, int64_t rank, struct ta_table *t, struct ta_err
 	for (i = 0; i < nw; i++) {
 		size_t r = ta_table_add_row(t);
 		int64_t len = w[i].end - w[i].ts;
+		int untimed = untimed_in(db, rank, w[i].step);
 
 		ta_table_set_int(t, r, 0, rank);
 		if (w[i].step >= 0)
@@ -145,6 +166,18 @@ static int one_rank(sqlite3 *db, int64_t rank, struct ta_table *t, struct ta_err
 		ta_table_set_real(t, r, 5, (double)(w[i].comm - w[i].both) / 1000.0);
 		ta_table_set_real(t, r, 6, (double)(len - w[i].comp - w[i].comm + w[i].both) /
 				  1000.0);
+		/* a collective kernel of the step with no usable length: its
+		 * communication is not measured, nor what it overlapped
+		 * (helper-57: --by rank blanked it, --by step read 145 us) */
+		if (untimed) {
+			ta_table_set_null(t, r, 4);
+			ta_table_set_null(t, r, 5);
+			ta_table_set_null(t, r, 6);
+			if (!said++)
+				ta_table_warn(t, "collective kernels with no usable length (a "
+					      "damaged trace): their steps' communication, and what "
+					      "it overlapped, is not measured");
+		}
 	}
 	if (!nw) {   /* its rows are missing, not zero: a gate trips */
 		ta_table_warn(t, "rank %lld: no kept step and no GPU work: no rows",
@@ -168,7 +201,8 @@ int ta_overlap_steps_run(sqlite3 *db, const struct ta_query *q, struct ta_table 
 	int rc;
 
 	*out = NULL;
-	if (ta_model_prepare(db, q, TA_NEED_GPU | TA_NEED_DEV | TA_NEED_HOST, err) < 0 ||
+	if (ta_model_prepare(db, q, TA_NEED_GPU | TA_NEED_DEV | TA_NEED_HOST | TA_NEED_COLL,
+			      err) < 0 ||
 	    ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &st, err) < 0)
 		return -1;
 	t = ta_table_new("Computation and communication per step", cols, NCOLS);

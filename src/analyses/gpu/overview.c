@@ -563,7 +563,10 @@ int ta_overview_run(sqlite3 *db, const struct ta_query *q,
 	if (o->summary) {
 		ta_buf_add(&sum->warnings, t->warnings.s ? t->warnings.s : "",
 			   t->warnings.len);
-		ta_table_free(t);
+		ta_buf_reset(&t->warnings);
+		/* the steps, for the text: which ranks had none (their window
+		 * the whole trace, not "its step"); no format prints it */
+		sum->also = t;
 		*out = sum;
 	} else {
 		t->also = sum;

@@ -279,9 +279,10 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 		return "logging holds the step: log every N steps and keep the "
 		       "metrics on the GPU until then";
 	/* activation checkpointing's recomputation (torch.utils.checkpoint:
-	 * its frames, recompute_fn, CheckpointFunction) saves nothing
+	 * its frames, its recompute_fn, CheckpointFunction; not any user
+	 * frame named recompute_*) saves nothing
 	 * (helper-54: told "checkpoint less often, or asynchronously") */
-	if (strstr(where, "utils/checkpoint.py") || strstr(where, "recompute") ||
+	if (strstr(where, "utils/checkpoint.py") || strstr(where, ": recompute_fn") ||
 	    strstr(where, "CheckpointFunction"))
 		return "activation checkpointing recomputes the forward in the "
 		       "backward: this is its host time; checkpoint fewer layers "

@@ -384,7 +384,7 @@ static void host_parts(struct diag_ctx *c, int64_t a, int64_t b, int counted)
 static void hole(struct diag_ctx *c, int64_t a, int64_t b, int queued,
 		 struct step_result *r);
 static void hole_sync(struct diag_ctx *c, const struct ta_sync *sync, int64_t a,
-		      int64_t b, struct step_result *r);
+		      int64_t b, int whole, struct step_result *r);
 
 /* The part of a stretch of the host's in which one of the rank's gloo
  * collectives waited for a late peer: the step lost it to that peer (a
@@ -479,21 +479,23 @@ static void hole(struct diag_ctx *c, int64_t a, int64_t b, int queued,
 	    len - (sync->end - sync->ts) >= c->o->host_gap_ns) {
 		int64_t ahead = sync->end - sync->ts;
 
-		hole_sync(c, sync, a, a + ahead, r);
+		hole_sync(c, sync, a, a + ahead, 0, r);
 		host_parts(c, a + ahead, b, 1);
 		r->host += len - ahead;
 	} else if (sync) {
-		hole_sync(c, sync, a, b, r);
+		hole_sync(c, sync, a, b, 1, r);
 	} else {
 		host_parts(c, a, b, 1);
 		r->host += len;
 	}
 }
 
-/* [a, b) of a hole, the sync's: named by its op and call site, and what
- * the host did after it returned where the hole went on. */
+/* [a, b) of a hole, the sync's: named by its op and call site, and, when
+ * it is the whole hole, what the host did after it returned where the
+ * hole went on (else that has a finding of its own: host_stall's busy
+ * loop was named twice). */
 static void hole_sync(struct diag_ctx *c, const struct ta_sync *sync, int64_t a,
-		      int64_t b, struct step_result *r)
+		      int64_t b, int whole, struct step_result *r)
 {
 	char where[256], op[256], site[256];
 
@@ -511,7 +513,7 @@ static void hole_sync(struct diag_ctx *c, const struct ta_sync *sync, int64_t a,
 	/* the hole went on after the sync returned: say what the host did
 	 * then (a Python stall that, without the sync, would have run while
 	 * the GPU worked) */
-	if (b - sync->end >= c->o->host_gap_ns) {
+	if (whole && b - sync->end >= c->o->host_gap_ns) {
 		char then[256], both[256];
 
 		c->failed |= ta_host_name(&c->d->host, sync->end > a ? sync->end : a,

@@ -823,8 +823,9 @@ static int device_unrecorded(sqlite3 *db, struct ta_table *t, struct ta_error *e
 	static const char *const device[] = { "self_device_us", "device_us",
 		"self_device_pct", "tc_self_pct", "tc_pct", NULL };
 	int64_t rank = INT64_MIN;
-	int unrecorded = 0, said = 0;
-	size_t r, k;
+	int unrecorded = 0;
+	struct ta_buf ranks = { 0 };
+	size_t r, k, n = 0;
 
 	for (r = 0; r < t->nrows; r++) {
 		if (ta_table_cell(t, r, 0)->i != rank) {
@@ -833,11 +834,8 @@ static int device_unrecorded(sqlite3 *db, struct ta_table *t, struct ta_error *e
 				ta_db_failed(db, err);
 				return -1;
 			}
-			if (unrecorded && !said++)
-				ta_table_warn(t, "rank %lld launched GPU work but its trace "
-					      "holds no GPU activity (profiled without "
-					      "ProfilerActivity.CUDA): device time is not measured, "
-					      "its columns are empty", (long long)rank);
+			if (unrecorded && n++ < 8)
+				ta_buf_addf(&ranks, "%s%lld", n > 1 ? ", " : "", (long long)rank);
 		}
 		for (k = 0; unrecorded && device[k]; k++) {
 			long c = ta_table_col(t, device[k]);
@@ -846,6 +844,13 @@ static int device_unrecorded(sqlite3 *db, struct ta_table *t, struct ta_error *e
 				ta_table_set_null(t, r, (size_t)c);
 		}
 	}
+	if (n)   /* every such rank named (helper-57: only the first was) */
+		ta_table_warn(t, "rank%s %s%s launched GPU work but %s no GPU "
+			      "activity (profiled without ProfilerActivity.CUDA): device "
+			      "time is not measured, %s columns are empty", n > 1 ? "s" : "",
+			      ranks.s, n > 8 ? " and more" : "", n > 1 ? "their traces hold" :
+			      "its trace holds", n > 1 ? "their" : "its");
+	ta_buf_free(&ranks);
 	return 0;
 }
 

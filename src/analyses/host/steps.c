@@ -29,6 +29,29 @@ static const char hta_sql[] =
 	" EXISTS (SELECT 1 FROM hta_trace h WHERE h.rank = s.rank AND h.idx = s.idx)"
 	" FROM steps s JOIN sel_ranks r ON r.rank = s.rank ORDER BY s.rank, s.ts, s.step";
 
+/* Each selected rank with no row, said (its window is its whole trace). */
+static int stepless(sqlite3 *db, struct ta_table *t, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	size_t r = 0;
+	int rc;
+
+	if (ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank", &st, err) < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t rank = sqlite3_column_int64(st, 0);
+
+		while (r < t->nrows && ta_table_cell(t, r, 0)->i < rank)   /* by rank */
+			r++;
+		if (r == t->nrows || ta_table_cell(t, r, 0)->i != rank)
+			ta_table_warn(t, "rank %lld: no ProfilerStep#N range: the other "
+				      "commands read its whole trace as one window",
+				      (long long)rank);
+	}
+	sqlite3_finalize(st);
+	return ta_db_done(db, rc, err);
+}
+
 int ta_steps_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 		 struct ta_error *err)
 {
@@ -61,12 +84,17 @@ int ta_steps_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,
 	}
 	/* no step at all reads as a table that forgot its rows (helper-54:
 	 * without schedule=, PyTorch 2.11 records no ProfilerStep# though
-	 * prof.step() is called) */
+	 * prof.step() is called); nor does a rank without one among ranks
+	 * with steps (helper-57) */
 	if (t->nrows == 0)
 		ta_table_warn(t, "no ProfilerStep#N range in the trace%s: the other "
 			      "commands read each rank's whole trace as one window (a "
 			      "profile with schedule= and prof.step() each step records them)",
 			      q->ranks ? " for the ranks selected" : "");
+	else if (!ta_rules(q)->trace_frame && stepless(db, t, err) < 0) {
+		ta_table_free(t);
+		return -1;
+	}
 	*out = t;
 	return 0;
 }
