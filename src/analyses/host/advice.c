@@ -52,12 +52,14 @@ static const char *low_efficiency(const char *where)
 	if (strstr(where, "attention") && !memory &&
 	    (strstr(where, "flash") || strstr(where, "cudnn") ||
 	     strstr(where, "efficient")))
+		/* a checklist, not a charge: the trace may show is_causal
+		 * already set, no mask and no dropout (helper-58) */
 		return "attention already runs a fused kernel and stays below "
-		       "its roof: an explicit mask tensor (attn_mask), dropout "
-		       "and head dims of 64 hold it there; is_causal=True in "
-		       "place of a causal mask tensor (the kernel then skips "
-		       "the masked half), no dropout, and head dims of 128 run "
-		       "closest to the peak";
+		       "its roof; what holds a fused kernel there, where the run "
+		       "has it: an explicit mask tensor (attn_mask) where "
+		       "is_causal=True would do (the kernel then skips the masked "
+		       "half), dropout, and head dims of 64 (128 runs closest to "
+		       "the peak; roofline --group-by shape shows the shapes)";
 	if (strstr(where, "attention"))
 		return memory ?
 		       "attention memory-bound at its shapes (short sequences, or "
@@ -358,6 +360,13 @@ const char *ta_advice(enum finding_kind kind, const char *where,
 			return "the host polls the GPU (cudaEventQuery or "
 			       "cudaStreamQuery in a loop) until it is done: let "
 			       "the queue run ahead and wait later, or every N steps";
+		/* fp16's GradScaler reads its inf check on the host each
+		 * step: not the user's to drop (helper-58) */
+		if (strstr(where, "grad_scaler.py") || strstr(where, "GradScaler") ||
+		    strstr(where, "_amp_update_scale"))
+			return "GradScaler.step reads its check for inf and NaN on the "
+			       "host each step: fp16 training needs it; bf16 autocast "
+			       "(no GradScaler) has no such sync";
 		return "drop the synchronisation at this call site (.item(), "
 		       ".cpu(), print of a GPU tensor, Python if on a GPU "
 		       "value): accumulate on the GPU, read it every N steps";
