@@ -360,13 +360,6 @@ const char *ta_advice(enum finding_kind kind, const char *where,
 			return "the host polls the GPU (cudaEventQuery or "
 			       "cudaStreamQuery in a loop) until it is done: let "
 			       "the queue run ahead and wait later, or every N steps";
-		/* fp16's GradScaler reads its inf check on the host each
-		 * step: not the user's to drop (helper-58) */
-		if (strstr(where, "grad_scaler.py") || strstr(where, "GradScaler") ||
-		    strstr(where, "_amp_update_scale"))
-			return "GradScaler.step reads its check for inf and NaN on the "
-			       "host each step: fp16 training needs it; bf16 autocast "
-			       "(no GradScaler) has no such sync";
 		return "drop the synchronisation at this call site (.item(), "
 		       ".cpu(), print of a GPU tensor, Python if on a GPU "
 		       "value): accumulate on the GPU, read it every N steps";
