@@ -81,6 +81,26 @@ check("lstm_ckpt: modules' roots are the model and the loss, no recomputed Block
 p = subprocess.run(["./traceanalyze", "modules", "testdata/lstm_ckpt"], capture_output=True, text=True)
 check("lstm_ckpt: modules says 3 calls were recomputed in backward ops (%s)" % p.stderr.strip()[:100],
       "3 module calls recomputed inside backward ops" in p.stderr)
+# a 725 MiB peak on an 80 GB card has room to spare (helper-58: a 1.3 GB
+# peak was told "activation checkpointing, a smaller batch"); on a card of
+# 1 GB (its deviceProperties edited) the same peak is told how to shrink
+import gzip
+import os
+import tempfile
+rc, f, _ = run("diagnose", "-q", "--findings", "--format", "csv", "testdata/lstm_ckpt")
+peak = [r for r in f if r["kind"] == "memory_peak"]
+check("lstm_ckpt: the memory peak has room to spare on its 80 GB card",
+      peak and "room to spare" in peak[0]["advice"] and "checkpointing" not in peak[0]["advice"])
+d = tempfile.mkdtemp()
+t = json.load(gzip.open("testdata/lstm_ckpt/rank-0.pt.trace.json.gz"))
+for p in t["deviceProperties"]:
+    p["totalGlobalMem"] = 1 << 30
+with open(os.path.join(d, "rank-0.json"), "w") as fh:
+    json.dump(t, fh)
+rc, f, _ = run("diagnose", "-q", "--no-cache", "--findings", "--format", "csv", d)
+peak = [r for r in f if r["kind"] == "memory_peak"]
+check("lstm_ckpt on a 1 GB card: the peak is told how to shrink",
+      peak and "activation checkpointing" in peak[0]["advice"])
 # critical-path names a Python frame as diagnose does: without the
 # object's address, which differs from run to run
 rc, cp, _ = run("critical-path", "-q", "--top", "40", "--format", "csv", "testdata/lstm_ckpt")

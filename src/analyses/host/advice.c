@@ -349,6 +349,16 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 	       "background thread or process)";
 }
 
+const char *ta_advice_peak(int roomy)
+{
+	return roomy ? "the peak is under half of the GPU's memory: room to "
+		       "spare, a larger batch fits (memory --by annotation "
+		       "says what the peak is made of)" :
+		       "what the peak is made of (memory --by annotation, --by "
+		       "stack): activation checkpointing, a smaller batch, or "
+		       "freeing early what the largest of these keeps";
+}
+
 const char *ta_advice(enum finding_kind kind, const char *where,
 		      const struct ta_traits *run)
 {
@@ -417,9 +427,7 @@ const char *ta_advice(enum finding_kind kind, const char *where,
 		       "references it keeps (a list of tensors, a loss kept for "
 		       "logging: keep .item() or .detach().cpu() instead)";
 	case F_MEM_PEAK:
-		return "what the peak is made of (memory --by annotation, --by "
-		       "stack): activation checkpointing, a smaller batch, or "
-		       "freeing early what the largest of these keeps";
+		return ta_advice_peak(0);
 	case F_LOW_EFF:
 		return low_efficiency(where);
 	case F_COPY:

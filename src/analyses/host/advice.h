@@ -44,6 +44,10 @@ void ta_beside_add(struct ta_beside *s, int64_t rank, int64_t name, int64_t dur,
 /* the share of a kernel name's time on rank that ran beside one (0: none) */
 double ta_beside_share(const struct ta_beside *s, int64_t rank, int64_t name);
 
+/* A memory peak's advice: where it is under half of the GPU's memory
+ * (roomy), that there is room to spare, not how to shrink it (helper-58:
+ * 1.3 GB on an 80 GB card was told "activation checkpointing"). */
+const char *ta_advice_peak(int roomy);
 /* The advice for a finding of this kind whose where is where. */
 const char *ta_advice(enum finding_kind kind, const char *where,
 		      const struct ta_traits *run);

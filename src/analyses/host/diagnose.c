@@ -1002,6 +1002,25 @@ static struct ta_table *findings_table(struct findings *f,
 	return t;
 }
 
+/* Whether peak bytes are under half of rank's GPU memory (its
+ * deviceProperties; not known: no). */
+static int roomy(sqlite3 *db, int64_t rank, int64_t peak)
+{
+	sqlite3_stmt *st = NULL;
+	int r = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT mem_bytes FROM gpu_device WHERE rank = ?1",
+			       -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, rank);
+		if (sqlite3_step(st) == SQLITE_ROW &&
+		    sqlite3_column_type(st, 0) == SQLITE_INTEGER &&
+		    sqlite3_column_int64(st, 0) > 0)
+			r = peak >= 0 && peak < sqlite3_column_int64(st, 0) / 2;
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
 /* memory's findings, when the trace has [memory] events: they cost
  * memory, not time (cost_us 0); where says how much. */
 static int memory_findings(sqlite3 *db, const struct ta_query *q,
@@ -1042,8 +1061,9 @@ static int memory_findings(sqlite3 *db, const struct ta_query *q,
 		ta_table_set_real(t, row, 3, 0);
 		ta_table_set_int(t, row, 4, 1);
 		ta_table_set_text(t, row, 5, where);
-		ta_table_set_text(t, row, 6, ta_advice(growth ? F_MEM_GROWTH : F_MEM_PEAK,
-						       where, run));
+		ta_table_set_text(t, row, 6, growth ? ta_advice(F_MEM_GROWTH, where, run) :
+				  ta_advice_peak(roomy(db, ta_table_cell(mf, r, 0)->i,
+						       ta_table_cell(mf, r, 3)->i)));
 		ta_table_set_text(t, row, 7, detail);
 	}
 	ta_table_free(steps);
