@@ -798,6 +798,8 @@ size_t ta_peers_absent(const struct ta_peers *p)
 {
 	if (p->absent)
 		return p->absent;
+	/* collectives of groups of several ranks (or of unknown size) and not
+	 * one matched: a peer's trace is missing, whatever its group says */
 	return !p->matched && p->lone && p->max_group != 1;
 }
 
@@ -959,11 +961,7 @@ void ta_peers_say(struct ta_table *t, const struct ta_peers *p)
 			      "measured", p->absent,
 			      p->absent == 1 ? "" : "s", p->absent == 1 ? "its" : "their",
 			      p->absent == 1 ? "it waits" : "they wait");
-	t->ranks_absent = p->absent;
-	/* collectives of groups of several ranks (or of unknown size) and not
-	 * one matched: a peer's trace is missing, whatever its group says */
-	if (!p->matched && p->lone && p->max_group != 1 && !t->ranks_absent)
-		t->ranks_absent = 1;
+	t->ranks_absent = ta_peers_absent(p);
 	if (p->mismatched)
 		ta_table_warn(t, "%zu collectives disagree across ranks on name or "
 			      "message size; left out", p->mismatched);
