@@ -50,11 +50,15 @@ def make(out, f_args=None, f_kernel=None, f_trace=None):
     return out
 
 
-def comms(path, *extra):
-    r = subprocess.run([BIN, "comms", "--format", "csv", path] + list(extra),
-                       capture_output=True, text=True,
+def tool(*args):
+    """The tool on a cache of its own: exit code, CSV rows, stderr."""
+    r = subprocess.run([BIN, *args], capture_output=True, text=True,
                        env=dict(os.environ, TRACEANALYZE_CACHE_DIR=tempfile.mkdtemp()))
     return r.returncode, list(csv.DictReader(io.StringIO(r.stdout))), r.stderr
+
+
+def comms(path, *extra):
+    return tool("comms", "--format", "csv", path, *extra)
 
 
 def sane(name, rows):
@@ -124,24 +128,17 @@ def main():
     # the rank's communication in overlap (comm_us and exposed_us read 0.0)
     check("unusable kernel durations: total_us empty (%s)" % [r["total_us"] for r in rows],
           rows and all(r["total_us"] == "" for r in rows))
-    p = subprocess.run([BIN, "overlap", "--format", "csv", "--fail-if", "exposed_us > 1e12", d],
-                       capture_output=True, text=True,
-                       env=dict(os.environ, TRACEANALYZE_CACHE_DIR=tempfile.mkdtemp()))
-    ov = list(csv.DictReader(io.StringIO(p.stdout)))
+    rc, ov, err = tool("overlap", "--format", "csv", "--fail-if", "exposed_us > 1e12", d)
     check("unusable kernel durations: overlap's comm_us, exposed_us empty, compute kept,"
-          " warned, a gate trips (exit %d)" % p.returncode,
+          " warned, a gate trips (exit %d)" % rc,
           ov and all(r["comm_us"] == "" and r["exposed_us"] == "" and r["overlap_pct"] == ""
                      and r["compute_us"] != "" for r in ov)
-          and p.returncode == 1 and "no usable length" in p.stderr
-          and "no communication kernels" not in p.stderr)
-    p = subprocess.run([BIN, "overlap", "--by", "step", "--format", "csv", d],
-                       capture_output=True, text=True,
-                       env=dict(os.environ, TRACEANALYZE_CACHE_DIR=tempfile.mkdtemp()))
-    ov = list(csv.DictReader(io.StringIO(p.stdout)))
+          and rc == 1 and "no usable length" in err and "no communication kernels" not in err)
+    rc, ov, err = tool("overlap", "--by", "step", "--format", "csv", d)
     check("unusable kernel durations: overlap --by step leaves the steps' communication"
-          " empty, warned (rc %d)" % p.returncode,
+          " empty, warned (rc %d)" % rc,
           ov and all(r["communication_us"] == "" and r["overlapping_us"] == "" and
-                     r["computation_us"] != "" for r in ov) and "no usable length" in p.stderr)
+                     r["computation_us"] != "" for r in ov) and "no usable length" in err)
 
     # rank 1's first collective of its third step gone: the ranks disagree
     def drop(r, t):
