@@ -141,6 +141,13 @@ int ta_model_prepare(sqlite3 *db, const struct ta_query *q, unsigned need,
  * the coll, traits and job's start that connection's model uses. */
 int ta_model_export_coll(sqlite3 *db, const struct ta_query *q,
 			 const char *path, struct ta_error *err);
+/* How many of rank's collective kernels in coll (TA_NEED_COLL) have no
+ * usable length (a member kept with its end at its start), gloo's ranges
+ * aside: in its step (step >= 0), else in its analysis window (its kept
+ * steps; all of them where it has none); -1 on a database error. *st
+ * keeps the statement between calls (finalized by the caller). */
+int64_t ta_model_untimed_coll(sqlite3 *db, sqlite3_stmt **st, int64_t rank,
+			      int64_t step);
 /* The tables ta_model_export_coll writes (coll, traits, clock), named
  * with prefix, into out (in a transaction of out's, or each in one of its
  * own), from db's model (TA_NEED_COLL prepared). */

@@ -176,6 +176,26 @@ static const char peers_coll_sql[] =
 "CREATE INDEX temp.coll_match ON coll (pg, step, seq, rank);"
 "CREATE INDEX temp.coll_cpu ON coll (rank, ts) WHERE name GLOB 'gloo:*';";
 
+int64_t ta_model_untimed_coll(sqlite3 *db, sqlite3_stmt **st, int64_t rank,
+			      int64_t step)
+{
+	int64_t n = -1;
+
+	if (!*st && sqlite3_prepare_v2(db, "SELECT count(*) FROM coll c WHERE c.rank = ?1"
+				       " AND c.end_ts <= c.ts AND c.name NOT GLOB 'gloo:*' AND"
+				       " CASE WHEN ?2 >= 0 THEN c.step = ?2 ELSE (c.step IN"
+				       " (SELECT w.step FROM step_win w WHERE w.rank = c.rank)"
+				       " OR NOT EXISTS (SELECT 1 FROM step_win w WHERE w.rank ="
+				       " c.rank)) END", -1, st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(*st, 1, rank);
+	sqlite3_bind_int64(*st, 2, step);
+	if (sqlite3_step(*st) == SQLITE_ROW)
+		n = sqlite3_column_int64(*st, 0);
+	sqlite3_reset(*st);
+	return n;
+}
+
 int ta_model_gathered(sqlite3 *db)
 {
 	return ta_db_int(db, "SELECT count(*) FROM pragma_database_list"

@@ -181,16 +181,21 @@ static int start_over(sqlite3 *db, const struct ta_query *q,
  * without ProfilerActivity.CUDA (its runtime calls are CPU activity). Its
  * GPU would read idle all along (25 ms lost a step, 0 % busy, where it
  * was 40 % busy). */
+/* Whether rank (SQL) has a GPU row. */
+#define HAS_GPU_ROWS(rank) "EXISTS (SELECT 1 FROM main.events g WHERE" \
+	" g.role = " TA_SQL(TA_ROLE_GPU) " AND g.rank = " rank ")"
+/* rank's (SQL) runtime calls that run GPU work, joined to their names n:
+ * a host function launched on a stream (cudaLaunchHostFunc) runs none;
+ * every async copy or set does (cuMemcpyHtoDAsync_v2, cudaMemcpy2DAsync,
+ * cuMemsetD32Async) */
+#define GPU_CALLS(rank) "main.events r JOIN main.names n ON n.name_id = r.name" \
+	" WHERE r.role = " TA_SQL(TA_ROLE_RUNTIME) " AND r.rank = " rank \
+	" AND ((n.name GLOB '*Launch*' AND n.name NOT GLOB '*HostFunc*')" \
+	" OR n.name GLOB '*Memcpy*Async*' OR n.name GLOB '*Memset*Async*')"
 static const char gpu_unrecorded_sql[] =
-"WITH nogpu AS (SELECT s.rank FROM sel_ranks s WHERE NOT EXISTS (SELECT 1"
-"  FROM main.events g WHERE g.role = " TA_SQL(TA_ROLE_GPU) " AND g.rank = s.rank)),"
-" calls AS (SELECT nogpu.rank, (SELECT count(*) FROM main.events r"
-"  JOIN main.names n ON n.name_id = r.name WHERE r.role = " TA_SQL(TA_ROLE_RUNTIME)
-/* a host function launched on a stream (cudaLaunchHostFunc) runs no GPU
- * work; every async copy or set does (cuMemcpyHtoDAsync_v2,
- * cudaMemcpy2DAsync, cuMemsetD32Async) */
-"  AND r.rank = nogpu.rank AND ((n.name GLOB '*Launch*' AND n.name NOT GLOB '*HostFunc*')"
-"  OR n.name GLOB '*Memcpy*Async*' OR n.name GLOB '*Memset*Async*')) AS n FROM nogpu)"
+"WITH nogpu AS (SELECT s.rank FROM sel_ranks s WHERE NOT " HAS_GPU_ROWS("s.rank") "),"
+" calls AS (SELECT nogpu.rank, (SELECT count(*) FROM " GPU_CALLS("nogpu.rank")
+") AS n FROM nogpu)"
 " SELECT calls.rank, calls.n, (SELECT path FROM inputs i WHERE i.rank = calls.rank)"
 " FROM calls WHERE calls.n > 0 ORDER BY calls.rank LIMIT 1";
 
@@ -266,13 +271,10 @@ int ta_model_gpu_unrecorded(sqlite3 *db, int64_t rank)
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if (sqlite3_prepare_v2(db, "SELECT NOT EXISTS (SELECT 1 FROM main.events g WHERE"
-			       " g.role = " TA_SQL(TA_ROLE_GPU) " AND g.rank = ?1) AND EXISTS"
-			       " (SELECT 1 FROM main.events r JOIN main.names n ON"
-			       " n.name_id = r.name WHERE r.role = " TA_SQL(TA_ROLE_RUNTIME)
-			       " AND r.rank = ?1 AND ((n.name GLOB '*Launch*' AND n.name NOT"
-			       " GLOB '*HostFunc*') OR n.name GLOB '*Memcpy*Async*' OR"
-			       " n.name GLOB '*Memset*Async*'))", -1, &st, NULL) != SQLITE_OK) {
+	/* gpu_unrecorded_sql's test, for one rank */
+	if (sqlite3_prepare_v2(db, "SELECT NOT " HAS_GPU_ROWS("?1") " AND EXISTS"
+			       " (SELECT 1 FROM " GPU_CALLS("?1") ")", -1, &st,
+			       NULL) != SQLITE_OK) {
 		sqlite3_finalize(st);
 		return -1;
 	}

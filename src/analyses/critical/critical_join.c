@@ -5,6 +5,7 @@
  * carries every item, not only the top ones: the top is chosen over the
  * whole path. */
 #include "critical_int.h"
+#include "analyses/ranks/peers.h"
 #include "ta_table.h"
 
 #include <stdlib.h>
@@ -123,7 +124,7 @@ int ta_critical_join(struct ta_table *const *rounds, size_t n,
 {
 	struct ta_intern *ids = ta_intern_new();  /* "home walk" -> path */
 	struct ref *refs = NULL;
-	size_t nrefs = 0, i, r, j;
+	size_t nrefs = 0, i, r, j, absent;
 	int any = 0;
 
 	*out = cp_path_table(o->what_kind != NULL);
@@ -163,15 +164,10 @@ int ta_critical_join(struct ta_table *const *rounds, size_t n,
 		any |= emit_path(rounds, refs + i, j - i, o, *out, *top);
 	}
 	cp_what_if_check(*out, o, any);
-	for (i = 0; i < n; i++)
-		if (rounds[i]->ranks_absent > (*out)->ranks_absent)
-			(*out)->ranks_absent = rounds[i]->ranks_absent;
-	if ((*out)->ranks_absent)
-		ta_table_warn(*out, "the job's process groups name %zu rank%s with no "
-			      "collective here (%s trace is missing, or holds none in the "
-			      "analysis window): " ABSENT_WAIT " not measured",
-			      (*out)->ranks_absent, (*out)->ranks_absent == 1 ? "" : "s",
-			      (*out)->ranks_absent == 1 ? "its" : "their");
+	for (i = 0, absent = 0; i < n; i++)
+		if (rounds[i]->ranks_absent > absent)
+			absent = rounds[i]->ranks_absent;
+	ta_peers_warn_absent_n(*out, absent, ABSENT_WAIT);
 	cp_absent_waits(*out);
 	free(refs);
 	ta_intern_free(ids);

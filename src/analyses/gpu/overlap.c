@@ -83,27 +83,17 @@ static void add_exposed(struct ta_table *t, size_t r, int64_t rank,
 	ta_queue_reset(&x->queue);
 }
 
-/* rank's collective kernels with no usable length (coll: end at start) */
+/* rank's collective kernels with no usable length in its analysis window
+ * (one outside it blanked a rank whose window read right; helper-57) */
 static int64_t untimed_comm(struct exposure *x, int64_t rank)
 {
-	int64_t n = 0;
+	int64_t n = ta_model_untimed_coll(x->db, &x->untimed, rank, -1);
 
-	/* in the analysis window, as comms counts them (one outside it
-	 * blanked a rank whose window read right; helper-57) */
-	if (!x->untimed && ta_db_prepare(x->db, "SELECT count(*) FROM coll c WHERE"
-					 " c.rank = ?1 AND c.end_ts <= c.ts AND c.name NOT GLOB"
-					 " 'gloo:*' AND (c.step IN (SELECT w.step FROM step_win w"
-					 " WHERE w.rank = c.rank) OR NOT EXISTS (SELECT 1 FROM"
-					 " step_win w WHERE w.rank = c.rank))",
-					 &x->untimed, &x->err) < 0) {
+	if (n < 0 && !x->failed) {
+		ta_db_failed(x->db, &x->err);
 		x->failed = 1;
-		return 0;
 	}
-	sqlite3_bind_int64(x->untimed, 1, rank);
-	if (sqlite3_step(x->untimed) == SQLITE_ROW)
-		n = sqlite3_column_int64(x->untimed, 0);
-	sqlite3_reset(x->untimed);
-	return n;
+	return n > 0 ? n : 0;
 }
 
 static void add_rank(struct ta_table *t, int64_t rank, struct ta_sweeper *sw,

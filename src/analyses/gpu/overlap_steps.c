@@ -96,32 +96,13 @@ static int load_windows(sqlite3 *db, int64_t rank, struct win **w, size_t *n,
 	return ta_db_done(db, rc, err);
 }
 
-/* Whether rank's step (-1: its whole window) has a collective kernel with
- * no usable length (coll: its end at its start). */
-static int untimed_in(sqlite3 *db, int64_t rank, int64_t step)
-{
-	sqlite3_stmt *st = NULL;
-	int n = 0;
-
-	if (sqlite3_prepare_v2(db, "SELECT EXISTS (SELECT 1 FROM coll WHERE rank = ?1"
-			       " AND end_ts <= ts AND name NOT GLOB 'gloo:*' AND"
-			       " (?2 < 0 OR step = ?2))", -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, rank);
-		sqlite3_bind_int64(st, 2, step);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			n = sqlite3_column_int(st, 0);
-	}
-	sqlite3_finalize(st);
-	return n;
-}
-
 static int one_rank(sqlite3 *db, int64_t rank, struct ta_table *t, struct ta_error *err)
 {
 	struct ta_union comp, comm, both;
 	struct win *w = NULL;
-	sqlite3_stmt *st = NULL;
+	sqlite3_stmt *st = NULL, *untimed_st = NULL;
 	size_t nw, i;
-	int said = 0;
+	int said = 0, failed = 0;
 	int rc;
 
 	memset(&comp, 0, sizeof(comp));
@@ -152,11 +133,17 @@ static int one_rank(sqlite3 *db, int64_t rank, struct ta_table *t, struct ta_err
 	credit(&comp, w, nw, offsetof(struct win, comp));
 	credit(&comm, w, nw, offsetof(struct win, comm));
 	credit(&both, w, nw, offsetof(struct win, both));
-	for (i = 0; i < nw; i++) {
-		size_t r = ta_table_add_row(t);
+	for (i = 0; i < nw && !failed; i++) {
 		int64_t len = w[i].end - w[i].ts;
-		int untimed = untimed_in(db, rank, w[i].step);
+		int64_t untimed = ta_model_untimed_coll(db, &untimed_st, rank, w[i].step);
+		size_t r;
 
+		if (untimed < 0) {
+			ta_db_failed(db, err);
+			failed = 1;
+			break;
+		}
+		r = ta_table_add_row(t);
 		ta_table_set_int(t, r, 0, rank);
 		if (w[i].step >= 0)
 			ta_table_set_int(t, r, 1, w[i].step);
@@ -179,6 +166,7 @@ static int one_rank(sqlite3 *db, int64_t rank, struct ta_table *t, struct ta_err
 					      "it overlapped, is not measured");
 		}
 	}
+	sqlite3_finalize(untimed_st);
 	if (!nw) {   /* its rows are missing, not zero: a gate trips */
 		ta_table_warn(t, "rank %lld: no kept step and no GPU work: no rows",
 			      (long long)rank);
@@ -190,7 +178,7 @@ static int one_rank(sqlite3 *db, int64_t rank, struct ta_table *t, struct ta_err
 	ta_union_free(&comp);
 	ta_union_free(&comm);
 	ta_union_free(&both);
-	return 0;
+	return failed ? -1 : 0;
 }
 
 int ta_overlap_steps_run(sqlite3 *db, const struct ta_query *q, struct ta_table **out,

@@ -806,8 +806,11 @@ size_t ta_peers_absent(const struct ta_peers *p)
 void ta_peers_warn_absent(struct ta_table *t, const struct ta_peers *p,
 			  const char *what)
 {
-	size_t n = ta_peers_absent(p);
+	ta_peers_warn_absent_n(t, ta_peers_absent(p), what);
+}
 
+void ta_peers_warn_absent_n(struct ta_table *t, size_t n, const char *what)
+{
 	if (!n)
 		return;
 	ta_table_warn(t, "the job's process groups name %zu rank%s with no collective "

@@ -127,6 +127,9 @@ size_t ta_peers_absent(const struct ta_peers *p);
  * t->ranks_absent set: a gate on t trips. */
 void ta_peers_warn_absent(struct ta_table *t, const struct ta_peers *p,
 			  const char *what);
+/* The same for n such ranks, counted elsewhere (critical-path's join of
+ * its shards' rounds); nothing when n is 0. */
+void ta_peers_warn_absent_n(struct ta_table *t, size_t n, const char *what);
 /* rank's clock offset as the matching found it (every rank's, on a
  * shard too); 0 if it has none. */
 int64_t ta_peers_offset(const struct ta_peers *p, int64_t rank);
