@@ -375,6 +375,55 @@ check("a pageable copy run at once, the host staging 2 ms: copy time, no sync (%
       % [(r["kernel_memory_us"], r["sync_us"]) for r in k],
       k and float(k[0]["kernel_memory_us"]) >= 1900 and float(k[0]["sync_us"]) < 100)
 
+# loss.backward(): the main thread blocks (under a range, here) while the
+# autograd engine's thread runs the backward ops; the engine's thread sat
+# idle until the main thread handed it the work. The path runs through
+# the backward ops, then the forward's (it read the backward's 1.2 ms as
+# the main thread's time, named by the range around it, and the time
+# before as the engine thread's)
+def backward_worker(x, call, gpu):
+    x("cpu_op", "aten::linear", 10, 390)
+    gpu("kernel", "gemm_F", 30, 70, call("cudaLaunchKernel", 20, 10))
+    x("cpu_op", "aten::ones_like", 410, 20)
+    x("user_annotation", "backward", 430, 1160)
+    x("cpu_op", "autograd::engine::evaluate_function: MmBackward0", 500, 400, tid=2)
+    x("cpu_op", "aten::mm", 510, 290, tid=2)
+    x("cuda_runtime", "cudaLaunchKernel", 520, 10, tid=2, correlation=900)
+    gpu("kernel", "gemm_B", 540, 160, 900)
+    x("cpu_op", "autograd::engine::evaluate_function: AddBackward0", 910, 590, tid=2)
+    x("cpu_op", "aten::add", 920, 570, tid=2)
+    x("cuda_runtime", "cudaLaunchKernel", 1480, 10, tid=2, correlation=901)
+    gpu("kernel", "add_K", 1495, 15, 901)
+    x("user_annotation", "Optimizer.step#SGD.step", 1600, 400)
+    x("cpu_op", "aten::add_", 1610, 290)
+    gpu("kernel", "opt_K", 1905, 1095, call("cudaLaunchKernel", 1890, 10))
+
+
+top = {r["name"]: float(r["path_us"]) for r in table(one_step(backward_worker), "--top", "20")}
+check("backward on the engine's thread: its ops are the path, not the range around the blocked"
+      " main thread (%s)" % sorted(top.items()),
+      top.get("aten::add", 0) > 400 and top.get("aten::mm", 0) > 200 and
+      top.get("backward", 0) < 200 and top.get("aten::linear", 0) > 300 and top.get("opt_K", 0) > 1000)
+
+# the same on real captures, backward on the engine's thread: resnet_train
+# (CPU-bound: the forward's convolutions and the backward's both on the
+# path), lstm_ckpt (Python frames recorded: loss.backward()'s frame, 15 ms,
+# was read as the main thread's CPU) and fsdp2 (a "backward" range, 10 ms)
+top = {r["name"]: float(r["path_us"]) for r in table("testdata/resnet_train", "--step", "6", "--top", "40")}
+check("resnet_train: the forward's and the backward's ops on the path, not the step's name (%s)"
+      % sorted(top.items(), key=lambda x: -x[1])[:6],
+      top.get("aten::cudnn_convolution", 0) > 800 and top.get("aten::convolution_backward", 0) > 1500
+      and not any(n.startswith("ProfilerStep#") for n in top))
+top = {r["name"]: float(r["path_us"]) for r in table("testdata/lstm_ckpt", "--step", "6", "--top", "40")}
+run_backward = sum(v for n, v in top.items() if "run_backward" in n)
+check("lstm_ckpt: loss.backward()'s frame is no longer the path (%.0f us), the LSTM's backward is (%.0f us)"
+      % (run_backward, top.get("aten::_cudnn_rnn_backward", 0)),
+      run_backward < 1000 and top.get("aten::_cudnn_rnn_backward", 0) > 5000)
+for r in table("testdata/fsdp2", "--top", "40"):
+    if r["name"] == "backward":
+        check("fsdp2: rank %s step %s: the range around backward() is not the path (%s us)"
+              % (r["rank"], r["step"], r["path_us"]), float(r["path_us"]) < 1000)
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL critical:", n)

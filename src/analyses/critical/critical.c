@@ -17,8 +17,11 @@
  *     (peers.c): the path goes on on that rank, on its clock;
  *   - the host: a thread's time is serial, back to the last blocking sync
  *     on it; a sync's return waits for the kernel that ended during it;
- *     a thread with nothing running (the autograd engine's, between
- *     tasks) waits for the main thread.
+ *     a thread with nothing running, or whose run of work began while
+ *     the main thread finished an op (the autograd engine's, handed the
+ *     backward), waits for the main thread; the main thread, paused in
+ *     its ops while another thread ran and finished (loss.backward()
+ *     blocked on the engine's thread), waits for that thread.
  * Each step of the walk goes back in time, so it ends. */
 #include "critical_int.h"
 #include "analyses/host/host.h"
@@ -68,10 +71,15 @@ struct cp_call {                    /* runtime calls, by thread then start */
 struct cp_span {                    /* host ops and ranges, by thread, start */
 	int64_t tid, ts, end, name;
 	int range;                  /* a record_function range (not a step) */
+	int step;                   /* a ProfilerStep */
+	int op;                     /* an op (not a range or Python frame) */
 	int64_t idx, pid;           /* the event, for --trace */
 	int ids;                    /* pid and tid are integers */
 	long parent;                /* the innermost span of its thread open
 				     * when it began, -1: none (span_at) */
+	long root;                  /* the outermost (itself: none) */
+	int64_t over_end;           /* the latest end of the ops over it
+				     * (INT64_MIN: none) */
 };
 
 struct cp_rank {
@@ -84,6 +92,8 @@ struct cp_rank {
 	size_t ncalls;
 	struct cp_span *spans;
 	size_t nspans;
+	int64_t *tids;              /* the threads with spans */
+	size_t ntids;
 	struct ta_host host;        /* blocking syncs and spins */
 	int loaded;
 };
@@ -303,9 +313,30 @@ static void span_parents(struct cp_span *s, size_t n)
 		while (depth && s[open[depth - 1]].end < s[i].ts)
 			depth--;
 		s[i].parent = depth ? open[depth - 1] : -1;
+		s[i].root = (long)i;
+		s[i].over_end = INT64_MIN;
+		if (depth) {
+			const struct cp_span *up = &s[open[depth - 1]];
+
+			s[i].root = up->root;
+			s[i].over_end = up->op && up->end > up->over_end ? up->end :
+					up->over_end;
+		}
 		open[depth++] = (long)i;
 	}
 	free(open);
+}
+
+/* r's threads with spans (spans by thread). */
+static void span_threads(struct cp_rank *r)
+{
+	size_t i;
+
+	r->tids = ta_xcalloc(r->nspans + 1, sizeof(*r->tids));
+	r->ntids = 0;
+	for (i = 0; i < r->nspans; i++)
+		if (!i || r->spans[i].tid != r->spans[i - 1].tid)
+			r->tids[r->ntids++] = r->spans[i].tid;
 }
 
 /* By thread and start; at one start, file order. */
@@ -502,7 +533,9 @@ static int load_host(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named,
 		return -1;
 	if (ta_db_prepare(db, "SELECT h.tid, h.ts, h.ts + h.dur, h.name, h.role,"
 			  " h.idx, h.pid, typeof(h.pid) = 'integer' AND"
-			  " typeof(h.tid) = 'integer' FROM host h WHERE h.rank = ?"
+			  " typeof(h.tid) = 'integer', h.cat IS (SELECT name_id FROM"
+			  " names WHERE name = 'python_function')"
+			  " FROM host h WHERE h.rank = ?"
 			  " AND h.dur IS NOT NULL AND h.tid IS NOT NULL"
 			  " ORDER BY h.ts, h.dur, h.idx", &st, err) < 0) {
 		free(steps.v);
@@ -527,9 +560,11 @@ static int load_host(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named,
 		r->spans[r->nspans++] = (struct cp_span){ sqlite3_column_int64(st, 0),
 			sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
 			sqlite3_column_int64(st, 3),
-			sqlite3_column_int(st, 4) == TA_ROLE_CPU_ANN && !step,
+			sqlite3_column_int(st, 4) == TA_ROLE_CPU_ANN && !step, step,
+			sqlite3_column_int(st, 4) == TA_ROLE_CPU_OP &&
+			!sqlite3_column_int(st, 8),
 			sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 6),
-			sqlite3_column_int(st, 7), -1 };
+			sqlite3_column_int(st, 7), -1, -1, INT64_MIN };
 		/* the main thread: the steps' (the last of them by thread, as
 		 * the rows came when SQL sorted them) */
 		if (step && (r->main_tid == INT64_MIN ||
@@ -542,6 +577,7 @@ static int load_host(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named,
 		return -1;
 	by_thread(r->spans, r->nspans, sizeof(*r->spans), span_tid, cmp_span);
 	span_parents(r->spans, r->nspans);
+	span_threads(r);
 	if (r->main_tid == INT64_MIN) { /* no steps: the thread of most calls */
 		size_t i, best = 0, run = 0;
 
@@ -592,6 +628,7 @@ static void free_rank(struct cp_rank *r)
 	free(r->by_end);
 	free(r->calls);
 	free(r->spans);
+	free(r->tids);
 	ta_host_free(&r->host);
 }
 
@@ -622,12 +659,11 @@ static long ended_before(const struct cp_rank *r, int64_t t, int64_t lo,
 	return -1;
 }
 
-/* The innermost span of thread tid over t, or NULL. */
-static const struct cp_span *span_at(const struct cp_rank *r, int64_t tid,
-				     int64_t t)
+/* The first span of thread tid begun at t or later (of another
+ * thread, or nspans: none). */
+static size_t span_from(const struct cp_rank *r, int64_t tid, int64_t t)
 {
-	size_t a = 0, b = r->nspans, seen = 0;
-	long i;
+	size_t a = 0, b = r->nspans;
 
 	while (a < b) {
 		size_t m = a + (b - a) / 2;
@@ -638,6 +674,16 @@ static const struct cp_span *span_at(const struct cp_rank *r, int64_t tid,
 		else
 			b = m;
 	}
+	return a;
+}
+
+/* The innermost span of thread tid over t, or NULL. */
+static const struct cp_span *span_at(const struct cp_rank *r, int64_t tid,
+				     int64_t t)
+{
+	size_t a = span_from(r, tid, t), seen = 0;
+	long i;
+
 	/* up from the last span begun: what covers t was open when it
 	 * began (a Python loop's 9,164 calls of perf_counter in one frame
 	 * put the frame past any scan back, and its 3.3 ms read "(no op or
@@ -656,6 +702,154 @@ static const struct cp_span *span_at(const struct cp_rank *r, int64_t tid,
 			return s;
 	}
 	return NULL;
+}
+
+/* The outermost span of its thread over span i (i, if none is). */
+static long span_root(const struct cp_rank *r, long i)
+{
+	return r->spans[i].root;
+}
+
+/* The latest end within [e, s] of a span of thread tid that took time
+ * (INT64_MIN: none). */
+static int64_t last_end_in(const struct cp_rank *r, int64_t tid, int64_t e,
+			   int64_t s)
+{
+	long i = (long)span_from(r, tid, s + 1) - 1;
+	int64_t best = INT64_MIN;
+	size_t seen = 0;
+
+	/* begun in [e, s]: the last one not still open at s (those open at s
+	 * nest: few) */
+	for (; i >= 0 && r->spans[i].tid == tid && r->spans[i].ts >= e &&
+	       seen++ < SPAN_SCAN; i--)
+		if (r->spans[i].end <= s)
+			break;
+	/* it (or the last begun before e) and the spans over it: any other
+	 * ended before it began */
+	for (; i >= 0 && r->spans[i].tid == tid && seen++ < SPAN_SCAN;
+	     i = r->spans[i].parent)
+		if (r->spans[i].end >= e && r->spans[i].end <= s &&
+		    r->spans[i].end > r->spans[i].ts && r->spans[i].end > best)
+			best = r->spans[i].end;
+	return best;
+}
+
+static int ended_in(const struct cp_rank *r, int64_t tid, int64_t e, int64_t s)
+{
+	return last_end_in(r, tid, e, s) != INT64_MIN;
+}
+
+/* The time within [e, f] that thread tid spent in its spans. */
+static int64_t covered(const struct cp_rank *r, int64_t tid, int64_t e, int64_t f)
+{
+	size_t i = span_from(r, tid, e), seen = 0;
+	int64_t sum = 0, upto = e;
+
+	if (i > 0 && r->spans[i - 1].tid == tid) {
+		int64_t end = r->spans[span_root(r, (long)i - 1)].end;
+
+		upto = end < e ? e : end > f ? f : end;
+		sum = upto - e;
+	}
+	for (; i < r->nspans && r->spans[i].tid == tid && r->spans[i].ts < f &&
+	       seen++ < 16 * SPAN_SCAN; i++) {
+		int64_t a = r->spans[i].ts > upto ? r->spans[i].ts : upto;
+		int64_t b = r->spans[i].end < f ? r->spans[i].end : f;
+
+		if (b > a)
+			sum += b - a, upto = b;
+	}
+	return sum;
+}
+
+/* The latest end of an op over span i: its own, or an op's around it. */
+static int64_t op_end(const struct cp_rank *r, long i)
+{
+	return r->spans[i].over_end > r->spans[i].end ? r->spans[i].over_end :
+	       r->spans[i].end;
+}
+
+/* On the main thread at t, after a: the latest pause in its ops that it
+ * spent waiting for another thread, one that ran through at least half
+ * of it up to a span it finished there: the autograd engine's thread,
+ * which runs the backward ops while loss.backward() blocks. The main
+ * thread ran on from the pause's end (returned), *f when the other
+ * finished, *who the other; INT64_MIN: none. (Ranges and Python frames
+ * are no ops: a range or frame around loss.backward() is over the pause.) */
+static int64_t main_waited(const struct cp_rank *r, int64_t a, int64_t t,
+			   int64_t *f, int64_t *who)
+{
+	int64_t tid = r->main_tid, edge = t;    /* its ops cover [edge, t] */
+	long i = (long)span_from(r, tid, t) - 1;
+	size_t seen = 0, y;
+
+	for (;; i--) {
+		int64_t e = a, best = INT64_MIN;
+
+		if (i >= 0 && (r->spans[i].tid != tid || seen++ > 16 * SPAN_SCAN))
+			return INT64_MIN;
+		if (i >= 0 && !r->spans[i].op)
+			continue;
+		if (i >= 0 && (e = op_end(r, i)) < a)
+			e = a;
+		for (y = 0; e < edge && y < r->ntids; y++) {
+			int64_t fy;
+
+			if (r->tids[y] == tid ||
+			    (fy = last_end_in(r, r->tids[y], e, edge)) <= best ||
+			    2 * covered(r, r->tids[y], e, fy) < fy - e)
+				continue;
+			best = fy;
+			*who = r->tids[y];
+		}
+		if (best != INT64_MIN) {
+			*f = best;
+			return edge;
+		}
+		if (i < 0 || e <= a)
+			return INT64_MIN;
+		if (r->spans[i].ts < edge)
+			edge = r->spans[i].ts;
+		if (edge <= a)
+			return INT64_MIN;
+	}
+}
+
+/* Where the run of work of thread tid (not the main one) over t began,
+ * after a: the end of a pause in its spans during which the main thread
+ * finished one of its own. The worker sat idle then, waiting to be
+ * handed work: the autograd engine's thread before loss.backward() runs
+ * the backward ops while the main thread blocks (its pauses between
+ * tasks come with nothing finished on the main thread). from_a: the time
+ * from a to its first span may be such a pause (a is the step's start,
+ * not the end of a sync on it). INT64_MIN: none. */
+static int64_t worker_woke(const struct cp_rank *r, int64_t tid, int64_t a,
+			   int64_t t, int from_a)
+{
+	long i = (long)span_from(r, tid, t) - 1, prev;
+	size_t seen = 0;
+
+	if (i < 0 || r->spans[i].tid != tid)
+		return INT64_MIN;
+	for (i = span_root(r, i); seen++ < 16 * SPAN_SCAN; i = prev) {
+		int64_t s = r->spans[i].ts, e;
+
+		if (s <= a)
+			return INT64_MIN;
+		prev = i > 0 && r->spans[i - 1].tid == tid ? span_root(r, i - 1) : -1;
+		e = prev >= 0 ? r->spans[prev].end : a;
+		if (e <= a) {
+			if (!from_a)
+				return INT64_MIN;
+			e = a;
+		}
+		if (e < s && ended_in(r, r->main_tid, e, s))
+			return s;
+		if (prev < 0 || e == a)
+			return INT64_MIN;
+	}
+	return INT64_MIN;
 }
 
 /* Whether an item is one --what-if rescales. */
@@ -847,6 +1041,10 @@ static void sampled_ops(struct walk *w, size_t ri, int64_t tid, int64_t p,
 			op = last;
 		else
 			op = span_at(r, tid, at);
+		/* the step is no op: the time between its ops is the host's
+		 * own (Python), not the step's */
+		if (op && op->step)
+			op = NULL;
 
 		if (op && op != last)
 			node(w, ri, op->idx, op->ts, op->pid, op->tid, op->ids);
@@ -1343,7 +1541,7 @@ static int on_host(struct walk *w, struct pos *p, int64_t lo)
 {
 	const struct cp_rank *r = &w->ranks[p->ri];
 	const struct ta_sync *s;
-	int64_t a;
+	int64_t a, woke, done = 0, other = r->main_tid;
 	long k;
 	int followed;
 
@@ -1351,8 +1549,20 @@ static int on_host(struct walk *w, struct pos *p, int64_t lo)
 		p->tid = r->main_tid; /* an idle worker waits for the main thread */
 	s = sync_before(r, p->tid, lo, p->t);
 	a = s ? s->end : lo;
-	if (w->ncpu && (followed = follow_cpu_peer(w, p, a)) >= 0)
+	if (p->tid != r->main_tid)
+		woke = worker_woke(r, p->tid, a, p->t, !s), other = r->main_tid;
+	else if ((woke = main_waited(r, a, p->t, &done, &other)) != INT64_MIN)
+		woke = done; /* from when the other finished: the main thread's */
+	if (w->ncpu && (followed = follow_cpu_peer(w, p, woke > a ? woke : a)) >= 0)
 		return followed;
+	if (woke > a) {
+		/* a worker waited for the main thread before it woke; the main
+		 * thread for the worker it handed work to */
+		cpu_time(w, p->ri, p->tid, woke, p->t);
+		p->tid = other;
+		p->t = woke;
+		return 1;
+	}
 	if (a < r->first_ts) {
 		cpu_time(w, p->ri, p->tid, r->first_ts, p->t);
 		add(w, p->ri, C_GAP, r->first_ts - a, "before the trace began");
