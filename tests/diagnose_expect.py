@@ -247,6 +247,19 @@ check("fsdp2: the largest host_region is inside a named range (%s)" % (big and b
 na = [r for r in findings("resnet_train") if r["where"] == "(no annotation)"]
 check("resnet_train (no with_stack): '(no annotation)' is told with_stack=True (%d)" % len(na),
       na and all("with_stack=True" in r["advice"] for r in na))
+# resnet_train's holes during the backward, which autograd's thread runs
+# while the main thread blocks: named as the backward's ops and told what
+# holds them (with_stack would record no frame there: they have no
+# Python); the forward's holes stay unnamed; naming moves no time
+f = findings("resnet_train")
+bw = [r for r in f if r["where"] == "(backward ops, autograd's thread)"]
+check("resnet_train: the backward's holes are named so (%d, %.0f us), told about autograd's thread"
+      % (len(bw), sum(float(r["cost_us"]) for r in bw)),
+      len(bw) == 3 and all("autograd's thread" in r["advice"] and "with_stack" not in r["advice"]
+                           and float(r["cost_us"]) > 4000 for r in bw))
+v = run("resnet_train")
+check("resnet_train: each step's main cause is the backward's ops (%s)" % [r["main_cause"] for r in v],
+      v and all(r["main_cause"] == "host_region: (backward ops, autograd's thread)" for r in v))
 v = run("train_stalled", "--no-path")
 check("--no-path leaves the path's columns empty", v and all(r["path_bound"] == "" and r["verdict_path_pct"] == ""
                                                            for r in v))

@@ -3,6 +3,7 @@
  * Python dispatch) and on what the run already does (a run under CUDA
  * graphs is not told to use CUDA graphs). */
 #include "advice.h"
+#include "host.h"
 
 #include <ctype.h>
 #include <string.h>
@@ -184,6 +185,21 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 		       "the GPU waited for the host here and no range names what "
 		       "it ran: profile with with_stack=True, or wrap the step's "
 		       "parts in record_function, to see what ran";
+	if (strcmp(where, TA_HOST_BACKWARD) == 0)
+		/* each backward op's CPU work (autograd's bookkeeping, the
+		 * dispatch, its hooks) before its kernels launch: no Python
+		 * frame or range of the step names it */
+		return run->triton || run->graphs ?
+		       "the GPU waited while autograd's thread ran the backward's "
+		       "ops one after another (each op's CPU work before its "
+		       "kernels launch, and any hook registered on the backward): "
+		       "fewer, larger ops (a larger compiled region), CUDA graphs, "
+		       "or a larger batch per step" :
+		       "the GPU waited while autograd's thread ran the backward's "
+		       "ops one after another (each op's CPU work before its "
+		       "kernels launch, and any hook registered on the backward): "
+		       "fewer, larger ops (torch.compile compiles the backward "
+		       "too), CUDA graphs, or a larger batch per step";
 	/* torch.compile's own ranges: its wrapper's Python around each call
 	 * (before the words below: a graph's hash may begin with "log") */
 	if (strncmp(where, "## Call CompiledFxGraph", 23) == 0 ||

@@ -167,7 +167,8 @@ static int max_dur(struct ta_host *d, const char *sql, int64_t *into)
 static void put_label(char *buf, size_t len, const char *name)
 {
 	if (name && (strcmp(name, "(no annotation)") == 0 ||
-		     strcmp(name, "(outside any op)") == 0))
+		     strcmp(name, "(outside any op)") == 0 ||
+		     strcmp(name, TA_HOST_BACKWARD) == 0))
 		snprintf(buf, len, "\"%s\"", name);
 	else
 		snprintf(buf, len, "%s", name ? name : "");
@@ -365,8 +366,16 @@ int ta_host_name_part(struct ta_host *h, int64_t a, int64_t b, int64_t sa,
 	*hi = b;
 	if (!h->spans.loaded && ta_host_spans_load(h->db, h->rank, &h->spans, &err) < 0)
 		return -1;
-	if ((i = ta_host_spans_overlapping(&h->spans, a, b)) < 0)
-		return enclosing_name(h, a, b, sa, sb, buf, len);
+	if ((i = ta_host_spans_overlapping(&h->spans, a, b)) < 0) {
+		if (enclosing_name(h, a, b, sa, sb, buf, len) < 0)
+			return -1;
+		/* nothing names it, but the backward's ops ran then: the GPU
+		 * waited for them (with_stack names none: they have no Python) */
+		if (strcmp(buf, "(no annotation)") == 0 &&
+		    ta_host_spans_in_backward(&h->spans, a, b))
+			snprintf(buf, len, TA_HOST_BACKWARD);
+		return 0;
+	}
 	x = &h->spans.v[i];
 	*lo = x->ts > a ? x->ts : a;
 	*hi = x->end < b ? x->end : b;

@@ -70,7 +70,10 @@ int ta_host_name(struct ta_host *h, int64_t a, int64_t b, int ops_too,
  * [a, b] it covers, [*lo, *hi]; where it names none, "within X" for the
  * innermost range X over the whole of [a, b], however long, on a thread
  * that launches GPU work and not over all of the step's window [sa, sb],
- * else "(no annotation)" (both: the whole of it). */
+ * else TA_HOST_BACKWARD where autograd's engine ran the backward's ops
+ * through at least half of it, else "(no annotation)" (these: the whole
+ * of it). */
+#define TA_HOST_BACKWARD "(backward ops, autograd's thread)"
 int ta_host_name_part(struct ta_host *h, int64_t a, int64_t b, int64_t sa,
 		      int64_t sb, char *buf, size_t len, int64_t *lo, int64_t *hi);
 /* The user's code over [a, b]: the innermost Python frame of the user's

@@ -47,7 +47,7 @@ void ta_host_spans_link(struct ta_host_spans *s)
  * searches' NOT IN excluded them), the range categories' and Python's
  * (as TA_CAT_ID finds them: the first such label). */
 struct sets {
-	struct ta_ids names, steps;
+	struct ta_ids names, steps, engine;
 	int64_t ann, py;
 	int have_ann, have_py;
 };
@@ -72,6 +72,8 @@ static int read_sets(sqlite3 *db, struct sets *t, struct ta_error *err)
 	return ta_ids_read(db, "SELECT name_id FROM label", &t->names, err) < 0 ||
 	       ta_ids_read(db, "SELECT name_id FROM label WHERE name GLOB"
 			" 'ProfilerStep*'", &t->steps, err) < 0 ||
+	       ta_ids_read(db, "SELECT name_id FROM label WHERE name GLOB"
+			" 'autograd::engine::evaluate_function: *'", &t->engine, err) < 0 ||
 	       read_cat(db, "SELECT " TA_CAT_USER_ANN, &t->ann, &t->have_ann, err) < 0 ||
 	       read_cat(db, "SELECT " TA_CAT_PYTHON, &t->py, &t->have_py, err) < 0 ?
 		-1 : 0;
@@ -98,6 +100,7 @@ int ta_host_spans_load(sqlite3 *db, int64_t rank, struct ta_host_spans *s,
 
 	s->n = 0;
 	s->max_dur = 0;
+	s->max_engine = 0;
 	s->loaded = 1;
 	unthread(s);
 	if (read_sets(db, &t, err) < 0 || ta_db_prepare(db, spans_sql, &st, err) < 0)
@@ -105,7 +108,7 @@ int ta_host_spans_load(sqlite3 *db, int64_t rank, struct ta_host_spans *s,
 	sqlite3_bind_int64(st, 1, rank);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t ts = sqlite3_column_int64(st, 0), dur, end, name, cat;
-		int ranged, py, is_id = sqlite3_column_type(st, 2) == SQLITE_INTEGER;
+		int ranged, py, engine, is_id = sqlite3_column_type(st, 2) == SQLITE_INTEGER;
 
 		/* NULL names pass no NOT IN; the longest counts the rest (a
 		 * name that is no integer is no step, and no label either) */
@@ -127,8 +130,11 @@ int ta_host_spans_load(sqlite3 *db, int64_t rank, struct ta_host_spans *s,
 		py = sqlite3_column_type(st, 4) != SQLITE_NULL && t.have_py && cat == t.py;
 		ranged = py || (sqlite3_column_type(st, 4) != SQLITE_NULL &&
 				t.have_ann && cat == t.ann);
+		engine = !ranged && ta_ids_has(&t.engine, name);
+		if (engine && dur > s->max_engine)
+			s->max_engine = dur;
 		add(s, (struct ta_host_span){ ts, end, dur, name,
-			sqlite3_column_int64(st, 3), -1, ranged, py,
+			sqlite3_column_int64(st, 3), -1, ranged, py, engine,
 			sqlite3_column_type(st, 6) == SQLITE_INTEGER ?
 			sqlite3_column_int64(st, 6) : TA_NO_THREAD,
 			sqlite3_column_type(st, 5) == SQLITE_INTEGER ?
@@ -139,6 +145,7 @@ out:
 	sqlite3_finalize(st);
 	free(t.names.v);
 	free(t.steps.v);
+	free(t.engine.v);
 	return st ? ta_db_done(db, rc, err) : -1;
 }
 
@@ -207,6 +214,25 @@ long ta_host_spans_overlapping(const struct ta_host_spans *s, int64_t a,
 			best = (long)i;
 	}
 	return best;
+}
+
+int ta_host_spans_in_backward(const struct ta_host_spans *s, int64_t a, int64_t b)
+{
+	int64_t from, upto, in = 0;
+	size_t i, end;
+
+	if (!s->max_engine || b <= a || __builtin_sub_overflow(a, s->max_engine, &from))
+		return 0;
+	end = first_from(s, b, 0);
+	/* tasks by start, one thread's (nested ones counted once) */
+	for (i = first_from(s, from, 0), upto = a; i < end; i++) {
+		const struct ta_host_span *x = &s->v[i];
+		int64_t lo = x->ts > upto ? x->ts : upto, hi = x->end < b ? x->end : b;
+
+		if (x->engine && hi > lo)
+			in += hi - lo, upto = hi;
+	}
+	return in >= (b - a) - (b - a) / 2;
 }
 
 /* ---- by thread: what ta_host_spans_enclosing searches ---- */

@@ -12,6 +12,7 @@ struct ta_host_span {
 	long prev;          /* the latest earlier span that ends later, -1 */
 	int ranged;         /* a record_function range or a Python frame */
 	int python;         /* a Python frame */
+	int engine;         /* a task of autograd's engine (a backward op) */
 	int64_t pid, tid;   /* its thread; TA_NO_THREAD where not a number */
 };
 
@@ -21,6 +22,7 @@ struct ta_host_spans {
 	struct ta_host_span *v;   /* in events_cpu's order: start, length, */
 	size_t n, cap;            /* event */
 	int64_t max_dur;          /* the longest (SQL's max: NULL is none) */
+	int64_t max_engine;       /* the longest task of autograd's engine */
 	int loaded;
 	/* by thread, made at the first ta_host_spans_enclosing: the spans'
 	 * indices by (pid, tid, order); each span's place there; the nearest
@@ -56,6 +58,9 @@ long ta_host_spans_overlapping(const struct ta_host_spans *s, int64_t a,
  * threads'; -1 if none. Each thread's spans are searched outwards from
  * the hole along their own nesting: another thread's spans neither hide
  * nor cost. */
+/* Whether autograd's engine ran its tasks (the backward's ops, on its
+ * own thread) through at least half of [a, b]. */
+int ta_host_spans_in_backward(const struct ta_host_spans *s, int64_t a, int64_t b);
 struct ta_ids;
 long ta_host_spans_enclosing(struct ta_host_spans *s, int64_t a, int64_t b,
 			     const struct ta_ids *tids, int64_t outer_a,
