@@ -260,6 +260,17 @@ check("resnet_train: the backward's holes are named so (%d, %.0f us), told about
 v = run("resnet_train")
 check("resnet_train: each step's main cause is the backward's ops (%s)" % [r["main_cause"] for r in v],
       v and all(r["main_cause"] == "host_region: (backward ops, autograd's thread)" for r in v))
+# GradScaler.step's .item() on found_inf (cnn_stack: fp16 with a
+# GradScaler, SGD not fused) is the scaler's, not the user's call site's:
+# told the fused optimizer that takes the check without a sync, not
+# "drop the synchronisation at this call site"
+sy = [r for r in findings("cnn_stack") if r["kind"] == "sync"]
+check("cnn_stack: GradScaler's sync named and told fused=True (%s)" % [(r["where"][:40], r["advice"][:40]) for r in sy],
+      sy and all(r["where"].startswith("GradScaler.step's inf check") and "fused=True" in r["advice"]
+                 and "drop the synchronisation" not in r["advice"] for r in sy))
+sy = [r for r in findings("gpt2_sync") if r["kind"] == "sync"]
+check("gpt2_sync: a user's .item() (no GradScaler) is still told to drop it (%d)" % len(sy),
+      sy and all("drop the synchronisation" in r["advice"] and "GradScaler" not in r["where"] for r in sy))
 v = run("train_stalled", "--no-path")
 check("--no-path leaves the path's columns empty", v and all(r["path_bound"] == "" and r["verdict_path_pct"] == ""
                                                            for r in v))

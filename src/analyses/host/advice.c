@@ -386,6 +386,14 @@ const char *ta_advice(enum finding_kind kind, const char *where,
 			return "the host polls the GPU (cudaEventQuery or "
 			       "cudaStreamQuery in a loop) until it is done: let "
 			       "the queue run ahead and wait later, or every N steps";
+		if (strncmp(where, TA_HOST_SCALER, strlen(TA_HOST_SCALER)) == 0)
+			/* GradScaler.step calls .item() on found_inf unless the
+			 * optimizer takes the scale itself (_step_supports_amp_scaling) */
+			return "GradScaler.step reads whether a gradient overflowed "
+			       "(.item()) before each optimizer step: an optimizer "
+			       "with fused=True (Adam, AdamW, SGD) takes the check "
+			       "into its kernel and does not synchronise; bf16 "
+			       "autocast needs no GradScaler";
 		return "drop the synchronisation at this call site (.item(), "
 		       ".cpu(), print of a GPU tensor, Python if on a GPU "
 		       "value): accumulate on the GPU, read it every N steps";

@@ -497,10 +497,17 @@ static void hole(struct diag_ctx *c, int64_t a, int64_t b, int queued,
 static void hole_sync(struct diag_ctx *c, const struct ta_sync *sync, int64_t a,
 		      int64_t b, int whole, struct step_result *r)
 {
-	char where[256], op[256], site[256];
+	char where[256], op[256], site[256], named[256];
+	int scaler;
 
 	c->failed |= ta_host_name(&c->d->host, sync->ts, sync->end, 1,
 				 op, sizeof(op)) < 0;
+	if (!sync->spin &&
+	    (scaler = ta_host_scaler_sync(&c->d->host, sync->tid, sync->ts)) != 0) {
+		c->failed |= scaler < 0;
+		snprintf(named, sizeof(named), TA_HOST_SCALER " (%.200s)", op);
+		memcpy(op, named, sizeof(op));
+	}
 	c->failed |= ta_host_call_site(&c->d->host, sync->ts, sync->end,
 				       site, sizeof(site)) < 0;
 	if (sync->spin)

@@ -354,6 +354,15 @@ int ta_host_name(struct ta_host *h, int64_t a, int64_t b, int ops_too,
 	return i < 0 ? 0 : ta_host_label(h, h->spans.v[i].name, buf, len);
 }
 
+int ta_host_scaler_sync(struct ta_host *h, int64_t tid, int64_t ts)
+{
+	struct ta_error err = { 0, "", 0 };
+
+	if (!h->spans.loaded && ta_host_spans_load(h->db, h->rank, &h->spans, &err) < 0)
+		return -1;
+	return ta_host_spans_after_unscale(&h->spans, tid, ts);
+}
+
 int ta_host_name_part(struct ta_host *h, int64_t a, int64_t b, int64_t sa,
 		      int64_t sb, char *buf, size_t len, int64_t *lo, int64_t *hi)
 {

@@ -74,6 +74,11 @@ int ta_host_name(struct ta_host *h, int64_t a, int64_t b, int ops_too,
  * through at least half of it, else "(no annotation)" (these: the whole
  * of it). */
 #define TA_HOST_BACKWARD "(backward ops, autograd's thread)"
+/* How a sync that reads GradScaler's check for inf begins its name. */
+#define TA_HOST_SCALER "GradScaler.step's inf check"
+/* 1 if a sync of thread tid at ts reads GradScaler's check for inf
+ * (ta_host_spans_after_unscale), 0 if not, -1 on a database error. */
+int ta_host_scaler_sync(struct ta_host *h, int64_t tid, int64_t ts);
 int ta_host_name_part(struct ta_host *h, int64_t a, int64_t b, int64_t sa,
 		      int64_t sb, char *buf, size_t len, int64_t *lo, int64_t *hi);
 /* The user's code over [a, b]: the innermost Python frame of the user's

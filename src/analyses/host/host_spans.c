@@ -47,7 +47,7 @@ void ta_host_spans_link(struct ta_host_spans *s)
  * searches' NOT IN excluded them), the range categories' and Python's
  * (as TA_CAT_ID finds them: the first such label). */
 struct sets {
-	struct ta_ids names, steps, engine;
+	struct ta_ids names, steps, engine, unscale, update;
 	int64_t ann, py;
 	int have_ann, have_py;
 };
@@ -74,6 +74,11 @@ static int read_sets(sqlite3 *db, struct sets *t, struct ta_error *err)
 			" 'ProfilerStep*'", &t->steps, err) < 0 ||
 	       ta_ids_read(db, "SELECT name_id FROM label WHERE name GLOB"
 			" 'autograd::engine::evaluate_function: *'", &t->engine, err) < 0 ||
+	       ta_ids_read(db, "SELECT name_id FROM label WHERE name ="
+			" 'aten::_amp_foreach_non_finite_check_and_unscale_'",
+			&t->unscale, err) < 0 ||
+	       ta_ids_read(db, "SELECT name_id FROM label WHERE name ="
+			" 'aten::_amp_update_scale_'", &t->update, err) < 0 ||
 	       read_cat(db, "SELECT " TA_CAT_USER_ANN, &t->ann, &t->have_ann, err) < 0 ||
 	       read_cat(db, "SELECT " TA_CAT_PYTHON, &t->py, &t->have_py, err) < 0 ?
 		-1 : 0;
@@ -135,6 +140,8 @@ int ta_host_spans_load(sqlite3 *db, int64_t rank, struct ta_host_spans *s,
 			s->max_engine = dur;
 		add(s, (struct ta_host_span){ ts, end, dur, name,
 			sqlite3_column_int64(st, 3), -1, ranged, py, engine,
+			ta_ids_has(&t.unscale, name) ? AMP_UNSCALE :
+			ta_ids_has(&t.update, name) ? AMP_UPDATE : 0,
 			sqlite3_column_type(st, 6) == SQLITE_INTEGER ?
 			sqlite3_column_int64(st, 6) : TA_NO_THREAD,
 			sqlite3_column_type(st, 5) == SQLITE_INTEGER ?
@@ -146,6 +153,8 @@ out:
 	free(t.names.v);
 	free(t.steps.v);
 	free(t.engine.v);
+	free(t.unscale.v);
+	free(t.update.v);
 	return st ? ta_db_done(db, rc, err) : -1;
 }
 
@@ -233,6 +242,22 @@ int ta_host_spans_in_backward(const struct ta_host_spans *s, int64_t a, int64_t 
 			in += hi - lo, upto = hi;
 	}
 	return in >= (b - a) - (b - a) / 2;
+}
+
+/* How far back from a sync its unscale is looked for: GradScaler.step
+ * reads the check right after it (a clip_grad_norm_ between runs a few
+ * hundred ops) */
+#define UNSCALE_SCAN 4096
+
+int ta_host_spans_after_unscale(const struct ta_host_spans *s, int64_t tid,
+				int64_t t)
+{
+	size_t i = first_from(s, t, 0), seen = 0;
+
+	while (i-- > 0 && seen++ < UNSCALE_SCAN)
+		if (s->v[i].amp && s->v[i].tid == tid)
+			return s->v[i].amp == AMP_UNSCALE && s->v[i].end <= t;
+	return 0;
 }
 
 /* ---- by thread: what ta_host_spans_enclosing searches ---- */

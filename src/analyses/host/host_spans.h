@@ -13,10 +13,13 @@ struct ta_host_span {
 	int ranged;         /* a record_function range or a Python frame */
 	int python;         /* a Python frame */
 	int engine;         /* a task of autograd's engine (a backward op) */
+	int amp;            /* GradScaler's ops: AMP_UNSCALE, AMP_UPDATE */
 	int64_t pid, tid;   /* its thread; TA_NO_THREAD where not a number */
 };
 
 #define TA_NO_THREAD INT64_MIN
+#define AMP_UNSCALE 1
+#define AMP_UPDATE 2
 
 struct ta_host_spans {
 	struct ta_host_span *v;   /* in events_cpu's order: start, length, */
@@ -61,6 +64,12 @@ long ta_host_spans_overlapping(const struct ta_host_spans *s, int64_t a,
 /* Whether autograd's engine ran its tasks (the backward's ops, on its
  * own thread) through at least half of [a, b]. */
 int ta_host_spans_in_backward(const struct ta_host_spans *s, int64_t a, int64_t b);
+/* Whether thread tid (pid aside) ran GradScaler's unscale (its check of
+ * the gradients for inf) before t, and not its update since: a sync at t
+ * is then the scaler's reading of that check (GradScaler.step's .item()),
+ * with stacks recorded or not. */
+int ta_host_spans_after_unscale(const struct ta_host_spans *s, int64_t tid,
+				int64_t t);
 struct ta_ids;
 long ta_host_spans_enclosing(struct ta_host_spans *s, int64_t a, int64_t b,
 			     const struct ta_ids *tids, int64_t outer_a,
