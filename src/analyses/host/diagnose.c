@@ -426,6 +426,17 @@ static int hole_waited(struct diag_ctx *c, int64_t a, int64_t b, int queued,
 	return 1;
 }
 
+/* Whether sync s is on a thread that launches GPU work or issues
+ * collectives (DDP issues them on the autograd thread, its .item() is the
+ * main thread's): the host waited for the GPU. A sync on a side thread
+ * (a logger's .item()) says nothing of the threads that launch the work. */
+static int on_launching_thread(const struct ta_sync *s, const void *ctx)
+{
+	const struct diag_ctx *c = ctx;
+
+	return s->launcher || ta_peers_issued_on(c->peers, c->rank, s->tid);
+}
+
 /* A hole [a, b) of the GPU: whose is it? queued: whether work may have
  * been queued before it (a hole between kernels). */
 static void hole(struct diag_ctx *c, int64_t a, int64_t b, int queued,
@@ -474,7 +485,7 @@ static void hole(struct diag_ctx *c, int64_t a, int64_t b, int queued,
 	 * The rest of the hole is the host's own time after it, named as any
 	 * (an .item() that waited 15 us for its own copy, then 1 ms of
 	 * postprocessing, read "sync 23 ms"; critical-path said 0.2 ms) */
-	sync = ta_host_sync_in(&c->d->host, a, b);
+	sync = ta_host_sync_in(&c->d->host, a, b, on_launching_thread, c);
 	if (sync && sync->end - sync->ts < len &&
 	    len - (sync->end - sync->ts) >= c->o->host_gap_ns) {
 		int64_t ahead = sync->end - sync->ts;
@@ -568,10 +579,7 @@ static void comm_stretch(void *ctx, int64_t a, int64_t b, int exposed)
 		hole(h->c, a, b, 0, h->r);
 }
 
-/* The rank's syncs that returned in [s, e] on a thread that launches GPU
- * work or issues collectives (DDP issues them on the autograd thread, its
- * .item() is the main thread's): the host waited for the GPU. A sync on
- * a side thread says nothing of the threads that launch the work. */
+/* The rank's syncs that returned in [s, e] on_launching_thread. */
 static void queue_syncs(const struct diag_ctx *c, int64_t s, int64_t e,
 			struct ta_queue *q)
 {
@@ -581,8 +589,7 @@ static void queue_syncs(const struct diag_ctx *c, int64_t s, int64_t e,
 	for (lo = ta_host_first_sync(h, s); lo < h->nsyncs && h->syncs[lo].ts <= e; lo++)
 		if (h->syncs[lo].end >= s && h->syncs[lo].end <= e &&
 		    h->syncs[lo].end > h->syncs[lo].ts &&
-		    (h->syncs[lo].launcher ||
-		     ta_peers_issued_on(c->peers, c->rank, h->syncs[lo].tid)))
+		    on_launching_thread(&h->syncs[lo], c))
 			ta_queue_add_host(q, h->syncs[lo].end, h->syncs[lo].ts);
 }
 

@@ -479,14 +479,17 @@ size_t ta_host_first_sync(const struct ta_host *h, int64_t a)
 }
 
 const struct ta_sync *ta_host_sync_in(const struct ta_host *d, int64_t a,
-				      int64_t b)
+				      int64_t b,
+				      int (*keep)(const struct ta_sync *, const void *),
+				      const void *ctx)
 {
 	size_t i;
 
 	for (i = ta_host_first_sync(d, a); i < d->nsyncs && d->syncs[i].ts <= a; i++) {
 		const struct ta_sync *c = &d->syncs[i];
 
-		if (c->end < a || c->end > b || c->end - c->ts <= 0)
+		if (c->end < a || c->end > b || c->end - c->ts <= 0 ||
+		    (keep && !keep(c, ctx)))
 			continue;
 		/* a blocking call drains the queue only if it began while the
 		 * GPU still had work: one that starts in the hole returns at

@@ -54,9 +54,12 @@ int ta_host_adopt(const struct ta_host *from, sqlite3 *db, int64_t rank,
 /* The first sync that can end at a or later (syncs by start: none
  * before it, as none lasts longer than max_sync_dur). */
 size_t ta_host_first_sync(const struct ta_host *h, int64_t a);
-/* The sync (if any) that ends inside the GPU's idle hole [a, b]. */
+/* The sync (if any) that ends inside the GPU's idle hole [a, b], of
+ * those keep(sync, ctx) accepts (keep NULL: any). */
 const struct ta_sync *ta_host_sync_in(const struct ta_host *h, int64_t a,
-				      int64_t b);
+				      int64_t b,
+				      int (*keep)(const struct ta_sync *, const void *),
+				      const void *ctx);
 
 /* The functions below return -1 on a database error (the name would be
  * wrong), else 0 with a name (or a placeholder) in buf. */
