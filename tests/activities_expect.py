@@ -9,6 +9,7 @@ step). Every command that measures the GPU must say it cannot, not read
 a GPU idle all along (it said 0 % busy, 25 ms lost a step, and a gate on
 busy tripped on a number that was never measured)."""
 import csv
+import glob
 import gzip
 import io
 import json
@@ -193,6 +194,29 @@ for name, waits in (("<built-in method __enter__ of _thread.lock object>", True)
     f = [r for r in csv.DictReader(io.StringIO(out)) if r["where"] == name]
     check("host_stall's sleep named %s: %s" % (name, "a wait" if waits else "not a wait"),
           f and all(("host waited in this call" in r["advice"]) == waits for r in f))
+
+# membw's inflight_gbps is the bandwidth over the time the copies of a
+# kind were in flight: the series' sum in flight, weighted by how long it
+# held (HTA's statistics count each point alike: a 256 B copy's weighs
+# what a 3.5 MB copy's does); on copies, 4 copies of 32 MiB in 4790 us
+for case in ("copies", "lstm_ckpt", "mem_train"):
+    rc, out, _ = run("membw", "-q", "--format", "csv", "testdata/" + case)
+    got = {r["name"]: float(r["inflight_gbps"]) for r in csv.DictReader(io.StringIO(out))}
+    rc, out, _ = run("membw", "-q", "--series", "--format", "csv", "testdata/" + case)
+    pts = {}
+    for r in csv.DictReader(io.StringIO(out)):
+        pts.setdefault(r["name"], []).append((float(r["ts_us"]), float(r["gbps"])))
+    check("%s: membw has kinds (%s)" % (case, sorted(got)), got and set(got) == set(pts))
+    for name, ps in pts.items():
+        w = sum(g * (b[0] - a[0]) for a, b in zip(ps, ps[1:]) for g in [a[1]] if g > 0)
+        t = sum(b[0] - a[0] for a, b in zip(ps, ps[1:]) if a[1] > 0)
+        want = w / t if t else 0
+        check("%s: membw %s inflight_gbps %.3f = the series weighted by time %.3f"
+              % (case, name, got.get(name, -1), want), abs(got.get(name, -1) - want) <= 0.001 * want + 0.002)
+rc, out, _ = run("membw", "-q", "--format", "csv", "testdata/copies")
+r = list(csv.DictReader(io.StringIO(out)))
+check("copies: 4 x 32 MiB in 4790.373 us in flight: %s GB/s" % (r and r[0]["inflight_gbps"]),
+      r and abs(float(r[0]["inflight_gbps"]) - 4 * 33554432 / 4790.373e3) < 0.01)
 
 failed = [n for n, ok in checks if not ok]
 for n in failed:

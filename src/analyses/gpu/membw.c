@@ -35,6 +35,11 @@ static const struct ta_col summary_cols[] = {
 	{ "p50_gbps", TA_COL_REAL, TA_UNIT_NONE, 0 },
 	{ "p75_gbps", TA_COL_REAL, TA_UNIT_NONE, 0 },
 	{ "max_gbps", TA_COL_REAL, TA_UNIT_NONE, 0 },
+	/* not HTA's: the points above are counted alike whatever the time
+	 * between them (a 256 B copy's point weighs what a 3.5 MB copy's
+	 * does); this is the bandwidth over the time copies were in flight:
+	 * their bytes over that time */
+	{ "inflight_gbps", TA_COL_REAL, TA_UNIT_NONE, 0 },
 };
 
 static const struct ta_col series_cols[] = {
@@ -51,6 +56,8 @@ struct kind_acc {
 	int64_t active;
 	int have;
 	struct ta_dvec points;
+	int64_t last;              /* the last point's time */
+	double weighted, inflight; /* GB/s x ns, and ns, with copies in flight */
 };
 
 static void flush(struct ta_table *t, struct kind_acc *k)
@@ -66,11 +73,14 @@ static void flush(struct ta_table *t, struct kind_acc *k)
 		ta_table_set_int(t, r, 0, k->rank);
 		ta_table_set_text(t, r, 1, k->name);
 		ta_stats_set_row(t, r, 2, &st);
+		if (t->ncols > 10 && k->inflight > 0)
+			ta_table_set_real(t, r, 10, k->weighted / k->inflight);
 	}
 	ta_dvec_free(&k->points);
 	k->have = 0;
 	k->value = 0;
 	k->active = 0;
+	k->weighted = k->inflight = 0;
 }
 
 /* HTA adds doubles in order, so the sum between copies can be a residue
@@ -80,6 +90,11 @@ static void point(struct ta_table *t, struct kind_acc *k, int64_t ts,
 		  double gbps, int is_end, const struct ta_membw_opts *o,
 		  int drift, int64_t min_ts)
 {
+	if (k->have && k->active > 0 && ts > k->last) {
+		k->weighted += k->value * (double)(ts - k->last);
+		k->inflight += (double)(ts - k->last);
+	}
+	k->last = ts;
 	k->value += gbps;
 	k->active += is_end ? -1 : 1;
 	if (!drift && k->active == 0)
@@ -115,7 +130,8 @@ int ta_membw_run(sqlite3 *db, const struct ta_query *q,
 		return -1;
 	min_ts = ta_model_min_ts(db, q);
 	t = o->series ? ta_table_new("Memory bandwidth", series_cols, 4)
-		      : ta_table_new("Memory bandwidth per copy kind", summary_cols, 10);
+		      : ta_table_new("Memory bandwidth per copy kind", summary_cols,
+				     ta_rules(q)->hta_arithmetic ? 10 : 11);
 	if (o->series)
 		ta_table_final_rows(t, q->sink); /* a row per point, final as it comes */
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -126,6 +142,7 @@ int ta_membw_run(sqlite3 *db, const struct ta_query *q,
 			if (!o->series)
 				flush(t, &k);
 			k.have = 0, k.value = 0, k.active = 0;
+			k.weighted = k.inflight = 0;
 		}
 		k.rank = rank;
 		snprintf(k.name, sizeof(k.name), "%s", name);
