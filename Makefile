@@ -91,7 +91,7 @@ src/analyses/gpu/roofline_keep.o: src/analyses/gpu/roof_id.inc
 # (main.path_kept): it rests on the model, the analyses' loads and the
 # walk, so every source of theirs (a change anywhere walks again)
 CRIT_ID_SRC := $(MODEL_ID_SRC) $(wildcard src/analyses/*/*.c src/analyses/*/*.h \
-	src/util/*.c src/util/*.h)
+	src/util/*.c src/util/*.h) src/report/table_wire.c
 src/analyses/critical/crit_id.inc: $(CRIT_ID_SRC)
 	printf '#define TA_CRIT_ID "%s"\n' "$$(cat $(CRIT_ID_SRC) | cksum | cut -d' ' -f1)" > $@
 src/analyses/critical/critical_keep.o: src/analyses/critical/crit_id.inc

@@ -60,6 +60,11 @@ struct ta_table {
 	 * (a cross-rank analysis: their waits are not measured): a gate on
 	 * it trips, as on a file left out */
 	size_t ranks_absent;
+	/* selected ranks here with none of what the command reads (modules
+	 * of a rank without module frames): their rows are missing, and a
+	 * gate trips. Shards' parts add up (each counts its own ranks);
+	 * ranks_absent, the job's, is the same on each */
+	size_t ranks_empty;
 	/* per column, NULL or the NULL-ended list of every value a text column
 	 * can hold (verdicts, kinds): a gate comparing it with anything else
 	 * is a typo */

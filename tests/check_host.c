@@ -10,11 +10,11 @@
 #include <string.h>
 
 /* ts, end, idx; ranged and python as given; name = idx */
-#define SP(ts, end, idx, ranged, py) { ts, end, (end) - (ts), idx, idx, -1, ranged, py, 1, 1 }
+#define SP(ts, end, idx, ranged, py) { ts, end, (end) - (ts), idx, idx, -1, ranged, py, 0, 0, 1, 1 }
 
 static struct ta_host_spans make(struct ta_host_span *v, size_t n)
 {
-	struct ta_host_spans s = { v, n, n, 0, 1, NULL, NULL, NULL, NULL, 0 };
+	struct ta_host_spans s = { v, n, n, 0, 0, 1, NULL, NULL, NULL, NULL, 0 };
 	size_t i;
 
 	for (i = 0; i < n; i++)

@@ -83,6 +83,14 @@ for s in $(cd testdata && ls -d */ | tr -d /); do
 	check "$s: nothing else in the shards' directory: $(ls "$d" | tr '\n' ' ')" \
 		test -z "$(ls "$d" | grep -v '\.tadb$')"
 done
+# a gate's count of ranks with none of what the command reads adds up
+# over the shards (each counts its own ranks): neither of two_ranks' has
+# nn.Module frames (shards said 1 rank, one database 2)
+for j in 1 2; do
+	$BIN modules -q -j $j --fail-if 'calls < 0' "$TMP/two_ranks" > /dev/null 2> "$TMP/e"
+	check "modules -j $j from shards: both ranks without module frames counted" \
+		grep -q "gate tripped: 2 ranks of the job" "$TMP/e"
+done
 $BIN memory -q --format csv testdata/mem_leak > "$TMP/a"
 $BIN memory -q --format csv "$TMP/mem_leak" > "$TMP/b"
 same "memory from shards" "$TMP/a" "$TMP/b"

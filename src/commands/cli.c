@@ -743,13 +743,15 @@ static int check_gates(const struct ta_cli *cli, struct ta_gate **g, int rises,
 	/* ranks the answer lacks (stragglers of a job with a rank's trace
 	 * missing measured no wait at all; modules of a rank without module
 	 * frames have no row) */
-	if (t->ranks_absent && !cli->missing_pass && (cli->ngates || cli->baseline)) {
+	if ((t->ranks_absent || t->ranks_empty) && !cli->missing_pass &&
+	    (cli->ngates || cli->baseline)) {
+		size_t n = t->ranks_absent + t->ranks_empty;
+
 		fprintf(stderr, "traceanalyze: gate tripped: %zu rank%s of the job %s no "
 			"trace here, or none of what this command reads, so the answer "
 			"lacks %s (said above; --missing pass lets it pass)\n",
-			t->ranks_absent, t->ranks_absent == 1 ? "" : "s",
-			t->ranks_absent == 1 ? "has" : "have",
-			t->ranks_absent == 1 ? "it" : "them");
+			n, n == 1 ? "" : "s", n == 1 ? "has" : "have",
+			n == 1 ? "it" : "them");
 		trips++;
 	}
 	/* no row at all (a step that is not there, a filter that kept

@@ -54,6 +54,7 @@ int ta_table_append(struct ta_table *dst, const struct ta_table *src, int same_n
 	dst->bad_utf8 += src->bad_utf8;
 	if (src->ranks_absent > dst->ranks_absent)
 		dst->ranks_absent = src->ranks_absent;
+	dst->ranks_empty += src->ranks_empty;
 	return add_notes(dst, src->notes.s, src->notes.len, src->warnings.s,
 			 src->warnings.len, same_notes);
 }
@@ -108,6 +109,7 @@ void ta_table_write_wire(FILE *f, const struct ta_table *t)
 	put_bytes(f, t->warnings.s, t->warnings.len);
 	put_i64(f, (int64_t)t->bad_utf8);
 	put_i64(f, (int64_t)t->ranks_absent);
+	put_i64(f, (int64_t)t->ranks_empty);
 	put_i64(f, (int64_t)(t->head.len + t->tail.len));
 	put_i64(f, t->also != NULL);
 	if (t->also)
@@ -178,14 +180,16 @@ int ta_table_read_wire(FILE *f, struct ta_table *dst, int same_notes)
 	free(s);
 	free(w);
 	if (ok) {
-		int64_t absent;
+		int64_t absent, empty;
 
 		k = get_i64(f);
 		absent = get_i64(f);
-		ok = k >= 0 && absent >= 0 && get_i64(f) == 0;
+		empty = get_i64(f);
+		ok = k >= 0 && absent >= 0 && empty >= 0 && get_i64(f) == 0;
 		dst->bad_utf8 += ok ? (size_t)k : 0;
 		if (ok && (size_t)absent > dst->ranks_absent)
 			dst->ranks_absent = (size_t)absent;
+		dst->ranks_empty += ok ? (size_t)empty : 0;
 	}
 	if (ok) {
 		k = get_i64(f);

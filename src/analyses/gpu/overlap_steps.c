@@ -170,7 +170,7 @@ static int one_rank(sqlite3 *db, int64_t rank, struct ta_table *t, struct ta_err
 	if (!nw) {   /* its rows are missing, not zero: a gate trips */
 		ta_table_warn(t, "rank %lld: no kept step and no GPU work: no rows",
 			      (long long)rank);
-		t->ranks_absent++;
+		t->ranks_empty++;
 	} else if (!comm.n) {
 		ta_table_note(t, "rank %lld: no collectives", (long long)rank);
 	}

@@ -558,7 +558,7 @@ static int say_missing(sqlite3 *db, const struct walk *w, struct ta_table *t,
 		if (w->frames)   /* else said once, for the whole trace */
 			ta_table_warn(t, "rank %lld: no nn.Module frames in its kept steps: "
 				      "it has no rows", (long long)rank);
-		t->ranks_absent++;
+		t->ranks_empty++;
 	}
 	sqlite3_finalize(q);
 	return ta_db_done(db, rc, err);
