@@ -193,6 +193,49 @@ long ta_host_spans_covering(const struct ta_host_spans *s, int64_t a, int64_t b)
 	return i >= 0 && s->v[i].ts >= from ? i : -1;
 }
 
+/* Where no one range is over half of [a, b]: the record_function
+ * ranges of one name that together are (two back-to-back gradient hooks
+ * in one hole, 440 and 420 us of 1095): the one of them over most of it
+ * (the caller names its part, then the rest, where the other is over
+ * half); -1 if none. Python frames are not summed: they nest, and one of
+ * them over a part is no name for the hole. */
+#define RECUR_NAMES 32
+
+struct name_sum {
+	int64_t name, in, best_in;
+	long best;
+};
+
+static long recurring(const struct ta_host_spans *s, int64_t a, int64_t b,
+		      int64_t from, int64_t most, size_t end)
+{
+	struct name_sum seen[RECUR_NAMES];
+	size_t i, n = 0, k;
+	long top = -1;
+
+	for (i = first_from(s, from, 0); i < end; i++) {
+		const struct ta_host_span *x = &s->v[i];
+		int64_t lo = x->ts > a ? x->ts : a, hi = x->end < b ? x->end : b;
+
+		if (!x->ranged || x->python || x->dur > most || hi <= lo)
+			continue;
+		for (k = 0; k < n && seen[k].name != x->name; k++)
+			;
+		if (k == n) {
+			if (n == RECUR_NAMES)
+				continue;
+			seen[n++] = (struct name_sum){ x->name, 0, 0, -1 };
+		}
+		seen[k].in += hi - lo;
+		if (hi - lo > seen[k].best_in)
+			seen[k].best = (long)i, seen[k].best_in = hi - lo;
+	}
+	for (k = 0; k < n; k++)
+		if (2 * seen[k].in >= b - a && (top < 0 || seen[k].in > seen[top].in))
+			top = (long)k;
+	return top < 0 ? -1 : seen[top].best;
+}
+
 long ta_host_spans_overlapping(const struct ta_host_spans *s, int64_t a,
 			       int64_t b)
 {
@@ -222,7 +265,7 @@ long ta_host_spans_overlapping(const struct ta_host_spans *s, int64_t a,
 		     (x->dur == o->dur && x->idx > o->idx))))
 			best = (long)i;
 	}
-	return best;
+	return best >= 0 ? best : recurring(s, a, b, from, most, end);
 }
 
 int ta_host_spans_in_backward(const struct ta_host_spans *s, int64_t a, int64_t b)
