@@ -256,6 +256,8 @@ int ta_model_prepare(sqlite3 *db, const struct ta_query *q, unsigned need,
 				    err);
 	if (rc == 0 && (need & TA_NEED_GPU) && !ta_rules(q)->trace_frame)
 		rc = gpu_recorded(db, err);
+	if (rc == 0 && (need & TA_NEED_DEV) && !ta_rules(q)->trace_frame)
+		ta_model_warn_lost_launches(db);
 	if (rc == 0)
 		rc = remember(db, key.s, have | (need & ~TA_NEED_GPU), err);
 	/* a cache entry keeps its part from the first coll made in it (not

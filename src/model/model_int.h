@@ -21,6 +21,9 @@ int ta_model_write_dev_rows(sqlite3 *rw, void *unused, struct ta_error *err);
 /* The default rules' device rows of every rank in sel_ranks into table
  * (temp.dev, main.dev_rows; win made), rank by rank (dev_fill.c). */
 int ta_model_fill_dev(sqlite3 *db, const char *table, struct ta_error *err);
+/* Warns of a thread whose kernel launches mostly have no GPU activity in
+ * the trace (lost_launches.c): dev_all made. Once a connection. */
+void ta_model_warn_lost_launches(sqlite3 *db);
 /* step_win and span (window.c): by the steps, or first to last GPU work. */
 int ta_model_windows(sqlite3 *db, int by_steps, struct ta_error *err);
 /* The views of the model, by the default rules or HTA's. */
