@@ -424,6 +424,19 @@ for r in table("testdata/fsdp2", "--top", "40"):
         check("fsdp2: rank %s step %s: the range around backward() is not the path (%s us)"
               % (r["rank"], r["step"], r["path_us"]), float(r["path_us"]) < 1000)
 
+# a headline naming "(no op or range)" says once what it is (helper-59:
+# honest, but a user did not know what to do with it)
+out = subprocess.run(["./traceanalyze", "critical-path", "-q", "testdata/resnet_train"],
+                     capture_output=True, text=True).stdout
+heads = [l for l in out.splitlines() if "of the critical path is" in l]
+hint = [l for l in out.splitlines() if l.startswith("(no op or range): host time in no recorded op")]
+check("a headline naming (no op or range) is explained once (%d headlines name it, %d hints)"
+      % (sum("(no op or range)" in l for l in heads), len(hint)),
+      (len(hint) == 1) == any("(no op or range)" in l for l in heads))
+out = subprocess.run(["./traceanalyze", "critical-path", "-q", "testdata/train_healthy"],
+                     capture_output=True, text=True).stdout
+check("no hint where no headline names it", "host time in no recorded op" not in out)
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL critical:", n)

@@ -430,7 +430,9 @@ void ta_people_critical(struct ta_table *t, const struct ta_table *items)
 		"in launches", "in compute kernels", "in communication kernels",
 		"in copies", "in gaps between kernels", "in syncs",
 		"waiting for ranks not analysed" };
+	static const char unnamed[] = "(no op or range)";
 	size_t r, c, i;
+	int said_unnamed = 0;
 
 	for (r = 0; r < t->nrows; r++) {
 		double len = ta_table_cell(t, r, 2)->d, best = -1;
@@ -480,6 +482,8 @@ void ta_people_critical(struct ta_table *t, const struct ta_table *items)
 				} else
 					ta_buf_addf(&t->head, ": %s, %.1f ms", n,
 						    ta_table_cell(items, i, 4)->d / 1e3);
+				said_unnamed |= nl >= strlen(unnamed) &&
+						strcmp(n + nl - strlen(unnamed), unnamed) == 0;
 				break;
 			}
 		}
@@ -488,6 +492,10 @@ void ta_people_critical(struct ta_table *t, const struct ta_table *items)
 				    "work)", 100 * on_peers / len);
 		ta_buf_adds(&t->head, "\n");
 	}
+	if (said_unnamed)
+		ta_buf_addf(&t->head, "%s: host time in no recorded op or range (Python "
+			    "between ops, or what another thread held it for): "
+			    "with_stack=True or record_function names it\n", unnamed);
 }
 
 /* critical-path --hta-compat: "rank 0: HTA's graph has 414 nodes and 415
