@@ -218,6 +218,32 @@ r = list(csv.DictReader(io.StringIO(out)))
 check("copies: 4 x 32 MiB in 4790.373 us in flight: %s GB/s" % (r and r[0]["inflight_gbps"]),
       r and abs(float(r[0]["inflight_gbps"]) - 4 * 33554432 / 4790.373e3) < 0.01)
 
+# helper-60: a copy with no bandwidth in the trace (or one below 0) has
+# none to average: left out of both sums (a 10 MB copy without one read
+# as 1000 us at 0 GB/s: 0.05 GB/s against the other copy's 5)
+def copies_case(bws):
+    ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0,
+           "dur": 5000}]
+    for i, (ts, dur, bw) in enumerate(bws):
+        args = {"stream": 7, "correlation": 10 + i, "device": 0, "bytes": 1000}
+        if bw is not None:
+            args["memory bandwidth (GB/s)"] = bw
+        ev.append({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0,
+                   "tid": 7, "ts": ts, "dur": dur, "args": args})
+    d = tempfile.mkdtemp()
+    json.dump({"traceEvents": ev}, open(os.path.join(d, "rank-0.json"), "w"))
+    rc, out, _ = run("membw", "-q", "--no-cache", "--format", "csv", d)
+    r = list(csv.DictReader(io.StringIO(out)))
+    return float(r[0]["inflight_gbps"]) if r else None
+
+
+for case, bws in (("no bandwidth", [(100, 1000, None), (2000, 10, 5.0)]),
+                  ("a bandwidth below 0", [(100, 1000, 10.0), (300, 200, -100.0), (2000, 10, 5.0)])):
+    got = copies_case(bws)
+    want = 5.0 if case == "no bandwidth" else (10.0 * 1000 + 5.0 * 10) / 1010
+    check("membw: a copy with %s is left out of inflight_gbps (%s, want %.3f)" % (case, got, want),
+          got is not None and abs(got - want) < 0.01)
+
 # side_thread (helper-59): a Python thread's EMA update launched 490
 # kernels the profiler recorded none of (its memsets and copies are
 # there): every GPU number leaves that work out, which was said nowhere.

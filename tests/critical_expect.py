@@ -405,6 +405,43 @@ check("backward on the engine's thread: its ops are the path, not the range arou
       top.get("aten::add", 0) > 400 and top.get("aten::mm", 0) > 200 and
       top.get("backward", 0) < 200 and top.get("aten::linear", 0) > 300 and top.get("opt_K", 0) > 1000)
 
+# helper-60: a side thread's op that outlasts one of the main thread's
+# by a little (a pin_memory) held nothing: the main thread's own ops stay
+# on the path (aten::linear went, 150 us of pin_memory came)
+def pin_side(x, call, gpu):
+    x("cpu_op", "aten::linear", 10, 390)
+    x("cpu_op", "aten::pin_memory", 300, 150, tid=9)
+    x("cpu_op", "aten::add_", 900, 90)
+    gpu("kernel", "opt_K", 960, 2040, call("cudaLaunchKernel", 950, 10))
+
+
+top = {r["name"]: float(r["path_us"]) for r in table(one_step(pin_side), "--top", "20")}
+check("a side thread that ran past a main-thread op is not waited for (%s)" % sorted(top.items()),
+      top.get("aten::linear", 0) > 350 and "aten::pin_memory" not in top)
+
+
+# helper-60: two devices' autograd threads handing the backward to each
+# other while the main thread blocks: both threads' ops on the path (one
+# of them read 880 us idle as its CPU, the other none)
+def two_engines(x, call, gpu):
+    x("cpu_op", "aten::linear", 10, 100)
+    x("cpu_op", "aten::ones_like", 120, 10)
+    corr = 500
+    for k in range(10):
+        tid, ts = 2 + k % 2, 140 + 210 * k
+        x("cpu_op", "autograd::engine::evaluate_function: X%d" % k, ts, 200, tid=tid)
+        x("cpu_op", "aten::mm", ts + 10, 150, tid=tid)
+        corr += 1
+        x("cuda_runtime", "cudaLaunchKernel", ts + 100, 5, tid=tid, correlation=corr)
+        gpu("kernel", "kb%d" % k, ts + 120, 30, corr)
+    x("cpu_op", "aten::add_", 2260, 200)
+    gpu("kernel", "opt", 2360, 640, call("cudaLaunchKernel", 2340, 5))
+
+
+top = {r["name"]: float(r["path_us"]) for r in table(one_step(two_engines), "--top", "40")}
+check("two engine threads in turn: all ten backward ops on the path (%s)" % sorted(top.items()),
+      top.get("aten::mm", 0) > 1400)
+
 # the same on real captures, backward on the engine's thread: resnet_train
 # (CPU-bound: the forward's convolutions and the backward's both on the
 # path), lstm_ckpt (Python frames recorded: loss.backward()'s frame, 15 ms,

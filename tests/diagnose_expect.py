@@ -543,6 +543,42 @@ pinned = [r for r in f if r["kind"] == "exposed_copy" and "Pinned" in r["where"]
 check("copies: a pinned copy's advice is not 'from pinned memory' (%s)" % [r["advice"][:50] for r in pinned],
       pinned and all("from pinned memory with non_blocking" not in r["advice"] for r in pinned))
 
+# helper-60: GradScaler's sync is the thread's first after its unscale,
+# in the step: a user's .item() after the scaler's is the user's (it read
+# "GradScaler.step's inf check" and was told fused=True); a thread named
+# by no number still has its syncs (they were dropped as a side thread's)
+def scaler_case(tid, user_sync):
+    def op(name, ts, dur):
+        return {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": tid, "ts": ts, "dur": dur, "args": {}}
+
+    def rt(name, ts, dur, c):
+        return {"ph": "X", "cat": "cuda_runtime", "name": name, "pid": 1, "tid": tid, "ts": ts, "dur": dur,
+                "args": {"correlation": c}}
+
+    def k(name, ts, dur, c):
+        return {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": ts, "dur": dur,
+                "args": {"stream": 7, "correlation": c, "device": 0}}
+    ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": tid, "ts": 0,
+           "dur": 3000}, op("aten::linear", 0, 60), rt("cudaLaunchKernel", 10, 5, 101), k("k0", 20, 1200, 101),
+          op("aten::_amp_foreach_non_finite_check_and_unscale_", 100, 20)]
+    if user_sync:   # the scaler's own, short, then the user's
+        ev += [op("aten::item", 130, 20), rt("cudaStreamSynchronize", 131, 18, 102)]
+    ev += [op("aten::_local_scalar_dense", 200, 1100), rt("cudaStreamSynchronize", 201, 1098, 103),
+           op("aten::_amp_update_scale_", 1400, 10), op("aten::add_", 2000, 30),
+           rt("cudaLaunchKernel", 2010, 5, 104), k("k1", 2050, 940, 104)]
+    return written(ev)
+
+
+sy = [r for r in csv_of(scaler_case(1, True), "diagnose", "--findings") if r["kind"] == "sync"]
+check("a user's sync after GradScaler's is the user's (%s)" % [r["where"] for r in sy],
+      sy and all(not r["where"].startswith("GradScaler") for r in sy if float(r["cost_us"]) > 500))
+sy = [r for r in csv_of(scaler_case(1, False), "diagnose", "--findings") if r["kind"] == "sync"]
+check("the first sync after the unscale is GradScaler's (%s)" % [r["where"] for r in sy],
+      sy and sy[0]["where"].startswith("GradScaler.step's inf check"))
+sy = [r for r in csv_of(scaler_case("MainThread", False), "diagnose", "--findings") if r["kind"] == "sync"]
+check("a thread named by no number keeps its sync (%s)" % [r["where"] for r in sy],
+      sy and float(sy[0]["cost_us"]) > 500)
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL diagnose:", n)

@@ -533,8 +533,7 @@ static int load_host(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named,
 		return -1;
 	if (ta_db_prepare(db, "SELECT h.tid, h.ts, h.ts + h.dur, h.name, h.role,"
 			  " h.idx, h.pid, typeof(h.pid) = 'integer' AND"
-			  " typeof(h.tid) = 'integer', h.cat IS (SELECT name_id FROM"
-			  " names WHERE name = 'python_function')"
+			  " typeof(h.tid) = 'integer', h.cat IS (" TA_CAT_PYTHON ")"
 			  " FROM host h WHERE h.rank = ?"
 			  " AND h.dur IS NOT NULL AND h.tid IS NOT NULL"
 			  " ORDER BY h.ts, h.dur, h.idx", &st, err) < 0) {
@@ -735,11 +734,6 @@ static int64_t last_end_in(const struct cp_rank *r, int64_t tid, int64_t e,
 	return best;
 }
 
-static int ended_in(const struct cp_rank *r, int64_t tid, int64_t e, int64_t s)
-{
-	return last_end_in(r, tid, e, s) != INT64_MIN;
-}
-
 /* The time within [e, f] that thread tid spent in its spans. */
 static int64_t covered(const struct cp_rank *r, int64_t tid, int64_t e, int64_t f)
 {
@@ -771,12 +765,14 @@ static int64_t op_end(const struct cp_rank *r, long i)
 }
 
 /* On the main thread at t, after a: the latest pause in its ops that it
- * spent waiting for another thread, one that ran through at least half
- * of it up to a span it finished there: the autograd engine's thread,
- * which runs the backward ops while loss.backward() blocks. The main
- * thread ran on from the pause's end (returned), *f when the other
- * finished, *who the other; INT64_MIN: none. (Ranges and Python frames
- * are no ops: a range or frame around loss.backward() is over the pause.) */
+ * spent waiting for other threads, which together ran through at least
+ * half of the pause, the last of them to finish a span in it the one it
+ * waited for: the autograd engine's thread, which runs the backward ops
+ * while loss.backward() blocks (or the threads of several devices, in
+ * turn). The main thread ran on from the pause's end (returned), *f when
+ * the other finished, *who the other; INT64_MIN: none. (Ranges and
+ * Python frames are no ops: a range or frame around loss.backward() is
+ * over the pause.) */
 static int64_t main_waited(const struct cp_rank *r, int64_t a, int64_t t,
 			   int64_t *f, int64_t *who)
 {
@@ -785,7 +781,7 @@ static int64_t main_waited(const struct cp_rank *r, int64_t a, int64_t t,
 	size_t seen = 0, y;
 
 	for (;; i--) {
-		int64_t e = a, best = INT64_MIN;
+		int64_t e = a, best = INT64_MIN, ran = 0;
 
 		if (i >= 0 && (r->spans[i].tid != tid || seen++ > 16 * SPAN_SCAN))
 			return INT64_MIN;
@@ -797,13 +793,16 @@ static int64_t main_waited(const struct cp_rank *r, int64_t a, int64_t t,
 			int64_t fy;
 
 			if (r->tids[y] == tid ||
-			    (fy = last_end_in(r, r->tids[y], e, edge)) <= best ||
-			    2 * covered(r, r->tids[y], e, fy) < fy - e)
+			    (fy = last_end_in(r, r->tids[y], e, edge)) == INT64_MIN)
 				continue;
-			best = fy;
-			*who = r->tids[y];
+			ran += covered(r, r->tids[y], e, edge);
+			if (fy > best)
+				best = fy, *who = r->tids[y];
 		}
-		if (best != INT64_MIN) {
+		/* half of the pause, not of the time up to the last end: a
+		 * side thread's op that outlasts one of the main thread's by
+		 * a little held nothing (a pin_memory) */
+		if (best != INT64_MIN && 2 * ran >= edge - e) {
 			*f = best;
 			return edge;
 		}
@@ -816,19 +815,42 @@ static int64_t main_waited(const struct cp_rank *r, int64_t a, int64_t t,
 	}
 }
 
+/* Who handed thread tid (not the main one) its work in the pause [e, s]
+ * of its spans: the thread that finished a span there last, the main
+ * thread, or another that ran through at least half of the pause (one
+ * device's autograd thread handing the next to another's); *at: where
+ * the walk goes on there (the main thread: at s, its time up to the
+ * hand-off its own; another: where it finished). -1: none. */
+static int64_t handed_by(const struct cp_rank *r, int64_t tid, int64_t e,
+			 int64_t s, int64_t *at)
+{
+	int64_t who = -1, last = last_end_in(r, r->main_tid, e, s), f;
+	size_t y;
+
+	if (last != INT64_MIN)
+		who = r->main_tid, *at = s;
+	for (y = 0; y < r->ntids; y++)
+		if (r->tids[y] != tid && r->tids[y] != r->main_tid &&
+		    (f = last_end_in(r, r->tids[y], e, s)) > last &&
+		    2 * covered(r, r->tids[y], e, s) >= s - e)
+			last = f, who = r->tids[y], *at = f;
+	return who;
+}
+
 /* Where the run of work of thread tid (not the main one) over t began,
- * after a: the end of a pause in its spans during which the main thread
- * finished one of its own. The worker sat idle then, waiting to be
- * handed work: the autograd engine's thread before loss.backward() runs
- * the backward ops while the main thread blocks (its pauses between
- * tasks come with nothing finished on the main thread). from_a: the time
- * from a to its first span may be such a pause (a is the step's start,
- * not the end of a sync on it). INT64_MIN: none. */
+ * after a: the end of a pause in its spans during which another thread
+ * handed it work (handed_by: *who, and where the walk goes on, returned).
+ * The worker sat idle then: the autograd engine's thread before
+ * loss.backward() runs the backward ops while the main thread blocks
+ * (its pauses between tasks come with nothing finished elsewhere).
+ * from_a: the time from a to its first span may be such a pause (a is
+ * the step's start, not the end of a sync on it). INT64_MIN: none. */
 static int64_t worker_woke(const struct cp_rank *r, int64_t tid, int64_t a,
-			   int64_t t, int from_a)
+			   int64_t t, int from_a, int64_t *who)
 {
 	long i = (long)span_from(r, tid, t) - 1, prev;
 	size_t seen = 0;
+	int64_t at;
 
 	if (i < 0 || r->spans[i].tid != tid)
 		return INT64_MIN;
@@ -844,8 +866,8 @@ static int64_t worker_woke(const struct cp_rank *r, int64_t tid, int64_t a,
 				return INT64_MIN;
 			e = a;
 		}
-		if (e < s && ended_in(r, r->main_tid, e, s))
-			return s;
+		if (e < s && (*who = handed_by(r, tid, e, s, &at)) != -1)
+			return at;
 		if (prev < 0 || e == a)
 			return INT64_MIN;
 	}
@@ -1028,7 +1050,10 @@ static void sampled_ops(struct walk *w, size_t ri, int64_t tid, int64_t p,
 
 	nk = nk < 1 ? 1 : nk > CPU_SAMPLES ? CPU_SAMPLES : nk;
 	for (k = 0; k < nk; k++) {
-		int64_t at = p + (2 * k + 1) * (q - p) / (2 * nk);
+		/* in double: (2k + 1) (q - p) passes int64 on a stretch of
+		 * 52 days (a damaged trace's times) */
+		int64_t at = p + (int64_t)((double)(q - p) * (double)(2 * k + 1) /
+					   (double)(2 * nk));
 		int64_t share = k + 1 == nk ? part - part / nk * (nk - 1) : part / nk;
 		const struct cp_span *op;
 
@@ -1550,14 +1575,14 @@ static int on_host(struct walk *w, struct pos *p, int64_t lo)
 	s = sync_before(r, p->tid, lo, p->t);
 	a = s ? s->end : lo;
 	if (p->tid != r->main_tid)
-		woke = worker_woke(r, p->tid, a, p->t, !s), other = r->main_tid;
+		woke = worker_woke(r, p->tid, a, p->t, !s, &other);
 	else if ((woke = main_waited(r, a, p->t, &done, &other)) != INT64_MIN)
 		woke = done; /* from when the other finished: the main thread's */
 	if (w->ncpu && (followed = follow_cpu_peer(w, p, woke > a ? woke : a)) >= 0)
 		return followed;
 	if (woke > a) {
-		/* a worker waited for the main thread before it woke; the main
-		 * thread for the worker it handed work to */
+		/* a worker waited for the thread that handed it work; the
+		 * main thread for the worker it handed work to */
 		cpu_time(w, p->ri, p->tid, woke, p->t);
 		p->tid = other;
 		p->t = woke;

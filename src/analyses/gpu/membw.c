@@ -58,6 +58,10 @@ struct kind_acc {
 	struct ta_dvec points;
 	int64_t last;              /* the last point's time */
 	double weighted, inflight; /* GB/s x ns, and ns, with copies in flight */
+	double known;              /* the sum of those with a bandwidth (> 0:
+				    * none, or one below 0, is no bandwidth
+				    * to average: left out of both) */
+	int64_t nknown;
 };
 
 static void flush(struct ta_table *t, struct kind_acc *k)
@@ -81,6 +85,8 @@ static void flush(struct ta_table *t, struct kind_acc *k)
 	k->value = 0;
 	k->active = 0;
 	k->weighted = k->inflight = 0;
+	k->known = 0;
+	k->nknown = 0;
 }
 
 /* HTA adds doubles in order, so the sum between copies can be a residue
@@ -90,11 +96,19 @@ static void point(struct ta_table *t, struct kind_acc *k, int64_t ts,
 		  double gbps, int is_end, const struct ta_membw_opts *o,
 		  int drift, int64_t min_ts)
 {
-	if (k->have && k->active > 0 && ts > k->last) {
-		k->weighted += k->value * (double)(ts - k->last);
+	double own = is_end ? -gbps : gbps;   /* the copy's bandwidth */
+
+	if (k->have && k->nknown > 0 && ts > k->last) {
+		k->weighted += k->known * (double)(ts - k->last);
 		k->inflight += (double)(ts - k->last);
 	}
 	k->last = ts;
+	if (own > 0) {
+		k->known += gbps;
+		k->nknown += is_end ? -1 : 1;
+		if (k->nknown == 0)
+			k->known = 0;
+	}
 	k->value += gbps;
 	k->active += is_end ? -1 : 1;
 	if (!drift && k->active == 0)
@@ -142,7 +156,8 @@ int ta_membw_run(sqlite3 *db, const struct ta_query *q,
 			if (!o->series)
 				flush(t, &k);
 			k.have = 0, k.value = 0, k.active = 0;
-			k.weighted = k.inflight = 0;
+			k.weighted = k.inflight = k.known = 0;
+			k.nknown = 0;
 		}
 		k.rank = rank;
 		snprintf(k.name, sizeof(k.name), "%s", name);

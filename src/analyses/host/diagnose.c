@@ -514,7 +514,8 @@ static void hole_sync(struct diag_ctx *c, const struct ta_sync *sync, int64_t a,
 	c->failed |= ta_host_name(&c->d->host, sync->ts, sync->end, 1,
 				 op, sizeof(op)) < 0;
 	if (!sync->spin &&
-	    (scaler = ta_host_scaler_sync(&c->d->host, sync->tid, sync->ts)) != 0) {
+	    (scaler = ta_host_scaler_sync(&c->d->host, sync->tid, c->win_ts,
+					  sync->ts)) != 0) {
 		c->failed |= scaler < 0;
 		snprintf(named, sizeof(named), TA_HOST_SCALER " (%.200s)", op);
 		memcpy(op, named, sizeof(op));

@@ -354,13 +354,23 @@ int ta_host_name(struct ta_host *h, int64_t a, int64_t b, int ops_too,
 	return i < 0 ? 0 : ta_host_label(h, h->spans.v[i].name, buf, len);
 }
 
-int ta_host_scaler_sync(struct ta_host *h, int64_t tid, int64_t ts)
+int ta_host_scaler_sync(struct ta_host *h, int64_t tid, int64_t lo, int64_t ts)
 {
 	struct ta_error err = { 0, "", 0 };
+	int64_t unscaled;
+	size_t i;
 
+	if (tid == TA_SYNC_NO_TID)
+		return 0;   /* a thread named by no number is not told apart */
 	if (!h->spans.loaded && ta_host_spans_load(h->db, h->rank, &h->spans, &err) < 0)
 		return -1;
-	return ta_host_spans_after_unscale(&h->spans, tid, ts);
+	if ((unscaled = ta_host_spans_after_unscale(&h->spans, tid, ts)) < lo)
+		return 0;
+	/* the first sync after it: any later one is the user's */
+	for (i = ta_host_first_sync(h, unscaled); i < h->nsyncs && h->syncs[i].ts < ts; i++)
+		if (h->syncs[i].tid == tid && h->syncs[i].ts >= unscaled)
+			return 0;
+	return 1;
 }
 
 int ta_host_name_part(struct ta_host *h, int64_t a, int64_t b, int64_t sa,
@@ -525,15 +535,19 @@ static int launchers(struct ta_host *h, struct ta_error *err)
 		if (j == nseen) {
 			seen = ta_xrealloc(seen, 2 * (nseen + 1) * sizeof(*seen));
 			seen[2 * j] = h->syncs[i].tid;
-			seen[2 * j + 1] = 0;
+			seen[2 * j + 1] = 1;
 			nseen++;
-			sqlite3_bind_int64(st, 1, h->rank);
-			sqlite3_bind_int64(st, 2, h->syncs[i].tid);
-			if (sqlite3_step(st) == SQLITE_ROW)
-				seen[2 * j + 1] = sqlite3_column_int(st, 0);
-			else
-				rc = ta_db_done(h->db, SQLITE_ERROR, err);
-			sqlite3_reset(st);
+			/* a thread named by no number: its calls cannot be
+			 * told apart, so it is taken to launch */
+			if (h->syncs[i].tid != TA_SYNC_NO_TID) {
+				sqlite3_bind_int64(st, 1, h->rank);
+				sqlite3_bind_int64(st, 2, h->syncs[i].tid);
+				if (sqlite3_step(st) == SQLITE_ROW)
+					seen[2 * j + 1] = sqlite3_column_int(st, 0);
+				else
+					rc = ta_db_done(h->db, SQLITE_ERROR, err);
+				sqlite3_reset(st);
+			}
 		}
 		h->syncs[i].launcher = (int)seen[2 * j + 1];
 	}
@@ -603,7 +617,7 @@ static int pageable_copies(sqlite3 *db, struct ta_host *h, struct ta_error *err)
 		push_call(h, (struct ta_sync){ sqlite3_column_int64(st, 0),
 			sqlite3_column_int64(st, 1), 0,
 			sqlite3_column_type(st, 2) == SQLITE_INTEGER ?
-			sqlite3_column_int64(st, 2) : -1, 0 });
+			sqlite3_column_int64(st, 2) : TA_SYNC_NO_TID, 0 });
 	sqlite3_finalize(st);
 	return ta_db_done(db, rc, err);
 }
@@ -632,7 +646,7 @@ int ta_host_load(sqlite3 *db, int64_t rank, struct ta_host *h,
 		struct ta_sync c = { sqlite3_column_int64(st, 0),
 			sqlite3_column_int64(st, 1), 0,
 			sqlite3_column_type(st, 3) == SQLITE_INTEGER ?
-			sqlite3_column_int64(st, 3) : -1, 0 };
+			sqlite3_column_int64(st, 3) : TA_SYNC_NO_TID, 0 };
 
 		if (is_sync(name)) {
 			push_call(h, c);

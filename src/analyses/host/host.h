@@ -8,10 +8,12 @@
 #include "host_spans.h"
 #include "ta_db.h"
 
+#define TA_SYNC_NO_TID INT64_MIN   /* a thread id that is no number */
+
 struct ta_sync {       /* a blocking call, or a spin of queries */
 	int64_t ts, end;
 	int spin;          /* 1: a run of cudaEventQuery/cudaStreamQuery calls */
-	int64_t tid;
+	int64_t tid;       /* TA_SYNC_NO_TID: not a number */
 	int launcher;      /* its thread launches GPU work (ta_host_load) */
 };
 
@@ -79,9 +81,11 @@ int ta_host_name(struct ta_host *h, int64_t a, int64_t b, int ops_too,
 #define TA_HOST_BACKWARD "(backward ops, autograd's thread)"
 /* How a sync that reads GradScaler's check for inf begins its name. */
 #define TA_HOST_SCALER "GradScaler.step's inf check"
-/* 1 if a sync of thread tid at ts reads GradScaler's check for inf
- * (ta_host_spans_after_unscale), 0 if not, -1 on a database error. */
-int ta_host_scaler_sync(struct ta_host *h, int64_t tid, int64_t ts);
+/* 1 if a sync of thread tid at ts reads GradScaler's check for inf: the
+ * thread's first sync after its unscale (ta_host_spans_after_unscale),
+ * which ended at lo or later (the step's start); 0 if not, -1 on a
+ * database error. */
+int ta_host_scaler_sync(struct ta_host *h, int64_t tid, int64_t lo, int64_t ts);
 int ta_host_name_part(struct ta_host *h, int64_t a, int64_t b, int64_t sa,
 		      int64_t sb, char *buf, size_t len, int64_t *lo, int64_t *hi);
 /* The user's code over [a, b]: the innermost Python frame of the user's

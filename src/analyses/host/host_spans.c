@@ -292,15 +292,16 @@ int ta_host_spans_in_backward(const struct ta_host_spans *s, int64_t a, int64_t 
  * hundred ops) */
 #define UNSCALE_SCAN 4096
 
-int ta_host_spans_after_unscale(const struct ta_host_spans *s, int64_t tid,
-				int64_t t)
+int64_t ta_host_spans_after_unscale(const struct ta_host_spans *s, int64_t tid,
+				    int64_t t)
 {
 	size_t i = first_from(s, t, 0), seen = 0;
 
 	while (i-- > 0 && seen++ < UNSCALE_SCAN)
 		if (s->v[i].amp && s->v[i].tid == tid)
-			return s->v[i].amp == AMP_UNSCALE && s->v[i].end <= t;
-	return 0;
+			return s->v[i].amp == AMP_UNSCALE && s->v[i].end <= t ?
+			       s->v[i].end : INT64_MIN;
+	return INT64_MIN;
 }
 
 /* ---- by thread: what ta_host_spans_enclosing searches ---- */

@@ -64,12 +64,11 @@ long ta_host_spans_overlapping(const struct ta_host_spans *s, int64_t a,
 /* Whether autograd's engine ran its tasks (the backward's ops, on its
  * own thread) through at least half of [a, b]. */
 int ta_host_spans_in_backward(const struct ta_host_spans *s, int64_t a, int64_t b);
-/* Whether thread tid (pid aside) ran GradScaler's unscale (its check of
- * the gradients for inf) before t, and not its update since: a sync at t
- * is then the scaler's reading of that check (GradScaler.step's .item()),
- * with stacks recorded or not. */
-int ta_host_spans_after_unscale(const struct ta_host_spans *s, int64_t tid,
-				int64_t t);
+/* When thread tid (pid aside) last ended GradScaler's unscale (its check
+ * of the gradients for inf) before t, with no update of the scaler since
+ * (GradScaler.step then reads that check with .item()); INT64_MIN: none. */
+int64_t ta_host_spans_after_unscale(const struct ta_host_spans *s, int64_t tid,
+				    int64_t t);
 struct ta_ids;
 long ta_host_spans_enclosing(struct ta_host_spans *s, int64_t a, int64_t b,
 			     const struct ta_ids *tids, int64_t outer_a,
