@@ -252,14 +252,14 @@ check("resnet_train (no with_stack): '(no annotation)' is told with_stack=True (
 # holds them (with_stack would record no frame there: they have no
 # Python); the forward's holes stay unnamed; naming moves no time
 f = findings("resnet_train")
-bw = [r for r in f if r["where"] == "(backward ops, autograd's thread)"]
-check("resnet_train: the backward's holes are named so (%d, %.0f us), told about autograd's thread"
+bw = [r for r in f if r["where"] == "(backward ops, autograd's engine)"]
+check("resnet_train: the backward's holes are named so (%d, %.0f us), told about autograd's engine"
       % (len(bw), sum(float(r["cost_us"]) for r in bw)),
-      len(bw) == 3 and all("autograd's thread" in r["advice"] and "with_stack" not in r["advice"]
+      len(bw) == 3 and all("autograd's engine" in r["advice"] and "with_stack" not in r["advice"]
                            and float(r["cost_us"]) > 4000 for r in bw))
 v = run("resnet_train")
 check("resnet_train: each step's main cause is the backward's ops (%s)" % [r["main_cause"] for r in v],
-      v and all(r["main_cause"] == "host_region: (backward ops, autograd's thread)" for r in v))
+      v and all(r["main_cause"] == "host_region: (backward ops, autograd's engine)" for r in v))
 # GradScaler.step's .item() on found_inf (cnn_stack: fp16 with a
 # GradScaler, SGD not fused) is the scaler's, not the user's call site's:
 # told the fused optimizer that takes the check without a sync, not

@@ -190,12 +190,12 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 		 * dispatch, its hooks) before its kernels launch: no Python
 		 * frame or range of the step names it */
 		return run->triton || run->graphs ?
-		       "the GPU waited while autograd's thread ran the backward's "
+		       "the GPU waited while autograd's engine ran the backward's "
 		       "ops one after another (each op's CPU work before its "
 		       "kernels launch, and any hook registered on the backward): "
 		       "fewer, larger ops (a larger compiled region), CUDA graphs, "
 		       "or a larger batch per step" :
-		       "the GPU waited while autograd's thread ran the backward's "
+		       "the GPU waited while autograd's engine ran the backward's "
 		       "ops one after another (each op's CPU work before its "
 		       "kernels launch, and any hook registered on the backward): "
 		       "fewer, larger ops (torch.compile compiles the backward "

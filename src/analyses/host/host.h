@@ -78,7 +78,7 @@ int ta_host_name(struct ta_host *h, int64_t a, int64_t b, int ops_too,
  * else TA_HOST_BACKWARD where autograd's engine ran the backward's ops
  * through at least half of it, else "(no annotation)" (these: the whole
  * of it). */
-#define TA_HOST_BACKWARD "(backward ops, autograd's thread)"
+#define TA_HOST_BACKWARD "(backward ops, autograd's engine)"
 /* How a sync that reads GradScaler's check for inf begins its name. */
 #define TA_HOST_SCALER "GradScaler.step's inf check"
 /* 1 if a sync of thread tid at ts reads GradScaler's check for inf: the
