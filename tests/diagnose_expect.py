@@ -579,6 +579,20 @@ sy = [r for r in csv_of(scaler_case("MainThread", False), "diagnose", "--finding
 check("a thread named by no number keeps its sync (%s)" % [r["where"] for r in sy],
       sy and float(sy[0]["cost_us"]) > 500)
 
+# compiled_cnn (helper-61: torch.compile of a channels_last bf16
+# ResNet-18, host-bound; one forward and one backward call of the graph a
+# step, a hundred launches each): holes inside a graph's call are its own
+# launches, told mode="reduce-overhead", not "compile a larger region";
+# the convolutions, already channels_last, get a checklist, not an order
+f = findings("compiled_cnn")
+inside = [r for r in f if r["where"].startswith("within ## Call CompiledFxGraph")]
+check("compiled_cnn: holes inside a graph's call told reduce-overhead (%s)"
+      % [(r["where"][:40], r["advice"][:50]) for r in inside],
+      inside and all("reduce-overhead" in r["advice"] and "larger region" not in r["advice"] for r in inside))
+conv = [r for r in f if r["kind"] == "low_efficiency" and "conv" in r["where"]]
+check("compiled_cnn: the convolutions' advice is a checklist (%d)" % len(conv),
+      conv and all("where the run has it" in r["advice"] for r in conv))
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL diagnose:", n)

@@ -116,6 +116,8 @@ struct walk {
 	int names;                  /* collect named items */
 	const struct ta_critical_opts *o;
 	int64_t matched;            /* path time of the --what-if items */
+	int64_t busy;               /* the home step's GPU busy time (the
+				     * union of its kernels in the window) */
 	int failed;
 	const char *why;            /* what failed, if not the database */
 	int64_t step;               /* the step walked */
@@ -1771,6 +1773,35 @@ static int walk_failed(struct walk *w, struct ta_error *err)
 	return -1;
 }
 
+/* The time in [lo, hi] some kernel of r ran (kernels by start; one that
+ * began before lo found among the KERNEL_BACK before it). */
+#define KERNEL_BACK 256
+
+static int64_t gpu_busy(const struct cp_rank *r, int64_t lo, int64_t hi)
+{
+	size_t a = 0, b = r->nk, back = 0;
+	int64_t upto = lo, sum = 0;
+
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+
+		if (r->k[m].ts < lo)
+			a = m + 1;
+		else
+			b = m;
+	}
+	while (a > 0 && back++ < KERNEL_BACK)
+		a--;
+	for (; a < r->nk && r->k[a].ts < hi; a++) {
+		int64_t x = r->k[a].ts > upto ? r->k[a].ts : upto;
+		int64_t y = r->k[a].end < hi ? r->k[a].end : hi;
+
+		if (y > x)
+			sum += y - x, upto = y;
+	}
+	return sum;
+}
+
 /* Walks each selected rank's steps (--step: that one), each from its end
  * back, and hands each to fn. */
 static int walk_steps(struct walk *w, const struct ta_query *q, step_fn fn,
@@ -1809,6 +1840,7 @@ static int walk_steps(struct walk *w, const struct ta_query *q, step_fn fn,
 		w->step = sqlite3_column_int64(st, 1);
 		w->matched = 0;
 		w->exited = 0;
+		w->busy = gpu_busy(&w->ranks[home], s, e);
 		cp_acc_reset(&w->acc);
 		walk_step(w, e);
 		fn(w, walk_no, w->step, e - s, ctx);
@@ -1831,7 +1863,7 @@ static void emit_step(struct walk *w, int64_t walk_no, int64_t step, int64_t len
 
 	(void)walk_no;
 	cp_emit(t->path, t->top, w->o, &w->acc, w->matched, w->home_rank, step,
-		len, w->o->top);
+		len, w->busy, w->o->top);
 	t->matched |= w->matched > 0;
 }
 
@@ -1887,8 +1919,10 @@ static void emit_piece(struct walk *w, int64_t walk_no, int64_t step, int64_t le
 	ta_table_set_int(t, r, P_WALK, walk_no);
 	if (step >= 0)
 		ta_table_set_int(t, r, P_STEP, step);
-	if (len >= 0)
+	if (len >= 0) {
 		ta_table_set_int(t, r, P_LEN, len);
+		ta_table_set_int(t, r, P_BUSY, w->busy);
+	}
 	ta_table_set_int(t, r, P_START, w->start_job);
 	if (w->exited) {
 		ta_table_set_int(t, r, P_EXIT_RANK, w->exit_rank);

@@ -54,17 +54,19 @@ void cp_what_if_check(struct ta_table *t, const struct ta_critical_opts *o, int 
 void cp_absent_waits(struct ta_table *t);
 /* What a rank with no collective here leaves unmeasured (the warning's). */
 #define ABSENT_WAIT "peer_wait_us, the wait for a member the path cannot follow, is"
+/* busy: the step's GPU busy time, under which --what-if's prediction of
+ * items that are not kernels does not go. */
 void cp_emit(struct ta_table *t, struct ta_table *top,
 	     const struct ta_critical_opts *o, struct acc *a, int64_t matched,
-	     int64_t rank, int64_t step, int64_t len, size_t ntop);
+	     int64_t rank, int64_t step, int64_t len, int64_t busy, size_t ntop);
 
 /* A piece of a path walked on a shard (ta_critical_pieces): a row for
- * the walk (P_KIND null), then a row per item. P_LEN: the step's length,
- * on the walk from its end (round one) only; P_EXIT_*: where it goes on,
- * null if it ends here. All in ns. */
+ * the walk (P_KIND null), then a row per item. P_LEN and P_BUSY: the
+ * step's length and GPU busy time, on the walk from its end (round one)
+ * only; P_EXIT_*: where it goes on, null if it ends here. All in ns. */
 enum piece_col { P_HOME, P_WALK, P_STEP, P_LEN, P_START, P_EXIT_RANK,
 		 P_EXIT_TS, P_MATCHED, P_CAT, P_KIND = P_CAT + NCAT, P_NAME, P_NS,
-		 P_COUNT, P_NCOLS };
+		 P_COUNT, P_BUSY, P_NCOLS };
 
 struct ta_table *cp_piece_table(void);
 

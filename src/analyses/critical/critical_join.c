@@ -21,6 +21,7 @@ static const struct ta_col piece_cols[P_NCOLS] = {
 	INT("kernel_memory_ns", 0), INT("gap_ns", 0), INT("sync_ns", 0),
 	INT("peer_wait_ns", 0), INT("on_peers_ns", 0), INT("kind", 0),
 	{ "name", TA_COL_TEXT, TA_UNIT_NONE, 0 }, INT("ns", 0), INT("count", 0),
+	INT("busy_ns", 0),
 };
 #undef INT
 
@@ -113,7 +114,8 @@ static int emit_path(struct ta_table *const *rounds, const struct ref *refs,
 	}
 	cp_emit(out, top, o, &acc, matched, cell(first, r0, P_HOME),
 		null(first, r0, P_STEP) ? -1 : cell(first, r0, P_STEP),
-		cell(first, r0, P_LEN), o->top);
+		cell(first, r0, P_LEN), null(first, r0, P_BUSY) ? 0 : cell(first, r0, P_BUSY),
+		o->top);
 	cp_acc_free(&acc);
 	return matched > 0;
 }

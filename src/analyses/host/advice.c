@@ -72,13 +72,20 @@ static const char *low_efficiency(const char *where)
 		       "closest to the peak";
 	/* (where names the type: a bf16 run is not told to use bf16) */
 	if (strstr(where, "conv") && (strstr(where, "(bf16") || strstr(where, "(fp16")))
-		return "convolutions below their roof: channels_last and channel "
-		       "counts that are multiples of 8 let cuDNN use its tensor-core "
-		       "kernels (torch.backends.cudnn.benchmark=True picks the fastest)";
+		/* a checklist: the trace does not say the layout (helper-61's
+		 * channels_last ResNet was told to use channels_last) */
+		return "convolutions below their roof; what keeps cuDNN off its "
+		       "fastest tensor-core kernels, where the run has it: the NCHW "
+		       "layout (channels_last), channel counts that are not "
+		       "multiples of 8 (a 3-channel stem's always are not), "
+		       "torch.backends.cudnn.benchmark off; small images or batches "
+		       "keep them below it regardless";
 	if (strstr(where, "conv"))
-		return "convolutions below their roof: channels_last, bf16/fp16 and "
-		       "channel counts that are multiples of 8 let cuDNN use its tensor-core "
-		       "kernels (torch.backends.cudnn.benchmark=True picks the fastest)";
+		return "convolutions below their roof; what keeps cuDNN off its "
+		       "fastest tensor-core kernels, where the run has it: fp32 "
+		       "(bf16/fp16 autocast), the NCHW layout (channels_last), "
+		       "channel counts that are not multiples of 8, "
+		       "torch.backends.cudnn.benchmark off";
 	if (strstr(where, ", aligned shapes)"))
 		return "compute-bound GEMMs far below the peak whose dimensions are "
 		       "all multiples of 64 already (padding them will not help): "
@@ -198,10 +205,22 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 		       "the GPU waited while autograd's engine ran the backward's "
 		       "ops one after another (each op's CPU work before its "
 		       "kernels launch, and any hook registered on the backward): "
-		       "fewer, larger ops (torch.compile compiles the backward "
-		       "too), CUDA graphs, or a larger batch per step";
+		       "CUDA graphs (torch.compile's mode=\"reduce-overhead\", "
+		       "which compiles the backward too), or a larger batch per "
+		       "step; a compiled graph without them launches its kernels "
+		       "one by one as well";
 	/* torch.compile's own ranges: its wrapper's Python around each call
 	 * (before the words below: a graph's hash may begin with "log") */
+	if (within && !run->graphs && (strncmp(where, "## Call CompiledFxGraph", 23) == 0 ||
+				       strncmp(where, "CompiledFunction", 16) == 0))
+		/* the holes lie inside one call of the graph, far longer than
+		 * them: between its own launches, not in the Python around it
+		 * (helper-61: one forward and one backward call a step, 100
+		 * launches each, told to compile a larger region) */
+		return "the GPU waited between the compiled graph's own launches "
+		       "(its kernels launch one by one, each faster than the host "
+		       "launches the next): mode=\"reduce-overhead\" replays them as "
+		       "a CUDA graph; or a larger batch a step";
 	if (strncmp(where, "## Call CompiledFxGraph", 23) == 0 ||
 	    strncmp(where, "Torch-Compiled Region", 21) == 0 ||
 	    strncmp(where, "TorchDynamo Cache Lookup", 24) == 0 ||
