@@ -593,6 +593,17 @@ conv = [r for r in f if r["kind"] == "low_efficiency" and "conv" in r["where"]]
 check("compiled_cnn: the convolutions' advice is a checklist (%d)" % len(conv),
       conv and all("where the run has it" in r["advice"] for r in conv))
 
+# a long stretch in which no op ran is no dispatch overhead (helper-61: a
+# 20.8 ms wait on a future read as 61 short holes' worth of it): two_ranks'
+# rank 1 sleeps 3 ms a step outside any range (tools/capture/capture_ranks.py)
+idle = [r for r in findings("two_ranks") if r["where"] == "(no op ran)"]
+check("two_ranks: rank 1's 3 ms sleep a step is a stretch where no op ran (%s)"
+      % [(r["rank"], r["step"], r["cost_us"]) for r in idle],
+      len(idle) == 2 and all(r["rank"] == "1" and abs(float(r["cost_us"]) - 3000) < 450 and
+                             "time.sleep" in r["advice"] for r in idle))
+check("resnet_train: dispatch holes, where ops run, are not stretches where none ran",
+      not [r for r in findings("resnet_train") if r["where"] == "(no op ran)"])
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL diagnose:", n)

@@ -192,6 +192,18 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 		       "the GPU waited for the host here and no range names what "
 		       "it ran: profile with with_stack=True, or wrap the step's "
 		       "parts in record_function, to see what ran";
+	if (strcmp(where, TA_HOST_IDLE) == 0)
+		return run->stacks ?
+		       "the host ran no op and no recorded Python frame for this "
+		       "long: it waited (a lock, a future or queue, I/O, "
+		       "time.sleep) or ran native code or another thread's work the "
+		       "profiler does not record (a ThreadPoolExecutor's): a "
+		       "record_function around the wait says which" :
+		       "the host ran no op for this long: it waited (a lock, a "
+		       "future or queue, I/O, time.sleep) or ran Python or another "
+		       "thread's work the profiler does not record (a "
+		       "ThreadPoolExecutor's): a record_function around the wait, "
+		       "or with_stack=True, says which";
 	if (strcmp(where, TA_HOST_BACKWARD) == 0)
 		/* each backward op's CPU work (autograd's bookkeeping, the
 		 * dispatch, its hooks) before its kernels launch: no Python

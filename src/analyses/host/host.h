@@ -79,6 +79,11 @@ int ta_host_name(struct ta_host *h, int64_t a, int64_t b, int ops_too,
  * through at least half of it, else "(no annotation)" (these: the whole
  * of it). */
 #define TA_HOST_BACKWARD "(backward ops, autograd's engine)"
+/* A stretch of at least TA_HOST_IDLE_NS in which no op ran (a tenth of it
+ * at most), in a trace with ops: the host waited or ran what the profiler
+ * does not record. */
+#define TA_HOST_IDLE "(no op ran)"
+#define TA_HOST_IDLE_NS 1000000
 /* How a sync that reads GradScaler's check for inf begins its name. */
 #define TA_HOST_SCALER "GradScaler.step's inf check"
 /* 1 if a sync of thread tid at ts reads GradScaler's check for inf: the

@@ -287,6 +287,32 @@ int ta_host_spans_in_backward(const struct ta_host_spans *s, int64_t a, int64_t 
 	return in >= (b - a) - (b - a) / 2;
 }
 
+/* How far an op begun before [a, b] is looked for, and how many spans
+ * begun in it are read */
+#define OP_BACK 4096
+#define OP_IN 65536
+
+int64_t ta_host_spans_op_time(const struct ta_host_spans *s, int64_t a, int64_t b)
+{
+	size_t i = first_from(s, a, 0), end = first_from(s, b, 0), k, seen = 0;
+	int64_t upto = a, in = 0;
+
+	/* begun before a: the latest end of an op among them is how far they
+	 * cover it (they all start before it) */
+	for (k = i; k-- > 0 && seen++ < OP_BACK;)
+		if (!s->v[k].ranged && s->v[k].end > upto)
+			upto = s->v[k].end < b ? s->v[k].end : b;
+	in = upto - a;
+	for (seen = 0; i < end && seen++ < OP_IN; i++) {
+		const struct ta_host_span *x = &s->v[i];
+		int64_t lo = x->ts > upto ? x->ts : upto, hi = x->end < b ? x->end : b;
+
+		if (!x->ranged && hi > lo)
+			in += hi - lo, upto = hi;
+	}
+	return in;
+}
+
 /* How far back from a sync its unscale is looked for: GradScaler.step
  * reads the check right after it (a clip_grad_norm_ between runs a few
  * hundred ops) */

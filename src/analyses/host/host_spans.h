@@ -64,6 +64,10 @@ long ta_host_spans_overlapping(const struct ta_host_spans *s, int64_t a,
 /* Whether autograd's engine ran its tasks (the backward's ops, on its
  * own thread) through at least half of [a, b]. */
 int ta_host_spans_in_backward(const struct ta_host_spans *s, int64_t a, int64_t b);
+/* The time in [a, b] some op (not a range or Python frame) ran, on any
+ * thread (an op begun long before a, past a few thousand spans, is not
+ * seen). */
+int64_t ta_host_spans_op_time(const struct ta_host_spans *s, int64_t a, int64_t b);
 /* When thread tid (pid aside) last ended GradScaler's unscale (its check
  * of the gradients for inf) before t, with no update of the scaler since
  * (GradScaler.step then reads that check with .item()); INT64_MIN: none. */
