@@ -262,6 +262,78 @@ START_TEST(test_host_enclosing_same_end)
 }
 END_TEST
 
+/* a span of thread tid: ENG an autograd engine task, AMP GradScaler's */
+#define SPT(ts, end, name, ranged, eng, amp, tid) \
+	{ ts, end, (end) - (ts), name, name, -1, ranged, 0, eng, amp, 1, tid }
+
+START_TEST(test_host_op_time)
+{
+	/* ops [0, 100] and [200, 250] (one nested in a range), a range over
+	 * [50, 300]: ops ran 150 of [0, 300], 50 of [100, 300] */
+	struct ta_host_span v[] = { SPT(0, 100, 1, 0, 0, 0, 1), SPT(50, 300, 2, 1, 0, 0, 1),
+		SPT(200, 250, 3, 0, 0, 0, 1) };
+	struct ta_host_spans s = make(v, 3);
+
+	ck_assert_int_eq(ta_host_spans_op_time(&s, 0, 300), 150);
+	ck_assert_int_eq(ta_host_spans_op_time(&s, 100, 300), 50);
+	ck_assert_int_eq(ta_host_spans_op_time(&s, 60, 80), 20);    /* inside the first */
+	ck_assert_int_eq(ta_host_spans_op_time(&s, 260, 400), 0);
+}
+END_TEST
+
+START_TEST(test_host_in_backward)
+{
+	/* engine tasks [0, 60] and [70, 100] (one nested task counted once),
+	 * an op of the main thread beside them */
+	struct ta_host_span v[] = { SPT(0, 60, 1, 0, 1, 0, 2), SPT(5, 50, 2, 0, 1, 0, 2),
+		SPT(10, 400, 3, 0, 0, 0, 1), SPT(70, 100, 4, 0, 1, 0, 2) };
+	struct ta_host_spans s = make(v, 4);
+
+	s.max_engine = 60;
+	ck_assert(ta_host_spans_in_backward(&s, 0, 100));     /* 90 of 100 */
+	ck_assert(ta_host_spans_in_backward(&s, 0, 180));     /* 90 of 180: half */
+	ck_assert(!ta_host_spans_in_backward(&s, 0, 181));
+	ck_assert(!ta_host_spans_in_backward(&s, 100, 400));  /* the op is none */
+	s.max_engine = 0;                                    /* a trace without */
+	ck_assert(!ta_host_spans_in_backward(&s, 0, 100));
+}
+END_TEST
+
+START_TEST(test_host_after_unscale)
+{
+	/* thread 1: unscale [10, 20], update [50, 60], unscale [80, 90];
+	 * thread 2 beside it */
+	struct ta_host_span v[] = { SPT(10, 20, 1, 0, 0, AMP_UNSCALE, 1),
+		SPT(30, 40, 2, 0, 0, AMP_UNSCALE, 2), SPT(50, 60, 3, 0, 0, AMP_UPDATE, 1),
+		SPT(80, 90, 4, 0, 0, AMP_UNSCALE, 1) };
+	struct ta_host_spans s = make(v, 4);
+
+	ck_assert_int_eq(ta_host_spans_after_unscale(&s, 1, 30), 20);
+	ck_assert_int_eq(ta_host_spans_after_unscale(&s, 1, 45), 20);  /* thread 2's is not its */
+	ck_assert(ta_host_spans_after_unscale(&s, 1, 70) == INT64_MIN); /* updated since */
+	ck_assert_int_eq(ta_host_spans_after_unscale(&s, 1, 95), 90);
+	ck_assert(ta_host_spans_after_unscale(&s, 1, 85) == INT64_MIN); /* still running */
+	ck_assert_int_eq(ta_host_spans_after_unscale(&s, 2, 95), 40);
+	ck_assert(ta_host_spans_after_unscale(&s, 3, 95) == INT64_MIN);
+}
+END_TEST
+
+START_TEST(test_host_overlapping_recurring)
+{
+	/* two ranges of one name, 40 each in a hole of 110 (neither over
+	 * half, together they are): the one over most (the first of equals);
+	 * as Python frames they name nothing */
+	struct ta_host_span v[] = { SPT(10, 50, 7, 1, 0, 0, 1), SPT(60, 100, 7, 1, 0, 0, 1),
+		SPT(101, 104, 8, 1, 0, 0, 1) };
+	struct ta_host_spans s = make(v, 3);
+
+	ck_assert_int_eq(ta_host_spans_overlapping(&s, 0, 110), 0);
+	ck_assert_int_eq(ta_host_spans_overlapping(&s, 0, 170), -1);   /* 80 of 170 */
+	v[0].python = v[1].python = 1;
+	ck_assert_int_eq(ta_host_spans_overlapping(&s, 0, 110), -1);
+}
+END_TEST
+
 Suite *suite_host(void)
 {
 	Suite *s = suite_create("host");
@@ -270,6 +342,10 @@ Suite *suite_host(void)
 	tcase_add_test(tc, test_host_covering_innermost);
 	tcase_add_test(tc, test_host_covering_ties);
 	tcase_add_test(tc, test_host_overlapping);
+	tcase_add_test(tc, test_host_op_time);
+	tcase_add_test(tc, test_host_in_backward);
+	tcase_add_test(tc, test_host_after_unscale);
+	tcase_add_test(tc, test_host_overlapping_recurring);
 	tcase_add_test(tc, test_host_enclosing);
 	tcase_add_test(tc, test_host_enclosing_same_end);
 	tcase_add_test(tc, test_labels_like_join);
