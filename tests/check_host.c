@@ -10,7 +10,7 @@
 #include <string.h>
 
 /* ts, end, idx; ranged and python as given; name = idx */
-#define SP(ts, end, idx, ranged, py) { ts, end, (end) - (ts), idx, idx, -1, ranged, py, 0, 0, 1, 1 }
+#define SP(ts, end, idx, ranged, py) { ts, end, (end) - (ts), idx, idx, -1, ranged, py, 0, 0, 1, 1, 0 }
 
 static struct ta_host_spans make(struct ta_host_span *v, size_t n)
 {
@@ -264,7 +264,7 @@ END_TEST
 
 /* a span of thread tid: ENG an autograd engine task, AMP GradScaler's */
 #define SPT(ts, end, name, ranged, eng, amp, tid) \
-	{ ts, end, (end) - (ts), name, name, -1, ranged, 0, eng, amp, 1, tid }
+	{ ts, end, (end) - (ts), name, name, -1, ranged, 0, eng, amp, 1, tid, 0 }
 
 START_TEST(test_host_op_time)
 {
@@ -278,6 +278,22 @@ START_TEST(test_host_op_time)
 	ck_assert_int_eq(ta_host_spans_op_time(&s, 100, 300), 50);
 	ck_assert_int_eq(ta_host_spans_op_time(&s, 60, 80), 20);    /* inside the first */
 	ck_assert_int_eq(ta_host_spans_op_time(&s, 260, 400), 0);
+}
+END_TEST
+
+START_TEST(test_host_op_time_reach)
+{
+	/* an op begun long before (ranges between, as many as any) still
+	 * covers the stretch; a Python frame counts, a range does not */
+	struct ta_host_span v[] = { SPT(0, 1000, 1, 0, 0, 0, 2), SPT(10, 20, 2, 1, 0, 0, 1),
+		SPT(30, 40, 2, 1, 0, 0, 1), SPT(50, 60, 2, 1, 0, 0, 1),
+		SPT(1100, 1200, 3, 1, 0, 0, 1), SPT(1300, 1400, 4, 1, 0, 0, 1) };
+	struct ta_host_spans s;
+
+	v[4].python = 1;
+	s = make(v, 6);
+	ck_assert_int_eq(ta_host_spans_op_time(&s, 500, 700), 200);
+	ck_assert_int_eq(ta_host_spans_op_time(&s, 900, 1500), 200);
 }
 END_TEST
 
@@ -343,6 +359,7 @@ Suite *suite_host(void)
 	tcase_add_test(tc, test_host_covering_ties);
 	tcase_add_test(tc, test_host_overlapping);
 	tcase_add_test(tc, test_host_op_time);
+	tcase_add_test(tc, test_host_op_time_reach);
 	tcase_add_test(tc, test_host_in_backward);
 	tcase_add_test(tc, test_host_after_unscale);
 	tcase_add_test(tc, test_host_overlapping_recurring);

@@ -52,6 +52,7 @@ struct cp_kernel {
 	int64_t ts, end, call_ts, call_end, call_tid, stream, name;
 	int kind, has_call;
 	long prev;                  /* the previous kernel on its stream */
+	int64_t reach;              /* the latest end of it and those before */
 	int64_t idx, pid, tid;      /* the event, for --trace */
 	int ids;                    /* pid and tid are integers */
 };
@@ -173,7 +174,7 @@ static void add_kernel(struct cp_rank *r, size_t *cap, sqlite3_stmt *st, int64_t
 	r->k[r->nk++] = (struct cp_kernel){ sqlite3_column_int64(st, 0),
 		sqlite3_column_int64(st, 1), call_ts, call_end, call_tid,
 		sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 4),
-		sqlite3_column_int(st, 3), has_call, -1,
+		sqlite3_column_int(st, 3), has_call, -1, 0,
 		sqlite3_column_int64(st, 8), sqlite3_column_int64(st, 9),
 		sqlite3_column_int64(st, 10),
 		sqlite3_column_type(st, 9) == SQLITE_INTEGER &&
@@ -271,6 +272,9 @@ static void link_kernels(struct cp_rank *r)
 			r->k[by[i]].prev = by[i - 1];
 	ta_qsort(by, r->nk, sizeof(*by), cmp_end);
 	r->by_end = by;
+	for (i = 0; i < r->nk; i++)
+		r->k[i].reach = i && r->k[i - 1].reach > r->k[i].end ?
+				r->k[i - 1].reach : r->k[i].end;
 }
 
 static int is_blocking(const char *name)
@@ -1773,13 +1777,11 @@ static int walk_failed(struct walk *w, struct ta_error *err)
 	return -1;
 }
 
-/* The time in [lo, hi] some kernel of r ran (kernels by start; one that
- * began before lo found among the KERNEL_BACK before it). */
-#define KERNEL_BACK 256
-
+/* The time in [lo, hi] some kernel of r ran (kernels by start: those
+ * begun before lo cover it up to the latest end among them). */
 static int64_t gpu_busy(const struct cp_rank *r, int64_t lo, int64_t hi)
 {
-	size_t a = 0, b = r->nk, back = 0;
+	size_t a = 0, b = r->nk;
 	int64_t upto = lo, sum = 0;
 
 	while (a < b) {
@@ -1790,8 +1792,8 @@ static int64_t gpu_busy(const struct cp_rank *r, int64_t lo, int64_t hi)
 		else
 			b = m;
 	}
-	while (a > 0 && back++ < KERNEL_BACK)
-		a--;
+	if (a > 0 && r->k[a - 1].reach > lo)
+		upto = r->k[a - 1].reach < hi ? r->k[a - 1].reach : hi, sum = upto - lo;
 	for (; a < r->nk && r->k[a].ts < hi; a++) {
 		int64_t x = r->k[a].ts > upto ? r->k[a].ts : upto;
 		int64_t y = r->k[a].end < hi ? r->k[a].end : hi;

@@ -174,7 +174,8 @@ void cp_what_if_check(struct ta_table *t, const struct ta_critical_opts *o, int 
 		 * costing nothing, where the trace held none of it */
 		ta_table_warn(t, "--what-if '%s:%s' matches nothing on any step's "
 			      "critical path: its prediction is the path itself "
-			      "(--top lists what lies on it; what ran on a thread "
-			      "the profiler does not follow, a ThreadPoolExecutor's, "
-			      "is not in the trace at all)", o->what_kind, o->what_glob);
+			      "(--top lists what lies on it%s)", o->what_kind, o->what_glob,
+			      strcmp(o->what_kind, "cpu") == 0 ?
+			      "; what ran on a thread the profiler does not follow, "
+			      "a ThreadPoolExecutor's, is not in the trace at all" : "");
 }

@@ -77,7 +77,7 @@ static const char *low_efficiency(const char *where)
 		return "convolutions below their roof; what keeps cuDNN off its "
 		       "fastest tensor-core kernels, where the run has it: the NCHW "
 		       "layout (channels_last), channel counts that are not "
-		       "multiples of 8 (a 3-channel stem's always are not), "
+		       "multiples of 8 (an RGB stem's 3 never is), "
 		       "torch.backends.cudnn.benchmark off; small images or batches "
 		       "keep them below it regardless";
 	if (strstr(where, "conv"))
@@ -208,12 +208,18 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 		/* each backward op's CPU work (autograd's bookkeeping, the
 		 * dispatch, its hooks) before its kernels launch: no Python
 		 * frame or range of the step names it */
-		return run->triton || run->graphs ?
+		return run->graphs ?
 		       "the GPU waited while autograd's engine ran the backward's "
 		       "ops one after another (each op's CPU work before its "
 		       "kernels launch, and any hook registered on the backward): "
-		       "fewer, larger ops (a larger compiled region), CUDA graphs, "
-		       "or a larger batch per step" :
+		       "capture the backward in the CUDA graphs too, or a larger "
+		       "batch per step" :
+		       run->triton ?
+		       "the GPU waited while autograd's engine ran the backward's "
+		       "ops one after another (each op's CPU work before its "
+		       "kernels launch, and any hook registered on the backward): "
+		       "CUDA graphs (mode=\"reduce-overhead\"), or a larger batch "
+		       "per step" :
 		       "the GPU waited while autograd's engine ran the backward's "
 		       "ops one after another (each op's CPU work before its "
 		       "kernels launch, and any hook registered on the backward): "
@@ -242,11 +248,13 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 		       "guards, copies into the CUDA graph's static inputs) ran "
 		       "between replays: compile a larger region (the loop around "
 		       "this call) so that each call replays more work" :
-		       "torch.compile's own Python around each call (Dynamo's "
-		       "guards, the compiled graph's wrapper) ran between "
-		       "launches: compile a larger region (fewer, larger calls), "
-		       "or mode=\"reduce-overhead\" to replay its launches as "
-		       "CUDA graphs";
+		       /* one call a step is as large as it gets: a larger
+			* region only where a step makes many (helper-62) */
+		       "torch.compile's own work around and inside each call "
+		       "(Dynamo's guards, the graph's wrapper, its kernels "
+		       "launched one by one) held the GPU: mode=\"reduce-overhead\" "
+		       "replays the launches as CUDA graphs; where a step makes "
+		       "many small calls, compile a larger region";
 	/* a collective on the CPU (gloo, mpi, ucc): not made cheaper by the
 	 * rank that waits in it (tb_gloo's rank 0 was told so, while its peer
 	 * slept 20 ms a step) */

@@ -35,10 +35,13 @@ void ta_host_spans_link(struct ta_host_spans *s)
 	size_t i, top = 0;
 
 	for (i = 0; i < s->n; i++) {
+		int64_t own = !s->v[i].ranged || s->v[i].python ? s->v[i].end : INT64_MIN;
+
 		while (top && s->v[stack[top - 1]].end <= s->v[i].end)
 			top--;
 		s->v[i].prev = top ? stack[top - 1] : -1;
 		stack[top++] = (long)i;
+		s->v[i].reach = i && s->v[i - 1].reach > own ? s->v[i - 1].reach : own;
 	}
 	free(stack);
 }
@@ -145,7 +148,7 @@ int ta_host_spans_load(sqlite3 *db, int64_t rank, struct ta_host_spans *s,
 			sqlite3_column_type(st, 6) == SQLITE_INTEGER ?
 			sqlite3_column_int64(st, 6) : TA_NO_THREAD,
 			sqlite3_column_type(st, 5) == SQLITE_INTEGER ?
-			sqlite3_column_int64(st, 5) : TA_NO_THREAD });
+			sqlite3_column_int64(st, 5) : TA_NO_THREAD, INT64_MIN });
 	}
 	ta_host_spans_link(s);
 out:
@@ -287,27 +290,22 @@ int ta_host_spans_in_backward(const struct ta_host_spans *s, int64_t a, int64_t 
 	return in >= (b - a) - (b - a) / 2;
 }
 
-/* How far an op begun before [a, b] is looked for, and how many spans
- * begun in it are read */
-#define OP_BACK 4096
+/* How many spans begun in [a, b] are read */
 #define OP_IN 65536
 
 int64_t ta_host_spans_op_time(const struct ta_host_spans *s, int64_t a, int64_t b)
 {
-	size_t i = first_from(s, a, 0), end = first_from(s, b, 0), k, seen = 0;
+	size_t i = first_from(s, a, 0), end = first_from(s, b, 0), seen = 0;
 	int64_t upto = a, in = 0;
 
-	/* begun before a: the latest end of an op among them is how far they
-	 * cover it (they all start before it) */
-	for (k = i; k-- > 0 && seen++ < OP_BACK;)
-		if (!s->v[k].ranged && s->v[k].end > upto)
-			upto = s->v[k].end < b ? s->v[k].end : b;
-	in = upto - a;
-	for (seen = 0; i < end && seen++ < OP_IN; i++) {
+	/* begun before a: they cover it up to the latest end among them */
+	if (i > 0 && s->v[i - 1].reach > a)
+		upto = s->v[i - 1].reach < b ? s->v[i - 1].reach : b, in = upto - a;
+	for (; i < end && seen++ < OP_IN; i++) {
 		const struct ta_host_span *x = &s->v[i];
 		int64_t lo = x->ts > upto ? x->ts : upto, hi = x->end < b ? x->end : b;
 
-		if (!x->ranged && hi > lo)
+		if ((!x->ranged || x->python) && hi > lo)
 			in += hi - lo, upto = hi;
 	}
 	return in;

@@ -15,6 +15,8 @@ struct ta_host_span {
 	int engine;         /* a task of autograd's engine (a backward op) */
 	int amp;            /* GradScaler's ops: AMP_UNSCALE, AMP_UPDATE */
 	int64_t pid, tid;   /* its thread; TA_NO_THREAD where not a number */
+	int64_t reach;      /* the latest end of an op or Python frame among
+			     * it and those before it (INT64_MIN: none) */
 };
 
 #define TA_NO_THREAD INT64_MIN
@@ -39,7 +41,8 @@ struct ta_host_spans {
 int ta_host_spans_load(sqlite3 *db, int64_t rank, struct ta_host_spans *s,
 		       struct ta_error *err);
 void ta_host_spans_free(struct ta_host_spans *s);
-/* Sets each span's prev (the load does; tests build spans by hand). */
+/* Sets each span's prev and reach (the load does; tests build spans by
+ * hand). */
 void ta_host_spans_link(struct ta_host_spans *s);
 
 /* The innermost span covering [a, b] (the latest in order that starts by
@@ -64,9 +67,8 @@ long ta_host_spans_overlapping(const struct ta_host_spans *s, int64_t a,
 /* Whether autograd's engine ran its tasks (the backward's ops, on its
  * own thread) through at least half of [a, b]. */
 int ta_host_spans_in_backward(const struct ta_host_spans *s, int64_t a, int64_t b);
-/* The time in [a, b] some op (not a range or Python frame) ran, on any
- * thread (an op begun long before a, past a few thousand spans, is not
- * seen). */
+/* The time in [a, b] some op or Python frame (not a range) ran, on any
+ * thread. */
 int64_t ta_host_spans_op_time(const struct ta_host_spans *s, int64_t a, int64_t b);
 /* When thread tid (pid aside) last ended GradScaler's unscale (its check
  * of the gradients for inf) before t, with no update of the scaler since
