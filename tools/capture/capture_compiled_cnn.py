@@ -19,10 +19,13 @@ events with the host far ahead (the stream held by torch.cuda._sleep), i.e. the 
 time with no host gaps.
 """
 import concurrent.futures as cf
-import gzip, json, os, shutil, statistics as st, sys, time, traceback
+import json, os, statistics as st, sys, time, traceback
 import torch
 import torch.nn as nn
 from torch.profiler import ProfilerActivity, profile, record_function, schedule
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from capture import gzip_move  # noqa: E402
 
 OUT = sys.argv[1]
 os.makedirs(OUT, exist_ok=True)
@@ -38,12 +41,6 @@ M = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
 def save():
     with open(os.path.join(OUT, "measured.json"), "w") as f:
         json.dump(M, f, indent=1)
-
-
-def gzip_move(raw):
-    with open(raw, "rb") as f, gzip.open(raw + ".gz", "wb", compresslevel=9) as g:
-        shutil.copyfileobj(f, g)
-    os.remove(raw)
 
 
 def profiled(name, step_fn):

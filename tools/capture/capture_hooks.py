@@ -27,11 +27,9 @@ breakdown (forward, backward: loss.backward() bracketed by
 torch.cuda.synchronize(), hooks' total per step), with and without the
 hooks / the side thread's work.
 """
-import gzip
 import json
 import os
 import queue
-import shutil
 import statistics as st
 import sys
 import threading
@@ -42,6 +40,9 @@ import torch.nn as nn
 from torch.profiler import ProfilerActivity, profile, record_function, schedule
 from torch.utils.data import DataLoader, Dataset
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from capture import gzip_move  # noqa: E402
+
 DEV = "cuda"
 OUT = sys.argv[1]
 os.makedirs(OUT, exist_ok=True)
@@ -49,12 +50,6 @@ sync = torch.cuda.synchronize
 HOOK_SPIN_S = 0.0004
 M = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
      "hook_spin_s": HOOK_SPIN_S}
-
-
-def gzip_move(raw):
-    with open(raw, "rb") as f, gzip.open(raw + ".gz", "wb", compresslevel=9) as g:
-        shutil.copyfileobj(f, g)
-    os.remove(raw)
 
 
 def med(xs):

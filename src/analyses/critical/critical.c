@@ -1212,8 +1212,8 @@ static const struct ta_peer_wait *wait_of(const struct walk *w, size_t ri,
 	return &p->waits[lo];
 }
 
-/* The first kernel of r that starts at ts, -1 if none. */
-static long kernel_at(const struct cp_rank *r, int64_t ts)
+/* The first kernel of r that starts at ts or later (nk: none). */
+static size_t kernel_from(const struct cp_rank *r, int64_t ts)
 {
 	size_t a = 0, b = r->nk;
 
@@ -1225,6 +1225,14 @@ static long kernel_at(const struct cp_rank *r, int64_t ts)
 		else
 			b = m;
 	}
+	return a;
+}
+
+/* The first kernel of r that starts at ts, -1 if none. */
+static long kernel_at(const struct cp_rank *r, int64_t ts)
+{
+	size_t a = kernel_from(r, ts);
+
 	return a < r->nk && r->k[a].ts == ts ? (long)a : -1;
 }
 
@@ -1781,17 +1789,9 @@ static int walk_failed(struct walk *w, struct ta_error *err)
  * begun before lo cover it up to the latest end among them). */
 static int64_t gpu_busy(const struct cp_rank *r, int64_t lo, int64_t hi)
 {
-	size_t a = 0, b = r->nk;
+	size_t a = kernel_from(r, lo);
 	int64_t upto = lo, sum = 0;
 
-	while (a < b) {
-		size_t m = a + (b - a) / 2;
-
-		if (r->k[m].ts < lo)
-			a = m + 1;
-		else
-			b = m;
-	}
 	if (a > 0 && r->k[a - 1].reach > lo)
 		upto = r->k[a - 1].reach < hi ? r->k[a - 1].reach : hi, sum = upto - lo;
 	for (; a < r->nk && r->k[a].ts < hi; a++) {

@@ -6,6 +6,7 @@
 #include "ta_model.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -271,23 +272,33 @@ long ta_host_spans_overlapping(const struct ta_host_spans *s, int64_t a,
 	return best >= 0 ? best : recurring(s, a, b, from, most, end);
 }
 
-int ta_host_spans_in_backward(const struct ta_host_spans *s, int64_t a, int64_t b)
+/* The time in [upto, b] the spans from i on (by start, up to b; at most
+ * most of them) cover: engine tasks, or ops and Python frames. */
+static int64_t covered_from(const struct ta_host_spans *s, size_t i, int64_t upto,
+			    int64_t b, int engine, size_t most)
 {
-	int64_t from, upto, in = 0;
-	size_t i, end;
+	size_t end = first_from(s, b, 0), seen = 0;
+	int64_t in = 0;
 
-	if (!s->max_engine || b <= a || __builtin_sub_overflow(a, s->max_engine, &from))
-		return 0;
-	end = first_from(s, b, 0);
-	/* tasks by start, one thread's (nested ones counted once) */
-	for (i = first_from(s, from, 0), upto = a; i < end; i++) {
+	for (; i < end && seen++ < most; i++) {
 		const struct ta_host_span *x = &s->v[i];
 		int64_t lo = x->ts > upto ? x->ts : upto, hi = x->end < b ? x->end : b;
 
-		if (x->engine && hi > lo)
+		if ((engine ? x->engine : !x->ranged || x->python) && hi > lo)
 			in += hi - lo, upto = hi;
 	}
-	return in >= (b - a) - (b - a) / 2;
+	return in;
+}
+
+int ta_host_spans_in_backward(const struct ta_host_spans *s, int64_t a, int64_t b)
+{
+	int64_t from;
+
+	if (!s->max_engine || b <= a || __builtin_sub_overflow(a, s->max_engine, &from))
+		return 0;
+	/* tasks by start, one thread's (nested ones counted once) */
+	return covered_from(s, first_from(s, from, 0), a, b, 1, SIZE_MAX) >=
+	       (b - a) - (b - a) / 2;
 }
 
 /* How many spans begun in [a, b] are read */
@@ -295,20 +306,13 @@ int ta_host_spans_in_backward(const struct ta_host_spans *s, int64_t a, int64_t 
 
 int64_t ta_host_spans_op_time(const struct ta_host_spans *s, int64_t a, int64_t b)
 {
-	size_t i = first_from(s, a, 0), end = first_from(s, b, 0), seen = 0;
-	int64_t upto = a, in = 0;
+	size_t i = first_from(s, a, 0);
+	int64_t upto = a;
 
 	/* begun before a: they cover it up to the latest end among them */
 	if (i > 0 && s->v[i - 1].reach > a)
-		upto = s->v[i - 1].reach < b ? s->v[i - 1].reach : b, in = upto - a;
-	for (; i < end && seen++ < OP_IN; i++) {
-		const struct ta_host_span *x = &s->v[i];
-		int64_t lo = x->ts > upto ? x->ts : upto, hi = x->end < b ? x->end : b;
-
-		if ((!x->ranged || x->python) && hi > lo)
-			in += hi - lo, upto = hi;
-	}
-	return in;
+		upto = s->v[i - 1].reach < b ? s->v[i - 1].reach : b;
+	return upto - a + covered_from(s, i, upto, b, 0, OP_IN);
 }
 
 /* How far back from a sync its unscale is looked for: GradScaler.step
