@@ -65,6 +65,11 @@ void *ta_xrealloc(void *p, size_t n);
 char *ta_xstrdup(const char *s);
 char *ta_xstrndup(const char *s, size_t n);
 
+/* strtod for what a user types: decimal only ([-+]digits[.digits][e[-+]digits]),
+ * so "0x10", "inf", "nan" and leading spaces end at s (strtod reads 0x10
+ * as 16); *end is set as strtod sets it. */
+double ta_strtod(const char *s, char **end);
+
 /* qsort that accepts an empty (NULL) array, which qsort itself may not. */
 void ta_qsort(void *base, size_t n, size_t size,
 	      int (*cmp)(const void *, const void *));

@@ -116,7 +116,9 @@ static const struct {
 	{ "rank = 0", "compare with ==" },
 	/* infinity: a gate that could never trip (helper-55) */
 	{ "idle_us > 1e999", "('1e999'): not a finite number" },
-	{ "idle_us > -inf", "not a finite number" },
+	{ "idle_us > -inf", "('-inf'): expected a number" },
+	/* decimal only: strtod read 0x10 as 16 */
+	{ "idle_us > 0x10", "('x10'): expected &&" },
 };
 
 START_TEST(test_gate_errors)
@@ -316,6 +318,12 @@ START_TEST(test_increase_parse)
 	ck_assert(inc.relative && inc.limit == 5 && inc.min == 100);
 	ck_assert_int_eq(ta_increase_parse("total_us=5%,min=", &inc), -1);
 	ck_assert_int_eq(ta_increase_parse("total_us=5%,max=1", &inc), -1);
+	/* decimal only: strtod read 0x10 as 16 */
+	ck_assert_int_eq(ta_increase_parse("total_us=0x10", &inc), -1);
+	ck_assert_int_eq(ta_increase_parse("total_us=5%,min=0x10", &inc), -1);
+	ck_assert_int_eq(ta_increase_parse("total_us= 5", &inc), -1);
+	ck_assert_int_eq(ta_increase_parse("total_us=1e3", &inc), 0);
+	ck_assert(inc.limit == 1000);
 }
 END_TEST
 

@@ -1042,7 +1042,7 @@ int ta_cli_main(int argc, char **argv, const struct ta_cmd_info *info,
 int ta_cli_parse_us(const char *arg, int64_t *ns)
 {
 	char *end;
-	double us = strtod(arg, &end);
+	double us = ta_strtod(arg, &end);
 
 	if (end == arg || *end || !(us >= 0) || us > 1e12)
 		return -1;
@@ -1053,7 +1053,7 @@ int ta_cli_parse_us(const char *arg, int64_t *ns)
 int ta_cli_parse_real(const char *arg, double lo, double hi, double *v)
 {
 	char *end;
-	double x = strtod(arg, &end);
+	double x = ta_strtod(arg, &end);
 
 	if (end == arg || *end || !(x >= lo && x <= hi))
 		return -1;

@@ -47,7 +47,7 @@ static int what_if(struct cp_cmd *c, const char *arg)
 		return -1;
 	for (i = 0; kinds[i] && strcmp(kinds[i], c->what) != 0; i++)
 		;
-	c->o.what_factor = strtod(eq + 1, &end);
+	c->o.what_factor = ta_strtod(eq + 1, &end);
 	if (!kinds[i] || *end || end == eq + 1 || !(c->o.what_factor >= 0) ||
 	    !isfinite(c->o.what_factor) || c->o.what_factor > 1e6)
 		return -1;

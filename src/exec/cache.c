@@ -122,7 +122,7 @@ int64_t ta_cache_max(void)
 
 	if (!env || !*env)
 		return DEFAULT_MAX;
-	v = strtod(env, &end);
+	v = ta_strtod(env, &end);
 	if (end == env || v < 0)
 		return -1;
 	switch (*end) {

@@ -21,7 +21,7 @@ int ta_increase_parse(const char *spec, struct ta_increase *inc)
 		return -1;
 	memcpy(inc->column, spec, (size_t)(eq - spec));
 	inc->column[eq - spec] = '\0';
-	inc->limit = strtod(eq + 1, &end);
+	inc->limit = ta_strtod(eq + 1, &end);
 	inc->min = 0;
 	/* inf would be no limit at all: a gate that cannot trip */
 	if (end == eq + 1 || !(inc->limit >= 0) || !isfinite(inc->limit))
@@ -32,7 +32,7 @@ int ta_increase_parse(const char *spec, struct ta_increase *inc)
 	if (strncmp(end, ",min=", 5) == 0) {
 		const char *m = end + 5;
 
-		inc->min = strtod(m, &end);
+		inc->min = ta_strtod(m, &end);
 		if (end == m || !(inc->min >= 0) || !isfinite(inc->min))
 			return -1;
 	}
@@ -375,7 +375,7 @@ static int old_number(const char *s, double *v)
 {
 	char *end;
 
-	*v = strtod(s, &end);
+	*v = ta_strtod(s, &end);
 	return end != s && !*end && isfinite(*v) ? 0 : -1;
 }
 

@@ -166,11 +166,10 @@ static struct node *parse_atom(struct parser *p)
 		return parse_string(p);
 	if (isdigit((unsigned char)*c) || *c == '-' || *c == '.') {
 		n = new_node(N_NUM);
-		n->num = strtod(c, &end);
+		n->num = ta_strtod(c, &end);
 		if (end == c)
 			fail(p, "expected a number");
-		/* 1e999 is infinity: 'x > 1e999' could never trip (helper-55);
-		 * strtod also reads "inf" and "nan" after a '-' */
+		/* 1e999 is infinity: 'x > 1e999' could never trip (helper-55) */
 		else if (!isfinite(n->num))
 			fail(p, "not a finite number");
 		p->pos += (size_t)(end - c);

@@ -192,6 +192,43 @@ char *ta_xstrndup(const char *s, size_t n)
 	return p;
 }
 
+double ta_strtod(const char *s, char **end)
+{
+	const char *p = s;
+	char buf[128];
+	size_t digits = 0, n;
+	double v;
+
+	p += *p == '-' || *p == '+';
+	for (; isdigit((unsigned char)*p); p++)
+		digits++;
+	if (*p == '.')
+		for (p++; isdigit((unsigned char)*p); p++)
+			digits++;
+	if (!digits) {
+		*end = (char *)s;
+		return 0;
+	}
+	if ((*p == 'e' || *p == 'E') &&
+	    (isdigit((unsigned char)p[1]) ||
+	     ((p[1] == '-' || p[1] == '+') && isdigit((unsigned char)p[2])))) {
+		for (p += 2; isdigit((unsigned char)*p); p++)
+			;
+	}
+	/* strtod on the span alone: on the whole text it would go on into
+	 * "0x10"'s x */
+	n = (size_t)(p - s);
+	if (n >= sizeof(buf)) {
+		*end = (char *)s;
+		return 0;
+	}
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	v = strtod(buf, NULL);
+	*end = (char *)p;
+	return v;
+}
+
 char *ta_xstrdup(const char *s)
 {
 	return ta_xstrndup(s, strlen(s));
