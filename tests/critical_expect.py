@@ -62,6 +62,20 @@ for r in s:
 top = table("testdata/ddp_straggler", "--ranks", "0", "--step", "3", "--top", "1")
 check("straggler: on rank 0's path, rank 1's data loading costs most",
       len(top) == 1 and top[0]["name"] == "rank 1: data_loading")
+# gloo's straggler (rank 1 sleeps 30 ms a step, profiler off): rank 0's
+# path runs through rank 1; rank 1's own path stays on rank 1, but for
+# what rank 0's copy of a collective both ran took past rank 1's (it was
+# 7.1 ms of "rank 0: gloo:all_reduce": that collective's whole transfer)
+for r in table("testdata/gloo_straggler"):
+    if r["rank"] == "0":
+        check("gloo straggler: rank 0 step %s runs through rank 1 (%s us)" % (r["step"], r["on_peers_us"]),
+              float(r["on_peers_us"]) > 30000)
+    else:
+        check("gloo straggler: rank 1 step %s stays on rank 1 (%s us on rank 0)" % (r["step"], r["on_peers_us"]),
+              float(r["on_peers_us"]) < 1000)
+for r in table("testdata/gloo_straggler", "--ranks", "1", "--top", "3"):
+    check("gloo straggler: rank 1 step %s's top items are its own (%s)" % (r["step"], r["name"]),
+          not r["name"].startswith("rank "))
 for r in table("testdata/ddp_balanced"):
     check("balanced: rank %s step %s stays on its own rank" % (r["rank"], r["step"]), share(r, "on_peers_us") < 0.1)
     check("balanced: rank %s step %s reads compute-bound (%.0f %% compute kernels)" % (

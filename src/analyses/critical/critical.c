@@ -895,6 +895,8 @@ static int what_if(const struct walk *w, enum cat c, const char *name)
 
 static void add_n(struct walk *w, size_t ri, enum cat c, int64_t ns,
 		  const char *name, int64_t count);
+static void add_on(struct walk *w, int64_t rank, enum cat c, int64_t ns,
+		   const char *name, int64_t count);
 
 static void add(struct walk *w, size_t ri, enum cat c, int64_t ns,
 		const char *name)
@@ -906,8 +908,15 @@ static void add(struct walk *w, size_t ri, enum cat c, int64_t ns,
 static void add_n(struct walk *w, size_t ri, enum cat c, int64_t ns,
 		  const char *name, int64_t count)
 {
+	add_on(w, w->ranks[ri].rank, c, ns, name, count);
+}
+
+/* The same, by the rank's number: a rank a shard has not loaded. */
+static void add_on(struct walk *w, int64_t rank, enum cat c, int64_t ns,
+		   const char *name, int64_t count)
+{
 	struct ta_buf key = { 0 };
-	int home = w->ranks[ri].rank == w->home_rank;
+	int home = rank == w->home_rank;
 
 	if (ns <= 0)
 		return;
@@ -922,7 +931,7 @@ static void add_n(struct walk *w, size_t ri, enum cat c, int64_t ns,
 		cp_acc_item(&w->acc, (int)c, name, ns, count);
 		return;
 	}
-	ta_buf_addf(&key, "rank %lld: %s", (long long)w->ranks[ri].rank, name);
+	ta_buf_addf(&key, "rank %lld: %s", (long long)rank, name);
 	cp_acc_item(&w->acc, (int)c, key.s, ns, count);
 	ta_buf_free(&key);
 }
@@ -1389,6 +1398,29 @@ struct pos {
 	int64_t tid, t;
 };
 
+/* Collective g's transfer here, from its last member's arrival to
+ * end_here: every member's work. Where the last member is the path's own
+ * rank, the part until that member's own end is its own (a straggler
+ * that came here through a member late only because this rank's previous
+ * collective ended later: its path was not 7 ms on this rank's copy of
+ * the collective both ran); what this member ran on after is this
+ * rank's. */
+static void add_transfer(struct walk *w, size_t ri, const struct ta_peer_wait *g,
+			 int64_t end_here, enum cat c, const char *name)
+{
+	int64_t rank = w->ranks[ri].rank, all = end_here - g->end, mine = all;
+
+	if (g->peer == w->home_rank && rank != w->home_rank && g->peer_done > g->peer_ts) {
+		int64_t there = g->peer_done - ta_peers_offset(w->peers, g->peer) +
+				ta_peers_offset(w->peers, rank);
+
+		mine = end_here - there;
+		mine = mine < 0 ? 0 : mine > all ? all : mine;
+		add_on(w, g->peer, c, all - mine, name, 1);
+	}
+	add(w, ri, c, mine, name);
+}
+
 /* On the host at p->t, after the thread's last sync (a): a gloo
  * collective it waited for, ended since, whose last member came late:
  * the host time after it, its transfer (CPU time: gloo reduces on the
@@ -1414,7 +1446,7 @@ static int follow_cpu_peer(struct walk *w, struct pos *p, int64_t a)
 		return -1;
 	cpu_time(w, p->ri, p->tid, g->done, p->t);
 	ta_peers_cpu_name(w->db, r->rank, g->ts, name, sizeof(name));
-	add(w, p->ri, C_CPU, g->done - g->end, name);
+	add_transfer(w, p->ri, g, g->done, C_CPU, name);
 	if (j < 0 && w->pieces) {
 		w->exited = 1;
 		w->exit_rank = g->peer;
@@ -1463,7 +1495,7 @@ static int follow_peer(struct walk *w, struct pos *p, const struct cp_kernel *k,
 			p->t - ta_peers_offset(w->peers, r->rank) :
 	    w->ranks[pri].k[pk].ts - w->ranks[pri].offset > p->t - r->offset)
 		return -1;
-	add(w, p->ri, C_COMM, p->t - *arrival, name_of(w, k->name));
+	add_transfer(w, p->ri, wait_of(w, p->ri, k), p->t, C_COMM, name_of(w, k->name));
 	if (w->exited)
 		return 0;
 	p->ri = pri;

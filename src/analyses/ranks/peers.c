@@ -368,6 +368,7 @@ static void measure(struct ta_peers *p, const struct member *m, size_t n)
 
 	while (i < n) {
 		int64_t first = INT64_MAX, last = INT64_MIN, last_rank = -1, last_ts = 0;
+		int64_t last_end = 0;
 
 		for (j = i + 1; j < n && same_group(&m[i], &m[j]); j++)
 			;
@@ -377,7 +378,8 @@ static void measure(struct ta_peers *p, const struct member *m, size_t n)
 			if (a < first)
 				first = a;
 			if (a > last)
-				last = a, last_rank = m[k].rank, last_ts = m[k].ts;
+				last = a, last_rank = m[k].rank, last_ts = m[k].ts,
+				last_end = m[k].end;
 		}
 		for (k = i; m[i].valid && k < j; k++) {
 			struct ta_peer_step *r = record(p, keys, m[k].rank, m[k].step);
@@ -410,7 +412,7 @@ static void measure(struct ta_peers *p, const struct member *m, size_t n)
 			}
 			p->waits[p->nwaits++] = (struct ta_peer_wait){ m[k].rank,
 				m[k].step, m[k].ts, m[k].ts + (wait < dur ? wait : dur),
-				last_rank, last_ts, m[k].tid, m[k].end, m[k].cpu };
+				last_rank, last_ts, m[k].tid, m[k].end, m[k].cpu, last_end };
 		}
 		i = j;
 	}
@@ -503,7 +505,7 @@ static int compute(sqlite3 *db, struct ta_peers *p, struct ta_error *err)
 #define NWAIT ((int)(sizeof(struct ta_peer_wait) / sizeof(int64_t)))
 #define NMOST ((int)(sizeof(struct ta_peer_most) / sizeof(int64_t)))
 _Static_assert(sizeof(struct ta_peer_step) == 10 * sizeof(int64_t) &&
-	       sizeof(struct ta_peer_wait) == 9 * sizeof(int64_t) &&
+	       sizeof(struct ta_peer_wait) == 10 * sizeof(int64_t) &&
 	       sizeof(struct ta_peer_most) == 2 * sizeof(int64_t),
 	       "the saved tables' columns are the structs' fields");
 static const char saved_sql[] =
@@ -513,7 +515,8 @@ static const char saved_sql[] =
 "CREATE TABLE peer_tids (rank, tid);"
 "CREATE TABLE peer_steps (rank, step, comm_ns, wait_ns, late_ns, ncoll, nlast,"
 " peer, peer_wait_ns, nuntimed);"
-"CREATE TABLE peer_waits (rank, step, ts, end_ns, peer, peer_ts, tid, done, cpu);"
+"CREATE TABLE peer_waits (rank, step, ts, end_ns, peer, peer_ts, tid, done, cpu,"
+" peer_done);"
 "CREATE TABLE peer_most (step, late_ns);"
 /* the shards read gloo's collectives' names by rank and start here
  * (ta_peers_cpu_name: a scan of every rank's a lookup without it) */

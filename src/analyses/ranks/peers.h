@@ -26,6 +26,7 @@ struct ta_peer_step {
  * ended here; cpu: 1 for gloo's (a CPU range, not a kernel). */
 struct ta_peer_wait {
 	int64_t rank, step, ts, end, peer, peer_ts, tid, done, cpu;
+	int64_t peer_done;  /* the last member's end, on its clock */
 };
 
 /* The largest lateness of any rank in a step. */
