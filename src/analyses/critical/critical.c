@@ -529,7 +529,7 @@ static int load_host(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named,
 	struct ta_ids steps;
 	sqlite3_stmt *st = NULL;
 	size_t cap = 0;
-	int rc;
+	int rc, have_main;
 
 	/* which names are steps: a set read once and tested here (a name
 	 * and two GLOBs a row, then two IN tests a row, were most of the
@@ -548,6 +548,7 @@ static int load_host(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named,
 	}
 	sqlite3_bind_int64(st, 1, r->rank);
 	r->main_tid = INT64_MIN;
+	have_main = 0;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		/* a name that is no label's was left out (a join) */
 		int id = sqlite3_column_type(st, 3) == SQLITE_INTEGER, step;
@@ -572,9 +573,8 @@ static int load_host(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named,
 			sqlite3_column_int(st, 7), -1, -1, INT64_MIN };
 		/* the main thread: the steps' (the last of them by thread, as
 		 * the rows came when SQL sorted them) */
-		if (step && (r->main_tid == INT64_MIN ||
-			     sqlite3_column_int64(st, 0) > r->main_tid))
-			r->main_tid = sqlite3_column_int64(st, 0);
+		if (step && (!have_main || sqlite3_column_int64(st, 0) > r->main_tid))
+			r->main_tid = sqlite3_column_int64(st, 0), have_main = 1;
 	}
 	sqlite3_finalize(st);
 	free(steps.v);
@@ -583,7 +583,7 @@ static int load_host(sqlite3 *db, struct cp_rank *r, const struct ta_ids *named,
 	by_thread(r->spans, r->nspans, sizeof(*r->spans), span_tid, cmp_span);
 	span_parents(r->spans, r->nspans);
 	span_threads(r);
-	if (r->main_tid == INT64_MIN) { /* no steps: the thread of most calls */
+	if (!have_main) { /* no steps: the thread of most calls */
 		size_t i, best = 0, run = 0;
 
 		r->main_tid = r->ncalls ? r->calls[0].tid : 0;
