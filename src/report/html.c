@@ -902,6 +902,18 @@ static void kernels(FILE *o, const struct ta_table *types, const struct ta_table
 	fputs("</section>\n", o);
 }
 
+/* Whether the per-step table counts communication where no rank had a
+ * collective kernel: gloo's ranges (overlap --by step). */
+static int cpu_collectives(const struct ta_table *steps)
+{
+	long c = steps ? col(steps, "communication_us") : -1;
+	size_t r;
+
+	for (r = 0; c >= 0 && r < steps->nrows; r++)
+		if (num(steps, r, c) > 0)
+			return 1;
+	return 0;
+}
 /* How long the others waited for each rank at each step: a rank x step
  * grid of late_us with its values, the latest rank first. */
 static void stragglers(FILE *o, const struct ta_table *s)
@@ -998,6 +1010,13 @@ static void comm(FILE *o, const struct ta_table *ov, const struct ta_table *step
 			pct_axis(o, 22.0 * (double)n);
 			figure_close(o, "The share of communication kernel time during "
 				     "which compute ran (overlap).");
+		} else if (cpu_collectives(steps)) {
+			/* gloo's: the chart below counts their ranges, this
+			 * table kernels only (two_ranks read "communication
+			 * alone 8.7 ms" beside "No communication kernels") */
+			fputs("<p>No communication kernels: the collectives ran on the "
+			      "CPU (gloo), where no GPU compute can hide them; the chart "
+			      "per step counts their time.</p>", o);
 		} else {
 			fputs("<p>No communication kernels.</p>", o);
 		}
