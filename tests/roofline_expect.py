@@ -251,6 +251,24 @@ with tempfile.TemporaryDirectory() as tmp:
     check("an mm whose launch crossed its end still counts (%s)" % shapes,
           shapes.get("[[256, 256], [256, 256]]") == 3)
 
+# HTA's sampled trace lost an fp32 addmm's GEMM kernel but kept the
+# cudaMemsetAsync it launched: its 8.1 GFLOP over the memset's 3 us read
+# 2708 TFLOP/s, named "Memset (Device)" (helper-63). A call that launched
+# only copies or memsets has no kernel found: no time, no rate.
+TF = "../shared/testdata/hta/trace_filter"
+if os.path.isdir(TF):
+    _, rows, _ = run("--group-by", "shape", "-q", TF)
+    lost = [r for r in rows if r["op"] == "aten::addmm" and r["dtype"] == "fp32"
+            and r["shape"].startswith("[[110], [2048, 18030]")]
+    check("a call with only a memset found: no gpu_us (%s)" % [r.get("gpu_us") for r in lost],
+          len(lost) == 1 and lost[0]["gpu_us"] == "")
+    fast = [r for r in rows if r.get("tflops") and float(r["tflops"]) > 2000]
+    check("no group above any GPU's peak (%s)" % [(r["op"], r["tflops"]) for r in fast], not fast)
+    _, rows, _ = run("--by", "kernel", "-q", TF)
+    memsets = [r for r in rows if "Memset" in r.get("kernel", "")]
+    check("no FLOPs on a memset (%s)" % [r["flops"] for r in memsets],
+          all(r["flops"] in ("0", "") for r in memsets))
+
 bad = [n for n, ok in checks if not ok]
 for n, ok in checks:
     if not ok or os.environ.get("VERBOSE"):

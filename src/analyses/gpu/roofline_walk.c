@@ -17,6 +17,7 @@ struct node {
 	int inner;            /* has a counted op inside */
 	int64_t name;
 	int64_t gpu_ns;       /* its launches' kernels */
+	int kernel;           /* one of them is a kernel (not all copies) */
 	int tf32;             /* one of them was a TF32 kernel */
 	int64_t main, main_ns;  /* its longest kernel (name id) and its time */
 	size_t first_launch;  /* its launches: launches[first_launch..] */
@@ -49,6 +50,7 @@ struct same_key {
 struct corr {
 	int64_t rank, correlation, ns, main, main_ns;
 	int tf32;
+	int kernel;           /* one is a kernel, not a copy or memset */
 };
 
 struct walk {
@@ -104,10 +106,13 @@ size_t ta_roof_add_call(struct ta_roof *r, const struct ta_roof_raw *raw)
 	return r->ncalls++;
 }
 
+/* A call that launched copies or memsets alone has no kernel found: a
+ * GEMM whose kernel a sampled trace lost kept its 3 us memset, and its
+ * FLOPs over those 3 us read 2708 TFLOP/s (helper-63). */
 static void add_call(struct walk *w, const struct node *n, int64_t label)
 {
-	struct ta_roof_raw raw = { w->rank, n->ts, label, n->gpu_ns,
-				   n->main_ns > 0 ? n->main : -1, n->tf32,
+	struct ta_roof_raw raw = { w->rank, n->ts, label, n->kernel ? n->gpu_ns : 0,
+				   n->kernel && n->main_ns > 0 ? n->main : -1, n->tf32,
 				   n->dims, n->types, n->conc };
 	size_t i;
 
@@ -301,7 +306,7 @@ static int cmp_corr(const void *x, const void *y)
 
 static const struct corr *find_corr(const struct walk *w, int64_t rank, int64_t c)
 {
-	struct corr key = { rank, c, 0, 0, 0, 0 };
+	struct corr key = { rank, c, 0, 0, 0, 0, 0 };
 
 	return w->ncorr ? bsearch(&key, w->corr, w->ncorr, sizeof(key), cmp_corr) : NULL;
 }
@@ -321,6 +326,7 @@ static void launch(struct walk *w, sqlite3_stmt *st)
 		return;
 	n = &w->stack[i - 1];
 	n->gpu_ns = ta_add_sat(n->gpu_ns, k->ns);
+	n->kernel |= k->kernel;
 	n->tf32 |= k->tf32;
 	if (k->main_ns > n->main_ns) {
 		n->main = k->main;
@@ -373,7 +379,7 @@ static int tc_of(struct tc_memo *m, int64_t id)
 }
 
 static void add_kernel(struct walk *w, size_t *cap, int64_t rank, int64_t c, int64_t ns,
-		       int64_t name, int tc)
+		       int64_t name, int tc, int kernel)
 {
 	struct corr *k = w->ncorr ? &w->corr[w->ncorr - 1] : NULL;
 
@@ -383,8 +389,9 @@ static void add_kernel(struct walk *w, size_t *cap, int64_t rank, int64_t c, int
 			w->corr = ta_xrealloc(w->corr, *cap * sizeof(*w->corr));
 		}
 		k = &w->corr[w->ncorr++];
-		*k = (struct corr){ rank, c, 0, name, ns, tc };
+		*k = (struct corr){ rank, c, 0, name, ns, tc, kernel };
 	} else {
+		k->kernel |= kernel;
 		k->tf32 |= tc;
 		if (ns > k->main_ns)
 			k->main = name, k->main_ns = ns;
@@ -397,7 +404,7 @@ static void add_kernel(struct walk *w, size_t *cap, int64_t rank, int64_t c, int
  * first of a call is its longest. */
 struct kernel_row {
 	int64_t rank, correlation, ns, idx, name;
-	int tc;
+	int tc, kernel;
 };
 
 static int cmp_kernel_row(const void *x, const void *y)
@@ -427,8 +434,12 @@ static int load_corr(sqlite3 *db, struct walk *w, struct ta_error *err)
 	m.n = w->r->nnames < (1 << 26) ? w->r->nnames : 0;
 	m.v = ta_xcalloc(m.n + 1, 1);
 	memset(m.v, 2, m.n);
-	if (ta_db_prepare(db, "SELECT rank, correlation, dur, name, idx FROM gpu"
-			  " WHERE correlation != -1", &st, err) < 0) {
+	if (ta_db_prepare(db, "SELECT g.rank, g.correlation, g.dur, g.name, g.idx,"
+			  " COALESCE(ta_kind_known(g.name, g.cat, 0), ta_kind_learn(g.name,"
+			  " g.cat, 0, (SELECT name FROM label WHERE name_id = g.name),"
+			  " (SELECT name FROM label WHERE name_id = g.cat))) != "
+			  TA_SQL(TA_KIND_MEMORY) " FROM gpu g WHERE g.correlation != -1",
+			  &st, err) < 0) {
 		sqlite3_finalize(m.name);
 		free(m.v);
 		return -1;
@@ -454,7 +465,7 @@ static int load_corr(sqlite3 *db, struct walk *w, struct ta_error *err)
 		}
 		k[n++] = (struct kernel_row){ sqlite3_column_int64(st, 0),
 			sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-			sqlite3_column_int64(st, 4), name, tc };
+			sqlite3_column_int64(st, 4), name, tc, sqlite3_column_int(st, 5) };
 	}
 	sqlite3_finalize(st);
 	sqlite3_finalize(m.name);
@@ -466,7 +477,8 @@ static int load_corr(sqlite3 *db, struct walk *w, struct ta_error *err)
 	ta_qsort(k, n, sizeof(*k), cmp_kernel_row);
 	cap = 0;
 	for (i = 0; i < n; i++)
-		add_kernel(w, &cap, k[i].rank, k[i].correlation, k[i].ns, k[i].name, k[i].tc);
+		add_kernel(w, &cap, k[i].rank, k[i].correlation, k[i].ns, k[i].name, k[i].tc,
+			   k[i].kernel);
 	free(k);
 	return 0;
 }
