@@ -7,7 +7,7 @@
 
 #include "ta.h"
 
-#define TA_SCHEMA_VERSION 27
+#define TA_SCHEMA_VERSION 28
 
 /* events.role, set at ingestion from the category. Macros, so that SQL
  * text splices them: "role = " TA_SQL(TA_ROLE_GPU). */

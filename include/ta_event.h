@@ -55,6 +55,9 @@ struct ta_val {
 	X(TA_F_IN_NELEMS, "In msg nelems") \
 	X(TA_F_OUT_NELEMS, "Out msg nelems") \
 	X(TA_F_DTYPE, "dtype") \
+	/* point-to-point: the peer's global rank (record_param_comms) */ \
+	X(TA_F_P2P_DST, "Dst Rank") \
+	X(TA_F_P2P_SRC, "Src Rank") \
 	/* older Kineto (and the TensorBoard plugin's tests) write it so */ \
 	X(TA_F_EXTERNAL_ID_LC, "external id")
 

@@ -64,6 +64,7 @@ static const char coll_sql[] =
 "  " TA_ARG_TEXT("g", "collective") " AS collective, g.pg_name,"
 "  " TA_ARG("g", "pg_size") " AS pg_n, " TA_ARG("g", "in_nelems") " AS in_nelems,"
 "  " TA_ARG("g", "out_nelems") " AS out_nelems, " TA_ARG("g", "dtype") " AS dtype,"
+"  " TA_ARG("g", "p2p_dst") " AS k_dst, " TA_ARG("g", "p2p_src") " AS k_src,"
 "  kn.name AS kname"
 "  FROM main.events g JOIN main.names kn ON kn.name_id = g.name"
 "  WHERE g.role = " TA_SQL(TA_ROLE_GPU) " AND g.ts_ns IS NOT NULL"
@@ -77,7 +78,8 @@ static const char coll_sql[] =
 " o AS (SELECT c.*, p.ts_ns AS op_ts, " TA_ARG_TEXT("p", "collective") " AS op_coll,"
 "  p.pg_name AS op_pg, " TA_ARG("p", "pg_size") " AS op_n,"
 "  " TA_ARG("p", "in_nelems") " AS op_in, " TA_ARG("p", "out_nelems") " AS op_out,"
-"  " TA_ARG("p", "dtype") " AS op_dtype, p.tid AS op_tid FROM c"
+"  " TA_ARG("p", "dtype") " AS op_dtype, " TA_ARG("p", "p2p_dst") " AS op_dst,"
+"  " TA_ARG("p", "p2p_src") " AS op_src, p.tid AS op_tid FROM c"
 "  LEFT JOIN main.events p ON p.pg_name IS NOT NULL AND p.role = "
       TA_SQL(TA_ROLE_CPU_OP) " AND p.rank = c.rank"
 "  AND p.external_id = COALESCE(c.ext, c.call_ext)"
@@ -97,6 +99,7 @@ static const char coll_sql[] =
 "  COALESCE(s.in_nelems, s.op_in) AS in_nelems,"
 "  COALESCE(s.out_nelems, s.op_out) AS out_nelems,"
 "  COALESCE(s.dtype, s.op_dtype) AS dtype,"
+"  COALESCE(s.k_dst, s.op_dst) AS p2p_dst, COALESCE(s.k_src, s.op_src) AS p2p_src,"
 "  CASE WHEN s.early THEN (SELECT f.n - 1 FROM first f WHERE f.rank = s.rank)"
 "  ELSE (SELECT f.n FROM temp.coll_steps f WHERE f.rank = s.rank"
 "   AND f.ts <= s.issue_ts AND f.end_ts > s.issue_ts"
@@ -143,6 +146,7 @@ static const char coll_sql[] =
 "   WHEN 'c10::BFloat16' THEN 'BFloat16' WHEN 'long int' THEN 'Long' WHEN 'int' THEN 'Int'"
 "   WHEN 'short int' THEN 'Short' WHEN 'signed char' THEN 'Char'"
 "   WHEN 'unsigned char' THEN 'Byte' WHEN 'bool' THEN 'Bool' END AS dtype,"
+"  NULL AS p2p_dst, NULL AS p2p_src,"
 "  (SELECT f.n FROM temp.coll_steps f WHERE f.rank = e.rank"
 "   AND f.ts <= e.ts_ns AND f.end_ts > e.ts_ns"
 "   ORDER BY f.ts DESC, f.name DESC, f.dur DESC, f.idx DESC LIMIT 1) AS step,"
@@ -153,7 +157,32 @@ static const char coll_sql[] =
 "  JOIN gpg ON gpg.rank = e.rank"
 "  WHERE e.role = " TA_SQL(TA_ROLE_CPU_ANN) " AND gn.name GLOB 'gloo:*'"
 "  AND e.ts_ns IS NOT NULL),"
-" tg AS (SELECT * FROM t UNION ALL SELECT * FROM g)"
+" tg AS (SELECT * FROM t UNION ALL SELECT * FROM g),"
+/* Point-to-point (send, recv: NCCL's record_param_comms names them so,
+ * gloo its ranges gloo:send, gloo:recv) is no collective of its group:
+ * numbered with the group's collectives, a pipeline stage's sends shifted
+ * every later collective's place on one rank and not on another. A
+ * send from A to B is matched with B's recv from A, the k-th with the
+ * k-th, in a group of their own, "PG p2p A>B" of two members; the peer
+ * is the op's Dst Rank or Src Rank, else the other member of a group of
+ * two (distributedInfo.pg_config; gloo records no peer). A peer not
+ * known: "PG p2p", numbered apart and matched with nothing. */
+" pm AS (SELECT gpe.rank, gpe.o ->> 'pg_name' AS pg,"
+"  (SELECT min(r.value) FROM json_each(gpe.o, '$.ranks') r WHERE r.value != gpe.rank) AS peer"
+"  FROM gpe WHERE gpe.o IS NOT NULL AND json_type(gpe.o, '$.ranks') = 'array'"
+"  AND json_array_length(gpe.o, '$.ranks') = 2"
+"  AND EXISTS (SELECT 1 FROM json_each(gpe.o, '$.ranks') r WHERE r.value = gpe.rank)),"
+" tp AS (SELECT tg.*, CASE WHEN name IN ('send', 'isend') OR name GLOB '*:send'"
+"   OR name GLOB '*:isend' THEN 1 WHEN name IN ('recv', 'irecv') OR name GLOB '*:recv'"
+"   OR name GLOB '*:irecv' THEN 2 ELSE 0 END AS p2p FROM tg),"
+" tq AS (SELECT tp.*, CASE WHEN p2p = 0 THEN NULL ELSE COALESCE(CASE p2p WHEN 1"
+"   THEN p2p_dst ELSE p2p_src END, (SELECT min(pm.peer) FROM pm WHERE pm.rank = tp.rank"
+"   AND (pm.pg = tp.pg OR pm.pg || ' (gloo)' = tp.pg))) END AS peer FROM tp),"
+" tz AS (SELECT rank, idx, CASE WHEN p2p = 0 THEN pg WHEN peer IS NULL THEN pg || ' p2p'"
+"   WHEN p2p = 1 THEN pg || ' p2p ' || rank || '>' || peer"
+"   ELSE pg || ' p2p ' || peer || '>' || rank END AS pg,"
+"  CASE WHEN p2p = 0 THEN pg_size WHEN peer IS NULL THEN 0 ELSE 2 END AS pg_size,"
+"  name, in_nelems, out_nelems, dtype, step, early, issue_ts, ts, end_ts, stream, tid FROM tq)"
 " SELECT rank, idx, pg, pg_size, name, in_nelems, out_nelems, dtype, step,"
 "  CASE WHEN step IS NULL THEN NULL WHEN early THEN -row_number() OVER"
 "   (PARTITION BY rank, pg, step ORDER BY issue_ts DESC, idx DESC)"
@@ -163,7 +192,7 @@ static const char coll_sql[] =
 /* the job's size as the rank's trace says it (distributedInfo) */
 "  (SELECT CAST(json_extract(m.value, '$.world_size') AS INTEGER) FROM main.meta m"
 "   WHERE m.rank = t.rank AND m.key = 'distributedInfo' AND json_valid(m.value)"
-"   AND json_type(m.value) = 'object') AS world, tid FROM tg t;"
+"   AND json_type(m.value) = 'object') AS world, tid FROM tz t;"
 "CREATE INDEX temp.coll_match ON coll (pg, step, seq, rank);"
 "CREATE INDEX temp.coll_cpu ON coll (rank, ts) WHERE name GLOB 'gloo:*';";
 

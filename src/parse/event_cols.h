@@ -107,6 +107,10 @@
 	  "--   in_nelems, out_nelems, dtype  args.\"In msg nelems\", \"Out ...\", dtype\n") \
 	X(out_nelems, VAL, TA_F_OUT_NELEMS, 0, "") \
 	X(dtype, VAL, TA_F_DTYPE, 0, "") \
+	X(p2p_dst, VAL, TA_F_P2P_DST, 0, \
+	  "--   p2p_dst, p2p_src   a send's receiver, a recv's sender: args.\"Dst Rank\",\n" \
+	  "--                      \"Src Rank\" (global ranks)\n") \
+	X(p2p_src, VAL, TA_F_P2P_SRC, 0, "") \
 	X(total_allocated, VAL, TA_F_TOTAL_ALLOCATED, 0, \
 	  "--   total_allocated, total_reserved, mem_addr, mem_device_type  [memory]\n" \
 	  "--                      instants: args.\"Total Allocated\", ..., Addr,\n" \

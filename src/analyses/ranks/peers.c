@@ -21,6 +21,7 @@ struct member {
 	int64_t pg, name;      /* interned */
 	int has_in, sized;     /* in_nelems known; sizes must agree */
 	int cpu;               /* gloo's: a CPU range, not a kernel */
+	int p2p;               /* a send or recv, its group "PG p2p A>B" (coll.c) */
 	size_t group_size;     /* the group's members; 0: unknown */
 	size_t ri;             /* index in ranks */
 	int valid;             /* in a matched group */
@@ -149,6 +150,12 @@ static int load(sqlite3 *db, struct ta_peers *p, struct ta_intern *names,
 		const char *name = (const char *)sqlite3_column_text(st, 3);
 		int is_new;
 
+		/* a send or recv whose peer is not known (coll.c's "PG p2p"):
+		 * matched with none */
+		if (pg && strlen(pg) >= 4 && strcmp(pg + strlen(pg) - 4, " p2p") == 0) {
+			p->unpaired++;
+			continue;
+		}
 		m.rank = sqlite3_column_int64(st, 0);
 		m.pg = ta_intern(names, pg ? pg : "", pg ? strlen(pg) : 0, &is_new);
 		m.group_size = size;
@@ -162,6 +169,7 @@ static int load(sqlite3 *db, struct ta_peers *p, struct ta_intern *names,
 		/* all-to-all sizes differ from rank to rank by design */
 		m.sized = !name || (!strstr(name, "all_to_all") && !strstr(name, "alltoall"));
 		m.cpu = name && strncmp(name, "gloo:", 5) == 0;
+		m.p2p = pg && strstr(pg, " p2p") != NULL;
 		m.has_in = sqlite3_column_type(st, 4) == SQLITE_INTEGER;
 		m.in_nelems = sqlite3_column_int64(st, 4);
 		m.step = sqlite3_column_int64(st, 5);
@@ -190,13 +198,15 @@ static int same_group(const struct member *a, const struct member *b)
 }
 
 /* Whether members [i, j) are one collective: the same name and size on
- * every rank, each rank once. */
+ * every rank, each rank once. A send and its recv: two, named apart. */
 static int agree(const struct member *m, size_t i, size_t j)
 {
 	size_t k;
 
+	if (m[i].p2p && (j - i != 2 || m[i].name == m[i + 1].name))
+		return 0;
 	for (k = i + 1; k < j; k++)
-		if (m[k].name != m[i].name || m[k].rank == m[k - 1].rank ||
+		if ((m[k].name != m[i].name && !m[i].p2p) || m[k].rank == m[k - 1].rank ||
 		    (m[i].sized && (m[k].has_in != m[i].has_in ||
 				    m[k].in_nelems != m[i].in_nelems)))
 			return 0;
@@ -510,7 +520,7 @@ _Static_assert(sizeof(struct ta_peer_step) == 10 * sizeof(int64_t) &&
 	       "the saved tables' columns are the structs' fields");
 static const char saved_sql[] =
 "CREATE TABLE peer_counts (matched, mismatched, partial, lone, absent, max_group,"
-" untimed);"
+" untimed, unpaired);"
 "CREATE TABLE peer_offsets (rank, offset_ns, readings);"
 "CREATE TABLE peer_tids (rank, tid);"
 "CREATE TABLE peer_steps (rank, step, comm_ns, wait_ns, late_ns, ncoll, nlast,"
@@ -551,7 +561,7 @@ static int put(sqlite3 *db, const char *table, const int64_t *v, size_t n,
 int ta_peers_save(sqlite3 *db, struct ta_error *err)
 {
 	struct ta_peers p;
-	int64_t counts[7], *ro;
+	int64_t counts[8], *ro;
 	size_t i;
 	int rc;
 
@@ -568,9 +578,10 @@ int ta_peers_save(sqlite3 *db, struct ta_error *err)
 	counts[4] = (int64_t)p.absent;
 	counts[5] = (int64_t)p.max_group;
 	counts[6] = (int64_t)p.untimed;
+	counts[7] = (int64_t)p.unpaired;
 	if (rc == 0)
 		rc = ta_db_exec(db, saved_sql, err) == 0 && ta_db_exec(db, "BEGIN", err) == 0 &&
-		     put(db, "peer_counts", counts, 1, 7, 7, err) == 0 &&
+		     put(db, "peer_counts", counts, 1, 8, 8, err) == 0 &&
 		     put(db, "peer_steps", (const int64_t *)p.v, p.n, NSTEP, NSTEP, err) == 0 &&
 		     put(db, "peer_waits", (const int64_t *)p.waits, p.nwaits, NWAIT, NWAIT,
 			 err) == 0 &&
@@ -618,7 +629,7 @@ static int load_saved(sqlite3 *db, struct ta_peers *p, struct ta_error *err)
 	int rc;
 
 	rc = get(db, "SELECT matched, mismatched, partial, lone, absent, max_group,"
-		 " untimed FROM peers.peer_counts", &counts, &nc, 7, err);
+		 " untimed, unpaired FROM peers.peer_counts", &counts, &nc, 8, err);
 	if (rc == 0 && nc != 1) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "the gathered collectives: no matching");
 		rc = -1;
@@ -631,6 +642,7 @@ static int load_saved(sqlite3 *db, struct ta_peers *p, struct ta_error *err)
 		p->absent = (size_t)counts[4];
 		p->max_group = (size_t)counts[5];
 		p->untimed = (size_t)counts[6];
+		p->unpaired = (size_t)counts[7];
 		rc = get(db, "SELECT rank, offset_ns, readings FROM peers.peer_offsets"
 			 " ORDER BY rank", &ro, &nro, 3, err);
 	}
@@ -978,6 +990,10 @@ void ta_peers_say(struct ta_table *t, const struct ta_peers *p)
 	if (p->lone)
 		ta_table_note(t, "%zu collectives appear on one rank only (outside "
 			      "the others' profiled steps); left out", p->lone);
+	if (p->unpaired)
+		ta_table_note(t, "%zu point-to-point sends and receives name no peer "
+			      "(no Dst Rank or Src Rank, in a group of more than two): "
+			      "not matched, their waits not measured", p->unpaired);
 	if (p->gloo) {
 		/* gloo's collectives are CPU ranges that do not say their
 		 * group: without it their waits are not measured (a job

@@ -51,6 +51,7 @@ struct ta_peers {
 	size_t matched;     /* collectives matched over two or more ranks */
 	size_t mismatched;  /* members disagreeing on name or size: left out */
 	size_t untimed;     /* matched members with no length: no wait */
+	size_t unpaired;    /* sends and recvs whose peer is not known */
 	size_t partial;     /* matched without some members' traces */
 	size_t lone;        /* on one rank only (a window edge): left out */
 	int gloo;           /* the trace has gloo's collectives (CPU ranges, not matched) */
