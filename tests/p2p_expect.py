@@ -217,6 +217,27 @@ groups = {(r["rank"], r["group"], r["name"]) for r in cm}
 check("gloo pipeline: gloo:send and gloo:recv paired by pg_config's two ranks (%s)" % sorted(groups),
       ("0", "0 (gloo) p2p 0>1", "gloo:send") in groups and ("1", "0 (gloo) p2p 0>1", "gloo:recv") in groups)
 
+# the real captures (tools/capture/capture_pipeline.py; profiler off in
+# testdata/oracle): a gloo pipeline whose stage 1 sleeps 2 ms a
+# micro-batch, and an all-to-all whose rank 1 sleeps 1 ms a layer
+for case, late, planted, sleep_us in (("pipe_gpipe", "1", "stage1_prep", 8000.0),
+                                      ("moe_a2a", "1", "expert_prep", 4000.0)):
+    path = "testdata/" + case
+    _, err = run("stragglers", path)
+    check("%s: every send, receive and all-to-all matched (%s)" % (case, err.strip()[:300]),
+          "disagree" not in err and "left out" not in err and "no peer" not in err)
+    st = rows("stragglers", path)
+    check("%s: rank %s is the straggler in every step (%s)" % (case, late, [(r["rank"], r["straggler"]) for r in st]),
+          st and all((r["straggler"] == "1") == (r["rank"] == late) for r in st))
+    top = rows("critical-path", "--top", "8", "--ranks", late, path)
+    got = {r["step"]: num(r["path_us"]) for r in top if r["name"] == planted}
+    check("%s: the planted %s on the path, %.0f us a step (%s)" % (case, planted, sleep_us, got),
+          len(got) == 2 and all(sleep_us <= v <= 1.2 * sleep_us for v in got.values()))
+pipe = rows("stragglers", "testdata/pipe_gpipe")
+check("pipe_gpipe: the first stage waits in its sends and receives for the second (%s)" %
+      [r["wait_us"] for r in pipe if r["rank"] == "0"],
+      all(num(r["wait_us"]) > 8000 for r in pipe if r["rank"] == "0"))
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL p2p: " + n)
