@@ -43,6 +43,9 @@ void ta_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 struct ta_buf;
 /* Each line of b as a warning; b is emptied. */
 void ta_warn_lines(struct ta_buf *b);
+/* Starts a line of counts ta_warn_lines adds up over shards before it
+ * writes it (ta_table_warn_sum): SEP n SEP of SEP template. */
+#define TA_WARN_SUM '\x1e'
 /* What a child process wrote to f (its stderr), onto ours: messages of
  * work done in parallel, said in order. */
 void ta_stderr_replay(FILE *f);

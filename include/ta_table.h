@@ -115,6 +115,11 @@ void ta_table_note(struct ta_table *t, const char *fmt, ...)
  * whatever the format (unless -q). */
 void ta_table_warn(struct ta_table *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* A warning counting n (of of) of one rank's or shard's things: tmpl
+ * says {n}, {of} and {s} ("s" unless n is 1). Shards' warnings of one
+ * tmpl are said once, their counts added (a shard's "10 of 10 calls"
+ * beside another's was "10 of 10" where one database said "20 of 20"). */
+void ta_table_warn_sum(struct ta_table *t, size_t n, size_t of, const char *tmpl);
 /* Stable sort of the rows; cmp gets two row numbers. */
 void ta_table_sort(struct ta_table *t,
 		   int (*cmp)(const struct ta_table *t, size_t a, size_t b));

@@ -419,4 +419,15 @@ ls testdata/fsdp2/*.json.gz | xargs -P 2 -I{} $BIN ingest -q {} -o "$d/"
 $BIN stragglers -q --format csv testdata/fsdp2 > "$TMP/a"
 $BIN stragglers -q --format csv "$d" > "$TMP/b"
 same "written again: whole" "$TMP/a" "$TMP/b"
+# what is said on stderr, shard by shard as in one database: a shard's
+# count of its own rank's things is added up, not said once (helper-63:
+# roofline said "10 of 10 calls" on shards, "20 of 20" in one database)
+for s in testdata/ddp_dataload testdata/fsdp2 ../shared/testdata/hta/trace_filter; do
+	[ -d "$s" ] || continue
+	for c in roofline diagnose overlap stragglers critical-path ops; do
+		$BIN $c -j 1 --no-cache "$s" > /dev/null 2> "$TMP/a"
+		TRACEANALYZE_CACHE_DIR="$TMP/cache_said" $BIN $c -j 4 "$s" > /dev/null 2> "$TMP/b"
+		same "$s: $c's warnings, -j 4 as -j 1" "$TMP/a" "$TMP/b"
+	done
+done
 finish

@@ -119,21 +119,76 @@ void ta_note(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* A TA_WARN_SUM line's counts and template; 0 if it is none. */
+static int sum_line(const char *line, size_t *n, size_t *of, const char **tmpl)
+{
+	char *end;
+
+	if (line[0] != TA_WARN_SUM)
+		return 0;
+	*n = strtoull(line + 1, &end, 10);
+	if (*end != TA_WARN_SUM)
+		return 0;
+	*of = strtoull(end + 1, &end, 10);
+	if (*end != TA_WARN_SUM)
+		return 0;
+	*tmpl = end + 1;
+	return 1;
+}
+
+/* tmpl with {n}, {of} and {s} put in. */
+static void say_sum(const char *tmpl, size_t n, size_t of)
+{
+	struct ta_buf b = { 0 };
+	const char *p;
+
+	for (p = tmpl; *p; p++) {
+		if (strncmp(p, "{n}", 3) == 0)
+			ta_buf_addf(&b, "%zu", n), p += 2;
+		else if (strncmp(p, "{of}", 4) == 0)
+			ta_buf_addf(&b, "%zu", of), p += 3;
+		else if (strncmp(p, "{s}", 3) == 0)
+			ta_buf_adds(&b, n == 1 ? "" : "s"), p += 2;
+		else
+			ta_buf_addc(&b, *p);
+	}
+	ta_warn("%s", b.s ? b.s : "");
+	free(b.s);
+}
+
 void ta_warn_lines(struct ta_buf *b)
 {
 	char *line, *save = NULL, **said = NULL;
-	size_t n = 0, i;
+	size_t n = 0, i, k, cnt, of;
+	const char *tmpl, *other;
 
-	/* each line once: shards that each say the same of the job */
+	/* each line once: shards that each say the same of the job; a line
+	 * of counts once, with every shard's added, where the first was */
 	for (line = b->s ? strtok_r(b->s, "\n", &save) : NULL; line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		for (i = 0; i < n && strcmp(said[i], line) != 0; i++)
-			;
-		if (i < n)
-			continue;
 		said = ta_xrealloc(said, (n + 1) * sizeof(*said));
 		said[n++] = line;
-		ta_warn("%s", line);
+	}
+	for (i = 0; i < n; i++) {
+		if (!said[i])
+			continue;
+		if (!sum_line(said[i], &cnt, &of, &tmpl)) {
+			for (k = 0; k < i && !(said[k] && strcmp(said[k], said[i]) == 0); k++)
+				;
+			if (k == i)
+				ta_warn("%s", said[i]);
+			continue;
+		}
+		for (k = i + 1; k < n; k++) {
+			size_t c2, o2;
+
+			if (said[k] && sum_line(said[k], &c2, &o2, &other) &&
+			    strcmp(other, tmpl) == 0) {
+				cnt += c2, of += o2;
+				said[k] = NULL;
+			}
+		}
+		say_sum(tmpl, cnt, of);
 	}
 	free(said);
 	ta_buf_reset(b);

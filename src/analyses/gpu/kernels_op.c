@@ -59,18 +59,24 @@ static const char kernels_sql[] =
 
 struct group {
 	int64_t name, op;   /* label ids; op -1: none */
+	char *name_s, *op_s;   /* their text: ties sorted by it, as ids differ
+				* between one database and a shard (-j) */
 	struct agg a;
 };
 
 static int by_total(const void *x, const void *y)
 {
 	const struct group *a = x, *b = y;
+	int c;
 
 	if (a->a.sum != b->a.sum)
 		return a->a.sum > b->a.sum ? -1 : 1;
-	if (a->name != b->name)
-		return a->name < b->name ? -1 : 1;
-	return a->op < b->op ? -1 : a->op > b->op;
+	c = strcmp(a->name_s ? a->name_s : "", b->name_s ? b->name_s : "");
+	if (c)
+		return c;
+	if ((a->op < 0) != (b->op < 0))
+		return a->op < 0 ? -1 : 1;
+	return strcmp(a->op_s ? a->op_s : "", b->op_s ? b->op_s : "");
 }
 
 static int one_rank(sqlite3 *db, int64_t rank, struct ta_table *t, sqlite3_stmt *label,
@@ -129,17 +135,24 @@ static int one_rank(sqlite3 *db, int64_t rank, struct ta_table *t, sqlite3_stmt 
 		free(g);
 		return -1;
 	}
+	for (i = 0; i < ng; i++) {
+		const char *x = label_of(label, g[i].name);
+
+		g[i].name_s = x ? ta_xstrdup(x) : NULL;
+		x = g[i].op >= 0 ? label_of(label, g[i].op) : NULL;
+		g[i].op_s = x ? ta_xstrdup(x) : NULL;
+	}
 	ta_qsort(g, ng, sizeof(*g), by_total);
 	for (i = 0; i < ng; i++) {
 		const struct agg *a = &g[i].a;
 		size_t r = ta_table_add_row(t);
-		const char *name = label_of(label, g[i].name);
+		const char *name = g[i].name_s;
 
 		ta_table_set_int(t, r, 0, rank);
 		ta_table_set_text(t, r, 1, name);
 		ta_table_set_text(t, r, 12, name && ta_is_tensor_core(name) ? "yes" : "no");
 		if (g[i].op >= 0)
-			ta_table_set_text(t, r, 2, label_of(label, g[i].op));
+			ta_table_set_text(t, r, 2, g[i].op_s);
 		ta_table_set_int(t, r, 3, a->count);
 		ta_table_set_real(t, r, 4, a->sum / 1000.0);
 		ta_table_set_real(t, r, 5, a->max / 1000.0);
@@ -151,6 +164,10 @@ static int one_rank(sqlite3 *db, int64_t rank, struct ta_table *t, sqlite3_stmt 
 		if (a->occ_ns > 0)
 			ta_table_set_real(t, r, 10, a->occ_sum / a->occ_ns);
 		ta_table_set_int(t, r, 11, a->occ_unknown);
+	}
+	for (i = 0; i < ng; i++) {
+		free(g[i].name_s);
+		free(g[i].op_s);
 	}
 	free(g);
 	return 0;

@@ -79,9 +79,9 @@ static void warn_gpus(struct ta_table *t, const struct ta_roof_ctx *c)
 			      "one): peak_pct, bound and MFU are empty; give --peak-tflops "
 			      "and --peak-gbps", names.s);
 	if (absent)
-		ta_table_warn(t, "%zu rank%s without deviceProperties in the trace (its GPU "
-			      "unknown): peak_pct, bound and MFU are empty; give "
-			      "--peak-tflops and --peak-gbps", absent, absent == 1 ? "" : "s");
+		ta_table_warn_sum(t, absent, 0, "{n} rank{s} without deviceProperties in the "
+				  "trace (its GPU unknown): peak_pct, bound and MFU are empty; "
+				  "give --peak-tflops and --peak-gbps");
 	free(names.s);
 }
 
@@ -209,8 +209,9 @@ static void warn_calls(struct ta_table *t, const struct ta_roof_ctx *c)
 			      "CUDA graph's replay records no ops, and a trace without "
 			      "record_shapes=True no shapes");
 	else if (unknown)
-		ta_table_warn(t, "%zu of %zu calls have no usable shapes (record_shapes "
-			      "off?): their FLOPs are unknown, left empty", unknown, counted);
+		ta_table_warn_sum(t, unknown, counted, "{n} of {of} calls have no usable "
+				  "shapes (record_shapes off?): their FLOPs are unknown, left "
+				  "empty");
 	/* per op and kernel: of its roof; per step: MFU, of the GPU's peak */
 	for (k = 0; k < t->ncols && strcmp(t->cols[k].name, "peak_pct") &&
 	     strcmp(t->cols[k].name, "mfu_pct"); k++)
