@@ -68,6 +68,21 @@ check("steps: a stepless rank among stepped ones is said (%s)" % p.stderr.strip(
       and "rank 0: no ProfilerStep" not in p.stderr)
 shutil.rmtree(d)
 
+# ops --kernels --step N: the kernel rows are the step's launches, as the
+# op rows' device time is (by the GPU's time, a GPU behind the host gave
+# gpt2_train step 2's kernel rows 27.2 of its ops' 54.2 ms, the GEMMs 1
+# call each beside aten::mm's 19: helper-63)
+for case, step in (("gpt2_train", "2"), ("gpt2_train", "3"), ("train_stalled", "2"),
+                   ("decode_graph", "3"), ("fsdp2", "2")):
+    p = subprocess.run(["./traceanalyze", "ops", "--kernels", "--step", step, "-q", "--format",
+                        "csv", "testdata/" + case], capture_output=True, text=True)
+    ops = list(csv.DictReader(io.StringIO(p.stdout)))
+    kern = [r for r in ops if r["self_cpu_us"] == "0.0" and r["cpu_us"] == "0.0"]
+    a = sum(float(r["self_device_us"] or 0) for r in ops if r not in kern)
+    b = sum(float(r["self_device_us"] or 0) for r in kern)
+    check("ops --kernels --step %s on %s: kernel rows %.0f us = op rows %.0f us" % (step, case, b, a),
+          a > 0 and abs(a - b) <= 0.001 * a)
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL steps:", n)

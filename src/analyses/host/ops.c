@@ -407,13 +407,21 @@ static void free_names(struct names *nm)
 static const char kernels_sql[] =
 	"SELECT g.rank, n.name, count(*), ta_sum(g.dur) FROM gpu g"
 	" JOIN label n ON n.name_id = g.name GROUP BY g.rank, n.name";
-/* --step N: in the rank's own step */
+/* --step N: launched in the rank's own step (its call there; work with
+ * no correlation: started there; with one and no call, launched before
+ * the trace began: in no step), as the op rows take the device time of
+ * their launches: by the GPU's time, a GPU behind the host gave one
+ * step's table the kernels of the step before (helper-63: gpt2_train's
+ * GEMMs 1 call each beside aten::mm's 19) */
 static const char step_kernels_sql[] =
 	"SELECT g.rank, n.name, count(*), ta_sum(g.dur) FROM gpu g"
 	" JOIN label n ON n.name_id = g.name"
 	" JOIN (SELECT rank, min(ts) AS ts, max(end_ts) AS end_ts FROM steps"
 	"  WHERE step = ? GROUP BY rank) w ON w.rank = g.rank"
-	" WHERE g.ts >= w.ts AND g.ts <= w.end_ts GROUP BY g.rank, n.name";
+	" WHERE CASE WHEN g.correlation != -1 THEN (SELECT r.ts_ns FROM main.events r"
+	"   WHERE r.role = " TA_SQL(TA_ROLE_RUNTIME) " AND r.rank = g.rank"
+	"   AND r.correlation = g.correlation ORDER BY r.idx DESC LIMIT 1) ELSE g.ts END"
+	"  BETWEEN w.ts AND w.end_ts GROUP BY g.rank, n.name";
 
 static const char step_sql[] =
 	"SELECT rank, min(ts), max(end_ts) FROM steps WHERE step = ?"
