@@ -623,6 +623,22 @@ for case in ("ddp_straggler", "ddp_balanced", "ddp_bucketed", "fsdp2"):
     check("%s: diagnose's wait_for_peer + exposed_comm = overlap's exposed_us (%s, %s)" % (case, got, ov),
           ov and all(abs(got.get(k, 0.0) - v) < 0.01 for k, v in ov.items()))
 
+# helper-64: the profiler's own frames were told CUDA graphs; a
+# host-bound verdict, measured under the profiler (which slows the host,
+# not the GPU), said nothing of it
+prof = [r for r in findings("host_stall") if "profiler.py(" in r["where"] or
+        "_record_function_enter" in r["where"]]
+check("host_stall: the profiler's own frames are said to be the profiler's (%d)" % len(prof),
+      prof and all(r["advice"].startswith("the profiler's own work") for r in prof))
+out = subprocess.run(["./traceanalyze", "diagnose", "-q", "testdata/host_stall"],
+                     capture_output=True, text=True).stdout
+check("host_stall: a host-stalled verdict says the profiler slows the host",
+      "host-stalled" in out and "measured with the profiler on" in out)
+out = subprocess.run(["./traceanalyze", "diagnose", "-q", "testdata/train_healthy"],
+                     capture_output=True, text=True).stdout
+check("train_healthy: no such word where no step is host-bound",
+      "measured with the profiler on" not in out)
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL diagnose:", n)

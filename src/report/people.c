@@ -142,6 +142,29 @@ static void path_disagrees(struct ta_table *t)
 	}
 }
 
+/* A host-bound verdict was measured under the profiler, which slows the
+ * host and not the GPU (tb_cnn: 72.8 % busy in the trace, about 91 %
+ * with the profiler off; helper-64): said where a step reads so. */
+static void profiled_host(struct ta_table *t)
+{
+	long verdict = ta_table_col(t, "verdict");
+	size_t r;
+
+	for (r = 0; verdict >= 0 && r < t->nrows; r++) {
+		const struct ta_cell *v = ta_table_cell(t, r, (size_t)verdict);
+
+		if (!v->null && (strcmp(v->s, "host-stalled") == 0 ||
+				 strcmp(v->s, "launch-bound") == 0)) {
+			ta_buf_adds(&t->tail, "\nHost-stalled and launch-bound steps are "
+				    "measured with the profiler on, which slows the host's "
+				    "ops and launches and not the GPU's kernels: time a few "
+				    "steps with it off (torch.cuda.synchronize() around "
+				    "them) before acting on them.\n");
+			return;
+		}
+	}
+}
+
 /* After the verdicts: the findings summed over the steps (the analysis's
  * summary), the costliest over all ranks first; each rank's costliest
  * too, so that no rank's cause hides behind another's; then how many more
@@ -192,8 +215,15 @@ void ta_people_diagnose(struct ta_table *t, const struct ta_table *findings)
 	if (shown < n)
 		ta_buf_addf(&t->tail, "  ... and %zu more (--findings --summary lists "
 			    "every one)\n", n - shown);
+	/* helper-64: a GEMM's low_efficiency and its misaligned_gemm were
+	 * added up by a reader of "by cost" */
+	if (n > 1)
+		ta_buf_adds(&t->tail, "  (findings of different kinds may be about the same "
+			    "time, such as a GEMM's low_efficiency and misaligned_gemm: "
+			    "their costs are not a sum)\n");
 	free(pick);
 	free(s);
+	profiled_host(t);
 	path_disagrees(t);
 }
 

@@ -176,6 +176,14 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 	if (within)
 		where += 7;
 
+	/* the profiler's own frames (record_function's enter and exit):
+	 * told CUDA graphs as any dispatch was (helper-64) */
+	if (strstr(where, "torch/autograd/profiler.py(") ||
+	    strstr(where, "torch/profiler/") ||
+	    strstr(where, "_record_function_enter") ||
+	    strstr(where, "_record_function_exit"))
+		return "the profiler's own work (prof.step(), entering and leaving "
+		       "record_function ranges): not there with the profiler off";
 	if (strcmp(where, "(no annotation)") == 0)
 		/* the host was late with the next work: what it ran then may
 		 * have launched some (op dispatch), so not "launched nothing" */
