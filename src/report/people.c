@@ -745,6 +745,7 @@ static void roofline_sentences(struct ta_table *t, const struct ta_table *sum)
 	size_t busy = col(sum, "busy_pct"), gus = col(sum, "gpu_us"), roof = col(sum, "roof_pct");
 	size_t bound = col(sum, "bound"), unk = col(sum, "unknown_calls");
 	size_t cov = col(sum, "coverage_pct"), i;
+	size_t top = col(sum, "uncounted_top"), top_us = col(sum, "uncounted_top_us");
 	int64_t unknown = 0;
 
 	for (i = 0; i < sum->nrows; i++) {
@@ -791,6 +792,16 @@ static void roofline_sentences(struct ta_table *t, const struct ta_table *sum)
 		if (!ta_table_cell(sum, i, cov)->null)
 			ta_buf_addf(&t->head, "; the counted ops are %.0f %% of its kernel time",
 				    ta_table_cell(sum, i, cov)->d);
+		/* what the rest is: Triton's kernels and others no FLOP formula
+		 * counts (helper-64: compiled_train's 46 % went unsaid) */
+		if (top < sum->ncols && top_us < sum->ncols && !ta_table_cell(sum, i, top)->null &&
+		    !ta_table_cell(sum, i, cov)->null && ta_table_cell(sum, i, cov)->d < 95) {
+			const char *k = ta_table_cell(sum, i, top)->s;
+
+			ta_buf_addf(&t->head, " (the rest, no op with a FLOP formula: the largest "
+				    "%.*s%s, %.3f ms)", 60, k, strlen(k) > 60 ? "\u2026" : "",
+				    ta_table_cell(sum, i, top_us)->d / 1e3);
+		}
 		unknown += ta_table_cell(sum, i, unk)->i;
 	}
 	if (sum->nrows)

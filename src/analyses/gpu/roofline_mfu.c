@@ -4,6 +4,7 @@
  * of the type that did most of its FLOPs. */
 #include "roofline_int.h"
 #include "analyses/common/intervals.h"
+#include "ta_intern.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -318,6 +319,10 @@ static const struct ta_col summary_cols[] = {
 	{ "unknown_calls", TA_COL_INT, TA_UNIT_NONE, 0 },
 	{ "peak_gbps", TA_COL_REAL, TA_UNIT_NONE, 0 },
 	{ "coverage_pct", TA_COL_REAL, TA_UNIT_PCT, 0 },
+	/* the kernel of most time that no counted op launched (Inductor's
+	 * and users' Triton kernels, elementwise ops): what the rest is */
+	{ "uncounted_top", TA_COL_TEXT, TA_UNIT_NONE, 0 },
+	{ "uncounted_top_us", TA_COL_REAL, TA_UNIT_US, 0 },
 };
 
 static void family_rows(const struct ta_roof_ctx *c, const struct ta_roof_gpu *g,
@@ -350,6 +355,81 @@ static void family_rows(const struct ta_roof_ctx *c, const struct ta_roof_gpu *g
 	}
 }
 
+static int cmp_i64_key(const void *x, const void *y)
+{
+	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The compute kernel name in rank's window that took the most time
+ * launched by no counted call (helper-64: compiled_train's Triton kernels,
+ * 46 % of its GPU time, were only "the counted ops are 54 %"): row r's
+ * uncounted_top and its time. */
+static int uncounted_top(sqlite3 *db, const struct ta_roof_ctx *c, int64_t rank,
+			 struct ta_table *t, size_t r, struct ta_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	struct ta_intern *ids = ta_intern_new();
+	int64_t *corr = NULL, *name = NULL, *ns = NULL, best = -1;
+	size_t ncorr = 0, nname = 0, i;
+	int rc;
+
+	for (i = 0; i < c->r.nlaunches; i++)
+		if (c->r.launches[i].rank == rank)
+			ncorr++;
+	corr = ta_xcalloc(ncorr + 1, sizeof(*corr));
+	for (i = 0, ncorr = 0; i < c->r.nlaunches; i++)
+		if (c->r.launches[i].rank == rank)
+			corr[ncorr++] = c->r.launches[i].correlation;
+	qsort(corr, ncorr, sizeof(*corr), cmp_i64_key);
+	if (ta_db_prepare(db, "SELECT name, correlation, dur FROM dev_win WHERE rank = ?"
+			  " AND kind = " TA_SQL(TA_KIND_COMPUTE) " AND name IS NOT NULL",
+			  &st, err) < 0) {
+		ta_intern_free(ids);
+		free(corr);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, rank);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0), k = sqlite3_column_int64(st, 1);
+		int is_new;
+
+		if (k != -1 && ncorr && bsearch(&k, corr, ncorr, sizeof(*corr), cmp_i64_key))
+			continue;
+		i = (size_t)ta_intern(ids, (const char *)&id, sizeof(id), &is_new) - 1;
+		if (is_new) {
+			name = ta_xrealloc(name, (nname + 1) * sizeof(*name));
+			ns = ta_xrealloc(ns, (nname + 1) * sizeof(*ns));
+			name[nname] = id;
+			ns[nname++] = 0;
+		}
+		ns[i] = ta_add_sat(ns[i], sqlite3_column_int64(st, 2));
+		if (best < 0 || ns[i] > ns[best])
+			best = (int64_t)i;
+	}
+	sqlite3_finalize(st);
+	ta_intern_free(ids);
+	free(corr);
+	if (rc != SQLITE_DONE) {
+		free(name);
+		free(ns);
+		return ta_db_done(db, rc, err);
+	}
+	if (best >= 0 && ns[best] > 0 &&
+	    ta_db_prepare(db, "SELECT name FROM label WHERE name_id = ?", &st, err) == 0) {
+		sqlite3_bind_int64(st, 1, name[best]);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			ta_table_set_text(t, r, 15, (const char *)sqlite3_column_text(st, 0));
+			ta_table_set_real(t, r, 16, (double)ns[best] / 1e3);
+		}
+		sqlite3_finalize(st);
+	}
+	free(name);
+	free(ns);
+	return 0;
+}
+
 static int rank_rows(sqlite3 *db, const struct ta_roof_ctx *c, const struct ta_roof_gpu *g,
 		     struct ta_table *t, struct ta_error *err)
 {
@@ -380,6 +460,8 @@ static int rank_rows(sqlite3 *db, const struct ta_roof_ctx *c, const struct ta_r
 		ta_table_set_real(t, r, 13, g->p.gbps);
 	if (a.kernel_s > 0)
 		ta_table_set_real(t, r, 14, fmin(100, 100 * (double)a.s.gpu_ns * 1e-9 / a.kernel_s));
+	if (uncounted_top(db, c, g->rank, t, r, err) < 0)
+		return -1;
 	family_rows(c, g, t);
 	return 0;
 }
