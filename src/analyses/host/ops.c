@@ -418,9 +418,8 @@ static const char step_kernels_sql[] =
 	" JOIN label n ON n.name_id = g.name"
 	" JOIN (SELECT rank, min(ts) AS ts, max(end_ts) AS end_ts FROM steps"
 	"  WHERE step = ? GROUP BY rank) w ON w.rank = g.rank"
-	" WHERE CASE WHEN g.correlation != -1 THEN (SELECT r.ts_ns FROM main.events r"
-	"   WHERE r.role = " TA_SQL(TA_ROLE_RUNTIME) " AND r.rank = g.rank"
-	"   AND r.correlation = g.correlation ORDER BY r.idx DESC LIMIT 1) ELSE g.ts END"
+	" WHERE CASE WHEN g.correlation != -1 THEN (SELECT c.ts FROM launch c"
+	"   WHERE c.rank = g.rank AND c.correlation = g.correlation) ELSE g.ts END"
 	"  BETWEEN w.ts AND w.end_ts GROUP BY g.rank, n.name";
 
 static const char step_sql[] =
