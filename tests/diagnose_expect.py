@@ -639,6 +639,36 @@ out = subprocess.run(["./traceanalyze", "diagnose", "-q", "testdata/train_health
 check("train_healthy: no such word where no step is host-bound",
       "measured with the profiler on" not in out)
 
+# two captures of a new user's (tools/capture/capture_newuser.py, profiler
+# off in testdata/oracle): a user Triton LayerNorm with a planted 8 ms
+# sleep, and a ViT whose pageable batch copy costs 3.1 ms alone
+tm = findings("triton_mlp")
+top = {}
+for r in tm:
+    if r["step"] == "":
+        continue
+    if r["step"] not in top or float(r["cost_us"]) > float(top[r["step"]]["cost_us"]):
+        top[r["step"]] = r
+check("triton_mlp: each step's costliest finding is the planted sleep (%s)" %
+      [(k, v["where"]) for k, v in top.items()],
+      len(top) == 2 and all(v["where"] == "<built-in function sleep>" for v in top.values()))
+check("triton_mlp: the sleep's cost a step is at least what it costs profiler-off (4.2 ms) and "
+      "at most the sleep (%s)" % [v["cost_us"] for v in top.values()],
+      all(4000 <= float(v["cost_us"]) <= 8200 for v in top.values()))
+peak = [r for r in tm if r["kind"] == "memory_peak"]
+want = json.load(open("testdata/oracle/triton_mlp.measured.json"))["mem_peak_bytes"] / 2**20
+check("triton_mlp: the memory peak is the allocator's, profiler off (%s, %.1f MiB)" %
+      ([r["detail"][:12] for r in peak], want),
+      peak and peak[0]["detail"].startswith("%.1f MiB" % want))
+vi = findings("vit_item")
+page = [r for r in vi if r["kind"] == "pageable_copy"]
+check("vit_item: its pageable batch copy is a finding a step, 0.5-2x its 3.1 ms alone (%s)" %
+      [r["cost_us"] for r in page],
+      page and all(1550 <= float(r["cost_us"]) <= 6200 for r in page))
+check("vit_item: the .item() that blocked 0.04 ms is no sync finding of 1 ms (%s)" %
+      [(r["where"], r["cost_us"]) for r in vi if r["kind"] == "sync"],
+      not [r for r in vi if r["kind"] == "sync" and float(r["cost_us"]) >= 1000])
+
 failed = [n for n, ok in checks if not ok]
 for n in failed:
     print("FAIL diagnose:", n)

@@ -277,6 +277,17 @@ out = subprocess.run(["./traceanalyze", "roofline", "-q", "testdata/compiled_tra
 check("compiled_train: the sentence names the largest uncounted kernel, a Triton one",
       "the largest triton_" in out)
 
+# a user's @triton.jit kernels carry no FLOP formula: the sentence says how
+# much of the kernel time the counted ops are and names what is not
+out = subprocess.run(["./traceanalyze", "roofline", "-q", "testdata/triton_mlp"],
+                     capture_output=True, text=True).stdout
+check("triton_mlp: the counted share is said with the largest of the rest",
+      "the counted ops are" in out and "(the rest, no op with a FLOP formula: the largest" in out)
+_, krows, _ = run("--by", "kernel", "-q", "testdata/triton_mlp")
+check("triton_mlp: no FLOPs given to the Triton kernels (%s)" %
+      [r["kernel"] for r in krows if r["kernel"].startswith("ln_")],
+      not [r for r in krows if r["kernel"].startswith("ln_") and r["flops"] not in ("", "0")])
+
 bad = [n for n, ok in checks if not ok]
 for n, ok in checks:
     if not ok or os.environ.get("VERBOSE"):

@@ -13,7 +13,7 @@ for s in $(cd testdata && ls -d */ | tr -d /); do
 	ls testdata/$s/*.json.gz > /dev/null 2>&1 || continue
 	# a worker profiled in two spans (a repeating schedule) is one rank
 	# twice, not a job of two: its files are not shards of one job
-	[ "$s" = tb_cnn ] && continue
+	case $s in tb_cnn|vit_item) continue ;; esac
 	# every command on every job of several ranks, and on one-rank
 	# samples that stand for the rest (memory, the roofline, CUDA graphs,
 	# nn.Module frames, a stalled run): the whole sweep on all of them
