@@ -27,6 +27,19 @@ struct member {
 	int valid;             /* in a matched group */
 };
 
+/* coll.c's group of a send and its recv: "PG p2p A>B", A and B ranks
+ * (a process group of the user's own name is none). */
+static int p2p_pair(const char *pg)
+{
+	const char *p = strstr(pg, " p2p ");
+	long long a, b;
+	int used = 0;
+
+	while (p && strstr(p + 1, " p2p "))
+		p = strstr(p + 1, " p2p ");
+	return p && sscanf(p + 5, "%lld>%lld%n", &a, &b, &used) == 2 && p[5 + used] == '\0';
+}
+
 static size_t rank_index(const struct ta_peers *p, int64_t rank)
 {
 	size_t lo = 0, hi = p->nranks;
@@ -169,7 +182,7 @@ static int load(sqlite3 *db, struct ta_peers *p, struct ta_intern *names,
 		/* all-to-all sizes differ from rank to rank by design */
 		m.sized = !name || (!strstr(name, "all_to_all") && !strstr(name, "alltoall"));
 		m.cpu = name && strncmp(name, "gloo:", 5) == 0;
-		m.p2p = pg && strstr(pg, " p2p") != NULL;
+		m.p2p = pg && p2p_pair(pg);
 		m.has_in = sqlite3_column_type(st, 4) == SQLITE_INTEGER;
 		m.in_nelems = sqlite3_column_int64(st, 4);
 		m.step = sqlite3_column_int64(st, 5);
