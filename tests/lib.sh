@@ -19,7 +19,7 @@ check() { # NAME COMMAND...: passes when the command succeeds
 }
 
 same() { # NAME FILE1 FILE2: byte for byte; shows how they differ if not
-	check "$1" cmp -s "$2" "$3" || diff "$2" "$3" | head -5
+	check "$1" cmp -s "$2" "$3" || diff "$2" "$3" | head -12
 }
 
 cached_as_fresh() { # DIR RANKS, commands on standard input: each succeeds
