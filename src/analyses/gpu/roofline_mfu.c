@@ -355,13 +355,6 @@ static void family_rows(const struct ta_roof_ctx *c, const struct ta_roof_gpu *g
 	}
 }
 
-static int cmp_i64_key(const void *x, const void *y)
-{
-	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-
-	return a < b ? -1 : a > b;
-}
-
 /* The compute kernel name in rank's window that took the most time
  * launched by no counted call (helper-64: compiled_train's Triton kernels,
  * 46 % of its GPU time, were only "the counted ops are 54 %"): row r's
@@ -382,7 +375,7 @@ static int uncounted_top(sqlite3 *db, const struct ta_roof_ctx *c, int64_t rank,
 	for (i = 0, ncorr = 0; i < c->r.nlaunches; i++)
 		if (c->r.launches[i].rank == rank)
 			corr[ncorr++] = c->r.launches[i].correlation;
-	qsort(corr, ncorr, sizeof(*corr), cmp_i64_key);
+	ta_qsort(corr, ncorr, sizeof(*corr), ta_cmp_i64);
 	if (ta_db_prepare(db, "SELECT name, correlation, dur FROM dev_win WHERE rank = ?"
 			  " AND kind = " TA_SQL(TA_KIND_COMPUTE) " AND name IS NOT NULL",
 			  &st, err) < 0) {
@@ -395,7 +388,7 @@ static int uncounted_top(sqlite3 *db, const struct ta_roof_ctx *c, int64_t rank,
 		int64_t id = sqlite3_column_int64(st, 0), k = sqlite3_column_int64(st, 1);
 		int is_new;
 
-		if (k != -1 && ncorr && bsearch(&k, corr, ncorr, sizeof(*corr), cmp_i64_key))
+		if (k != -1 && (i = ta_lower_i64(corr, ncorr, k)) < ncorr && corr[i] == k)
 			continue;
 		i = (size_t)ta_intern(ids, (const char *)&id, sizeof(id), &is_new) - 1;
 		if (is_new) {
