@@ -22,10 +22,8 @@ spent inside each kind of call, a step):
               and back. Rank 1's expert runs 3x the tokens and sleeps
               1 ms a layer in `expert_prep`.
 """
-import gzip
 import json
 import os
-import shutil
 import sys
 import time
 
@@ -34,6 +32,9 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 import torch.nn as nn
 from torch.profiler import ProfilerActivity, profile, record_function, schedule
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from capture import gzip_move  # noqa: E402
 
 MICRO = 4
 
@@ -51,12 +52,6 @@ class Timers:
         if self.on:
             self.t[kind] = self.t.get(kind, 0.0) + time.perf_counter() - t0
         return r
-
-
-def gzip_out(raw):
-    with open(raw, "rb") as f, gzip.open(raw + ".gz", "wb", compresslevel=9) as g:
-        shutil.copyfileobj(f, g)
-    os.remove(raw)
 
 
 def measure(rank, world, step, timers, n=10):
@@ -89,8 +84,18 @@ def profiled(rank, d, step):
             step()
             prof.step()
     torch.cuda.synchronize()
-    gzip_out(raw)
+    gzip_move(raw)
     dist.barrier()
+
+
+def with_and_without(rank, world, step, timers, sleep):
+    """measure()'s figures with the planted sleep (sleep[0], which step
+    reads), and under "without_sleep" the same with none."""
+    info = measure(rank, world, step, timers)
+    saved, sleep[0] = sleep[0], 0.0
+    info["without_sleep"] = measure(rank, world, step, timers)
+    sleep[0] = saved
+    return info
 
 
 def write_measured(rank, world, d, info, note):
@@ -103,6 +108,7 @@ def write_measured(rank, world, d, info, note):
 
 def pipe_gpipe(rank, world, outdir, sleep_s):
     timers = Timers()
+    sleep = [sleep_s]
     torch.manual_seed(rank)
     width, batch = 2048, 1024
     stage = nn.Sequential(*[m for _ in range(3) for m in (nn.Linear(width, width), nn.ReLU())]).cuda()
@@ -124,7 +130,7 @@ def pipe_gpipe(rank, world, outdir, sleep_s):
                     timers.time("recv", lambda: dist.recv(buf, 0))
                     inp = buf.to("cuda").requires_grad_()
                     with record_function("stage1_prep"):
-                        time.sleep(sleep_s)
+                        time.sleep(sleep[0])
                     ins.append(inp)
                     acts.append(stage(inp).square().mean())
         for mb in reversed(range(MICRO)):
@@ -139,11 +145,7 @@ def pipe_gpipe(rank, world, outdir, sleep_s):
         with record_function("optimizer"):
             opt.step()
 
-    info = measure(rank, world, step, timers)
-    sleep_s_saved = sleep_s
-    sleep_s = 0.0
-    info["without_sleep"] = measure(rank, world, step, timers)
-    sleep_s = sleep_s_saved
+    info = with_and_without(rank, world, step, timers, sleep)
     info["sleep_us_per_step"] = sleep_s * 1e6 * MICRO if rank == 1 else 0.0
     d = os.path.join(outdir, "pipe_gpipe")
     profiled(rank, d, step)
@@ -157,6 +159,7 @@ def pipe_gpipe(rank, world, outdir, sleep_s):
 
 def moe_a2a(rank, world, outdir, sleep_s):
     timers = Timers()
+    sleep = [sleep_s]
     torch.manual_seed(rank)
     tokens, width, layers = 2048, 512, 4
     # every rank sends 1/4 of its tokens to rank 0's expert, 3/4 to rank 1's
@@ -176,7 +179,7 @@ def moe_a2a(rank, world, outdir, sleep_s):
                 timers.time("all_to_all", lambda: dist.all_to_all_single(
                     got, routed, recv_splits, send_splits))
                 with record_function("expert_prep"):
-                    time.sleep(sleep_s)
+                    time.sleep(sleep[0])
                 out = expert(got.to("cuda")).cpu()
                 back = torch.empty(tokens, width)
                 timers.time("all_to_all", lambda: dist.all_to_all_single(
@@ -184,11 +187,7 @@ def moe_a2a(rank, world, outdir, sleep_s):
                 h = h + back.to("cuda")
         return h
 
-    info = measure(rank, world, step, timers)
-    saved = sleep_s
-    sleep_s = 0.0
-    info["without_sleep"] = measure(rank, world, step, timers)
-    sleep_s = saved
+    info = with_and_without(rank, world, step, timers, sleep)
     info["sleep_us_per_step"] = sleep_s * 1e6 * layers
     d = os.path.join(outdir, "moe_a2a")
     profiled(rank, d, step)
