@@ -194,6 +194,27 @@ top = rows("critical-path", "--no-cache", "--ranks", "2", "--top", "1", job)
 check("nccl pipeline: its largest item is stage 1's compute (%s)" % [r["name"] for r in top],
       top and all(r["name"] == "rank 1: gemm" for r in top))
 
+# the slow stage is the straggler whatever its place and the pipeline's
+# depth (every later stage waits about as long for the one before it, so
+# the rank others lost the most to was the last-but-one: helper-66), and
+# a step has one straggler
+for n, slow in ((3, 0), (4, 0), (4, 2), (5, 3), (8, 1)):
+    d = os.path.join(tmp, "depth%d_slow%d" % (n, slow))
+    nccl_job(d, n=n, slow=slow)
+    st = rows("stragglers", "--no-cache", d)
+    named = sorted({r["rank"] for r in st if r["straggler"] == "1"})
+    per = {}
+    for r in st:
+        per.setdefault(r["step"], []).append(r["straggler"])
+    check("nccl pipeline of %d stages, stage %d slow: the straggler (%s), one a step (%s)" %
+          (n, slow, named, {k: v.count("1") for k, v in per.items()}),
+          named == [str(slow)] and all(v.count("1") == 1 for v in per.values()))
+    out, _ = run("stragglers", "--no-cache", d)
+    check("nccl pipeline of %d stages: the sentence names stage %d and its own work (%s)" %
+          (n, slow, out.splitlines()[2:3]),
+          ("rank %d holds the others back" % slow) in out and
+          ("critical-path --ranks %d" % slow) in out)
+
 job2 = os.path.join(tmp, "nopeer")
 nccl_job(job2, peers=False)
 _, err = run("stragglers", "--no-cache", job2)

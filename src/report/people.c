@@ -235,6 +235,8 @@ struct rank_sum {
 	int64_t rank, steps, straggles, measured, waits, arrivals;
 	double late_step_us;   /* step_us of the steps whose late is measured */
 	double step_us, wait_us, late_us, arrival_us, last;
+	double busy_pct;       /* summed over its steps that have one */
+	int64_t busy_steps;
 	const char *cause;
 };
 
@@ -247,6 +249,7 @@ static struct rank_sum *straggler_sums(const struct ta_table *t, size_t *n_out,
 	size_t late = col(t, "late_us"), last = col(t, "arrived_last");
 	size_t arrival = col(t, "arrival_us");
 	size_t strag = col(t, "straggler"), cause = col(t, "cause");
+	size_t busy = col(t, "busy_pct");
 	struct rank_sum *s = ta_xcalloc(t->nrows + 1, sizeof(*s)), *worst = NULL;
 	size_t n = 0, i;
 
@@ -255,7 +258,7 @@ static struct rank_sum *straggler_sums(const struct ta_table *t, size_t *n_out,
 		int is = ta_table_cell(t, i, strag)->i != 0;
 
 		if (!n || s[n - 1].rank != rank)
-			s[n++] = (struct rank_sum){ rank, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL };
+			s[n++] = (struct rank_sum){ rank, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL };
 		s[n - 1].steps++;
 		s[n - 1].straggles += is;
 		s[n - 1].measured += !ta_table_cell(t, i, late)->null;
@@ -268,6 +271,10 @@ static struct rank_sum *straggler_sums(const struct ta_table *t, size_t *n_out,
 		s[n - 1].late_us += ta_table_cell(t, i, late)->d;
 		s[n - 1].arrival_us += ta_table_cell(t, i, arrival)->d;
 		s[n - 1].last += ta_table_cell(t, i, last)->d;
+		if (!ta_table_cell(t, i, busy)->null) {
+			s[n - 1].busy_pct += ta_table_cell(t, i, busy)->d;
+			s[n - 1].busy_steps++;
+		}
 		if (is || !s[n - 1].cause)
 			s[n - 1].cause = ta_table_cell(t, i, cause)->s;
 	}
@@ -371,7 +378,21 @@ void ta_people_straggler_says(const struct ta_table *t, struct ta_buf *b)
 		if (!most || s[i].late_us > most->late_us)
 			most = &s[i];
 	}
-	if (worst)
+	if (worst && worst->cause && strncmp(worst->cause, "wait_for_peer", 13) == 0 &&
+	    worst->busy_steps)
+		/* its own largest loss a wait, yet it passed on more than it
+		 * waited (a pipeline's slow stage): its own work */
+		ta_buf_addf(b, "rank %lld holds the others back: they lose "
+			    "%.1f ms per step waiting for it (%.0f %% of its "
+			    "step): its own work, its GPU busy %.0f %% of its step "
+			    "(critical-path --ranks %lld names it; its own waits, "
+			    "%s, are shorter than what it costs the others)\n",
+			    (long long)worst->rank,
+			    worst->late_us / (double)worst->measured / 1e3,
+			    100 * worst->late_us / worst->late_step_us,
+			    worst->busy_pct / (double)worst->busy_steps,
+			    (long long)worst->rank, worst->cause);
+	else if (worst)
 		/* the step time they lost: waits their own work filled are not */
 		ta_buf_addf(b, "rank %lld holds the others back: they lose "
 			    "%.1f ms per step waiting for it (%.0f %% of its "

@@ -115,8 +115,26 @@ static struct key_val *peer_waits(const struct ta_table *f, size_t *n)
 	return v;
 }
 
+/* What row i's rank itself lost waiting for peers in its step (0 where
+ * not measured). */
+static double own_wait(const struct ta_table *t, size_t i)
+{
+	const struct ta_cell *w = ta_table_cell(t, i, C_WAIT);
+
+	return w->null ? 0 : w->d;
+}
+
 /* late and straggler from every row's wait and waited_for: t holds every
- * rank (one run, or the shards' rows joined). */
+ * rank (one run, or the shards' rows joined). The straggler of a step is
+ * one rank among those whose late is at least late_pct of their step:
+ * the one whose late exceeds its own wait the most. In a pipeline a
+ * slow stage's delay reaches every later stage, each waiting for the
+ * one before as long as it was itself held up: each passes on about what
+ * it waited, and only the slow stage's late is not a wait of its own (a
+ * 4-stage NCCL pipeline with stage 0 slow: late 13.7 ms for stage 0,
+ * which waited 6.2, and 17.9 for stage 2, which waited 17.8). Where two ranks wait for
+ * each other (a data-loading stall on each), the larger late is still
+ * the larger difference. */
 static void mark_stragglers(struct ta_table *t, double late_pct)
 {
 	struct key_val *by_peer = ta_xcalloc(t->nrows + 1, sizeof(*by_peer));
@@ -170,25 +188,27 @@ static void mark_stragglers(struct ta_table *t, double late_pct)
 			continue;
 		}
 		ta_table_set_real(t, i, C_LATE, late);
-		/* the step's largest (key: rank 0, the step) */
-		most[nmost++] = (struct key_val){ 0, step->null ? 0 : step->i, !step->null,
-						  late, -1 };
+		/* a candidate of its step (key: rank 0, the step): what it
+		 * passed on that it did not itself wait for */
+		if (late > 0 && late >= late_pct / 100 * ta_table_cell(t, i, C_STEP_US)->d)
+			most[nmost++] = (struct key_val){ 0, step->null ? 0 : step->i,
+				!step->null, late - own_wait(t, i), rank };
 	}
 	ta_qsort(most, nmost, sizeof(*most), cmp_key_val);
 	for (i = 0; i < t->nrows; i++) {
 		const struct ta_cell *step = ta_table_cell(t, i, C_STEP);
-		const struct ta_cell *late = ta_table_cell(t, i, C_LATE);
 		const struct key_val *m = find_all(most, nmost, 0, step, &k);
+		int64_t best = -1;
 		double top = 0;
 
+		/* the step's one straggler (ties: the lower rank) */
 		for (j = 0; j < k; j++)
-			if (m[j].v > top)
-				top = m[j].v;
-		if (late->null)   /* not measured (gloo): no verdict, not 0 */
+			if (best < 0 || m[j].v > top || (m[j].v == top && m[j].peer < best))
+				top = m[j].v, best = m[j].peer;
+		if (ta_table_cell(t, i, C_LATE)->null)   /* not measured (gloo): no verdict, not 0 */
 			continue;
-		ta_table_set_int(t, i, C_STRAGGLER, late->d > 0 &&
-				 late->d >= late_pct / 100 *
-				 ta_table_cell(t, i, C_STEP_US)->d && late->d == top);
+		ta_table_set_int(t, i, C_STRAGGLER, best >= 0 &&
+				 ta_table_cell(t, i, C_RANK)->i == best);
 	}
 	free(by_peer);
 	free(most);
