@@ -71,8 +71,12 @@ class Rank:
                         "ts": ts, "dur": end - ts, "args": {"stream": stream, "correlation": c}})
 
 
-def nccl_job(out, n=3, slow=1, peers=True, steps=4):
-    """Returns, per step, the time stage n-1 waited in its receives."""
+def nccl_job(out, n=3, slow=1, peers=True, steps=4, pg="0", dst=None, drop_recv=None,
+             recvs=True):
+    """Returns, per step, the time stage n-1 waited in its receives. pg:
+    the process group's name; dst(s): the Dst Rank a send to stage s
+    says; drop_recv: the stage whose first receive of each step is lost;
+    recvs: False, no receive recorded at all."""
     d = [5000.0 if s == slow else 2000.0 for s in range(n)]
     ranks = [Rank(r) for r in range(n)]
     t0, waited = 1000.0, []
@@ -93,13 +97,14 @@ def nccl_job(out, n=3, slow=1, peers=True, steps=4):
                     end = max(send_at, recv_at) + 100.0
                     if s == n - 1:
                         w += max(0.0, send_at - recv_at)
-                    a = {"Collective name": "send", "Process Group Name": "0", "Group size": n,
+                    a = {"Collective name": "send", "Process Group Name": pg, "Group size": n,
                          "In msg nelems": 1 << 20, "Out msg nelems": 1 << 20, "dtype": "Float"}
                     b = dict(a, **{"Collective name": "recv"})
                     if peers:
-                        a["Dst Rank"], b["Src Rank"] = s, s - 1
+                        a["Dst Rank"], b["Src Rank"] = s if dst is None else dst(s), s - 1
                     ranks[s - 1].kernel(SENDRECV, send_at, end, 18, at(s - 1), a)
-                    ranks[s].kernel(SENDRECV, recv_at, end, 17, at(s), b)
+                    if recvs and not (s == drop_recv and k == 0):
+                        ranks[s].kernel(SENDRECV, recv_at, end, 17, at(s), b)
                     last_send[s - 1] = end
                     free = end
                 ranks[s].kernel("gemm", free, free + d[s], 7, at(s))
@@ -108,7 +113,7 @@ def nccl_job(out, n=3, slow=1, peers=True, steps=4):
         end = max(arrive) + 500.0
         for r in range(n):
             ranks[r].kernel(ALLRED, arrive[r], end, 19, at(r),
-                            {"Collective name": "allreduce", "Process Group Name": "0",
+                            {"Collective name": "allreduce", "Process Group Name": pg,
                              "Group size": n, "In msg nelems": 1 << 20,
                              "Out msg nelems": 1 << 20, "dtype": "Float"})
             # the host waits for the step's work at its end
@@ -123,7 +128,7 @@ def nccl_job(out, n=3, slow=1, peers=True, steps=4):
     os.makedirs(out, exist_ok=True)
     for rk in ranks:
         info = {"backend": "nccl", "rank": rk.r, "world_size": n,
-                "pg_config": [{"pg_name": "0", "pg_desc": "default_pg", "backend_config": "cuda:nccl",
+                "pg_config": [{"pg_name": pg, "pg_desc": "default_pg", "backend_config": "cuda:nccl",
                                "pg_size": n, "ranks": list(range(n))}]}
         with gzip.open(os.path.join(out, "rank-%d.json.gz" % rk.r), "wt") as f:
             json.dump({"distributedInfo": info, "traceEvents": rk.ev}, f)
@@ -219,10 +224,54 @@ job2 = os.path.join(tmp, "nopeer")
 nccl_job(job2, peers=False)
 _, err = run("stragglers", "--no-cache", job2)
 check("no peer recorded, a group of three: said, not matched (%s)" % err.strip()[:300],
-      "point-to-point sends and receives name no peer" in err and "disagree" not in err)
+      "point-to-point sends and receives have no other half" in err and "disagree" not in err)
 cm = rows("comms", "--no-cache", job2)
 check("no peer: the all-reduce is still matched (its wait measured on every rank)",
       all(r["wait_us"] not in ("", None) for r in cm if r["name"] == "allreduce"))
+
+# hostile peers (helper-66)
+base = {r["rank"]: r for r in rows("overlap", "--no-cache", job)}
+
+
+def allreduce_waits(d):
+    return {r["rank"]: r["wait_us"] for r in rows("comms", "--no-cache", d) if r["name"] == "allreduce"}
+
+
+ar_base = allreduce_waits(job)
+d = os.path.join(tmp, "named")
+nccl_job(d, pg="pp p2p")
+check("a process group named 'pp p2p': its all-reduces matched as in group 0 (%s, %s)" %
+      (allreduce_waits(d), ar_base), allreduce_waits(d) == ar_base)
+d = os.path.join(tmp, "float")
+nccl_job(d, dst=float)
+groups = {(r["rank"], r["group"]) for r in rows("comms", "--no-cache", d)}
+check("Dst Rank 1.0: the rank 1 (%s)" % sorted(groups), ("0", "0 p2p 0>1") in groups)
+for label, kw in (("sends to themselves", {"dst": lambda s: s - 1}),
+                  ("sends never received", {"recvs": False})):
+    d = os.path.join(tmp, label.replace(" ", "_"))
+    nccl_job(d, **kw)
+    out, err = run("overlap", "--no-cache", "--format", "csv", d)
+    ov = list(csv.DictReader(io.StringIO(out)))
+    _, serr = run("stragglers", "--no-cache", "--format", "csv", d)
+    check("%s: said as unpaired, no rank's trace said missing (%s | %s)" %
+          (label, serr.strip()[:300], err.strip()[:200]),
+          "have no other half" in serr and "missing" not in serr + err)
+    check("%s: the all-reduces' waits still measured on every rank (%s)" %
+          (label, [r["wait_us"] for r in ov]), ov and all(r["wait_us"] != "" for r in ov))
+    sends = [r for r in rows("comms", "--no-cache", d) if r["name"] == "send"]
+    check("%s: their rows' waits empty, not 0 (%s)" % (label, [r["wait_us"] for r in sends]),
+          sends and all(r["wait_us"] == "" and r["total_us"] != "" for r in sends))
+d = os.path.join(tmp, "lost_recv")
+nccl_job(d, drop_recv=1)
+out, err = run("stragglers", "--no-cache", d)
+check("a lost receive: the step's pairs left out, said (%s)" % err.strip()[:300],
+      "differ in number" in err)
+check("a lost receive: no clock offset read from shifted pairs (%s)" %
+      [ln for ln in err.splitlines() if "offset" in ln],
+      "rank 1: clock offset +0.000 ms" in err)
+sends = [r for r in rows("comms", "--no-cache", d) if r["group"] == "0 p2p 0>1"]
+check("a lost receive: the pair's row not measured (%s)" % [r["wait_us"] for r in sends],
+      sends and all(r["wait_us"] == "" for r in sends))
 
 job3 = os.path.join(tmp, "gloo")
 gloo_job(job3)

@@ -175,14 +175,24 @@ static const char coll_sql[] =
 " tp AS (SELECT tg.*, CASE WHEN name IN ('send', 'isend') OR name GLOB '*:send'"
 "   OR name GLOB '*:isend' THEN 1 WHEN name IN ('recv', 'irecv') OR name GLOB '*:recv'"
 "   OR name GLOB '*:irecv' THEN 2 ELSE 0 END AS p2p FROM tg),"
-" tq AS (SELECT tp.*, CASE WHEN p2p = 0 THEN NULL ELSE COALESCE(CASE p2p WHEN 1"
+" tr AS (SELECT tp.*, CASE WHEN p2p = 0 THEN NULL ELSE COALESCE(CASE p2p WHEN 1"
 "   THEN p2p_dst ELSE p2p_src END, (SELECT min(pm.peer) FROM pm WHERE pm.rank = tp.rank"
-"   AND (pm.pg = tp.pg OR pm.pg || ' (gloo)' = tp.pg))) END AS peer FROM tp),"
+"   AND (pm.pg = tp.pg OR pm.pg || ' (gloo)' = tp.pg))) END AS raw_peer FROM tp),"
+/* a peer is another rank: a whole number (1.0 and "1" are 1), not this
+ * one; anything else names none (helper-66: 1.0, a rank to itself) */
+" tq AS (SELECT tr.*, CASE WHEN typeof(raw_peer) = 'integer' THEN raw_peer"
+"   WHEN typeof(raw_peer) = 'real' AND raw_peer = CAST(raw_peer AS INTEGER)"
+"    AND abs(raw_peer) < 9e15 THEN CAST(raw_peer AS INTEGER)"
+"   WHEN typeof(raw_peer) = 'text' AND raw_peer GLOB '[0-9]*'"
+"    AND NOT raw_peer GLOB '*[^0-9]*' AND length(raw_peer) <= 18"
+"    THEN CAST(raw_peer AS INTEGER) END AS cand FROM tr),"
+" tv AS (SELECT tq.*, CASE WHEN cand >= 0 AND cand != rank THEN cand END AS peer FROM tq),"
 " tz AS (SELECT rank, idx, CASE WHEN p2p = 0 THEN pg WHEN peer IS NULL THEN pg || ' p2p'"
 "   WHEN p2p = 1 THEN pg || ' p2p ' || rank || '>' || peer"
 "   ELSE pg || ' p2p ' || peer || '>' || rank END AS pg,"
 "  CASE WHEN p2p = 0 THEN pg_size WHEN peer IS NULL THEN 0 ELSE 2 END AS pg_size,"
-"  name, in_nelems, out_nelems, dtype, step, early, issue_ts, ts, end_ts, stream, tid FROM tq)"
+"  name, in_nelems, out_nelems, dtype, step, early, issue_ts, ts, end_ts, stream, tid,"
+"  p2p, peer FROM tv)"
 " SELECT rank, idx, pg, pg_size, name, in_nelems, out_nelems, dtype, step,"
 "  CASE WHEN step IS NULL THEN NULL WHEN early THEN -row_number() OVER"
 "   (PARTITION BY rank, pg, step ORDER BY issue_ts DESC, idx DESC)"
@@ -192,7 +202,11 @@ static const char coll_sql[] =
 /* the job's size as the rank's trace says it (distributedInfo) */
 "  (SELECT CAST(json_extract(m.value, '$.world_size') AS INTEGER) FROM main.meta m"
 "   WHERE m.rank = t.rank AND m.key = 'distributedInfo' AND json_valid(m.value)"
-"   AND json_type(m.value) = 'object') AS world, tid FROM tz t;"
+"   AND json_type(m.value) = 'object') AS world, tid,"
+/* 1 a send, 2 a recv (peer: the other rank, NULL not known), 0 neither:
+ * peers.c reads these, not the group's name (a user's group may be
+ * named "pp p2p") */
+"  p2p, peer FROM tz t;"
 "CREATE INDEX temp.coll_match ON coll (pg, step, seq, rank);"
 "CREATE INDEX temp.coll_cpu ON coll (rank, ts) WHERE name GLOB 'gloo:*';";
 

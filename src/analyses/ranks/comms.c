@@ -223,6 +223,10 @@ static int sums(sqlite3 *db, const struct ta_peers *p, struct ta_table *t,
 		 * wait is not known (peers.c leaves it out too) */
 		if (dur <= 0)
 			s.measured = 0, s.untimed = 1;
+		/* matched with none (a send with no receive, a step's pairs
+		 * that disagree): its wait is not known, not 0 (helper-66) */
+		if (ta_peers_unmatched(p, rank, sqlite3_column_int64(st, 6)))
+			s.measured = 0;
 		s.total = ta_add_sat(s.total, dur);
 		s.wait = ta_add_sat(s.wait, wait_of(p, used, rank, sqlite3_column_int64(st, 6), dur));
 	}

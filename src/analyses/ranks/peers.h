@@ -59,6 +59,9 @@ struct ta_peers {
 			     * collective here (no trace): what they wait for
 			     * and hold back is not measured */
 	size_t max_group;   /* the largest group size known, 0: none known */
+	size_t world;       /* the job's ranks as its traces say (INT64_MAX: not said) */
+	int64_t *unmatched; /* rank, ts: the collectives matched with none, */
+	size_t nunmatched, unmatched_cap;   /* sorted (their waits not measured) */
 };
 
 /* Builds the model's coll (every rank) and matches it. On a shard with
@@ -108,6 +111,10 @@ void ta_peers_cpu_share_waits(const struct ta_peers *p, int64_t rank, int64_t a,
 			      int64_t b, struct ta_peer_shares *s);
 void ta_peer_shares_add(struct ta_peer_shares *s, int64_t peer, int64_t ns);
 void ta_peers_free(struct ta_peers *p);
+/* Whether rank's collective that started at ts was matched with none
+ * (lone, disagreeing, a send or recv with no other half): its wait is
+ * not measured. */
+int ta_peers_unmatched(const struct ta_peers *p, int64_t rank, int64_t ts);
 /* The latest end, past e, of rank's gloo collectives whose waits lie in
  * [s, e] (their transfer after the last member came), e if none; *ts:
  * that collective's start. */
