@@ -41,6 +41,20 @@ for cmd in GPU_COMMANDS:
               % (" ".join(cmd), " ".join(extra), rc, err.strip()[-120:]),
               rc == 3 and "holds no GPU activity" in err and "cpu_only" in err
               and len(err.strip().splitlines()) == 1 and out == "")
+# a file cut before any of its GPU events (the profiler writes them
+# after the host's): the same refusal, not "host-stalled, 0 % busy"
+# (helper-66: gpt2_train's .gz cut at 58 % read so, exit 0)
+with tempfile.TemporaryDirectory() as tmp:
+    raw = open(glob.glob("testdata/gpt2_train/*.json.gz")[0], "rb").read()
+    cut = os.path.join(tmp, "rank-0.pt.trace.json.gz")
+    open(cut, "wb").write(raw[:int(len(raw) * 0.58)])
+    for cmd in (["diagnose"], ["temporal"], ["report", "--html", "-"]):
+        rc, out, err = run(*cmd, "--no-cache", cut)
+        check("a file cut before its GPU events: %s refuses, exit 3 (rc %d: %s)"
+              % (" ".join(cmd), rc, err.strip()[-160:]),
+              rc == 3 and "cut short before any GPU activity" in err and out == "")
+    rc, out, err = run("ops", "-q", "--no-cache", cut)
+    check("a file cut before its GPU events: ops still reads the host (rc %d)" % rc, rc == 0 and out)
 # a gate on a GPU number does not pass, nor trip on a made-up one
 rc, _, err = run("diagnose", "--fail-if", "gpu_busy_pct < 50", "testdata/cpu_only")
 check("cpu_only: a gate on gpu_busy_pct exits 3, not 1 on a 0 never measured (rc %d)" % rc, rc == 3)

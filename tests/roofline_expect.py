@@ -248,8 +248,11 @@ with tempfile.TemporaryDirectory() as tmp:
     shapes = {r["shape"]: int(r["calls"]) for r in rows or []}
     check("an mm that launched nothing is not counted (%s)" % shapes,
           "[[512, 512], [512, 512]]" not in shapes and shapes.get("[[1024, 1024], [1024, 1024]]") == 3)
-    check("an mm whose launch crossed its end still counts (%s)" % shapes,
-          shapes.get("[[256, 256], [256, 256]]") == 3)
+    # its kernel given to no op, it has FLOPs and no time: left out of
+    # the rows, as a call whose kernels a trace lost, and said
+    check("an mm whose launch crossed its end: no row of FLOPs without time, said (%s; %s)"
+          % (shapes, err.strip()[:200]),
+          "[[256, 256], [256, 256]]" not in shapes and "3 of 6 calls launched no kernel" in err)
 
 # HTA's sampled trace lost an fp32 addmm's GEMM kernel but kept the
 # cudaMemsetAsync it launched: its 8.1 GFLOP over the memset's 3 us read
@@ -260,8 +263,8 @@ if os.path.isdir(TF):
     _, rows, _ = run("--group-by", "shape", "-q", TF)
     lost = [r for r in rows if r["op"] == "aten::addmm" and r["dtype"] == "fp32"
             and r["shape"].startswith("[[110], [2048, 18030]")]
-    check("a call with only a memset found: no gpu_us (%s)" % [r.get("gpu_us") for r in lost],
-          len(lost) == 1 and lost[0]["gpu_us"] == "")
+    check("a call with only a memset found: left out of the rows (%s)" % [r.get("gpu_us") for r in lost],
+          not lost)
     fast = [r for r in rows if r.get("tflops") and float(r["tflops"]) > 2000]
     check("no group above any GPU's peak (%s)" % [(r["op"], r["tflops"]) for r in fast], not fast)
     _, rows, _ = run("--by", "kernel", "-q", TF)
@@ -287,6 +290,35 @@ _, krows, _ = run("--by", "kernel", "-q", "testdata/triton_mlp")
 check("triton_mlp: no FLOPs given to the Triton kernels (%s)" %
       [r["kernel"] for r in krows if r["kernel"].startswith("ln_")],
       not [r for r in krows if r["kernel"].startswith("ln_") and r["flops"] not in ("", "0")])
+
+# kernels lost from a trace (gpt2_train, those of step 2 taken out): the
+# calls that launched them keep their FLOPs and lose their time; counted,
+# an addmm read 138 % of its roof and the warning blamed the peak
+# (helper-66). They are left out of the rows, and said.
+with tempfile.TemporaryDirectory() as tmp:
+    src = sorted(f for f in os.listdir("testdata/gpt2_train") if ".json" in f)[0]
+    d = json.load(gzip.open(os.path.join("testdata/gpt2_train", src), "rt"))
+    steps = sorted((e for e in d["traceEvents"] if e.get("cat") == "user_annotation"
+                    and str(e.get("name", "")).startswith("ProfilerStep#")), key=lambda e: e["ts"])
+    s2 = steps[1]
+    d["traceEvents"] = [e for e in d["traceEvents"] if not (e.get("cat") == "kernel" and
+                        s2["ts"] <= e["ts"] < s2["ts"] + s2["dur"])]
+    lostdir = os.path.join(tmp, "lost")
+    os.makedirs(lostdir)
+    with gzip.open(os.path.join(lostdir, src), "wt") as f:
+        json.dump(d, f)
+    rc, rows, err = run("--no-cache", lostdir)
+    _, full, _ = run("testdata/gpt2_train")
+    over = [(r["op"], r["peak_pct"]) for r in rows if r.get("peak_pct") and float(r["peak_pct"]) > 100]
+    check("kernels lost from the trace: no row above its roof (%s)" % over, rc == 0 and not over)
+    check("kernels lost from the trace: said (%s)" % err.strip()[:300],
+          "launched no kernel found in the trace" in err)
+    eff = {(r["op"], r["dtype"]): r["peak_pct"] for r in rows}
+    base = {(r["op"], r["dtype"]): r["peak_pct"] for r in full}
+    near = [k for k in eff if k in base and eff[k] and base[k] and
+            abs(float(eff[k]) - float(base[k])) > 0.25 * float(base[k])]
+    check("kernels lost from the trace: each op's efficiency as on the whole trace's "
+          "other steps (%s)" % [(k, eff[k], base[k]) for k in near], not near)
 
 bad = [n for n, ok in checks if not ok]
 for n, ok in checks:

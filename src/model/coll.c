@@ -107,7 +107,10 @@ static const char coll_sql[] =
 "   AS step, s.early,"
 "  s.issue_ts, s.ts, s.end_ts, s.stream,"
 /* the thread that issued it: a sync there may wait for it (exposed.h) */
-"  COALESCE(s.op_tid, s.call_tid) AS tid FROM s),"
+"  COALESCE(s.op_tid, s.call_tid) AS tid,"
+/* NCCL's send/recv kernel that no send or recv op issued: a batch
+ * (batch_isend_irecv's, launched under nccl:coalesced), peers not known */
+"  s.kname GLOB '*SendRecv*' AS batch FROM s),"
 /* gloo's collectives run on its worker threads, each a gloo:NAME range
  * from the moment the worker takes it (the rank has arrived) to the end
  * of the exchange: matched as a kernel is, in a group of their own (a
@@ -152,7 +155,7 @@ static const char coll_sql[] =
 "   ORDER BY f.ts DESC, f.name DESC, f.dur DESC, f.idx DESC LIMIT 1) AS step,"
 "  0 AS early, e.ts_ns AS issue_ts, e.ts_ns AS ts, e.ts_ns + max(COALESCE(e.dur_ns, 0), 0) AS end_ts,"
 /* the thread that waits for it is not the worker's: not known */
-"  NULL AS stream, NULL AS tid"
+"  NULL AS stream, NULL AS tid, 0 AS batch"
 "  FROM main.events e INDEXED BY events_ann JOIN main.names gn ON gn.name_id = e.name"
 "  JOIN gpg ON gpg.rank = e.rank"
 "  WHERE e.role = " TA_SQL(TA_ROLE_CPU_ANN) " AND gn.name GLOB 'gloo:*'"
@@ -174,8 +177,8 @@ static const char coll_sql[] =
 "  AND EXISTS (SELECT 1 FROM json_each(gpe.o, '$.ranks') r WHERE r.value = gpe.rank)),"
 " tp AS (SELECT tg.*, CASE WHEN name IN ('send', 'isend') OR name GLOB '*:send'"
 "   OR name GLOB '*:isend' THEN 1 WHEN name IN ('recv', 'irecv') OR name GLOB '*:recv'"
-"   OR name GLOB '*:irecv' THEN 2 ELSE 0 END AS p2p FROM tg),"
-" tr AS (SELECT tp.*, CASE WHEN p2p = 0 THEN NULL ELSE COALESCE(CASE p2p WHEN 1"
+"   OR name GLOB '*:irecv' THEN 2 WHEN batch THEN 3 ELSE 0 END AS p2p FROM tg),"
+" tr AS (SELECT tp.*, CASE WHEN p2p NOT IN (1, 2) THEN NULL ELSE COALESCE(CASE p2p WHEN 1"
 "   THEN p2p_dst ELSE p2p_src END, (SELECT min(pm.peer) FROM pm WHERE pm.rank = tp.rank"
 "   AND (pm.pg = tp.pg OR pm.pg || ' (gloo)' = tp.pg))) END AS raw_peer FROM tp),"
 /* a peer is another rank: a whole number (1.0 and "1" are 1), not this
@@ -203,7 +206,8 @@ static const char coll_sql[] =
 "  (SELECT CAST(json_extract(m.value, '$.world_size') AS INTEGER) FROM main.meta m"
 "   WHERE m.rank = t.rank AND m.key = 'distributedInfo' AND json_valid(m.value)"
 "   AND json_type(m.value) = 'object') AS world, tid,"
-/* 1 a send, 2 a recv (peer: the other rank, NULL not known), 0 neither:
+/* 1 a send, 2 a recv (peer: the other rank, NULL not known), 3 a batch
+ * of both (batch_isend_irecv: peers not known), 0 none of them:
  * peers.c reads these, not the group's name (a user's group may be
  * named "pp p2p") */
 "  p2p, peer FROM tz t;"

@@ -180,7 +180,8 @@ static int start_over(sqlite3 *db, const struct ta_query *q,
  * or set calls) while its trace holds no GPU activity: the profiler ran
  * without ProfilerActivity.CUDA (its runtime calls are CPU activity). Its
  * GPU would read idle all along (25 ms lost a step, 0 % busy, where it
- * was 40 % busy). */
+ * was 40 % busy). A damaged file with no GPU activity is refused too:
+ * what was lost may be all of it. */
 /* Whether rank (SQL) has a GPU row. */
 #define HAS_GPU_ROWS(rank) "EXISTS (SELECT 1 FROM main.events g WHERE" \
 	" g.role = " TA_SQL(TA_ROLE_GPU) " AND g.rank = " rank ")"
@@ -195,9 +196,9 @@ static int start_over(sqlite3 *db, const struct ta_query *q,
 static const char gpu_unrecorded_sql[] =
 "WITH nogpu AS (SELECT s.rank FROM sel_ranks s WHERE NOT " HAS_GPU_ROWS("s.rank") "),"
 " calls AS (SELECT nogpu.rank, (SELECT count(*) FROM " GPU_CALLS("nogpu.rank")
-") AS n FROM nogpu)"
-" SELECT calls.rank, calls.n, (SELECT path FROM inputs i WHERE i.rank = calls.rank)"
-" FROM calls WHERE calls.n > 0 ORDER BY calls.rank LIMIT 1";
+") AS n, (SELECT max(f.truncated) FROM files f WHERE f.rank = nogpu.rank) AS cut FROM nogpu)"
+" SELECT calls.rank, calls.n, (SELECT path FROM inputs i WHERE i.rank = calls.rank), calls.cut"
+" FROM calls WHERE calls.n > 0 OR calls.cut ORDER BY calls.rank LIMIT 1";
 
 /* Checked once a connection, for the ranks the first analysis that asks
  * selects (the user's --ranks): stragglers and critical-path then
@@ -213,7 +214,20 @@ static int gpu_recorded(sqlite3 *db, struct ta_error *err)
 		return 0;
 	if (ta_db_prepare(db, gpu_unrecorded_sql, &st, err) < 0)
 		return -1;
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW && sqlite3_column_int64(st, 3) > 0) {
+		const char *path = (const char *)sqlite3_column_text(st, 2);
+
+		/* Kineto writes the GPU's events after the host's: a file cut
+		 * short may have lost them all (helper-66: "host-stalled, 0 %
+		 * busy" on the host's half of a GPT-2 step) */
+		ta_error_set(err, TA_EXIT_INPUT, "'%s': rank %lld: the file is cut short "
+			     "before any GPU activity (the profiler writes the GPU's "
+			     "events after the host's): GPU time is not measured",
+			     path ? path : "?", (long long)sqlite3_column_int64(st, 0));
+		sqlite3_finalize(st);
+		return -1;
+	}
+	if (rc == SQLITE_ROW) {
 		const char *path = (const char *)sqlite3_column_text(st, 2);
 
 		ta_error_set(err, TA_EXIT_INPUT, "'%s': rank %lld launched GPU work "

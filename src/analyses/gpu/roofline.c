@@ -196,12 +196,13 @@ static int mark_window(sqlite3 *db, struct ta_roof_ctx *c, struct ta_error *err)
 
 static void warn_calls(struct ta_table *t, const struct ta_roof_ctx *c)
 {
-	size_t i, k, unknown = 0, counted = 0, over = 0;
+	size_t i, k, unknown = 0, counted = 0, over = 0, lost = 0;
 
 	for (i = 0; i < c->r.ncalls; i++)
 		if (c->r.calls[i].in_window) {
 			counted++;
 			unknown += !c->r.calls[i].known;
+			lost += c->r.calls[i].gpu_ns <= 0;
 		}
 	if (!counted)
 		ta_table_warn(t, "no op with a FLOP formula (mm, addmm, bmm, baddbmm, "
@@ -212,6 +213,10 @@ static void warn_calls(struct ta_table *t, const struct ta_roof_ctx *c)
 		ta_table_warn_sum(t, unknown, counted, "{n} of {of} calls have no usable "
 				  "shapes (record_shapes off?): their FLOPs are unknown, left "
 				  "empty");
+	if (lost && strcmp(t->cols[1].name, "op") == 0)
+		ta_table_warn_sum(t, lost, counted, "{n} of {of} calls launched no kernel "
+				  "found in the trace (lost from it, or copies and memsets "
+				  "alone): left out of these rows");
 	/* per op and kernel: of its roof; per step: MFU, of the GPU's peak */
 	for (k = 0; k < t->ncols && strcmp(t->cols[k].name, "peak_pct") &&
 	     strcmp(t->cols[k].name, "mfu_pct"); k++)

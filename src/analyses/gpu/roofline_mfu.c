@@ -250,8 +250,8 @@ static void fam_sums(const struct ta_roof_ctx *c, int64_t rank, struct fam_sum *
 
 		if (call->rank != rank)
 			break;
-		if (!call->known || !call->in_window)
-			continue;
+		if (!call->known || !call->in_window || call->gpu_ns <= 0)
+			continue;   /* no kernel found: not in a row (warn_calls) */
 		s = &f[family(call->op)];
 		s->flops += call->work.flops;
 		s->bytes += call->work.bytes;

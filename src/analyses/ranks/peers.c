@@ -399,11 +399,16 @@ static void match_groups(struct ta_peers *p, struct member *m, size_t n)
 			continue;
 		}
 		if (j - i < 2 || !agree(m, i, j) || (m[i].p2p && !counts_agree)) {
-			if (j - i < 2 && (!m[i].p2p || counts_agree))
+			/* one on one rank only lies outside the others'
+			 * profiled steps (a window's edge): left out, as
+			 * comms' rows leave it (its wait 0), where one that
+			 * disagrees makes its row's wait not known */
+			if (j - i < 2 && (!m[i].p2p || counts_agree)) {
 				p->lone++;
-			else
+			} else {
 				p->mismatched++;
-			unmatched(p, m, i, j);
+				unmatched(p, m, i, j);
+			}
 			i = j;
 			continue;
 		}
@@ -1088,9 +1093,9 @@ void ta_peers_say(struct ta_table *t, const struct ta_peers *p)
 		 * empty), whatever the format */
 		ta_table_warn(t, "%zu point-to-point sends and receives have no other "
 			      "half (no Dst Rank or Src Rank where the group is not of "
-			      "two ranks, a peer that is no other rank of the job, or "
-			      "no receive or send on the peer): not matched, their "
-			      "waits not measured", p->unpaired);
+			      "two ranks, batch_isend_irecv's kernels, a peer that is "
+			      "no other rank of the job, or no receive or send on the "
+			      "peer): not matched, their waits not measured", p->unpaired);
 	if (p->gloo) {
 		/* gloo's collectives are CPU ranges that do not say their
 		 * group: without it their waits are not measured (a job

@@ -112,7 +112,7 @@ void ta_peers_cpu_share_waits(const struct ta_peers *p, int64_t rank, int64_t a,
 void ta_peer_shares_add(struct ta_peer_shares *s, int64_t peer, int64_t ns);
 void ta_peers_free(struct ta_peers *p);
 /* Whether rank's collective that started at ts was matched with none
- * (lone, disagreeing, a send or recv with no other half): its wait is
+ * (disagreeing, or a send or recv with no other half): its wait is
  * not measured. */
 int ta_peers_unmatched(const struct ta_peers *p, int64_t rank, int64_t ts);
 /* The latest end, past e, of rank's gloo collectives whose waits lie in
