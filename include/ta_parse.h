@@ -22,6 +22,8 @@ struct ta_parse_result {
 	int64_t bytes;          /* decompressed bytes read */
 	int have_rank;          /* distributedInfo.rank was found */
 	int64_t rank;
+	char bad_rank[24];      /* a distributedInfo.rank that is no rank, as
+				 * written (cut): said, not "no rank" */
 	int any_float_ts;       /* HTA would round every timestamp (§2.3) */
 	int64_t bad_times;      /* events whose ts or dur is not a usable number */
 	int have_ts;            /* some event has a ts; then: */

@@ -55,6 +55,20 @@ with tempfile.TemporaryDirectory() as tmp:
               rc == 3 and "cut short before any GPU activity" in err and out == "")
     rc, out, err = run("ops", "-q", "--no-cache", cut)
     check("a file cut before its GPU events: ops still reads the host (rc %d)" % rc, rc == 0 and out)
+# kernels whose launch calls were not recorded (older Kineto missed
+# Triton's cuLaunchKernel): said, not dropped in silence (helper-66)
+with tempfile.TemporaryDirectory() as tmp:
+    t = json.load(gzip.open(glob.glob("testdata/gpt2_train/*.json.gz")[0], "rt"))
+    t["traceEvents"] = [e for e in t["traceEvents"]
+                        if e.get("cat") not in ("cuda_runtime", "cuda_driver", "ac2g")]
+    with gzip.open(os.path.join(tmp, "rank-0.pt.trace.json.gz"), "wt") as f:
+        json.dump(t, f)
+    for cmd in (["temporal"], ["diagnose"]):
+        rc, out, err = run(*cmd, "--no-cache", tmp)
+        check("kernels with no launch recorded: %s says so (rc %d: %s)" % (" ".join(cmd), rc, err.strip()[-200:]),
+              rc == 0 and "kernels sampled have no launch call in the trace" in err)
+rc, out, err = run("temporal", "--no-cache", "testdata/gpt2_train")
+check("gpt2_train: no such warning (%s)" % err.strip()[-200:], "no launch call" not in err)
 # a gate on a GPU number does not pass, nor trip on a made-up one
 rc, _, err = run("diagnose", "--fail-if", "gpu_busy_pct < 50", "testdata/cpu_only")
 check("cpu_only: a gate on gpu_busy_pct exits 3, not 1 on a 0 never measured (rc %d)" % rc, rc == 3)

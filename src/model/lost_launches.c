@@ -21,6 +21,15 @@ static const char lost_sql[] =
 "  AND c.rowid % " LOST_SAMPLE " = 0 AND typeof(c.tid) = 'integer'"
 " GROUP BY c.rank, c.tid";
 
+/* The other way: kernels with no launch call (the runtime and driver
+ * calls not recorded: older Kineto missed Triton's cuLaunchKernel);
+ * their windows shrink and their ops are not known (helper-66: a planted
+ * sleep's step lost it). Sampled by row as above. */
+static const char unlaunched_sql[] =
+"SELECT d.rank, count(*), sum(d.launch_ts IS NULL) FROM dev_all d"
+" WHERE d.ord % " LOST_SAMPLE " = 0 AND d.kind = " TA_SQL(TA_KIND_COMPUTE)
+" GROUP BY d.rank";
+
 /* Each (rank, thread) said once a process: report's threads and a
  * directory's shards each ask on a connection of their own. */
 static pthread_mutex_t said_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -67,6 +76,24 @@ void ta_model_warn_lost_launches(sqlite3 *db)
 				"profiler recorded none of them, so GPU time leaves that "
 				"work out", (long long)rank, (long long)tid,
 				(long long)lost, (long long)n);
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (sqlite3_prepare_v2(db, unlaunched_sql, -1, &st, NULL) != SQLITE_OK) {
+		sqlite3_finalize(st);
+		return;
+	}
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int64_t rank = sqlite3_column_int64(st, 0);
+		int64_t n = sqlite3_column_int64(st, 1), lost = sqlite3_column_int64(st, 2);
+
+		/* thread -1: the rank's kernels, said once too */
+		if (n >= LOST_MIN && 2 * lost > n && first_time(rank, -1))
+			ta_warn("rank %lld: %lld of %lld kernels sampled have no launch "
+				"call in the trace (the runtime and driver calls were not "
+				"recorded): the ops that launched them are not known, and "
+				"the steps' windows, which follow launches, may be short",
+				(long long)rank, (long long)lost, (long long)n);
 	}
 	sqlite3_finalize(st);
 }

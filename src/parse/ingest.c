@@ -135,8 +135,13 @@ static int64_t final_rank(struct pool *p, struct job *j,
 	r = ta_rank_from_filename(j->path);
 	if (r >= 0)
 		return r;
-	note_kept(p->w, j, "no distributedInfo.rank and no rank in the file "
-		  "name%s; using rank 0", r == -2 ? " (its number is too large)" : "");
+	if (res->bad_rank[0])   /* helper-66: said "no distributedInfo.rank" */
+		note_kept(p->w, j, "distributedInfo.rank %s is not a rank (a whole "
+			  "number from 0) and the file name has none%s; using rank 0",
+			  res->bad_rank, r == -2 ? " (its number is too large)" : "");
+	else
+		note_kept(p->w, j, "no distributedInfo.rank and no rank in the file "
+			  "name%s; using rank 0", r == -2 ? " (its number is too large)" : "");
 	j->unnamed = 1;
 	return 0;
 }

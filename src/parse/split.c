@@ -218,6 +218,8 @@ static void add_result(struct ta_parse_result *r, const struct ta_parse_result *
 		r->have_rank = 1;
 		r->rank = g->rank;
 	}
+	if (g->bad_rank[0])
+		memcpy(r->bad_rank, g->bad_rank, sizeof(r->bad_rank));
 	r->any_float_ts |= g->any_float_ts;
 	r->bad_times += g->bad_times;
 	if (g->have_ts) {

@@ -161,15 +161,33 @@ static int cap_active(struct pstate *p)
 	return p->capture > 0;
 }
 
+/* distributedInfo.rank: a whole number from 0 (1.0 is 1, as the peers
+ * of a send are read); anything else kept as written, to be named. */
 static void di_rank(struct pstate *p, const char *s, size_t len)
 {
 	int64_t r;
+	char buf[32], *end;
+	double d;
 
 	p->di_rank_next = 0;
 	if (ta_parse_int64(s, len, &r) == 0 && r >= 0) {
 		p->res->have_rank = 1;
 		p->res->rank = r;
+		return;
 	}
+	if (len < sizeof(buf)) {
+		memcpy(buf, s, len);
+		buf[len] = '\0';
+		d = strtod(buf, &end);
+		if (*end == '\0' && len && d >= 0 && d < 9007199254740992.0 &&
+		    d == (double)(int64_t)d && strspn(buf, "0123456789.eE+") == len) {
+			p->res->have_rank = 1;
+			p->res->rank = (int64_t)d;
+			return;
+		}
+	}
+	snprintf(p->res->bad_rank, sizeof(p->res->bad_rank), "%.*s%s",
+		 (int)(len < 20 ? len : 20), s, len < 20 ? "" : "...");
 }
 
 static int cb_null(void *ctx)
@@ -181,7 +199,8 @@ static int cb_null(void *ctx)
 		return 1;
 	if (cap_active(p)) {
 		ta_jsoncap_raw(&p->cap, "null", 4);
-		p->di_rank_next = 0;
+		if (p->di_rank_next)
+			di_rank(p, "null", 4);
 		return 1;
 	}
 	scalar(p, "null", 4, 0, 0);
@@ -198,7 +217,8 @@ static int cb_bool(void *ctx, int b)
 		return 1;
 	if (cap_active(p)) {
 		ta_jsoncap_raw(&p->cap, s, strlen(s));
-		p->di_rank_next = 0;
+		if (p->di_rank_next)
+			di_rank(p, s, strlen(s));
 		return 1;
 	}
 	scalar(p, s, strlen(s), 0, 0);

@@ -144,7 +144,8 @@ void ta_table_warn(struct ta_table *t, const char *fmt, ...)
 
 void ta_table_warn_sum(struct ta_table *t, size_t n, size_t of, const char *tmpl)
 {
-	/* a line ta_warn_lines adds up and writes out (TA_WARN_SUM) */
+	/* a line ta_warn_lines adds up and writes out (TA_WARN_SUM), not
+	 * where the counts add up to 0 */
 	ta_buf_addf(&t->warnings, "%c%zu%c%zu%c%s\n", TA_WARN_SUM, n, TA_WARN_SUM, of,
 		    TA_WARN_SUM, tmpl);
 }

@@ -142,6 +142,8 @@ static void say_sum(const char *tmpl, size_t n, size_t of)
 	struct ta_buf b = { 0 };
 	const char *p;
 
+	if (n == 0)   /* each shard says its count, 0 too: none at all, nothing said */
+		return;
 	for (p = tmpl; *p; p++) {
 		if (strncmp(p, "{n}", 3) == 0)
 			ta_buf_addf(&b, "%zu", n), p += 2;

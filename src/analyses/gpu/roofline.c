@@ -209,11 +209,11 @@ static void warn_calls(struct ta_table *t, const struct ta_roof_ctx *c)
 			      "convolutions, fused attention) in the analysis window: a "
 			      "CUDA graph's replay records no ops, and a trace without "
 			      "record_shapes=True no shapes");
-	else if (unknown)
+	else   /* said whatever n (its {of} counts in the shards' sum), 0 not shown */
 		ta_table_warn_sum(t, unknown, counted, "{n} of {of} calls have no usable "
 				  "shapes (record_shapes off?): their FLOPs are unknown, left "
 				  "empty");
-	if (lost && strcmp(t->cols[1].name, "op") == 0)
+	if (counted && strcmp(t->cols[1].name, "op") == 0)
 		ta_table_warn_sum(t, lost, counted, "{n} of {of} calls launched no kernel "
 				  "found in the trace (lost from it, or copies and memsets "
 				  "alone): left out of these rows");
