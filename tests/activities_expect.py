@@ -69,6 +69,21 @@ with tempfile.TemporaryDirectory() as tmp:
               rc == 0 and "kernels sampled have no launch call in the trace" in err)
 rc, out, err = run("temporal", "--no-cache", "testdata/gpt2_train")
 check("gpt2_train: no such warning (%s)" % err.strip()[-200:], "no launch call" not in err)
+# every kernel recorded twice (same name, stream, start, length and
+# correlation): the GPU's time counts each once, said (helper-66: the
+# critical path read 100 % launch delay, kernels' counts doubled)
+with tempfile.TemporaryDirectory() as tmp:
+    t = json.load(gzip.open(glob.glob("testdata/gpt2_train/*.json.gz")[0], "rt"))
+    t["traceEvents"] += [dict(e) for e in t["traceEvents"] if e.get("cat") == "kernel"]
+    with gzip.open(os.path.join(tmp, "rank-0.pt.trace.json.gz"), "wt") as f:
+        json.dump(t, f)
+    for cmd in (["temporal"], ["kernels"], ["critical-path"], ["diagnose"]):
+        rc, out, err = run(*cmd, "--no-cache", "--format", "csv", tmp)
+        _, base, _ = run(*cmd, "--format", "csv", "testdata/gpt2_train")
+        check("kernels recorded twice: %s as on the trace itself (rc %d)" % (" ".join(cmd), rc),
+              rc == 0 and out == base)
+    check("kernels recorded twice: said (%s)" % err.strip()[-200:],
+          "GPU events recorded twice" in err)
 # a gate on a GPU number does not pass, nor trip on a made-up one
 rc, _, err = run("diagnose", "--fail-if", "gpu_busy_pct < 50", "testdata/cpu_only")
 check("cpu_only: a gate on gpu_busy_pct exits 3, not 1 on a 0 never measured (rc %d)" % rc, rc == 3)

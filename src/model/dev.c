@@ -401,7 +401,7 @@ int ta_model_write_dev_rows(sqlite3 *rw, void *unused, struct ta_error *err)
 			  "CREATE INDEX main.dev_rows_ts ON dev_rows (rank, ts);"
 			  "CREATE INDEX main.dev_rows_corr ON dev_rows (rank, correlation);",
 			  err) < 0 ||
-	       ta_model_fill_dev(rw, "main.dev_rows", err) < 0 ||
+	       ta_model_fill_dev(rw, "main.dev_rows", "main.dev_repeats", err) < 0 ||
 	       ta_db_exec(rw, "INSERT INTO info VALUES ('dev_rows', '" TA_MODEL_ID "');",
 			  err) < 0 ? -1 : 0;
 }
@@ -520,7 +520,7 @@ int ta_model_dev(sqlite3 *db, const struct ta_query *q, struct ta_error *err)
 	if (ta_rules(q)->trace_frame)
 		return ta_db_exec(db, dev_table_sql, err) < 0 ? -1 : prepare_hta(db, err);
 	return ta_db_exec(db, dev_all_table_sql, err) < 0 ? -1 :
-	       ta_model_fill_dev(db, "temp.dev_all", err);
+	       ta_model_fill_dev(db, "temp.dev_all", "temp.dev_repeats", err);
 }
 
 int64_t ta_model_min_ts(sqlite3 *db, const struct ta_query *q)

@@ -10,6 +10,9 @@
  * or three for each kernel.) */
 #include "model_int.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 /* Default: GPU activity by category, exact ns, negative durations as 0;
  * the launch is the runtime call with the same correlation (its last).
  * ?1 the rank, ?2 its cut (win: GPU work launched, or started where no
@@ -36,13 +39,47 @@
 "  e.idx AS ord, e.pid, e.tid, e.blocks_per_sm, e.occupancy, e.shared_mem" \
 " FROM events e" \
 " WHERE e.role = " TA_SQL(TA_ROLE_GPU) " AND e.rank = ?1" \
-"  AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL LIMIT -1) x"
+"  AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL" \
+"  AND NOT ta_dev_repeat(e.ts_ns, e.dur_ns, e.name, e.stream, e.correlation) LIMIT -1) x"
 
 /* The rank's cut (win's last_start; NULL: none) and its first call, as
  * the SQL values the one statement compared with. */
 static const char params_sql[] =
 	"SELECT (SELECT last_start FROM win WHERE rank = ?1), "
 	TA_FIRST_CALL_SQL("?1");
+
+/* A GPU row recorded twice (the same start, length, name, stream and
+ * correlation: no GPU runs one kernel twice at once) counts once
+ * (helper-66: every kernel twice doubled ops, kernels and the roofline,
+ * and turned the critical path to launch delay). The rows come in the
+ * order of events_gpu (rank, ts_ns, dur_ns, name, stream, correlation,
+ * idx): a repeat follows the row it repeats, so the row before is all
+ * there is to compare (a lookup of an earlier one cost 5 k instructions
+ * a kernel, 2 % of a fresh temporal). */
+struct repeat {
+	int have;
+	sqlite3_int64 key[5];
+	int null[5];
+	int64_t n;            /* repeats of the rank so far */
+};
+
+static void sql_repeat(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct repeat *r = sqlite3_user_data(ctx);
+	int same = r->have, k;
+
+	for (k = 0; k < argc && k < 5; k++) {
+		int null = sqlite3_value_type(argv[k]) != SQLITE_INTEGER;
+		sqlite3_int64 v = null ? 0 : sqlite3_value_int64(argv[k]);
+
+		same &= null == r->null[k] && v == r->key[k] && !null;
+		r->null[k] = null;
+		r->key[k] = v;
+	}
+	r->have = 1;
+	r->n += same;
+	sqlite3_result_int(ctx, same);
+}
 
 /* One rank's rows into the table ins inserts into. */
 static int fill_rank(sqlite3_stmt *params, sqlite3_stmt *ins, int64_t rank,
@@ -65,27 +102,54 @@ static int fill_rank(sqlite3_stmt *params, sqlite3_stmt *ins, int64_t rank,
 	return ta_db_done(db, rc, err);
 }
 
-int ta_model_fill_dev(sqlite3 *db, const char *table, struct ta_error *err)
+int ta_model_fill_dev(sqlite3 *db, const char *table, const char *repeats,
+		      struct ta_error *err)
 {
-	sqlite3_stmt *ranks = NULL, *params = NULL, *ins = NULL;
+	sqlite3_stmt *ranks = NULL, *params = NULL, *ins = NULL, *said = NULL;
 	char *sql = sqlite3_mprintf("INSERT INTO %s " DEV_ROW_SELECT, table);
+	char *put = sqlite3_mprintf("DROP TABLE IF EXISTS %s;"
+				    "CREATE TABLE %s (rank INTEGER, n INTEGER);",
+				    repeats, repeats);
+	char *one = sqlite3_mprintf("INSERT INTO %s VALUES (?, ?)", repeats);
+	/* the connection's until it closes, or until replaced here: a
+	 * statement of the caller's running keeps it (SQLITE_BUSY) */
+	struct repeat *r = ta_xcalloc(1, sizeof(*r));
 	int rc = -1, step = SQLITE_DONE;
 
-	if (!sql)
+	if (!sql || !put || !one) {
 		ta_error_set(err, TA_EXIT_SYSTEM, "out of memory");
-	else if (ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank",
+		free(r);
+	} else if (sqlite3_create_function_v2(db, "ta_dev_repeat", 5, SQLITE_UTF8, r,
+					      sql_repeat, NULL, NULL, free) != SQLITE_OK)
+		ta_db_failed(db, err);   /* (r freed by SQLite) */
+	else if (ta_db_exec(db, put, err) == 0 &&
+		 ta_db_prepare(db, "SELECT rank FROM sel_ranks ORDER BY rank",
 			       &ranks, err) == 0 &&
 		 ta_db_prepare(db, params_sql, &params, err) == 0 &&
-		 ta_db_prepare(db, sql, &ins, err) == 0) {
+		 ta_db_prepare(db, sql, &ins, err) == 0 &&
+		 ta_db_prepare(db, one, &said, err) == 0) {
 		rc = 0;
-		while (rc == 0 && (step = sqlite3_step(ranks)) == SQLITE_ROW)
-			rc = fill_rank(params, ins, sqlite3_column_int64(ranks, 0), err);
+		while (rc == 0 && (step = sqlite3_step(ranks)) == SQLITE_ROW) {
+			int64_t rank = sqlite3_column_int64(ranks, 0);
+
+			memset(r, 0, sizeof(*r));
+			rc = fill_rank(params, ins, rank, err);
+			if (rc == 0 && r->n > 0) {
+				sqlite3_bind_int64(said, 1, rank);
+				sqlite3_bind_int64(said, 2, r->n);
+				rc = ta_db_done(db, sqlite3_step(said), err);
+				sqlite3_reset(said);
+			}
+		}
 		if (rc == 0)
 			rc = ta_db_done(db, step, err);
 	}
 	sqlite3_finalize(ranks);
 	sqlite3_finalize(params);
 	sqlite3_finalize(ins);
+	sqlite3_finalize(said);
 	sqlite3_free(sql);
+	sqlite3_free(put);
+	sqlite3_free(one);
 	return rc;
 }

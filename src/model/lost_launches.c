@@ -96,4 +96,21 @@ void ta_model_warn_lost_launches(sqlite3 *db)
 				(long long)rank, (long long)lost, (long long)n);
 	}
 	sqlite3_finalize(st);
+	st = NULL;
+	/* GPU rows recorded twice, counted once (dev_fill.c) */
+	if (sqlite3_prepare_v2(db, "SELECT rank, n FROM dev_repeats WHERE rank IN"
+			       " (SELECT rank FROM temp.sel_ranks) ORDER BY rank", -1, &st,
+			       NULL) != SQLITE_OK) {
+		sqlite3_finalize(st);
+		return;
+	}
+	while (sqlite3_step(st) == SQLITE_ROW)
+		if (first_time(sqlite3_column_int64(st, 0), -2))
+			ta_warn("rank %lld: %lld GPU events recorded twice (the same "
+				"name, stream, start, length and correlation): the GPU's "
+				"time counts each once (ops and roofline, which read every "
+				"event, twice)",
+				(long long)sqlite3_column_int64(st, 0),
+				(long long)sqlite3_column_int64(st, 1));
+	sqlite3_finalize(st);
 }
