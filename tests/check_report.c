@@ -466,6 +466,10 @@ START_TEST(test_cli_numbers)
 	ck_assert_int_eq(ta_cli_parse_count("101", 100, &v), -1);
 	ck_assert_int_eq(ta_cli_parse_count("1x", 100, &v), -1);
 	ck_assert_int_eq(ta_cli_parse_count("", 100, &v), -1);
+	/* digits only, as the other numbers (helper-66: " 2", "+2", "-0") */
+	ck_assert_int_eq(ta_cli_parse_count(" 2", 100, &v), -1);
+	ck_assert_int_eq(ta_cli_parse_count("+2", 100, &v), -1);
+	ck_assert_int_eq(ta_cli_parse_count("-0", 100, &v), -1);
 }
 END_TEST
 

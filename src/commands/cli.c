@@ -524,6 +524,11 @@ int ta_opt_apply(const struct ta_opt *o, void *base, const char *arg,
 		store_int(p, o->size, (long long)o->lo);
 		return 0;
 	case TA_OPT_COUNT:
+		/* digits, as every number a user types: no space, no "+"
+		 * (strtoll took " 2", "+2" and "-0"; helper-66) */
+		if (!isdigit((unsigned char)arg[0]) &&
+		    !(arg[0] == '-' && o->lo < 0 && isdigit((unsigned char)arg[1])))
+			return -1;
 		errno = 0;
 		n = strtoll(arg, &end, 10);
 		if (end == arg || *end || errno == ERANGE || n < o->lo || n > o->hi)
@@ -1065,8 +1070,11 @@ int ta_cli_parse_count(const char *arg, long max, long *v)
 {
 	char *end;
 
+	if (!isdigit((unsigned char)arg[0]))   /* no sign, no space */
+		return -1;
+	errno = 0;
 	*v = strtol(arg, &end, 10);
-	return end != arg && !*end && *v >= 0 && *v <= max ? 0 : -1;
+	return end != arg && !*end && errno != ERANGE && *v >= 0 && *v <= max ? 0 : -1;
 }
 
 struct ta_table *ta_cli_pick(struct ta_table *first, struct ta_table *second,

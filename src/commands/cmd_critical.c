@@ -6,6 +6,7 @@
 #include "ta_people.h"
 #include "ta_report.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -68,14 +69,18 @@ static int on_opt(void *ctx, int key, const char *arg)
 	case OPT_WHAT_IF:
 		return what_if(c, arg);
 	case OPT_INSTANCE:
+		if (!isdigit((unsigned char)arg[0]))   /* no sign, no space */
+			return -1;
 		errno = 0;
 		c->o.instance_first = strtol(arg, &end, 10);
 		c->o.instance_last = c->o.instance_first;
-		if (end != arg && *end == '-')
+		if (end != arg && *end == '-' && isdigit((unsigned char)end[1]))
 			c->o.instance_last = strtol(arg = end + 1, &end, 10);
 		return *end || end == arg || errno == ERANGE || c->o.instance_first < 0 ||
 		       c->o.instance_last < c->o.instance_first ? -1 : 0;
 	case OPT_TOP:
+		if (!isdigit((unsigned char)arg[0]))
+			return -1;
 		errno = 0;
 		n = strtoll(arg, &end, 10);
 		if (*end || end == arg || n < 0 || errno == ERANGE)
