@@ -61,6 +61,7 @@ struct repeat {
 	sqlite3_int64 key[5];
 	int null[5];
 	int64_t n;            /* repeats of the rank so far */
+	int64_t negative;     /* rows with a negative length (read as 0) */
 };
 
 static void sql_repeat(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -78,6 +79,7 @@ static void sql_repeat(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	}
 	r->have = 1;
 	r->n += same;
+	r->negative += !r->null[1] && r->key[1] < 0;
 	sqlite3_result_int(ctx, same);
 }
 
@@ -108,9 +110,9 @@ int ta_model_fill_dev(sqlite3 *db, const char *table, const char *repeats,
 	sqlite3_stmt *ranks = NULL, *params = NULL, *ins = NULL, *said = NULL;
 	char *sql = sqlite3_mprintf("INSERT INTO %s " DEV_ROW_SELECT, table);
 	char *put = sqlite3_mprintf("DROP TABLE IF EXISTS %s;"
-				    "CREATE TABLE %s (rank INTEGER, n INTEGER);",
+				    "CREATE TABLE %s (rank INTEGER, n INTEGER, negative INTEGER);",
 				    repeats, repeats);
-	char *one = sqlite3_mprintf("INSERT INTO %s VALUES (?, ?)", repeats);
+	char *one = sqlite3_mprintf("INSERT INTO %s VALUES (?, ?, ?)", repeats);
 	/* the connection's until it closes, or until replaced here: a
 	 * statement of the caller's running keeps it (SQLITE_BUSY) */
 	struct repeat *r = ta_xcalloc(1, sizeof(*r));
@@ -134,9 +136,10 @@ int ta_model_fill_dev(sqlite3 *db, const char *table, const char *repeats,
 
 			memset(r, 0, sizeof(*r));
 			rc = fill_rank(params, ins, rank, err);
-			if (rc == 0 && r->n > 0) {
+			if (rc == 0 && (r->n > 0 || r->negative > 0)) {
 				sqlite3_bind_int64(said, 1, rank);
 				sqlite3_bind_int64(said, 2, r->n);
+				sqlite3_bind_int64(said, 3, r->negative);
 				rc = ta_db_done(db, sqlite3_step(said), err);
 				sqlite3_reset(said);
 			}

@@ -98,19 +98,25 @@ void ta_model_warn_lost_launches(sqlite3 *db)
 	sqlite3_finalize(st);
 	st = NULL;
 	/* GPU rows recorded twice, counted once (dev_fill.c) */
-	if (sqlite3_prepare_v2(db, "SELECT rank, n FROM dev_repeats WHERE rank IN"
+	if (sqlite3_prepare_v2(db, "SELECT rank, n, negative FROM dev_repeats WHERE rank IN"
 			       " (SELECT rank FROM temp.sel_ranks) ORDER BY rank", -1, &st,
 			       NULL) != SQLITE_OK) {
 		sqlite3_finalize(st);
 		return;
 	}
-	while (sqlite3_step(st) == SQLITE_ROW)
-		if (first_time(sqlite3_column_int64(st, 0), -2))
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		long long rank = sqlite3_column_int64(st, 0);
+
+		if (sqlite3_column_int64(st, 1) > 0 && first_time(rank, -2))
 			ta_warn("rank %lld: %lld GPU events recorded twice (the same "
 				"name, stream, start, length and correlation): the GPU's "
 				"time counts each once (ops and roofline, which read every "
-				"event, twice)",
-				(long long)sqlite3_column_int64(st, 0),
-				(long long)sqlite3_column_int64(st, 1));
+				"event, twice)", rank, (long long)sqlite3_column_int64(st, 1));
+		/* helper-66: a compute kernel's -5 us read 0 without a word */
+		if (sqlite3_column_int64(st, 2) > 0 && first_time(rank, -3))
+			ta_warn("rank %lld: %lld GPU events have a negative duration "
+				"(a damaged trace): counted as 0 long", rank,
+				(long long)sqlite3_column_int64(st, 2));
+	}
 	sqlite3_finalize(st);
 }

@@ -21,7 +21,8 @@ int ta_model_write_dev_rows(sqlite3 *rw, void *unused, struct ta_error *err);
 /* The default rules' device rows of every rank in sel_ranks into table
  * (temp.dev, main.dev_rows; win made), rank by rank (dev_fill.c). */
 /* repeats: the table made of each rank's GPU rows recorded twice and
- * counted once (rank, n; ranks with none left out). */
+ * counted once, and of those with a negative length, read as 0 (rank,
+ * n, negative; ranks with neither left out). */
 int ta_model_fill_dev(sqlite3 *db, const char *table, const char *repeats,
 		      struct ta_error *err);
 /* Warns of a thread whose kernel launches mostly have no GPU activity in
