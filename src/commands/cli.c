@@ -268,7 +268,9 @@ static int bad_option(const struct ta_cmd_info *cmd, const char *word, int val)
 			"traceanalyze: try 'traceanalyze %s --help'\n", best->name, cmd->name);
 		return -1;
 	}
-	if (word[0] == '-' && word[1] == '-' && best && d <= 3) {
+	/* a near name: at most one edit in three letters ("--step" is not
+	 * "--span": helper-65) */
+	if (word[0] == '-' && word[1] == '-' && best && d <= 3 && 3 * d <= len + 1) {
 		fprintf(stderr, "traceanalyze: unknown option '%.*s'; did you mean "
 			"'--%s'?\ntraceanalyze: try 'traceanalyze %s --help'\n", (int)(len + 2), word,
 			best->name, cmd->name);
