@@ -639,6 +639,39 @@ out = subprocess.run(["./traceanalyze", "diagnose", "-q", "testdata/train_health
 check("train_healthy: no such word where no step is host-bound",
       "measured with the profiler on" not in out)
 
+# torch.cuda.empty_cache() in the loop: told not to call it, not graphs
+# or compile (helper-65: its 0.8-1.1 ms a step got the dispatch advice)
+ev = host_steps(3)
+for k in range(3):
+    t = 10000 * k
+    call(ev, 10 * k + 1, t + 100, 20)
+    gpu(ev, 10 * k + 1, t + 150, 1900)
+    ev.append({"ph": "X", "cat": "python_function", "name": "<built-in function _cuda_emptyCache>",
+               "pid": 100, "tid": 100, "ts": t + 2100, "dur": 3800, "args": {}})
+    call(ev, 10 * k + 2, t + 6000, 20)
+    gpu(ev, 10 * k + 2, t + 6050, 3000)
+ec = [r for r in csv_of(written(ev), "diagnose", "--findings") if "_cuda_emptyCache" in r["where"]]
+check("empty_cache in the loop: named, advice not to call it (%s)" % [r["advice"][:60] for r in ec],
+      ec and all("do not call it in the loop" in r["advice"] for r in ec))
+
+# helper-65's capture (tools/capture/capture_streams_ckpt.py, profiler off
+# in testdata/oracle/graph_streams.measured.json): CUDA graphs replayed
+# per batch bucket, inputs prepared on a side stream the main one waits
+# for, a 0.59 ms spin kernel planted there (it is half of each step:
+# removing it saves 0.43-0.56 ms, the planted host sync 0.06-0.09 ms)
+gm = json.load(open("testdata/oracle/graph_streams.measured.json"))
+p = subprocess.run(["./traceanalyze", "critical-path", "--top", "1", "-q", "--format", "csv",
+                    "testdata/graph_streams"], capture_output=True, text=True)
+top = list(csv.DictReader(io.StringIO(p.stdout)))
+check("graph_streams: each step's path leads with the planted spin kernel, its %.3f ms (%s)" %
+      (gm["gpu_ms_sleep"], [(r["name"][:40], r["path_us"]) for r in top]),
+      len(top) == 4 and all("spin_kernel" in r["name"] and
+                            abs(float(r["path_us"]) / 1e3 - gm["gpu_ms_sleep"]) < 0.05 for r in top))
+p = subprocess.run(["./traceanalyze", "report", "--html", "-", "testdata/graph_streams"],
+                   capture_output=True, text=True)
+check("graph_streams: the page says the critical path disagrees with host-stalled",
+      p.returncode == 0 and "its critical path disagrees in 4 of 4 steps" in p.stdout)
+
 # two captures of a new user's (tools/capture/capture_newuser.py, profiler
 # off in testdata/oracle): a user Triton LayerNorm with a planted 8 ms
 # sleep, and a ViT whose pageable batch copy costs 3.1 ms alone

@@ -1619,6 +1619,42 @@ static size_t rank_verdicts(const struct ta_table *d, struct rank_verdict *v)
 	return n;
 }
 
+/* Where the critical path disagrees with the rank's verdicts (its
+ * largest part is not what the verdict blames, as diagnose's text says
+ * below its table): in how many steps, and what the path is. The page
+ * said "host-stalled" alone where a side stream's slow kernel was 70 %
+ * of each step's path (helper-65). */
+static void path_note(FILE *o, const struct ta_table *d, int64_t rank)
+{
+	long bound = col(d, "path_bound"), pct = col(d, "path_pct");
+	long blamed = col(d, "verdict_path_pct");
+	size_t r, steps = 0, off = 0, best = 0;
+	double sum = 0, top = -1;
+
+	if (bound < 0 || pct < 0 || blamed < 0)
+		return;
+	for (r = 0; r < d->nrows; r++) {
+		const struct ta_cell *b = ta_table_cell(d, r, (size_t)blamed);
+		double pp = ta_table_cell(d, r, (size_t)pct)->d;
+
+		if (ta_table_cell(d, r, 0)->i != rank)
+			continue;
+		steps++;
+		if (b->null || b->d + 0.005 >= pp || b->d >= 50)
+			continue;
+		if (pp > top)   /* the path's kind where it is the most of it */
+			top = pp, best = r;
+		off++;
+		sum += pp;
+	}
+	if (!off || 2 * off < steps)
+		return;
+	fprintf(o, "; its critical path disagrees in %zu of %zu step%s: %.0f %% of it ",
+		off, steps, steps == 1 ? "" : "s", sum / (double)off);
+	esc(o, ta_table_cell(d, best, (size_t)bound)->s);
+	fputs(" (<a href=\"#diagnose\">each step</a>; critical-path names it)", o);
+}
+
 /* The first screen: what bounds each rank, who holds the others back,
  * and the costliest causes with their fix. */
 static void verdict(FILE *o, const struct ta_html_page *p)
@@ -1661,6 +1697,7 @@ static void verdict(FILE *o, const struct ta_html_page *p)
 				v[i].whole ? "in all" : "a step");
 			esc(o, v[i].cause);
 		}
+		path_note(o, p->diagnose, v[i].rank);
 		fputs("</li>", o);
 	}
 	if (n > VERDICT_RANKS)

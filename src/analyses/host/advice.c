@@ -355,6 +355,12 @@ static const char *host_region(const char *where, const struct ta_traits *run)
 	if (mentions(where, save))
 		return "saving holds the step: checkpoint less often, or "
 		       "asynchronously (torch.distributed.checkpoint.async_save)";
+	/* the allocator's cache emptied: the next step takes its blocks
+	 * back with cudaMalloc (helper-65: told graphs or compile) */
+	if (strstr(where, "_cuda_emptyCache") || strstr(where, "empty_cache"))
+		return "torch.cuda.empty_cache() hands the allocator's cached blocks "
+		       "back to the driver, and the next step takes them again "
+		       "(cudaMalloc, which synchronizes): do not call it in the loop";
 	if (blocking_builtin(where))
 		return "the host waited in this call (a sleep, a lock, a file or a "
 		       "socket) with the GPU idle: it launches nothing, so CUDA "
