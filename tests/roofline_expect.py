@@ -320,6 +320,15 @@ with tempfile.TemporaryDirectory() as tmp:
     check("kernels lost from the trace: each op's efficiency as on the whole trace's "
           "other steps (%s)" % [(k, eff[k], base[k]) for k in near], not near)
 
+# CUDA graph replays record no ops (testdata/graph_streams: three steps of
+# graph replays, one eager of 164,338,073,600 FLOPs, helper-65's count):
+# a step whose kernels no counted op launched has unknown FLOPs, not 0
+rc, rows, err = run("--by", "step", "testdata/graph_streams")
+fl = {r["step"]: r["flops"] for r in rows}
+check("graph replays: their steps' FLOPs empty, the eager one's exact (%s)" % fl,
+      fl == {"2": "", "3": "164338073600", "4": "", "5": ""})
+check("graph replays: said (%s)" % err.strip()[:200], "3 steps ran kernels that no op" in err)
+
 bad = [n for n, ok in checks if not ok]
 for n, ok in checks:
     if not ok or os.environ.get("VERBOSE"):

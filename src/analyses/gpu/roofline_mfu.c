@@ -162,8 +162,9 @@ static const char steps_sql[] =
 	"SELECT w.rank, w.step, w.ts, w.end_ts, h.ts, h.end_ts " STEP_PAIRS
 	" ORDER BY w.rank, w.step";
 
-static void step_row(const struct ta_roof_ctx *c, struct ta_table *t, sqlite3_stmt *st,
-		     struct gpu_work *busy)
+/* A step's row; 1 where kernels ran and no counted op launched them. */
+static int step_row(const struct ta_roof_ctx *c, struct ta_table *t, sqlite3_stmt *st,
+		    struct gpu_work *busy)
 {
 	int64_t rank = sqlite3_column_int64(st, 0), ts = sqlite3_column_int64(st, 2);
 	int64_t end = sqlite3_column_int64(st, 3), kernels = 0;
@@ -178,17 +179,23 @@ static void step_row(const struct ta_roof_ctx *c, struct ta_table *t, sqlite3_st
 	ta_table_set_int(t, r, 1, sqlite3_column_int64(st, 1));
 	ta_table_set_real(t, r, 2, (double)(end - ts) / 1e3);
 	if (end <= ts)
-		return;
+		return 0;
 	ta_table_set_real(t, r, 6, 100.0 * (double)busy_ns(busy, rank, ts, end, &kernels) /
 			  (double)(end - ts));
 	if (s.flops <= 0 && s.unknown)
-		return;   /* unknown, not 0 */
+		return 0;   /* unknown, not 0 */
+	/* kernels ran and no counted op launched them (a CUDA graph's
+	 * replay records no ops): unknown, not 0 (helper-65: three graph
+	 * steps read 0 FLOPs beside an eager one's 164 G) */
+	if (s.flops <= 0 && kernels > 0)
+		return 1;
 	ta_roof_set_count(t, r, 3, s.flops);
 	ta_table_set_real(t, r, 4, s.flops / secs / 1e12);
 	if ((peak = main_peak(ta_roof_gpu_of(c, rank), &s, &type)) > 0) {
 		ta_table_set_real(t, r, 5, 100 * s.flops / secs / peak);
 		ta_table_set_real(t, r, 7, peak / 1e12);
 	}
+	return 0;
 }
 
 int ta_roof_by_step(sqlite3 *db, struct ta_roof_ctx *c, struct ta_table **out,
@@ -197,6 +204,7 @@ int ta_roof_by_step(sqlite3 *db, struct ta_roof_ctx *c, struct ta_table **out,
 	struct ta_table *t = ta_table_new("MFU per step", step_cols, 8);
 	sqlite3_stmt *st = NULL;
 	struct gpu_work busy;
+	size_t opless = 0;
 	int rc;
 
 	if (gpu_work_open(db, &busy, err) < 0 || ta_db_prepare(db, steps_sql, &st, err) < 0) {
@@ -205,9 +213,13 @@ int ta_roof_by_step(sqlite3 *db, struct ta_roof_ctx *c, struct ta_table **out,
 		return -1;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		step_row(c, t, st, &busy);
+		opless += (size_t)step_row(c, t, st, &busy);
 	sqlite3_finalize(st);
 	gpu_work_close(&busy);
+	ta_table_warn_sum(t, opless, 0, "{n} step{s} ran kernels that no op with a "
+			  "FLOP formula launched (a CUDA graph's replay records no ops): "
+			  "their FLOPs are unknown, left empty (the MFU over the steps "
+			  "counts none of their work)");
 	if (!t->nrows)
 		ta_table_warn(t, "no kept steps (no ProfilerStep#N, or --window span): "
 			      "--by step has no rows");
