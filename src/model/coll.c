@@ -181,18 +181,21 @@ static const char coll_sql[] =
 " tp AS (SELECT tg.*, CASE WHEN name IN ('send', 'isend') OR name GLOB '*:send'"
 "   OR name GLOB '*:isend' THEN 1 WHEN name IN ('recv', 'irecv') OR name GLOB '*:recv'"
 "   OR name GLOB '*:irecv' THEN 2 WHEN batch THEN 3 ELSE 0 END AS p2p FROM tg),"
-" tr AS (SELECT tp.*, CASE WHEN p2p NOT IN (1, 2) THEN NULL ELSE COALESCE(CASE p2p WHEN 1"
+" tr AS MATERIALIZED (SELECT tp.*, CASE WHEN p2p NOT IN (1, 2) THEN NULL ELSE COALESCE(CASE p2p WHEN 1"
 "   THEN p2p_dst ELSE p2p_src END, (SELECT min(pm.peer) FROM pm WHERE pm.rank = tp.rank"
 "   AND (pm.pg = tp.pg OR pm.pg || ' (gloo)' = tp.pg))) END AS raw_peer FROM tp),"
 /* a peer is another rank: a whole number (1.0 and "1" are 1), not this
- * one; anything else names none (helper-66: 1.0, a rank to itself) */
+ * one; anything else names none (helper-66: 1.0, a rank to itself).
+ * tr and tv MATERIALIZED: inlined, each use of peer copied cand's and
+ * raw_peer's expressions, subquery and all (a hundred copies: preparing
+ * the statement was half of a cached diagnose, helper-67) */
 " tq AS (SELECT tr.*, CASE WHEN typeof(raw_peer) = 'integer' THEN raw_peer"
 "   WHEN typeof(raw_peer) = 'real' AND raw_peer = CAST(raw_peer AS INTEGER)"
 "    AND abs(raw_peer) < 9e15 THEN CAST(raw_peer AS INTEGER)"
 "   WHEN typeof(raw_peer) = 'text' AND raw_peer GLOB '[0-9]*'"
 "    AND NOT raw_peer GLOB '*[^0-9]*' AND length(raw_peer) <= 18"
 "    THEN CAST(raw_peer AS INTEGER) END AS cand FROM tr),"
-" tv AS (SELECT tq.*, CASE WHEN cand >= 0 AND cand != rank THEN cand END AS peer FROM tq),"
+" tv AS MATERIALIZED (SELECT tq.*, CASE WHEN cand >= 0 AND cand != rank THEN cand END AS peer FROM tq),"
 " tz AS (SELECT rank, idx, CASE WHEN p2p = 0 THEN pg WHEN peer IS NULL THEN pg || ' p2p'"
 "   WHEN p2p = 1 THEN pg || ' p2p ' || rank || '>' || peer"
 "   ELSE pg || ' p2p ' || peer || '>' || rank END AS pg,"
