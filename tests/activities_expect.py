@@ -55,6 +55,19 @@ with tempfile.TemporaryDirectory() as tmp:
               rc == 3 and "cut short before any GPU activity" in err and out == "")
     rc, out, err = run("ops", "-q", "--no-cache", cut)
     check("a file cut before its GPU events: ops still reads the host (rc %d)" % rc, rc == 0 and out)
+    # a machine with no GPU (no deviceProperties): cut short, it lost no
+    # GPU's events, and is read as before (helper-67)
+    t = json.load(gzip.open(glob.glob("testdata/gpt2_train/*.json.gz")[0], "rt"))
+    t.pop("deviceProperties", None)
+    t["traceEvents"] = [e for e in t["traceEvents"] if e.get("cat") not in
+                        ("kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_driver", "ac2g")]
+    text = json.dumps(t).encode()
+    cpu_cut = os.path.join(tmp, "cpu", "rank-0.pt.trace.json")
+    os.makedirs(os.path.dirname(cpu_cut))
+    open(cpu_cut, "wb").write(text[:int(len(text) * 0.6)])
+    rc, out, err = run("temporal", "--no-cache", cpu_cut)
+    check("a CPU job's trace cut short: not refused as one that lost its GPU's events (rc %d: %s)"
+          % (rc, err.strip()[-160:]), rc == 0 and "cut short before any GPU" not in err)
 # kernels whose launch calls were not recorded (older Kineto missed
 # Triton's cuLaunchKernel): said, not dropped in silence (helper-66)
 with tempfile.TemporaryDirectory() as tmp:

@@ -108,12 +108,14 @@ static const char coll_sql[] =
 "  s.issue_ts, s.ts, s.end_ts, s.stream,"
 /* the thread that issued it: a sync there may wait for it (exposed.h) */
 "  COALESCE(s.op_tid, s.call_tid) AS tid,"
-/* NCCL's send/recv kernel that no op names (or names "coalesced"): a
- * batch (batch_isend_irecv's, launched under nccl:coalesced), peers not
- * known. NCCL's all-to-all, gather and scatter run SendRecv kernels too,
- * named by their ops: collectives like any other. */
-"  s.kname GLOB '*SendRecv*' AND (COALESCE(s.collective, s.op_coll) IS NULL"
-"   OR COALESCE(s.collective, s.op_coll) IN ('coalesced', 'nccl:coalesced')) AS batch FROM s),"
+/* NCCL's send/recv kernel that its op names "coalesced": a batch
+ * (batch_isend_irecv's), peers not known. NCCL's all-to-all, gather and
+ * scatter run SendRecv kernels too, named by their ops, or, in traces of
+ * PyTorch 2.0 and before, by an nccl:all_to_all range alone (no op to
+ * name them: helper-67, HTA's trace_filter): those are numbered as any
+ * collective, as a kernel no op names always was. */
+"  s.kname GLOB '*SendRecv*' AND COALESCE(s.collective, s.op_coll)"
+"   IN ('coalesced', 'nccl:coalesced') AS batch FROM s),"
 /* gloo's collectives run on its worker threads, each a gloo:NAME range
  * from the moment the worker takes it (the rank has arrived) to the end
  * of the exchange: matched as a kernel is, in a group of their own (a

@@ -196,7 +196,11 @@ static int start_over(sqlite3 *db, const struct ta_query *q,
 static const char gpu_unrecorded_sql[] =
 "WITH nogpu AS (SELECT s.rank FROM sel_ranks s WHERE NOT " HAS_GPU_ROWS("s.rank") "),"
 " calls AS (SELECT nogpu.rank, (SELECT count(*) FROM " GPU_CALLS("nogpu.rank")
-") AS n, (SELECT max(f.truncated) FROM files f WHERE f.rank = nogpu.rank) AS cut FROM nogpu)"
+") AS n, (SELECT max(f.truncated) FROM files f WHERE f.rank = nogpu.rank)"
+/* (cut: only where the machine had a GPU: a CPU job's trace cut short
+ * is not one that lost its GPU's events; helper-67) */
+"  AND EXISTS (SELECT 1 FROM meta m WHERE m.rank = nogpu.rank"
+"   AND m.key = 'deviceProperties') AS cut FROM nogpu)"
 " SELECT calls.rank, calls.n, (SELECT path FROM inputs i WHERE i.rank = calls.rank), calls.cut"
 " FROM calls WHERE calls.n > 0 OR calls.cut ORDER BY calls.rank LIMIT 1";
 

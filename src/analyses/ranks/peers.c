@@ -380,7 +380,9 @@ static int p2p_counts_agree(const struct member *m, size_t i, size_t *end, size_
 			b++;
 	}
 	*end = j;
-	return a == b;
+	/* one side alone: the other's trace has no such step (a window's
+	 * edge), each a collective on one rank only, as before (helper-67) */
+	return a == b || b == 0;
 }
 
 /* First pass: which groups match, and each rank's clock offset. */
