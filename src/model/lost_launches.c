@@ -3,7 +3,9 @@
  * thread's EMA update, 490 launches and no kernel of theirs, its memsets
  * and copies there), and every GPU number then leaves that work out
  * without a word. Sampled (one launch in LOST_SAMPLE, by row): a cached
- * command pays a few milliseconds, not a lookup a launch. */
+ * command pays a few milliseconds, not a lookup a launch. Said here too,
+ * once a connection: kernels with no launch, and the device rows' GPU
+ * events recorded twice or of negative length (dev_fill.c counts them). */
 #include "model_int.h"
 
 #include <pthread.h>
