@@ -8,6 +8,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +64,7 @@ static int on_opt(void *ctx, int key, const char *arg)
 {
 	struct cp_cmd *c = ctx;
 	char *end;
-	long long n;
+	long n;
 
 	switch (key) {
 	case OPT_WHAT_IF:
@@ -79,11 +80,7 @@ static int on_opt(void *ctx, int key, const char *arg)
 		return *end || end == arg || errno == ERANGE || c->o.instance_first < 0 ||
 		       c->o.instance_last < c->o.instance_first ? -1 : 0;
 	case OPT_TOP:
-		if (!isdigit((unsigned char)arg[0]))
-			return -1;
-		errno = 0;
-		n = strtoll(arg, &end, 10);
-		if (*end || end == arg || n < 0 || errno == ERANGE)
+		if (ta_cli_parse_count(arg, LONG_MAX, &n) < 0)
 			return -1;
 		c->o.top = (size_t)n;
 		c->top = 1;

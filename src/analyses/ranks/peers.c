@@ -31,17 +31,15 @@ struct member {
 
 static size_t rank_index(const struct ta_peers *p, int64_t rank)
 {
-	size_t lo = 0, hi = p->nranks;
+	return ta_lower_i64(p->ranks, p->nranks, rank);
+}
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+/* Whether rank has collectives here (its trace is read). */
+static int has_rank(const struct ta_peers *p, int64_t rank)
+{
+	size_t i = rank_index(p, rank);
 
-		if (p->ranks[mid] < rank)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return i < p->nranks && p->ranks[i] == rank;
 }
 
 static int cmp_pair(const void *x, const void *y)
@@ -133,8 +131,7 @@ static void group_absent(struct ta_peers *p, struct member *m, size_t from,
 	 * (helper-66: one lone send read as an absent rank, every wait of
 	 * the job unmeasured) */
 	if (m[from].p2p && seen == 1 && (m[from].peer >= (int64_t)p->world ||
-	    (rank_index(p, m[from].peer) < p->nranks &&
-	     p->ranks[rank_index(p, m[from].peer)] == m[from].peer))) {
+					  has_rank(p, m[from].peer))) {
 		unmatched(p, m, from, to);
 		p->unpaired += to - from;
 		for (k = from; k < to; k++)
@@ -1024,17 +1021,9 @@ void ta_peers_free(struct ta_peers *p)
 int ta_peers_unmatched(const struct ta_peers *p, int64_t rank, int64_t ts)
 {
 	int64_t key[2] = { rank, ts };
-	size_t lo = 0, hi = p->nunmatched;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (cmp_pair(&p->unmatched[2 * mid], key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < p->nunmatched && cmp_pair(&p->unmatched[2 * lo], key) == 0;
+	return p->nunmatched && bsearch(key, p->unmatched, p->nunmatched,
+					2 * sizeof(*p->unmatched), cmp_pair) != NULL;
 }
 
 void ta_peers_rank_total(const struct ta_peers *p, int64_t rank, struct ta_peer_step *sum,
